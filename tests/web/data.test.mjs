@@ -1,0 +1,173 @@
+// Data the views derive, checked against Hugging Face reference outputs
+// (tests/web/fixtures/minilm-pair.json, written by tests/web/make_fixture.py).
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import {
+  headMatrix, headMean, segments, pairAllows, wordGroups, mergeMatrix, selectTokens,
+  tokenAxis, rowSums, neuronColumns, headLines, poolMatrix, softmax, maxOf,
+} from '../../web/js/data.js';
+
+const fx = JSON.parse(readFileSync(new URL('./fixtures/minilm-pair.json', import.meta.url)));
+const { T, H, d } = fx;
+const layer0 = Float32Array.from(fx.attentions[0]);
+const run = {
+  tokens: fx.tokens, typeIds: fx.type_ids, wordIds: fx.word_ids, T, H, d, L: 1, attn: [layer0],
+};
+
+function close(a, b, tol, what) {
+  assert.ok(Math.abs(a - b) <= tol, `${what}: ${a} vs ${b}`);
+}
+
+test('head mean equals torch mean over heads', () => {
+  for (let li = 0; li < fx.layers.length; li++) {
+    const m = headMean(Float32Array.from(fx.attentions[li]), H, T);
+    const ref = fx.head_mean[li];
+    assert.equal(m.length, T * T);
+    for (let i = 0; i < m.length; i++) close(m[i], ref[i], 1e-6, `layer ${fx.layers[li]} cell ${i}`);
+    const viaHead = headMatrix(Float32Array.from(fx.attentions[li]), H, T, 'mean');
+    assert.deepEqual(viaHead, m);
+  }
+});
+
+test('single head slice: rows are the HF rows and sum to 1', () => {
+  const h5 = headMatrix(layer0, H, T, 5);
+  for (let j = 0; j < T; j++) close(h5[3 * T + j], Math.fround(fx.attentions[0][5 * T * T + 3 * T + j]), 0, 'slice');
+  for (const s of rowSums(h5, T)) close(s, 1, 1e-5, 'row sum');
+  assert.throws(() => headMatrix(layer0, H, T, H));
+});
+
+test('segments follow token type ids', () => {
+  const segs = segments(fx.type_ids);
+  const firstB = fx.tokens.indexOf('[SEP]') + 1;
+  assert.equal(segs[firstB - 1], 'A');
+  assert.equal(segs[firstB], 'B');
+  assert.equal(segs.filter((s) => s === 'B').length, fx.type_ids.filter((t) => t === 1).length);
+});
+
+test('pair filters split every line into exactly one of A->A, A->B, B->A, B->B', () => {
+  const segs = segments(fx.type_ids);
+  const mats = [headMatrix(layer0, H, T, 0), headMatrix(layer0, H, T, 7)];
+  const all = headLines(mats, T, segs, { minWeight: 0 });
+  assert.equal(all.length, 2 * T * T);
+  const parts = ['aa', 'ab', 'ba', 'bb'].map((f) => headLines(mats, T, segs, { filter: f, minWeight: 0 }));
+  assert.equal(parts.reduce((s, p) => s + p.length, 0), all.length);
+  for (const l of parts[1]) assert.ok(segs[l.i] === 'A' && segs[l.j] === 'B');
+  for (const l of parts[2]) assert.ok(segs[l.i] === 'B' && segs[l.j] === 'A');
+  assert.equal(pairAllows('bb', 'B', 'B'), true);
+  assert.equal(pairAllows('bb', 'A', 'B'), false);
+  assert.throws(() => pairAllows('xx', 'A', 'A'));
+});
+
+test('head lines: threshold, focus and cap keep the heaviest lines', () => {
+  const segs = segments(fx.type_ids);
+  const m = headMatrix(layer0, H, T, 2);
+  const thr = headLines([m], T, segs, { minWeight: 0.1 });
+  let expected = 0;
+  for (const v of m) if (v >= 0.1) expected++;
+  assert.equal(thr.length, expected);
+  const focus = headLines([m], T, segs, { minWeight: 0, focus: { side: 'left', index: 4 } });
+  assert.equal(focus.length, T);
+  assert.ok(focus.every((l) => l.i === 4));
+  const capped = headLines([m], T, segs, { minWeight: 0, maxLines: 10 });
+  assert.equal(capped.length, 10);
+  const sorted = Array.from(m).sort((a, b) => b - a);
+  close(capped[9].w, sorted[9], 0, 'tenth heaviest');
+});
+
+test('word groups rebuild the words of the original texts', () => {
+  const groups = wordGroups(fx.tokens, fx.type_ids, fx.word_ids);
+  const words = (s) => s.toLowerCase().match(/\w+|[^\w\s]/g);
+  const expected = ['[CLS]', ...words(fx.text), '[SEP]', ...words(fx.text_b), '[SEP]'];
+  assert.deepEqual(groups.map((g) => g.label), expected);
+  const unb = groups.find((g) => g.label === 'unbelievably');
+  assert.deepEqual(unb.members.map((i) => fx.tokens[i]), ['un', '##bel', '##ie', '##va', '##bly']);
+  assert.equal(groups.filter((g) => g.special).length, 3);
+});
+
+test('word merging: mean over query pieces, sum over key pieces, rows still sum to 1', () => {
+  const m = headMatrix(layer0, H, T, 4);
+  const groups = wordGroups(fx.tokens, fx.type_ids, fx.word_ids);
+  const G = groups.length;
+  const w = mergeMatrix(m, T, groups);
+  assert.equal(w.length, G * G);
+  for (const s of rowSums(w, G)) close(s, 1, 1e-5, 'merged row sum');
+  const a = groups.findIndex((g) => g.label === 'unbelievably');
+  const b = groups.findIndex((g) => g.label === 'soundly');
+  let ref = 0;
+  for (const i of groups[a].members) for (const j of groups[b].members) ref += m[i * T + j];
+  ref /= groups[a].members.length;
+  close(w[a * G + b], ref, 1e-6, 'unbelievably -> soundly');
+});
+
+test('hiding [CLS]/[SEP] with and without renormalization', () => {
+  const m = headMatrix(layer0, H, T, 9);
+  const keep = fx.word_ids.map((w, i) => (w >= 0 ? i : -1)).filter((i) => i >= 0);
+  const raw = selectTokens(m, T, keep, false);
+  const K = keep.length;
+  assert.equal(K, T - 3);
+  for (let a = 0; a < K; a++) {
+    let special = 0;
+    for (let j = 0; j < T; j++) if (fx.word_ids[j] < 0) special += m[keep[a] * T + j];
+    close(rowSums(raw, K)[a], 1 - special, 1e-5, 'unrenormalized row = 1 - mass on specials');
+    close(raw[a * K + 2], m[keep[a] * T + keep[2]], 0, 'value kept');
+  }
+  const ren = selectTokens(m, T, keep, true);
+  for (const s of rowSums(ren, K)) close(s, 1, 1e-5, 'renormalized row sum');
+  close(ren[0] / ren[1], raw[0] / raw[1], 1e-5, 'ratios kept');
+  const axis = tokenAxis(run, { hideSpecials: true, renorm: true });
+  assert.equal(axis.K, K);
+  assert.ok(!axis.labels.includes('[CLS]') && !axis.labels.includes('[SEP]'));
+  assert.deepEqual(axis.transform(m), ren);
+});
+
+test('token axis combines words and hiding', () => {
+  const axis = tokenAxis(run, { words: true, hideSpecials: true, renorm: false });
+  assert.equal(axis.labels[0], 'the');
+  assert.ok(axis.labels.includes('unbelievably'));
+  assert.equal(axis.K, axis.labels.length);
+  const out = axis.transform(headMatrix(layer0, H, T, 0));
+  assert.equal(out.length, axis.K * axis.K);
+  const full = tokenAxis(run, {});
+  const m = headMatrix(layer0, H, T, 0);
+  assert.equal(full.transform(m), m, 'identity axis returns the matrix itself');
+});
+
+test('neuron view: softmax(q.k/sqrt(d)) from HF q/k equals the HF attention row', () => {
+  const q = Float32Array.from(fx.queries);
+  const k = Float32Array.from(fx.keys);
+  const att = fx.qk_attention;
+  let worst = 0;
+  for (let h = 0; h < H; h++) {
+    for (let i = 0; i < T; i++) {
+      const c = neuronColumns(q, k, H, T, d, h, i);
+      assert.equal(c.q.length, d);
+      assert.equal(c.keys.length, T);
+      assert.equal(c.scale, Math.sqrt(d));
+      for (let j = 0; j < T; j++) {
+        const dot = c.products[j].reduce((s, x) => s + x, 0);
+        close(c.dots[j], dot, 1e-9, 'dot = sum of products');
+        close(c.scaled[j], c.dots[j] / Math.sqrt(d), 1e-12, 'scaled');
+        worst = Math.max(worst, Math.abs(c.softmax[j] - att[(h * T + i) * T + j]));
+      }
+    }
+  }
+  assert.ok(worst < 2e-5, `largest softmax difference ${worst}`);
+  assert.throws(() => neuronColumns(q, k, H, T, d, 0, T));
+});
+
+test('softmax is stable for large inputs', () => {
+  const s = softmax([1000, 1000, 999]);
+  close(s[0], s[1], 0, 'equal');
+  close(s.reduce((a, b) => a + b, 0), 1, 1e-12, 'sum');
+});
+
+test('thumbnail pooling keeps peaks and sizes', () => {
+  const m = headMatrix(layer0, H, T, 1);
+  const p = poolMatrix(m, T, 8);
+  assert.equal(p.length, 64);
+  close(maxOf(p), maxOf(m), 0, 'max survives max-pooling');
+  const up = poolMatrix(m, T, 44);
+  close(up[0], m[0], 0, 'upsampled corner');
+  close(up[44 * 44 - 1], m[T * T - 1], 0, 'upsampled far corner');
+});

@@ -1,0 +1,248 @@
+// data.js — everything the views derive from one model run, as plain
+// functions over typed arrays. Nothing here touches the DOM, so node's test
+// runner checks it directly (tests/web/data.test.mjs).
+//
+// A "run" is what the worker sends back (see worker.js):
+//   tokens   string[T]        WordPiece tokens, specials included
+//   typeIds  int[T]           0 for [CLS] A [SEP], 1 for B [SEP]
+//   wordIds  int[T]           word index inside its own text, -1 for specials
+//   L, H, T, d               layers, heads, tokens, head width
+//   attn     Float32Array[L]  each [H][T][T], row = query, sums to 1
+//   norms    Float32Array[L]  each [H][T][T] ||alpha_ij f(x_j)|| (or null)
+//   q, k     Float32Array     [H][T][d] of layer qkLayer (or null)
+
+/** One head's T x T matrix of a layer, or the mean over heads (head = 'mean'). */
+export function headMatrix(layerData, H, T, head) {
+  const n = T * T;
+  if (head === 'mean') return headMean(layerData, H, T);
+  if (!Number.isInteger(head) || head < 0 || head >= H) throw new RangeError(`head ${head} not in 0..${H - 1}`);
+  return layerData.slice(head * n, head * n + n);
+}
+
+/** Element-wise mean of the H matrices of one layer ([H][T][T] -> [T][T]). */
+export function headMean(layerData, H, T) {
+  const n = T * T;
+  const out = new Float32Array(n);
+  for (let h = 0; h < H; h++) {
+    const off = h * n;
+    for (let i = 0; i < n; i++) out[i] += layerData[off + i];
+  }
+  for (let i = 0; i < n; i++) out[i] /= H;
+  return out;
+}
+
+/** 'A' or 'B' for every token: B starts after the first [SEP] (type id 1). */
+export function segments(typeIds) {
+  return Array.from(typeIds, (t) => (t === 1 ? 'B' : 'A'));
+}
+
+export const PAIR_FILTERS = ['all', 'aa', 'ab', 'ba', 'bb'];
+
+/** Does a line from query segment sq to key segment sk pass the filter? */
+export function pairAllows(filter, sq, sk) {
+  switch (filter) {
+    case 'all': return true;
+    case 'aa': return sq === 'A' && sk === 'A';
+    case 'ab': return sq === 'A' && sk === 'B';
+    case 'ba': return sq === 'B' && sk === 'A';
+    case 'bb': return sq === 'B' && sk === 'B';
+    default: throw new RangeError(`unknown pair filter ${filter}`);
+  }
+}
+
+/** Word groups: consecutive tokens of one word (same text, same word id) form
+ *  one group; every special token is a group of its own. Labels glue the
+ *  WordPiece continuation pieces ("##") back together. */
+export function wordGroups(tokens, typeIds, wordIds) {
+  const groups = [];
+  let last = null;
+  for (let i = 0; i < tokens.length; i++) {
+    const w = wordIds[i];
+    const seg = typeIds[i];
+    if (w >= 0 && last && last.word === w && last.seg === seg) {
+      last.members.push(i);
+      last.label += tokens[i].startsWith('##') ? tokens[i].slice(2) : tokens[i];
+      continue;
+    }
+    last = { label: tokens[i], members: [i], word: w, seg, special: w < 0 };
+    groups.push(last);
+  }
+  return groups;
+}
+
+/** Merge a T x T matrix into words: a word's row is the MEAN of its tokens'
+ *  rows (so attention rows still sum to 1) and a word's column is the SUM of
+ *  its tokens' columns (all attention paid to any of its pieces). */
+export function mergeMatrix(mat, T, groups) {
+  const G = groups.length;
+  const cols = new Float32Array(T * G); // [T][G] column sums
+  for (let i = 0; i < T; i++) {
+    for (let g = 0; g < G; g++) {
+      let s = 0;
+      for (const j of groups[g].members) s += mat[i * T + j];
+      cols[i * G + g] = s;
+    }
+  }
+  const out = new Float32Array(G * G);
+  for (let a = 0; a < G; a++) {
+    const m = groups[a].members;
+    for (const i of m) for (let g = 0; g < G; g++) out[a * G + g] += cols[i * G + g];
+    for (let g = 0; g < G; g++) out[a * G + g] /= m.length;
+  }
+  return out;
+}
+
+/** Keep only the rows and columns listed in keep. With renorm, each kept row
+ *  is rescaled to sum to 1 over the kept columns (rows that sum to 0 stay 0). */
+export function selectTokens(mat, T, keep, renorm) {
+  const K = keep.length;
+  const out = new Float32Array(K * K);
+  for (let a = 0; a < K; a++) {
+    const row = keep[a] * T;
+    let s = 0;
+    for (let b = 0; b < K; b++) {
+      const v = mat[row + keep[b]];
+      out[a * K + b] = v;
+      s += v;
+    }
+    if (renorm && s > 0) for (let b = 0; b < K; b++) out[a * K + b] /= s;
+  }
+  return out;
+}
+
+/** The token axis a view shows after word merging and special hiding:
+ *  labels, segment per unit, whether a unit is special, and a function that
+ *  maps any raw T x T matrix to the shown K x K matrix. */
+export function tokenAxis(run, { words = false, hideSpecials = false, renorm = true } = {}) {
+  const T = run.T;
+  const segs = segments(run.typeIds);
+  let units; // [{label, members, special}]
+  if (words) {
+    units = wordGroups(run.tokens, run.typeIds, run.wordIds);
+  } else {
+    units = run.tokens.map((t, i) => ({ label: t, members: [i], special: run.wordIds[i] < 0 }));
+  }
+  const keep = [];
+  units.forEach((u, idx) => { if (!(hideSpecials && u.special)) keep.push(idx); });
+  const shown = keep.map((idx) => units[idx]);
+  const identity = !words && keep.length === T;
+  const transform = (mat) => {
+    if (identity) return mat;
+    const merged = words ? mergeMatrix(mat, T, units) : mat;
+    const U = units.length;
+    if (keep.length === U) return merged;
+    return selectTokens(merged, U, keep, renorm);
+  };
+  return {
+    K: shown.length,
+    labels: shown.map((u) => u.label),
+    segs: shown.map((u) => segs[u.members[0]]),
+    special: shown.map((u) => u.special),
+    members: shown.map((u) => u.members),
+    transform,
+  };
+}
+
+/** Largest value of an array (0 for empty). */
+export function maxOf(arr) {
+  let m = 0;
+  for (let i = 0; i < arr.length; i++) if (arr[i] > m) m = arr[i];
+  return m;
+}
+
+/** Row sums of a K x K matrix. */
+export function rowSums(mat, K) {
+  const out = new Float64Array(K);
+  for (let i = 0; i < K; i++) {
+    let s = 0;
+    for (let j = 0; j < K; j++) s += mat[i * K + j];
+    out[i] = s;
+  }
+  return out;
+}
+
+/** Numerically stable softmax of a plain array. */
+export function softmax(xs) {
+  let m = -Infinity;
+  for (const x of xs) if (x > m) m = x;
+  const e = xs.map((x) => Math.exp(x - m));
+  const s = e.reduce((a, b) => a + b, 0);
+  return e.map((x) => x / s);
+}
+
+/** Neuron-view columns for one head and one query token, from the real
+ *  q and k vectors ([H][T][d], q after its bias and before any scaling):
+ *    q        the query vector                          [d]
+ *    keys     every key vector                          [T][d]
+ *    products q * k element-wise, one row per key       [T][d]
+ *    dots     q . k                                     [T]
+ *    scaled   q . k / sqrt(d)                           [T]
+ *    softmax  softmax over keys of scaled               [T]  (= attention row) */
+export function neuronColumns(q, k, H, T, d, head, query) {
+  if (head < 0 || head >= H) throw new RangeError(`head ${head} not in 0..${H - 1}`);
+  if (query < 0 || query >= T) throw new RangeError(`query ${query} not in 0..${T - 1}`);
+  const qv = Array.from(q.subarray((head * T + query) * d, (head * T + query + 1) * d));
+  const keys = [];
+  const products = [];
+  const dots = [];
+  for (let j = 0; j < T; j++) {
+    const kv = Array.from(k.subarray((head * T + j) * d, (head * T + j + 1) * d));
+    const p = kv.map((x, c) => x * qv[c]);
+    keys.push(kv);
+    products.push(p);
+    dots.push(p.reduce((a, b) => a + b, 0));
+  }
+  const scale = Math.sqrt(d);
+  const scaled = dots.map((x) => x / scale);
+  return { q: qv, keys, products, dots, scale, scaled, softmax: softmax(scaled) };
+}
+
+/** Lines for the head view: for each shown head, every (query i, key j) pair
+ *  allowed by the pair filter and the focus, with weight >= minWeight.
+ *  At most maxLines lines are returned (the heaviest), so long inputs stay
+ *  cheap to draw. mats[h] is the K x K matrix of head h (null = hidden). */
+export function headLines(mats, K, segs, { filter = 'all', focus = null, minWeight = 0.01, maxLines = 20000 } = {}) {
+  const lines = [];
+  for (let h = 0; h < mats.length; h++) {
+    const m = mats[h];
+    if (!m) continue;
+    for (let i = 0; i < K; i++) {
+      if (focus && focus.side === 'left' && focus.index !== i) continue;
+      for (let j = 0; j < K; j++) {
+        if (focus && focus.side === 'right' && focus.index !== j) continue;
+        const w = m[i * K + j];
+        if (w < minWeight) continue;
+        if (!pairAllows(filter, segs[i], segs[j])) continue;
+        lines.push({ head: h, i, j, w });
+      }
+    }
+  }
+  if (lines.length > maxLines) {
+    lines.sort((a, b) => b.w - a.w);
+    lines.length = maxLines;
+  }
+  return lines;
+}
+
+/** Max-pool a K x K matrix into an S x S grid (S <= K) or repeat it (S > K):
+ *  what a thumbnail of size S pixels shows. */
+export function poolMatrix(mat, K, S) {
+  const out = new Float32Array(S * S);
+  if (K === 0) return out;
+  if (S >= K) {
+    for (let y = 0; y < S; y++) {
+      const i = Math.min(K - 1, Math.floor((y * K) / S));
+      for (let x = 0; x < S; x++) out[y * S + x] = mat[i * K + Math.min(K - 1, Math.floor((x * K) / S))];
+    }
+    return out;
+  }
+  for (let i = 0; i < K; i++) {
+    const y = Math.floor((i * S) / K);
+    for (let j = 0; j < K; j++) {
+      const x = Math.floor((j * S) / K);
+      const v = mat[i * K + j];
+      if (v > out[y * S + x]) out[y * S + x] = v;
+    }
+  }
+  return out;
+}
