@@ -1,0 +1,428 @@
+/* encoder.c — the BERT forward pass, exposing what attention views need.
+ *
+ *   x = LayerNorm(word[id] + position[t] + type[type_id])
+ *   for each layer:
+ *       q, k, v = x Wq + bq, x Wk + bk, x Wv + bv           [T][hidden], head h = columns h*d..h*d+d
+ *       A_h     = softmax(q_h k_h^T / sqrt(d))               [T][T], rows = queries
+ *       ctx_h   = A_h v_h
+ *       x       = LayerNorm(x + ctx Wo + bo)
+ *       x       = LayerNorm(x + act(x W1 + b1) W2 + b2)
+ *
+ * Value-weighted norms (Kobayashi et al. 2020): ||A_h[i][j] f_h(x_j)|| with
+ * f_h(x_j) = v_h[j] Wo_h (head h's slice of the output projection, no bias).
+ * ||f_h(x_j)||^2 = v_h[j]^T G_h v_h[j] with the d x d Gram matrix
+ * G_h = Wo_h^T Wo_h, computed once per layer in bl_state_new.
+ *
+ * Everything is allocated in bl_state_new; bl_forward allocates nothing.
+ */
+#include "bertlens.h"
+#include "kernels.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct {
+    bl_weight wq, wk, wv, wo; /* [hidden][hidden]                   */
+    bl_weight w1;             /* [intermediate][hidden]             */
+    bl_weight w2;             /* [hidden][intermediate]             */
+    const float *bq, *bk, *bv, *bo; /* [hidden]                     */
+    const float *b1;                /* [intermediate]               */
+    const float *b2;                /* [hidden]                     */
+    const float *ln1_g, *ln1_b;     /* [hidden] after attention     */
+    const float *ln2_g, *ln2_b;     /* [hidden] after feed-forward  */
+} layer_weights;
+
+struct bl_state {
+    bl_config c;
+    int32_t max_tokens;  /* capacity of every buffer below                */
+    unsigned flags;      /* BL_KEEP_* bits                                */
+    int32_t T;           /* tokens of the last forward (0: none yet)      */
+    int32_t qk_layer;    /* layer of queries/keys                         */
+
+    /* weights (borrowed from the model, SIMD copies owned by the bl_weight) */
+    bl_weight word;                 /* [vocab][hidden]                   */
+    const float *pos;               /* [max_positions][hidden]           */
+    const float *type;              /* [type_vocab_size][hidden]         */
+    const float *emb_ln_g, *emb_ln_b; /* [hidden]                        */
+    layer_weights *layers;          /* [n_layers]                        */
+    double *gram;                   /* [n_layers][H][d][d] if KEEP_NORMS */
+
+    /* activations (compact: a [T][...] buffer holds T rows back to back) */
+    float *x;        /* [T][hidden] residual stream                       */
+    float *x2;       /* [T][hidden] sublayer output, swapped with x        */
+    float *q, *k, *v;/* [T][hidden]                                        */
+    float *ctx;      /* [T][hidden] attention context, heads concatenated  */
+    float *ffn;      /* [T][intermediate]                                  */
+    float *att;      /* [T][T] probabilities of one head when not kept     */
+    float *fnorm;    /* [H][T] ||f_h(x_j)||                                */
+    float *scratch;  /* kernel scratch (activation quantization, packing)  */
+
+    /* results */
+    float *attn;     /* [n_layers][H][T][T] if KEEP_ATTN                   */
+    float *norms;    /* [n_layers][H][T][T] if KEEP_NORMS                  */
+    float *queries;  /* [H][T][d] of qk_layer if KEEP_QK                   */
+    float *keys;     /* [H][T][d]                                          */
+    float *hidden;   /* [n_layers + 1][T][hidden] if KEEP_HIDDEN           */
+};
+
+static void set_err(char *err, size_t errlen, const char *fmt, ...) {
+    if (!err || !errlen) return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, errlen, fmt, ap);
+    va_end(ap);
+}
+
+/* ------------------------------------------------------------- weights */
+
+/* Look up tensor `name` (printf-style), check it is f32 with the given
+ * shape (d1 = 0 for a vector) and return its floats, or NULL + err. */
+static const float *f32_tensor(const bl_model *m, int64_t d0, int64_t d1, char *err, size_t errlen,
+                               const char *fmt, ...) {
+    char name[128];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(name, sizeof name, fmt, ap);
+    va_end(ap);
+    const bl_tensor *t = bl_model_find_tensor(m, name);
+    if (!t) {
+        set_err(err, errlen, "bundle has no tensor %s", name);
+        return NULL;
+    }
+    int ok = t->dtype == BL_F32 && (d1 ? t->n_dims == 2 && t->dims[0] == d0 && t->dims[1] == d1
+                                       : t->n_dims == 1 && t->dims[0] == d0);
+    if (!ok) {
+        set_err(err, errlen, "tensor %s: expected f32 [%lld%s%lld], got %s with %d dims", name, (long long)d0,
+                d1 ? ", " : "", (long long)d1, bl_dtype_name(t->dtype), t->n_dims);
+        return NULL;
+    }
+    return (const float *)t->data;
+}
+
+/* Wrap matrix tensor `name` [n][k] of any dtype into w, packed for SIMD. */
+static int matrix(bl_weight *w, const bl_model *m, int32_t n, int32_t k, char *err, size_t errlen,
+                  const char *fmt, ...) {
+    char name[128];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(name, sizeof name, fmt, ap);
+    va_end(ap);
+    memset(w, 0, sizeof *w);
+    const bl_tensor *t = bl_model_find_tensor(m, name);
+    if (!t) {
+        set_err(err, errlen, "bundle has no tensor %s", name);
+        return -1;
+    }
+    if (t->n_dims != 2 || t->dims[0] != n || t->dims[1] != k || bl_weight_init(w, t->dtype, n, k, t->data)) {
+        set_err(err, errlen, "tensor %s: expected [%d, %d] f32/f16/q8/q4 (k %% 32 == 0 for q8/q4)", name, n, k);
+        return -1;
+    }
+    if (bl_weight_pack(w)) {
+        set_err(err, errlen, "out of memory preparing %s", name);
+        return -1;
+    }
+    return 0;
+}
+
+static void free_weights(bl_state *s) {
+    bl_weight_free(&s->word);
+    if (s->layers)
+        for (int32_t l = 0; l < s->c.n_layers; l++) {
+            layer_weights *w = &s->layers[l];
+            bl_weight_free(&w->wq);
+            bl_weight_free(&w->wk);
+            bl_weight_free(&w->wv);
+            bl_weight_free(&w->wo);
+            bl_weight_free(&w->w1);
+            bl_weight_free(&w->w2);
+        }
+    free(s->layers);
+    free(s->gram);
+}
+
+static int build_weights(bl_state *s, const bl_model *m, char *err, size_t errlen) {
+    const bl_config *c = &s->c;
+    const int32_t H = c->hidden, I = c->intermediate;
+#define F32V(dst, n, ...)                                            \
+    if (!((dst) = f32_tensor(m, (n), 0, err, errlen, __VA_ARGS__))) \
+        return -1;
+    /* The word embedding is only read row by row: no SIMD copy. */
+    const bl_tensor *we = bl_model_find_tensor(m, "embeddings.word_embeddings.weight");
+    if (!we || we->n_dims != 2 || we->dims[0] != c->vocab_size || we->dims[1] != H ||
+        bl_weight_init(&s->word, we->dtype, c->vocab_size, H, we->data)) {
+        set_err(err, errlen, "bundle has no usable embeddings.word_embeddings.weight [%d, %d]", c->vocab_size, H);
+        return -1;
+    }
+    if (!(s->pos = f32_tensor(m, c->max_positions, H, err, errlen, "embeddings.position_embeddings.weight")))
+        return -1;
+    if (!(s->type = f32_tensor(m, c->type_vocab_size, H, err, errlen, "embeddings.token_type_embeddings.weight")))
+        return -1;
+    F32V(s->emb_ln_g, H, "embeddings.LayerNorm.weight");
+    F32V(s->emb_ln_b, H, "embeddings.LayerNorm.bias");
+    s->layers = calloc((size_t)c->n_layers, sizeof *s->layers);
+    if (!s->layers) {
+        set_err(err, errlen, "out of memory");
+        return -1;
+    }
+    for (int32_t l = 0; l < c->n_layers; l++) {
+        layer_weights *w = &s->layers[l];
+        if (matrix(&w->wq, m, H, H, err, errlen, "encoder.layer.%d.attention.self.query.weight", l) ||
+            matrix(&w->wk, m, H, H, err, errlen, "encoder.layer.%d.attention.self.key.weight", l) ||
+            matrix(&w->wv, m, H, H, err, errlen, "encoder.layer.%d.attention.self.value.weight", l) ||
+            matrix(&w->wo, m, H, H, err, errlen, "encoder.layer.%d.attention.output.dense.weight", l) ||
+            matrix(&w->w1, m, I, H, err, errlen, "encoder.layer.%d.intermediate.dense.weight", l) ||
+            matrix(&w->w2, m, H, I, err, errlen, "encoder.layer.%d.output.dense.weight", l))
+            return -1;
+        F32V(w->bq, H, "encoder.layer.%d.attention.self.query.bias", l);
+        F32V(w->bk, H, "encoder.layer.%d.attention.self.key.bias", l);
+        F32V(w->bv, H, "encoder.layer.%d.attention.self.value.bias", l);
+        F32V(w->bo, H, "encoder.layer.%d.attention.output.dense.bias", l);
+        F32V(w->ln1_g, H, "encoder.layer.%d.attention.output.LayerNorm.weight", l);
+        F32V(w->ln1_b, H, "encoder.layer.%d.attention.output.LayerNorm.bias", l);
+        F32V(w->b1, I, "encoder.layer.%d.intermediate.dense.bias", l);
+        F32V(w->b2, H, "encoder.layer.%d.output.dense.bias", l);
+        F32V(w->ln2_g, H, "encoder.layer.%d.output.LayerNorm.weight", l);
+        F32V(w->ln2_b, H, "encoder.layer.%d.output.LayerNorm.bias", l);
+    }
+#undef F32V
+    return 0;
+}
+
+/* G_h[a][b] = sum_o Wo[o][h*d+a] * Wo[o][h*d+b] for every layer and head. */
+static int build_gram(bl_state *s, char *err, size_t errlen) {
+    const int32_t L = s->c.n_layers, NH = s->c.n_heads, H = s->c.hidden, d = H / NH;
+    s->gram = calloc((size_t)L * NH * d * d, sizeof(double));
+    float *row = malloc((size_t)H * sizeof(float));
+    if (!s->gram || !row) {
+        free(row);
+        set_err(err, errlen, "out of memory");
+        return -1;
+    }
+    for (int32_t l = 0; l < L; l++)
+        for (int32_t o = 0; o < H; o++) {
+            bl_weight_row(&s->layers[l].wo, o, row);
+            for (int32_t h = 0; h < NH; h++) {
+                double *g = s->gram + ((size_t)l * NH + h) * d * d;
+                const float *r = row + h * d;
+                for (int32_t a = 0; a < d; a++)
+                    for (int32_t b = 0; b < d; b++) g[a * d + b] += (double)r[a] * r[b];
+            }
+        }
+    free(row);
+    return 0;
+}
+
+/* --------------------------------------------------------------- state */
+
+void bl_state_free(bl_state *s) {
+    if (!s) return;
+    free_weights(s);
+    free(s->x);
+    free(s->x2);
+    free(s->q);
+    free(s->k);
+    free(s->v);
+    free(s->ctx);
+    free(s->ffn);
+    free(s->att);
+    free(s->fnorm);
+    free(s->scratch);
+    free(s->attn);
+    free(s->norms);
+    free(s->queries);
+    free(s->keys);
+    free(s->hidden);
+    free(s);
+}
+
+static size_t max_sz(size_t a, size_t b) { return a > b ? a : b; }
+
+bl_state *bl_state_new(const bl_model *m, int32_t max_tokens, unsigned flags, char *err, size_t errlen) {
+    if (!m) {
+        set_err(err, errlen, "no model");
+        return NULL;
+    }
+    const bl_config *c = bl_model_config(m);
+    if (c->n_layers <= 0 || c->n_heads <= 0 || c->hidden <= 0 || c->hidden % c->n_heads || c->intermediate <= 0 ||
+        c->max_positions <= 0 || c->type_vocab_size <= 0 || c->vocab_size <= 0 || c->activation < BL_ACT_GELU ||
+        c->activation > BL_ACT_RELU) {
+        set_err(err, errlen, "unsupported model configuration");
+        return NULL;
+    }
+    if (max_tokens <= 0 || max_tokens > c->max_positions) {
+        set_err(err, errlen, "max_tokens %d out of range 1..%d", max_tokens, c->max_positions);
+        return NULL;
+    }
+    bl_state *s = calloc(1, sizeof *s);
+    if (!s) {
+        set_err(err, errlen, "out of memory");
+        return NULL;
+    }
+    s->c = *c;
+    s->max_tokens = max_tokens;
+    s->flags = flags;
+    if (build_weights(s, m, err, errlen) || ((flags & BL_KEEP_NORMS) && build_gram(s, err, errlen))) {
+        bl_state_free(s);
+        return NULL;
+    }
+    const size_t T = (size_t)max_tokens, H = (size_t)c->hidden, I = (size_t)c->intermediate,
+                 NH = (size_t)c->n_heads, L = (size_t)c->n_layers, d = H / NH;
+    size_t nscratch = max_sz(bl_matmul_scratch_floats(max_tokens, (int32_t)max_sz(H, I)),
+                             max_sz(bl_matmul_nt_scratch_floats(max_tokens, (int32_t)d),
+                                    bl_matmul_nt_scratch_floats((int32_t)d, max_tokens)));
+    int ok = (s->x = malloc(T * H * 4)) && (s->x2 = malloc(T * H * 4)) && (s->q = malloc(T * H * 4)) &&
+             (s->k = malloc(T * H * 4)) && (s->v = malloc(T * H * 4)) && (s->ctx = malloc(T * H * 4)) &&
+             (s->ffn = malloc(T * I * 4)) && (s->att = malloc(T * T * 4)) && (s->fnorm = malloc(NH * T * 4)) &&
+             (s->scratch = malloc(nscratch * 4));
+    if (ok && (flags & BL_KEEP_ATTN)) ok = (s->attn = malloc(L * NH * T * T * 4)) != NULL;
+    if (ok && (flags & BL_KEEP_NORMS)) ok = (s->norms = malloc(L * NH * T * T * 4)) != NULL;
+    if (ok && (flags & BL_KEEP_QK)) ok = (s->queries = malloc(T * H * 4)) && (s->keys = malloc(T * H * 4));
+    if (ok && (flags & BL_KEEP_HIDDEN)) ok = (s->hidden = malloc((L + 1) * T * H * 4)) != NULL;
+    if (!ok) {
+        set_err(err, errlen, "out of memory allocating buffers for %d tokens", max_tokens);
+        bl_state_free(s);
+        return NULL;
+    }
+    return s;
+}
+
+/* ------------------------------------------------------------- forward */
+
+/* [T][hidden] columns of head h -> [T][d] block of out ([H][T][d]). */
+static void split_head(float *out, const float *in, int32_t T, int32_t H, int32_t d, int32_t h) {
+    for (int32_t t = 0; t < T; t++) memcpy(out + (size_t)t * d, in + (size_t)t * H + (size_t)h * d, (size_t)d * 4);
+}
+
+/* fnorm[h][j] = ||f_h(x_j)|| = sqrt(v_h[j]^T G_h v_h[j]) for layer l. */
+static void value_norms(bl_state *s, int32_t l, int32_t T) {
+    const int32_t NH = s->c.n_heads, H = s->c.hidden, d = H / NH;
+    for (int32_t h = 0; h < NH; h++) {
+        const double *g = s->gram + ((size_t)l * NH + h) * d * d;
+        for (int32_t j = 0; j < T; j++) {
+            const float *v = s->v + (size_t)j * H + (size_t)h * d;
+            double sum = 0.0;
+            for (int32_t a = 0; a < d; a++) {
+                double ga = 0.0;
+                for (int32_t b = 0; b < d; b++) ga += g[a * d + b] * v[b];
+                sum += v[a] * ga;
+            }
+            s->fnorm[(size_t)h * T + j] = (float)sqrt(sum > 0.0 ? sum : 0.0);
+        }
+    }
+}
+
+int bl_forward(const bl_model *m, bl_state *s, const int32_t *ids, const int32_t *type_ids, int32_t T,
+               int32_t qk_layer, char *err, size_t errlen) {
+    if (!m || !s || !ids) {
+        set_err(err, errlen, "bl_forward: missing model, state or ids");
+        return -1;
+    }
+    const bl_config *c = &s->c;
+    const int32_t H = c->hidden, I = c->intermediate, NH = c->n_heads, L = c->n_layers, d = H / NH;
+    s->T = 0;
+    if (T <= 0 || T > s->max_tokens) {
+        set_err(err, errlen, "%d tokens: must be 1..%d", T, s->max_tokens);
+        return -1;
+    }
+    if ((s->flags & BL_KEEP_QK) && (qk_layer < 0 || qk_layer >= L)) {
+        set_err(err, errlen, "qk layer %d out of range 0..%d", qk_layer, L - 1);
+        return -1;
+    }
+    for (int32_t t = 0; t < T; t++) {
+        if (ids[t] < 0 || ids[t] >= c->vocab_size) {
+            set_err(err, errlen, "token %d: id %d out of range 0..%d", t, ids[t], c->vocab_size - 1);
+            return -1;
+        }
+        int32_t ty = type_ids ? type_ids[t] : 0;
+        if (ty < 0 || ty >= c->type_vocab_size) {
+            set_err(err, errlen, "token %d: type id %d out of range 0..%d", t, ty, c->type_vocab_size - 1);
+            return -1;
+        }
+    }
+
+    /* embeddings */
+    for (int32_t t = 0; t < T; t++) {
+        float *x = s->x + (size_t)t * H;
+        const float *p = s->pos + (size_t)t * H, *ty = s->type + (size_t)(type_ids ? type_ids[t] : 0) * H;
+        bl_weight_row(&s->word, ids[t], x);
+        for (int32_t i = 0; i < H; i++) x[i] += p[i] + ty[i];
+    }
+    bl_layernorm(s->x, NULL, T, H, s->emb_ln_g, s->emb_ln_b, c->ln_eps);
+    if (s->hidden) memcpy(s->hidden, s->x, (size_t)T * H * 4);
+
+    const float scale = 1.0f / sqrtf((float)d);
+    for (int32_t l = 0; l < L; l++) {
+        const layer_weights *w = &s->layers[l];
+        bl_matmul(s->q, s->x, T, &w->wq, w->bq, s->scratch);
+        bl_matmul(s->k, s->x, T, &w->wk, w->bk, s->scratch);
+        bl_matmul(s->v, s->x, T, &w->wv, w->bv, s->scratch);
+        if (s->queries && l == qk_layer)
+            for (int32_t h = 0; h < NH; h++) {
+                split_head(s->queries + (size_t)h * T * d, s->q, T, H, d, h);
+                split_head(s->keys + (size_t)h * T * d, s->k, T, H, d, h);
+            }
+        if (s->norms) value_norms(s, l, T);
+
+        for (int32_t h = 0; h < NH; h++) {
+            float *a = s->attn ? s->attn + ((size_t)l * NH + h) * T * T : s->att; /* [T][T] */
+            /* scores a[i][j] = q_h[i] . k_h[j], then softmax of scale * scores */
+            bl_matmul_nt(a, T, s->q + (size_t)h * d, H, T, s->k + (size_t)h * d, H, 1, T, d, s->scratch);
+            bl_softmax(a, T, T, scale);
+            /* ctx_h[i][e] = sum_j a[i][j] v[j][h*d + e] */
+            bl_matmul_nt(s->ctx + (size_t)h * d, H, a, T, T, s->v + (size_t)h * d, 1, H, d, T, s->scratch);
+            if (s->norms) {
+                float *nm = s->norms + ((size_t)l * NH + h) * T * T;
+                const float *f = s->fnorm + (size_t)h * T;
+                for (int32_t i = 0; i < T; i++)
+                    for (int32_t j = 0; j < T; j++) nm[(size_t)i * T + j] = a[(size_t)i * T + j] * f[j];
+            }
+        }
+
+        /* x = LN(x + ctx Wo + bo) */
+        bl_matmul(s->x2, s->ctx, T, &w->wo, w->bo, s->scratch);
+        bl_layernorm(s->x2, s->x, T, H, w->ln1_g, w->ln1_b, c->ln_eps);
+        float *tmp = s->x;
+        s->x = s->x2;
+        s->x2 = tmp;
+
+        /* x = LN(x + act(x W1 + b1) W2 + b2) */
+        bl_matmul(s->ffn, s->x, T, &w->w1, w->b1, s->scratch);
+        bl_activate(s->ffn, (size_t)T * I, c->activation);
+        bl_matmul(s->x2, s->ffn, T, &w->w2, w->b2, s->scratch);
+        bl_layernorm(s->x2, s->x, T, H, w->ln2_g, w->ln2_b, c->ln_eps);
+        tmp = s->x;
+        s->x = s->x2;
+        s->x2 = tmp;
+
+        if (s->hidden) memcpy(s->hidden + (size_t)(l + 1) * T * H, s->x, (size_t)T * H * 4);
+    }
+    s->T = T;
+    s->qk_layer = qk_layer;
+    return 0;
+}
+
+/* ------------------------------------------------------------- results */
+
+const float *bl_attention(const bl_state *s, int32_t layer) {
+    if (!s || !s->attn || !s->T || layer < 0 || layer >= s->c.n_layers) return NULL;
+    return s->attn + (size_t)layer * s->c.n_heads * s->T * s->T;
+}
+
+const float *bl_norms(const bl_state *s, int32_t layer) {
+    if (!s || !s->norms || !s->T || layer < 0 || layer >= s->c.n_layers) return NULL;
+    return s->norms + (size_t)layer * s->c.n_heads * s->T * s->T;
+}
+
+const float *bl_queries(const bl_state *s) { return s && s->T ? s->queries : NULL; }
+const float *bl_keys(const bl_state *s) { return s && s->T ? s->keys : NULL; }
+
+const float *bl_hidden(const bl_state *s, int32_t layer) {
+    if (!s || !s->T || layer < 0 || layer > s->c.n_layers) return NULL;
+    if (s->hidden) return s->hidden + (size_t)layer * s->T * s->c.hidden;
+    return layer == s->c.n_layers ? s->x : NULL;
+}
+
+int32_t bl_state_tokens(const bl_state *s) { return s ? s->T : 0; }

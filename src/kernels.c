@@ -1,0 +1,651 @@
+/* kernels.c — matmul, LayerNorm, softmax, GELU: scalar references and the
+ * wasm SIMD128 versions beside them (see kernels.h).
+ *
+ * SIMD matmul design (no FMA in SIMD128, so every step is a mul + add):
+ *   weights are re-laid-out once into panels of 8 output columns so that for
+ *   each input index k the 8 weights sit in two v128 registers; a micro-kernel
+ *   keeps a block of 4 token rows x 8 columns of sums in 8 registers and adds
+ *   splat(x[t][k]) * w[k][0..7] for every k.
+ *   q8/q4: activations are quantized per row to int16 (scale = max|x| / 32767,
+ *   so the loss is ~1e-5 relative, far below the weight quantization error);
+ *   weights are kept as int8 pairs (k, k+1) per column and the pair product
+ *   x[k]*w[k] + x[k+1]*w[k+1] of 4 columns comes from one i32x4.dot_i16x8_s.
+ *   Integer sums of one 32-block are scaled by the block's weight scales in
+ *   f32; the row's activation scale is applied at the end.
+ */
+#include "kernels.h"
+#include "bertlens.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#ifdef __wasm_simd128__
+#include <wasm_simd128.h>
+#endif
+
+/* ------------------------------------------------------------ weights */
+
+float bl_half_to_float(uint16_t h) {
+    uint32_t sign = (uint32_t)(h >> 15) << 31, exp = (h >> 10) & 0x1f, man = h & 0x3ff, bits;
+    if (exp == 0) {
+        if (man == 0) {
+            bits = sign;
+        } else { /* subnormal half: normalize */
+            int e = -1;
+            do {
+                e++;
+                man <<= 1;
+            } while (!(man & 0x400));
+            bits = sign | ((uint32_t)(127 - 15 - e) << 23) | ((man & 0x3ff) << 13);
+        }
+    } else if (exp == 31) {
+        bits = sign | 0x7f800000u | (man << 13);
+    } else {
+        bits = sign | ((exp - 15 + 127) << 23) | (man << 13);
+    }
+    float f;
+    memcpy(&f, &bits, 4);
+    return f;
+}
+
+int bl_weight_init(bl_weight *w, int32_t dtype, int32_t n, int32_t k, const uint8_t *data) {
+    memset(w, 0, sizeof *w);
+    if (n <= 0 || k <= 0 || !data) return -1;
+    if ((dtype == BL_Q8 || dtype == BL_Q4) && k % BL_QBLOCK) return -1;
+    if (dtype < BL_F32 || dtype > BL_Q4) return -1;
+    w->dtype = dtype;
+    w->n = n;
+    w->k = k;
+    w->data = data;
+    return 0;
+}
+
+void bl_weight_free(bl_weight *w) {
+    free(w->pf);
+    free(w->pq);
+    free(w->ps);
+    w->pf = NULL;
+    w->pq = NULL;
+    w->ps = NULL;
+}
+
+/* Scale of row r, block b of a q8/q4 weight (scales follow the quants). */
+static float qscale(const bl_weight *w, int32_t r, int32_t b) {
+    size_t qbytes = w->dtype == BL_Q8 ? (size_t)w->n * w->k : (size_t)w->n * w->k / 2;
+    float s;
+    memcpy(&s, w->data + qbytes + ((size_t)r * (w->k / BL_QBLOCK) + b) * 4, 4);
+    return s;
+}
+
+void bl_weight_row(const bl_weight *w, int32_t r, float *out) {
+    const int32_t k = w->k;
+    switch (w->dtype) {
+    case BL_F32:
+        memcpy(out, w->data + (size_t)r * k * 4, (size_t)k * 4);
+        break;
+    case BL_F16:
+        for (int32_t i = 0; i < k; i++) {
+            uint16_t h;
+            memcpy(&h, w->data + ((size_t)r * k + i) * 2, 2);
+            out[i] = bl_half_to_float(h);
+        }
+        break;
+    case BL_Q8: {
+        const int8_t *q = (const int8_t *)w->data + (size_t)r * k;
+        for (int32_t b = 0; b < k / BL_QBLOCK; b++) {
+            float s = qscale(w, r, b);
+            for (int i = 0; i < BL_QBLOCK; i++) out[b * BL_QBLOCK + i] = s * (float)q[b * BL_QBLOCK + i];
+        }
+        break;
+    }
+    case BL_Q4: {
+        const uint8_t *p = w->data + (size_t)r * k / 2;
+        for (int32_t b = 0; b < k / BL_QBLOCK; b++) {
+            float s = qscale(w, r, b);
+            for (int i = 0; i < 16; i++) {
+                uint8_t byte = p[b * 16 + i];
+                out[b * BL_QBLOCK + i] = s * (float)((int)(byte & 15) - 8);
+                out[b * BL_QBLOCK + 16 + i] = s * (float)((int)(byte >> 4) - 8);
+            }
+        }
+        break;
+    }
+    }
+}
+
+#ifdef __wasm_simd128__
+/* Integer value of element (r, i) of a q8/q4 weight. */
+static int qvalue(const bl_weight *w, int32_t r, int32_t i) {
+    if (w->dtype == BL_Q8) return ((const int8_t *)w->data)[(size_t)r * w->k + i];
+    int32_t b = i / BL_QBLOCK, j = i % BL_QBLOCK;
+    uint8_t byte = w->data[(size_t)r * w->k / 2 + b * 16 + (j & 15)];
+    return (int)(j < 16 ? byte & 15 : byte >> 4) - 8;
+}
+#endif
+
+int bl_weight_pack(bl_weight *w) {
+#ifdef __wasm_simd128__
+    const int32_t n = w->n, k = w->k, np = (n + BL_PANEL - 1) / BL_PANEL;
+    if (w->dtype == BL_F32 || w->dtype == BL_F16) {
+        float *row = malloc((size_t)k * sizeof(float));
+        w->pf = calloc((size_t)np * k * BL_PANEL, sizeof(float));
+        if (!row || !w->pf) {
+            free(row);
+            bl_weight_free(w);
+            return -1;
+        }
+        for (int32_t r = 0; r < n; r++) { /* pf[p][k][c] = W[p*8+c][k] */
+            bl_weight_row(w, r, row);
+            float *dst = w->pf + (size_t)(r / BL_PANEL) * k * BL_PANEL + r % BL_PANEL;
+            for (int32_t i = 0; i < k; i++) dst[(size_t)i * BL_PANEL] = row[i];
+        }
+        free(row);
+    } else {
+        const int32_t nb = k / BL_QBLOCK;
+        w->pq = calloc((size_t)np * k * BL_PANEL, 1);
+        w->ps = calloc((size_t)np * nb * BL_PANEL, sizeof(float));
+        if (!w->pq || !w->ps) {
+            bl_weight_free(w);
+            return -1;
+        }
+        for (int32_t r = 0; r < n; r++) {
+            int32_t p = r / BL_PANEL, c = r % BL_PANEL;
+            int8_t *dq = w->pq + (size_t)p * k * BL_PANEL;
+            for (int32_t i = 0; i < k; i++) /* pq[p][i/2][c][i%2] */
+                dq[(size_t)(i / 2) * 2 * BL_PANEL + c * 2 + (i & 1)] = (int8_t)qvalue(w, r, i);
+            for (int32_t b = 0; b < nb; b++) w->ps[((size_t)p * nb + b) * BL_PANEL + c] = qscale(w, r, b);
+        }
+    }
+#else
+    (void)w;
+#endif
+    return 0;
+}
+
+size_t bl_matmul_scratch_floats(int32_t T, int32_t k) {
+    /* int16 activations [T][k] (k/2 floats per row), row scales [T], one weight row [k] */
+    return (size_t)T * ((size_t)k / 2 + 1) + (size_t)T + (size_t)k + 16;
+}
+
+/* ------------------------------------------------------ scalar kernels */
+
+static float dot_scalar(const float *a, const float *b, int32_t n) {
+    float s[4] = {0, 0, 0, 0};
+    int32_t i = 0;
+    for (; i + 4 <= n; i += 4) {
+        s[0] += a[i] * b[i];
+        s[1] += a[i + 1] * b[i + 1];
+        s[2] += a[i + 2] * b[i + 2];
+        s[3] += a[i + 3] * b[i + 3];
+    }
+    for (; i < n; i++) s[0] += a[i] * b[i];
+    return (s[0] + s[1]) + (s[2] + s[3]);
+}
+
+void bl_matmul_scalar(float *y, const float *x, int32_t T, const bl_weight *w, const float *bias, float *scratch) {
+    const int32_t n = w->n, k = w->k;
+    float *row = scratch; /* [k] one dequantized weight row */
+    for (int32_t j = 0; j < n; j++) {
+        bl_weight_row(w, j, row);
+        float b = bias ? bias[j] : 0.0f;
+        for (int32_t t = 0; t < T; t++) y[(size_t)t * n + j] = b + dot_scalar(x + (size_t)t * k, row, k);
+    }
+}
+
+size_t bl_matmul_nt_scratch_floats(int32_t N, int32_t K) {
+    return (size_t)((N + BL_PANEL - 1) / BL_PANEL) * BL_PANEL * K + 16;
+}
+
+void bl_matmul_nt_scalar(float *y, int32_t ldy, const float *x, int32_t ldx, int32_t T, const float *b,
+                         int32_t bn, int32_t bk, int32_t N, int32_t K, float *scratch) {
+    (void)scratch;
+    for (int32_t i = 0; i < T; i++)
+        for (int32_t n = 0; n < N; n++) {
+            float s = 0.0f;
+            for (int32_t k = 0; k < K; k++) s += x[(size_t)i * ldx + k] * b[(size_t)n * bn + (size_t)k * bk];
+            y[(size_t)i * ldy + n] = s;
+        }
+}
+
+void bl_layernorm_scalar(float *x, const float *res, int32_t T, int32_t n, const float *g, const float *b,
+                         float eps) {
+    for (int32_t t = 0; t < T; t++) {
+        float *r = x + (size_t)t * n;
+        if (res)
+            for (int32_t i = 0; i < n; i++) r[i] += res[(size_t)t * n + i];
+        double mean = 0.0, var = 0.0;
+        for (int32_t i = 0; i < n; i++) mean += r[i];
+        mean /= n;
+        for (int32_t i = 0; i < n; i++) var += (r[i] - mean) * (r[i] - mean);
+        var /= n;
+        float m = (float)mean, inv = (float)(1.0 / sqrt(var + eps));
+        for (int32_t i = 0; i < n; i++) r[i] = (r[i] - m) * inv * g[i] + b[i];
+    }
+}
+
+void bl_softmax_scalar(float *x, int32_t T, int32_t n, float scale) {
+    for (int32_t t = 0; t < T; t++) {
+        float *r = x + (size_t)t * n, mx = r[0];
+        for (int32_t i = 1; i < n; i++) mx = r[i] > mx ? r[i] : mx;
+        float sum = 0.0f;
+        for (int32_t i = 0; i < n; i++) {
+            r[i] = expf(scale * (r[i] - mx));
+            sum += r[i];
+        }
+        float inv = 1.0f / sum;
+        for (int32_t i = 0; i < n; i++) r[i] *= inv;
+    }
+}
+
+void bl_activate_scalar(float *x, size_t n, int32_t act) {
+    for (size_t i = 0; i < n; i++) {
+        float v = x[i];
+        if (act == BL_ACT_GELU)
+            x[i] = 0.5f * v * (1.0f + erff(v * 0.70710678118654752f));
+        else if (act == BL_ACT_GELU_TANH)
+            x[i] = 0.5f * v * (1.0f + tanhf(0.7978845608028654f * (v + 0.044715f * v * v * v)));
+        else
+            x[i] = v > 0.0f ? v : 0.0f;
+    }
+}
+
+#ifndef __wasm_simd128__
+/* Scalar build: the scalar references are the kernels. */
+void bl_matmul(float *y, const float *x, int32_t T, const bl_weight *w, const float *bias, float *scratch) {
+    bl_matmul_scalar(y, x, T, w, bias, scratch);
+}
+void bl_matmul_nt(float *y, int32_t ldy, const float *x, int32_t ldx, int32_t T, const float *b, int32_t bn,
+                  int32_t bk, int32_t N, int32_t K, float *scratch) {
+    bl_matmul_nt_scalar(y, ldy, x, ldx, T, b, bn, bk, N, K, scratch);
+}
+void bl_layernorm(float *x, const float *res, int32_t T, int32_t n, const float *g, const float *b, float eps) {
+    bl_layernorm_scalar(x, res, T, n, g, b, eps);
+}
+void bl_softmax(float *x, int32_t T, int32_t n, float scale) { bl_softmax_scalar(x, T, n, scale); }
+void bl_activate(float *x, size_t n, int32_t act) { bl_activate_scalar(x, n, act); }
+void bl_erf_vec(float *x, size_t n) {
+    for (size_t i = 0; i < n; i++) x[i] = erff(x[i]);
+}
+void bl_exp_vec(float *x, size_t n) {
+    for (size_t i = 0; i < n; i++) x[i] = expf(x[i]);
+}
+#else
+/* -------------------------------------------------------- SIMD kernels */
+
+#define INLINE static inline __attribute__((always_inline))
+
+/* exp(x) for x in f32 range: 2^n * p(r), r = x - n ln2, |r| <= ln2/2,
+ * p = Taylor series to r^7 (relative error < 1e-8 before rounding). */
+INLINE v128_t v_exp(v128_t x) {
+    x = wasm_f32x4_min(wasm_f32x4_max(x, wasm_f32x4_splat(-87.3f)), wasm_f32x4_splat(88.7f));
+    v128_t n = wasm_f32x4_nearest(wasm_f32x4_mul(x, wasm_f32x4_splat(1.44269504088896341f)));
+    v128_t r = wasm_f32x4_sub(x, wasm_f32x4_mul(n, wasm_f32x4_splat(0.693359375f)));
+    r = wasm_f32x4_sub(r, wasm_f32x4_mul(n, wasm_f32x4_splat(-2.12194440e-4f)));
+    v128_t p = wasm_f32x4_splat(1.0f / 5040);
+    p = wasm_f32x4_add(wasm_f32x4_mul(p, r), wasm_f32x4_splat(1.0f / 720));
+    p = wasm_f32x4_add(wasm_f32x4_mul(p, r), wasm_f32x4_splat(1.0f / 120));
+    p = wasm_f32x4_add(wasm_f32x4_mul(p, r), wasm_f32x4_splat(1.0f / 24));
+    p = wasm_f32x4_add(wasm_f32x4_mul(p, r), wasm_f32x4_splat(1.0f / 6));
+    p = wasm_f32x4_add(wasm_f32x4_mul(p, r), wasm_f32x4_splat(0.5f));
+    p = wasm_f32x4_add(wasm_f32x4_mul(p, r), wasm_f32x4_splat(1.0f));
+    p = wasm_f32x4_add(wasm_f32x4_mul(p, r), wasm_f32x4_splat(1.0f));
+    v128_t e = wasm_i32x4_shl(wasm_i32x4_add(wasm_i32x4_trunc_sat_f32x4(n), wasm_i32x4_splat(127)), 23);
+    return wasm_f32x4_mul(p, e);
+}
+
+/* erf(x): odd polynomial x*P(x^2) on |x| < 1, a degree-12 polynomial in
+ * (|x| - 2.5) on 1 <= |x| < 4, 1 beyond (erf(4) = 1 - 1.5e-8); sign restored.
+ * Coefficients: least-squares fits of erf at 4000 Chebyshev nodes in double;
+ * max abs error ~1.6e-7 evaluated in f32 (tests/kernels.test.mjs checks it
+ * against libm erff). */
+static const float ERF_A[7] = {1.128379166593153f,     -0.3761262987767592f,    0.11283625725084684f,
+                               -0.02685539945204778f,  0.005191218377354601f,   -0.000803484664979201f,
+                               7.933493886187032e-05f};
+static const float ERF_B[13] = {0.9995930793531119f,     0.0021779793063364493f,  -0.005447070271021962f,
+                                0.008354324599343654f,   -0.008612779454455665f,  0.006100025458880233f,
+                                -0.0028237542701941877f, 0.000574202684707099f,   0.0002919994277642122f,
+                                -0.0002808719308496691f, 5.941381128705042e-05f,  2.1406009958049696e-05f,
+                                -8.709440799261618e-06f};
+
+INLINE v128_t v_erf(v128_t x) {
+    v128_t sign = wasm_v128_and(x, wasm_i32x4_splat((int32_t)0x80000000u));
+    v128_t a = wasm_f32x4_abs(x);
+    v128_t x2 = wasm_f32x4_mul(a, a);
+    v128_t pa = wasm_f32x4_splat(ERF_A[6]);
+    for (int i = 5; i >= 0; i--) pa = wasm_f32x4_add(wasm_f32x4_mul(pa, x2), wasm_f32x4_splat(ERF_A[i]));
+    pa = wasm_f32x4_mul(pa, a);
+    v128_t u = wasm_f32x4_sub(wasm_f32x4_min(a, wasm_f32x4_splat(4.0f)), wasm_f32x4_splat(2.5f));
+    v128_t pb = wasm_f32x4_splat(ERF_B[12]);
+    for (int i = 11; i >= 0; i--) pb = wasm_f32x4_add(wasm_f32x4_mul(pb, u), wasm_f32x4_splat(ERF_B[i]));
+    pb = wasm_f32x4_min(pb, wasm_f32x4_splat(1.0f));
+    pb = wasm_v128_bitselect(wasm_f32x4_splat(1.0f), pb, wasm_f32x4_ge(a, wasm_f32x4_splat(4.0f)));
+    v128_t r = wasm_v128_bitselect(pa, pb, wasm_f32x4_lt(a, wasm_f32x4_splat(1.0f)));
+    return wasm_v128_or(r, sign);
+}
+
+void bl_erf_vec(float *x, size_t n) {
+    size_t i = 0;
+    for (; i + 4 <= n; i += 4) wasm_v128_store(x + i, v_erf(wasm_v128_load(x + i)));
+    for (; i < n; i++) {
+        float t[4] = {x[i], 0, 0, 0};
+        wasm_v128_store(t, v_erf(wasm_v128_load(t)));
+        x[i] = t[0];
+    }
+}
+
+void bl_exp_vec(float *x, size_t n) {
+    size_t i = 0;
+    for (; i + 4 <= n; i += 4) wasm_v128_store(x + i, v_exp(wasm_v128_load(x + i)));
+    for (; i < n; i++) {
+        float t[4] = {x[i], 0, 0, 0};
+        wasm_v128_store(t, v_exp(wasm_v128_load(t)));
+        x[i] = t[0];
+    }
+}
+
+INLINE float hsum(v128_t v) {
+    v = wasm_f32x4_add(v, wasm_i32x4_shuffle(v, v, 2, 3, 0, 1));
+    v = wasm_f32x4_add(v, wasm_i32x4_shuffle(v, v, 1, 0, 3, 2));
+    return wasm_f32x4_extract_lane(v, 0);
+}
+
+INLINE float hmax(v128_t v) {
+    v = wasm_f32x4_max(v, wasm_i32x4_shuffle(v, v, 2, 3, 0, 1));
+    v = wasm_f32x4_max(v, wasm_i32x4_shuffle(v, v, 1, 0, 3, 2));
+    return wasm_f32x4_extract_lane(v, 0);
+}
+
+/* Write one row of 8 sums (+ bias) to y, only the first `cols` columns. */
+INLINE void store_row(float *y, v128_t a0, v128_t a1, const float *bias, int cols) {
+    if (cols == BL_PANEL) {
+        if (bias) {
+            a0 = wasm_f32x4_add(a0, wasm_v128_load(bias));
+            a1 = wasm_f32x4_add(a1, wasm_v128_load(bias + 4));
+        }
+        wasm_v128_store(y, a0);
+        wasm_v128_store(y + 4, a1);
+    } else {
+        float t[8];
+        wasm_v128_store(t, a0);
+        wasm_v128_store(t + 4, a1);
+        for (int c = 0; c < cols; c++) y[c] = t[c] + (bias ? bias[c] : 0.0f);
+    }
+}
+
+/* R (1..4) rows of x times one f32 panel pw[K][8]. */
+INLINE void mk_f32(float *y, int32_t ldy, const float *x, int32_t ldx, const int R, const float *pw, int32_t K,
+                   const float *bias, int cols) {
+    v128_t a00 = wasm_f32x4_splat(0), a01 = a00, a10 = a00, a11 = a00, a20 = a00, a21 = a00, a30 = a00, a31 = a00;
+    const float *x0 = x, *x1 = x + ldx, *x2 = x + 2 * (size_t)ldx, *x3 = x + 3 * (size_t)ldx;
+    for (int32_t k = 0; k < K; k++) {
+        v128_t w0 = wasm_v128_load(pw + (size_t)k * 8), w1 = wasm_v128_load(pw + (size_t)k * 8 + 4), s;
+        s = wasm_v128_load32_splat(x0 + k);
+        a00 = wasm_f32x4_add(a00, wasm_f32x4_mul(s, w0));
+        a01 = wasm_f32x4_add(a01, wasm_f32x4_mul(s, w1));
+        if (R > 1) {
+            s = wasm_v128_load32_splat(x1 + k);
+            a10 = wasm_f32x4_add(a10, wasm_f32x4_mul(s, w0));
+            a11 = wasm_f32x4_add(a11, wasm_f32x4_mul(s, w1));
+        }
+        if (R > 2) {
+            s = wasm_v128_load32_splat(x2 + k);
+            a20 = wasm_f32x4_add(a20, wasm_f32x4_mul(s, w0));
+            a21 = wasm_f32x4_add(a21, wasm_f32x4_mul(s, w1));
+        }
+        if (R > 3) {
+            s = wasm_v128_load32_splat(x3 + k);
+            a30 = wasm_f32x4_add(a30, wasm_f32x4_mul(s, w0));
+            a31 = wasm_f32x4_add(a31, wasm_f32x4_mul(s, w1));
+        }
+    }
+    store_row(y, a00, a01, bias, cols);
+    if (R > 1) store_row(y + ldy, a10, a11, bias, cols);
+    if (R > 2) store_row(y + 2 * (size_t)ldy, a20, a21, bias, cols);
+    if (R > 3) store_row(y + 3 * (size_t)ldy, a30, a31, bias, cols);
+}
+
+/* y[T][N] (stride ldy) = x[T][K] (stride ldx) times packed panels pf[np][K][8]. */
+static void matmul_f32_panels(float *y, int32_t ldy, const float *x, int32_t ldx, int32_t T, const float *pf,
+                              int32_t N, int32_t K, const float *bias) {
+    for (int32_t p = 0; p * BL_PANEL < N; p++) {
+        const float *pw = pf + (size_t)p * K * BL_PANEL;
+        const float *pb = bias ? bias + p * BL_PANEL : NULL;
+        int cols = N - p * BL_PANEL < BL_PANEL ? N - p * BL_PANEL : BL_PANEL;
+        float *yp = y + p * BL_PANEL;
+        int32_t t = 0;
+        for (; t + 4 <= T; t += 4) mk_f32(yp + (size_t)t * ldy, ldy, x + (size_t)t * ldx, ldx, 4, pw, K, pb, cols);
+        switch (T - t) {
+        case 3: mk_f32(yp + (size_t)t * ldy, ldy, x + (size_t)t * ldx, ldx, 3, pw, K, pb, cols); break;
+        case 2: mk_f32(yp + (size_t)t * ldy, ldy, x + (size_t)t * ldx, ldx, 2, pw, K, pb, cols); break;
+        case 1: mk_f32(yp + (size_t)t * ldy, ldy, x + (size_t)t * ldx, ldx, 1, pw, K, pb, cols); break;
+        }
+    }
+}
+
+/* R (1..4) rows of int16 activations times one int8 panel. xq rows have
+ * stride K; sx[r] is row r's activation scale. */
+INLINE void mk_q8(float *y, int32_t ldy, const int16_t *xq, const float *sx, const int R, const int8_t *pq,
+                  const float *ps, int32_t K, const float *bias, int cols) {
+    v128_t f00 = wasm_f32x4_splat(0), f01 = f00, f10 = f00, f11 = f00, f20 = f00, f21 = f00, f30 = f00, f31 = f00;
+    const int16_t *x0 = xq, *x1 = xq + K, *x2 = xq + 2 * (size_t)K, *x3 = xq + 3 * (size_t)K;
+    for (int32_t b = 0; b < K / BL_QBLOCK; b++) {
+        v128_t i00 = wasm_i32x4_splat(0), i01 = i00, i10 = i00, i11 = i00, i20 = i00, i21 = i00, i30 = i00,
+               i31 = i00;
+        const int8_t *q = pq + (size_t)b * BL_QBLOCK * BL_PANEL;
+        const int32_t kb = b * BL_QBLOCK;
+        for (int kp = 0; kp < BL_QBLOCK / 2; kp++) {
+            v128_t w0 = wasm_i16x8_load8x8(q + kp * 16), w1 = wasm_i16x8_load8x8(q + kp * 16 + 8), s;
+            s = wasm_v128_load32_splat(x0 + kb + 2 * kp);
+            i00 = wasm_i32x4_add(i00, wasm_i32x4_dot_i16x8(s, w0));
+            i01 = wasm_i32x4_add(i01, wasm_i32x4_dot_i16x8(s, w1));
+            if (R > 1) {
+                s = wasm_v128_load32_splat(x1 + kb + 2 * kp);
+                i10 = wasm_i32x4_add(i10, wasm_i32x4_dot_i16x8(s, w0));
+                i11 = wasm_i32x4_add(i11, wasm_i32x4_dot_i16x8(s, w1));
+            }
+            if (R > 2) {
+                s = wasm_v128_load32_splat(x2 + kb + 2 * kp);
+                i20 = wasm_i32x4_add(i20, wasm_i32x4_dot_i16x8(s, w0));
+                i21 = wasm_i32x4_add(i21, wasm_i32x4_dot_i16x8(s, w1));
+            }
+            if (R > 3) {
+                s = wasm_v128_load32_splat(x3 + kb + 2 * kp);
+                i30 = wasm_i32x4_add(i30, wasm_i32x4_dot_i16x8(s, w0));
+                i31 = wasm_i32x4_add(i31, wasm_i32x4_dot_i16x8(s, w1));
+            }
+        }
+        v128_t s0 = wasm_v128_load(ps + (size_t)b * BL_PANEL), s1 = wasm_v128_load(ps + (size_t)b * BL_PANEL + 4);
+        f00 = wasm_f32x4_add(f00, wasm_f32x4_mul(wasm_f32x4_convert_i32x4(i00), s0));
+        f01 = wasm_f32x4_add(f01, wasm_f32x4_mul(wasm_f32x4_convert_i32x4(i01), s1));
+        if (R > 1) {
+            f10 = wasm_f32x4_add(f10, wasm_f32x4_mul(wasm_f32x4_convert_i32x4(i10), s0));
+            f11 = wasm_f32x4_add(f11, wasm_f32x4_mul(wasm_f32x4_convert_i32x4(i11), s1));
+        }
+        if (R > 2) {
+            f20 = wasm_f32x4_add(f20, wasm_f32x4_mul(wasm_f32x4_convert_i32x4(i20), s0));
+            f21 = wasm_f32x4_add(f21, wasm_f32x4_mul(wasm_f32x4_convert_i32x4(i21), s1));
+        }
+        if (R > 3) {
+            f30 = wasm_f32x4_add(f30, wasm_f32x4_mul(wasm_f32x4_convert_i32x4(i30), s0));
+            f31 = wasm_f32x4_add(f31, wasm_f32x4_mul(wasm_f32x4_convert_i32x4(i31), s1));
+        }
+    }
+    v128_t s;
+    s = wasm_f32x4_splat(sx[0]);
+    store_row(y, wasm_f32x4_mul(f00, s), wasm_f32x4_mul(f01, s), bias, cols);
+    if (R > 1) {
+        s = wasm_f32x4_splat(sx[1]);
+        store_row(y + ldy, wasm_f32x4_mul(f10, s), wasm_f32x4_mul(f11, s), bias, cols);
+    }
+    if (R > 2) {
+        s = wasm_f32x4_splat(sx[2]);
+        store_row(y + 2 * (size_t)ldy, wasm_f32x4_mul(f20, s), wasm_f32x4_mul(f21, s), bias, cols);
+    }
+    if (R > 3) {
+        s = wasm_f32x4_splat(sx[3]);
+        store_row(y + 3 * (size_t)ldy, wasm_f32x4_mul(f30, s), wasm_f32x4_mul(f31, s), bias, cols);
+    }
+}
+
+/* Quantize each row of x[T][K] to int16 with scale max|x| / 32767. */
+static void quantize_rows(int16_t *xq, float *sx, const float *x, int32_t T, int32_t K) {
+    for (int32_t t = 0; t < T; t++) {
+        const float *r = x + (size_t)t * K;
+        v128_t m = wasm_f32x4_splat(0);
+        int32_t i = 0;
+        for (; i + 4 <= K; i += 4) m = wasm_f32x4_max(m, wasm_f32x4_abs(wasm_v128_load(r + i)));
+        float amax = hmax(m);
+        for (; i < K; i++) amax = fabsf(r[i]) > amax ? fabsf(r[i]) : amax;
+        sx[t] = amax / 32767.0f;
+        v128_t inv = wasm_f32x4_splat(amax > 0 ? 32767.0f / amax : 0.0f);
+        int16_t *q = xq + (size_t)t * K;
+        for (i = 0; i + 8 <= K; i += 8) {
+            v128_t a = wasm_i32x4_trunc_sat_f32x4(wasm_f32x4_nearest(wasm_f32x4_mul(wasm_v128_load(r + i), inv)));
+            v128_t b =
+                wasm_i32x4_trunc_sat_f32x4(wasm_f32x4_nearest(wasm_f32x4_mul(wasm_v128_load(r + i + 4), inv)));
+            wasm_v128_store(q + i, wasm_i16x8_narrow_i32x4(a, b));
+        }
+        for (; i < K; i++) q[i] = (int16_t)lrintf(r[i] * (amax > 0 ? 32767.0f / amax : 0.0f));
+    }
+}
+
+static void matmul_q8_panels(float *y, const float *x, int32_t T, const bl_weight *w, const float *bias,
+                             float *scratch) {
+    const int32_t N = w->n, K = w->k, nb = K / BL_QBLOCK;
+    int16_t *xq = (int16_t *)scratch;                  /* [T][K] */
+    float *sx = scratch + (size_t)T * (K / 2 + 1);     /* [T]    */
+    quantize_rows(xq, sx, x, T, K);
+    for (int32_t p = 0; p * BL_PANEL < N; p++) {
+        const int8_t *pq = w->pq + (size_t)p * K * BL_PANEL;
+        const float *ps = w->ps + (size_t)p * nb * BL_PANEL;
+        const float *pb = bias ? bias + p * BL_PANEL : NULL;
+        int cols = N - p * BL_PANEL < BL_PANEL ? N - p * BL_PANEL : BL_PANEL;
+        float *yp = y + p * BL_PANEL;
+        int32_t t = 0;
+        for (; t + 4 <= T; t += 4) mk_q8(yp + (size_t)t * N, N, xq + (size_t)t * K, sx + t, 4, pq, ps, K, pb, cols);
+        switch (T - t) {
+        case 3: mk_q8(yp + (size_t)t * N, N, xq + (size_t)t * K, sx + t, 3, pq, ps, K, pb, cols); break;
+        case 2: mk_q8(yp + (size_t)t * N, N, xq + (size_t)t * K, sx + t, 2, pq, ps, K, pb, cols); break;
+        case 1: mk_q8(yp + (size_t)t * N, N, xq + (size_t)t * K, sx + t, 1, pq, ps, K, pb, cols); break;
+        }
+    }
+}
+
+void bl_matmul(float *y, const float *x, int32_t T, const bl_weight *w, const float *bias, float *scratch) {
+    if (w->pf)
+        matmul_f32_panels(y, w->n, x, w->k, T, w->pf, w->n, w->k, bias);
+    else if (w->pq)
+        matmul_q8_panels(y, x, T, w, bias, scratch);
+    else
+        bl_matmul_scalar(y, x, T, w, bias, scratch);
+}
+
+void bl_matmul_nt(float *y, int32_t ldy, const float *x, int32_t ldx, int32_t T, const float *b, int32_t bn,
+                  int32_t bk, int32_t N, int32_t K, float *scratch) {
+    /* pack B into panels scratch[p][k][8] (zero-padded), then the f32 kernel */
+    const int32_t np = (N + BL_PANEL - 1) / BL_PANEL;
+    for (int32_t p = 0; p < np; p++)
+        for (int32_t k = 0; k < K; k++) {
+            float *dst = scratch + ((size_t)p * K + k) * BL_PANEL;
+            for (int c = 0; c < BL_PANEL; c++) {
+                int32_t n = p * BL_PANEL + c;
+                dst[c] = n < N ? b[(size_t)n * bn + (size_t)k * bk] : 0.0f;
+            }
+        }
+    matmul_f32_panels(y, ldy, x, ldx, T, scratch, N, K, NULL);
+}
+
+void bl_layernorm(float *x, const float *res, int32_t T, int32_t n, const float *g, const float *b, float eps) {
+    for (int32_t t = 0; t < T; t++) {
+        float *r = x + (size_t)t * n;
+        const float *rr = res ? res + (size_t)t * n : NULL;
+        v128_t s = wasm_f32x4_splat(0);
+        int32_t i = 0;
+        for (; i + 4 <= n; i += 4) {
+            v128_t v = wasm_v128_load(r + i);
+            if (rr) {
+                v = wasm_f32x4_add(v, wasm_v128_load(rr + i));
+                wasm_v128_store(r + i, v);
+            }
+            s = wasm_f32x4_add(s, v);
+        }
+        float sum = hsum(s);
+        for (; i < n; i++) {
+            if (rr) r[i] += rr[i];
+            sum += r[i];
+        }
+        float mean = sum / (float)n;
+        v128_t vm = wasm_f32x4_splat(mean);
+        s = wasm_f32x4_splat(0);
+        for (i = 0; i + 4 <= n; i += 4) {
+            v128_t d = wasm_f32x4_sub(wasm_v128_load(r + i), vm);
+            s = wasm_f32x4_add(s, wasm_f32x4_mul(d, d));
+        }
+        float var = hsum(s);
+        for (; i < n; i++) var += (r[i] - mean) * (r[i] - mean);
+        var /= (float)n;
+        float inv = 1.0f / sqrtf(var + eps);
+        v128_t vi = wasm_f32x4_splat(inv);
+        for (i = 0; i + 4 <= n; i += 4) {
+            v128_t d = wasm_f32x4_mul(wasm_f32x4_sub(wasm_v128_load(r + i), vm), vi);
+            wasm_v128_store(r + i, wasm_f32x4_add(wasm_f32x4_mul(d, wasm_v128_load(g + i)), wasm_v128_load(b + i)));
+        }
+        for (; i < n; i++) r[i] = (r[i] - mean) * inv * g[i] + b[i];
+    }
+}
+
+void bl_softmax(float *x, int32_t T, int32_t n, float scale) {
+    for (int32_t t = 0; t < T; t++) {
+        float *r = x + (size_t)t * n;
+        v128_t m = wasm_f32x4_splat(-INFINITY);
+        int32_t i = 0;
+        for (; i + 4 <= n; i += 4) m = wasm_f32x4_max(m, wasm_v128_load(r + i));
+        float mx = hmax(m);
+        for (; i < n; i++) mx = r[i] > mx ? r[i] : mx;
+        v128_t vm = wasm_f32x4_splat(mx), vs = wasm_f32x4_splat(scale), s = wasm_f32x4_splat(0);
+        for (i = 0; i + 4 <= n; i += 4) {
+            v128_t e = v_exp(wasm_f32x4_mul(wasm_f32x4_sub(wasm_v128_load(r + i), vm), vs));
+            wasm_v128_store(r + i, e);
+            s = wasm_f32x4_add(s, e);
+        }
+        float sum = hsum(s);
+        for (; i < n; i++) {
+            float t4[4] = {(r[i] - mx) * scale, 0, 0, 0};
+            wasm_v128_store(t4, v_exp(wasm_v128_load(t4)));
+            r[i] = t4[0];
+            sum += r[i];
+        }
+        float inv = 1.0f / sum;
+        v128_t vi = wasm_f32x4_splat(inv);
+        for (i = 0; i + 4 <= n; i += 4) wasm_v128_store(r + i, wasm_f32x4_mul(wasm_v128_load(r + i), vi));
+        for (; i < n; i++) r[i] *= inv;
+    }
+}
+
+INLINE v128_t v_act(v128_t v, int32_t act) {
+    const v128_t half = wasm_f32x4_splat(0.5f), one = wasm_f32x4_splat(1.0f);
+    if (act == BL_ACT_GELU)
+        return wasm_f32x4_mul(wasm_f32x4_mul(half, v),
+                              wasm_f32x4_add(one, v_erf(wasm_f32x4_mul(v, wasm_f32x4_splat(0.70710678118654752f)))));
+    if (act == BL_ACT_GELU_TANH) { /* tanh(u) = 1 - 2 / (exp(2u) + 1) */
+        v128_t u = wasm_f32x4_mul(
+            wasm_f32x4_splat(0.7978845608028654f),
+            wasm_f32x4_add(v, wasm_f32x4_mul(wasm_f32x4_splat(0.044715f), wasm_f32x4_mul(v, wasm_f32x4_mul(v, v)))));
+        v128_t e = v_exp(wasm_f32x4_add(u, u));
+        v128_t th = wasm_f32x4_sub(one, wasm_f32x4_div(wasm_f32x4_splat(2.0f), wasm_f32x4_add(e, one)));
+        return wasm_f32x4_mul(wasm_f32x4_mul(half, v), wasm_f32x4_add(one, th));
+    }
+    return wasm_f32x4_max(v, wasm_f32x4_splat(0.0f));
+}
+
+void bl_activate(float *x, size_t n, int32_t act) {
+    size_t i = 0;
+    for (; i + 4 <= n; i += 4) wasm_v128_store(x + i, v_act(wasm_v128_load(x + i), act));
+    for (; i < n; i++) {
+        float t[4] = {x[i], 0, 0, 0};
+        wasm_v128_store(t, v_act(wasm_v128_load(t), act));
+        x[i] = t[0];
+    }
+}
+#endif
