@@ -1,0 +1,488 @@
+#!/usr/bin/env node
+// bench.mjs — `make bench`: the bertlens wasm encoder against onnxruntime-web,
+// both single-threaded WebAssembly in this one Node process.
+//
+//   node tools/bench.mjs [--runs N] [--warmup N] [--T 16,128,512] [--quick]
+//                        [--no-ort] [--json FILE]
+//
+// What it measures, in order:
+//   1. cold start of the default model: bundle bytes already in memory ->
+//      wasm instance -> blw_load -> first blw_run of a short sentence with
+//      attention kept (what the web worker does before the first picture);
+//      the same for onnxruntime-web (session from bytes + first run);
+//   2. blw_forward_ids at T = 16, 128, 512 for every bundle found, with the
+//      web app's flags (BL_KEEP_ATTN) and with no extras, against
+//      onnxruntime-web on the exported ONNX model with the same token ids:
+//      f32 bundle vs ORT fp32, q8 bundle vs ORT dynamic int8 (per channel);
+//   3. tokenizer and page benchmarks of the other helpers, as child
+//      processes, when their scripts exist.
+//
+// FLOP count (a multiply-add is 2 FLOPs), per layer, T tokens, hidden H,
+// feed-forward width I:
+//   Q, K, V, output projections   4 * 2*T*H*H
+//   feed-forward (two matmuls)    2 * 2*T*H*I
+//   attention QK^T and A.V        2 * 2*T*T*H   (all heads together: d_head*heads = H)
+//   FLOPs = n_layers * (8*T*H^2 + 4*T*H*I + 4*T^2*H)
+// Embedding lookup, LayerNorm, softmax, GELU and bias adds are not counted.
+// all-MiniLM-L6-v2 (6 layers, H=384, I=1536): 0.34 GFLOP at T=16,
+// 2.87 GFLOP at T=128, 13.29 GFLOP at T=512.
+//
+// The ONNX files come from `python3 tools/export_onnx.py` (tools/onnx/, not
+// committed); without them only the bertlens half runs.
+
+import { createRequire } from 'node:module';
+import { existsSync, readFileSync, readdirSync, writeFileSync, mkdirSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { dirname, join, basename, relative } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { gunzipSync } from 'node:zlib';
+import { createHash } from 'node:crypto';
+import os from 'node:os';
+import v8 from 'node:v8';
+
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
+const rel = (p) => relative(ROOT, p) || '.';
+
+// ------------------------------------------------------------------ options
+
+function parseArgs(argv) {
+  const o = { runs: 30, warmup: 3, Ts: [16, 128, 512], ort: true, json: join(ROOT, 'build/bench/results.json') };
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i];
+    const val = () => {
+      if (i + 1 >= argv.length) throw new Error(`${a} needs a value`);
+      return argv[++i];
+    };
+    if (a === '--runs') o.runs = parseInt(val(), 10);
+    else if (a === '--warmup') o.warmup = parseInt(val(), 10);
+    else if (a === '--T') o.Ts = val().split(',').map((s) => parseInt(s, 10));
+    else if (a === '--quick') { o.runs = 5; o.warmup = 1; o.Ts = [16, 128]; }
+    else if (a === '--no-ort') o.ort = false;
+    else if (a === '--json') o.json = val();
+    else if (a === '--cold') o.cold = val(); // internal: one cold-start measurement in this fresh process
+    else if (a === '-h' || a === '--help') {
+      console.log('usage: node tools/bench.mjs [--runs N] [--warmup N] [--T 16,128,512] [--quick] [--no-ort] [--json FILE]');
+      console.log('       (--cold bertlens|ort: one cold start, used by the bench itself in child processes)');
+      process.exit(0);
+    } else throw new Error(`unknown option ${a}`);
+  }
+  if (!(o.runs >= 1) || !(o.warmup >= 0) || o.Ts.some((t) => !(t >= 2))) throw new Error('bad --runs/--warmup/--T');
+  return o;
+}
+
+// ------------------------------------------------------------------ numbers
+
+const BL_KEEP_ATTN = 1; // bertlens.h
+const BL_KEEP_HIDDEN = 8;
+const FLAG_ROWS = [
+  { name: 'attn', flags: BL_KEEP_ATTN }, // what the web app asks for
+  { name: 'none', flags: 0 },
+];
+
+function flops(cfg, T) {
+  const H = cfg.hidden, I = cfg.intermediate;
+  return cfg.n_layers * (8 * T * H * H + 4 * T * H * I + 4 * T * T * H);
+}
+
+function stats(ms) {
+  const s = [...ms].sort((a, b) => a - b);
+  const q = (p) => s[Math.min(s.length - 1, Math.ceil(p * s.length) - 1)]; // nearest rank
+  return { n: s.length, median: s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2,
+    p90: q(0.9), min: s[0] };
+}
+
+// The same ids for both engines: [CLS] w1 .. w_{T-2} [SEP], the words drawn
+// from the ordinary-word part of the BERT vocabulary by a fixed LCG (speed
+// does not depend on which words they are; the sequence is reproducible).
+function tokenIds(T) {
+  const ids = new Int32Array(T);
+  let x = 12345;
+  for (let i = 0; i < T; i++) {
+    x = (Math.imul(x, 1103515245) + 12345) >>> 0;
+    ids[i] = 2000 + ((x >>> 8) % 27000);
+  }
+  ids[0] = 101; // [CLS]
+  ids[T - 1] = 102; // [SEP]
+  return ids;
+}
+
+async function timeRuns(fn, warmup, runs) {
+  for (let i = 0; i < warmup; i++) await fn();
+  const ms = [];
+  for (let i = 0; i < runs; i++) {
+    const t0 = performance.now();
+    await fn();
+    ms.push(performance.now() - t0);
+  }
+  return stats(ms);
+}
+
+const f1 = (x) => (x == null ? '-' : x.toFixed(1));
+const f2 = (x) => (x == null ? '-' : x.toFixed(2));
+
+function table(header, rows) {
+  const cells = [header, ...rows.map((r) => r.map((c) => String(c)))];
+  const w = header.map((_, j) => Math.max(...cells.map((r) => r[j].length)));
+  const line = (r) => '| ' + r.map((c, j) => (j < 3 ? c.padEnd(w[j]) : c.padStart(w[j]))).join(' | ') + ' |';
+  return [line(header), '|' + w.map((n, j) => (j < 3 ? '-'.repeat(n + 2) : '-'.repeat(n + 1) + ':')).join('|') + '|',
+    ...cells.slice(1).map(line)].join('\n');
+}
+
+// ----------------------------------------------------------------- bertlens
+
+// Emscripten 3.1.6 writes a CommonJS-style factory; this package is "type":
+// "module", so evaluate the glue as a function body with a CommonJS scope.
+function loadFactory(jsPath) {
+  const src = readFileSync(jsPath, 'utf8');
+  const module = { exports: {} };
+  const require = createRequire(jsPath);
+  const body = `${src}\n;return (typeof module.exports === 'function') ? module.exports : createBertlens;`;
+  // eslint-disable-next-line no-new-func
+  return new Function('module', 'exports', 'require', '__filename', '__dirname', body)(
+    module, module.exports, require, jsPath, dirname(jsPath));
+}
+
+class Bertlens {
+  static async create(factory, wasmBinary) {
+    const b = new Bertlens();
+    b.M = await factory({ wasmBinary, print: () => {}, printErr: (s) => process.stderr.write(s + '\n') });
+    return b;
+  }
+  get heapBytes() { return this.M.HEAPU8.length; }
+  error() { return this.M.UTF8ToString(this.M._blw_error()); }
+  load(bytes) {
+    const M = this.M;
+    const p = M._malloc(bytes.length);
+    if (!p) throw new Error(`malloc(${bytes.length}) failed`);
+    M.HEAPU8.set(bytes, p);
+    if (M._blw_load(p, bytes.length) !== 0) throw new Error(`blw_load: ${this.error()}`);
+    this.info = JSON.parse(M.UTF8ToString(M._blw_info_json()));
+    return this.info;
+  }
+  cstr(s) {
+    const n = this.M.lengthBytesUTF8(s) + 1;
+    const p = this.M._malloc(n);
+    this.M.stringToUTF8(s, p, n);
+    return p;
+  }
+  run(text, flags) {
+    const p = this.cstr(text);
+    const T = this.M._blw_run(p, 0, flags, 0);
+    this.M._free(p);
+    if (T < 0) throw new Error(`blw_run: ${this.error()}`);
+    return T;
+  }
+  // Copy ids into the heap once; forward(flags) then reruns on them.
+  setIds(ids) {
+    const M = this.M;
+    if (this.idsPtr) { M._free(this.idsPtr); M._free(this.typesPtr); }
+    this.T = ids.length;
+    this.idsPtr = M._malloc(4 * ids.length);
+    this.typesPtr = M._malloc(4 * ids.length);
+    M.HEAP32.set(ids, this.idsPtr >> 2);
+    M.HEAP32.fill(0, this.typesPtr >> 2, (this.typesPtr >> 2) + ids.length);
+  }
+  forward(flags) {
+    const T = this.M._blw_forward_ids(this.idsPtr, this.typesPtr, this.T, flags, 0);
+    if (T !== this.T) throw new Error(`blw_forward_ids returned ${T}: ${this.error()}`);
+  }
+  floats(ptr, n) { return ptr ? new Float32Array(this.M.HEAPF32.buffer, ptr, n).slice() : null; }
+}
+
+// -------------------------------------------------------------------- ORT
+
+async function loadOrt() {
+  const dist = join(ROOT, 'node_modules/onnxruntime-web/dist/');
+  if (!existsSync(join(dist, 'ort-wasm-simd-threaded.wasm'))) return null;
+  // In Node the package resolves to dist/ort.node.min.mjs, which imports the
+  // wasm glue dist/ort-wasm-simd-threaded.mjs and reads
+  // dist/ort-wasm-simd-threaded.wasm from wasmPaths: local files, no network.
+  const ort = await import(pathToFileURL(join(ROOT, 'node_modules/onnxruntime-web/dist/ort.node.min.mjs')).href);
+  ort.env.wasm.numThreads = 1; // single thread like bertlens (no worker threads)
+  ort.env.wasm.simd = true;
+  ort.env.wasm.proxy = false;
+  ort.env.wasm.wasmPaths = pathToFileURL(dist).href;
+  ort.env.logLevel = 'error';
+  return ort;
+}
+
+function ortFeeds(ort, ids) {
+  const T = ids.length;
+  const big = BigInt64Array.from(ids, (v) => BigInt(v));
+  return {
+    input_ids: new ort.Tensor('int64', big, [1, T]),
+    attention_mask: new ort.Tensor('int64', new BigInt64Array(T).fill(1n), [1, T]),
+    token_type_ids: new ort.Tensor('int64', new BigInt64Array(T), [1, T]),
+  };
+}
+
+async function ortSession(ort, bytes) {
+  return ort.InferenceSession.create(bytes, { executionProviders: ['wasm'], graphOptimizationLevel: 'all' });
+}
+
+// ------------------------------------------------------------------- main
+
+function findBundles() {
+  const out = [];
+  const notes = [];
+  for (const d of ['f32', 'q8', 'q4']) {
+    const p = join(ROOT, `build/models/all-minilm-l6-v2.${d}.blb`);
+    if (existsSync(p)) out.push({ path: p, bytes: () => new Uint8Array(readFileSync(p)) });
+    else notes.push(`skipped ${rel(p)} (missing: make test-models)`);
+  }
+  const mdir = join(ROOT, 'models');
+  const gz = existsSync(mdir) ? readdirSync(mdir).filter((f) => f.endsWith('.blb.gz')).sort() : [];
+  if (!gz.length) notes.push('skipped models/*.blb.gz (none found)');
+  for (const f of gz) {
+    const p = join(mdir, f);
+    out.push({ path: p, bytes: () => new Uint8Array(gunzipSync(readFileSync(p))) });
+  }
+  return { bundles: out, notes };
+}
+
+function sha(bytes) { return createHash('sha256').update(bytes).digest('hex'); }
+
+function childBench(script, quick) {
+  const p = join(ROOT, script);
+  if (!existsSync(p)) { console.log(`${script}: skipped (not present)`); return { script, status: 'skipped' }; }
+  console.log(`\n== ${script}`);
+  const r = spawnSync(process.execPath, [p, ...(quick ? ['--quick'] : [])], { cwd: ROOT, stdio: 'inherit' });
+  const status = r.error ? `error: ${r.error.message}` : r.status === 0 ? 'ok' : `exit ${r.status ?? r.signal}`;
+  if (status !== 'ok') console.log(`${script}: ${status}`);
+  return { script, status };
+}
+
+const COLD_SENTENCE = 'The quick brown fox jumps over the lazy dog.';
+const COLD_REPS = 3;
+
+// One cold start in this (fresh) process; prints one JSON line with the
+// step times. Bytes are read from disk before the clock starts.
+async function coldChild(engine) {
+  if (engine === 'bertlens') {
+    const model = join(ROOT, 'models/all-minilm-l6-v2.q8.blb.gz');
+    const factory = loadFactory(join(ROOT, 'build/wasm/bertlens.js'));
+    const wasmBinary = new Uint8Array(readFileSync(join(ROOT, 'build/wasm/bertlens.wasm')));
+    const gz = readFileSync(model);
+    const t0 = performance.now();
+    const bytes = new Uint8Array(gunzipSync(gz));
+    const t1 = performance.now();
+    const b = await Bertlens.create(factory, wasmBinary);
+    const t2 = performance.now();
+    b.load(bytes);
+    const t3 = performance.now();
+    const T = b.run(COLD_SENTENCE, BL_KEEP_ATTN);
+    const t4 = performance.now();
+    const attn = b.floats(b.M._blw_attention(0), T * T);
+    if (!attn || Math.abs(attn.slice(0, T).reduce((x, y) => x + y, 0) - 1) > 1e-3) throw new Error('no attention after blw_run');
+    return { model: basename(model), gunzip: t1 - t0, instantiate: t2 - t1, load: t3 - t2, first: t4 - t3, total: t4 - t1,
+      steps: [['gunzip', 'gunzip (node zlib; not in total)'], ['instantiate', 'compile + instantiate wasm'],
+        ['load', 'blw_load'], ['first', `first blw_run (T=${T}, attention kept)`], ['total', 'total to first attention']] };
+  }
+  const model = join(ROOT, 'tools/onnx/all-minilm-l6-v2.int8.onnx');
+  const bytes = readFileSync(model);
+  const t0 = performance.now();
+  const ort = await loadOrt();
+  const s = await ortSession(ort, bytes);
+  const t1 = performance.now();
+  await s.run(ortFeeds(ort, tokenIds(12)));
+  const t2 = performance.now();
+  return { model: basename(model), session: t1 - t0, first: t2 - t1, total: t2 - t0,
+    steps: [['session', 'import + InferenceSession.create (runtime compile included)'], ['first', 'first run (T=12)'],
+      ['total', 'total to first output']] };
+}
+
+async function main() {
+  const opt = parseArgs(process.argv.slice(2));
+  if (opt.cold) { console.log(JSON.stringify(await coldChild(opt.cold))); return; }
+  // Steady-state numbers: compile every wasm function with the optimizing
+  // tier up front. With V8's default lazy tier-up, ORT's big module spends
+  // seconds in baseline (Liftoff) code on a busy 2-core machine, which the
+  // warm-up runs would not reliably cover. Same treatment for both engines.
+  v8.setFlagsFromString('--no-liftoff');
+  const cpu = os.cpus()[0]?.model ?? 'unknown cpu';
+  console.log(`bertlens bench — node ${process.version}, ${cpu}, ${os.cpus().length} cores, ` +
+    `load average ${os.loadavg().map((x) => x.toFixed(2)).join(' ')}`);
+  console.log(`${opt.runs} timed runs after ${opt.warmup} warm-up run(s) per row; median and p90 (nearest rank) in ms; ` +
+    'single thread for both engines');
+  const results = { when: new Date().toISOString(), node: process.version, cpu, opts: opt, cold: [], rows: [], notes: [] };
+  const note = (s) => { console.log(`note: ${s}`); results.notes.push(s); };
+
+  // ---- bertlens module
+  const jsPath = join(ROOT, 'build/wasm/bertlens.js');
+  const wasmPath = join(ROOT, 'build/wasm/bertlens.wasm');
+  let factory = null, wasmBinary = null;
+  if (!existsSync(jsPath) || !existsSync(wasmPath)) note('build/wasm/bertlens.{js,wasm} missing (make wasm): bertlens part skipped');
+  else {
+    factory = loadFactory(jsPath);
+    wasmBinary = new Uint8Array(readFileSync(wasmPath));
+    const probe = await Bertlens.create(factory, wasmBinary);
+    const need = ['_blw_load', '_blw_forward_ids', '_blw_run', '_blw_info_json', '_blw_error'];
+    const missing = need.filter((f) => typeof probe.M[f] !== 'function');
+    if (missing.length) { note(`wasm module lacks ${missing.join(', ')}: bertlens part skipped`); factory = null; }
+    else console.log(`bertlens wasm: ${rel(wasmPath)} (${(wasmBinary.length / 1024).toFixed(0)} KiB), ` +
+      `SIMD128 ${probe.M._blw_simd && probe.M._blw_simd() ? 'on' : 'OFF'}`);
+  }
+
+  // ---- ORT
+  let ort = null;
+  const onnx = { f32: join(ROOT, 'tools/onnx/all-minilm-l6-v2.f32.onnx'), q8: join(ROOT, 'tools/onnx/all-minilm-l6-v2.int8.onnx') };
+  if (opt.ort) {
+    const have = Object.values(onnx).every(existsSync);
+    if (!have) {
+      note('ONNX files missing (tools/onnx/all-minilm-l6-v2.{f32,int8}.onnx). To add the onnxruntime-web side run:\n' +
+        '      pip install onnx onnxruntime && python3 tools/export_onnx.py\n' +
+        '  then `make bench` again. Running the bertlens part only.');
+    } else {
+      ort = await loadOrt();
+      if (!ort) note('node_modules/onnxruntime-web missing (npm ci): ORT part skipped');
+      else console.log(`onnxruntime-web ${ort.env.versions?.web ?? '?'}: wasm backend, numThreads 1, SIMD`);
+    }
+  }
+
+  const ortSess = {}; // dtype -> session, created once
+  const getOrt = async (dtype) => {
+    if (!ort || !onnx[dtype]) return null;
+    if (!ortSess[dtype]) ortSess[dtype] = await ortSession(ort, readFileSync(onnx[dtype]));
+    return ortSess[dtype];
+  };
+
+  // ---- 1. cold start (default model), each in a fresh child process
+  console.log(`\n== cold start: bytes in memory -> first attention ("${COLD_SENTENCE}"), ${COLD_REPS} fresh processes each`);
+  const coldLines = [];
+  for (const engine of ['bertlens', 'ort']) {
+    if (engine === 'bertlens' && !factory) { note('bertlens cold start skipped (no wasm module)'); continue; }
+    if (engine === 'ort' && !ort) continue;
+    const reps = [];
+    for (let r = 0; r < COLD_REPS; r++) {
+      const c = spawnSync(process.execPath, [fileURLToPath(import.meta.url), '--cold', engine], { cwd: ROOT, encoding: 'utf8' });
+      const last = (c.stdout || '').trim().split('\n').pop();
+      if (c.status !== 0 || !last?.startsWith('{')) { note(`${engine} cold start failed: ${(c.stderr || '').trim().slice(-300)}`); break; }
+      reps.push(JSON.parse(last));
+    }
+    if (!reps.length) continue;
+    results.cold.push({ engine, reps });
+    const med = (k) => f1(stats(reps.map((x) => x[k])).median);
+    const rng = (k) => `${f1(Math.min(...reps.map((x) => x[k])))}-${f1(Math.max(...reps.map((x) => x[k])))}`;
+    for (const [k, what] of reps[0].steps) coldLines.push([what, engine === 'ort' ? 'ORT web' : 'bertlens', reps[0].model, med(k), rng(k)]);
+  }
+  if (coldLines.length) {
+    console.log(table(['step', 'engine', 'model', 'median ms', 'range ms'], coldLines));
+    console.log('(default V8 flags here, as in a browser: Liftoff code first, tier-up to TurboFan later; ' +
+      'the gunzip row is not part of the total)');
+  }
+
+  // ---- 2. forward passes
+  const { bundles, notes } = findBundles();
+  notes.forEach(note);
+  const header = ['model', 'dtype', 'flags', 'T', 'median ms', 'p90 ms', 'GFLOP/s', 'heap MB',
+    'ORT', 'ORT median ms', 'ORT p90 ms', 'ORT GFLOP/s', 'ratio ORT/bl'];
+  const printed = [];
+  const ortCache = {}; // `${dtype}:${T}` -> stats (same ORT row beside several bundles)
+  const seen = new Map(); // sha -> path
+  let cfg = null;
+
+  const ortRow = async (dtype, T) => {
+    const key = `${dtype}:${T}`;
+    if (key in ortCache) return ortCache[key];
+    const s = await getOrt(dtype);
+    if (!s) return (ortCache[key] = null);
+    const feeds = ortFeeds(ort, tokenIds(T));
+    const st = await timeRuns(() => s.run(feeds), opt.warmup, opt.runs);
+    return (ortCache[key] = st);
+  };
+
+  for (const bd of factory ? bundles : []) {
+    const bytes = bd.bytes();
+    const h = sha(bytes);
+    if (seen.has(h)) { note(`${rel(bd.path)} is byte-identical to ${rel(seen.get(h))} once inflated: not timed twice`); continue; }
+    seen.set(h, bd.path);
+    // A fresh module per bundle, so "heap MB" is this model's peak alone.
+    const b = await Bertlens.create(factory, wasmBinary);
+    let info;
+    try { info = b.load(bytes); } catch (e) { note(`${rel(bd.path)}: ${e.message}`); continue; }
+    cfg = info.config;
+    const dtype = info.dtype ?? info.meta?.['weights.dtype'] ?? '?';
+    const ortDtype = dtype === 'f32' ? 'f32' : dtype === 'q8' ? 'q8' : null;
+    for (const T of opt.Ts) {
+      if (T > cfg.max_positions) { note(`${basename(bd.path)}: T=${T} > max_positions ${cfg.max_positions}, skipped`); continue; }
+      b.setIds(tokenIds(T));
+      const o = ortDtype ? await ortRow(ortDtype, T) : null;
+      const gf = flops(cfg, T) / 1e9;
+      for (const fr of FLAG_ROWS) {
+        const st = await timeRuns(() => b.forward(fr.flags), opt.warmup, opt.runs);
+        const row = {
+          model: rel(bd.path), dtype, flags: fr.name, T, median: st.median, p90: st.p90, gflops: gf / (st.median / 1e3),
+          heapMB: b.heapBytes / 2 ** 20,
+          ort: o ? (ortDtype === 'f32' ? 'fp32' : 'int8') : null,
+          ortMedian: o?.median ?? null, ortP90: o?.p90 ?? null, ortGflops: o ? gf / (o.median / 1e3) : null,
+          ratio: o ? o.median / st.median : null,
+        };
+        results.rows.push(row);
+        const line = [basename(bd.path), dtype, fr.name, T, f1(row.median), f1(row.p90), f2(row.gflops), f1(row.heapMB),
+          row.ort ?? '-', f1(row.ortMedian), f1(row.ortP90), f2(row.ortGflops), f2(row.ratio)];
+        printed.push(line);
+        console.log(`  ${line.join('  ')}`); // progress while the table fills
+      }
+    }
+    // Heap after every T: the module's memory only grows, so this is the peak.
+    const peak = b.heapBytes / 2 ** 20;
+    for (const r of results.rows) if (r.model === rel(bd.path)) r.heapMB = peak;
+    for (const l of printed) if (l[0] === basename(bd.path)) l[7] = f1(peak);
+
+    // Same computation? Final hidden states against ORT at T=16 (f32 / q8 only).
+    if (ortDtype && ort && typeof b.M._blw_hidden === 'function') {
+      const ids = tokenIds(16);
+      b.setIds(ids);
+      b.forward(BL_KEEP_HIDDEN);
+      const mine = b.floats(b.M._blw_hidden(cfg.n_layers), 16 * cfg.hidden);
+      const theirs = (await (await getOrt(ortDtype)).run(ortFeeds(ort, ids))).last_hidden_state.data;
+      if (mine) {
+        let dot = 0, na = 0, nb = 0, mx = 0;
+        for (let i = 0; i < mine.length; i++) {
+          dot += mine[i] * theirs[i]; na += mine[i] ** 2; nb += theirs[i] ** 2;
+          mx = Math.max(mx, Math.abs(mine[i] - theirs[i]));
+        }
+        const msg = `${basename(bd.path)} vs ORT ${ortDtype === 'f32' ? 'fp32' : 'int8'} final hidden, T=16: ` +
+          `cosine ${(dot / Math.sqrt(na * nb)).toFixed(5)}, max|diff| ${mx.toExponential(2)}`;
+        console.log(`  check: ${msg}`);
+        results.notes.push(msg);
+      }
+    }
+  }
+
+  // ORT alone when no bertlens module/bundle could run.
+  if (!printed.length && ort) {
+    const ortCfg = { n_layers: 6, hidden: 384, intermediate: 1536 }; // all-MiniLM-L6-v2 config.json
+    for (const dtype of ['f32', 'q8']) for (const T of opt.Ts) {
+      const o = await ortRow(dtype, T);
+      const gf = flops(ortCfg, T) / 1e9;
+      const line = ['(no bertlens)', '-', '-', T, '-', '-', '-', '-', dtype === 'f32' ? 'fp32' : 'int8',
+        f1(o.median), f1(o.p90), f2(gf / (o.median / 1e3)), '-'];
+      printed.push(line);
+      results.rows.push({ model: null, T, ort: line[8], ortMedian: o.median, ortP90: o.p90, ortGflops: gf / (o.median / 1e3) });
+      console.log(`  ${line.join('  ')}`);
+    }
+  }
+
+  console.log('\n== forward pass (blw_forward_ids vs onnxruntime-web InferenceSession.run)');
+  if (printed.length) console.log(table(header, printed));
+  else console.log('(nothing ran)');
+  if (cfg) console.log(`FLOPs/run = n_layers*(8*T*H^2 + 4*T*H*I + 4*T^2*H) with n_layers=${cfg.n_layers}, H=${cfg.hidden}, ` +
+    `I=${cfg.intermediate}; heap MB = wasm memory size after all runs of that bundle (fresh module per bundle); ` +
+    'ratio > 1: bertlens faster.');
+
+  // ---- 3. other helpers' benchmarks
+  console.log('\n== tokenizer and page benchmarks');
+  results.children = [childBench('tools/bench_tokenizer.mjs', opt.runs < 30), childBench('tools/bench_page.mjs', opt.runs < 30)];
+
+  if (opt.json) {
+    mkdirSync(dirname(opt.json), { recursive: true });
+    writeFileSync(opt.json, JSON.stringify(results, null, 1));
+    console.log(`\nresults: ${rel(opt.json)}`);
+  }
+}
+
+main().catch((e) => {
+  console.error(`bench: ${e.stack || e.message}`);
+  process.exit(1);
+});
