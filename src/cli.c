@@ -174,11 +174,312 @@ static int cmd_tokenize(int argc, char **argv) {
 
 /* ------------------------------------------------------------- attend */
 
+/* JSON string with the escapes JSON requires (UTF-8 passes through). */
+static void json_str(const char *s) {
+    putchar('"');
+    for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
+        if (*p == '"' || *p == '\\')
+            printf("\\%c", *p);
+        else if (*p < 0x20)
+            printf("\\u%04x", *p);
+        else
+            putchar(*p);
+    }
+    putchar('"');
+}
+
+/* Print n floats as a JSON list, %.9g (round-trips f32). */
+static void json_floats(const float *x, size_t n) {
+    putchar('[');
+    for (size_t i = 0; i < n; i++) printf(i ? ",%.9g" : "%.9g", (double)x[i]);
+    putchar(']');
+}
+
+/* Print a [n_outer][rows][cols] block where rows is either all `n_rows` rows
+ * or the listed ones (sel != NULL): a [n_outer][n_sel][cols] JSON list. */
+static void json_rows(const float *x, int n_outer, int n_rows, int cols, const int32_t *sel, int n_sel) {
+    putchar('[');
+    for (int o = 0; o < n_outer; o++) {
+        printf(o ? ",[" : "[");
+        int nr = sel ? n_sel : n_rows;
+        for (int r = 0; r < nr; r++) {
+            if (r) putchar(',');
+            int row = sel ? sel[r] : r;
+            json_floats(x + ((size_t)o * n_rows + row) * cols, (size_t)cols);
+        }
+        putchar(']');
+    }
+    putchar(']');
+}
+
+/* Parse "1,2,3" into a malloc'ed array. Returns count or -1. */
+static int parse_int_list(const char *s, int32_t **out) {
+    int cap = 16, n = 0;
+    int32_t *v = malloc((size_t)cap * sizeof *v);
+    if (!v) return -1;
+    while (*s) {
+        char *end;
+        errno = 0;
+        long x = strtol(s, &end, 10);
+        if (end == s || errno || x < INT32_MIN || x > INT32_MAX || (*end && *end != ',')) {
+            free(v);
+            return -1;
+        }
+        if (n == cap) {
+            int32_t *nv = realloc(v, (size_t)(cap *= 2) * sizeof *v);
+            if (!nv) {
+                free(v);
+                return -1;
+            }
+            v = nv;
+        }
+        v[n++] = (int32_t)x;
+        s = *end ? end + 1 : end;
+    }
+    *out = v;
+    return n;
+}
+
+/* bertlens attend [--layer N] [--qk] [--norms] BUNDLE TEXT [TEXT_B]
+ *
+ * Prints {"tokens": [...], "layers": [l...], "attentions": [layer][head][T][T]}.
+ * Every per-layer array lists the layers in "layers": all of them, or with
+ * --layer N a one-element list [[head][T][T]]. --qk adds "queries"/"keys"
+ * [layer][head][T][d_head] (after bias, before 1/sqrt(d)), --norms adds
+ * "norms" [layer][head][T][T] (||a_ij f_h(x_j)||).
+ * Options for tests (not in the usage text):
+ *   --ids 101,2023,...  --types 0,0,...   run on these token ids instead of text
+ *   --hidden            add "hidden" [n_layers+1][T][hidden] and "pooled" [hidden]
+ *   --rows 0,5,...      print only these query rows of attentions/norms/queries/
+ *                       keys/hidden ([..][R][..]) and add "attn_argmax" and
+ *                       "attn_colmean" [layer][head][T] over all rows */
 static int cmd_attend(int argc, char **argv) {
-    (void)argc;
-    (void)argv;
-    fprintf(stderr, "bertlens: attend is not built into this binary yet\n");
-    return 1;
+    int layer = -1, want_qk = 0, want_norms = 0, want_hidden = 0, n_ids = -1, n_types = -1, n_rows = -1, rc = 1;
+    int32_t *ids = NULL, *types = NULL, *rows = NULL;
+    const char *pos[3];
+    int npos = 0;
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i];
+        int has_val = i + 1 < argc;
+        if (!strcmp(a, "--layer") && has_val) {
+            char *end;
+            layer = (int)strtol(argv[++i], &end, 10);
+            if (*end || layer < 0) {
+                fprintf(stderr, "bertlens: --layer needs a layer number\n");
+                goto done;
+            }
+        } else if (!strcmp(a, "--qk")) {
+            want_qk = 1;
+        } else if (!strcmp(a, "--norms")) {
+            want_norms = 1;
+        } else if (!strcmp(a, "--hidden")) {
+            want_hidden = 1;
+        } else if (!strcmp(a, "--ids") && has_val) {
+            free(ids);
+            if ((n_ids = parse_int_list(argv[++i], &ids)) <= 0) {
+                fprintf(stderr, "bertlens: --ids needs a comma-separated list of token ids\n");
+                goto done;
+            }
+        } else if (!strcmp(a, "--types") && has_val) {
+            free(types);
+            if ((n_types = parse_int_list(argv[++i], &types)) <= 0) {
+                fprintf(stderr, "bertlens: --types needs a comma-separated list of type ids\n");
+                goto done;
+            }
+        } else if (!strcmp(a, "--rows") && has_val) {
+            free(rows);
+            if ((n_rows = parse_int_list(argv[++i], &rows)) <= 0) {
+                fprintf(stderr, "bertlens: --rows needs a comma-separated list of rows\n");
+                goto done;
+            }
+        } else if (a[0] == '-' && a[1] == '-') {
+            fprintf(stderr, "bertlens: attend: unknown option %s\n", a);
+            goto done;
+        } else if (npos < 3) {
+            pos[npos++] = a;
+        } else {
+            npos++;
+        }
+    }
+    int need = ids ? 1 : 2;
+    if (npos < need || npos > (ids ? 1 : 3)) {
+        fprintf(stderr, "usage: bertlens attend [--layer N] [--qk] [--norms] BUNDLE TEXT [TEXT_B]\n");
+        goto done;
+    }
+    if (types && n_types != n_ids) {
+        fprintf(stderr, "bertlens: --types has %d entries, --ids %d\n", n_types, n_ids);
+        goto done;
+    }
+
+    cli_bundle cb;
+    if (open_bundle(pos[0], &cb)) goto done;
+    const bl_model *m = cb.model;
+    const bl_config *c = bl_model_config(m);
+    const bl_tokenizer *tk = bl_model_tokenizer(m);
+    char err[512] = "";
+    bl_tokens toks;
+    memset(&toks, 0, sizeof toks);
+    bl_state *s = NULL;
+    float *qs = NULL, *ks = NULL;
+    const int L = c->n_layers, NH = c->n_heads, H = c->hidden, d = c->hidden / c->n_heads;
+    if (layer >= L) {
+        fprintf(stderr, "bertlens: --layer %d: the model has layers 0..%d\n", layer, L - 1);
+        goto close;
+    }
+    if (!ids) {
+        const char *b = npos == 3 ? pos[2] : NULL;
+        if (bl_tokenize(tk, pos[1], strlen(pos[1]), b, b ? strlen(b) : 0, c->max_positions, &toks, err,
+                        sizeof err)) {
+            fprintf(stderr, "bertlens: cannot tokenize: %s\n", err);
+            goto close;
+        }
+        ids = toks.ids;
+        types = toks.type_ids;
+        n_ids = toks.n;
+    }
+    const int T = n_ids;
+    if (T > c->max_positions) {
+        fprintf(stderr, "bertlens: %d tokens: the model takes at most %d\n", T, c->max_positions);
+        goto close;
+    }
+    for (int r = 0; r < n_rows; r++)
+        if (rows[r] < 0 || rows[r] >= T) {
+            fprintf(stderr, "bertlens: --rows: row %d out of range 0..%d\n", rows[r], T - 1);
+            goto close;
+        }
+    unsigned flags = BL_KEEP_ATTN | (want_norms ? BL_KEEP_NORMS : 0) | (want_qk ? BL_KEEP_QK : 0) |
+                     (want_hidden ? BL_KEEP_HIDDEN : 0);
+    if (!(s = bl_state_new(m, T, flags, err, sizeof err))) {
+        fprintf(stderr, "bertlens: %s\n", err);
+        goto close;
+    }
+    int l0 = layer >= 0 ? layer : 0, l1 = layer >= 0 ? layer + 1 : L, nl = l1 - l0;
+    if (bl_forward(m, s, ids, types, T, l0, err, sizeof err)) {
+        fprintf(stderr, "bertlens: %s\n", err);
+        goto close;
+    }
+    if (want_qk) { /* the state keeps one layer's q/k: one forward per listed layer */
+        size_t per = (size_t)NH * T * d;
+        qs = malloc((size_t)nl * per * sizeof(float));
+        ks = malloc((size_t)nl * per * sizeof(float));
+        if (!qs || !ks) {
+            fprintf(stderr, "bertlens: out of memory\n");
+            goto close;
+        }
+        for (int l = l0; l < l1; l++) {
+            if (l != l0 && bl_forward(m, s, ids, types, T, l, err, sizeof err)) {
+                fprintf(stderr, "bertlens: %s\n", err);
+                goto close;
+            }
+            memcpy(qs + (size_t)(l - l0) * per, bl_queries(s), per * sizeof(float));
+            memcpy(ks + (size_t)(l - l0) * per, bl_keys(s), per * sizeof(float));
+        }
+    }
+
+    printf("{\"tokens\":[");
+    for (int t = 0; t < T; t++) {
+        if (t) putchar(',');
+        json_str(bl_token_str(tk, ids[t]));
+    }
+    printf("],\"layers\":[");
+    for (int l = l0; l < l1; l++) printf(l > l0 ? ",%d" : "%d", l);
+    printf("],\"attentions\":[");
+    for (int l = l0; l < l1; l++) {
+        if (l > l0) putchar(',');
+        json_rows(bl_attention(s, l), NH, T, T, rows, n_rows);
+    }
+    putchar(']');
+    if (want_norms) {
+        printf(",\"norms\":[");
+        for (int l = l0; l < l1; l++) {
+            if (l > l0) putchar(',');
+            json_rows(bl_norms(s, l), NH, T, T, rows, n_rows);
+        }
+        putchar(']');
+    }
+    if (want_qk) {
+        size_t per = (size_t)NH * T * d;
+        printf(",\"queries\":[");
+        for (int l = 0; l < nl; l++) {
+            if (l) putchar(',');
+            json_rows(qs + l * per, NH, T, d, rows, n_rows);
+        }
+        printf("],\"keys\":[");
+        for (int l = 0; l < nl; l++) {
+            if (l) putchar(',');
+            json_rows(ks + l * per, NH, T, d, rows, n_rows);
+        }
+        putchar(']');
+    }
+    if (want_hidden) {
+        printf(",\"hidden\":[");
+        for (int l = 0; l <= L; l++) {
+            if (l) putchar(',');
+            const float *hs = bl_hidden(s, l);
+            if (rows) {
+                json_rows(hs, 1, T, H, rows, n_rows);
+            } else {
+                json_rows(hs, 1, T, H, NULL, 0);
+            }
+        }
+        printf("],\"pooled\":[");
+        const float *fin = bl_hidden(s, L);
+        for (int i = 0; i < H; i++) {
+            double sum = 0;
+            for (int t = 0; t < T; t++) sum += fin[(size_t)t * H + i];
+            printf(i ? ",%.9g" : "%.9g", sum / T);
+        }
+        putchar(']');
+    }
+    if (rows) { /* whole-matrix summaries of the attention */
+        printf(",\"attn_argmax\":[");
+        for (int l = l0; l < l1; l++) {
+            printf(l > l0 ? ",[" : "[");
+            for (int h = 0; h < NH; h++) {
+                printf(h ? ",[" : "[");
+                const float *a = bl_attention(s, l) + (size_t)h * T * T;
+                for (int i = 0; i < T; i++) {
+                    int best = 0;
+                    for (int j = 1; j < T; j++)
+                        if (a[(size_t)i * T + j] > a[(size_t)i * T + best]) best = j;
+                    printf(i ? ",%d" : "%d", best);
+                }
+                putchar(']');
+            }
+            putchar(']');
+        }
+        printf("],\"attn_colmean\":[");
+        for (int l = l0; l < l1; l++) {
+            printf(l > l0 ? ",[" : "[");
+            for (int h = 0; h < NH; h++) {
+                printf(h ? ",[" : "[");
+                const float *a = bl_attention(s, l) + (size_t)h * T * T;
+                for (int j = 0; j < T; j++) {
+                    double sum = 0;
+                    for (int i = 0; i < T; i++) sum += a[(size_t)i * T + j];
+                    printf(j ? ",%.9g" : "%.9g", sum / T);
+                }
+                putchar(']');
+            }
+            putchar(']');
+        }
+        putchar(']');
+    }
+    printf("}\n");
+    rc = fflush(stdout) ? 1 : 0;
+
+close:
+    free(qs);
+    free(ks);
+    bl_state_free(s);
+    if (ids == toks.ids) ids = types = NULL;
+    bl_tokens_free(&toks);
+    close_bundle(&cb);
+done:
+    free(ids);
+    free(types);
+    free(rows);
+    return rc;
 }
 
 /* --------------------------------------------------------------- main */
