@@ -3,7 +3,7 @@
 // both single-threaded WebAssembly in this one Node process.
 //
 //   node tools/bench.mjs [--runs N] [--warmup N] [--T 16,128,512] [--quick]
-//                        [--no-ort] [--json FILE]
+//                        [--no-ort] [--json FILE] [--wasm DIR]
 //
 // What it measures, in order:
 //   1. cold start of the default model: bundle bytes already in memory ->
@@ -46,7 +46,8 @@ const rel = (p) => relative(ROOT, p) || '.';
 // ------------------------------------------------------------------ options
 
 function parseArgs(argv) {
-  const o = { runs: 30, warmup: 3, Ts: [16, 128, 512], ort: true, json: join(ROOT, 'build/bench/results.json') };
+  const o = { runs: 30, warmup: 3, Ts: [16, 128, 512], ort: true, json: join(ROOT, 'build/bench/results.json'),
+    wasm: join(ROOT, 'build/wasm') };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     const val = () => {
@@ -59,9 +60,10 @@ function parseArgs(argv) {
     else if (a === '--quick') { o.runs = 5; o.warmup = 1; o.Ts = [16, 128]; }
     else if (a === '--no-ort') o.ort = false;
     else if (a === '--json') o.json = val();
+    else if (a === '--wasm') o.wasm = val(); // directory with bertlens.js + bertlens.wasm (compare builds)
     else if (a === '--cold') o.cold = val(); // internal: one cold-start measurement in this fresh process
     else if (a === '-h' || a === '--help') {
-      console.log('usage: node tools/bench.mjs [--runs N] [--warmup N] [--T 16,128,512] [--quick] [--no-ort] [--json FILE]');
+      console.log('usage: node tools/bench.mjs [--runs N] [--warmup N] [--T 16,128,512] [--quick] [--no-ort] [--json FILE] [--wasm DIR]');
       console.log('       (--cold bertlens|ort: one cold start, used by the bench itself in child processes)');
       process.exit(0);
     } else throw new Error(`unknown option ${a}`);
@@ -257,11 +259,11 @@ const COLD_REPS = 3;
 
 // One cold start in this (fresh) process; prints one JSON line with the
 // step times. Bytes are read from disk before the clock starts.
-async function coldChild(engine) {
+async function coldChild(engine, wasmDir) {
   if (engine === 'bertlens') {
     const model = join(ROOT, 'models/all-minilm-l6-v2.q8.blb.gz');
-    const factory = loadFactory(join(ROOT, 'build/wasm/bertlens.js'));
-    const wasmBinary = new Uint8Array(readFileSync(join(ROOT, 'build/wasm/bertlens.wasm')));
+    const factory = loadFactory(join(wasmDir, 'bertlens.js'));
+    const wasmBinary = new Uint8Array(readFileSync(join(wasmDir, 'bertlens.wasm')));
     const gz = readFileSync(model);
     const t0 = performance.now();
     const bytes = new Uint8Array(gunzipSync(gz));
@@ -293,7 +295,7 @@ async function coldChild(engine) {
 
 async function main() {
   const opt = parseArgs(process.argv.slice(2));
-  if (opt.cold) { console.log(JSON.stringify(await coldChild(opt.cold))); return; }
+  if (opt.cold) { console.log(JSON.stringify(await coldChild(opt.cold, opt.wasm))); return; }
   // Steady-state numbers: compile every wasm function with the optimizing
   // tier up front. With V8's default lazy tier-up, ORT's big module spends
   // seconds in baseline (Liftoff) code on a busy 2-core machine, which the
@@ -308,10 +310,10 @@ async function main() {
   const note = (s) => { console.log(`note: ${s}`); results.notes.push(s); };
 
   // ---- bertlens module
-  const jsPath = join(ROOT, 'build/wasm/bertlens.js');
-  const wasmPath = join(ROOT, 'build/wasm/bertlens.wasm');
+  const jsPath = join(opt.wasm, 'bertlens.js');
+  const wasmPath = join(opt.wasm, 'bertlens.wasm');
   let factory = null, wasmBinary = null;
-  if (!existsSync(jsPath) || !existsSync(wasmPath)) note('build/wasm/bertlens.{js,wasm} missing (make wasm): bertlens part skipped');
+  if (!existsSync(jsPath) || !existsSync(wasmPath)) note(`${rel(opt.wasm)}/bertlens.{js,wasm} missing (make wasm): bertlens part skipped`);
   else {
     factory = loadFactory(jsPath);
     wasmBinary = new Uint8Array(readFileSync(wasmPath));
@@ -354,7 +356,7 @@ async function main() {
     if (engine === 'ort' && !ort) continue;
     const reps = [];
     for (let r = 0; r < COLD_REPS; r++) {
-      const c = spawnSync(process.execPath, [fileURLToPath(import.meta.url), '--cold', engine], { cwd: ROOT, encoding: 'utf8' });
+      const c = spawnSync(process.execPath, [fileURLToPath(import.meta.url), '--cold', engine, '--wasm', opt.wasm], { cwd: ROOT, encoding: 'utf8' });
       const last = (c.stdout || '').trim().split('\n').pop();
       if (c.status !== 0 || !last?.startsWith('{')) { note(`${engine} cold start failed: ${(c.stderr || '').trim().slice(-300)}`); break; }
       reps.push(JSON.parse(last));
