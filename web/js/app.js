@@ -1,0 +1,611 @@
+// app.js — the page controller: URL state, model loading, running the model
+// in the worker (debounced, latest input wins), and drawing the chosen view.
+// All user text, URL values and bundle metadata reach the page as text only
+// (textContent / d3 .text()), never as HTML.
+
+import { parseState, serializeState, fitToModel, fitQuery, embedSnippet, DEFAULTS } from './state.js';
+import { tokenAxis, headMatrix, neuronColumns, maxOf } from './data.js';
+import { Engine, hasWasmSimd, KEEP_ATTN, KEEP_NORMS, KEEP_QK } from './engine.js';
+import { fetchIndex, loadListedBundle, loadFileBundle, formatBytes } from './bundles.js';
+import { THEMES } from './views/common.js';
+import { heatmapView } from './views/heatmap.js';
+import { headView } from './views/head.js';
+import { modelView } from './views/model.js';
+import { neuronView } from './views/neuron.js';
+import { stageToSVG, svgToPNG, download } from './export.js';
+import { ASSETS } from './assets.js';
+
+const d3 = globalThis.d3;
+const $ = (id) => document.getElementById(id);
+
+const app = {
+  state: { ...DEFAULTS },
+  models: [],
+  entry: null, // listed model in use (null for a local file)
+  localName: null, // name of a user's own bundle file in use
+  info: null, // blw_info_json of the loaded model
+  engine: null,
+  run: null, // last worker result
+  runKey: null, // inputs of app.run
+  inFlight: false,
+  again: false,
+  timer: 0,
+  lastRunMs: 30,
+  loadSeq: 0,
+  inputAt: 0,
+};
+
+const views = {
+  heatmap: heatmapView().onQuery((i) => openNeuron(i)),
+  head: headView()
+    .onHeads((hs) => update({ heads: hs.length === app.info.config.n_heads ? null : hs }))
+    .onFilter((f) => update({ filter: f })),
+  model: modelView().onOpen((layer, head) => update({ view: 'heatmap', layer, head })),
+  neuron: neuronView().onQuery((q) => update({ query: q })),
+};
+
+// ---------------------------------------------------------------- notices
+
+function notice(key, kind, text) {
+  const box = $('notices');
+  let el = box.querySelector(`[data-key="${key}"]`);
+  if (!el) {
+    el = document.createElement('div');
+    el.dataset.key = key;
+    const msg = document.createElement('span');
+    msg.className = 'msg';
+    const close = document.createElement('button');
+    close.type = 'button';
+    close.setAttribute('aria-label', 'Dismiss');
+    close.textContent = '×';
+    close.addEventListener('click', () => el.remove());
+    el.append(msg, close);
+    box.append(el);
+  }
+  el.className = `notice ${kind}`;
+  el.querySelector('.msg').textContent = text;
+}
+
+function clearNotice(key) {
+  const el = $('notices').querySelector(`[data-key="${key}"]`);
+  if (el) el.remove();
+}
+
+let noticeCount = 0;
+function notices(list, kind = 'warn') {
+  for (const text of list) notice(`n${noticeCount++}`, kind, text);
+}
+
+function setPageState(s) {
+  document.body.dataset.state = s;
+}
+
+function fail(key, message) {
+  notice(key, 'error', message);
+  setPageState('error');
+}
+
+// ------------------------------------------------------------------- setup
+
+function absolute(path) {
+  return new URL(path, document.baseURI).href;
+}
+
+async function main() {
+  const parsed = parseState(location.search);
+  app.state = parsed.state;
+  if (!new URLSearchParams(location.search).has('theme') && matchMedia('(prefers-color-scheme: dark)').matches) {
+    app.state.theme = 'dark';
+  }
+  notices(parsed.notices);
+  applyChrome();
+  $('text-a').value = app.state.text;
+  $('text-b').value = app.state.text_b;
+  wireControls();
+  registerServiceWorker();
+
+  if (!hasWasmSimd()) {
+    fail('simd', 'This browser lacks WebAssembly SIMD (128-bit vector instructions), which bertlens needs. '
+      + 'Please use a current version of Chrome, Edge, Firefox or Safari (16.4 or later).');
+    return;
+  }
+  try {
+    app.engine = new Engine(absolute(ASSETS.worker));
+    const { simd } = await app.engine.init(absolute(ASSETS.glue), absolute(ASSETS.wasm));
+    if (!simd) notice('simd', 'warn', 'This build of the model runs without SIMD; it will be slower.');
+  } catch (e) {
+    fail('engine', `The model engine could not start: ${e.message}`);
+    return;
+  }
+  try {
+    app.models = await fetchIndex(absolute('models/index.json'));
+  } catch (e) {
+    fail('index', `${e.message} You can still open a bundle file of your own.`);
+    return;
+  }
+  fillModelPicker();
+  let entry = app.models.find((m) => m.id === app.state.model);
+  if (app.state.model && !entry) {
+    notice('model-param', 'warn', `Unknown model "${app.state.model}"; using the default model.`);
+    app.state.model = '';
+  }
+  entry = entry || app.models.find((m) => m.default) || app.models[0];
+  await useListedModel(entry);
+}
+
+function registerServiceWorker() {
+  if (!('serviceWorker' in navigator) || !window.isSecureContext) return;
+  navigator.serviceWorker.register(absolute('sw.js')).catch(() => {
+    // No offline support (e.g. private mode); the page works the same online.
+  });
+}
+
+function applyChrome() {
+  const s = app.state;
+  document.body.dataset.theme = s.theme;
+  document.body.classList.toggle('embed', s.embed);
+  $('embed-caption').hidden = !s.embed;
+  $('theme-toggle').textContent = s.theme === 'dark' ? 'Light theme' : 'Dark theme';
+  $('theme-toggle').setAttribute('aria-pressed', String(s.theme === 'dark'));
+  d3.selectAll('#view-tabs button').attr('aria-pressed', function () { return String(this.dataset.view === s.view); });
+  d3.selectAll('#mode button').attr('aria-pressed', function () { return String(this.dataset.mode === s.mode); });
+  $('hide').checked = s.hide;
+  $('renorm').checked = s.renorm;
+  $('renorm').disabled = !s.hide;
+  $('renorm-ctl').classList.toggle('disabled', !s.hide);
+  $('words').checked = s.words;
+  $('words').disabled = s.view === 'neuron';
+  $('layer').disabled = s.view === 'model';
+  $('layer-ctl').classList.toggle('disabled', s.view === 'model');
+  const headOff = s.view === 'model' || s.view === 'head';
+  $('head').disabled = headOff;
+  $('head-ctl').classList.toggle('disabled', headOff);
+  if (app.info) {
+    $('layer').value = String(s.layer);
+    $('head').value = String(s.head);
+    const meanOpt = $('head').querySelector('option[value="mean"]');
+    if (meanOpt) meanOpt.disabled = s.view === 'neuron';
+  }
+  $('mode-help').textContent = s.mode === 'norm'
+    ? 'Showing ‖α f(x)‖: each attention weight times the length of the value vector it actually mixes in (Kobayashi et al. 2020) — a large weight on a near-zero vector, often [SEP], counts for little.'
+    : 'Showing attention weights α: how much each query token (row) takes from each key token (column); every row sums to 1. Switch to norms to weigh them by what is actually moved.';
+}
+
+function fillModelPicker() {
+  const sel = d3.select('#model-select');
+  const opts = app.models.map((m) => ({ value: m.id, label: `${m.name || m.id}${m.bytes ? ` — ${formatBytes(m.bytes)}` : ''}` }));
+  if (app.localName) opts.push({ value: '__local__', label: `file: ${app.localName}` });
+  sel.selectAll('option').data(opts, (o) => o.value).join('option')
+    .attr('value', (o) => o.value).text((o) => o.label);
+  sel.property('value', app.localName ? '__local__' : (app.entry ? app.entry.id : ''));
+}
+
+function wireControls() {
+  const onText = () => {
+    app.state.text = $('text-a').value;
+    app.state.text_b = $('text-b').value;
+    app.inputAt = performance.now();
+    setPageState('loading');
+    scheduleRun();
+  };
+  $('text-a').addEventListener('input', onText);
+  $('text-b').addEventListener('input', onText);
+  d3.selectAll('#view-tabs button').on('click', function () {
+    const v = this.dataset.view;
+    const patch = { view: v };
+    if (v === 'neuron' && app.state.head === 'mean') {
+      patch.head = 0;
+      notice('neuron-head', 'info', 'The neuron view explains a single head; showing head 0 (pick another in “Head”).');
+    }
+    update(patch);
+  });
+  d3.selectAll('#mode button').on('click', function () { update({ mode: this.dataset.mode }); });
+  $('layer').addEventListener('change', (e) => update({ layer: Number(e.target.value) }));
+  $('head').addEventListener('change', (e) => update({ head: e.target.value === 'mean' ? 'mean' : Number(e.target.value) }));
+  $('hide').addEventListener('change', (e) => update({ hide: e.target.checked }));
+  $('renorm').addEventListener('change', (e) => update({ renorm: e.target.checked }));
+  $('words').addEventListener('change', (e) => update({ words: e.target.checked }));
+  $('theme-toggle').addEventListener('click', () => update({ theme: app.state.theme === 'dark' ? 'light' : 'dark' }));
+  $('model-select').addEventListener('change', (e) => {
+    const entry = app.models.find((m) => m.id === e.target.value);
+    if (entry) useListedModel(entry);
+  });
+  $('open-file').addEventListener('click', () => $('file-input').click());
+  $('file-input').addEventListener('change', (e) => {
+    const f = e.target.files && e.target.files[0];
+    if (f) useFile(f);
+    e.target.value = '';
+  });
+  // Drag and drop a bundle anywhere on the page.
+  let depth = 0;
+  window.addEventListener('dragenter', (e) => { if (hasFiles(e)) { depth++; $('drop-overlay').hidden = false; } });
+  window.addEventListener('dragleave', () => { depth = Math.max(0, depth - 1); if (!depth) $('drop-overlay').hidden = true; });
+  window.addEventListener('dragover', (e) => { if (hasFiles(e)) e.preventDefault(); });
+  window.addEventListener('drop', (e) => {
+    if (!hasFiles(e)) return;
+    e.preventDefault();
+    depth = 0;
+    $('drop-overlay').hidden = true;
+    const f = e.dataTransfer.files[0];
+    if (f) useFile(f);
+  });
+  $('export-svg').addEventListener('click', () => exportView('svg'));
+  $('export-png').addEventListener('click', () => exportView('png'));
+  $('copy-link').addEventListener('click', () => share('link'));
+  $('copy-embed').addEventListener('click', () => share('embed'));
+  let resizeTimer = 0;
+  window.addEventListener('resize', () => {
+    clearTimeout(resizeTimer);
+    resizeTimer = setTimeout(() => { if (app.run) draw(); }, 150);
+  });
+}
+
+function hasFiles(e) {
+  return e.dataTransfer && Array.from(e.dataTransfer.types || []).includes('Files');
+}
+
+// ----------------------------------------------------------- model loading
+
+function showProgress(label, loaded, total) {
+  $('progress').hidden = false;
+  const bar = $('progress-bar');
+  if (total > 0) {
+    const pct = Math.min(100, (100 * loaded) / total);
+    bar.value = pct;
+    $('progress-text').textContent = `${label}: ${formatBytes(loaded)} of ${formatBytes(total)} (${pct.toFixed(0)}%)`;
+  } else {
+    bar.removeAttribute('value');
+    $('progress-text').textContent = `${label}: ${formatBytes(loaded)}`;
+  }
+}
+
+async function useListedModel(entry) {
+  const seq = ++app.loadSeq;
+  setPageState('loading');
+  clearNotice('load');
+  const label = `Downloading ${entry.name || entry.id}`;
+  showProgress(label, 0, Number(entry.bytes) || 0);
+  let buffer;
+  try {
+    buffer = await loadListedBundle(entry, document.baseURI, (loaded, total, cached) => {
+      if (seq === app.loadSeq) showProgress(cached ? `Loading ${entry.name || entry.id} from this browser's cache` : label, loaded, total);
+    });
+  } catch (e) {
+    if (seq !== app.loadSeq) return;
+    $('progress').hidden = true;
+    fail('load', e.message);
+    return;
+  }
+  if (seq !== app.loadSeq) return;
+  $('progress-text').textContent = `Loading ${entry.name || entry.id} into the model engine…`;
+  const ok = await loadIntoEngine(buffer, seq, `${entry.name || entry.id}`);
+  if (!ok) return;
+  app.entry = entry;
+  app.localName = null;
+  app.state.model = entry.id;
+  fillModelPicker();
+  afterModelLoaded();
+}
+
+async function useFile(file) {
+  const seq = ++app.loadSeq;
+  setPageState('loading');
+  clearNotice('load');
+  showProgress(`Reading ${file.name}`, 0, file.size);
+  let buffer;
+  try {
+    buffer = await loadFileBundle(file);
+  } catch (e) {
+    $('progress').hidden = true;
+    fail('load', `Could not load ${file.name}: ${e.message}`);
+    return;
+  }
+  if (seq !== app.loadSeq) return;
+  const ok = await loadIntoEngine(buffer, seq, file.name);
+  if (!ok) return;
+  app.entry = null;
+  app.localName = file.name;
+  fillModelPicker();
+  notice('local', 'info', `Using your bundle ${file.name}. Links and embeds name only models from the list, so they will open with the list's model.`);
+  afterModelLoaded();
+}
+
+async function loadIntoEngine(buffer, seq, name) {
+  let res;
+  try {
+    res = await app.engine.load(buffer);
+  } catch (e) {
+    res = { error: e.message, restored: false };
+  }
+  if (seq !== app.loadSeq) return false;
+  $('progress').hidden = true;
+  if (res.error) {
+    const tail = res.restored ? ' The previous model is still loaded.' : '';
+    fail('load', `Could not load ${name}: ${res.error}.${tail}`);
+    if (!res.restored) { app.info = null; app.run = null; }
+    fillModelPicker();
+    return false;
+  }
+  app.info = res.info;
+  app.run = null;
+  app.runKey = null;
+  return true;
+}
+
+function afterModelLoaded() {
+  const c = app.info.config;
+  const fit = fitToModel(app.state, { layers: c.n_layers, heads: c.n_heads });
+  app.state = fit.state;
+  notices(fit.notices);
+  d3.select('#layer').selectAll('option').data(d3.range(c.n_layers)).join('option')
+    .attr('value', (l) => l).text((l) => `${l}`);
+  d3.select('#head').selectAll('option').data([...d3.range(c.n_heads), 'mean']).join('option')
+    .attr('value', (h) => h).text((h) => (h === 'mean' ? 'mean of all heads' : `${h}`));
+  const meta = app.info.meta || {};
+  const bits = [
+    app.entry ? app.entry.name : app.localName,
+    `${c.n_layers} layers × ${c.n_heads} heads, hidden ${c.hidden}`,
+    app.info.dtype ? `weights ${app.info.dtype}` : null,
+    meta['source.name'] ? `from ${meta['source.name']}` : (app.entry && app.entry.source ? `from ${app.entry.source}` : null),
+    meta['source.license'] ? `licence ${meta['source.license']}` : (app.entry && app.entry.license ? `licence ${app.entry.license}` : null),
+  ].filter(Boolean);
+  $('model-info').textContent = bits.join(' · ');
+  applyChrome();
+  scheduleRun(0);
+}
+
+// ------------------------------------------------------------- model runs
+
+function wantedFlags(s) {
+  let flags = KEEP_ATTN;
+  if (s.mode === 'norm') flags |= KEEP_NORMS;
+  if (s.view === 'neuron') flags |= KEEP_QK;
+  return flags;
+}
+
+function runKeyOf(s) {
+  return JSON.stringify([s.text, s.text_b]);
+}
+
+function runIsCurrent() {
+  const s = app.state;
+  if (!app.run || app.runKey !== runKeyOf(s)) return false;
+  if (s.mode === 'norm' && !app.run.norms) return false;
+  if (s.view === 'neuron' && app.run.qkLayer !== s.layer) return false;
+  return true;
+}
+
+/** Debounced run: the delay follows how long runs take (short inputs feel
+ *  instant, long ones do not queue up work), and while a run is in flight
+ *  only the latest input is kept. */
+function scheduleRun(delay) {
+  clearTimeout(app.timer);
+  const wait = delay ?? Math.max(8, Math.min(250, app.lastRunMs));
+  app.timer = setTimeout(runNow, wait);
+}
+
+async function runNow() {
+  if (!app.info) return;
+  if (app.inFlight) { app.again = true; return; }
+  app.inFlight = true;
+  setPageState('loading');
+  const s = app.state;
+  const key = runKeyOf(s);
+  const flags = wantedFlags(s);
+  try {
+    const t0 = performance.now();
+    const result = await app.engine.run(s.text, s.text_b || null, flags, s.layer);
+    app.lastRunMs = performance.now() - t0;
+    app.run = result;
+    app.runKey = key;
+    clearNotice('run');
+    if (result.truncated) {
+      notice('truncated', 'warn', `The text is too long for this model: it was truncated to ${result.T} tokens (the model's maximum, [CLS] and [SEP] included).`);
+    } else clearNotice('truncated');
+  } catch (e) {
+    app.inFlight = false;
+    fail('run', `The model could not run on this text: ${e.message}`);
+    if (app.again) { app.again = false; scheduleRun(0); }
+    return;
+  }
+  app.inFlight = false;
+  if (app.again || !runIsCurrent()) {
+    app.again = false;
+    runNow();
+    return;
+  }
+  draw();
+}
+
+// ------------------------------------------------------------------ state
+
+/** Change part of the state; re-run the model only when the change needs
+ *  data the last run did not keep, else just redraw. */
+function update(patch) {
+  const prev = app.state;
+  app.state = { ...prev, ...patch };
+  if (app.run && app.state.view === 'neuron') {
+    const q = fitQuery(app.state, app.run.T);
+    app.state = q.state;
+  }
+  applyChrome();
+  if (!app.info) { syncUrl(); return; }
+  setPageState('loading');
+  if (runIsCurrent()) draw();
+  else scheduleRun(0);
+}
+
+function syncUrl() {
+  if (app.state.embed && window.self !== window.top) return; // keep an embed's URL as given
+  const url = `${location.pathname}?${serializeState(app.state)}`;
+  if (url !== `${location.pathname}${location.search}`) history.replaceState(null, '', url);
+}
+
+function openNeuron(shownIndex) {
+  const axis = app.axis;
+  const raw = axis ? axis.members[shownIndex][0] : shownIndex;
+  const patch = { view: 'neuron', query: raw };
+  if (app.state.head === 'mean') patch.head = 0;
+  update(patch);
+}
+
+// ------------------------------------------------------------------ drawing
+
+function legendLines(s, H) {
+  const lines = [];
+  if (s.mode === 'attn') {
+    lines.push('Rows are queries (the token attending), columns are keys (attended to). Each row of attention weights sums to 1.');
+  } else {
+    lines.push('Value-weighted norms ‖α f(x)‖ (Kobayashi et al. 2020): weight × length of the value vector moved. Rows do not sum to 1.');
+  }
+  if (s.hide) {
+    lines.push(s.renorm
+      ? '[CLS]/[SEP] hidden; every row renormalized to sum to 1 over the tokens shown.'
+      : '[CLS]/[SEP] hidden, not renormalized: a row now sums to 1 minus what went to the hidden tokens.');
+  }
+  if (s.words && s.view !== 'neuron') lines.push('Subwords merged: a word\'s row is the mean of its pieces\' rows, its column the sum of its pieces\' columns.');
+  if (s.head === 'mean' && s.view === 'heatmap') lines.push(`Mean over all ${H} heads of the layer.`);
+  return lines;
+}
+
+function draw() {
+  const run = app.run;
+  const s = app.state;
+  if (!run) return;
+  const t0 = performance.now();
+  try {
+    drawView(run, s);
+  } catch (e) {
+    fail('draw', `Could not draw the ${s.view} view: ${e.message}`);
+    return;
+  }
+  clearNotice('draw');
+  const nA = run.typeIds.filter((t) => t === 0).length;
+  $('token-info').textContent = `${run.T} tokens${s.text_b ? ` (A: ${nA}, B: ${run.T - nA})` : ''} · model ran in ${run.ms.toFixed(0)} ms`;
+  syncUrl();
+  const ms = performance.now() - t0;
+  document.body.dataset.renderMs = ms.toFixed(1);
+  document.body.dataset.runMs = run.ms.toFixed(1);
+  if (app.inputAt) document.body.dataset.inputToReadyMs = (performance.now() - app.inputAt).toFixed(1);
+  if (!performance.getEntriesByName('bl-first-ready').length) performance.mark('bl-first-ready');
+  const embedText = s.text_b ? `“${s.text}” / “${s.text_b}”` : `“${s.text}”`;
+  $('embed-text').textContent = `${embedText} · ${s.view} · layer ${s.layer}${s.view === 'heatmap' || s.view === 'neuron' ? ` · head ${s.head}` : ''}`;
+  $('embed-open').href = `${location.pathname}?${serializeState({ ...s, embed: false })}`;
+  setPageState('ready');
+}
+
+function drawView(run, s) {
+  const theme = THEMES[s.theme];
+  const { L, H, T } = run;
+  const src = s.mode === 'norm' ? run.norms : run.attn;
+  const valueName = s.mode === 'norm' ? '‖α f(x)‖' : 'attention';
+  const root = d3.select('#view');
+  if (root.attr('data-view') !== s.view) {
+    root.selectAll('*').remove();
+    root.attr('class', 'view').attr('data-view', s.view);
+  }
+  const avail = Math.max(320, $('view').clientWidth - 40);
+  const lines = legendLines(s, H);
+  const axis = tokenAxis(run, { words: s.words && s.view !== 'neuron', hideSpecials: s.hide, renorm: s.renorm });
+  app.axis = axis;
+  const modeWord = s.mode === 'norm' ? 'value-weighted norms' : 'attention';
+
+  if (s.view === 'heatmap') {
+    const matrix = axis.transform(headMatrix(src[s.layer], H, T, s.head));
+    const headTxt = s.head === 'mean' ? 'mean of heads' : `head ${s.head}`;
+    const maxSide = s.embed ? Math.min(window.innerWidth - 40, window.innerHeight - 60) - 150 : Math.min(avail - 200, 640);
+    views.heatmap.theme(theme).maxSize(Math.max(200, maxSide))(root, {
+      K: axis.K, labels: axis.labels, matrix, valueName,
+      title: `Heatmap — layer ${s.layer}, ${headTxt} (${modeWord})`,
+      legendLines: [...lines, 'Hover a cell for its value; click a row (or its label) to see how it is computed in the neuron view.'],
+    });
+  } else if (s.view === 'head') {
+    const selected = s.heads || d3.range(H);
+    const mats = d3.range(H).map((h) => axis.transform(headMatrix(src[s.layer], H, T, h)));
+    const vmax = s.mode === 'norm' ? Math.max(1e-9, d3.max(selected, (h) => maxOf(mats[h]))) : 1;
+    views.head.theme(theme)(root, {
+      K: axis.K, labels: axis.labels, segs: axis.segs, H, mats, selected, filter: s.filter,
+      hasPair: !!s.text_b, valueName, vmax,
+      title: `Head view — layer ${s.layer}, ${selected.length} of ${H} heads (${modeWord}); queries left, keys right`,
+      legendLines: [
+        `Line opacity = ${s.mode === 'norm' ? 'norm relative to the largest shown' : 'attention weight'}; one colour per head; the weakest lines are not drawn.`,
+        'Hover a token to isolate its lines, click to freeze; click a head swatch to toggle it, double-click to show it alone.',
+        ...lines.slice(1),
+      ],
+    });
+  } else if (s.view === 'model') {
+    const cache = new Map();
+    views.model.theme(theme).width(s.embed ? window.innerWidth - 20 : avail)(root, {
+      L, H, K: axis.K, layer: s.layer, head: s.head, valueName,
+      mat: (l, h) => {
+        const k = `${l}/${h}`;
+        if (!cache.has(k)) cache.set(k, axis.transform(headMatrix(src[l], H, T, h)));
+        return cache.get(k);
+      },
+      title: `Model view — ${L} layers × ${H} heads (${modeWord}); click a thumbnail to open it`,
+      legendLines: lines,
+    });
+  } else if (s.view === 'neuron') {
+    if (!run.q || run.qkLayer !== s.layer) throw new Error('query/key vectors of this layer are missing');
+    const head = s.head === 'mean' ? 0 : s.head;
+    const query = Math.min(s.query, T - 1);
+    const cols = neuronColumns(run.q, run.k, H, T, run.d, head, query);
+    const keep = axis.members.map((m) => m[0]);
+    let weights = keep.map((j) => cols.softmax[j]);
+    if (s.hide && s.renorm) {
+      const sum = d3.sum(weights) || 1;
+      weights = weights.map((w) => w / sum);
+    }
+    let norms = null;
+    if (s.mode === 'norm' && run.norms) {
+      const off = (head * T + query) * T;
+      norms = keep.map((j) => run.norms[s.layer][off + j]);
+    }
+    views.neuron.theme(theme)(root, {
+      labels: axis.labels, rows: keep, query, queryLabel: run.tokens[query], tokens: run.tokens, d: run.d,
+      cols, weights, norms,
+      title: `Neuron view — layer ${s.layer}, head ${head}: how query “${run.tokens[query]}” (token ${query}) attends`,
+      legendLines: [
+        `softmax(q · k / √${run.d}) over all ${T} keys is exactly this head's attention row (q, k: this layer's query and key vectors).`,
+        ...(s.hide ? [s.renorm ? '[CLS]/[SEP] rows hidden; softmax column renormalized over the rows shown.' : '[CLS]/[SEP] rows hidden; softmax column not renormalized.'] : []),
+        ...(norms ? ['‖α f(x)‖: the same weight times the length of the value vector it moves (Kobayashi et al. 2020).'] : []),
+      ],
+    });
+  }
+}
+
+// ------------------------------------------------------------ export/share
+
+async function exportView(kind) {
+  const stage = document.querySelector('#view .stage');
+  if (!stage) return;
+  const s = app.state;
+  const name = `bertlens-${s.view}-layer${s.layer}${s.view === 'heatmap' || s.view === 'neuron' ? `-head${s.head}` : ''}-${s.mode}`;
+  try {
+    const svg = stageToSVG(stage, { background: THEMES[s.theme].bg, title: `bertlens ${s.view} view: ${s.text}` });
+    if (kind === 'svg') download(new Blob([svg], { type: 'image/svg+xml' }), `${name}.svg`);
+    else download(await svgToPNG(svg, 2), `${name}.png`);
+  } catch (e) {
+    notice('export', 'error', `Export failed: ${e.message}`);
+  }
+}
+
+async function share(kind) {
+  const base = `${location.origin}${location.pathname}`;
+  const text = kind === 'link'
+    ? `${base}?${serializeState({ ...app.state, embed: false })}`
+    : embedSnippet(base, app.state);
+  $('share-box').hidden = false;
+  $('share-label').textContent = kind === 'link' ? 'Link to this view' : 'Embed code (paste into a web page)';
+  $('share-text').value = text;
+  $('share-text').select();
+  try {
+    await navigator.clipboard.writeText(text);
+    notice('share', 'info', kind === 'link' ? 'Link copied to the clipboard.' : 'Embed code copied to the clipboard.');
+  } catch {
+    notice('share', 'info', 'Select the text below and copy it (the clipboard is not available here).');
+  }
+  if (app.localName) notice('share-local', 'warn', 'This view uses a bundle from a local file; the link opens the model from the list instead.');
+}
+
+main().catch((e) => fail('fatal', `Unexpected error: ${e.message}`));

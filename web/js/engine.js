@@ -1,0 +1,58 @@
+// engine.js — main-thread side of worker.js: promise-based calls, the SIMD
+// check, and the BL_KEEP_* flags from bertlens.h.
+
+export const KEEP_ATTN = 1;
+export const KEEP_NORMS = 2;
+export const KEEP_QK = 4;
+
+// (module (func (result v128) i32.const 0 i8x16.splat)) — validates only
+// where the engine implements wasm SIMD128.
+const SIMD_PROBE = new Uint8Array([
+  0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00, // magic, version
+  0x01, 0x05, 0x01, 0x60, 0x00, 0x01, 0x7b, // type: () -> v128
+  0x03, 0x02, 0x01, 0x00, // one function of type 0
+  0x0a, 0x08, 0x01, 0x06, 0x00, 0x41, 0x00, 0xfd, 0x0f, 0x0b, // body
+]);
+
+export function hasWasmSimd() {
+  try {
+    return typeof WebAssembly === 'object' && WebAssembly.validate(SIMD_PROBE);
+  } catch {
+    return false;
+  }
+}
+
+export class Engine {
+  constructor(workerUrl) {
+    this.worker = new Worker(workerUrl);
+    this.nextId = 1;
+    this.pending = new Map();
+    this.worker.onmessage = (ev) => {
+      const { id, ok, result, error } = ev.data;
+      const p = this.pending.get(id);
+      if (!p) return;
+      this.pending.delete(id);
+      if (ok) p.resolve(result); else p.reject(new Error(error));
+    };
+    this.worker.onerror = (ev) => {
+      const err = new Error(`The model worker failed: ${ev.message || 'unknown error'}`);
+      for (const p of this.pending.values()) p.reject(err);
+      this.pending.clear();
+    };
+  }
+
+  call(type, args = {}, transfer = []) {
+    const id = this.nextId++;
+    return new Promise((resolve, reject) => {
+      this.pending.set(id, { resolve, reject });
+      this.worker.postMessage({ id, type, ...args }, transfer);
+    });
+  }
+
+  init(glueUrl, wasmUrl) { return this.call('init', { glueUrl, wasmUrl }); }
+
+  /** Hand a decompressed bundle (ArrayBuffer, transferred) to the worker. */
+  load(buffer) { return this.call('load', { bytes: buffer }, [buffer]); }
+
+  run(a, b, flags, qkLayer) { return this.call('run', { a, b, flags, qkLayer }); }
+}

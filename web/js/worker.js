@@ -1,0 +1,130 @@
+// worker.js — runs the bertlens WebAssembly module off the main thread, so
+// the page never freezes while the model loads or runs. Classic worker: the
+// Emscripten glue (MODULARIZE, factory createBertlens) is loaded with
+// importScripts.
+//
+// Messages in:  {id, type: 'init'|'load'|'run', ...}   (see engine.js)
+// Messages out: {id, ok: true, result} or {id, ok: false, error}
+/* global createBertlens, importScripts */
+
+const KEEP_ATTN = 1;
+const KEEP_NORMS = 2;
+const KEEP_QK = 4;
+
+let mod = null;
+let info = null;
+let goodBundle = null; // copy of the last bundle that loaded, to restore after a failed load
+
+function cstring(s) {
+  const n = mod.lengthBytesUTF8(s) + 1;
+  const p = mod._malloc(n);
+  mod.stringToUTF8(s, p, n);
+  return p;
+}
+
+function lastError(fallback) {
+  const p = mod._blw_error();
+  const msg = p ? mod.UTF8ToString(p) : '';
+  return msg || fallback;
+}
+
+function floats(ptr, n) {
+  // Copy out of the wasm heap once (HEAPF32 may be replaced when memory grows).
+  return mod.HEAPF32.slice(ptr >> 2, (ptr >> 2) + n);
+}
+
+function loadBytes(bytes) {
+  const p = mod._malloc(bytes.length);
+  if (!p) throw new Error(`Out of memory allocating ${bytes.length} bytes for the model.`);
+  mod.HEAPU8.set(bytes, p);
+  return mod._blw_load(p, bytes.length); // takes ownership of p
+}
+
+const handlers = {
+  async init({ glueUrl, wasmUrl }) {
+    importScripts(glueUrl);
+    mod = await createBertlens({
+      locateFile: (path) => (path.endsWith('.wasm') ? wasmUrl : path),
+      print: () => {},
+      printErr: (s) => console.warn('[bertlens wasm]', s),
+    });
+    return { simd: mod._blw_simd() === 1 };
+  },
+
+  load({ bytes }) {
+    const u8 = new Uint8Array(bytes);
+    if (loadBytes(u8) !== 0) {
+      const why = lastError('the bundle could not be loaded');
+      let restored = false;
+      if (goodBundle) restored = loadBytes(goodBundle) === 0;
+      if (!restored) info = null;
+      return { error: why, restored };
+    }
+    goodBundle = u8;
+    info = JSON.parse(mod.UTF8ToString(mod._blw_info_json()));
+    return { info };
+  },
+
+  run({ a, b, flags, qkLayer }) {
+    if (!info) throw new Error('No model is loaded.');
+    const t0 = performance.now();
+    const pa = cstring(a);
+    const pb = b ? cstring(b) : 0;
+    let T;
+    try {
+      T = mod._blw_run(pa, pb, flags, qkLayer);
+    } finally {
+      mod._free(pa);
+      if (pb) mod._free(pb);
+    }
+    if (T < 0) throw new Error(lastError('the model run failed'));
+    const tok = JSON.parse(mod.UTF8ToString(mod._blw_tokens_json()));
+    if (tok.error) throw new Error(tok.error);
+    const L = info.config.n_layers;
+    const H = info.config.n_heads;
+    const d = info.config.hidden / H;
+    const transfer = [];
+    const grab = (fn) => {
+      const out = [];
+      for (let l = 0; l < L; l++) {
+        const p = fn(l);
+        if (!p) return null;
+        const arr = floats(p, H * T * T);
+        transfer.push(arr.buffer);
+        out.push(arr);
+      }
+      return out;
+    };
+    const attn = flags & KEEP_ATTN ? grab((l) => mod._blw_attention(l)) : null;
+    const norms = flags & KEEP_NORMS ? grab((l) => mod._blw_norms(l)) : null;
+    let q = null;
+    let k = null;
+    if (flags & KEEP_QK) {
+      const pq = mod._blw_queries();
+      const pk = mod._blw_keys();
+      if (pq && pk) {
+        q = floats(pq, H * T * d);
+        k = floats(pk, H * T * d);
+        transfer.push(q.buffer, k.buffer);
+      }
+    }
+    const result = {
+      tokens: tok.tokens, typeIds: tok.type_ids, wordIds: tok.word_ids, offsets: tok.offsets,
+      nA: tok.n_a, truncated: !!tok.truncated, T, L, H, d, attn, norms, q, k,
+      qkLayer: flags & KEEP_QK ? qkLayer : -1, flags, ms: performance.now() - t0,
+    };
+    return [result, transfer];
+  },
+};
+
+self.onmessage = async (ev) => {
+  const { id, type, ...args } = ev.data;
+  try {
+    let out = await handlers[type](args);
+    let transfer = [];
+    if (Array.isArray(out)) [out, transfer] = out;
+    self.postMessage({ id, ok: true, result: out }, transfer);
+  } catch (e) {
+    self.postMessage({ id, ok: false, error: String((e && e.message) || e) });
+  }
+};

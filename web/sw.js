@@ -1,0 +1,52 @@
+// sw.js — service worker: keeps the app shell so a second visit works
+// offline. The model bundle itself is cached by the page (bundles.js, cache
+// BUNDLE_CACHE) and served from there by this worker too.
+// tools/build_site.mjs fills in VERSION and SHELL (content-hashed files).
+const VERSION = 'dev';
+const SHELL = ['./', 'index.html'];
+const SHELL_CACHE = `bertlens-shell-${VERSION}`;
+const BUNDLE_CACHE = 'bertlens-bundles-v1';
+
+self.addEventListener('install', (event) => {
+  event.waitUntil(caches.open(SHELL_CACHE).then((c) => c.addAll(SHELL)).then(() => self.skipWaiting()));
+});
+
+self.addEventListener('activate', (event) => {
+  event.waitUntil((async () => {
+    for (const key of await caches.keys()) {
+      if (key.startsWith('bertlens-shell-') && key !== SHELL_CACHE) await caches.delete(key);
+    }
+    await self.clients.claim();
+  })());
+});
+
+// Pages and the model list: network first (fresh when online), cache when
+// offline. Hashed assets: cache first (their names change with their content).
+// Bundles: whatever the page stored in BUNDLE_CACHE, else the network.
+self.addEventListener('fetch', (event) => {
+  const req = event.request;
+  if (req.method !== 'GET') return;
+  const url = new URL(req.url);
+  if (url.origin !== self.location.origin) return;
+  const path = url.pathname;
+  if (path.endsWith('.blb.gz') || path.endsWith('.blb')) {
+    event.respondWith(caches.open(BUNDLE_CACHE).then((c) => c.match(req)).then((hit) => hit || fetch(req)));
+    return;
+  }
+  if (req.mode === 'navigate' || path.endsWith('/models/index.json')) {
+    event.respondWith((async () => {
+      const cache = await caches.open(SHELL_CACHE);
+      try {
+        const res = await fetch(req);
+        if (res.ok) await cache.put(req.mode === 'navigate' ? 'index.html' : req, res.clone());
+        return res;
+      } catch (e) {
+        const hit = await cache.match(req.mode === 'navigate' ? 'index.html' : req, { ignoreSearch: req.mode === 'navigate' });
+        if (hit) return hit;
+        throw e;
+      }
+    })());
+    return;
+  }
+  event.respondWith(caches.open(SHELL_CACHE).then((c) => c.match(req)).then((hit) => hit || fetch(req)));
+});
