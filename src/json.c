@@ -1,0 +1,385 @@
+/* json.c — JSON output buffer, tokenize result writer, jsonl input reader. */
+#include "json.h"
+
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void set_err(char *err, size_t errlen, const char *fmt, ...) {
+    if (!err || errlen == 0) return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, errlen, fmt, ap);
+    va_end(ap);
+}
+
+/* ------------------------------------------------------------ writer */
+
+void bl_jbuf_reset(bl_jbuf *b) {
+    b->len = 0;
+    b->oom = 0;
+    if (b->data) b->data[0] = 0;
+}
+
+void bl_jbuf_free(bl_jbuf *b) {
+    free(b->data);
+    memset(b, 0, sizeof *b);
+}
+
+void bl_json_raw(bl_jbuf *b, const char *s, size_t n) {
+    if (b->oom) return;
+    if (b->len + n + 1 > b->cap) {
+        size_t cap = b->cap ? b->cap : 256;
+        while (cap < b->len + n + 1) cap *= 2;
+        char *d = realloc(b->data, cap);
+        if (!d) {
+            b->oom = 1;
+            return;
+        }
+        b->data = d;
+        b->cap = cap;
+    }
+    memcpy(b->data + b->len, s, n);
+    b->len += n;
+    b->data[b->len] = 0;
+}
+
+static void raw_str(bl_jbuf *b, const char *s) { bl_json_raw(b, s, strlen(s)); }
+
+void bl_json_int(bl_jbuf *b, long long v) {
+    char tmp[32];
+    int n = snprintf(tmp, sizeof tmp, "%lld", v);
+    bl_json_raw(b, tmp, (size_t)n);
+}
+
+/* Length of the valid UTF-8 sequence at s[0..n), or 0 if invalid. */
+static size_t utf8_valid_len(const unsigned char *s, size_t n) {
+    unsigned c = s[0];
+    size_t need;
+    unsigned cp, min;
+    if (c < 0x80) return 1;
+    if ((c & 0xE0) == 0xC0) need = 1, cp = c & 0x1F, min = 0x80;
+    else if ((c & 0xF0) == 0xE0) need = 2, cp = c & 0x0F, min = 0x800;
+    else if ((c & 0xF8) == 0xF0) need = 3, cp = c & 0x07, min = 0x10000;
+    else return 0;
+    if (need >= n) return 0;
+    for (size_t k = 1; k <= need; k++) {
+        if ((s[k] & 0xC0) != 0x80) return 0;
+        cp = (cp << 6) | (s[k] & 0x3F);
+    }
+    if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return 0;
+    return need + 1;
+}
+
+void bl_json_string(bl_jbuf *b, const char *s, size_t n) {
+    const unsigned char *u = (const unsigned char *)s;
+    bl_json_raw(b, "\"", 1);
+    size_t run = 0; /* start of the pending run of bytes copied verbatim */
+    for (size_t i = 0; i < n;) {
+        unsigned c = u[i];
+        const char *esc = NULL;
+        char tmp[8];
+        size_t len = c < 0x80 ? 1 : utf8_valid_len(u + i, n - i);
+        if (c == '"') esc = "\\\"";
+        else if (c == '\\') esc = "\\\\";
+        else if (c == '\n') esc = "\\n";
+        else if (c == '\r') esc = "\\r";
+        else if (c == '\t') esc = "\\t";
+        else if (c < 0x20 || c == 0x7F) snprintf(tmp, sizeof tmp, "\\u%04x", c), esc = tmp;
+        else if (len == 0) esc = "\\ufffd", len = 1;
+        if (esc) {
+            bl_json_raw(b, s + run, i - run);
+            raw_str(b, esc);
+            i += len;
+            run = i;
+        } else {
+            i += len;
+        }
+    }
+    bl_json_raw(b, s + run, n - run);
+    bl_json_raw(b, "\"", 1);
+}
+
+int bl_json_write_string(FILE *f, const char *s, size_t n) {
+    bl_jbuf b = {0};
+    bl_json_string(&b, s, n);
+    int rc = b.oom || fwrite(b.data, 1, b.len, f) != b.len ? -1 : 0;
+    bl_jbuf_free(&b);
+    return rc;
+}
+
+void bl_json_tokens(bl_jbuf *b, const bl_tokenizer *t, const bl_tokens *k, int with_n_a) {
+    raw_str(b, "{\"tokens\":[");
+    for (int32_t i = 0; i < k->n; i++) {
+        const char *s = bl_token_str(t, k->ids[i]);
+        if (i) raw_str(b, ",");
+        if (s) bl_json_string(b, s, strlen(s));
+        else raw_str(b, "null");
+    }
+    raw_str(b, "],\"ids\":[");
+    for (int32_t i = 0; i < k->n; i++) {
+        if (i) raw_str(b, ",");
+        bl_json_int(b, k->ids[i]);
+    }
+    raw_str(b, "],\"type_ids\":[");
+    for (int32_t i = 0; i < k->n; i++) {
+        if (i) raw_str(b, ",");
+        bl_json_int(b, k->type_ids[i]);
+    }
+    raw_str(b, "],\"offsets\":[");
+    for (int32_t i = 0; i < k->n; i++) {
+        raw_str(b, i ? ",[" : "[");
+        bl_json_int(b, k->offsets[2 * i]);
+        raw_str(b, ",");
+        bl_json_int(b, k->offsets[2 * i + 1]);
+        raw_str(b, "]");
+    }
+    raw_str(b, "],\"word_ids\":[");
+    for (int32_t i = 0; i < k->n; i++) {
+        if (i) raw_str(b, ",");
+        if (k->word_ids[i] < 0) raw_str(b, "null");
+        else bl_json_int(b, k->word_ids[i]);
+    }
+    raw_str(b, k->truncated ? "],\"truncated\":true" : "],\"truncated\":false");
+    if (with_n_a) {
+        raw_str(b, ",\"n_a\":");
+        bl_json_int(b, k->n_a);
+    }
+    raw_str(b, "}");
+}
+
+void bl_json_error(bl_jbuf *b, const char *msg) {
+    raw_str(b, "{\"error\":");
+    bl_json_string(b, msg, strlen(msg));
+    raw_str(b, "}");
+}
+
+/* ------------------------------------------------------------ reader */
+
+typedef struct {
+    const char *s;
+    size_t n, i;
+    char *err;
+    size_t errlen;
+} reader;
+
+static void skip_ws(reader *r) {
+    while (r->i < r->n && (r->s[r->i] == ' ' || r->s[r->i] == '\t' || r->s[r->i] == '\r' || r->s[r->i] == '\n'))
+        r->i++;
+}
+
+static int hex4(reader *r, unsigned *v) {
+    if (r->i + 4 > r->n) return -1;
+    *v = 0;
+    for (int k = 0; k < 4; k++) {
+        char c = r->s[r->i++];
+        *v <<= 4;
+        if (c >= '0' && c <= '9') *v |= (unsigned)(c - '0');
+        else if (c >= 'a' && c <= 'f') *v |= (unsigned)(c - 'a' + 10);
+        else if (c >= 'A' && c <= 'F') *v |= (unsigned)(c - 'A' + 10);
+        else return -1;
+    }
+    return 0;
+}
+
+/* Parse a JSON string at r->i; if out != NULL, store the malloc'ed UTF-8. */
+static int read_string(reader *r, char **out, size_t *outlen) {
+    skip_ws(r);
+    if (r->i >= r->n || r->s[r->i] != '"') {
+        set_err(r->err, r->errlen, "expected a JSON string at byte %zu", r->i);
+        return -1;
+    }
+    r->i++;
+    char *buf = malloc(r->n - r->i + 1); /* decoded text is never longer than the source */
+    if (!buf) {
+        set_err(r->err, r->errlen, "out of memory");
+        return -1;
+    }
+    size_t m = 0;
+    while (r->i < r->n) {
+        unsigned char c = (unsigned char)r->s[r->i++];
+        if (c == '"') {
+            buf[m] = 0;
+            if (out) *out = buf, *outlen = m;
+            else free(buf);
+            return 0;
+        }
+        if (c < 0x20) break;
+        if (c != '\\') {
+            buf[m++] = (char)c; /* raw bytes pass through; the tokenizer validates UTF-8 */
+            continue;
+        }
+        if (r->i >= r->n) break;
+        char e = r->s[r->i++];
+        unsigned cp;
+        switch (e) {
+        case '"': buf[m++] = '"'; continue;
+        case '\\': buf[m++] = '\\'; continue;
+        case '/': buf[m++] = '/'; continue;
+        case 'b': buf[m++] = '\b'; continue;
+        case 'f': buf[m++] = '\f'; continue;
+        case 'n': buf[m++] = '\n'; continue;
+        case 'r': buf[m++] = '\r'; continue;
+        case 't': buf[m++] = '\t'; continue;
+        case 'u':
+            if (hex4(r, &cp)) goto bad;
+            if (cp >= 0xD800 && cp <= 0xDBFF) {
+                unsigned lo;
+                if (r->i + 2 > r->n || r->s[r->i] != '\\' || r->s[r->i + 1] != 'u') goto lone;
+                r->i += 2;
+                if (hex4(r, &lo) || lo < 0xDC00 || lo > 0xDFFF) goto lone;
+                cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
+            } else if (cp >= 0xDC00 && cp <= 0xDFFF) {
+                goto lone;
+            }
+            if (cp < 0x80) buf[m++] = (char)cp;
+            else if (cp < 0x800) buf[m++] = (char)(0xC0 | (cp >> 6)), buf[m++] = (char)(0x80 | (cp & 0x3F));
+            else if (cp < 0x10000)
+                buf[m++] = (char)(0xE0 | (cp >> 12)), buf[m++] = (char)(0x80 | ((cp >> 6) & 0x3F)),
+                buf[m++] = (char)(0x80 | (cp & 0x3F));
+            else
+                buf[m++] = (char)(0xF0 | (cp >> 18)), buf[m++] = (char)(0x80 | ((cp >> 12) & 0x3F)),
+                buf[m++] = (char)(0x80 | ((cp >> 6) & 0x3F)), buf[m++] = (char)(0x80 | (cp & 0x3F));
+            continue;
+        default: goto bad;
+        }
+    }
+bad:
+    free(buf);
+    set_err(r->err, r->errlen, "malformed JSON string near byte %zu", r->i);
+    return -1;
+lone:
+    free(buf);
+    set_err(r->err, r->errlen, "JSON string has a lone surrogate (not valid UTF-8) near byte %zu", r->i);
+    return -1;
+}
+
+static int match_word(reader *r, const char *w) {
+    size_t n = strlen(w);
+    if (r->i + n <= r->n && memcmp(r->s + r->i, w, n) == 0) {
+        r->i += n;
+        return 1;
+    }
+    return 0;
+}
+
+static int read_int(reader *r, long long *v) {
+    skip_ws(r);
+    size_t start = r->i;
+    int neg = 0;
+    if (r->i < r->n && r->s[r->i] == '-') neg = 1, r->i++;
+    long long x = 0;
+    while (r->i < r->n && r->s[r->i] >= '0' && r->s[r->i] <= '9') {
+        if (x > 1000000000LL) goto bad;
+        x = x * 10 + (r->s[r->i++] - '0');
+    }
+    if (r->i == start + (size_t)neg) goto bad;
+    *v = neg ? -x : x;
+    return 0;
+bad:
+    set_err(r->err, r->errlen, "expected an integer at byte %zu", start);
+    return -1;
+}
+
+/* Skip any JSON value (for keys we do not use). */
+static int skip_value(reader *r, int depth) {
+    skip_ws(r);
+    if (r->i >= r->n || depth > 64) goto bad;
+    char c = r->s[r->i];
+    if (c == '"') return read_string(r, NULL, NULL);
+    if (c == '{' || c == '[') {
+        char close = c == '{' ? '}' : ']';
+        r->i++;
+        skip_ws(r);
+        if (r->i < r->n && r->s[r->i] == close) return r->i++, 0;
+        for (;;) {
+            if (c == '{') {
+                if (read_string(r, NULL, NULL)) return -1;
+                skip_ws(r);
+                if (r->i >= r->n || r->s[r->i++] != ':') goto bad;
+            }
+            if (skip_value(r, depth + 1)) return -1;
+            skip_ws(r);
+            if (r->i >= r->n) goto bad;
+            if (r->s[r->i] == ',') { r->i++; continue; }
+            if (r->s[r->i] == close) return r->i++, 0;
+            goto bad;
+        }
+    }
+    if (match_word(r, "true") || match_word(r, "false") || match_word(r, "null")) return 0;
+    size_t start = r->i;
+    while (r->i < r->n && strchr("+-0123456789.eE", r->s[r->i])) r->i++;
+    if (r->i > start) return 0;
+bad:
+    set_err(r->err, r->errlen, "malformed JSON near byte %zu", r->i);
+    return -1;
+}
+
+int bl_json_read_input(const char *line, size_t len, char **a, size_t *alen, char **b, size_t *blen,
+                       int32_t *max_length, char *err, size_t errlen) {
+    reader r = {line, len, 0, err, errlen};
+    *a = *b = NULL;
+    *alen = *blen = 0;
+    *max_length = 0;
+    skip_ws(&r);
+    if (r.i < r.n && r.s[r.i] == '"') {
+        if (read_string(&r, a, alen)) return -1;
+    } else if (r.i < r.n && r.s[r.i] == '{') {
+        r.i++;
+        skip_ws(&r);
+        if (r.i < r.n && r.s[r.i] == '}') r.i++;
+        else for (;;) {
+            char *key = NULL;
+            size_t klen;
+            if (read_string(&r, &key, &klen)) goto fail;
+            skip_ws(&r);
+            if (r.i >= r.n || r.s[r.i++] != ':') {
+                free(key);
+                set_err(err, errlen, "expected ':' at byte %zu", r.i);
+                goto fail;
+            }
+            skip_ws(&r);
+            int rc;
+            if (strcmp(key, "text") == 0 && !*a) {
+                rc = read_string(&r, a, alen);
+            } else if (strcmp(key, "text_pair") == 0 && !*b) {
+                rc = match_word(&r, "null") ? 0 : read_string(&r, b, blen);
+            } else if (strcmp(key, "max_length") == 0) {
+                long long v = 0;
+                rc = read_int(&r, &v);
+                if (!rc && (v < 0 || v > 1000000)) {
+                    set_err(err, errlen, "max_length %lld out of range", v);
+                    rc = -1;
+                }
+                *max_length = (int32_t)v;
+            } else {
+                rc = skip_value(&r, 0);
+            }
+            free(key);
+            if (rc) goto fail;
+            skip_ws(&r);
+            if (r.i < r.n && r.s[r.i] == ',') { r.i++; continue; }
+            if (r.i < r.n && r.s[r.i] == '}') { r.i++; break; }
+            set_err(err, errlen, "expected ',' or '}' at byte %zu", r.i);
+            goto fail;
+        }
+        if (!*a) {
+            set_err(err, errlen, "object has no \"text\" string");
+            goto fail;
+        }
+    } else {
+        set_err(err, errlen, "expected a JSON string or object");
+        return -1;
+    }
+    skip_ws(&r);
+    if (r.i != r.n) {
+        set_err(err, errlen, "trailing characters at byte %zu", r.i);
+        goto fail;
+    }
+    return 0;
+fail:
+    free(*a);
+    free(*b);
+    *a = *b = NULL;
+    return -1;
+}

@@ -1,0 +1,404 @@
+#!/usr/bin/env python3
+"""Generate src/unicode_tables.c: the Unicode data the WordPiece tokenizer needs.
+
+    python3 tools/gen_unicode.py             # rewrite src/unicode_tables.c
+    python3 tools/gen_unicode.py --check     # exit 1 if the committed file is stale
+    python3 tools/gen_unicode.py --probe-hf  # compare with Hugging Face `tokenizers`
+                                             # over every code point (needs PyPI tokenizers)
+
+Source of truth: Python's `unicodedata` (its version, unicodedata.unidata_version,
+is written into the generated header), plus a short, explicit list of
+adjustments where Hugging Face's Rust tokenizer disagrees with it. HF mixes
+several Unicode versions:
+
+  * punctuation, non-spacing marks (Mn) and "other" (C*) categories come from
+    the `unicode_categories` crate, whose tables are from about Unicode 8:
+    characters given P*/Mn/Cf in later versions are not treated as such, and a
+    few characters whose category changed since then keep the old one;
+  * unassigned code points (Cn) are NOT removed by clean-up (HF's is_control
+    covers Cc, Cf, Co, Cs only);
+  * canonical decompositions and combining classes come from the
+    `unicode-normalization-alignments` crate (also an older Unicode);
+  * lower-casing is Rust's char::to_lowercase (a NEWER Unicode than Python 3.11:
+    mappings added in Unicode 15..17 are applied);
+  * the CJK ranges are HF's own list (note: 0x2B920..0x2CEAF, not 0x2B820).
+
+The adjustment lists below were produced by `--probe-hf` against tokenizers
+0.23.3; `--probe-hf` re-checks the complete model (tables + adjustments)
+against HF for every code point and prints any remaining difference.
+
+Tables emitted (all sorted, looked up by binary search; ASCII has fast paths
+in the tokenizer):
+  class runs   uint32 (start << 3 | class): class of every code point
+  ccc runs     uint32 (start << 8 | ccc): canonical combining class
+  decomp       {cp, a, b}: one level of canonical decomposition (b = 0 if a
+               singleton); the C side recurses; Hangul syllables are algorithmic
+  lower        {cp, lower}: simple lower-case mappings; the one multi-character
+               mapping (U+0130 -> i + U+0307) is written separately
+"""
+import os
+import sys
+import unicodedata as ud
+
+OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'src', 'unicode_tables.c')
+
+# Classes (must match src/unicode.h).
+OTHER, REMOVE, SPACE, PUNCT, MN, CJK = range(6)
+CLASS_NAMES = ['OTHER', 'REMOVE', 'SPACE', 'PUNCT', 'MN', 'CJK']
+
+# White_Space property (PropList.txt; unchanged since Unicode 6.3), which is
+# what Rust's char::is_whitespace implements.
+WHITE_SPACE = '0009..000D 0020 0085 00A0 1680 2000..200A 2028 2029 202F 205F 3000'
+
+# HF's CJK ideograph ranges (tokenizers/src/normalizers/bert.rs).
+CJK_RANGES = '4E00..9FFF 3400..4DBF 20000..2A6DF 2A700..2B73F 2B740..2B81F 2B920..2CEAF F900..FAFF 2F800..2FA1F'
+
+# ---- adjustments: where HF disagrees with unicodedata (see module doc) ----
+# Cf in Python's Unicode, kept (not removed) by HF.
+HF_NOT_CONTROL = '0890..0891 08E2 110CD 13430..13438'
+# P* (or ASCII punctuation) in Python's Unicode, not punctuation for HF.
+HF_NOT_PUNCT = ('061D 09FD 0A76 0C77 0C84 1B7D..1B7E 2E43..2E4F 2E52..2E5D 10EAD 10F55..10F59 '
+                '10F86..10F89 1144B..1144F 1145A..1145B 1145D 11660..1166C 116B9 1183B 11944..11946 '
+                '119E2 11A3F..11A46 11A9A..11A9C 11A9E..11AA2 11C41..11C45 11C70..11C71 11EF7..11EF8 '
+                '11FFF 12FF1..12FF2 16E97..16E9A 16FE2 1E95E..1E95F')
+# Not P* in Python's Unicode, punctuation for HF (older category Po).
+HF_EXTRA_PUNCT = '166D 111C9'
+# Mn in Python's Unicode, not stripped by HF.
+HF_NOT_MN = ('07FD 0898..089F 08CA..08E1 09FE 0AFA..0AFF 0B55 0C04 0C3C 0D00 0D3B..0D3C 0D81 0EBA '
+             '180F 1885..1886 1ABF..1ACE 1DF6..1DFB A82C A8C5 A8FF A9BD 10D24..10D27 10EAB..10EAC '
+             '10F46..10F50 10F82..10F85 11070 11073..11074 110C2 111C9 111CF 1123E 1133B 11438..1143F '
+             '11442..11444 11446 1145E 1182F..11837 11839..1183A 1193B..1193C 1193E 11943 119D4..119D7 '
+             '119DA..119DB 119E0 11A01..11A0A 11A33..11A38 11A3B..11A3E 11A47 11A51..11A56 11A59..11A5B '
+             '11A8A..11A96 11A98..11A99 11C30..11C36 11C38..11C3D 11C3F 11C92..11CA7 11CAA..11CB0 '
+             '11CB2..11CB3 11CB5..11CB6 11D31..11D36 11D3A 11D3C..11D3D 11D3F..11D45 11D47 11D90..11D91 '
+             '11D95 11D97 11EF3..11EF4 16F4F 16FE4 1CF00..1CF2D 1CF30..1CF46 1E000..1E006 1E008..1E018 '
+             '1E01B..1E021 1E023..1E024 1E026..1E02A 1E130..1E136 1E2AE 1E2EC..1E2EF 1E944..1E94A')
+# Not Mn in Python's Unicode (Mc since Unicode 14), stripped by HF.
+HF_EXTRA_MN = '1734'
+# Canonical decompositions HF's normalization crate does not know.
+HF_NO_DECOMP = '11938'
+# Non-zero combining class in Python's Unicode, 0 for HF's normalization crate.
+HF_CCC_ZERO_RANGES = ('07FD 0898..089F 08CA..08D3 09FE 0C3C 0D3B..0D3C 0EBA 1715 1ABF..1ACE 1DF6..1DFA '
+                      'A82C 10D24..10D27 10EAB..10EAC 10F46..10F50 10F82..10F85 11070 1133B 1145E '
+                      '11839..1183A 1193D..1193E 11943 119E0 11A34 11A47 11A99 11D42 11D44..11D45 11D97 '
+                      '16FF0..16FF1 1E130..1E136 1E2AE 1E2EC..1E2EF')
+# Lower-case mappings of characters added after Python's Unicode (Rust std
+# is newer): code point -> lower-case code point.
+HF_EXTRA_LOWER = {
+    0x1C89: 0x1C8A, 0xA7CB: 0x0264, 0xA7CC: 0xA7CD, 0xA7CE: 0xA7CF, 0xA7D2: 0xA7D3, 0xA7D4: 0xA7D5,
+    0xA7DA: 0xA7DB, 0xA7DC: 0x019B,
+    **{cp: cp + 0x20 for cp in range(0x10D50, 0x10D66)},
+    **{cp: cp + 0x1B for cp in range(0x16EA0, 0x16EB9)},
+}
+
+
+def parse_ranges(s):
+    out = set()
+    for part in s.split():
+        if '..' in part:
+            a, b = part.split('..')
+            out.update(range(int(a, 16), int(b, 16) + 1))
+        else:
+            out.add(int(part, 16))
+    return out
+
+
+def scalar_values():
+    return (cp for cp in range(0x110000) if not 0xD800 <= cp <= 0xDFFF)
+
+
+class Model:
+    """HF's BertNormalizer / BertPreTokenizer character model from the tables."""
+
+    def __init__(self):
+        self.ws = parse_ranges(WHITE_SPACE)
+        self.cjk = parse_ranges(CJK_RANGES)
+        not_control = parse_ranges(HF_NOT_CONTROL)
+        not_punct = parse_ranges(HF_NOT_PUNCT)
+        extra_punct = parse_ranges(HF_EXTRA_PUNCT)
+        not_mn = parse_ranges(HF_NOT_MN)
+        extra_mn = parse_ranges(HF_EXTRA_MN)
+        self.no_decomp = parse_ranges(HF_NO_DECOMP)
+        self.ccc_zero = parse_ranges(HF_CCC_ZERO_RANGES)
+        self.cls = {}
+        for cp in scalar_values():
+            c = chr(cp)
+            cat = ud.category(c)
+            if cp in (0x9, 0xA, 0xD):
+                k = SPACE
+            elif cp == 0 or cp == 0xFFFD or (cat in ('Cc', 'Cf', 'Co') and cp not in not_control):
+                k = REMOVE
+            elif cp in self.ws:
+                k = SPACE
+            elif ((cat[0] == 'P' or (33 <= cp <= 126 and not c.isalnum())) and cp not in not_punct) \
+                    or cp in extra_punct:
+                k = PUNCT
+            elif (cat == 'Mn' and cp not in not_mn) or cp in extra_mn:
+                k = MN
+            elif cp in self.cjk:
+                k = CJK
+            else:
+                k = OTHER
+            if k != OTHER:
+                self.cls[cp] = k
+        self.decomp = {}  # one level, canonical
+        self.ccc = {}
+        self.lower = {}
+        for cp in scalar_values():
+            c = chr(cp)
+            d = ud.decomposition(c)
+            if d and not d.startswith('<') and cp not in self.no_decomp:
+                self.decomp[cp] = [int(x, 16) for x in d.split()]
+            k = ud.combining(c)
+            if k and cp not in self.ccc_zero:
+                self.ccc[cp] = k
+            lo = c.lower()
+            if lo != c:
+                self.lower[cp] = [ord(x) for x in lo]
+        for cp, lo in HF_EXTRA_LOWER.items():
+            assert cp not in self.lower
+            self.lower[cp] = [lo]
+
+    def klass(self, cp):
+        return self.cls.get(cp, OTHER)
+
+    def nfd(self, cps):
+        out = []
+        for cp in cps:
+            out.extend(self.decompose(cp))
+        # canonical ordering: stable sort of every run of non-zero classes
+        i = 0
+        while i < len(out):
+            if self.ccc.get(out[i], 0) == 0:
+                i += 1
+                continue
+            j = i
+            while j < len(out) and self.ccc.get(out[j], 0) != 0:
+                j += 1
+            out[i:j] = sorted(out[i:j], key=lambda x: self.ccc[x])
+            i = j
+        return out
+
+    def decompose(self, cp):
+        if 0xAC00 <= cp <= 0xD7A3:
+            s = cp - 0xAC00
+            r = [0x1100 + s // 588, 0x1161 + (s % 588) // 28]
+            if s % 28:
+                r.append(0x11A7 + s % 28)
+            return r
+        if cp in self.decomp:
+            r = []
+            for x in self.decomp[cp]:
+                r.extend(self.decompose(x))
+            return r
+        return [cp]
+
+    def normalize(self, text, lowercase=True, strip_accents=True, chinese=True):
+        """Same steps, same order as HF's BertNormalizer."""
+        cps = []
+        for c in map(ord, text):
+            k = self.klass(c)
+            if k == REMOVE:
+                continue
+            cps.append(0x20 if k == SPACE else c)
+        if chinese:
+            out = []
+            for c in cps:
+                out.extend([0x20, c, 0x20] if self.klass(c) == CJK else [c])
+            cps = out
+        if strip_accents:
+            cps = [c for c in self.nfd(cps) if self.klass(c) != MN]
+        if lowercase:
+            out = []
+            for c in cps:
+                out.extend(self.lower.get(c, [c]))
+            cps = out
+        return ''.join(map(chr, cps))
+
+
+def runs(values, shift, mask):
+    """[(start, value)] runs covering 0..0x10FFFF (value 0 where absent)."""
+    out = []
+    prev = None
+    for cp in range(0x110000):
+        v = values.get(cp, 0)
+        if v != prev:
+            assert v <= mask
+            out.append((cp << shift) | v)
+            prev = v
+    return out
+
+
+def fmt_list(items, per_line):
+    lines = []
+    for i in range(0, len(items), per_line):
+        lines.append('    ' + ' '.join(items[i:i + per_line]))
+    return '\n'.join(lines)
+
+
+C_FUNCTIONS = r'''
+/* ------------------------------------------------------------ lookups */
+
+static uint32_t run_lookup(const uint32_t *runs, size_t n, uint32_t cp, int shift) {
+    size_t lo = 0, hi = n; /* last run whose start <= cp */
+    while (hi - lo > 1) {
+        size_t mid = (lo + hi) / 2;
+        if ((runs[mid] >> shift) <= cp) lo = mid; else hi = mid;
+    }
+    return runs[lo] & ((1u << shift) - 1);
+}
+
+int bl_uc_class(uint32_t cp) {
+    if (cp > 0x10FFFF) return BL_UC_OTHER;
+    return (int)run_lookup(class_runs, sizeof class_runs / sizeof class_runs[0], cp, 3);
+}
+
+int bl_uc_ccc(uint32_t cp) {
+    if (cp < 0x300 || cp > 0x10FFFF) return 0;
+    return (int)run_lookup(ccc_runs, sizeof ccc_runs / sizeof ccc_runs[0], cp, 8);
+}
+
+static int decompose_into(uint32_t cp, uint32_t *out, int n) {
+    if (cp >= 0xAC00 && cp <= 0xD7A3) { /* Hangul syllable: L V (T) */
+        uint32_t s = cp - 0xAC00;
+        out[n++] = 0x1100 + s / 588;
+        out[n++] = 0x1161 + (s % 588) / 28;
+        if (s % 28) out[n++] = 0x11A7 + s % 28;
+        return n;
+    }
+    if (cp >= 0xC0) {
+        size_t lo = 0, hi = sizeof decomp / sizeof decomp[0];
+        while (lo < hi) {
+            size_t mid = (lo + hi) / 2;
+            if (decomp[mid][0] < cp) lo = mid + 1; else hi = mid;
+        }
+        if (lo < sizeof decomp / sizeof decomp[0] && decomp[lo][0] == cp) {
+            n = decompose_into(decomp[lo][1], out, n);
+            if (decomp[lo][2]) n = decompose_into(decomp[lo][2], out, n);
+            return n;
+        }
+    }
+    out[n++] = cp;
+    return n;
+}
+
+int bl_uc_decompose(uint32_t cp, uint32_t out[BL_UC_MAX_DECOMP]) {
+    return decompose_into(cp, out, 0);
+}
+
+int bl_uc_lower(uint32_t cp, uint32_t out[BL_UC_MAX_LOWER]) {
+    if (cp < 0x80) {
+        out[0] = (cp >= 'A' && cp <= 'Z') ? cp + 32 : cp;
+        return 1;
+    }
+    if (cp == 0x130) { out[0] = 0x69; out[1] = 0x307; return 2; }
+    size_t lo = 0, hi = sizeof lower / sizeof lower[0];
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (lower[mid][0] < cp) lo = mid + 1; else hi = mid;
+    }
+    out[0] = (lo < sizeof lower / sizeof lower[0] && lower[lo][0] == cp) ? lower[lo][1] : cp;
+    return 1;
+}
+'''
+
+
+def generate():
+    m = Model()
+    multi = {cp: lo for cp, lo in m.lower.items() if len(lo) > 1}
+    assert multi == {0x130: [0x69, 0x307]}, multi  # hard-coded in C_FUNCTIONS
+    assert all(cp >= 0x80 for cp in m.lower if cp > ord('Z'))
+    max_decomp = max(len(m.decompose(cp)) for cp in scalar_values())
+    assert min(m.decomp) >= 0xC0 and min(m.ccc) >= 0x300
+    assert all(len(v) <= 2 for v in m.decomp.values())
+    class_runs = runs(m.cls, 3, 7)
+    ccc_runs = runs(m.ccc, 8, 255)
+    out = []
+    out.append('/* unicode_tables.c — GENERATED by tools/gen_unicode.py; do not edit.\n'
+               ' *\n'
+               ' * Unicode version: %s (Python %d.%d unicodedata), with the adjustments\n'
+               ' * listed in tools/gen_unicode.py that make it agree with Hugging Face\n'
+               ' * tokenizers (older category/normalization tables, newer lower-casing).\n'
+               ' */' % (ud.unidata_version, sys.version_info[0], sys.version_info[1]))
+    out.append('#include "unicode.h"\n#include <stddef.h>\n')
+    out.append('const char bl_unicode_version[] = "%s";\n' % ud.unidata_version)
+    out.append('#if BL_UC_MAX_DECOMP < %d\n#error "BL_UC_MAX_DECOMP too small"\n#endif\n' % max_decomp)
+    out.append('/* class runs: (first code point << 3) | BL_UC_* class, sorted; %d runs */' % len(class_runs))
+    out.append('static const uint32_t class_runs[] = {\n%s\n};\n'
+               % fmt_list(['0x%x,' % v for v in class_runs], 10))
+    out.append('/* canonical combining class runs: (first code point << 8) | ccc; %d runs */' % len(ccc_runs))
+    out.append('static const uint32_t ccc_runs[] = {\n%s\n};\n'
+               % fmt_list(['0x%x,' % v for v in ccc_runs], 10))
+    items = ['{0x%x,0x%x,0x%x},' % (cp, d[0], d[1] if len(d) > 1 else 0) for cp, d in sorted(m.decomp.items())]
+    out.append('/* one level of canonical decomposition {cp, first, second or 0}; %d entries */' % len(items))
+    out.append('static const uint32_t decomp[][3] = {\n%s\n};\n' % fmt_list(items, 5))
+    items = ['{0x%x,0x%x},' % (cp, lo[0]) for cp, lo in sorted(m.lower.items()) if cp >= 0x80 and len(lo) == 1]
+    out.append('/* simple lower-case mappings {cp, lower} for cp >= 0x80; %d entries */' % len(items))
+    out.append('static const uint32_t lower[][2] = {\n%s\n};' % fmt_list(items, 6))
+    out.append(C_FUNCTIONS)
+    return '\n'.join(out)
+
+
+def probe_hf():
+    """Compare the model with HF's normalizer and pre-tokenizer, code point by code point."""
+    from tokenizers import normalizers as N, pre_tokenizers as P
+    m = Model()
+    clean = N.BertNormalizer(clean_text=True, handle_chinese_chars=False, strip_accents=False, lowercase=False)
+    chin = N.BertNormalizer(clean_text=False, handle_chinese_chars=True, strip_accents=False, lowercase=False)
+    strip = N.BertNormalizer(clean_text=False, handle_chinese_chars=False, strip_accents=True, lowercase=False)
+    low = N.BertNormalizer(clean_text=False, handle_chinese_chars=False, strip_accents=False, lowercase=True)
+    nfd = N.NFD()
+    pre = P.BertPreTokenizer()
+    diffs = {}
+
+    def note(kind, cp):
+        diffs.setdefault(kind, []).append(cp)
+
+    marks = [0x334, 0x345, 0x301, 0x5B0]  # ccc 1, 240, 230, 10
+    for cp in scalar_values():
+        c = chr(cp)
+        k = m.klass(cp)
+        want = '' if k == REMOVE else ' ' if k == SPACE else c
+        if clean.normalize_str(c) != want:
+            note('clean', cp)
+        if (chin.normalize_str(c) != c) != (k == CJK):
+            note('cjk', cp)
+        if strip.normalize_str(c) != ''.join(chr(x) for x in m.nfd([cp]) if m.klass(x) != MN):
+            note('strip', cp)
+        if low.normalize_str(c) != ''.join(map(chr, m.lower.get(cp, [cp]))):
+            note('lower', cp)
+        if nfd.normalize_str(c) != ''.join(map(chr, m.nfd([cp]))):
+            note('nfd', cp)
+        n = len(pre.pre_tokenize_str('a' + c + 'a'))
+        if n != (2 if k == SPACE or cp in m.ws else 3 if k == PUNCT else 1):  # VT/FF/NEL are removed earlier
+            note('pretok', cp)
+        for mk in marks:
+            for s in ([0x61, mk, cp], [0x61, cp, mk]):
+                if nfd.normalize_str(''.join(map(chr, s))) != ''.join(map(chr, m.nfd(s))):
+                    note('ccc', cp)
+                    break
+            else:
+                continue
+            break
+    for kind, cps in diffs.items():
+        print('%-7s %5d differences: %s' % (kind, len(cps), ' '.join('%04X' % x for x in cps[:200])))
+    print('probe: %d kinds of difference (Python unicodedata %s)' % (len(diffs), ud.unidata_version))
+    return 1 if diffs else 0
+
+
+def main():
+    if '--probe-hf' in sys.argv:
+        sys.exit(probe_hf())
+    text = generate()
+    if '--check' in sys.argv:
+        with open(OUT, encoding='utf-8') as f:
+            same = f.read() == text
+        print('src/unicode_tables.c is %s' % ('up to date' if same else 'STALE'))
+        sys.exit(0 if same else 1)
+    with open(OUT, 'w', encoding='utf-8') as f:
+        f.write(text)
+    print('wrote %s (%d bytes, Unicode %s)' % (os.path.relpath(OUT), len(text), ud.unidata_version))
+
+
+if __name__ == '__main__':
+    main()
