@@ -10,6 +10,7 @@
  */
 #include "bertlens.h"
 #include "bundle.h"
+#include "json.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -165,11 +166,81 @@ static int cmd_info(int argc, char **argv) {
 
 /* ----------------------------------------------------------- tokenize */
 
+/* Tokenize one text (pair) given on the command line, or every line of stdin
+ * with --jsonl (a JSON string or {"text", "text_pair", "max_length"} per
+ * line; one JSON object out per line, {"error": ...} for a bad line).
+ * Sequences are truncated to the model's max_positions (or max_length). */
 static int cmd_tokenize(int argc, char **argv) {
-    (void)argc;
-    (void)argv;
-    fprintf(stderr, "bertlens: tokenize is not built into this binary yet\n");
-    return 1;
+    int jsonl = argc >= 1 && !strcmp(argv[0], "--jsonl");
+    if (jsonl ? argc != 2 : (argc < 2 || argc > 3)) {
+        fprintf(stderr, "usage: bertlens tokenize BUNDLE TEXT [TEXT_B]\n"
+                        "       bertlens tokenize --jsonl BUNDLE < lines.jsonl\n");
+        return 1;
+    }
+    cli_bundle cb;
+    if (open_bundle(argv[jsonl ? 1 : 0], &cb)) return 1;
+    const bl_tokenizer *tk = bl_model_tokenizer(cb.model);
+    int32_t max_pos = bl_model_config(cb.model)->max_positions;
+    char err[512];
+    bl_jbuf out = {0};
+    bl_tokens toks;
+    int rc = 0;
+    if (!jsonl) {
+        const char *b = argc == 3 ? argv[2] : NULL;
+        if (bl_tokenize(tk, argv[1], strlen(argv[1]), b, b ? strlen(b) : 0, max_pos, &toks, err, sizeof err)) {
+            fprintf(stderr, "bertlens: %s\n", err);
+            rc = 1;
+        } else {
+            bl_json_tokens(&out, tk, &toks, 0);
+            bl_tokens_free(&toks);
+            if (out.oom) {
+                fprintf(stderr, "bertlens: out of memory\n");
+                rc = 1;
+            } else {
+                printf("%s\n", out.data);
+            }
+        }
+    } else {
+        char *line = NULL;
+        size_t cap = 0;
+        ssize_t got;
+        while ((got = getline(&line, &cap, stdin)) >= 0) {
+            size_t n = (size_t)got;
+            while (n && (line[n - 1] == '\n' || line[n - 1] == '\r')) n--;
+            char *a, *b;
+            size_t alen, blen;
+            int32_t max_len;
+            bl_jbuf_reset(&out);
+            if (bl_json_read_input(line, n, &a, &alen, &b, &blen, &max_len, err, sizeof err)) {
+                bl_json_error(&out, err);
+            } else {
+                if (max_len <= 0 || max_len > max_pos) max_len = max_pos;
+                if (bl_tokenize(tk, a, alen, b, blen, max_len, &toks, err, sizeof err)) {
+                    bl_json_error(&out, err);
+                } else {
+                    bl_json_tokens(&out, tk, &toks, 0);
+                    bl_tokens_free(&toks);
+                }
+                free(a);
+                free(b);
+            }
+            if (out.oom) {
+                fprintf(stderr, "bertlens: out of memory\n");
+                rc = 1;
+                break;
+            }
+            fwrite(out.data, 1, out.len, stdout);
+            fputc('\n', stdout);
+        }
+        free(line);
+        if (fflush(stdout) != 0) {
+            fprintf(stderr, "bertlens: cannot write output\n");
+            rc = 1;
+        }
+    }
+    bl_jbuf_free(&out);
+    close_bundle(&cb);
+    return rc;
 }
 
 /* ------------------------------------------------------------- attend */

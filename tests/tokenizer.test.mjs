@@ -1,0 +1,203 @@
+// Tokenizer vs Hugging Face: every corpus line must give exactly the ids,
+// type ids, offsets (UTF-16), word ids and truncated flag that
+// BertTokenizerFast gave (tests/fixtures/tokenizer/*.jsonl.gz, made by
+// tools/make_tokenizer_fixtures.py from tests/corpus/tokenizer.jsonl).
+//
+//   node tests/tokenizer.test.mjs --native [--quick]   $BERTLENS_BIN tokenize --jsonl (default build/bertlens)
+//   node tests/tokenizer.test.mjs --wasm [--quick]     build/wasm/bertlens.js ($BERTLENS_WASM), blw_tokenize_json
+//
+// Variants and their bundles:
+//   uncased  build/models/all-minilm-l6-v2.q8.blb, else models/all-minilm-l6-v2.q8.blb.gz
+//   cased    $BERTLENS_CASED_BUNDLE or build/models/all-minilm-l6-v2-cased.q8.blb
+//            (tools/convert.py --cased of the same checkpoint; `make test-models`)
+// --quick: every k-th corpus line (~300 lines, all categories) for sanitizer runs.
+// Also checked: invalid UTF-8 (CLI argv / raw bytes into wasm) is a clear
+// error, and a bad jsonl line gives {"error"} without stopping the stream.
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import zlib from 'node:zlib';
+
+const ROOT = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..');
+const args = process.argv.slice(2);
+const MODE = args.includes('--wasm') ? 'wasm' : args.includes('--native') ? 'native' : null;
+const QUICK = args.includes('--quick');
+if (!MODE) {
+  console.error('usage: node tests/tokenizer.test.mjs --native|--wasm [--quick]');
+  process.exit(2);
+}
+const BIN = process.env.BERTLENS_BIN || path.join(ROOT, 'build/bertlens');
+const WASM_JS = process.env.BERTLENS_WASM || path.join(ROOT, 'build/wasm/bertlens.js');
+
+function firstExisting(...cands) {
+  return cands.find((p) => p && fs.existsSync(p));
+}
+const VARIANTS = [
+  {
+    name: 'uncased',
+    bundle: firstExisting(path.join(ROOT, 'build/models/all-minilm-l6-v2.q8.blb'),
+      path.join(ROOT, 'models/all-minilm-l6-v2.q8.blb.gz')),
+  },
+  {
+    name: 'cased',
+    bundle: firstExisting(process.env.BERTLENS_CASED_BUNDLE,
+      path.join(ROOT, 'build/models/all-minilm-l6-v2-cased.q8.blb')),
+  },
+];
+
+let failures = 0;
+function fail(msg) {
+  failures++;
+  console.error('FAIL ' + msg);
+}
+
+// ---------------------------------------------------------------- data
+const splitLines = (s) => s.split('\n').filter((l) => l.length); // not /\r?\n|\u2028/: those are data
+const corpus = splitLines(fs.readFileSync(path.join(ROOT, 'tests/corpus/tokenizer.jsonl'), 'utf8'));
+const pick = QUICK ? Math.max(1, Math.ceil(corpus.length / 300)) : 1;
+const index = corpus.map((_, i) => i).filter((i) => i % pick === 0);
+
+function fixture(name) {
+  const gz = fs.readFileSync(path.join(ROOT, `tests/fixtures/tokenizer/${name}.jsonl.gz`));
+  const rows = splitLines(zlib.gunzipSync(gz).toString('utf8')).map((l) => JSON.parse(l));
+  if (rows.length !== corpus.length) throw new Error(`${name} fixture has ${rows.length} rows, corpus ${corpus.length}`);
+  return rows;
+}
+
+const FIELDS = ['ids', 'type_ids', 'offsets', 'word_ids', 'truncated'];
+// null if identical, else a description of the first difference
+function compare(variant, i, got, want) {
+  const where = `${variant} line ${i + 1} ${corpus[i].slice(0, 120)}`;
+  if (!got || got.error !== undefined) return `${where}\n     error: ${got ? got.error : 'no output'}`;
+  for (const f of FIELDS) {
+    const g = JSON.stringify(got[f]), w = JSON.stringify(want[f]);
+    if (g === w) continue;
+    let k = 0;
+    if (Array.isArray(got[f]) && Array.isArray(want[f]))
+      while (k < want[f].length && JSON.stringify(got[f][k]) === JSON.stringify(want[f][k])) k++;
+    return `${where}\n     ${f} differs at [${k}] (token ${JSON.stringify((got.tokens || [])[k])}):\n` +
+      `       got  ${g.slice(0, 300)}\n       want ${w.slice(0, 300)}`;
+  }
+  if (!Array.isArray(got.tokens) || got.tokens.length !== got.ids.length) return `${where}: tokens/ids lengths differ`;
+  return null;
+}
+
+function check(variant, outputs) {
+  const want = fixture(variant);
+  let bad = 0;
+  index.forEach((i, k) => {
+    const why = compare(variant, i, outputs[k], want[i]);
+    if (why && ++bad <= 15) console.error('FAIL ' + why);
+  });
+  if (bad) fail(`${MODE} ${variant}: ${bad}/${index.length} lines differ from Hugging Face`);
+  else console.log(`ok   ${MODE} ${variant}: ${index.length}/${index.length} lines identical to Hugging Face`);
+}
+
+// -------------------------------------------------------------- native
+function runNative(bundle, lines) {
+  const r = spawnSync(BIN, ['tokenize', '--jsonl', bundle], { input: lines.join('\n') + '\n', maxBuffer: 1 << 30 });
+  if (r.status !== 0) throw new Error(`${BIN} tokenize --jsonl exited ${r.status}: ${r.stderr}`);
+  const out = splitLines(r.stdout.toString('utf8'));
+  if (out.length !== lines.length) throw new Error(`expected ${lines.length} output lines, got ${out.length}`);
+  return out.map((l) => JSON.parse(l));
+}
+
+function nativeErrors(bundle) {
+  // Invalid UTF-8 can only reach the CLI through argv: let the shell write the bytes.
+  const cases = [
+    ['ab\\377cd', 'text A', 'byte 2'],
+    ['ok', 'text B', 'byte 1', 'x\\300\\257'], // overlong '/'
+    ['\\355\\240\\200', 'text A', 'byte 0'],      // UTF-16 surrogate
+    ['abc\\342\\202', 'text A', 'byte 3'],       // truncated sequence
+    ['\\364\\220\\200\\200', 'text A', 'byte 0'], // above U+10FFFF
+  ];
+  for (const [a, which, at, b] of cases) {
+    const script = `exec "$BIN" tokenize "$BUNDLE" "$(printf '${a}')"` + (b ? ` "$(printf '${b}')"` : '');
+    const r = spawnSync('/bin/sh', ['-c', script], { env: { ...process.env, BIN, BUNDLE: bundle } });
+    const err = r.stderr.toString();
+    if (r.status !== 1 || !/invalid UTF-8/.test(err) || !err.includes(which) || !err.includes(at))
+      fail(`invalid UTF-8 ${a} ${b || ''}: status ${r.status}, stderr ${JSON.stringify(err)}`);
+  }
+  // A bad jsonl line is reported in place and the stream goes on.
+  const r = spawnSync(BIN, ['tokenize', '--jsonl', bundle], { input: '{"text": 5}\n"\\ud800"\nnot json\n"fine"\n' });
+  const out = splitLines(r.stdout.toString()).map((l) => JSON.parse(l));
+  if (r.status !== 0 || out.length !== 4 || !out.slice(0, 3).every((o) => typeof o.error === 'string') ||
+      JSON.stringify(out[3].tokens) !== '["[CLS]","fine","[SEP]"]')
+    fail(`jsonl error lines: status ${r.status} output ${JSON.stringify(out)}`);
+  console.log(`ok   ${MODE}: invalid UTF-8 and bad jsonl lines give clear errors`);
+}
+
+// ---------------------------------------------------------------- wasm
+async function wasmModule() {
+  const { default: createBertlens } = await import(WASM_JS);
+  return createBertlens({ wasmBinary: fs.readFileSync(WASM_JS.replace(/\.js$/, '.wasm')) });
+}
+
+function wasmLoad(M, bundle) {
+  let bytes = fs.readFileSync(bundle);
+  if (bundle.endsWith('.gz')) bytes = zlib.gunzipSync(bytes);
+  const p = M._malloc(bytes.length);
+  M.HEAPU8.set(bytes, p);
+  if (M._blw_load(p, bytes.length) !== 0) throw new Error(`blw_load ${bundle}: ${M.UTF8ToString(M._blw_error())}`);
+}
+
+function wasmCall(M, a, b, maxLen) {
+  const put = (s) => {
+    if (s === null || s === undefined) return 0;
+    const n = M.lengthBytesUTF8(s) + 1, p = M._malloc(n);
+    M.stringToUTF8(s, p, n);
+    return p;
+  };
+  const pa = put(a), pb = put(b);
+  const out = M.UTF8ToString(M._blw_tokenize_json(pa, pb, maxLen));
+  M._free(pa);
+  if (pb) M._free(pb);
+  return JSON.parse(out);
+}
+
+function runWasm(M, lines) {
+  return lines.map((l) => {
+    const o = JSON.parse(l);
+    // C strings end at NUL: pass U+0001 instead. Both are removed by the
+    // clean-up and have the same UTF-16 length, so every output is unchanged.
+    const nul = (s) => (typeof s === 'string' ? s.replaceAll('\0', '\x01') : s);
+    return wasmCall(M, nul(o.text), nul(o.text_pair), o.max_length || 0);
+  });
+}
+
+function wasmErrors(M) {
+  const cases = [[[0x61, 0x62, 0xff, 0x63], 'byte 2'], [[0xc0, 0xaf], 'byte 0'], [[0x61, 0xed, 0xa0, 0x80], 'byte 1'],
+    [[0x61, 0x62, 0x63, 0xe2, 0x82], 'byte 3']];
+  for (const [bytes, at] of cases) {
+    const p = M._malloc(bytes.length + 1);
+    M.HEAPU8.set([...bytes, 0], p);
+    const out = JSON.parse(M.UTF8ToString(M._blw_tokenize_json(p, 0, 0)));
+    M._free(p);
+    if (typeof out.error !== 'string' || !/invalid UTF-8/.test(out.error) || !out.error.includes(at))
+      fail(`wasm invalid UTF-8 ${bytes}: ${JSON.stringify(out)}`);
+  }
+  console.log(`ok   ${MODE}: invalid UTF-8 gives a clear error`);
+}
+
+// ---------------------------------------------------------------- main
+const lines = index.map((i) => corpus[i]);
+const M = MODE === 'wasm' ? await wasmModule() : null;
+for (const v of VARIANTS) {
+  if (!v.bundle) {
+    fail(`${v.name}: no bundle found (make test-models builds build/models/all-minilm-l6-v2-cased.q8.blb)`);
+    continue;
+  }
+  if (MODE === 'native') {
+    check(v.name, runNative(v.bundle, lines));
+    if (v.name === 'uncased') nativeErrors(v.bundle);
+  } else {
+    wasmLoad(M, v.bundle);
+    check(v.name, runWasm(M, lines));
+    if (v.name === 'uncased') wasmErrors(M);
+  }
+}
+if (failures) {
+  console.error(`tokenizer.test: ${failures} failure(s)`);
+  process.exit(1);
+}
+console.log(`tokenizer.test: all passed (${MODE}${QUICK ? ', quick' : ''}, ${index.length} lines per variant)`);
