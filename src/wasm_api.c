@@ -1,0 +1,392 @@
+/* wasm_api.c — the WebAssembly boundary (EMSCRIPTEN_KEEPALIVE exports).
+ *
+ * One loaded model, one encoder state, the tokens of the last run. Strings go
+ * in as NUL-terminated UTF-8 in wasm memory; results come back as pointers
+ * into wasm memory (valid until the next call that runs or loads) that JS
+ * views through HEAPF32. Every failing call returns -1 / NULL and leaves a
+ * message for blw_error().
+ *
+ *   blw_simd blw_load blw_error blw_info_json blw_tokenize_json blw_run
+ *   blw_forward_ids blw_tokens_json blw_attention blw_norms blw_queries
+ *   blw_keys blw_hidden                       (the API in README / common.md)
+ *   blw_k_*                                   kernels, scalar or SIMD, for tests
+ */
+#include "bertlens.h"
+#include "kernels.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#ifdef __EMSCRIPTEN__
+#include <emscripten.h>
+#else
+#define EMSCRIPTEN_KEEPALIVE
+#endif
+
+/* -------------------------------------------------------------- state */
+
+static struct {
+    uint8_t *bytes;     /* the bundle (owned; the model borrows it) */
+    bl_model *model;
+    bl_state *state;    /* reused while flags match and T fits      */
+    int32_t capacity;   /* max_tokens of state                      */
+    unsigned flags;     /* flags of state                           */
+    bl_tokens toks;     /* tokens of the last blw_run               */
+    int has_toks;
+    char *json;         /* last returned JSON string (owned)        */
+    char err[512];
+} g;
+
+static void set_error(const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(g.err, sizeof g.err, fmt, ap);
+    va_end(ap);
+}
+
+static void drop_tokens(void) {
+    if (g.has_toks) bl_tokens_free(&g.toks);
+    memset(&g.toks, 0, sizeof g.toks);
+    g.has_toks = 0;
+}
+
+static void unload(void) {
+    drop_tokens();
+    bl_state_free(g.state);
+    bl_model_free(g.model);
+    free(g.bytes);
+    g.state = NULL;
+    g.model = NULL;
+    g.bytes = NULL;
+    g.capacity = 0;
+}
+
+/* --------------------------------------------------------------- JSON */
+
+typedef struct {
+    char *p;
+    size_t n, cap;
+    int oom;
+} jbuf;
+
+static void jb_put(jbuf *b, const char *s, size_t n) {
+    if (b->oom) return;
+    if (b->n + n + 1 > b->cap) {
+        size_t cap = b->cap ? b->cap : 256;
+        while (cap < b->n + n + 1) cap *= 2;
+        char *p = realloc(b->p, cap);
+        if (!p) {
+            b->oom = 1;
+            return;
+        }
+        b->p = p;
+        b->cap = cap;
+    }
+    memcpy(b->p + b->n, s, n);
+    b->n += n;
+    b->p[b->n] = 0;
+}
+
+static void jb_printf(jbuf *b, const char *fmt, ...) {
+    char tmp[128];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(tmp, sizeof tmp, fmt, ap);
+    va_end(ap);
+    if (n >= 0) jb_put(b, tmp, (size_t)n < sizeof tmp ? (size_t)n : sizeof tmp - 1);
+}
+
+static void jb_str(jbuf *b, const char *s) {
+    jb_put(b, "\"", 1);
+    for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
+        if (*p == '"' || *p == '\\') {
+            char e[2] = {'\\', (char)*p};
+            jb_put(b, e, 2);
+        } else if (*p < 0x20) {
+            jb_printf(b, "\\u%04x", *p);
+        } else {
+            jb_put(b, (const char *)p, 1);
+        }
+    }
+    jb_put(b, "\"", 1);
+}
+
+static void jb_ints(jbuf *b, const int32_t *v, int n) {
+    jb_put(b, "[", 1);
+    for (int i = 0; i < n; i++) jb_printf(b, i ? ",%d" : "%d", v[i]);
+    jb_put(b, "]", 1);
+}
+
+/* Hand the buffer out as the current JSON result (freed on the next one). */
+static const char *jb_finish(jbuf *b) {
+    if (b->oom) {
+        free(b->p);
+        set_error("out of memory building JSON");
+        return NULL;
+    }
+    free(g.json);
+    g.json = b->p;
+    return g.json;
+}
+
+/* Tokens as the CLI's `tokenize --jsonl` prints them (+ "n_a" if asked). */
+static void tokens_json(jbuf *b, const bl_tokens *t, int with_n_a) {
+    const bl_tokenizer *tk = bl_model_tokenizer(g.model);
+    jb_put(b, "{\"tokens\":[", 11);
+    for (int i = 0; i < t->n; i++) {
+        if (i) jb_put(b, ",", 1);
+        jb_str(b, bl_token_str(tk, t->ids[i]));
+    }
+    jb_put(b, "],\"ids\":", 8);
+    jb_ints(b, t->ids, t->n);
+    jb_put(b, ",\"type_ids\":", 12);
+    jb_ints(b, t->type_ids, t->n);
+    jb_put(b, ",\"offsets\":[", 12);
+    for (int i = 0; i < t->n; i++) jb_printf(b, i ? ",[%d,%d]" : "[%d,%d]", t->offsets[2 * i], t->offsets[2 * i + 1]);
+    jb_put(b, "],\"word_ids\":", 13);
+    jb_ints(b, t->word_ids, t->n);
+    jb_printf(b, ",\"truncated\":%s", t->truncated ? "true" : "false");
+    if (with_n_a) jb_printf(b, ",\"n_a\":%d", t->n_a);
+    jb_put(b, "}", 1);
+}
+
+/* ---------------------------------------------------------------- API */
+
+EMSCRIPTEN_KEEPALIVE int blw_simd(void) {
+#ifdef __wasm_simd128__
+    return 1;
+#else
+    return 0;
+#endif
+}
+
+EMSCRIPTEN_KEEPALIVE const char *blw_error(void) { return g.err; }
+
+EMSCRIPTEN_KEEPALIVE int blw_load(uint8_t *bytes, int size) {
+    unload();
+    if (!bytes || size <= 0) {
+        free(bytes);
+        set_error("blw_load: no bundle bytes");
+        return -1;
+    }
+    g.model = bl_model_load(bytes, (size_t)size, g.err, sizeof g.err);
+    if (!g.model) {
+        free(bytes);
+        return -1;
+    }
+    g.bytes = bytes;
+    return 0;
+}
+
+EMSCRIPTEN_KEEPALIVE const char *blw_info_json(void) {
+    if (!g.model) {
+        set_error("no model loaded");
+        return NULL;
+    }
+    static const char *acts[] = {"gelu", "gelu_tanh", "relu"};
+    const bl_config *c = bl_model_config(g.model);
+    jbuf b = {0};
+    jb_printf(&b, "{\"config\":{\"n_layers\":%d,\"n_heads\":%d,\"hidden\":%d,\"intermediate\":%d,", c->n_layers,
+              c->n_heads, c->hidden, c->intermediate);
+    jb_printf(&b, "\"max_positions\":%d,\"type_vocab_size\":%d,\"vocab_size\":%d,", c->max_positions,
+              c->type_vocab_size, c->vocab_size);
+    jb_printf(&b, "\"ln_eps\":%.9g,\"activation\":\"%s\"},\"meta\":{", (double)c->ln_eps,
+              c->activation >= 0 && c->activation <= 2 ? acts[c->activation] : "?");
+    char val[512];
+    for (int i = 0; i < bl_model_n_meta(g.model); i++) {
+        if (i) jb_put(&b, ",", 1);
+        jb_str(&b, bl_model_meta_key(g.model, i));
+        jb_put(&b, ":", 1);
+        bl_model_meta_format(g.model, i, val, sizeof val);
+        jb_str(&b, val);
+    }
+    jb_put(&b, "},\"dtype\":", 10);
+    jb_str(&b, bl_model_meta_str(g.model, "weights.dtype"));
+    uint64_t params = 0, bytes = 0;
+    for (int i = 0; i < bl_model_n_tensors(g.model); i++) {
+        const bl_tensor *t = bl_model_tensor(g.model, i);
+        uint64_t e = 1;
+        for (int d = 0; d < t->n_dims; d++) e *= (uint64_t)t->dims[d];
+        params += e;
+        bytes += t->nbytes;
+    }
+    jb_printf(&b, ",\"n_tensors\":%d,\"params\":%llu,\"weight_bytes\":%llu,\"simd\":%s}",
+              bl_model_n_tensors(g.model), (unsigned long long)params, (unsigned long long)bytes,
+              blw_simd() ? "true" : "false");
+    return jb_finish(&b);
+}
+
+static int tokenize(const char *a, const char *b, int max_tokens, bl_tokens *out) {
+    if (!g.model) {
+        set_error("no model loaded");
+        return -1;
+    }
+    if (!a) {
+        set_error("no text");
+        return -1;
+    }
+    const bl_config *c = bl_model_config(g.model);
+    if (max_tokens <= 0 || max_tokens > c->max_positions) max_tokens = c->max_positions;
+    memset(out, 0, sizeof *out);
+    return bl_tokenize(bl_model_tokenizer(g.model), a, strlen(a), b, b ? strlen(b) : 0, max_tokens, out, g.err,
+                       sizeof g.err);
+}
+
+EMSCRIPTEN_KEEPALIVE const char *blw_tokenize_json(const char *a, const char *b, int max_tokens) {
+    bl_tokens t;
+    jbuf j = {0};
+    if (tokenize(a, b, max_tokens, &t)) {
+        jb_put(&j, "{\"error\":", 9);
+        jb_str(&j, g.err);
+        jb_put(&j, "}", 1);
+        return jb_finish(&j);
+    }
+    tokens_json(&j, &t, 0);
+    bl_tokens_free(&t);
+    return jb_finish(&j);
+}
+
+/* A state for T tokens with these flags: reuse the current one if it fits,
+ * else make one for the next power of two >= T (min 64, max max_positions). */
+static int ensure_state(int32_t T, unsigned flags) {
+    const bl_config *c = bl_model_config(g.model);
+    if (g.state && g.flags == flags && T <= g.capacity) return 0;
+    bl_state_free(g.state);
+    g.state = NULL;
+    int32_t cap = 64;
+    while (cap < T) cap *= 2;
+    if (cap > c->max_positions) cap = c->max_positions;
+    if (T > cap) {
+        set_error("%d tokens: the model takes at most %d", T, c->max_positions);
+        return -1;
+    }
+    g.state = bl_state_new(g.model, cap, flags, g.err, sizeof g.err);
+    if (!g.state) return -1;
+    g.capacity = cap;
+    g.flags = flags;
+    return 0;
+}
+
+EMSCRIPTEN_KEEPALIVE int blw_forward_ids(const int32_t *ids, const int32_t *type_ids, int T, int flags,
+                                         int qk_layer) {
+    if (!g.model) {
+        set_error("no model loaded");
+        return -1;
+    }
+    if (!ids || T <= 0) {
+        set_error("no token ids");
+        return -1;
+    }
+    unsigned f = (unsigned)flags & (BL_KEEP_ATTN | BL_KEEP_NORMS | BL_KEEP_QK | BL_KEEP_HIDDEN);
+    if (ensure_state(T, f)) return -1;
+    if (bl_forward(g.model, g.state, ids, type_ids, T, qk_layer, g.err, sizeof g.err)) return -1;
+    return T;
+}
+
+EMSCRIPTEN_KEEPALIVE int blw_run(const char *a, const char *b, int flags, int qk_layer) {
+    drop_tokens();
+    if (tokenize(a, b, 0, &g.toks)) return -1;
+    g.has_toks = 1;
+    return blw_forward_ids(g.toks.ids, g.toks.type_ids, g.toks.n, flags, qk_layer);
+}
+
+EMSCRIPTEN_KEEPALIVE const char *blw_tokens_json(void) {
+    if (!g.has_toks) {
+        set_error("no tokens: call blw_run first");
+        return NULL;
+    }
+    jbuf j = {0};
+    tokens_json(&j, &g.toks, 1);
+    return jb_finish(&j);
+}
+
+EMSCRIPTEN_KEEPALIVE const float *blw_attention(int layer) { return bl_attention(g.state, layer); }
+EMSCRIPTEN_KEEPALIVE const float *blw_norms(int layer) { return bl_norms(g.state, layer); }
+EMSCRIPTEN_KEEPALIVE const float *blw_queries(void) { return bl_queries(g.state); }
+EMSCRIPTEN_KEEPALIVE const float *blw_keys(void) { return bl_keys(g.state); }
+EMSCRIPTEN_KEEPALIVE const float *blw_hidden(int layer) { return bl_hidden(g.state, layer); }
+
+/* ------------------------------------------------------ kernel tests
+ * Run one kernel, scalar reference (simd = 0) or the build's selected
+ * version (simd = 1), on caller-provided buffers. */
+
+EMSCRIPTEN_KEEPALIVE int blw_k_matmul(int simd, float *y, const float *x, int T, int dtype, int n, int k,
+                                      const uint8_t *wdata, const float *bias) {
+    bl_weight w;
+    if (bl_weight_init(&w, dtype, n, k, wdata)) {
+        set_error("bad weight shape/dtype");
+        return -1;
+    }
+    if (simd && bl_weight_pack(&w)) {
+        set_error("out of memory");
+        return -1;
+    }
+    float *scratch = malloc(bl_matmul_scratch_floats(T, k) * sizeof(float));
+    if (!scratch) {
+        bl_weight_free(&w);
+        set_error("out of memory");
+        return -1;
+    }
+    if (simd)
+        bl_matmul(y, x, T, &w, bias, scratch);
+    else
+        bl_matmul_scalar(y, x, T, &w, bias, scratch);
+    free(scratch);
+    bl_weight_free(&w);
+    return 0;
+}
+
+EMSCRIPTEN_KEEPALIVE int blw_k_matmul_nt(int simd, float *y, int ldy, const float *x, int ldx, int T, const float *b,
+                                         int bn, int bk, int N, int K) {
+    float *scratch = malloc(bl_matmul_nt_scratch_floats(N, K) * sizeof(float));
+    if (!scratch) {
+        set_error("out of memory");
+        return -1;
+    }
+    if (simd)
+        bl_matmul_nt(y, ldy, x, ldx, T, b, bn, bk, N, K, scratch);
+    else
+        bl_matmul_nt_scalar(y, ldy, x, ldx, T, b, bn, bk, N, K, scratch);
+    free(scratch);
+    return 0;
+}
+
+EMSCRIPTEN_KEEPALIVE void blw_k_layernorm(int simd, float *x, const float *res, int T, int n, const float *gam,
+                                          const float *beta, float eps) {
+    if (simd)
+        bl_layernorm(x, res, T, n, gam, beta, eps);
+    else
+        bl_layernorm_scalar(x, res, T, n, gam, beta, eps);
+}
+
+EMSCRIPTEN_KEEPALIVE void blw_k_softmax(int simd, float *x, int T, int n, float scale) {
+    if (simd)
+        bl_softmax(x, T, n, scale);
+    else
+        bl_softmax_scalar(x, T, n, scale);
+}
+
+EMSCRIPTEN_KEEPALIVE void blw_k_activate(int simd, float *x, int n, int act) {
+    if (simd)
+        bl_activate(x, (size_t)n, act);
+    else
+        bl_activate_scalar(x, (size_t)n, act);
+}
+
+/* erf / exp: simd = 1 -> the kernels' own approximations, 0 -> libm. */
+EMSCRIPTEN_KEEPALIVE void blw_k_erf(int simd, float *x, int n) {
+    if (simd)
+        bl_erf_vec(x, (size_t)n);
+    else
+        for (int i = 0; i < n; i++) x[i] = erff(x[i]);
+}
+
+EMSCRIPTEN_KEEPALIVE void blw_k_exp(int simd, float *x, int n) {
+    if (simd)
+        bl_exp_vec(x, (size_t)n);
+    else
+        for (int i = 0; i < n; i++) x[i] = expf(x[i]);
+}
