@@ -275,10 +275,11 @@ void bl_exp_vec(float *x, size_t n) {
 
 #define INLINE static inline __attribute__((always_inline))
 
-/* exp(x) for x in f32 range: 2^n * p(r), r = x - n ln2, |r| <= ln2/2,
+/* exp(x) for x in [-87.3, 88.3] (clamped to it; the callers need x <= 0 or
+ * only saturation above): 2^n * p(r), r = x - n ln2, |r| <= ln2/2,
  * p = Taylor series to r^7 (relative error < 1e-8 before rounding). */
 INLINE v128_t v_exp(v128_t x) {
-    x = wasm_f32x4_min(wasm_f32x4_max(x, wasm_f32x4_splat(-87.3f)), wasm_f32x4_splat(88.7f));
+    x = wasm_f32x4_min(wasm_f32x4_max(x, wasm_f32x4_splat(-87.3f)), wasm_f32x4_splat(88.3f));
     v128_t n = wasm_f32x4_nearest(wasm_f32x4_mul(x, wasm_f32x4_splat(1.44269504088896341f)));
     v128_t r = wasm_f32x4_sub(x, wasm_f32x4_mul(n, wasm_f32x4_splat(0.693359375f)));
     r = wasm_f32x4_sub(r, wasm_f32x4_mul(n, wasm_f32x4_splat(-2.12194440e-4f)));

@@ -1,0 +1,247 @@
+// kernels.test.mjs — wasm SIMD128 kernels against their scalar references.
+//
+//   node tests/kernels.test.mjs            (needs build/wasm/bertlens.js; $BERTLENS_WASM overrides)
+//
+// Every kernel of src/kernels.c runs twice on the same random inputs of awkward
+// sizes (not multiples of the SIMD widths): blw_k_*(1, ...) = the build's SIMD
+// kernel, blw_k_*(0, ...) = the scalar reference (erf/exp: libm erff/expf).
+import fs from 'node:fs';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+
+// Tolerances, relative to the size of what is summed where a sum is involved.
+const TOL_MATMUL_F32 = 1e-5;   // |d| / sum_k |x_k w_k| (summation order only)
+const TOL_MATMUL_F16 = 1e-5;   // same, weights converted to f32 at pack time
+const TOL_MATMUL_Q8 = 1e-4;    // |d| / (max|x| sum_k |w_k|): int16 activations
+const TOL_MATMUL_Q4 = 1e-4;
+const TOL_MATMUL_NT = 1e-5;    // attention products, f32
+const TOL_LAYERNORM = 2e-5;    // absolute, outputs O(|gamma|)
+const TOL_SOFTMAX = 2e-6;      // absolute, probabilities
+const TOL_EXP_REL = 5e-7;      // relative to expf
+const TOL_ERF = 5e-7;          // absolute vs erff
+const TOL_GELU = 1e-5;         // absolute, x in [-12, 12] (erf: brief's bar is 1e-4)
+const TOL_GELU_TANH = 1e-5;
+const BL_F32 = 0, BL_F16 = 1, BL_Q8 = 2, BL_Q4 = 3;
+
+const ROOT = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..');
+const WASM_JS = process.env.BERTLENS_WASM || path.join(ROOT, 'build/wasm/bertlens.js');
+
+function loadFactory(jsPath) { // CommonJS glue in a "type": "module" package
+  const module = { exports: {} };
+  const body = new Function('module', 'exports', 'require', '__filename', '__dirname',
+    `${fs.readFileSync(jsPath, 'utf8')}\nreturn module.exports;`);
+  return body(module, module.exports, createRequire(jsPath), jsPath, path.dirname(jsPath));
+}
+
+let seed = 12345;
+function rand() { // mulberry32
+  seed = (seed + 0x6d2b79f5) | 0;
+  let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
+  t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+  return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+}
+const uniform = (n, lo, hi) => Float32Array.from({ length: n }, () => lo + (hi - lo) * rand());
+
+let failures = 0, checks = 0;
+function check(ok, what) {
+  checks++;
+  if (!ok) { failures++; console.log(`  FAIL ${what}`); }
+}
+
+const M = await loadFactory(WASM_JS)({ wasmBinary: fs.readFileSync(WASM_JS.replace(/\.js$/, '.wasm')) });
+check(M._blw_simd() === 1, 'the wasm build uses SIMD128 (else this test compares scalar with scalar)');
+
+// heap helpers: copy in, run, copy out (re-read views after every call: memory may grow)
+function alloc(bytes) { return M._malloc(Math.max(bytes, 4)); }
+function put(arr) {
+  const p = alloc(arr.byteLength);
+  M.HEAPU8.set(new Uint8Array(arr.buffer, arr.byteOffset, arr.byteLength), p);
+  return p;
+}
+const getF = (p, n) => Float32Array.from(new Float32Array(M.HEAPF32.buffer, p, n));
+
+const worst = {};
+function note(name, v) { worst[name] = Math.max(worst[name] || 0, v); }
+
+// Random weights in bundle layout for dtype: returns {bytes, deq: Float32Array(n*k)}
+function randomWeight(dtype, n, k) {
+  if (dtype === BL_F32) { const w = uniform(n * k, -1, 1); return { bytes: new Uint8Array(w.buffer), deq: w }; }
+  if (dtype === BL_F16) {
+    const h = new Uint16Array(n * k), deq = new Float32Array(n * k);
+    for (let i = 0; i < h.length; i++) {
+      const sign = rand() < 0.5 ? 1 : 0, exp = 8 + Math.floor(rand() * 8), man = Math.floor(rand() * 1024);
+      h[i] = (sign << 15) | (exp << 10) | man;
+      deq[i] = (sign ? -1 : 1) * 2 ** (exp - 15) * (1 + man / 1024);
+    }
+    return { bytes: new Uint8Array(h.buffer), deq };
+  }
+  const nb = k / 32, scales = uniform(n * nb, 0.001, 0.02), deq = new Float32Array(n * k);
+  let q;
+  if (dtype === BL_Q8) {
+    q = new Int8Array(n * k);
+    for (let i = 0; i < q.length; i++) { q[i] = Math.floor(rand() * 255) - 127; deq[i] = scales[Math.floor(i / 32)] * q[i]; }
+  } else {
+    q = new Uint8Array(n * k / 2);
+    for (let i = 0; i < q.length; i++) q[i] = Math.floor(rand() * 256);
+    for (let r = 0; r < n; r++) for (let b = 0; b < nb; b++) for (let i = 0; i < 16; i++) {
+      const byte = q[r * k / 2 + b * 16 + i], s = scales[r * nb + b];
+      deq[r * k + b * 32 + i] = s * ((byte & 15) - 8);
+      deq[r * k + b * 32 + 16 + i] = s * ((byte >> 4) - 8);
+    }
+  }
+  const bytes = new Uint8Array(q.byteLength + scales.byteLength);
+  bytes.set(new Uint8Array(q.buffer), 0);
+  bytes.set(new Uint8Array(scales.buffer), q.byteLength);
+  return { bytes, deq };
+}
+
+// ---------------------------------------------------------------- matmul
+const names = { [BL_F32]: 'f32', [BL_F16]: 'f16', [BL_Q8]: 'q8', [BL_Q4]: 'q4' };
+const tols = { [BL_F32]: TOL_MATMUL_F32, [BL_F16]: TOL_MATMUL_F16, [BL_Q8]: TOL_MATMUL_Q8, [BL_Q4]: TOL_MATMUL_Q4 };
+for (const dtype of [BL_F32, BL_F16, BL_Q8, BL_Q4]) {
+  const Ks = dtype >= BL_Q8 ? [32, 64, 96, 160] : [1, 3, 31, 64, 100];
+  for (const T of [1, 2, 3, 5, 17]) for (const N of [1, 7, 9, 33, 64]) for (const K of Ks) {
+    const x = uniform(T * K, -3, 3);
+    if (T > 1) x[K + 1 < x.length ? K + 1 : 0] = 40; // an outlier in row 1
+    const w = randomWeight(dtype, N, K), bias = uniform(N, -1, 1);
+    const px = put(x), pw = put(w.bytes), pb = put(bias), y0 = alloc(T * N * 4), y1 = alloc(T * N * 4);
+    const useBias = (N + K) % 2 === 0;
+    const r0 = M._blw_k_matmul(0, y0, px, T, dtype, N, K, pw, useBias ? pb : 0);
+    const r1 = M._blw_k_matmul(1, y1, px, T, dtype, N, K, pw, useBias ? pb : 0);
+    check(r0 === 0 && r1 === 0, `matmul ${names[dtype]} T=${T} N=${N} K=${K} runs`);
+    const a = getF(y0, T * N), b = getF(y1, T * N);
+    let worstRel = 0, worstRef = 0;
+    for (let t = 0; t < T; t++) {
+      let xmax = 0;
+      for (let k = 0; k < K; k++) xmax = Math.max(xmax, Math.abs(x[t * K + k]));
+      for (let n = 0; n < N; n++) {
+        let sxw = 0, sw = 0, exact = useBias ? bias[n] : 0;
+        for (let k = 0; k < K; k++) {
+          sxw += Math.abs(x[t * K + k] * w.deq[n * K + k]);
+          sw += Math.abs(w.deq[n * K + k]);
+          exact += x[t * K + k] * w.deq[n * K + k];
+        }
+        const scale = (dtype >= BL_Q8 ? xmax * sw : sxw) + (useBias ? Math.abs(bias[n]) : 0) + 1e-30;
+        worstRel = Math.max(worstRel, Math.abs(a[t * N + n] - b[t * N + n]) / scale);
+        worstRef = Math.max(worstRef, Math.abs(a[t * N + n] - exact) / (sxw + 1e-30 + (useBias ? Math.abs(bias[n]) : 0)));
+      }
+    }
+    note(`matmul ${names[dtype]} simd vs scalar`, worstRel);
+    note(`matmul ${names[dtype]} scalar vs float64`, worstRef);
+    check(worstRel <= tols[dtype], `matmul ${names[dtype]} T=${T} N=${N} K=${K}: simd vs scalar ${worstRel} > ${tols[dtype]}`);
+    // the scalar reference itself against float64 with the dequantized weights
+    check(worstRef <= 1e-5, `matmul ${names[dtype]} T=${T} N=${N} K=${K}: scalar vs float64 ${worstRef}`);
+    for (const p of [px, pw, pb, y0, y1]) M._free(p);
+  }
+}
+// a bad shape is refused, not run
+check(M._blw_k_matmul(1, 0, 0, 1, BL_Q8, 4, 33, 8, 0) === -1, 'matmul refuses q8 with k % 32 != 0');
+
+// ---------------------------------------------- matmul_nt (attention form)
+for (const [T, N, K] of [[1, 1, 1], [3, 5, 7], [9, 17, 32], [13, 13, 64], [30, 3, 30]]) {
+  for (const transposed of [false, true]) {
+    const ldx = K + 3, ldy = N + 2;
+    const x = uniform(T * ldx, -2, 2), bsrc = uniform(N * K * 2, -2, 2);
+    const [bn, bk] = transposed ? [1, N + 1] : [K + 1, 1]; // B[n][k] = b[n*bn + k*bk]
+    const px = put(x), pb = put(bsrc), y0 = alloc(T * ldy * 4), y1 = alloc(T * ldy * 4);
+    M.HEAPF32.fill(0, y0 >> 2, (y0 >> 2) + T * ldy);
+    M.HEAPF32.fill(0, y1 >> 2, (y1 >> 2) + T * ldy);
+    check(M._blw_k_matmul_nt(0, y0, ldy, px, ldx, T, pb, bn, bk, N, K) === 0, 'matmul_nt scalar runs');
+    check(M._blw_k_matmul_nt(1, y1, ldy, px, ldx, T, pb, bn, bk, N, K) === 0, 'matmul_nt simd runs');
+    const a = getF(y0, T * ldy), b = getF(y1, T * ldy);
+    let w = 0;
+    for (let i = 0; i < T; i++) for (let n = 0; n < N; n++) {
+      let s = 0;
+      for (let k = 0; k < K; k++) s += Math.abs(x[i * ldx + k] * bsrc[n * bn + k * bk]);
+      w = Math.max(w, Math.abs(a[i * ldy + n] - b[i * ldy + n]) / (s + 1e-30));
+    }
+    let untouched = true; // columns past N of each y row stay as they were
+    for (let i = 0; i < T; i++) for (let n = N; n < ldy; n++) untouched &&= b[i * ldy + n] === 0;
+    note('matmul_nt simd vs scalar', w);
+    check(w <= TOL_MATMUL_NT, `matmul_nt T=${T} N=${N} K=${K} transposed=${transposed}: ${w}`);
+    check(untouched, `matmul_nt T=${T} N=${N} K=${K}: writes only N columns`);
+    for (const p of [px, pb, y0, y1]) M._free(p);
+  }
+}
+
+// -------------------------------------------------------------- layernorm
+for (const [T, n] of [[1, 1], [3, 7], [2, 64], [5, 385], [1, 1536]]) {
+  for (const withRes of [false, true]) {
+    const x = uniform(T * n, -4, 6), res = uniform(T * n, -1, 1), g = uniform(n, 0.5, 1.5), be = uniform(n, -0.5, 0.5);
+    const p0 = put(x), p1 = put(x), pr = put(res), pg = put(g), pbe = put(be);
+    M._blw_k_layernorm(0, p0, withRes ? pr : 0, T, n, pg, pbe, 1e-12);
+    M._blw_k_layernorm(1, p1, withRes ? pr : 0, T, n, pg, pbe, 1e-12);
+    const a = getF(p0, T * n), b = getF(p1, T * n);
+    let w = 0;
+    for (let i = 0; i < a.length; i++) w = Math.max(w, Math.abs(a[i] - b[i]));
+    note('layernorm', w);
+    check(w <= TOL_LAYERNORM, `layernorm T=${T} n=${n} res=${withRes}: ${w}`);
+    if (n > 1) { // and the scalar reference really normalizes: row mean of (y - beta)/gamma ~ 0
+      let m = 0;
+      for (let i = 0; i < n; i++) m += (a[i] - be[i]) / g[i];
+      check(Math.abs(m / n) < 1e-4, `layernorm reference T=${T} n=${n}: mean ${m / n}`);
+    }
+    for (const p of [p0, p1, pr, pg, pbe]) M._free(p);
+  }
+}
+
+// ---------------------------------------------------------------- softmax
+for (const [T, n, scale] of [[1, 1, 1], [2, 3, 0.125], [3, 17, 0.25], [4, 130, 0.17677669], [2, 512, 1]]) {
+  const x = uniform(T * n, -30, 30);
+  const p0 = put(x), p1 = put(x);
+  M._blw_k_softmax(0, p0, T, n, scale);
+  M._blw_k_softmax(1, p1, T, n, scale);
+  const a = getF(p0, T * n), b = getF(p1, T * n);
+  let w = 0, sumErr = 0;
+  for (let i = 0; i < a.length; i++) w = Math.max(w, Math.abs(a[i] - b[i]));
+  for (let t = 0; t < T; t++) { let s = 0; for (let i = 0; i < n; i++) s += b[t * n + i]; sumErr = Math.max(sumErr, Math.abs(s - 1)); }
+  note('softmax', w);
+  check(w <= TOL_SOFTMAX, `softmax T=${T} n=${n}: ${w}`);
+  check(sumErr <= 1e-5, `softmax T=${T} n=${n}: rows sum to 1 (${sumErr})`);
+  M._free(p0); M._free(p1);
+}
+
+// ------------------------------------------------ exp, erf, activations
+function elementwise(fn, x, ...rest) {
+  const p0 = put(x), p1 = put(x);
+  fn(0, p0, x.length, ...rest);
+  fn(1, p1, x.length, ...rest);
+  const out = [getF(p0, x.length), getF(p1, x.length)];
+  M._free(p0); M._free(p1);
+  return out;
+}
+{
+  // domain of the SIMD exp: [-87.3, 88.3] (softmax feeds x <= 0)
+  const x = Float32Array.from([...uniform(4099, -87, 88), 0, -0, 1e-30, -1e-30, 88.3, -87.3, 0.5, -0.5]);
+  const [a, b] = elementwise(M._blw_k_exp, x);
+  let w = 0;
+  for (let i = 0; i < x.length; i++) w = Math.max(w, Math.abs(a[i] - b[i]) / Math.max(a[i], 1e-37));
+  note('exp (relative)', w);
+  check(w <= TOL_EXP_REL, `exp vs expf: relative ${w}`);
+}
+{
+  const x = Float32Array.from([...uniform(8191, -6, 6), ...uniform(1001, -1.2, 1.2), 0, -0, 1, -1, 3.99, 4, 4.01, -4, 1e-20, 30, -30]);
+  const [a, b] = elementwise(M._blw_k_erf, x);
+  let w = 0, odd = true;
+  for (let i = 0; i < x.length; i++) w = Math.max(w, Math.abs(a[i] - b[i]));
+  for (let i = 0; i < x.length; i++) odd &&= Math.abs(b[i]) <= 1;
+  note('erf', w);
+  check(w <= TOL_ERF, `erf vs erff: ${w}`);
+  check(odd, 'erf stays within [-1, 1]');
+}
+for (const [act, tol, name] of [[0, TOL_GELU, 'gelu'], [1, TOL_GELU_TANH, 'gelu_tanh'], [2, 0, 'relu']]) {
+  const x = Float32Array.from([...uniform(5003, -12, 12), 0, -0, 1e-8, -1e-8, 40, -40]);
+  const [a, b] = elementwise(M._blw_k_activate, x, act);
+  let w = 0;
+  for (let i = 0; i < x.length; i++) w = Math.max(w, Math.abs(a[i] - b[i]));
+  note(name, w);
+  check(w <= tol, `${name}: ${w} > ${tol}`);
+}
+
+console.log('kernel           worst difference (SIMD vs scalar unless noted)');
+for (const [k, v] of Object.entries(worst)) console.log(`  ${k.padEnd(34)} ${v.toExponential(2)}`);
+if (failures) {
+  console.log(`kernels.test: ${failures} of ${checks} checks FAILED`);
+  process.exit(1);
+}
+console.log(`kernels.test: all ${checks} checks passed`);
