@@ -236,7 +236,7 @@ function wireControls() {
   let resizeTimer = 0;
   window.addEventListener('resize', () => {
     clearTimeout(resizeTimer);
-    resizeTimer = setTimeout(() => { if (app.run) draw(); }, 150);
+    resizeTimer = setTimeout(() => { if (runIsCurrent() && !app.inFlight) draw(); }, 150);
   });
 }
 
@@ -471,7 +471,7 @@ function legendLines(s, H) {
 function draw() {
   const run = app.run;
   const s = app.state;
-  if (!run) return;
+  if (!run || !runIsCurrent()) return; // a run for the current state is on its way
   const t0 = performance.now();
   try {
     drawView(run, s);
@@ -528,7 +528,7 @@ function drawView(run, s) {
       hasPair: !!s.text_b, valueName, vmax,
       title: `Head view — layer ${s.layer}, ${selected.length} of ${H} heads (${modeWord}); queries left, keys right`,
       legendLines: [
-        `Line opacity = ${s.mode === 'norm' ? 'norm relative to the largest shown' : 'attention weight'}; one colour per head; the weakest lines are not drawn.`,
+        `Line opacity = ${s.mode === 'norm' ? 'value-weighted norm ‖α f(x)‖ relative to the largest shown' : 'attention weight α'}; one colour per head; the weakest lines are not drawn.`,
         'Hover a token to isolate its lines, click to freeze; click a head swatch to toggle it, double-click to show it alone.',
         ...lines.slice(1),
       ],

@@ -7,14 +7,14 @@ const SVG_NS = 'http://www.w3.org/2000/svg';
 const STYLE_PROPS = ['fill', 'fill-opacity', 'stroke', 'stroke-width', 'stroke-opacity', 'stroke-dasharray',
   'opacity', 'font-family', 'font-size', 'font-weight', 'text-anchor', 'dominant-baseline', 'visibility'];
 
+// Computed styles become SVG presentation attributes (not style="", which
+// the page's Content-Security-Policy forbids).
 function inlineStyles(src, dst) {
   const cs = getComputedStyle(src);
-  const parts = [];
   for (const p of STYLE_PROPS) {
     const v = cs.getPropertyValue(p);
-    if (v) parts.push(`${p}:${v}`);
+    if (v) dst.setAttribute(p, v);
   }
-  dst.setAttribute('style', parts.join(';'));
   for (let i = 0; i < src.children.length; i++) inlineStyles(src.children[i], dst.children[i]);
 }
 

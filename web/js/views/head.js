@@ -90,10 +90,10 @@ export function headView() {
       .on('click', (ev, d) => onFilter(d[0]));
 
     // Token columns.
-    const rowH = K > 80 ? 13 : 20;
+    const rowH = K > 80 ? 13 : 22;
     const font = K > 80 ? 10 : 12;
     const labelW = Math.min(150, Math.max(50, d3.max(labels, (l) => textWidth(clip(l, 18), font)) || 50));
-    const gap = Math.max(180, Math.min(320, 12 * K));
+    const gap = Math.max(240, Math.min(360, 16 * K));
     const top = 8;
     const W = labelW * 2 + gap + 16;
     const Hpx = top + K * rowH + 70 + 15 * data.legendLines.length;

@@ -68,9 +68,11 @@ export function neuronView() {
     const Hpx = top + R * rowH + 36 + 15 * data.legendLines.length;
     const stage = root.select('.nv-stage').style('width', `${W}px`).style('height', `${Hpx}px`);
 
-    // Diverging colour scales, symmetric around 0.
-    const amax = Math.max(d3.max(cols.q, Math.abs), d3.max(cols.keys.flat(), Math.abs)) || 1;
-    const pmax = d3.max(cols.products.flat(), Math.abs) || 1;
+    // Diverging colour scales, symmetric around 0, saturating at the 98th
+    // percentile of |value| so one outlier element does not wash out the rest.
+    const scaleOf = (vals) => d3.quantile(vals.map(Math.abs).sort(d3.ascending), 0.98) || 1;
+    const amax = scaleOf([...cols.q, ...cols.keys.flat()]);
+    const pmax = scaleOf(cols.products.flat());
     const vecColour = (v, m) => theme.div(Math.max(-1, Math.min(1, v / m)) * 0.5 + 0.5);
 
     // q vector.

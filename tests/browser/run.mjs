@@ -1,0 +1,447 @@
+#!/usr/bin/env node
+// Browser tests of the built site (dist/, from `make site`) in headless
+// Chromium through playwright-core. Run: node tests/browser/run.mjs
+//
+// Serves dist/ on 127.0.0.1 with the CSP of netlify.toml, blocks and records
+// any request that would leave localhost, fails on any console error, and
+// checks what each view draws against Hugging Face tokens and attention
+// (tests/web/fixtures/minilm-pair.json). Screenshots go to build/screenshots/.
+
+import { chromium } from 'playwright-core';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import zlib from 'node:zlib';
+import { fileURLToPath } from 'node:url';
+import { serve, cspFromNetlify } from './server.mjs';
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
+const DIST = path.join(ROOT, 'dist');
+const SHOTS = path.join(ROOT, 'build', 'screenshots');
+const fx = JSON.parse(fs.readFileSync(path.join(ROOT, 'tests', 'web', 'fixtures', 'minilm-pair.json'), 'utf8'));
+const firstSep = fx.tokens.indexOf('[SEP]');
+const tokensA = fx.tokens.slice(0, firstSep + 1); // [CLS] A [SEP] alone tokenizes the same
+
+if (!fs.existsSync(path.join(DIST, 'index.html'))) {
+  console.error('dist/ is missing: run `make site` first.');
+  process.exit(1);
+}
+fs.mkdirSync(SHOTS, { recursive: true });
+
+const srv = await serve(DIST, { csp: cspFromNetlify(ROOT) });
+const profile = fs.mkdtempSync(path.join(os.tmpdir(), 'bertlens-chromium-'));
+const context = await chromium.launchPersistentContext(profile, {
+  executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
+  args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update',
+    '--no-first-run', '--disable-quic', '--disable-sync'],
+  viewport: { width: 1280, height: 900 },
+  acceptDownloads: true,
+});
+
+const outside = []; // requests that tried to leave localhost
+await context.route('**/*', (route) => {
+  const u = new URL(route.request().url());
+  if (['http:', 'https:', 'ws:', 'wss:'].includes(u.protocol) && u.hostname !== '127.0.0.1') {
+    outside.push(u.href);
+    return route.abort();
+  }
+  return route.continue();
+});
+const consoleErrors = [];
+const dialogs = [];
+function watch(page) {
+  page.on('console', (m) => { if (m.type() === 'error') consoleErrors.push(`${m.text()} @ ${page.url()}`); });
+  page.on('pageerror', (e) => consoleErrors.push(`pageerror: ${e.message}`));
+  page.on('dialog', (d) => { dialogs.push(d.message()); d.dismiss().catch(() => {}); });
+  return page;
+}
+context.on('page', watch);
+
+let failures = 0;
+async function check(name, fn) {
+  const t0 = Date.now();
+  try {
+    await fn();
+    console.log(`ok   ${name} (${Date.now() - t0} ms)`);
+  } catch (e) {
+    failures++;
+    console.log(`FAIL ${name}\n     ${String(e.stack || e).split('\n').slice(0, 6).join('\n     ')}`);
+  }
+}
+
+async function settled(page, timeout = 90000) {
+  await page.waitForFunction(() => document.body.dataset.state !== 'loading', null, { timeout });
+  return page.evaluate(() => document.body.dataset.state);
+}
+async function ready(page) {
+  const s = await settled(page);
+  if (s !== 'ready') {
+    const msg = await page.evaluate(() => document.getElementById('notices').innerText);
+    throw new Error(`page state ${s}: ${msg}`);
+  }
+}
+/** Set a textarea and wait for the redraw. */
+async function typeText(page, sel, text) {
+  await page.fill(sel, text);
+  await page.waitForFunction(() => document.body.dataset.state === 'loading' || document.body.dataset.state === 'ready');
+  await ready(page);
+}
+async function clickAndRedraw(page, sel) {
+  await page.evaluate(() => { document.body.dataset.state = 'loading'; });
+  await page.click(sel);
+  await ready(page);
+}
+/** Distinct colours in a canvas (0 = blank). */
+function canvasColours(page, sel) {
+  return page.evaluate((s) => {
+    const c = document.querySelector(s);
+    if (!c || !c.width || !c.height) return 0;
+    const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+    const seen = new Set();
+    for (let i = 0; i < d.length; i += 4 * 7) if (d[i + 3] > 0) seen.add((d[i] << 16) | (d[i + 1] << 8) | d[i + 2]);
+    return seen.size;
+  }, sel);
+}
+const texts = (page, sel) => page.$$eval(sel, (els) => els.map((e) => e.textContent));
+const shot = (page, name) => page.screenshot({ path: path.join(SHOTS, `${name}.png`), fullPage: true });
+const base = srv.url;
+const page = watch(await context.newPage());
+
+await check('first load: default model downloads with progress and the heatmap appears', async () => {
+  await page.goto(base);
+  await ready(page);
+  const info = await page.textContent('#model-info');
+  assert.match(info, /6 layers × 12 heads/);
+  assert.ok((await page.$$('.row-label')).length > 3);
+  assert.ok(await canvasColours(page, 'canvas.hm-cells') > 5, 'heatmap canvas is drawn');
+});
+
+await check('typed sentence: heatmap labels are the Hugging Face tokens, both axes', async () => {
+  await typeText(page, '#text-a', fx.text);
+  assert.deepEqual(await texts(page, '.row-label'), tokensA);
+  assert.deepEqual(await texts(page, '.col-label'), tokensA);
+  assert.match(await page.textContent('#view'), /Each row of attention weights sums to 1/);
+  await shot(page, 'heatmap-sentence');
+});
+
+await check('typing with the keyboard re-runs the model (debounced) and redraws', async () => {
+  await page.click('#text-a');
+  await page.keyboard.press('End');
+  await page.keyboard.type(' Zebras!', { delay: 20 });
+  await ready(page);
+  const labels = await texts(page, '.row-label');
+  assert.deepEqual(labels.slice(-4), ['zebra', '##s', '!', '[SEP]']);
+});
+
+await check('sentence pair: labels equal HF tokens; mean over heads equals HF head mean', async () => {
+  await page.fill('#text-a', fx.text);
+  await typeText(page, '#text-b', fx.text_b);
+  assert.deepEqual(await texts(page, '.row-label'), fx.tokens);
+  await page.selectOption('#head', 'mean');
+  await ready(page);
+  assert.match(await page.textContent('.view-title'), /mean of heads/);
+  // Hover cell (query 8 "cat", key 0 "[CLS]") and compare with HF (q8 model: loose tolerance).
+  const box = await page.$eval('rect.hm-hit', (r) => { const b = r.getBoundingClientRect(); return { x: b.x, y: b.y, w: b.width }; });
+  const cell = box.w / fx.T;
+  await page.mouse.move(box.x + cell * 0.5, box.y + cell * 8.5);
+  const tip = await page.textContent('#tooltip');
+  const shown = Number(tip.match(/attention: ([0-9.]+)/)[1]);
+  const ref = fx.head_mean[0][8 * fx.T + 0];
+  assert.ok(Math.abs(shown - ref) < 0.03, `tooltip ${shown} vs HF ${ref}`);
+  assert.match(tip, /cat → \[CLS\]/);
+  await shot(page, 'heatmap-pair-mean');
+});
+
+await check('hide [CLS]/[SEP] with renormalization', async () => {
+  await clickAndRedraw(page, '#hide');
+  const labels = await texts(page, '.row-label');
+  assert.deepEqual(labels, fx.tokens.filter((t) => t !== '[CLS]' && t !== '[SEP]'));
+  assert.match(await page.textContent('#view'), /renormalized to sum to 1/);
+  await clickAndRedraw(page, '#renorm');
+  assert.match(await page.textContent('#view'), /not renormalized/);
+  await clickAndRedraw(page, '#renorm');
+  await clickAndRedraw(page, '#hide');
+});
+
+await check('merge subwords into words', async () => {
+  await clickAndRedraw(page, '#words');
+  const labels = await texts(page, '.row-label');
+  assert.ok(labels.includes('unbelievably') && labels.includes('soundly'), labels.join(' '));
+  assert.equal(labels.length, fx.tokens.length - 4 - 1);
+  await clickAndRedraw(page, '#words');
+});
+
+await check('head view: token columns, coloured lines, head toggles, pair filter', async () => {
+  await page.selectOption('#head', '0');
+  await ready(page);
+  await clickAndRedraw(page, '#view-tabs [data-view="head"]');
+  assert.deepEqual(await texts(page, '.hv-stage g.left text'), fx.tokens);
+  assert.deepEqual(await texts(page, '.hv-stage g.right text'), fx.tokens);
+  assert.equal((await page.$$('.hv-swatches g.swatch')).length, 12);
+  const all = Number(await page.getAttribute('.hv-stage', 'data-lines'));
+  assert.ok(all > 0);
+  assert.ok(await canvasColours(page, 'canvas.hv-lines') > 5, 'lines drawn in several head colours');
+  await shot(page, 'head-all');
+  await clickAndRedraw(page, '.hv-filter [data-filter="ab"]');
+  const ab = Number(await page.getAttribute('.hv-stage', 'data-lines'));
+  assert.ok(ab > 0 && ab < all, `A->B lines ${ab} of ${all}`);
+  assert.match(page.url(), /filter=ab/);
+  await clickAndRedraw(page, '.hv-filter [data-filter="all"]');
+  await page.dblclick('.hv-swatches g.swatch[data-head="3"]');
+  await ready(page);
+  const pressed = await page.$$eval('.hv-swatches g.swatch', (gs) => gs.filter((g) => g.getAttribute('aria-pressed') === 'true').map((g) => g.dataset.head));
+  assert.deepEqual(pressed, ['3']);
+  assert.match(page.url(), /heads=3/);
+  // Hover a query token: only its lines remain.
+  await page.hover('.hv-stage g.left g.tok:nth-of-type(9)');
+  const focused = Number(await page.getAttribute('.hv-stage', 'data-lines'));
+  assert.ok(focused > 0 && focused <= fx.T, `focused lines ${focused}`);
+  await shot(page, 'head-solo-hover');
+  await page.mouse.move(5, 5);
+  await page.click('.hv-swatches g.swatch[data-head="5"]');
+  await ready(page);
+  assert.match(page.url(), /heads=3%2C5|heads=3,5/);
+});
+
+await check('model view: every layer x head thumbnail; click opens the heatmap', async () => {
+  await clickAndRedraw(page, '#view-tabs [data-view="model"]');
+  assert.equal((await page.$$('.layer-label')).length, 6);
+  assert.equal((await page.$$('.head-label')).length, 12);
+  assert.ok(await canvasColours(page, 'canvas.mv-thumbs') > 20);
+  await shot(page, 'model');
+  const box = await page.$eval('rect.mv-hit', (r) => { const b = r.getBoundingClientRect(); return { x: b.x, y: b.y, w: b.width, h: b.height }; });
+  await page.evaluate(() => { document.body.dataset.state = 'loading'; });
+  await page.mouse.click(box.x + (box.w / 12) * 5.5, box.y + (box.h / 6) * 2.5);
+  await ready(page);
+  assert.equal(await page.$eval('#layer', (s) => s.value), '2');
+  assert.equal(await page.$eval('#head', (s) => s.value), '5');
+  assert.match(await page.textContent('.view-title'), /Heatmap — layer 2, head 5/);
+});
+
+await check('neuron view: q, k, q×k, q·k, scaled, softmax; softmax matches HF attention', async () => {
+  await page.selectOption('#layer', String(fx.qk_layer));
+  await ready(page);
+  await clickAndRedraw(page, '#view-tabs [data-view="neuron"]');
+  const head = 5;
+  const query = 8;
+  await page.selectOption('#head', String(head));
+  await ready(page);
+  await page.selectOption('#neuron-query', String(query));
+  await ready(page);
+  const titles = await texts(page, '.col-title');
+  assert.deepEqual(titles, ['key k', 'q × k (element-wise)', 'q · k', `q·k / √${fx.d}`, 'softmax']);
+  assert.deepEqual(await texts(page, '.nv-row .key-label'), fx.tokens);
+  const soft = (await texts(page, '.nv-row text.soft')).map(Number);
+  const dots = (await texts(page, '.nv-row text.dot')).map(Number);
+  const scaled = (await texts(page, '.nv-row text.scaled')).map(Number);
+  for (let j = 0; j < fx.T; j++) {
+    const ref = fx.qk_attention[(head * fx.T + query) * fx.T + j];
+    assert.ok(Math.abs(soft[j] - ref) < 0.03, `key ${j}: softmax ${soft[j]} vs HF ${ref}`);
+    assert.ok(Math.abs(dots[j] / Math.sqrt(fx.d) - scaled[j]) < 0.02, 'scaled = dot / sqrt(d)');
+  }
+  assert.ok(await canvasColours(page, 'canvas.nv-k') > 10);
+  assert.ok(await canvasColours(page, 'canvas.nv-p') > 10);
+  assert.ok(await page.isVisible('#neuron-query'), 'the query control is visible');
+  await shot(page, 'neuron');
+});
+
+await check('norm mode in every view', async () => {
+  await clickAndRedraw(page, '#mode [data-mode="norm"]');
+  const norms = (await texts(page, '.nv-row text.norm')).map(Number);
+  assert.equal(norms.length, fx.T, `${page.url()} ${await page.textContent('#notices')} ${await page.evaluate(() => [document.querySelectorAll('.nv-row').length, document.querySelectorAll('.nv-row rect').length, [...document.querySelectorAll('.col-title')].map((e) => e.textContent).join('|'), document.body.dataset.state])}`);
+  assert.ok(norms.every((v) => v >= 0) && norms.some((v) => v > 0), norms.join(' '));
+  assert.match(await page.textContent('.col-title:last-of-type'), /‖α f\(x\)‖/);
+  for (const v of ['heatmap', 'head', 'model']) {
+    await clickAndRedraw(page, `#view-tabs [data-view="${v}"]`);
+    assert.match(await page.textContent('#view'), /‖α f\(x\)‖/);
+    const canvas = { heatmap: 'canvas.hm-cells', head: 'canvas.hv-lines', model: 'canvas.mv-thumbs' }[v];
+    assert.ok(await canvasColours(page, canvas) > 3, `${v} drawn in norm mode`);
+    if (v !== 'head') assert.match(await page.textContent('#view'), /Rows do not sum to 1/);
+  }
+  assert.match(page.url(), /mode=norm/);
+  await shot(page, 'model-norm');
+  await clickAndRedraw(page, '#mode [data-mode="attn"]');
+});
+
+await check('dark theme', async () => {
+  await clickAndRedraw(page, '#view-tabs [data-view="heatmap"]');
+  await clickAndRedraw(page, '#theme-toggle');
+  assert.equal(await page.getAttribute('body', 'data-theme'), 'dark');
+  assert.match(page.url(), /theme=dark/);
+  await shot(page, 'heatmap-dark');
+  await clickAndRedraw(page, '#theme-toggle');
+});
+
+await check('HTML typed as text stays inert', async () => {
+  const evil = '<img src=x onerror="window.__pwned=1;alert(1)"><script>window.__pwned=2</script>';
+  await page.fill('#text-b', '');
+  await typeText(page, '#text-a', evil);
+  await page.waitForTimeout(300);
+  assert.equal(await page.evaluate(() => document.querySelectorAll('img, script:not([src])').length), 0);
+  assert.equal(await page.evaluate(() => window.__pwned), undefined);
+  assert.deepEqual(dialogs, []);
+  const labels = await texts(page, '.row-label');
+  assert.ok(labels.includes('<') && labels.includes('script') && labels.includes('alert'), labels.join(' '));
+  // And as a URL parameter.
+  const p2 = await context.newPage();
+  await p2.goto(`${base}?text=${encodeURIComponent(evil)}&text_b=${encodeURIComponent('<svg onload=alert(2)>')}`);
+  await ready(p2);
+  assert.equal(await p2.evaluate(() => document.querySelectorAll('img, script:not([src])').length), 0);
+  assert.equal(await p2.evaluate(() => window.__pwned), undefined);
+  assert.deepEqual(dialogs, []);
+  await p2.close();
+});
+
+await check('permalink reproduces the view', async () => {
+  await page.fill('#text-a', fx.text);
+  await typeText(page, '#text-b', fx.text_b);
+  await clickAndRedraw(page, '#view-tabs [data-view="neuron"]');
+  await page.selectOption('#layer', '4');
+  await ready(page);
+  await page.selectOption('#head', '7');
+  await ready(page);
+  await page.selectOption('#neuron-query', '3');
+  await ready(page);
+  await page.click('#copy-link');
+  const link = await page.inputValue('#share-text');
+  const title = await page.textContent('.view-title');
+  const softs = await texts(page, '.nv-row text.soft');
+  const p2 = await context.newPage();
+  await p2.goto(link);
+  await ready(p2);
+  assert.equal(await p2.textContent('.view-title'), title);
+  assert.deepEqual(await texts(p2, '.nv-row text.soft'), softs);
+  assert.equal(await p2.inputValue('#text-b'), fx.text_b);
+  await p2.close();
+});
+
+await check('embed mode shows only the view; embed code is an iframe', async () => {
+  await page.click('#copy-embed');
+  const snippet = await page.inputValue('#share-text');
+  assert.match(snippet, /^<iframe src="[^"]+embed=1[^"]*"[^>]*><\/iframe>$/);
+  const src = snippet.match(/src="([^"]+)"/)[1].replace(/&amp;/g, '&');
+  const host = await context.newPage();
+  await host.setViewportSize({ width: 760, height: 600 });
+  await host.goto(src);
+  await ready(host);
+  assert.equal(await host.isVisible('.topbar'), false);
+  assert.equal(await host.isVisible('.inputs'), false);
+  assert.equal(await host.isVisible('.controls'), false);
+  assert.ok(await host.isVisible('#view .nv-stage'));
+  assert.ok(await host.isVisible('#embed-open'));
+  await shot(host, 'embed-neuron');
+  await host.goto(`${base}?view=model&embed=1&text=${encodeURIComponent('Embedded model view.')}`);
+  await ready(host);
+  assert.ok(await host.isVisible('canvas.mv-thumbs'));
+  await shot(host, 'embed-model');
+  await host.close();
+});
+
+await check('bad URL parameters fall back to defaults with a visible notice', async () => {
+  const p2 = await context.newPage();
+  await p2.goto(`${base}?view=sankey&layer=99&head=4&mode=x&model=nope`);
+  await ready(p2);
+  const notes = await p2.textContent('#notices');
+  assert.match(notes, /view=sankey/);
+  assert.match(notes, /mode=x/);
+  assert.match(notes, /Layer 99 does not exist/);
+  assert.match(notes, /Unknown model "nope"/);
+  assert.match(await p2.textContent('.view-title'), /Heatmap — layer 0, head 4/);
+  await shot(p2, 'bad-params');
+  await p2.close();
+});
+
+await check('export SVG and PNG', async () => {
+  await clickAndRedraw(page, '#view-tabs [data-view="heatmap"]');
+  const [svgDl] = await Promise.all([page.waitForEvent('download'), page.click('#export-svg')]);
+  const svg = fs.readFileSync(await svgDl.path(), 'utf8');
+  assert.match(svg, /^<svg[^>]*xmlns="http:\/\/www.w3.org\/2000\/svg"/);
+  assert.ok(svg.includes('>unbelievably<') === false && svg.includes('>##bel<'), 'token labels are in the SVG');
+  assert.match(svg, /<image[^>]+href="data:image\/png;base64,/);
+  fs.writeFileSync(path.join(SHOTS, 'export-heatmap.svg'), svg);
+  const [pngDl] = await Promise.all([page.waitForEvent('download'), page.click('#export-png')]);
+  const png = fs.readFileSync(await pngDl.path());
+  assert.deepEqual([...png.subarray(0, 4)], [0x89, 0x50, 0x4e, 0x47]);
+  assert.ok(png.length > 5000);
+  fs.writeFileSync(path.join(SHOTS, 'export-heatmap.png'), png);
+});
+
+await check('long text is truncated with a notice; head view stays bounded', async () => {
+  const long = Array.from({ length: 700 }, (_, i) => `word${i % 37}`).join(' ');
+  await page.fill('#text-b', '');
+  await typeText(page, '#text-a', long);
+  assert.match(await page.textContent('#notices'), /truncated to 512 tokens/);
+  assert.ok(await canvasColours(page, 'canvas.hm-cells') > 5);
+  await clickAndRedraw(page, '#view-tabs [data-view="head"]');
+  const nodes = await page.evaluate(() => document.querySelectorAll('#view *').length);
+  assert.ok(nodes < 5000, `${nodes} DOM nodes in the head view`);
+  await clickAndRedraw(page, '#view-tabs [data-view="model"]');
+  assert.ok(await canvasColours(page, 'canvas.mv-thumbs') > 20);
+  await shot(page, 'model-512');
+  await clickAndRedraw(page, '#view-tabs [data-view="heatmap"]');
+  await typeText(page, '#text-a', fx.text);
+});
+
+await check('damaged bundles give an error message and the page stays usable', async () => {
+  const gz = fs.readFileSync(path.join(ROOT, 'models', 'all-minilm-l6-v2.q8.blb.gz'));
+  const raw = zlib.gunzipSync(gz);
+  const bad = Buffer.from(raw);
+  for (let i = 0; i < 64; i++) bad[Math.floor(bad.length / 2) + i] ^= 0x5a; // flip bytes inside tensor data
+  const loadFile = async (file) => {
+    await page.evaluate(() => { document.body.dataset.state = 'loading'; });
+    await page.setInputFiles('#file-input', file);
+  };
+  await loadFile({ name: 'damaged.blb', mimeType: 'application/octet-stream', buffer: bad });
+  assert.equal(await settled(page), 'error');
+  assert.match(await page.textContent('.notice.error'), /Could not load damaged\.blb: .+/);
+  await shot(page, 'damaged-bundle');
+  const badGz = Buffer.from(gz.subarray(0, 4000));
+  await loadFile({ name: 'cut.blb.gz', mimeType: 'application/gzip', buffer: badGz });
+  assert.equal(await settled(page), 'error');
+  assert.match(await page.textContent('.notice.error'), /Could not load cut\.blb\.gz/);
+  // Still usable: the previous model answers the next edit.
+  await typeText(page, '#text-a', 'Still working after a bad file.');
+  assert.deepEqual((await texts(page, '.row-label')).slice(1, 3), ['still', 'working']);
+  // A good plain .blb dropped by the user loads.
+  await loadFile({ name: 'mine.blb', mimeType: 'application/octet-stream', buffer: raw });
+  await ready(page);
+  assert.match(await page.textContent('#model-info'), /mine\.blb/);
+});
+
+await check('browser without wasm SIMD gets a clear message', async () => {
+  const p2 = await context.newPage();
+  await p2.addInitScript(() => { WebAssembly.validate = () => false; });
+  await p2.goto(base);
+  assert.equal(await settled(p2), 'error');
+  assert.match(await p2.textContent('.notice.error'), /lacks WebAssembly SIMD/);
+  await p2.close();
+});
+
+await check('second visit works offline (service worker + cached bundle)', async () => {
+  const p2 = await context.newPage();
+  await p2.goto(`${base}?text=${encodeURIComponent('Offline works.')}`);
+  await ready(p2);
+  await p2.evaluate(() => navigator.serviceWorker.ready);
+  await context.setOffline(true);
+  try {
+    await p2.reload();
+    await ready(p2);
+    assert.deepEqual((await texts(p2, '.row-label')).slice(-3), ['works', '.', '[SEP]']);
+  } finally {
+    await context.setOffline(false);
+  }
+  await p2.close();
+});
+
+await check('no request left localhost and no console errors', async () => {
+  assert.deepEqual(outside, []);
+  assert.deepEqual(consoleErrors, []);
+  assert.deepEqual(dialogs, []);
+});
+
+await context.close();
+await srv.close();
+fs.rmSync(profile, { recursive: true, force: true });
+console.log(failures ? `\n${failures} browser test(s) FAILED` : '\nall browser tests passed');
+process.exit(failures ? 1 : 0);
