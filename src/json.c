@@ -47,9 +47,12 @@ void bl_json_raw(bl_jbuf *b, const char *s, size_t n) {
 static void raw_str(bl_jbuf *b, const char *s) { bl_json_raw(b, s, strlen(s)); }
 
 void bl_json_int(bl_jbuf *b, long long v) {
-    char tmp[32];
-    int n = snprintf(tmp, sizeof tmp, "%lld", v);
-    bl_json_raw(b, tmp, (size_t)n);
+    char tmp[24];
+    size_t i = sizeof tmp;
+    unsigned long long u = v < 0 ? 0ull - (unsigned long long)v : (unsigned long long)v;
+    do tmp[--i] = (char)('0' + u % 10); while (u /= 10);
+    if (v < 0) tmp[--i] = '-';
+    bl_json_raw(b, tmp + i, sizeof tmp - i);
 }
 
 /* Length of the valid UTF-8 sequence at s[0..n), or 0 if invalid. */

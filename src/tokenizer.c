@@ -38,8 +38,14 @@ struct bl_tokenizer {
     uint32_t n_slots;       /* power of two, >= 2 * n_vocab                  */
     uint32_t max_piece;     /* longest token in bytes (without "##")         */
     int32_t special_ids[N_SPECIAL]; /* unk, cls, sep, pad, mask (-1 = none) */
-    uint8_t ascii_class[128];       /* bl_uc_class of ASCII                  */
+    uint8_t *bmp;           /* [0x10000] per BMP code point: BL_UC_* class in
+                               bits 0-2 | BMP_DECOMP | BMP_CCC | BMP_LOWER;
+                               saves the binary searches on the hot path    */
 };
+
+#define BMP_DECOMP 0x08 /* has a canonical decomposition      */
+#define BMP_CCC 0x10    /* non-zero canonical combining class */
+#define BMP_LOWER 0x20  /* lower-casing changes it            */
 
 static void set_err(char *err, size_t errlen, const char *fmt, ...) {
     if (!err || errlen == 0) return;
@@ -141,7 +147,18 @@ bl_tokenizer *bl_tokenizer_new(const char *const *vocab, const uint32_t *vocab_l
         t->special_ids[k] = specials[k];
         if (specials[k] >= 0 && t->str_len[specials[k]] == 0) t->special_ids[k] = -1; /* nothing to match */
     }
-    for (uint32_t c = 0; c < 128; c++) t->ascii_class[c] = (uint8_t)bl_uc_class(c);
+    t->bmp = malloc(0x10000);
+    if (!t->bmp) goto oom;
+    for (uint32_t c = 0; c < 0x10000; c++) {
+        uint32_t d[BL_UC_MAX_DECOMP], l[BL_UC_MAX_LOWER];
+        int f = bl_uc_class(c);
+        if (c < 0xD800 || c > 0xDFFF) {
+            if (bl_uc_decompose(c, d) != 1 || d[0] != c) f |= BMP_DECOMP;
+            if (bl_uc_ccc(c)) f |= BMP_CCC;
+            if (bl_uc_lower(c, l) != 1 || l[0] != c) f |= BMP_LOWER;
+        }
+        t->bmp[c] = (uint8_t)f;
+    }
     return t;
 oom:
     bl_tokenizer_free(t);
@@ -155,6 +172,7 @@ void bl_tokenizer_free(bl_tokenizer *t) {
     free(t->str_off);
     free(t->str_len);
     free(t->slots);
+    free(t->bmp);
     free(t);
 }
 
@@ -312,7 +330,11 @@ static size_t utf8_put(char *out, uint32_t c) {
 /* ------------------------------------------------------------ normalizer */
 
 static inline int klass(const bl_tokenizer *t, uint32_t c) {
-    return c < 128 ? t->ascii_class[c] : bl_uc_class(c);
+    return c < 0x10000 ? t->bmp[c] & 7 : bl_uc_class(c);
+}
+
+static inline int ccc(const bl_tokenizer *t, uint32_t c) {
+    return (c < 0x10000 && !(t->bmp[c] & BMP_CCC)) ? 0 : bl_uc_ccc(c);
 }
 
 /* Normalize original characters [from, to) into w->a. */
@@ -342,27 +364,27 @@ static int normalize(const bl_tokenizer *t, work *w, size_t from, size_t to) {
         b->n = 0;
         for (size_t i = 0; i < a->n; i++) {
             uint32_t c = a->cp[i];
-            if (c < 0xC0) { b->cp[b->n] = c, b->src[b->n++] = a->src[i]; continue; }
+            if (c < 0x10000 && !(t->bmp[c] & BMP_DECOMP)) { b->cp[b->n] = c, b->src[b->n++] = a->src[i]; continue; }
             uint32_t d[BL_UC_MAX_DECOMP];
             int nd = bl_uc_decompose(c, d);
             for (int k = 0; k < nd; k++) b->cp[b->n] = d[k], b->src[b->n++] = a->src[i];
         }
         for (size_t i = 0; i < b->n;) {
-            if (b->cp[i] < 0x300 || bl_uc_ccc(b->cp[i]) == 0) { i++; continue; }
+            if (ccc(t, b->cp[i]) == 0) { i++; continue; }
             size_t j = i + 1;
-            while (j < b->n && b->cp[j] >= 0x300 && bl_uc_ccc(b->cp[j]) != 0) j++;
+            while (j < b->n && ccc(t, b->cp[j]) != 0) j++;
             for (size_t x = i + 1; x < j; x++) { /* stable insertion sort by ccc */
                 uint32_t c = b->cp[x];
-                int cc = bl_uc_ccc(c);
+                int cc = ccc(t, c);
                 size_t y = x;
-                while (y > i && bl_uc_ccc(b->cp[y - 1]) > cc) { b->cp[y] = b->cp[y - 1]; y--; }
+                while (y > i && ccc(t, b->cp[y - 1]) > cc) { b->cp[y] = b->cp[y - 1]; y--; }
                 b->cp[y] = c;
             }
             i = j;
         }
         a->n = 0;
         for (size_t i = 0; i < b->n; i++) {
-            if (b->cp[i] >= 0x300 && klass(t, b->cp[i]) == BL_UC_MN) continue;
+            if (klass(t, b->cp[i]) == BL_UC_MN) continue;
             a->cp[a->n] = b->cp[i], a->src[a->n++] = b->src[i];
         }
     }
@@ -371,10 +393,7 @@ static int normalize(const bl_tokenizer *t, work *w, size_t from, size_t to) {
         b->n = 0;
         for (size_t i = 0; i < a->n; i++) {
             uint32_t c = a->cp[i];
-            if (c < 0x80) {
-                b->cp[b->n] = (c >= 'A' && c <= 'Z') ? c + 32 : c, b->src[b->n++] = a->src[i];
-                continue;
-            }
+            if (c < 0x10000 && !(t->bmp[c] & BMP_LOWER)) { b->cp[b->n] = c, b->src[b->n++] = a->src[i]; continue; }
             uint32_t l[BL_UC_MAX_LOWER];
             int nl = bl_uc_lower(c, l);
             for (int k = 0; k < nl; k++) b->cp[b->n] = l[k], b->src[b->n++] = a->src[i];

@@ -1,0 +1,97 @@
+// Tokenizer throughput, wasm (in Node) and native, on ~1 MB of mixed text
+// built from the test corpus (prose in many scripts, code, URLs, emoji, random Unicode).
+//
+//   node tools/bench_tokenizer.mjs [--mb N] [--wasm build/wasm/bertlens.js] [--bin build/bertlens] [--bundle B]
+//
+// wasm: blw_tokenize_json on the whole text in one call, then line by line.
+// native: `bertlens tokenize --jsonl` over the lines repeated --repeat times
+// (default 10, so the work dwarfs start-up), minus the time of the same
+// command on empty input (process start + bundle load).
+// Prints MB/s (MB = 10^6 bytes of UTF-8 input).
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import zlib from 'node:zlib';
+
+const ROOT = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..');
+const argv = process.argv.slice(2);
+const opt = (name, def) => {
+  const i = argv.indexOf(name);
+  return i >= 0 ? argv[i + 1] : def;
+};
+const MB = Number(opt('--mb', '1'));
+const REPEAT = Number(opt('--repeat', '10'));
+const WASM_JS = path.resolve(opt('--wasm', path.join(ROOT, 'build/wasm/bertlens.js')));
+const BIN = path.resolve(opt('--bin', process.env.BERTLENS_BIN || path.join(ROOT, 'build/bertlens')));
+const BUNDLE = path.resolve(opt('--bundle', [path.join(ROOT, 'build/models/all-minilm-l6-v2.q8.blb'),
+  path.join(ROOT, 'models/all-minilm-l6-v2.q8.blb.gz')].find((p) => fs.existsSync(p))));
+
+// ~MB megabytes of lines, cycling through the corpus texts in a fixed order.
+const corpus = fs.readFileSync(path.join(ROOT, 'tests/corpus/tokenizer.jsonl'), 'utf8').split('\n').filter(Boolean)
+  .map((l) => JSON.parse(l).text.replaceAll('\0', ' ').replace(/[\n\r]/g, ' ')).filter((t) => t.length);
+const lines = [];
+let bytes = 0;
+for (let i = 0; bytes < MB * 1e6; i++) {
+  const t = corpus[i % corpus.length];
+  lines.push(t);
+  bytes += Buffer.byteLength(t) + 1;
+}
+const text = lines.join('\n');
+const mb = Buffer.byteLength(text) / 1e6;
+console.log(`tokenizer bench: ${mb.toFixed(2)} MB of UTF-8 in ${lines.length} lines (${BUNDLE.replace(ROOT + '/', '')})`);
+
+function best(n, fn) {
+  let t = Infinity;
+  for (let i = 0; i < n; i++) {
+    const t0 = process.hrtime.bigint();
+    fn();
+    t = Math.min(t, Number(process.hrtime.bigint() - t0) / 1e9);
+  }
+  return t;
+}
+const row = (name, sec) => console.log(`  ${name.padEnd(34)} ${(sec * 1e3).toFixed(1).padStart(8)} ms  ${(mb / sec).toFixed(1).padStart(7)} MB/s`);
+
+// ---------------------------------------------------------------- wasm
+if (fs.existsSync(WASM_JS)) {
+  const { default: createBertlens } = await import(WASM_JS);
+  const M = await createBertlens({ wasmBinary: fs.readFileSync(WASM_JS.replace(/\.js$/, '.wasm')) });
+  let b = fs.readFileSync(BUNDLE);
+  if (BUNDLE.endsWith('.gz')) b = zlib.gunzipSync(b);
+  const p = M._malloc(b.length);
+  M.HEAPU8.set(b, p);
+  if (M._blw_load(p, b.length) !== 0) throw new Error(M.UTF8ToString(M._blw_error()));
+  const put = (s) => {
+    const n = M.lengthBytesUTF8(s) + 1, q = M._malloc(n);
+    M.stringToUTF8(s, q, n);
+    return q;
+  };
+  const whole = put(text);
+  const each = lines.map(put); // strings copied in once; the timing covers tokenize + JSON
+  const one = best(3, () => {
+    const r = M.UTF8ToString(M._blw_tokenize_json(whole, 0, 0));
+    if (r.startsWith('{"error"')) throw new Error(r);
+  });
+  const many = best(3, () => {
+    for (const q of each) M._blw_tokenize_json(q, 0, 0);
+  });
+  console.log(`wasm (${M._blw_simd() ? 'simd128' : 'scalar'} build)`);
+  row('one call on the whole text', one);
+  row(`line by line (${lines.length} calls)`, many);
+} else {
+  console.log(`wasm: ${WASM_JS} missing (make wasm)`);
+}
+
+// -------------------------------------------------------------- native
+if (fs.existsSync(BIN)) {
+  const input = (lines.map((l) => JSON.stringify(l)).join('\n') + '\n').repeat(REPEAT);
+  const run = (inp) => {
+    const r = spawnSync(BIN, ['tokenize', '--jsonl', BUNDLE], { input: inp, maxBuffer: 1 << 30 });
+    if (r.status !== 0) throw new Error(`${BIN}: ${r.stderr}`);
+  };
+  const base = best(3, () => run(''));
+  const full = best(3, () => run(input));
+  console.log(`native (${path.relative(ROOT, BIN)}; start-up + bundle load ${(base * 1e3).toFixed(0)} ms subtracted)`);
+  row(`tokenize --jsonl (per ${mb.toFixed(2)} MB)`, Math.max(full - base, 1e-6) / REPEAT);
+} else {
+  console.log(`native: ${BIN} missing (make native)`);
+}
