@@ -171,3 +171,16 @@ test('thumbnail pooling keeps peaks and sizes', () => {
   close(up[0], m[0], 0, 'upsampled corner');
   close(up[44 * 44 - 1], m[T * T - 1], 0, 'upsampled far corner');
 });
+
+test('SIMD probe: validates where wasm SIMD exists and depends on the v128 type', async () => {
+  const { hasWasmSimd } = await import('../../web/js/engine.js');
+  // Node 20 implements wasm SIMD128, so the probe must validate here.
+  assert.equal(hasWasmSimd(), true);
+  // The same module claiming an i32 result is invalid: the probe really
+  // exercises a SIMD instruction rather than validating trivially.
+  const probe = new Uint8Array([0, 0x61, 0x73, 0x6d, 1, 0, 0, 0, 1, 5, 1, 0x60, 0, 1, 0x7f, 3, 2, 1, 0,
+    0x0a, 8, 1, 6, 0, 0x41, 0, 0xfd, 0x0f, 0x0b]);
+  assert.equal(WebAssembly.validate(probe), false);
+  probe[14] = 0x7b;
+  assert.equal(WebAssembly.validate(probe), true);
+});

@@ -561,7 +561,7 @@ function drawView(run, s) {
       const off = (head * T + query) * T;
       norms = keep.map((j) => run.norms[s.layer][off + j]);
     }
-    views.neuron.theme(theme)(root, {
+    views.neuron.theme(theme).width(s.embed ? window.innerWidth - 20 : avail)(root, {
       labels: axis.labels, rows: keep, query, queryLabel: run.tokens[query], tokens: run.tokens, d: run.d,
       cols, weights, norms,
       title: `Neuron view — layer ${s.layer}, head ${head}: how query “${run.tokens[query]}” (token ${query}) attends`,

@@ -80,15 +80,13 @@ export async function loadListedBundle(entry, baseUrl, progress = () => {}) {
   let raw = null;
   if (cache) {
     const hit = await cache.match(url);
-    if (hit) {
-      const u8 = new Uint8Array(await hit.arrayBuffer());
-      const sum = entry.sha256 && isGzip(u8) ? await sha256Hex(u8) : null;
-      if (!sum || sum === entry.sha256) {
-        raw = u8;
-        progress(u8.length, u8.length, true);
-      } else {
-        await cache.delete(url);
-      }
+    // The cached copy was checked when it was stored; it is only reused if
+    // the index still names the same content (else: a newer model, download).
+    if (hit && (hit.headers.get('x-bertlens-sha256') || '') === (entry.sha256 || '')) {
+      raw = new Uint8Array(await hit.arrayBuffer());
+      progress(raw.length, raw.length, true);
+    } else if (hit) {
+      await cache.delete(url);
     }
   }
   if (!raw) {
@@ -115,7 +113,9 @@ export async function loadListedBundle(entry, baseUrl, progress = () => {}) {
     if (cache) {
       try {
         for (const req of await cache.keys()) if (req.url !== url) await cache.delete(req);
-        await cache.put(url, new Response(raw, { headers: { 'Content-Type': 'application/octet-stream' } }));
+        await cache.put(url, new Response(raw, {
+          headers: { 'Content-Type': 'application/octet-stream', 'x-bertlens-sha256': entry.sha256 || '' },
+        }));
       } catch {
         // Quota or private mode: the app works, only not offline.
       }

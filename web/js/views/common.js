@@ -10,13 +10,13 @@ export const THEMES = {
   light: {
     name: 'light', bg: '#ffffff', fg: '#1d232b', muted: '#66707d', grid: '#dfe3e8', accent: '#2563eb',
     seq: (t) => d3.interpolateBlues(0.02 + 0.98 * t),
-    div: d3.interpolateRgbBasis(['#c2570c', '#f6f6f4', '#1d5fa8']),
+    div: d3.piecewise(d3.interpolateRgb, ['#c2570c', '#f7f7f7', '#1d5fa8']),
     font: '12px system-ui, -apple-system, "Segoe UI", Roboto, sans-serif',
   },
   dark: {
     name: 'dark', bg: '#12161c', fg: '#e4e8ee', muted: '#98a2b0', grid: '#2b323d', accent: '#6ea8ff',
     seq: (t) => d3.interpolateMagma(0.04 + 0.92 * t),
-    div: d3.interpolateRgbBasis(['#ff9a3c', '#222831', '#5aa9ff']),
+    div: d3.piecewise(d3.interpolateRgb, ['#ff9a3c', '#1c2129', '#5aa9ff']),
     font: '12px system-ui, -apple-system, "Segoe UI", Roboto, sans-serif',
   },
 };

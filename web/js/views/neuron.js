@@ -15,6 +15,7 @@ const d3 = globalThis.d3;
 export function neuronView() {
   let theme = THEMES.light;
   let onQuery = () => {};
+  let width = 1100;
 
   function view(root, data) {
     render(root);
@@ -53,9 +54,10 @@ export function neuronView() {
 
     const rowH = R > 80 ? 13 : 17;
     const font = R > 80 ? 10 : 11;
-    const cw = Math.max(2, Math.min(7, Math.floor(224 / d))); // px per vector element
-    const stripW = d * cw;
     const labelW = Math.min(130, Math.max(48, d3.max(labels, (l) => textWidth(clip(l), font)) || 48));
+    const fixed = labelW + 10 + 36 + 66 + 80 + (data.norms ? 260 : 130) + 10;
+    const cw = Math.max(1, Math.min(7, Math.floor(Math.min(224 * 2, width - fixed) / (2 * d)))); // px per vector element
+    const stripW = d * cw;
     const x = {};
     x.k = labelW + 10;
     x.p = x.k + stripW + 18;
@@ -170,6 +172,7 @@ export function neuronView() {
   }
 
   view.theme = function (t) { if (!arguments.length) return theme; theme = t; return view; };
+  view.width = function (w) { if (!arguments.length) return width; width = w; return view; };
   view.onQuery = function (f) { if (!arguments.length) return onQuery; onQuery = f; return view; };
   return view;
 }
