@@ -109,8 +109,22 @@ const base = srv.url;
 const page = watch(await context.newPage());
 
 await check('first load: default model downloads with progress and the heatmap appears', async () => {
+  // Record every text the progress line shows while the bundle downloads.
+  await page.addInitScript(() => {
+    window.__progress = [];
+    new MutationObserver(() => {
+      const el = document.getElementById('progress-text');
+      const bar = document.getElementById('progress');
+      if (el && bar && !bar.hidden && el.textContent !== window.__progress.at(-1)) window.__progress.push(el.textContent);
+    }).observe(document, { subtree: true, childList: true, characterData: true, attributes: true });
+  });
   await page.goto(base);
   await ready(page);
+  const progress = await page.evaluate(() => window.__progress);
+  const mb = (fs.statSync(path.join(ROOT, 'models', 'all-minilm-l6-v2.q8.blb.gz')).size / 1048576).toFixed(1);
+  assert.ok(progress.some((t) => new RegExp(`^Downloading .+: [0-9.]+ (KB|MB) of ${mb} MB \\(\\d+%\\)$`).test(t)), progress.join(' | '));
+  assert.ok(progress.some((t) => t.endsWith('(100%)')), 'progress reaches 100%');
+  assert.equal(await page.isVisible('#progress'), false, 'progress bar hidden when done');
   const info = await page.textContent('#model-info');
   assert.match(info, /6 layers × 12 heads/);
   assert.ok((await page.$$('.row-label')).length > 3);
@@ -373,6 +387,9 @@ await check('long text is truncated with a notice; head view stays bounded', asy
   await typeText(page, '#text-a', long);
   assert.match(await page.textContent('#notices'), /truncated to 512 tokens/);
   assert.ok(await canvasColours(page, 'canvas.hm-cells') > 5);
+  const labels = await texts(page, '.row-label');
+  assert.ok(labels.length < 512 && labels.length >= 40, `${labels.length} row labels for 512 tokens`);
+  await shot(page, 'heatmap-512');
   await clickAndRedraw(page, '#view-tabs [data-view="head"]');
   const nodes = await page.evaluate(() => document.querySelectorAll('#view *').length);
   assert.ok(nodes < 5000, `${nodes} DOM nodes in the head view`);
@@ -431,6 +448,34 @@ await check('second visit works offline (service worker + cached bundle)', async
   } finally {
     await context.setOffline(false);
   }
+  await p2.close();
+});
+
+await check('download error: clear message, the page stays usable', async () => {
+  const p2 = await context.newPage();
+  await p2.goto(base);
+  await ready(p2);
+  // Forget the cached bundle and the service worker, then fail the download.
+  await p2.evaluate(async () => {
+    for (const r of await navigator.serviceWorker.getRegistrations()) await r.unregister();
+    for (const k of await caches.keys()) await caches.delete(k);
+  });
+  await p2.route('**/models/*.blb.gz', (r) => r.abort('connectionreset'));
+  await p2.reload();
+  assert.equal(await settled(p2), 'error');
+  assert.match(await p2.textContent('.notice.error'), /Download of all-MiniLM-L6-v2 \(q8\) failed/);
+  assert.equal(await p2.isVisible('#progress'), false);
+  assert.ok(await p2.isEnabled('#open-file'), 'a local bundle can still be opened');
+  consoleErrors.splice(0, consoleErrors.length, ...consoleErrors.filter((e) => !/ERR_CONNECTION_RESET|Failed to load resource/.test(e)));
+  await p2.close();
+});
+
+await check('out-of-range query token falls back with a notice', async () => {
+  const p2 = await context.newPage();
+  await p2.goto(`${base}?view=neuron&query=400&text=${encodeURIComponent('Short one.')}`);
+  await ready(p2);
+  assert.match(await p2.textContent('#notices'), /Query token 400 does not exist/);
+  assert.equal(await p2.$eval('#neuron-query', (s) => s.value), '0');
   await p2.close();
 });
 

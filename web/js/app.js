@@ -399,6 +399,11 @@ async function runNow() {
     app.run = result;
     app.runKey = key;
     clearNotice('run');
+    if (s.view === 'neuron') {
+      const q = fitQuery(app.state, result.T);
+      app.state = q.state;
+      notices(q.notices);
+    }
     if (result.truncated) {
       notice('truncated', 'warn', `The text is too long for this model: it was truncated to ${result.T} tokens (the model's maximum, [CLS] and [SEP] included).`);
     } else clearNotice('truncated');

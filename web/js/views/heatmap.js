@@ -38,7 +38,7 @@ export function heatmapView() {
 
   function update(root, data) {
     const { K, labels, matrix } = data;
-    const cell = Math.max(3, Math.min(30, Math.floor(maxSize / Math.max(1, K))));
+    const cell = Math.max(K > 256 ? 2 : 3, Math.min(30, Math.floor(maxSize / Math.max(1, K))));
     const side = cell * K;
     const step = Math.ceil(11 / cell); // label every step-th token when cells are tiny
     const labelW = Math.min(130, Math.max(40, d3.max(labels, (l) => textWidth(clip(l))) || 40));
