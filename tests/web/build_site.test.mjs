@@ -1,0 +1,63 @@
+// tools/build_site.mjs: every reference in the built site points at a file
+// that exists, names carry content hashes, the service worker lists the shell.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
+
+test('build_site writes a self-consistent, content-hashed dist', () => {
+  const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'bertlens-site-'));
+  const wasm = path.join(tmp, 'wasm');
+  fs.mkdirSync(wasm);
+  fs.writeFileSync(path.join(wasm, 'bertlens.js'), 'var createBertlens = function () {};\n');
+  fs.writeFileSync(path.join(wasm, 'bertlens.wasm'), Buffer.from([0, 0x61, 0x73, 0x6d, 1, 0, 0, 0]));
+  const dist = path.join(tmp, 'dist');
+  try {
+    execFileSync(process.execPath, [path.join(ROOT, 'tools', 'build_site.mjs')], {
+      env: { ...process.env, WASM_DIR: wasm, DIST_DIR: path.relative(ROOT, dist) }, stdio: 'pipe',
+    });
+    const files = [];
+    const walk = (d) => { for (const e of fs.readdirSync(d, { withFileTypes: true })) { const p = path.join(d, e.name); if (e.isDirectory()) walk(p); else files.push(path.relative(dist, p)); } };
+    walk(dist);
+    const stable = new Set(['index.html', 'sw.js', 'favicon.svg', 'models/index.json']);
+    for (const f of files) {
+      if (stable.has(f) || f.startsWith('models/')) continue;
+      const m = f.match(/\.([0-9a-f]{10})(\.min)?\.(js|css|wasm)$/);
+      assert.ok(m, `${f} has a content hash`);
+      const h = createHash('sha256').update(fs.readFileSync(path.join(dist, f))).digest('hex').slice(0, 10);
+      assert.equal(m[1], h, `${f}: hash matches its content`);
+    }
+    // index.html references exist.
+    const html = fs.readFileSync(path.join(dist, 'index.html'), 'utf8');
+    const refs = [...html.matchAll(/(?:src|href)="([^"]+)"/g)].map((m) => m[1]);
+    assert.ok(refs.length >= 4);
+    for (const r of refs) assert.ok(fs.existsSync(path.join(dist, r)), `index.html -> ${r}`);
+    assert.doesNotMatch(html, /https?:\/\//, 'no remote origin in the page');
+    // Every relative import of every module resolves.
+    for (const f of files.filter((x) => x.startsWith('js/'))) {
+      const src = fs.readFileSync(path.join(dist, f), 'utf8');
+      for (const m of src.matchAll(/(?:from\s*|import\s*\(?\s*)['"](\.{1,2}\/[^'"]+)['"]/g)) {
+        assert.ok(fs.existsSync(path.join(dist, path.dirname(f), m[1])), `${f} imports ${m[1]}`);
+      }
+    }
+    // The generated asset map names real files; the service worker pre-caches the shell.
+    const assets = fs.readFileSync(path.join(dist, files.find((f) => /^js\/assets\./.test(f))), 'utf8');
+    for (const m of assets.matchAll(/"((?:js|wasm)\/[^"]+)"/g)) assert.ok(fs.existsSync(path.join(dist, m[1])), m[1]);
+    const sw = fs.readFileSync(path.join(dist, 'sw.js'), 'utf8');
+    const shell = JSON.parse(sw.match(/const SHELL = (\[[^\]]*\]);/)[1]);
+    for (const f of shell.filter((x) => x !== './')) assert.ok(fs.existsSync(path.join(dist, f)), `sw shell ${f}`);
+    assert.ok(shell.includes('index.html') && shell.some((f) => f.startsWith('wasm/bertlens.')));
+    assert.doesNotMatch(sw, /const VERSION = 'dev'/);
+    // Bundles listed in the index are present with the listed size.
+    const index = JSON.parse(fs.readFileSync(path.join(dist, 'models', 'index.json'), 'utf8'));
+    for (const m of index.models) assert.equal(fs.statSync(path.join(dist, 'models', m.file)).size, m.bytes);
+  } finally {
+    fs.rmSync(tmp, { recursive: true, force: true });
+  }
+});
