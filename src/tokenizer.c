@@ -382,6 +382,7 @@ static int normalize(const bl_tokenizer *t, work *w, size_t from, size_t to) {
             }
             i = j;
         }
+        if (chars_reserve(a, b->n + 1)) return -1;
         a->n = 0;
         for (size_t i = 0; i < b->n; i++) {
             if (klass(t, b->cp[i]) == BL_UC_MN) continue;
