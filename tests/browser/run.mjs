@@ -284,6 +284,17 @@ await check('dark theme', async () => {
   assert.equal(await page.getAttribute('body', 'data-theme'), 'dark');
   assert.match(page.url(), /theme=dark/);
   await shot(page, 'heatmap-dark');
+  await clickAndRedraw(page, '#view-tabs [data-view="head"]');
+  // Keyboard: Enter on a focused head swatch toggles it.
+  await page.focus('.hv-swatches g.swatch[data-head="5"]');
+  await page.evaluate(() => { document.body.dataset.state = 'loading'; });
+  await page.keyboard.press('Enter');
+  await ready(page);
+  assert.equal(await page.getAttribute('.hv-swatches g.swatch[data-head="5"]', 'aria-pressed'), 'false');
+  await page.hover('.hv-stage g.right g.tok:nth-of-type(1)');
+  await shot(page, 'head-dark-hover-key');
+  await page.mouse.move(5, 5);
+  await clickAndRedraw(page, '#view-tabs [data-view="heatmap"]');
   await clickAndRedraw(page, '#theme-toggle');
 });
 

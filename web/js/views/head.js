@@ -65,7 +65,19 @@ export function headView() {
       })
       .attr('transform', (h) => `translate(${h * (sw + 4)},2)`)
       .attr('data-head', (h) => h)
+      .attr('role', 'button')
+      .attr('tabindex', 0)
+      .attr('aria-label', (h) => `head ${h}`)
       .attr('aria-pressed', (h) => String(sel.has(h)))
+      .on('keydown', (ev, h) => {
+        // Enter toggles, Shift+Enter (or Space with Shift) shows only this head.
+        if (ev.key !== 'Enter' && ev.key !== ' ') return;
+        ev.preventDefault();
+        if (ev.shiftKey) { onHeads([h]); return; }
+        const next = new Set(sel);
+        if (next.has(h)) next.delete(h); else next.add(h);
+        onHeads([...next].sort((a, b) => a - b));
+      })
       .on('click', (ev, h) => {
         const next = new Set(sel);
         if (next.has(h)) next.delete(h); else next.add(h);
