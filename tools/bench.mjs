@@ -108,15 +108,23 @@ function tokenIds(T) {
   return ids;
 }
 
-async function timeRuns(fn, warmup, runs) {
-  for (let i = 0; i < warmup; i++) await fn();
-  const ms = [];
+// Time several engines on the same input, alternating one run of each, so
+// that load from other processes hits all of them alike and the ratio
+// stays fair on a busy machine. Also returns the share of the wall time
+// this process was on a CPU (near 100% = nobody else competed).
+async function timeInterleaved(fns, warmup, runs) {
+  for (let i = 0; i < warmup; i++) for (const fn of fns) await fn();
+  const ms = fns.map(() => []);
+  const c0 = process.cpuUsage(), w0 = performance.now();
   for (let i = 0; i < runs; i++) {
-    const t0 = performance.now();
-    await fn();
-    ms.push(performance.now() - t0);
+    for (let j = 0; j < fns.length; j++) {
+      const t0 = performance.now();
+      await fns[j]();
+      ms[j].push(performance.now() - t0);
+    }
   }
-  return stats(ms);
+  const c = process.cpuUsage(c0), wall = performance.now() - w0;
+  return { stats: ms.map(stats), cpuShare: (c.user + c.system) / 1e3 / wall };
 }
 
 const f1 = (x) => (x == null ? '-' : x.toFixed(1));
@@ -244,11 +252,11 @@ function findBundles() {
 
 function sha(bytes) { return createHash('sha256').update(bytes).digest('hex'); }
 
-function childBench(script, quick) {
+function childBench(script, args) {
   const p = join(ROOT, script);
   if (!existsSync(p)) { console.log(`${script}: skipped (not present)`); return { script, status: 'skipped' }; }
   console.log(`\n== ${script}`);
-  const r = spawnSync(process.execPath, [p, ...(quick ? ['--quick'] : [])], { cwd: ROOT, stdio: 'inherit' });
+  const r = spawnSync(process.execPath, [p, ...args], { cwd: ROOT, stdio: 'inherit' });
   const status = r.error ? `error: ${r.error.message}` : r.status === 0 ? 'ok' : `exit ${r.status ?? r.signal}`;
   if (status !== 'ok') console.log(`${script}: ${status}`);
   return { script, status };
@@ -377,20 +385,15 @@ async function main() {
   const { bundles, notes } = findBundles();
   notes.forEach(note);
   const header = ['model', 'dtype', 'flags', 'T', 'median ms', 'p90 ms', 'GFLOP/s', 'heap MB',
-    'ORT', 'ORT median ms', 'ORT p90 ms', 'ORT GFLOP/s', 'ratio ORT/bl'];
+    'ORT', 'ORT median ms', 'ORT p90 ms', 'ORT GFLOP/s', 'ratio ORT/bl', 'cpu %'];
   const printed = [];
-  const ortCache = {}; // `${dtype}:${T}` -> stats (same ORT row beside several bundles)
   const seen = new Map(); // sha -> path
   let cfg = null;
-
-  const ortRow = async (dtype, T) => {
-    const key = `${dtype}:${T}`;
-    if (key in ortCache) return ortCache[key];
+  const ortRunner = async (dtype, T) => {
     const s = await getOrt(dtype);
-    if (!s) return (ortCache[key] = null);
+    if (!s) return null;
     const feeds = ortFeeds(ort, tokenIds(T));
-    const st = await timeRuns(() => s.run(feeds), opt.warmup, opt.runs);
-    return (ortCache[key] = st);
+    return () => s.run(feeds);
   };
 
   for (const bd of factory ? bundles : []) {
@@ -408,20 +411,24 @@ async function main() {
     for (const T of opt.Ts) {
       if (T > cfg.max_positions) { note(`${basename(bd.path)}: T=${T} > max_positions ${cfg.max_positions}, skipped`); continue; }
       b.setIds(tokenIds(T));
-      const o = ortDtype ? await ortRow(ortDtype, T) : null;
+      const ortRun = ortDtype ? await ortRunner(ortDtype, T) : null;
       const gf = flops(cfg, T) / 1e9;
+      // One flag set at a time: the module keeps one encoder state per flag
+      // set, and switching flags rebuilds it (not a per-run cost).
       for (const fr of FLAG_ROWS) {
-        const st = await timeRuns(() => b.forward(fr.flags), opt.warmup, opt.runs);
+        const fns = [() => b.forward(fr.flags)];
+        if (ortRun) fns.push(ortRun);
+        const { stats: [st, o], cpuShare } = await timeInterleaved(fns, opt.warmup, opt.runs);
         const row = {
           model: rel(bd.path), dtype, flags: fr.name, T, median: st.median, p90: st.p90, gflops: gf / (st.median / 1e3),
           heapMB: b.heapBytes / 2 ** 20,
           ort: o ? (ortDtype === 'f32' ? 'fp32' : 'int8') : null,
           ortMedian: o?.median ?? null, ortP90: o?.p90 ?? null, ortGflops: o ? gf / (o.median / 1e3) : null,
-          ratio: o ? o.median / st.median : null,
+          ratio: o ? o.median / st.median : null, cpuShare, min: st.min, ortMin: o?.min ?? null,
         };
         results.rows.push(row);
         const line = [basename(bd.path), dtype, fr.name, T, f1(row.median), f1(row.p90), f2(row.gflops), f1(row.heapMB),
-          row.ort ?? '-', f1(row.ortMedian), f1(row.ortP90), f2(row.ortGflops), f2(row.ratio)];
+          row.ort ?? '-', f1(row.ortMedian), f1(row.ortP90), f2(row.ortGflops), f2(row.ratio), (100 * cpuShare).toFixed(0)];
         printed.push(line);
         console.log(`  ${line.join('  ')}`); // progress while the table fills
       }
@@ -456,10 +463,10 @@ async function main() {
   if (!printed.length && ort) {
     const ortCfg = { n_layers: 6, hidden: 384, intermediate: 1536 }; // all-MiniLM-L6-v2 config.json
     for (const dtype of ['f32', 'q8']) for (const T of opt.Ts) {
-      const o = await ortRow(dtype, T);
+      const { stats: [o], cpuShare } = await timeInterleaved([await ortRunner(dtype, T)], opt.warmup, opt.runs);
       const gf = flops(ortCfg, T) / 1e9;
       const line = ['(no bertlens)', '-', '-', T, '-', '-', '-', '-', dtype === 'f32' ? 'fp32' : 'int8',
-        f1(o.median), f1(o.p90), f2(gf / (o.median / 1e3)), '-'];
+        f1(o.median), f1(o.p90), f2(gf / (o.median / 1e3)), '-', (100 * cpuShare).toFixed(0)];
       printed.push(line);
       results.rows.push({ model: null, T, ort: line[8], ortMedian: o.median, ortP90: o.p90, ortGflops: gf / (o.median / 1e3) });
       console.log(`  ${line.join('  ')}`);
@@ -471,11 +478,16 @@ async function main() {
   else console.log('(nothing ran)');
   if (cfg) console.log(`FLOPs/run = n_layers*(8*T*H^2 + 4*T*H*I + 4*T^2*H) with n_layers=${cfg.n_layers}, H=${cfg.hidden}, ` +
     `I=${cfg.intermediate}; heap MB = wasm memory size after all runs of that bundle (fresh module per bundle); ` +
-    'ratio > 1: bertlens faster.');
+    'ratio > 1: bertlens faster; bertlens and ORT runs alternate within a row; cpu % = CPU time of this ' +
+    'process / wall time over the row (well below 100: other processes competed, numbers are noisy).');
 
   // ---- 3. other helpers' benchmarks
   console.log('\n== tokenizer and page benchmarks');
-  results.children = [childBench('tools/bench_tokenizer.mjs', opt.runs < 30), childBench('tools/bench_page.mjs', opt.runs < 30)];
+  const quick = opt.runs < 30;
+  results.children = [
+    childBench('tools/bench_tokenizer.mjs', ['--wasm', join(opt.wasm, 'bertlens.js'), ...(quick ? ['--mb', '0.25'] : [])]),
+    childBench('tools/bench_page.mjs', quick ? ['--runs', '3'] : []),
+  ];
 
   if (opt.json) {
     mkdirSync(dirname(opt.json), { recursive: true });
