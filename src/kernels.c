@@ -279,18 +279,21 @@ void bl_exp_vec(float *x, size_t n) {
  * only saturation above): 2^n * p(r), r = x - n ln2, |r| <= ln2/2,
  * p = Taylor series to r^7 (relative error < 1e-8 before rounding). */
 INLINE v128_t v_exp(v128_t x) {
-    x = wasm_f32x4_min(wasm_f32x4_max(x, wasm_f32x4_splat(-87.3f)), wasm_f32x4_splat(88.3f));
+    /* pmin/pmax: one instruction each (f32x4.min/max add NaN handling) */
+    x = wasm_f32x4_pmin(wasm_f32x4_pmax(x, wasm_f32x4_splat(-87.3f)), wasm_f32x4_splat(88.3f));
     v128_t n = wasm_f32x4_nearest(wasm_f32x4_mul(x, wasm_f32x4_splat(1.44269504088896341f)));
     v128_t r = wasm_f32x4_sub(x, wasm_f32x4_mul(n, wasm_f32x4_splat(0.693359375f)));
     r = wasm_f32x4_sub(r, wasm_f32x4_mul(n, wasm_f32x4_splat(-2.12194440e-4f)));
-    v128_t p = wasm_f32x4_splat(1.0f / 5040);
-    p = wasm_f32x4_add(wasm_f32x4_mul(p, r), wasm_f32x4_splat(1.0f / 720));
-    p = wasm_f32x4_add(wasm_f32x4_mul(p, r), wasm_f32x4_splat(1.0f / 120));
-    p = wasm_f32x4_add(wasm_f32x4_mul(p, r), wasm_f32x4_splat(1.0f / 24));
-    p = wasm_f32x4_add(wasm_f32x4_mul(p, r), wasm_f32x4_splat(1.0f / 6));
-    p = wasm_f32x4_add(wasm_f32x4_mul(p, r), wasm_f32x4_splat(0.5f));
-    p = wasm_f32x4_add(wasm_f32x4_mul(p, r), wasm_f32x4_splat(1.0f));
-    p = wasm_f32x4_add(wasm_f32x4_mul(p, r), wasm_f32x4_splat(1.0f));
+    /* p(r) = sum r^i / i!, i <= 7, as even(r^2) + r * odd(r^2): two short chains */
+    v128_t r2 = wasm_f32x4_mul(r, r);
+    v128_t pe = wasm_f32x4_splat(1.0f / 720), po = wasm_f32x4_splat(1.0f / 5040);
+    pe = wasm_f32x4_add(wasm_f32x4_mul(pe, r2), wasm_f32x4_splat(1.0f / 24));
+    po = wasm_f32x4_add(wasm_f32x4_mul(po, r2), wasm_f32x4_splat(1.0f / 120));
+    pe = wasm_f32x4_add(wasm_f32x4_mul(pe, r2), wasm_f32x4_splat(0.5f));
+    po = wasm_f32x4_add(wasm_f32x4_mul(po, r2), wasm_f32x4_splat(1.0f / 6));
+    pe = wasm_f32x4_add(wasm_f32x4_mul(pe, r2), wasm_f32x4_splat(1.0f));
+    po = wasm_f32x4_add(wasm_f32x4_mul(po, r2), wasm_f32x4_splat(1.0f));
+    v128_t p = wasm_f32x4_add(pe, wasm_f32x4_mul(r, po));
     v128_t e = wasm_i32x4_shl(wasm_i32x4_add(wasm_i32x4_trunc_sat_f32x4(n), wasm_i32x4_splat(127)), 23);
     return wasm_f32x4_mul(p, e);
 }
@@ -316,10 +319,16 @@ INLINE v128_t v_erf(v128_t x) {
     v128_t pa = wasm_f32x4_splat(ERF_A[6]);
     for (int i = 5; i >= 0; i--) pa = wasm_f32x4_add(wasm_f32x4_mul(pa, x2), wasm_f32x4_splat(ERF_A[i]));
     pa = wasm_f32x4_mul(pa, a);
-    v128_t u = wasm_f32x4_sub(wasm_f32x4_min(a, wasm_f32x4_splat(4.0f)), wasm_f32x4_splat(2.5f));
-    v128_t pb = wasm_f32x4_splat(ERF_B[12]);
-    for (int i = 11; i >= 0; i--) pb = wasm_f32x4_add(wasm_f32x4_mul(pb, u), wasm_f32x4_splat(ERF_B[i]));
-    pb = wasm_f32x4_min(pb, wasm_f32x4_splat(1.0f));
+    /* degree 12 in u as even(u^2) + u * odd(u^2): two chains of depth 6 */
+    v128_t u = wasm_f32x4_sub(wasm_f32x4_pmin(a, wasm_f32x4_splat(4.0f)), wasm_f32x4_splat(2.5f));
+    v128_t u2 = wasm_f32x4_mul(u, u);
+    v128_t pe = wasm_f32x4_splat(ERF_B[12]), po = wasm_f32x4_splat(ERF_B[11]);
+    for (int i = 10; i >= 0; i -= 2) {
+        pe = wasm_f32x4_add(wasm_f32x4_mul(pe, u2), wasm_f32x4_splat(ERF_B[i]));
+        if (i >= 1) po = wasm_f32x4_add(wasm_f32x4_mul(po, u2), wasm_f32x4_splat(ERF_B[i - 1]));
+    }
+    v128_t pb = wasm_f32x4_add(pe, wasm_f32x4_mul(u, po));
+    pb = wasm_f32x4_pmin(pb, wasm_f32x4_splat(1.0f));
     pb = wasm_v128_bitselect(wasm_f32x4_splat(1.0f), pb, wasm_f32x4_ge(a, wasm_f32x4_splat(4.0f)));
     v128_t r = wasm_v128_bitselect(pa, pb, wasm_f32x4_lt(a, wasm_f32x4_splat(1.0f)));
     return wasm_v128_or(r, sign);
@@ -495,7 +504,7 @@ static void quantize_rows(int16_t *xq, float *sx, const float *x, int32_t T, int
         const float *r = x + (size_t)t * K;
         v128_t m = wasm_f32x4_splat(0);
         int32_t i = 0;
-        for (; i + 4 <= K; i += 4) m = wasm_f32x4_max(m, wasm_f32x4_abs(wasm_v128_load(r + i)));
+        for (; i + 4 <= K; i += 4) m = wasm_f32x4_pmax(m, wasm_f32x4_abs(wasm_v128_load(r + i)));
         float amax = hmax(m);
         for (; i < K; i++) amax = fabsf(r[i]) > amax ? fabsf(r[i]) : amax;
         sx[t] = amax / 32767.0f;
@@ -601,7 +610,7 @@ void bl_softmax(float *x, int32_t T, int32_t n, float scale) {
         float *r = x + (size_t)t * n;
         v128_t m = wasm_f32x4_splat(-INFINITY);
         int32_t i = 0;
-        for (; i + 4 <= n; i += 4) m = wasm_f32x4_max(m, wasm_v128_load(r + i));
+        for (; i + 4 <= n; i += 4) m = wasm_f32x4_pmax(m, wasm_v128_load(r + i));
         float mx = hmax(m);
         for (; i < n; i++) mx = r[i] > mx ? r[i] : mx;
         v128_t vm = wasm_f32x4_splat(mx), vs = wasm_f32x4_splat(scale), s = wasm_f32x4_splat(0);
@@ -637,7 +646,7 @@ INLINE v128_t v_act(v128_t v, int32_t act) {
         v128_t th = wasm_f32x4_sub(one, wasm_f32x4_div(wasm_f32x4_splat(2.0f), wasm_f32x4_add(e, one)));
         return wasm_f32x4_mul(wasm_f32x4_mul(half, v), wasm_f32x4_add(one, th));
     }
-    return wasm_f32x4_max(v, wasm_f32x4_splat(0.0f));
+    return wasm_f32x4_pmax(v, wasm_f32x4_splat(0.0f));
 }
 
 void bl_activate(float *x, size_t n, int32_t act) {
