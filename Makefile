@@ -44,11 +44,11 @@ build/asan/bertlens: $(LIB_SRC) src/cli.c $(HDRS)
 	  $(WARN) -o $@ $(LIB_SRC) src/cli.c -lz -lm
 
 # -------------------------------------------------------------------- wasm
-WASM_EXPORTS := $(shell sed -n 's/^EMSCRIPTEN_KEEPALIVE[^(]* \**\(blw_[a-z0-9_]*\)(.*/_\1/p' src/wasm_api.c 2>/dev/null | paste -sd, -)
+WASM_EXPORTS := $(shell tools/wasm_exports.sh)
 EMFLAGS := -O3 -msimd128 -std=c11 -sMODULARIZE=1 -sEXPORT_NAME=createBertlens \
            -sALLOW_MEMORY_GROWTH=1 -sMAXIMUM_MEMORY=4GB -sINITIAL_MEMORY=64MB \
            -sENVIRONMENT=web,worker,node -sFILESYSTEM=0 \
-           -sEXPORTED_FUNCTIONS=_malloc,_free,$(WASM_EXPORTS) \
+           -sEXPORTED_FUNCTIONS=$(WASM_EXPORTS) \
            -sEXPORTED_RUNTIME_METHODS=UTF8ToString,stringToUTF8,lengthBytesUTF8
 
 wasm: build/wasm/bertlens.js
@@ -56,6 +56,7 @@ wasm: build/wasm/bertlens.js
 build/wasm/bertlens.js: $(LIB_SRC) src/wasm_api.c $(HDRS)
 	@mkdir -p build/wasm
 	$(EMCC) $(EMFLAGS) -o $@ $(LIB_SRC) src/wasm_api.c
+	@echo '{"type": "commonjs"}' > build/wasm/package.json  # the glue is CommonJS; the repo is ESM
 
 # -------------------------------------------------------------------- site
 site: dist/.stamp
@@ -80,6 +81,7 @@ test: check-tools native test-models test-native test-asan wasm test-wasm site t
 	@echo "ALL TESTS PASSED"
 
 test-native: build/bertlens
+	$(PYTHON) tools/gen_unicode.py --check
 	$(PYTHON) tests/test_bundle.py
 	$(NODE) tests/tokenizer.test.mjs --native
 	$(NODE) tests/encoder.test.mjs --native

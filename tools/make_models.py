@@ -97,11 +97,14 @@ def test_bundles():
             jobs.append((tiny, f"tiny-bert.{dt}.blb", dt, "bertlens/tiny-random-bert", "MIT"))
     else:
         print("make_models: tests/fixtures/tiny-bert is missing; tiny bundles skipped")
-    for src_dir, name, dt, sname, lic in jobs:
+    # The same vocabulary with a cased tokenizer (no lower-casing, no accent
+    # stripping): exercises the cased code path against BertTokenizerFast.
+    jobs.append((src, "all-minilm-l6-v2-cased.q8.blb", "q8", MINILM["source"], MINILM["license"], True))
+    for src_dir, name, dt, sname, lic, *cased in jobs:
         out = os.path.join(out_dir, name)
         if os.path.exists(out) and os.path.getmtime(out) > conv_mtime:
             continue
-        convert.convert(src_dir, out, dtype=dt, name=sname, license=lic)
+        convert.convert(src_dir, out, dtype=dt, name=sname, license=lic, cased=bool(cased))
 
 
 if __name__ == "__main__":
