@@ -12,6 +12,7 @@
  *   blw_k_*                                   kernels, scalar or SIMD, for tests
  */
 #include "bertlens.h"
+#include "json.h"
 #include "kernels.h"
 
 #include <math.h>
@@ -65,93 +66,32 @@ static void unload(void) {
 }
 
 /* --------------------------------------------------------------- JSON */
+/* JSON text comes from json.h (shared with the CLI); the last result is kept
+ * in g.json until the next call. */
 
-typedef struct {
-    char *p;
-    size_t n, cap;
-    int oom;
-} jbuf;
-
-static void jb_put(jbuf *b, const char *s, size_t n) {
-    if (b->oom) return;
-    if (b->n + n + 1 > b->cap) {
-        size_t cap = b->cap ? b->cap : 256;
-        while (cap < b->n + n + 1) cap *= 2;
-        char *p = realloc(b->p, cap);
-        if (!p) {
-            b->oom = 1;
-            return;
-        }
-        b->p = p;
-        b->cap = cap;
-    }
-    memcpy(b->p + b->n, s, n);
-    b->n += n;
-    b->p[b->n] = 0;
-}
-
-static void jb_printf(jbuf *b, const char *fmt, ...) {
-    char tmp[128];
+static void jb_printf(bl_jbuf *b, const char *fmt, ...) {
+    char tmp[256];
     va_list ap;
     va_start(ap, fmt);
     int n = vsnprintf(tmp, sizeof tmp, fmt, ap);
     va_end(ap);
-    if (n >= 0) jb_put(b, tmp, (size_t)n < sizeof tmp ? (size_t)n : sizeof tmp - 1);
+    if (n >= 0) bl_json_raw(b, tmp, (size_t)n < sizeof tmp ? (size_t)n : sizeof tmp - 1);
 }
 
-static void jb_str(jbuf *b, const char *s) {
-    jb_put(b, "\"", 1);
-    for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
-        if (*p == '"' || *p == '\\') {
-            char e[2] = {'\\', (char)*p};
-            jb_put(b, e, 2);
-        } else if (*p < 0x20) {
-            jb_printf(b, "\\u%04x", *p);
-        } else {
-            jb_put(b, (const char *)p, 1);
-        }
-    }
-    jb_put(b, "\"", 1);
-}
-
-static void jb_ints(jbuf *b, const int32_t *v, int n) {
-    jb_put(b, "[", 1);
-    for (int i = 0; i < n; i++) jb_printf(b, i ? ",%d" : "%d", v[i]);
-    jb_put(b, "]", 1);
-}
+static void jb_str(bl_jbuf *b, const char *s) { bl_json_string(b, s ? s : "", s ? strlen(s) : 0); }
 
 /* Hand the buffer out as the current JSON result (freed on the next one). */
-static const char *jb_finish(jbuf *b) {
+static const char *jb_finish(bl_jbuf *b) {
     if (b->oom) {
-        free(b->p);
+        bl_jbuf_free(b);
         set_error("out of memory building JSON");
         return NULL;
     }
     free(g.json);
-    g.json = b->p;
+    g.json = b->data;
     return g.json;
 }
 
-/* Tokens as the CLI's `tokenize --jsonl` prints them (+ "n_a" if asked). */
-static void tokens_json(jbuf *b, const bl_tokens *t, int with_n_a) {
-    const bl_tokenizer *tk = bl_model_tokenizer(g.model);
-    jb_put(b, "{\"tokens\":[", 11);
-    for (int i = 0; i < t->n; i++) {
-        if (i) jb_put(b, ",", 1);
-        jb_str(b, bl_token_str(tk, t->ids[i]));
-    }
-    jb_put(b, "],\"ids\":", 8);
-    jb_ints(b, t->ids, t->n);
-    jb_put(b, ",\"type_ids\":", 12);
-    jb_ints(b, t->type_ids, t->n);
-    jb_put(b, ",\"offsets\":[", 12);
-    for (int i = 0; i < t->n; i++) jb_printf(b, i ? ",[%d,%d]" : "[%d,%d]", t->offsets[2 * i], t->offsets[2 * i + 1]);
-    jb_put(b, "],\"word_ids\":", 13);
-    jb_ints(b, t->word_ids, t->n);
-    jb_printf(b, ",\"truncated\":%s", t->truncated ? "true" : "false");
-    if (with_n_a) jb_printf(b, ",\"n_a\":%d", t->n_a);
-    jb_put(b, "}", 1);
-}
 
 /* ---------------------------------------------------------------- API */
 
@@ -188,7 +128,7 @@ EMSCRIPTEN_KEEPALIVE const char *blw_info_json(void) {
     }
     static const char *acts[] = {"gelu", "gelu_tanh", "relu"};
     const bl_config *c = bl_model_config(g.model);
-    jbuf b = {0};
+    bl_jbuf b = {0};
     jb_printf(&b, "{\"config\":{\"n_layers\":%d,\"n_heads\":%d,\"hidden\":%d,\"intermediate\":%d,", c->n_layers,
               c->n_heads, c->hidden, c->intermediate);
     jb_printf(&b, "\"max_positions\":%d,\"type_vocab_size\":%d,\"vocab_size\":%d,", c->max_positions,
@@ -197,13 +137,13 @@ EMSCRIPTEN_KEEPALIVE const char *blw_info_json(void) {
               c->activation >= 0 && c->activation <= 2 ? acts[c->activation] : "?");
     char val[512];
     for (int i = 0; i < bl_model_n_meta(g.model); i++) {
-        if (i) jb_put(&b, ",", 1);
+        if (i) bl_json_raw(&b, ",", 1);
         jb_str(&b, bl_model_meta_key(g.model, i));
-        jb_put(&b, ":", 1);
+        bl_json_raw(&b, ":", 1);
         bl_model_meta_format(g.model, i, val, sizeof val);
         jb_str(&b, val);
     }
-    jb_put(&b, "},\"dtype\":", 10);
+    bl_json_raw(&b, "},\"dtype\":", 10);
     jb_str(&b, bl_model_meta_str(g.model, "weights.dtype"));
     uint64_t params = 0, bytes = 0;
     for (int i = 0; i < bl_model_n_tensors(g.model); i++) {
@@ -237,14 +177,12 @@ static int tokenize(const char *a, const char *b, int max_tokens, bl_tokens *out
 
 EMSCRIPTEN_KEEPALIVE const char *blw_tokenize_json(const char *a, const char *b, int max_tokens) {
     bl_tokens t;
-    jbuf j = {0};
+    bl_jbuf j = {0};
     if (tokenize(a, b, max_tokens, &t)) {
-        jb_put(&j, "{\"error\":", 9);
-        jb_str(&j, g.err);
-        jb_put(&j, "}", 1);
+        bl_json_error(&j, g.err);
         return jb_finish(&j);
     }
-    tokens_json(&j, &t, 0);
+    bl_json_tokens(&j, bl_model_tokenizer(g.model), &t, 0);
     bl_tokens_free(&t);
     return jb_finish(&j);
 }
@@ -298,8 +236,8 @@ EMSCRIPTEN_KEEPALIVE const char *blw_tokens_json(void) {
         set_error("no tokens: call blw_run first");
         return NULL;
     }
-    jbuf j = {0};
-    tokens_json(&j, &g.toks, 1);
+    bl_jbuf j = {0};
+    bl_json_tokens(&j, bl_model_tokenizer(g.model), &g.toks, 1);
     return jb_finish(&j);
 }
 

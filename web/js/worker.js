@@ -109,7 +109,8 @@ const handlers = {
       }
     }
     const result = {
-      tokens: tok.tokens, typeIds: tok.type_ids, wordIds: tok.word_ids, offsets: tok.offsets,
+      tokens: tok.tokens, typeIds: tok.type_ids, offsets: tok.offsets,
+      wordIds: tok.word_ids.map((w) => (w === null ? -1 : w)), // JSON null (special) -> -1
       nA: tok.n_a, truncated: !!tok.truncated, T, L, H, d, attn, norms, q, k,
       qkLayer: flags & KEEP_QK ? qkLayer : -1, flags, ms: performance.now() - t0,
     };
