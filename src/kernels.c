@@ -164,8 +164,10 @@ int bl_weight_pack(bl_weight *w) {
 }
 
 size_t bl_matmul_scratch_floats(int32_t T, int32_t k) {
-    /* int16 activations [T][k] (k/2 floats per row), row scales [T], one weight row [k] */
-    return (size_t)T * ((size_t)k / 2 + 1) + (size_t)T + (size_t)k + 16;
+    /* SIMD: rows padded to a multiple of 4, packed f32 [T4][k] or int16 [T4][k] + row scales [T4];
+     * scalar: one weight row [k] */
+    size_t T4 = ((size_t)T + 3) / 4 * 4;
+    return T4 * ((size_t)k + 1) + (size_t)k + 16;
 }
 
 /* ------------------------------------------------------ scalar kernels */
@@ -193,8 +195,12 @@ void bl_matmul_scalar(float *y, const float *x, int32_t T, const bl_weight *w, c
     }
 }
 
+/* bl_matmul_nt packs x in chunks of this many rows (a multiple of 4). */
+#define NT_ROWS 64
+
 size_t bl_matmul_nt_scratch_floats(int32_t N, int32_t K) {
-    return (size_t)((N + BL_PANEL - 1) / BL_PANEL) * BL_PANEL * K + 16;
+    /* B in panels [N/8][K][8], then one chunk of packed rows [NT_ROWS][K] */
+    return (size_t)((N + BL_PANEL - 1) / BL_PANEL) * BL_PANEL * K + (size_t)NT_ROWS * K + 16;
 }
 
 void bl_matmul_nt_scalar(float *y, int32_t ldy, const float *x, int32_t ldx, int32_t T, const float *b,
@@ -383,148 +389,177 @@ INLINE void store_row(float *y, v128_t a0, v128_t a1, const float *bias, int col
     }
 }
 
-/* R (1..4) rows of x times one f32 panel pw[K][8]. */
-INLINE void mk_f32(float *y, int32_t ldy, const float *x, int32_t ldx, const int R, const float *pw, int32_t K,
-                   const float *bias, int cols) {
-    v128_t a00 = wasm_f32x4_splat(0), a01 = a00, a10 = a00, a11 = a00, a20 = a00, a21 = a00, a30 = a00, a31 = a00;
-    const float *x0 = x, *x1 = x + ldx, *x2 = x + 2 * (size_t)ldx, *x3 = x + 3 * (size_t)ldx;
-    for (int32_t k = 0; k < K; k++) {
-        v128_t w0 = wasm_v128_load(pw + (size_t)k * 8), w1 = wasm_v128_load(pw + (size_t)k * 8 + 4), s;
-        s = wasm_v128_load32_splat(x0 + k);
-        a00 = wasm_f32x4_add(a00, wasm_f32x4_mul(s, w0));
-        a01 = wasm_f32x4_add(a01, wasm_f32x4_mul(s, w1));
-        if (R > 1) {
-            s = wasm_v128_load32_splat(x1 + k);
-            a10 = wasm_f32x4_add(a10, wasm_f32x4_mul(s, w0));
-            a11 = wasm_f32x4_add(a11, wasm_f32x4_mul(s, w1));
-        }
-        if (R > 2) {
-            s = wasm_v128_load32_splat(x2 + k);
-            a20 = wasm_f32x4_add(a20, wasm_f32x4_mul(s, w0));
-            a21 = wasm_f32x4_add(a21, wasm_f32x4_mul(s, w1));
-        }
-        if (R > 3) {
-            s = wasm_v128_load32_splat(x3 + k);
-            a30 = wasm_f32x4_add(a30, wasm_f32x4_mul(s, w0));
-            a31 = wasm_f32x4_add(a31, wasm_f32x4_mul(s, w1));
-        }
-    }
-    store_row(y, a00, a01, bias, cols);
-    if (R > 1) store_row(y + ldy, a10, a11, bias, cols);
-    if (R > 2) store_row(y + 2 * (size_t)ldy, a20, a21, bias, cols);
-    if (R > 3) store_row(y + 3 * (size_t)ldy, a30, a31, bias, cols);
+/* 4x4 transpose of 32-bit lanes: out[i] = lane i of a, b, c, d. */
+INLINE void transpose4(v128_t *a, v128_t *b, v128_t *c, v128_t *d) {
+    v128_t t0 = wasm_i32x4_shuffle(*a, *b, 0, 4, 1, 5), t1 = wasm_i32x4_shuffle(*a, *b, 2, 6, 3, 7);
+    v128_t t2 = wasm_i32x4_shuffle(*c, *d, 0, 4, 1, 5), t3 = wasm_i32x4_shuffle(*c, *d, 2, 6, 3, 7);
+    *a = wasm_i32x4_shuffle(t0, t2, 0, 1, 4, 5);
+    *b = wasm_i32x4_shuffle(t0, t2, 2, 3, 6, 7);
+    *c = wasm_i32x4_shuffle(t1, t3, 0, 1, 4, 5);
+    *d = wasm_i32x4_shuffle(t1, t3, 2, 3, 6, 7);
 }
 
-/* y[T][N] (stride ldy) = x[T][K] (stride ldx) times packed panels pf[np][K][8]. */
-static void matmul_f32_panels(float *y, int32_t ldy, const float *x, int32_t ldx, int32_t T, const float *pf,
-                              int32_t N, int32_t K, const float *bias) {
+/* Interleave rows in groups of 4: xp[g][k][r] = x[4g + r][k] for rows
+ * t0 <= 4g + r < T (stride ldx), zero for rows past T. So the micro-kernel
+ * reads the 4 rows' x[k] from one pointer at offsets 0, 4, 8, 12 bytes. */
+static void pack_rows_f32(float *xp, const float *x, int32_t ldx, int32_t T, int32_t K) {
+    for (int32_t t = 0; t < T; t += 4, xp += (size_t)4 * K) {
+        const float *r[4];
+        for (int i = 0; i < 4; i++) r[i] = t + i < T ? x + (size_t)(t + i) * ldx : NULL;
+        int32_t k = 0;
+        if (t + 4 <= T)
+            for (; k + 4 <= K; k += 4) {
+                v128_t a = wasm_v128_load(r[0] + k), b = wasm_v128_load(r[1] + k), c = wasm_v128_load(r[2] + k),
+                       d = wasm_v128_load(r[3] + k);
+                transpose4(&a, &b, &c, &d);
+                wasm_v128_store(xp + 4 * k, a);
+                wasm_v128_store(xp + 4 * k + 4, b);
+                wasm_v128_store(xp + 4 * k + 8, c);
+                wasm_v128_store(xp + 4 * k + 12, d);
+            }
+        for (; k < K; k++)
+            for (int i = 0; i < 4; i++) xp[4 * k + i] = r[i] ? r[i][k] : 0.0f;
+    }
+}
+
+/* 4 interleaved rows xp[K][4] times one f32 panel pw[K][8]: 8 sums in
+ * registers; one k step is 2 weight loads, 4 splat loads, 8 mul + 8 add.
+ * Writes the first `rows` rows and `cols` columns of y (stride ldy). */
+static void mk_f32(float *y, int32_t ldy, const float *xp, const float *pw, int32_t K, const float *bias, int rows,
+                   int cols) {
+    v128_t a00 = wasm_f32x4_splat(0), a01 = a00, a10 = a00, a11 = a00, a20 = a00, a21 = a00, a30 = a00, a31 = a00;
+    for (const float *end = xp + (size_t)4 * K; xp != end; xp += 4, pw += 8) {
+        v128_t w0 = wasm_v128_load(pw), w1 = wasm_v128_load(pw + 4), s;
+        s = wasm_v128_load32_splat(xp);
+        a00 = wasm_f32x4_add(a00, wasm_f32x4_mul(s, w0));
+        a01 = wasm_f32x4_add(a01, wasm_f32x4_mul(s, w1));
+        s = wasm_v128_load32_splat(xp + 1);
+        a10 = wasm_f32x4_add(a10, wasm_f32x4_mul(s, w0));
+        a11 = wasm_f32x4_add(a11, wasm_f32x4_mul(s, w1));
+        s = wasm_v128_load32_splat(xp + 2);
+        a20 = wasm_f32x4_add(a20, wasm_f32x4_mul(s, w0));
+        a21 = wasm_f32x4_add(a21, wasm_f32x4_mul(s, w1));
+        s = wasm_v128_load32_splat(xp + 3);
+        a30 = wasm_f32x4_add(a30, wasm_f32x4_mul(s, w0));
+        a31 = wasm_f32x4_add(a31, wasm_f32x4_mul(s, w1));
+    }
+    store_row(y, a00, a01, bias, cols);
+    if (rows > 1) store_row(y + ldy, a10, a11, bias, cols);
+    if (rows > 2) store_row(y + 2 * (size_t)ldy, a20, a21, bias, cols);
+    if (rows > 3) store_row(y + 3 * (size_t)ldy, a30, a31, bias, cols);
+}
+
+/* y[T][N] (stride ldy) = rows packed by pack_rows_f32 (xp) times panels
+ * pf[np][K][8]. Each panel stays in cache while all row groups pass it. */
+static void matmul_f32_packed(float *y, int32_t ldy, const float *xp, int32_t T, const float *pf, int32_t N,
+                              int32_t K, const float *bias) {
     for (int32_t p = 0; p * BL_PANEL < N; p++) {
         const float *pw = pf + (size_t)p * K * BL_PANEL;
         const float *pb = bias ? bias + p * BL_PANEL : NULL;
         int cols = N - p * BL_PANEL < BL_PANEL ? N - p * BL_PANEL : BL_PANEL;
         float *yp = y + p * BL_PANEL;
-        int32_t t = 0;
-        for (; t + 4 <= T; t += 4) mk_f32(yp + (size_t)t * ldy, ldy, x + (size_t)t * ldx, ldx, 4, pw, K, pb, cols);
-        switch (T - t) {
-        case 3: mk_f32(yp + (size_t)t * ldy, ldy, x + (size_t)t * ldx, ldx, 3, pw, K, pb, cols); break;
-        case 2: mk_f32(yp + (size_t)t * ldy, ldy, x + (size_t)t * ldx, ldx, 2, pw, K, pb, cols); break;
-        case 1: mk_f32(yp + (size_t)t * ldy, ldy, x + (size_t)t * ldx, ldx, 1, pw, K, pb, cols); break;
-        }
+        for (int32_t t = 0; t < T; t += 4)
+            mk_f32(yp + (size_t)t * ldy, ldy, xp + (size_t)t * K, pw, K, pb, T - t < 4 ? T - t : 4, cols);
     }
 }
 
-/* R (1..4) rows of int16 activations times one int8 panel. xq rows have
- * stride K; sx[r] is row r's activation scale. */
-INLINE void mk_q8(float *y, int32_t ldy, const int16_t *xq, const float *sx, const int R, const int8_t *pq,
-                  const float *ps, int32_t K, const float *bias, int cols) {
+/* 4 interleaved rows of int16 activation pairs xq[K/2][4] (one i32 per row
+ * and pair) times one int8 panel pq[K/2][8][2]; sx[r] is row r's scale. */
+static void mk_q8(float *y, int32_t ldy, const int32_t *xq, const float *sx, const int8_t *pq, const float *ps,
+                  int32_t K, const float *bias, int rows, int cols) {
     v128_t f00 = wasm_f32x4_splat(0), f01 = f00, f10 = f00, f11 = f00, f20 = f00, f21 = f00, f30 = f00, f31 = f00;
-    const int16_t *x0 = xq, *x1 = xq + K, *x2 = xq + 2 * (size_t)K, *x3 = xq + 3 * (size_t)K;
-    for (int32_t b = 0; b < K / BL_QBLOCK; b++) {
+    for (int32_t b = 0; b < K / BL_QBLOCK; b++, ps += BL_PANEL) {
         v128_t i00 = wasm_i32x4_splat(0), i01 = i00, i10 = i00, i11 = i00, i20 = i00, i21 = i00, i30 = i00,
                i31 = i00;
-        const int8_t *q = pq + (size_t)b * BL_QBLOCK * BL_PANEL;
-        const int32_t kb = b * BL_QBLOCK;
-        for (int kp = 0; kp < BL_QBLOCK / 2; kp++) {
-            v128_t w0 = wasm_i16x8_load8x8(q + kp * 16), w1 = wasm_i16x8_load8x8(q + kp * 16 + 8), s;
-            s = wasm_v128_load32_splat(x0 + kb + 2 * kp);
+        /* one step = one pair (k, k+1): 8 dot products of 4 columns */
+#pragma clang loop unroll(disable)
+        for (const int32_t *end = xq + 4 * (BL_QBLOCK / 2); xq != end; xq += 4, pq += 16) {
+            v128_t w0 = wasm_i16x8_load8x8(pq), w1 = wasm_i16x8_load8x8(pq + 8), s;
+            s = wasm_v128_load32_splat(xq);
             i00 = wasm_i32x4_add(i00, wasm_i32x4_dot_i16x8(s, w0));
             i01 = wasm_i32x4_add(i01, wasm_i32x4_dot_i16x8(s, w1));
-            if (R > 1) {
-                s = wasm_v128_load32_splat(x1 + kb + 2 * kp);
-                i10 = wasm_i32x4_add(i10, wasm_i32x4_dot_i16x8(s, w0));
-                i11 = wasm_i32x4_add(i11, wasm_i32x4_dot_i16x8(s, w1));
-            }
-            if (R > 2) {
-                s = wasm_v128_load32_splat(x2 + kb + 2 * kp);
-                i20 = wasm_i32x4_add(i20, wasm_i32x4_dot_i16x8(s, w0));
-                i21 = wasm_i32x4_add(i21, wasm_i32x4_dot_i16x8(s, w1));
-            }
-            if (R > 3) {
-                s = wasm_v128_load32_splat(x3 + kb + 2 * kp);
-                i30 = wasm_i32x4_add(i30, wasm_i32x4_dot_i16x8(s, w0));
-                i31 = wasm_i32x4_add(i31, wasm_i32x4_dot_i16x8(s, w1));
-            }
+            s = wasm_v128_load32_splat(xq + 1);
+            i10 = wasm_i32x4_add(i10, wasm_i32x4_dot_i16x8(s, w0));
+            i11 = wasm_i32x4_add(i11, wasm_i32x4_dot_i16x8(s, w1));
+            s = wasm_v128_load32_splat(xq + 2);
+            i20 = wasm_i32x4_add(i20, wasm_i32x4_dot_i16x8(s, w0));
+            i21 = wasm_i32x4_add(i21, wasm_i32x4_dot_i16x8(s, w1));
+            s = wasm_v128_load32_splat(xq + 3);
+            i30 = wasm_i32x4_add(i30, wasm_i32x4_dot_i16x8(s, w0));
+            i31 = wasm_i32x4_add(i31, wasm_i32x4_dot_i16x8(s, w1));
         }
-        v128_t s0 = wasm_v128_load(ps + (size_t)b * BL_PANEL), s1 = wasm_v128_load(ps + (size_t)b * BL_PANEL + 4);
+        v128_t s0 = wasm_v128_load(ps), s1 = wasm_v128_load(ps + 4);
         f00 = wasm_f32x4_add(f00, wasm_f32x4_mul(wasm_f32x4_convert_i32x4(i00), s0));
         f01 = wasm_f32x4_add(f01, wasm_f32x4_mul(wasm_f32x4_convert_i32x4(i01), s1));
-        if (R > 1) {
-            f10 = wasm_f32x4_add(f10, wasm_f32x4_mul(wasm_f32x4_convert_i32x4(i10), s0));
-            f11 = wasm_f32x4_add(f11, wasm_f32x4_mul(wasm_f32x4_convert_i32x4(i11), s1));
-        }
-        if (R > 2) {
-            f20 = wasm_f32x4_add(f20, wasm_f32x4_mul(wasm_f32x4_convert_i32x4(i20), s0));
-            f21 = wasm_f32x4_add(f21, wasm_f32x4_mul(wasm_f32x4_convert_i32x4(i21), s1));
-        }
-        if (R > 3) {
-            f30 = wasm_f32x4_add(f30, wasm_f32x4_mul(wasm_f32x4_convert_i32x4(i30), s0));
-            f31 = wasm_f32x4_add(f31, wasm_f32x4_mul(wasm_f32x4_convert_i32x4(i31), s1));
-        }
+        f10 = wasm_f32x4_add(f10, wasm_f32x4_mul(wasm_f32x4_convert_i32x4(i10), s0));
+        f11 = wasm_f32x4_add(f11, wasm_f32x4_mul(wasm_f32x4_convert_i32x4(i11), s1));
+        f20 = wasm_f32x4_add(f20, wasm_f32x4_mul(wasm_f32x4_convert_i32x4(i20), s0));
+        f21 = wasm_f32x4_add(f21, wasm_f32x4_mul(wasm_f32x4_convert_i32x4(i21), s1));
+        f30 = wasm_f32x4_add(f30, wasm_f32x4_mul(wasm_f32x4_convert_i32x4(i30), s0));
+        f31 = wasm_f32x4_add(f31, wasm_f32x4_mul(wasm_f32x4_convert_i32x4(i31), s1));
     }
     v128_t s;
     s = wasm_f32x4_splat(sx[0]);
     store_row(y, wasm_f32x4_mul(f00, s), wasm_f32x4_mul(f01, s), bias, cols);
-    if (R > 1) {
+    if (rows > 1) {
         s = wasm_f32x4_splat(sx[1]);
         store_row(y + ldy, wasm_f32x4_mul(f10, s), wasm_f32x4_mul(f11, s), bias, cols);
     }
-    if (R > 2) {
+    if (rows > 2) {
         s = wasm_f32x4_splat(sx[2]);
         store_row(y + 2 * (size_t)ldy, wasm_f32x4_mul(f20, s), wasm_f32x4_mul(f21, s), bias, cols);
     }
-    if (R > 3) {
+    if (rows > 3) {
         s = wasm_f32x4_splat(sx[3]);
         store_row(y + 3 * (size_t)ldy, wasm_f32x4_mul(f30, s), wasm_f32x4_mul(f31, s), bias, cols);
     }
 }
 
-/* Quantize each row of x[T][K] to int16 with scale max|x| / 32767. */
-static void quantize_rows(int16_t *xq, float *sx, const float *x, int32_t T, int32_t K) {
-    for (int32_t t = 0; t < T; t++) {
-        const float *r = x + (size_t)t * K;
-        v128_t m = wasm_f32x4_splat(0);
-        int32_t i = 0;
-        for (; i + 4 <= K; i += 4) m = wasm_f32x4_pmax(m, wasm_f32x4_abs(wasm_v128_load(r + i)));
-        float amax = hmax(m);
-        for (; i < K; i++) amax = fabsf(r[i]) > amax ? fabsf(r[i]) : amax;
-        sx[t] = amax / 32767.0f;
-        v128_t inv = wasm_f32x4_splat(amax > 0 ? 32767.0f / amax : 0.0f);
-        int16_t *q = xq + (size_t)t * K;
-        for (i = 0; i + 8 <= K; i += 8) {
-            v128_t a = wasm_i32x4_trunc_sat_f32x4(wasm_f32x4_nearest(wasm_f32x4_mul(wasm_v128_load(r + i), inv)));
-            v128_t b =
-                wasm_i32x4_trunc_sat_f32x4(wasm_f32x4_nearest(wasm_f32x4_mul(wasm_v128_load(r + i + 4), inv)));
-            wasm_v128_store(q + i, wasm_i16x8_narrow_i32x4(a, b));
+/* Quantize each row of x[T][K] to int16 with scale max|x| / 32767 into
+ * xq[T/4][K/2][4] (row groups of 4 interleaved by pairs, as mk_q8 reads
+ * them; rows past T are zero). sx[t] = row t's scale. K % 8 == 0. */
+static void quantize_rows(int32_t *xq, float *sx, const float *x, int32_t T, int32_t K) {
+    for (int32_t t = 0; t < T; t += 4, xq += (size_t)2 * K) {
+        const float *r[4];
+        v128_t inv[4];
+        for (int i = 0; i < 4; i++) {
+            r[i] = t + i < T ? x + (size_t)(t + i) * K : NULL;
+            float amax = 0.0f;
+            if (r[i]) {
+                v128_t m = wasm_f32x4_splat(0);
+                for (int32_t k = 0; k < K; k += 4) m = wasm_f32x4_pmax(m, wasm_f32x4_abs(wasm_v128_load(r[i] + k)));
+                amax = hmax(m);
+            }
+            if (i + t < T) sx[t + i] = amax / 32767.0f;
+            inv[i] = wasm_f32x4_splat(amax > 0 ? 32767.0f / amax : 0.0f);
         }
-        for (; i < K; i++) q[i] = (int16_t)lrintf(r[i] * (amax > 0 ? 32767.0f / amax : 0.0f));
+        for (int32_t k = 0; k < K; k += 8) { /* 4 pairs of each row -> 4 x (4 rows' pair) */
+            v128_t q[4];
+            for (int i = 0; i < 4; i++) {
+                if (!r[i]) {
+                    q[i] = wasm_i32x4_splat(0);
+                    continue;
+                }
+                v128_t a = wasm_i32x4_trunc_sat_f32x4(wasm_f32x4_nearest(wasm_f32x4_mul(wasm_v128_load(r[i] + k), inv[i])));
+                v128_t b =
+                    wasm_i32x4_trunc_sat_f32x4(wasm_f32x4_nearest(wasm_f32x4_mul(wasm_v128_load(r[i] + k + 4), inv[i])));
+                q[i] = wasm_i16x8_narrow_i32x4(a, b);
+            }
+            transpose4(&q[0], &q[1], &q[2], &q[3]);
+            int32_t *dst = xq + (size_t)(k / 2) * 4;
+            wasm_v128_store(dst, q[0]);
+            wasm_v128_store(dst + 4, q[1]);
+            wasm_v128_store(dst + 8, q[2]);
+            wasm_v128_store(dst + 12, q[3]);
+        }
     }
 }
 
 static void matmul_q8_panels(float *y, const float *x, int32_t T, const bl_weight *w, const float *bias,
                              float *scratch) {
-    const int32_t N = w->n, K = w->k, nb = K / BL_QBLOCK;
-    int16_t *xq = (int16_t *)scratch;                  /* [T][K] */
-    float *sx = scratch + (size_t)T * (K / 2 + 1);     /* [T]    */
+    const int32_t N = w->n, K = w->k, nb = K / BL_QBLOCK, T4 = (T + 3) / 4 * 4;
+    int32_t *xq = (int32_t *)scratch;                 /* [T4/4][K/2][4] int16 pairs */
+    float *sx = scratch + (size_t)T4 * K / 2;         /* [T]                        */
     quantize_rows(xq, sx, x, T, K);
     for (int32_t p = 0; p * BL_PANEL < N; p++) {
         const int8_t *pq = w->pq + (size_t)p * K * BL_PANEL;
@@ -532,20 +567,16 @@ static void matmul_q8_panels(float *y, const float *x, int32_t T, const bl_weigh
         const float *pb = bias ? bias + p * BL_PANEL : NULL;
         int cols = N - p * BL_PANEL < BL_PANEL ? N - p * BL_PANEL : BL_PANEL;
         float *yp = y + p * BL_PANEL;
-        int32_t t = 0;
-        for (; t + 4 <= T; t += 4) mk_q8(yp + (size_t)t * N, N, xq + (size_t)t * K, sx + t, 4, pq, ps, K, pb, cols);
-        switch (T - t) {
-        case 3: mk_q8(yp + (size_t)t * N, N, xq + (size_t)t * K, sx + t, 3, pq, ps, K, pb, cols); break;
-        case 2: mk_q8(yp + (size_t)t * N, N, xq + (size_t)t * K, sx + t, 2, pq, ps, K, pb, cols); break;
-        case 1: mk_q8(yp + (size_t)t * N, N, xq + (size_t)t * K, sx + t, 1, pq, ps, K, pb, cols); break;
-        }
+        for (int32_t t = 0; t < T; t += 4)
+            mk_q8(yp + (size_t)t * N, N, xq + (size_t)t * K / 2, sx + t, pq, ps, K, pb, T - t < 4 ? T - t : 4, cols);
     }
 }
 
 void bl_matmul(float *y, const float *x, int32_t T, const bl_weight *w, const float *bias, float *scratch) {
-    if (w->pf)
-        matmul_f32_panels(y, w->n, x, w->k, T, w->pf, w->n, w->k, bias);
-    else if (w->pq)
+    if (w->pf) {
+        pack_rows_f32(scratch, x, w->k, T, w->k);
+        matmul_f32_packed(y, w->n, scratch, T, w->pf, w->n, w->k, bias);
+    } else if (w->pq)
         matmul_q8_panels(y, x, T, w, bias, scratch);
     else
         bl_matmul_scalar(y, x, T, w, bias, scratch);
@@ -553,7 +584,8 @@ void bl_matmul(float *y, const float *x, int32_t T, const bl_weight *w, const fl
 
 void bl_matmul_nt(float *y, int32_t ldy, const float *x, int32_t ldx, int32_t T, const float *b, int32_t bn,
                   int32_t bk, int32_t N, int32_t K, float *scratch) {
-    /* pack B into panels scratch[p][k][8] (zero-padded), then the f32 kernel */
+    /* pack B into panels scratch[p][k][8] (zero-padded), then x in chunks
+     * of NT_ROWS rows behind them, then the f32 kernel */
     const int32_t np = (N + BL_PANEL - 1) / BL_PANEL;
     for (int32_t p = 0; p < np; p++)
         for (int32_t k = 0; k < K; k++) {
@@ -563,7 +595,12 @@ void bl_matmul_nt(float *y, int32_t ldy, const float *x, int32_t ldx, int32_t T,
                 dst[c] = n < N ? b[(size_t)n * bn + (size_t)k * bk] : 0.0f;
             }
         }
-    matmul_f32_panels(y, ldy, x, ldx, T, scratch, N, K, NULL);
+    float *xp = scratch + (size_t)np * K * BL_PANEL;
+    for (int32_t t = 0; t < T; t += NT_ROWS) {
+        int32_t rows = T - t < NT_ROWS ? T - t : NT_ROWS;
+        pack_rows_f32(xp, x + (size_t)t * ldx, ldx, rows, K);
+        matmul_f32_packed(y + (size_t)t * ldy, ldy, xp, rows, scratch, N, K, NULL);
+    }
 }
 
 void bl_layernorm(float *x, const float *res, int32_t T, int32_t n, const float *g, const float *b, float eps) {
