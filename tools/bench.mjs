@@ -3,7 +3,7 @@
 // both single-threaded WebAssembly in this one Node process.
 //
 //   node tools/bench.mjs [--runs N] [--warmup N] [--T 16,128,512] [--quick]
-//                        [--no-ort] [--json FILE] [--wasm DIR]
+//                        [--no-ort] [--no-children] [--json FILE] [--wasm DIR]
 //
 // What it measures, in order:
 //   1. cold start of the default model: bundle bytes already in memory ->
@@ -46,7 +46,7 @@ const rel = (p) => relative(ROOT, p) || '.';
 // ------------------------------------------------------------------ options
 
 function parseArgs(argv) {
-  const o = { runs: 30, warmup: 3, Ts: [16, 128, 512], ort: true, json: join(ROOT, 'build/bench/results.json'),
+  const o = { runs: 30, warmup: 3, Ts: [16, 128, 512], ort: true, children: true, json: join(ROOT, 'build/bench/results.json'),
     wasm: join(ROOT, 'build/wasm') };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
@@ -59,11 +59,12 @@ function parseArgs(argv) {
     else if (a === '--T') o.Ts = val().split(',').map((s) => parseInt(s, 10));
     else if (a === '--quick') { o.runs = 5; o.warmup = 1; o.Ts = [16, 128]; }
     else if (a === '--no-ort') o.ort = false;
+    else if (a === '--no-children') o.children = false;
     else if (a === '--json') o.json = val();
     else if (a === '--wasm') o.wasm = val(); // directory with bertlens.js + bertlens.wasm (compare builds)
     else if (a === '--cold') o.cold = val(); // internal: one cold-start measurement in this fresh process
     else if (a === '-h' || a === '--help') {
-      console.log('usage: node tools/bench.mjs [--runs N] [--warmup N] [--T 16,128,512] [--quick] [--no-ort] [--json FILE] [--wasm DIR]');
+      console.log('usage: node tools/bench.mjs [--runs N] [--warmup N] [--T 16,128,512] [--quick] [--no-ort] [--no-children] [--json FILE] [--wasm DIR]');
       console.log('       (--cold bertlens|ort: one cold start, used by the bench itself in child processes)');
       process.exit(0);
     } else throw new Error(`unknown option ${a}`);
@@ -490,7 +491,8 @@ async function main() {
   // ---- 3. other helpers' benchmarks
   console.log('\n== tokenizer and page benchmarks');
   const quick = opt.runs < 30;
-  results.children = [
+  if (!opt.children) console.log('skipped (--no-children)');
+  else results.children = [
     childBench('tools/bench_tokenizer.mjs', ['--wasm', join(opt.wasm, 'bertlens.js'), ...(quick ? ['--mb', '0.25'] : [])]),
     childBench('tools/bench_page.mjs', quick ? ['--runs', '3'] : []),
   ];
