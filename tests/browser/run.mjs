@@ -83,8 +83,10 @@ async function ready(page) {
 }
 /** Set a textarea and wait for the redraw. */
 async function typeText(page, sel, text) {
+  // Mark the page busy first: the previous render's 'ready' must not count
+  // as the redraw for this text (the run is debounced).
+  await page.evaluate(() => { document.body.dataset.state = 'loading'; });
   await page.fill(sel, text);
-  await page.waitForFunction(() => document.body.dataset.state === 'loading' || document.body.dataset.state === 'ready');
   await ready(page);
 }
 async function clickAndRedraw(page, sel) {

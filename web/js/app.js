@@ -236,7 +236,7 @@ function wireControls() {
   let resizeTimer = 0;
   window.addEventListener('resize', () => {
     clearTimeout(resizeTimer);
-    resizeTimer = setTimeout(() => { if (runIsCurrent() && !app.inFlight) draw(); }, 150);
+    resizeTimer = setTimeout(() => { if (runIsCurrent() && !app.inFlight) draw({ keepState: true }); }, 150);
   });
 }
 
@@ -473,7 +473,9 @@ function legendLines(s, H) {
   return lines;
 }
 
-function draw() {
+/** Draw the current view from the last run. A plain redraw (window resize)
+ *  passes keepState so it does not turn an 'error' page into 'ready'. */
+function draw({ keepState = false } = {}) {
   const run = app.run;
   const s = app.state;
   if (!run || !runIsCurrent()) return; // a run for the current state is on its way
@@ -496,7 +498,7 @@ function draw() {
   const embedText = s.text_b ? `“${s.text}” / “${s.text_b}”` : `“${s.text}”`;
   $('embed-text').textContent = `${embedText} · ${s.view} · layer ${s.layer}${s.view === 'heatmap' || s.view === 'neuron' ? ` · head ${s.head}` : ''}`;
   $('embed-open').href = `${location.pathname}?${serializeState({ ...s, embed: false })}`;
-  setPageState('ready');
+  if (!keepState || document.body.dataset.state !== 'error') setPageState('ready');
 }
 
 function drawView(run, s) {
