@@ -283,24 +283,28 @@ void bl_exp_vec(float *x, size_t n) {
 
 /* exp(x) for x in [-87.3, 88.3] (clamped to it; the callers need x <= 0 or
  * only saturation above): 2^n * p(r), r = x - n ln2, |r| <= ln2/2,
- * p = Taylor series to r^7 (relative error < 1e-8 before rounding). */
+ * p = Taylor series to r^7 (relative error < 1e-8 before rounding).
+ * n is rounded with the 1.5 * 2^23 trick: t = x log2(e) + 1.5 * 2^23 holds
+ * round(x log2 e) in its low mantissa bits, so 2^n is (bits(t) + 127) << 23
+ * (the high bits shift out) and no float -> int conversion is needed.
+ * Polynomials here use Estrin's scheme: these loops are bound by latency
+ * (how many operations the out-of-order window holds), not operation count. */
 INLINE v128_t v_exp(v128_t x) {
+    const v128_t magic = wasm_f32x4_splat(12582912.0f); /* 1.5 * 2^23 */
     /* pmin/pmax: one instruction each (f32x4.min/max add NaN handling) */
     x = wasm_f32x4_pmin(wasm_f32x4_pmax(x, wasm_f32x4_splat(-87.3f)), wasm_f32x4_splat(88.3f));
-    v128_t n = wasm_f32x4_nearest(wasm_f32x4_mul(x, wasm_f32x4_splat(1.44269504088896341f)));
+    v128_t t = wasm_f32x4_add(wasm_f32x4_mul(x, wasm_f32x4_splat(1.44269504088896341f)), magic);
+    v128_t n = wasm_f32x4_sub(t, magic);
     v128_t r = wasm_f32x4_sub(x, wasm_f32x4_mul(n, wasm_f32x4_splat(0.693359375f)));
     r = wasm_f32x4_sub(r, wasm_f32x4_mul(n, wasm_f32x4_splat(-2.12194440e-4f)));
-    /* p(r) = sum r^i / i!, i <= 7, as even(r^2) + r * odd(r^2): two short chains */
-    v128_t r2 = wasm_f32x4_mul(r, r);
-    v128_t pe = wasm_f32x4_splat(1.0f / 720), po = wasm_f32x4_splat(1.0f / 5040);
-    pe = wasm_f32x4_add(wasm_f32x4_mul(pe, r2), wasm_f32x4_splat(1.0f / 24));
-    po = wasm_f32x4_add(wasm_f32x4_mul(po, r2), wasm_f32x4_splat(1.0f / 120));
-    pe = wasm_f32x4_add(wasm_f32x4_mul(pe, r2), wasm_f32x4_splat(0.5f));
-    po = wasm_f32x4_add(wasm_f32x4_mul(po, r2), wasm_f32x4_splat(1.0f / 6));
-    pe = wasm_f32x4_add(wasm_f32x4_mul(pe, r2), wasm_f32x4_splat(1.0f));
-    po = wasm_f32x4_add(wasm_f32x4_mul(po, r2), wasm_f32x4_splat(1.0f));
-    v128_t p = wasm_f32x4_add(pe, wasm_f32x4_mul(r, po));
-    v128_t e = wasm_i32x4_shl(wasm_i32x4_add(wasm_i32x4_trunc_sat_f32x4(n), wasm_i32x4_splat(127)), 23);
+    v128_t r2 = wasm_f32x4_mul(r, r), r4 = wasm_f32x4_mul(r2, r2);
+    v128_t p01 = wasm_f32x4_add(wasm_f32x4_splat(1.0f), r);
+    v128_t p23 = wasm_f32x4_add(wasm_f32x4_splat(0.5f), wasm_f32x4_mul(r, wasm_f32x4_splat(1.0f / 6)));
+    v128_t p45 = wasm_f32x4_add(wasm_f32x4_splat(1.0f / 24), wasm_f32x4_mul(r, wasm_f32x4_splat(1.0f / 120)));
+    v128_t p67 = wasm_f32x4_add(wasm_f32x4_splat(1.0f / 720), wasm_f32x4_mul(r, wasm_f32x4_splat(1.0f / 5040)));
+    v128_t p = wasm_f32x4_add(wasm_f32x4_add(p01, wasm_f32x4_mul(p23, r2)),
+                              wasm_f32x4_mul(wasm_f32x4_add(p45, wasm_f32x4_mul(p67, r2)), r4));
+    v128_t e = wasm_i32x4_shl(wasm_i32x4_add(t, wasm_i32x4_splat(127)), 23);
     return wasm_f32x4_mul(p, e);
 }
 
@@ -318,22 +322,27 @@ static const float ERF_B[13] = {0.9995930793531119f,     0.0021779793063364493f,
                                 -0.0002808719308496691f, 5.941381128705042e-05f,  2.1406009958049696e-05f,
                                 -8.709440799261618e-06f};
 
+/* sum c[i*stride] y^i for i < n (n = 6 or 7), Estrin's scheme: depth
+ * 3 multiplies + 3 adds instead of a Horner chain of n - 1 of each. */
+INLINE v128_t v_poly(v128_t y, const float *c, int stride, int n) {
+    v128_t y2 = wasm_f32x4_mul(y, y), y4 = wasm_f32x4_mul(y2, y2);
+#define C(i) wasm_f32x4_splat(c[(i) * stride])
+    v128_t p01 = wasm_f32x4_add(C(0), wasm_f32x4_mul(C(1), y));
+    v128_t p23 = wasm_f32x4_add(C(2), wasm_f32x4_mul(C(3), y));
+    v128_t p45 = wasm_f32x4_add(C(4), wasm_f32x4_mul(C(5), y));
+    if (n == 7) p45 = wasm_f32x4_add(p45, wasm_f32x4_mul(C(6), y2));
+#undef C
+    return wasm_f32x4_add(wasm_f32x4_add(p01, wasm_f32x4_mul(p23, y2)), wasm_f32x4_mul(p45, y4));
+}
+
 INLINE v128_t v_erf(v128_t x) {
     v128_t sign = wasm_v128_and(x, wasm_i32x4_splat((int32_t)0x80000000u));
     v128_t a = wasm_f32x4_abs(x);
-    v128_t x2 = wasm_f32x4_mul(a, a);
-    v128_t pa = wasm_f32x4_splat(ERF_A[6]);
-    for (int i = 5; i >= 0; i--) pa = wasm_f32x4_add(wasm_f32x4_mul(pa, x2), wasm_f32x4_splat(ERF_A[i]));
-    pa = wasm_f32x4_mul(pa, a);
-    /* degree 12 in u as even(u^2) + u * odd(u^2): two chains of depth 6 */
+    v128_t pa = wasm_f32x4_mul(v_poly(wasm_f32x4_mul(a, a), ERF_A, 1, 7), a);
+    /* degree 12 in u as even(u^2) + u * odd(u^2) */
     v128_t u = wasm_f32x4_sub(wasm_f32x4_pmin(a, wasm_f32x4_splat(4.0f)), wasm_f32x4_splat(2.5f));
     v128_t u2 = wasm_f32x4_mul(u, u);
-    v128_t pe = wasm_f32x4_splat(ERF_B[12]), po = wasm_f32x4_splat(ERF_B[11]);
-    for (int i = 10; i >= 0; i -= 2) {
-        pe = wasm_f32x4_add(wasm_f32x4_mul(pe, u2), wasm_f32x4_splat(ERF_B[i]));
-        if (i >= 1) po = wasm_f32x4_add(wasm_f32x4_mul(po, u2), wasm_f32x4_splat(ERF_B[i - 1]));
-    }
-    v128_t pb = wasm_f32x4_add(pe, wasm_f32x4_mul(u, po));
+    v128_t pb = wasm_f32x4_add(v_poly(u2, ERF_B, 2, 7), wasm_f32x4_mul(u, v_poly(u2, ERF_B + 1, 2, 6)));
     pb = wasm_f32x4_pmin(pb, wasm_f32x4_splat(1.0f));
     pb = wasm_v128_bitselect(wasm_f32x4_splat(1.0f), pb, wasm_f32x4_ge(a, wasm_f32x4_splat(4.0f)));
     v128_t r = wasm_v128_bitselect(pa, pb, wasm_f32x4_lt(a, wasm_f32x4_splat(1.0f)));
@@ -366,9 +375,9 @@ INLINE float hsum(v128_t v) {
     return wasm_f32x4_extract_lane(v, 0);
 }
 
-INLINE float hmax(v128_t v) {
-    v = wasm_f32x4_max(v, wasm_i32x4_shuffle(v, v, 2, 3, 0, 1));
-    v = wasm_f32x4_max(v, wasm_i32x4_shuffle(v, v, 1, 0, 3, 2));
+INLINE float hmax(v128_t v) { /* inputs are not NaN: pmax is enough */
+    v = wasm_f32x4_pmax(v, wasm_i32x4_shuffle(v, v, 2, 3, 0, 1));
+    v = wasm_f32x4_pmax(v, wasm_i32x4_shuffle(v, v, 1, 0, 3, 2));
     return wasm_f32x4_extract_lane(v, 0);
 }
 
@@ -587,14 +596,36 @@ void bl_matmul_nt(float *y, int32_t ldy, const float *x, int32_t ldx, int32_t T,
     /* pack B into panels scratch[p][k][8] (zero-padded), then x in chunks
      * of NT_ROWS rows behind them, then the f32 kernel */
     const int32_t np = (N + BL_PANEL - 1) / BL_PANEL;
-    for (int32_t p = 0; p < np; p++)
-        for (int32_t k = 0; k < K; k++) {
-            float *dst = scratch + ((size_t)p * K + k) * BL_PANEL;
+    for (int32_t p = 0; p < np; p++) {
+        float *dst = scratch + (size_t)p * K * BL_PANEL;
+        const float *src = b + (size_t)p * BL_PANEL * bn;
+        int32_t k = 0;
+        if ((p + 1) * BL_PANEL <= N) {
+            if (bn == 1) /* the panel's 8 values for one k are contiguous (V_h) */
+                for (; k < K; k++) {
+                    wasm_v128_store(dst + (size_t)k * BL_PANEL, wasm_v128_load(src + (size_t)k * bk));
+                    wasm_v128_store(dst + (size_t)k * BL_PANEL + 4, wasm_v128_load(src + (size_t)k * bk + 4));
+                }
+            else if (bk == 1) /* 8 rows of B contiguous in k (K_h): 4x4 transposes */
+                for (; k + 4 <= K; k += 4)
+                    for (int c = 0; c < BL_PANEL; c += 4) {
+                        v128_t r0 = wasm_v128_load(src + (size_t)c * bn + k),
+                               r1 = wasm_v128_load(src + (size_t)(c + 1) * bn + k),
+                               r2 = wasm_v128_load(src + (size_t)(c + 2) * bn + k),
+                               r3 = wasm_v128_load(src + (size_t)(c + 3) * bn + k);
+                        transpose4(&r0, &r1, &r2, &r3);
+                        wasm_v128_store(dst + (size_t)k * BL_PANEL + c, r0);
+                        wasm_v128_store(dst + (size_t)(k + 1) * BL_PANEL + c, r1);
+                        wasm_v128_store(dst + (size_t)(k + 2) * BL_PANEL + c, r2);
+                        wasm_v128_store(dst + (size_t)(k + 3) * BL_PANEL + c, r3);
+                    }
+        }
+        for (; k < K; k++) /* general case and leftovers, zero-padded */
             for (int c = 0; c < BL_PANEL; c++) {
                 int32_t n = p * BL_PANEL + c;
-                dst[c] = n < N ? b[(size_t)n * bn + (size_t)k * bk] : 0.0f;
+                dst[(size_t)k * BL_PANEL + c] = n < N ? b[(size_t)n * bn + (size_t)k * bk] : 0.0f;
             }
-        }
+    }
     float *xp = scratch + (size_t)np * K * BL_PANEL;
     for (int32_t t = 0; t < T; t += NT_ROWS) {
         int32_t rows = T - t < NT_ROWS ? T - t : NT_ROWS;
