@@ -336,8 +336,12 @@ async function main() {
     const need = ['_blw_load', '_blw_forward_ids', '_blw_run', '_blw_info_json', '_blw_error'];
     const missing = need.filter((f) => typeof probe.M[f] !== 'function');
     if (missing.length) { note(`wasm module lacks ${missing.join(', ')}: bertlens part skipped`); factory = null; }
-    else console.log(`bertlens wasm: ${rel(wasmPath)} (${(wasmBinary.length / 1024).toFixed(0)} KiB), ` +
-      `SIMD128 ${probe.M._blw_simd && probe.M._blw_simd() ? 'on' : 'OFF'}`);
+    else {
+      const head = spawnSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: ROOT, encoding: 'utf8' }).stdout?.trim();
+      results.wasm = { sha256: sha(wasmBinary), gitHead: head || null };
+      console.log(`bertlens wasm: ${rel(wasmPath)} (${(wasmBinary.length / 1024).toFixed(0)} KiB, sha256 ` +
+        `${results.wasm.sha256.slice(0, 12)}, tree at ${head || '?'}), SIMD128 ${probe.M._blw_simd && probe.M._blw_simd() ? 'on' : 'OFF'}`);
+    }
   }
 
   // ---- ORT
