@@ -9,7 +9,10 @@
 //   1. cold start of the default model: bundle bytes already in memory ->
 //      wasm instance -> blw_load -> first blw_run of a short sentence with
 //      attention kept (what the web worker does before the first picture);
-//      the same for onnxruntime-web (session from bytes + first run);
+//      the same for onnxruntime-web (session from bytes + first run). Each
+//      in a fresh child process with V8's default (browser-like) tiering;
+//      the timed rows below run with every wasm function optimized up front
+//      (--no-liftoff, set at start-up) so warm-up covers the steady state;
 //   2. blw_forward_ids at T = 16, 128, 512 for every bundle found, with the
 //      web app's flags (BL_KEEP_ATTN) and with no extras, against
 //      onnxruntime-web on the exported ONNX model with the same token ids:
