@@ -321,7 +321,7 @@ int bl_forward(const bl_model *m, bl_state *s, const int32_t *ids, const int32_t
         return -1;
     }
     const bl_config *c = &s->c;
-    const int32_t H = c->hidden, I = c->intermediate, NH = c->n_heads, L = c->n_layers, d = H / NH;
+    const int32_t H = c->hidden, NH = c->n_heads, L = c->n_layers, d = H / NH;
     s->T = 0;
     if (T <= 0 || T > s->max_tokens) {
         set_err(err, errlen, "%d tokens: must be 1..%d", T, s->max_tokens);
@@ -389,8 +389,7 @@ int bl_forward(const bl_model *m, bl_state *s, const int32_t *ids, const int32_t
         s->x2 = tmp;
 
         /* x = LN(x + act(x W1 + b1) W2 + b2) */
-        bl_matmul(s->ffn, s->x, T, &w->w1, w->b1, s->scratch);
-        bl_activate(s->ffn, (size_t)T * I, c->activation);
+        bl_matmul_act(s->ffn, s->x, T, &w->w1, w->b1, c->activation, s->scratch);
         bl_matmul(s->x2, s->ffn, T, &w->w2, w->b2, s->scratch);
         bl_layernorm(s->x2, s->x, T, H, w->ln2_g, w->ln2_b, c->ln_eps);
         tmp = s->x;

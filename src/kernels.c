@@ -261,6 +261,11 @@ void bl_activate_scalar(float *x, size_t n, int32_t act) {
 void bl_matmul(float *y, const float *x, int32_t T, const bl_weight *w, const float *bias, float *scratch) {
     bl_matmul_scalar(y, x, T, w, bias, scratch);
 }
+void bl_matmul_act(float *y, const float *x, int32_t T, const bl_weight *w, const float *bias, int32_t act,
+                   float *scratch) {
+    bl_matmul_scalar(y, x, T, w, bias, scratch);
+    if (act >= 0) bl_activate_scalar(y, (size_t)T * w->n, act);
+}
 void bl_matmul_nt(float *y, int32_t ldy, const float *x, int32_t ldx, int32_t T, const float *b, int32_t bn,
                   int32_t bk, int32_t N, int32_t K, float *scratch) {
     bl_matmul_nt_scalar(y, ldy, x, ldx, T, b, bn, bk, N, K, scratch);
@@ -381,20 +386,50 @@ INLINE float hmax(v128_t v) { /* inputs are not NaN: pmax is enough */
     return wasm_f32x4_extract_lane(v, 0);
 }
 
-/* Write one row of 8 sums (+ bias) to y, only the first `cols` columns. */
-INLINE void store_row(float *y, v128_t a0, v128_t a1, const float *bias, int cols) {
+INLINE v128_t v_act(v128_t v, int32_t act) {
+    const v128_t half = wasm_f32x4_splat(0.5f), one = wasm_f32x4_splat(1.0f);
+    if (act == BL_ACT_GELU)
+        return wasm_f32x4_mul(wasm_f32x4_mul(half, v),
+                              wasm_f32x4_add(one, v_erf(wasm_f32x4_mul(v, wasm_f32x4_splat(0.70710678118654752f)))));
+    if (act == BL_ACT_GELU_TANH) { /* tanh(u) = 1 - 2 / (exp(2u) + 1) */
+        v128_t u = wasm_f32x4_mul(
+            wasm_f32x4_splat(0.7978845608028654f),
+            wasm_f32x4_add(v, wasm_f32x4_mul(wasm_f32x4_splat(0.044715f), wasm_f32x4_mul(v, wasm_f32x4_mul(v, v)))));
+        v128_t e = v_exp(wasm_f32x4_add(u, u));
+        v128_t th = wasm_f32x4_sub(one, wasm_f32x4_div(wasm_f32x4_splat(2.0f), wasm_f32x4_add(e, one)));
+        return wasm_f32x4_mul(wasm_f32x4_mul(half, v), wasm_f32x4_add(one, th));
+    }
+    return wasm_f32x4_pmax(v, wasm_f32x4_splat(0.0f));
+}
+
+/* Write one row of 8 sums (+ bias, then activation act unless act < 0) to
+ * y, only the first `cols` columns. */
+INLINE void store_row(float *y, v128_t a0, v128_t a1, const float *bias, int cols, int32_t act) {
     if (cols == BL_PANEL) {
         if (bias) {
             a0 = wasm_f32x4_add(a0, wasm_v128_load(bias));
             a1 = wasm_f32x4_add(a1, wasm_v128_load(bias + 4));
         }
+        if (act >= 0) {
+            a0 = v_act(a0, act);
+            a1 = v_act(a1, act);
+        }
         wasm_v128_store(y, a0);
         wasm_v128_store(y + 4, a1);
     } else {
         float t[8];
+        if (bias) {
+            for (int c = 0; c < BL_PANEL; c++) t[c] = c < cols ? bias[c] : 0.0f;
+            a0 = wasm_f32x4_add(a0, wasm_v128_load(t));
+            a1 = wasm_f32x4_add(a1, wasm_v128_load(t + 4));
+        }
+        if (act >= 0) {
+            a0 = v_act(a0, act);
+            a1 = v_act(a1, act);
+        }
         wasm_v128_store(t, a0);
         wasm_v128_store(t + 4, a1);
-        for (int c = 0; c < cols; c++) y[c] = t[c] + (bias ? bias[c] : 0.0f);
+        for (int c = 0; c < cols; c++) y[c] = t[c];
     }
 }
 
@@ -435,7 +470,7 @@ static void pack_rows_f32(float *xp, const float *x, int32_t ldx, int32_t T, int
  * registers; one k step is 2 weight loads, 4 splat loads, 8 mul + 8 add.
  * Writes the first `rows` rows and `cols` columns of y (stride ldy). */
 static void mk_f32(float *y, int32_t ldy, const float *xp, const float *pw, int32_t K, const float *bias, int rows,
-                   int cols) {
+                   int cols, int32_t act) {
     v128_t a00 = wasm_f32x4_splat(0), a01 = a00, a10 = a00, a11 = a00, a20 = a00, a21 = a00, a30 = a00, a31 = a00;
     for (const float *end = xp + (size_t)4 * K; xp != end; xp += 4, pw += 8) {
         v128_t w0 = wasm_v128_load(pw), w1 = wasm_v128_load(pw + 4), s;
@@ -452,30 +487,30 @@ static void mk_f32(float *y, int32_t ldy, const float *xp, const float *pw, int3
         a30 = wasm_f32x4_add(a30, wasm_f32x4_mul(s, w0));
         a31 = wasm_f32x4_add(a31, wasm_f32x4_mul(s, w1));
     }
-    store_row(y, a00, a01, bias, cols);
-    if (rows > 1) store_row(y + ldy, a10, a11, bias, cols);
-    if (rows > 2) store_row(y + 2 * (size_t)ldy, a20, a21, bias, cols);
-    if (rows > 3) store_row(y + 3 * (size_t)ldy, a30, a31, bias, cols);
+    store_row(y, a00, a01, bias, cols, act);
+    if (rows > 1) store_row(y + ldy, a10, a11, bias, cols, act);
+    if (rows > 2) store_row(y + 2 * (size_t)ldy, a20, a21, bias, cols, act);
+    if (rows > 3) store_row(y + 3 * (size_t)ldy, a30, a31, bias, cols, act);
 }
 
 /* y[T][N] (stride ldy) = rows packed by pack_rows_f32 (xp) times panels
  * pf[np][K][8]. Each panel stays in cache while all row groups pass it. */
 static void matmul_f32_packed(float *y, int32_t ldy, const float *xp, int32_t T, const float *pf, int32_t N,
-                              int32_t K, const float *bias) {
+                              int32_t K, const float *bias, int32_t act) {
     for (int32_t p = 0; p * BL_PANEL < N; p++) {
         const float *pw = pf + (size_t)p * K * BL_PANEL;
         const float *pb = bias ? bias + p * BL_PANEL : NULL;
         int cols = N - p * BL_PANEL < BL_PANEL ? N - p * BL_PANEL : BL_PANEL;
         float *yp = y + p * BL_PANEL;
         for (int32_t t = 0; t < T; t += 4)
-            mk_f32(yp + (size_t)t * ldy, ldy, xp + (size_t)t * K, pw, K, pb, T - t < 4 ? T - t : 4, cols);
+            mk_f32(yp + (size_t)t * ldy, ldy, xp + (size_t)t * K, pw, K, pb, T - t < 4 ? T - t : 4, cols, act);
     }
 }
 
 /* 4 interleaved rows of int16 activation pairs xq[K/2][4] (one i32 per row
  * and pair) times one int8 panel pq[K/2][8][2]; sx[r] is row r's scale. */
 static void mk_q8(float *y, int32_t ldy, const int32_t *xq, const float *sx, const int8_t *pq, const float *ps,
-                  int32_t K, const float *bias, int rows, int cols) {
+                  int32_t K, const float *bias, int rows, int cols, int32_t act) {
     v128_t f00 = wasm_f32x4_splat(0), f01 = f00, f10 = f00, f11 = f00, f20 = f00, f21 = f00, f30 = f00, f31 = f00;
     for (int32_t b = 0; b < K / BL_QBLOCK; b++, ps += BL_PANEL) {
         v128_t i00 = wasm_i32x4_splat(0), i01 = i00, i10 = i00, i11 = i00, i20 = i00, i21 = i00, i30 = i00,
@@ -509,18 +544,18 @@ static void mk_q8(float *y, int32_t ldy, const int32_t *xq, const float *sx, con
     }
     v128_t s;
     s = wasm_f32x4_splat(sx[0]);
-    store_row(y, wasm_f32x4_mul(f00, s), wasm_f32x4_mul(f01, s), bias, cols);
+    store_row(y, wasm_f32x4_mul(f00, s), wasm_f32x4_mul(f01, s), bias, cols, act);
     if (rows > 1) {
         s = wasm_f32x4_splat(sx[1]);
-        store_row(y + ldy, wasm_f32x4_mul(f10, s), wasm_f32x4_mul(f11, s), bias, cols);
+        store_row(y + ldy, wasm_f32x4_mul(f10, s), wasm_f32x4_mul(f11, s), bias, cols, act);
     }
     if (rows > 2) {
         s = wasm_f32x4_splat(sx[2]);
-        store_row(y + 2 * (size_t)ldy, wasm_f32x4_mul(f20, s), wasm_f32x4_mul(f21, s), bias, cols);
+        store_row(y + 2 * (size_t)ldy, wasm_f32x4_mul(f20, s), wasm_f32x4_mul(f21, s), bias, cols, act);
     }
     if (rows > 3) {
         s = wasm_f32x4_splat(sx[3]);
-        store_row(y + 3 * (size_t)ldy, wasm_f32x4_mul(f30, s), wasm_f32x4_mul(f31, s), bias, cols);
+        store_row(y + 3 * (size_t)ldy, wasm_f32x4_mul(f30, s), wasm_f32x4_mul(f31, s), bias, cols, act);
     }
 }
 
@@ -565,7 +600,7 @@ static void quantize_rows(int32_t *xq, float *sx, const float *x, int32_t T, int
 }
 
 static void matmul_q8_panels(float *y, const float *x, int32_t T, const bl_weight *w, const float *bias,
-                             float *scratch) {
+                             int32_t act, float *scratch) {
     const int32_t N = w->n, K = w->k, nb = K / BL_QBLOCK, T4 = (T + 3) / 4 * 4;
     int32_t *xq = (int32_t *)scratch;                 /* [T4/4][K/2][4] int16 pairs */
     float *sx = scratch + (size_t)T4 * K / 2;         /* [T]                        */
@@ -577,18 +612,26 @@ static void matmul_q8_panels(float *y, const float *x, int32_t T, const bl_weigh
         int cols = N - p * BL_PANEL < BL_PANEL ? N - p * BL_PANEL : BL_PANEL;
         float *yp = y + p * BL_PANEL;
         for (int32_t t = 0; t < T; t += 4)
-            mk_q8(yp + (size_t)t * N, N, xq + (size_t)t * K / 2, sx + t, pq, ps, K, pb, T - t < 4 ? T - t : 4, cols);
+            mk_q8(yp + (size_t)t * N, N, xq + (size_t)t * K / 2, sx + t, pq, ps, K, pb, T - t < 4 ? T - t : 4, cols,
+                  act);
+    }
+}
+
+void bl_matmul_act(float *y, const float *x, int32_t T, const bl_weight *w, const float *bias, int32_t act,
+                   float *scratch) {
+    if (w->pf) {
+        pack_rows_f32(scratch, x, w->k, T, w->k);
+        matmul_f32_packed(y, w->n, scratch, T, w->pf, w->n, w->k, bias, act);
+    } else if (w->pq) {
+        matmul_q8_panels(y, x, T, w, bias, act, scratch);
+    } else {
+        bl_matmul_scalar(y, x, T, w, bias, scratch);
+        if (act >= 0) bl_activate(y, (size_t)T * w->n, act);
     }
 }
 
 void bl_matmul(float *y, const float *x, int32_t T, const bl_weight *w, const float *bias, float *scratch) {
-    if (w->pf) {
-        pack_rows_f32(scratch, x, w->k, T, w->k);
-        matmul_f32_packed(y, w->n, scratch, T, w->pf, w->n, w->k, bias);
-    } else if (w->pq)
-        matmul_q8_panels(y, x, T, w, bias, scratch);
-    else
-        bl_matmul_scalar(y, x, T, w, bias, scratch);
+    bl_matmul_act(y, x, T, w, bias, -1, scratch);
 }
 
 void bl_matmul_nt(float *y, int32_t ldy, const float *x, int32_t ldx, int32_t T, const float *b, int32_t bn,
@@ -630,7 +673,7 @@ void bl_matmul_nt(float *y, int32_t ldy, const float *x, int32_t ldx, int32_t T,
     for (int32_t t = 0; t < T; t += NT_ROWS) {
         int32_t rows = T - t < NT_ROWS ? T - t : NT_ROWS;
         pack_rows_f32(xp, x + (size_t)t * ldx, ldx, rows, K);
-        matmul_f32_packed(y + (size_t)t * ldy, ldy, xp, rows, scratch, N, K, NULL);
+        matmul_f32_packed(y + (size_t)t * ldy, ldy, xp, rows, scratch, N, K, NULL, -1);
     }
 }
 
@@ -699,22 +742,6 @@ void bl_softmax(float *x, int32_t T, int32_t n, float scale) {
         for (i = 0; i + 4 <= n; i += 4) wasm_v128_store(r + i, wasm_f32x4_mul(wasm_v128_load(r + i), vi));
         for (; i < n; i++) r[i] *= inv;
     }
-}
-
-INLINE v128_t v_act(v128_t v, int32_t act) {
-    const v128_t half = wasm_f32x4_splat(0.5f), one = wasm_f32x4_splat(1.0f);
-    if (act == BL_ACT_GELU)
-        return wasm_f32x4_mul(wasm_f32x4_mul(half, v),
-                              wasm_f32x4_add(one, v_erf(wasm_f32x4_mul(v, wasm_f32x4_splat(0.70710678118654752f)))));
-    if (act == BL_ACT_GELU_TANH) { /* tanh(u) = 1 - 2 / (exp(2u) + 1) */
-        v128_t u = wasm_f32x4_mul(
-            wasm_f32x4_splat(0.7978845608028654f),
-            wasm_f32x4_add(v, wasm_f32x4_mul(wasm_f32x4_splat(0.044715f), wasm_f32x4_mul(v, wasm_f32x4_mul(v, v)))));
-        v128_t e = v_exp(wasm_f32x4_add(u, u));
-        v128_t th = wasm_f32x4_sub(one, wasm_f32x4_div(wasm_f32x4_splat(2.0f), wasm_f32x4_add(e, one)));
-        return wasm_f32x4_mul(wasm_f32x4_mul(half, v), wasm_f32x4_add(one, th));
-    }
-    return wasm_f32x4_pmax(v, wasm_f32x4_splat(0.0f));
 }
 
 void bl_activate(float *x, size_t n, int32_t act) {

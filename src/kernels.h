@@ -48,6 +48,10 @@ size_t bl_matmul_scratch_floats(int32_t T, int32_t k);
  * contiguous (stride k and n). */
 void bl_matmul(float *y, const float *x, int32_t T, const bl_weight *w, const float *bias, float *scratch);
 void bl_matmul_scalar(float *y, const float *x, int32_t T, const bl_weight *w, const float *bias, float *scratch);
+/* bl_matmul then bl_activate(y, T * n, act) (act < 0: none); the SIMD path
+ * applies the activation to each tile in registers before storing it. */
+void bl_matmul_act(float *y, const float *x, int32_t T, const bl_weight *w, const float *bias, int32_t act,
+                   float *scratch);
 
 /* Activation x activation product used by attention:
  *   y[i*ldy + n] = sum_k x[i*ldx + k] * b[n*bn + k*bk]     i < T, n < N, k < K
