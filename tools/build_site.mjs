@@ -103,20 +103,28 @@ sw = sw.replace(/const VERSION = '[^']*';/, `const VERSION = '${version}';`)
 if (!sw.includes(version)) die('sw.js: VERSION placeholder not found');
 emit('sw.js', sw, { hashed: false, inShell: false });
 
-// 4. Models: the index and every listed bundle.
+// 4. Models: the index and every listed bundle. A bundle is published under
+// a name carrying its sha256 (name.<12 hex>.blb.gz), so it can be cached as
+// immutable: a rebuilt model gets a new URL. dist/models/index.json names
+// the published file; the sha256 and bytes are checked here and in the page.
 const index = JSON.parse(fs.readFileSync(path.join(MODELS, 'index.json'), 'utf8'));
 fs.mkdirSync(path.join(DIST, 'models'), { recursive: true });
-fs.writeFileSync(path.join(DIST, 'models', 'index.json'), JSON.stringify(index, null, 2));
 let bundleBytes = 0;
+const published = [];
 for (const m of index.models) {
   const from = path.join(MODELS, m.file);
   if (!fs.existsSync(from)) die(`models/index.json lists ${m.file}, which is missing`);
-  const to = path.join(DIST, 'models', m.file);
+  const bytes = fs.readFileSync(from);
+  const sha = createHash('sha256').update(bytes).digest('hex');
+  if (m.sha256 && sha !== m.sha256) die(`${m.file}: sha256 ${sha}, index says ${m.sha256} (run make models)`);
+  if (m.bytes && bytes.length !== m.bytes) die(`${m.file}: ${bytes.length} bytes, index says ${m.bytes}`);
+  const file = m.file.replace(/(\.blb(\.gz)?)$/, `.${sha.slice(0, 12)}$1`);
+  const to = path.join(DIST, 'models', file);
   try { fs.linkSync(from, to); } catch { fs.copyFileSync(from, to); }
-  const size = fs.statSync(to).size;
-  if (m.bytes && size !== m.bytes) die(`${m.file}: ${size} bytes, index says ${m.bytes}`);
-  bundleBytes += size;
+  bundleBytes += bytes.length;
+  published.push({ ...m, file, sha256: sha, bytes: bytes.length });
 }
+fs.writeFileSync(path.join(DIST, 'models', 'index.json'), JSON.stringify({ ...index, models: published }, null, 2));
 
 const total = shell.reduce((s, f) => s + fs.statSync(path.join(DIST, f)).size, 0);
 console.log(`build_site: dist/ ready — ${shell.length} shell files (${(total / 1024).toFixed(0)} KB), `
