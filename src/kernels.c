@@ -501,25 +501,35 @@ static void mk_q8(float *y, int32_t ldy, const int32_t *xq, const float *sx, con
                   int32_t K, const float *bias, int rows, int cols, int32_t act) {
     v128_t f00 = wasm_f32x4_splat(0), f01 = f00, f10 = f00, f11 = f00, f20 = f00, f21 = f00, f30 = f00, f31 = f00;
     for (int32_t b = 0; b < K / BL_QBLOCK; b++, ps += BL_PANEL) {
-        v128_t i00 = wasm_i32x4_splat(0), i01 = i00, i10 = i00, i11 = i00, i20 = i00, i21 = i00, i30 = i00,
-               i31 = i00;
-        /* one step = one pair (k, k+1): 8 dot products of 4 columns */
+        /* one step = one pair (k, k+1): 8 dot products of 4 columns; the
+         * block's first step initializes the sums (no zeroing, no adds) */
+#define Q8_STEP(ACC)                                                                          \
+    do {                                                                                      \
+        v128_t w0 = wasm_i16x8_load8x8(pq), w1 = wasm_i16x8_load8x8(pq + 8), s;              \
+        s = wasm_v128_load32_splat(xq);                                                       \
+        ACC(i00, wasm_i32x4_dot_i16x8(s, w0));                                                \
+        ACC(i01, wasm_i32x4_dot_i16x8(s, w1));                                                \
+        s = wasm_v128_load32_splat(xq + 1);                                                   \
+        ACC(i10, wasm_i32x4_dot_i16x8(s, w0));                                                \
+        ACC(i11, wasm_i32x4_dot_i16x8(s, w1));                                                \
+        s = wasm_v128_load32_splat(xq + 2);                                                   \
+        ACC(i20, wasm_i32x4_dot_i16x8(s, w0));                                                \
+        ACC(i21, wasm_i32x4_dot_i16x8(s, w1));                                                \
+        s = wasm_v128_load32_splat(xq + 3);                                                   \
+        ACC(i30, wasm_i32x4_dot_i16x8(s, w0));                                                \
+        ACC(i31, wasm_i32x4_dot_i16x8(s, w1));                                                \
+    } while (0)
+#define SET(a, d) a = (d)
+#define ADD(a, d) a = wasm_i32x4_add(a, (d))
+        v128_t i00, i01, i10, i11, i20, i21, i30, i31;
+        Q8_STEP(SET);
+        xq += 4;
+        pq += 16;
 #pragma clang loop unroll(disable)
-        for (const int32_t *end = xq + 4 * (BL_QBLOCK / 2); xq != end; xq += 4, pq += 16) {
-            v128_t w0 = wasm_i16x8_load8x8(pq), w1 = wasm_i16x8_load8x8(pq + 8), s;
-            s = wasm_v128_load32_splat(xq);
-            i00 = wasm_i32x4_add(i00, wasm_i32x4_dot_i16x8(s, w0));
-            i01 = wasm_i32x4_add(i01, wasm_i32x4_dot_i16x8(s, w1));
-            s = wasm_v128_load32_splat(xq + 1);
-            i10 = wasm_i32x4_add(i10, wasm_i32x4_dot_i16x8(s, w0));
-            i11 = wasm_i32x4_add(i11, wasm_i32x4_dot_i16x8(s, w1));
-            s = wasm_v128_load32_splat(xq + 2);
-            i20 = wasm_i32x4_add(i20, wasm_i32x4_dot_i16x8(s, w0));
-            i21 = wasm_i32x4_add(i21, wasm_i32x4_dot_i16x8(s, w1));
-            s = wasm_v128_load32_splat(xq + 3);
-            i30 = wasm_i32x4_add(i30, wasm_i32x4_dot_i16x8(s, w0));
-            i31 = wasm_i32x4_add(i31, wasm_i32x4_dot_i16x8(s, w1));
-        }
+        for (const int32_t *end = xq + 4 * (BL_QBLOCK / 2 - 1); xq != end; xq += 4, pq += 16) Q8_STEP(ADD);
+#undef SET
+#undef ADD
+#undef Q8_STEP
         v128_t s0 = wasm_v128_load(ps), s1 = wasm_v128_load(ps + 4);
         f00 = wasm_f32x4_add(f00, wasm_f32x4_mul(wasm_f32x4_convert_i32x4(i00), s0));
         f01 = wasm_f32x4_add(f01, wasm_f32x4_mul(wasm_f32x4_convert_i32x4(i01), s1));
