@@ -8,7 +8,7 @@ model.safetensors, vocab.txt, tokenizer_config.json) for each shape below,
 so the encoder can be checked against transformers on shapes for which no
 real weights are at hand (bge-small: 12 x 12 x 384; bert-base: 12 x 12 x 768).
 A folder that is already complete for the same shape and generator version is
-left alone (--force rewrites it).
+left alone (--force rewrites it); editing this script regenerates it.
 
 numpy only (it runs in CI, where there is no torch). The weights are
 bit-for-bit reproducible on any platform: every value comes from the raw
@@ -178,8 +178,12 @@ def write_safetensors(path, shape):
 
 
 def stamp_of(name, shape):
+    """What a folder was generated from: any edit of this script or the vocab regenerates it."""
+    def digest(path):
+        with open(path, "rb") as f:
+            return hashlib.sha256(f.read()).hexdigest()
     return json.dumps({"name": name, "shape": shape, "generator": GENERATOR_VERSION,
-                       "vocab": hashlib.sha256(open(VOCAB, "rb").read()).hexdigest()}, sort_keys=True)
+                       "script": digest(os.path.abspath(__file__)), "vocab": digest(VOCAB)}, sort_keys=True)
 
 
 def make(out_root, name, force=False):
