@@ -85,15 +85,18 @@ test-native: build/bertlens
 	$(PYTHON) tests/test_bundle.py
 	$(NODE) tests/tokenizer.test.mjs --native
 	$(NODE) tests/encoder.test.mjs --native
+	$(NODE) tests/shapes.test.mjs --native
 
 test-asan: build/asan/bertlens
 	BERTLENS_BIN=build/asan/bertlens $(PYTHON) tests/test_bundle.py
 	BERTLENS_BIN=build/asan/bertlens $(NODE) tests/tokenizer.test.mjs --native --quick
 	BERTLENS_BIN=build/asan/bertlens $(NODE) tests/encoder.test.mjs --native --quick
+	BERTLENS_BIN=build/asan/bertlens $(NODE) tests/shapes.test.mjs --native --quick
 
 test-wasm: build/wasm/bertlens.js
 	$(NODE) tests/tokenizer.test.mjs --wasm
 	$(NODE) tests/encoder.test.mjs --wasm
+	$(NODE) tests/shapes.test.mjs --wasm
 	$(NODE) tests/kernels.test.mjs
 
 test-web:
