@@ -469,7 +469,7 @@ static void pack_rows_f32(float *xp, const float *x, int32_t ldx, int32_t T, int
 /* 4 interleaved rows xp[K][4] times one f32 panel pw[K][8]: 8 sums in
  * registers; one k step is 2 weight loads, 4 splat loads, 8 mul + 8 add.
  * Writes the first `rows` rows and `cols` columns of y (stride ldy). */
-static void mk_f32(float *y, int32_t ldy, const float *xp, const float *pw, int32_t K, const float *bias, int rows,
+INLINE void mk_f32(float *y, int32_t ldy, const float *xp, const float *pw, int32_t K, const float *bias, int rows,
                    int cols, int32_t act) {
     v128_t a00 = wasm_f32x4_splat(0), a01 = a00, a10 = a00, a11 = a00, a20 = a00, a21 = a00, a30 = a00, a31 = a00;
     for (const float *end = xp + (size_t)4 * K; xp != end; xp += 4, pw += 8) {
@@ -502,14 +502,19 @@ static void matmul_f32_packed(float *y, int32_t ldy, const float *xp, int32_t T,
         const float *pb = bias ? bias + p * BL_PANEL : NULL;
         int cols = N - p * BL_PANEL < BL_PANEL ? N - p * BL_PANEL : BL_PANEL;
         float *yp = y + p * BL_PANEL;
-        for (int32_t t = 0; t < T; t += 4)
-            mk_f32(yp + (size_t)t * ldy, ldy, xp + (size_t)t * K, pw, K, pb, T - t < 4 ? T - t : 4, cols, act);
+        /* a constant -1 leaves the activation code out of the common instance */
+        if (act < 0)
+            for (int32_t t = 0; t < T; t += 4)
+                mk_f32(yp + (size_t)t * ldy, ldy, xp + (size_t)t * K, pw, K, pb, T - t < 4 ? T - t : 4, cols, -1);
+        else
+            for (int32_t t = 0; t < T; t += 4)
+                mk_f32(yp + (size_t)t * ldy, ldy, xp + (size_t)t * K, pw, K, pb, T - t < 4 ? T - t : 4, cols, act);
     }
 }
 
 /* 4 interleaved rows of int16 activation pairs xq[K/2][4] (one i32 per row
  * and pair) times one int8 panel pq[K/2][8][2]; sx[r] is row r's scale. */
-static void mk_q8(float *y, int32_t ldy, const int32_t *xq, const float *sx, const int8_t *pq, const float *ps,
+INLINE void mk_q8(float *y, int32_t ldy, const int32_t *xq, const float *sx, const int8_t *pq, const float *ps,
                   int32_t K, const float *bias, int rows, int cols, int32_t act) {
     v128_t f00 = wasm_f32x4_splat(0), f01 = f00, f10 = f00, f11 = f00, f20 = f00, f21 = f00, f30 = f00, f31 = f00;
     for (int32_t b = 0; b < K / BL_QBLOCK; b++, ps += BL_PANEL) {
@@ -621,9 +626,14 @@ static void matmul_q8_panels(float *y, const float *x, int32_t T, const bl_weigh
         const float *pb = bias ? bias + p * BL_PANEL : NULL;
         int cols = N - p * BL_PANEL < BL_PANEL ? N - p * BL_PANEL : BL_PANEL;
         float *yp = y + p * BL_PANEL;
-        for (int32_t t = 0; t < T; t += 4)
-            mk_q8(yp + (size_t)t * N, N, xq + (size_t)t * K / 2, sx + t, pq, ps, K, pb, T - t < 4 ? T - t : 4, cols,
-                  act);
+        if (act < 0) /* as in matmul_f32_packed */
+            for (int32_t t = 0; t < T; t += 4)
+                mk_q8(yp + (size_t)t * N, N, xq + (size_t)t * K / 2, sx + t, pq, ps, K, pb, T - t < 4 ? T - t : 4,
+                      cols, -1);
+        else
+            for (int32_t t = 0; t < T; t += 4)
+                mk_q8(yp + (size_t)t * N, N, xq + (size_t)t * K / 2, sx + t, pq, ps, K, pb, T - t < 4 ? T - t : 4,
+                      cols, act);
     }
 }
 
