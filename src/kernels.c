@@ -294,10 +294,8 @@ void bl_exp_vec(float *x, size_t n) {
  * (the high bits shift out) and no float -> int conversion is needed.
  * Polynomials here use Estrin's scheme: these loops are bound by latency
  * (how many operations the out-of-order window holds), not operation count. */
-INLINE v128_t v_exp(v128_t x) {
+INLINE v128_t v_exp_in_range(v128_t x) { /* x in [-87.3, 88.3] */
     const v128_t magic = wasm_f32x4_splat(12582912.0f); /* 1.5 * 2^23 */
-    /* pmin/pmax: one instruction each (f32x4.min/max add NaN handling) */
-    x = wasm_f32x4_pmin(wasm_f32x4_pmax(x, wasm_f32x4_splat(-87.3f)), wasm_f32x4_splat(88.3f));
     v128_t t = wasm_f32x4_add(wasm_f32x4_mul(x, wasm_f32x4_splat(1.44269504088896341f)), magic);
     v128_t n = wasm_f32x4_sub(t, magic);
     v128_t r = wasm_f32x4_sub(x, wasm_f32x4_mul(n, wasm_f32x4_splat(0.693359375f)));
@@ -312,6 +310,14 @@ INLINE v128_t v_exp(v128_t x) {
     v128_t e = wasm_i32x4_shl(wasm_i32x4_add(t, wasm_i32x4_splat(127)), 23);
     return wasm_f32x4_mul(p, e);
 }
+
+/* pmin/pmax: one instruction each (f32x4.min/max add NaN handling) */
+INLINE v128_t v_exp(v128_t x) {
+    return v_exp_in_range(wasm_f32x4_pmin(wasm_f32x4_pmax(x, wasm_f32x4_splat(-87.3f)), wasm_f32x4_splat(88.3f)));
+}
+
+/* exp(x) for x <= 0 (one clamp less on the dependency chain). */
+INLINE v128_t v_exp_nonpos(v128_t x) { return v_exp_in_range(wasm_f32x4_pmax(x, wasm_f32x4_splat(-87.3f))); }
 
 /* erf(x): odd polynomial x*P(x^2) on |x| < 1, a degree-12 polynomial in
  * (|x| - 2.5) on 1 <= |x| < 4, 1 beyond (erf(4) = 1 - 1.5e-8); sign restored.
@@ -736,19 +742,31 @@ void bl_layernorm(float *x, const float *res, int32_t T, int32_t n, const float 
     }
 }
 
+/* exp(scale * (r[i] - max)) over one row with the exp variant `ex`; returns the sum. */
+#define SOFTMAX_EXP_ROW(ex)                                                           \
+    for (i = 0; i + 4 <= n; i += 4) {                                                 \
+        v128_t e = ex(wasm_f32x4_mul(wasm_f32x4_sub(wasm_v128_load(r + i), vm), vs)); \
+        wasm_v128_store(r + i, e);                                                    \
+        s = wasm_f32x4_add(s, e);                                                     \
+    }
+
 void bl_softmax(float *x, int32_t T, int32_t n, float scale) {
     for (int32_t t = 0; t < T; t++) {
         float *r = x + (size_t)t * n;
-        v128_t m = wasm_f32x4_splat(-INFINITY);
+        v128_t m0 = wasm_f32x4_splat(-INFINITY), m1 = m0; /* two chains of pmax */
         int32_t i = 0;
-        for (; i + 4 <= n; i += 4) m = wasm_f32x4_pmax(m, wasm_v128_load(r + i));
-        float mx = hmax(m);
+        for (; i + 8 <= n; i += 8) {
+            m0 = wasm_f32x4_pmax(m0, wasm_v128_load(r + i));
+            m1 = wasm_f32x4_pmax(m1, wasm_v128_load(r + i + 4));
+        }
+        for (; i + 4 <= n; i += 4) m0 = wasm_f32x4_pmax(m0, wasm_v128_load(r + i));
+        float mx = hmax(wasm_f32x4_pmax(m0, m1));
         for (; i < n; i++) mx = r[i] > mx ? r[i] : mx;
         v128_t vm = wasm_f32x4_splat(mx), vs = wasm_f32x4_splat(scale), s = wasm_f32x4_splat(0);
-        for (i = 0; i + 4 <= n; i += 4) {
-            v128_t e = v_exp(wasm_f32x4_mul(wasm_f32x4_sub(wasm_v128_load(r + i), vm), vs));
-            wasm_v128_store(r + i, e);
-            s = wasm_f32x4_add(s, e);
+        if (scale >= 0.0f) { /* arguments are <= 0 */
+            SOFTMAX_EXP_ROW(v_exp_nonpos)
+        } else {
+            SOFTMAX_EXP_ROW(v_exp)
         }
         float sum = hsum(s);
         for (; i < n; i++) {
@@ -763,6 +781,7 @@ void bl_softmax(float *x, int32_t T, int32_t n, float scale) {
         for (; i < n; i++) r[i] *= inv;
     }
 }
+#undef SOFTMAX_EXP_ROW
 
 void bl_activate(float *x, size_t n, int32_t act) {
     size_t i = 0;
