@@ -245,19 +245,8 @@ static int cmd_tokenize(int argc, char **argv) {
 
 /* ------------------------------------------------------------- attend */
 
-/* JSON string with the escapes JSON requires (UTF-8 passes through). */
-static void json_str(const char *s) {
-    putchar('"');
-    for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
-        if (*p == '"' || *p == '\\')
-            printf("\\%c", *p);
-        else if (*p < 0x20)
-            printf("\\u%04x", *p);
-        else
-            putchar(*p);
-    }
-    putchar('"');
-}
+/* A token string as JSON (json.h's escaping, shared with tokenize). */
+static void json_str(const char *s) { bl_json_write_string(stdout, s ? s : "", s ? strlen(s) : 0); }
 
 /* Print n floats as a JSON list, %.9g (round-trips f32). */
 static void json_floats(const float *x, size_t n) {
