@@ -396,6 +396,8 @@ static int cmd_attend(int argc, char **argv) {
         ids = toks.ids;
         types = toks.type_ids;
         n_ids = toks.n;
+        if (toks.truncated)
+            fprintf(stderr, "bertlens: note: the text was truncated to %d tokens (the model's maximum)\n", toks.n);
     }
     const int T = n_ids;
     if (T > c->max_positions) {
@@ -441,7 +443,7 @@ static int cmd_attend(int argc, char **argv) {
         if (t) putchar(',');
         json_str(bl_token_str(tk, ids[t]));
     }
-    printf("],\"layers\":[");
+    printf("],\"truncated\":%s,\"layers\":[", toks.truncated ? "true" : "false");
     for (int l = l0; l < l1; l++) printf(l > l0 ? ",%d" : "%d", l);
     printf("],\"attentions\":[");
     for (int l = l0; l < l1; l++) {
