@@ -277,6 +277,36 @@ EMSCRIPTEN_KEEPALIVE int blw_k_matmul(int simd, float *y, const float *x, int T,
     return 0;
 }
 
+/* The fused projection + activation (bl_matmul_act; act < 0: none) against
+ * the scalar matmul followed by the scalar activation (simd = 0). */
+EMSCRIPTEN_KEEPALIVE int blw_k_matmul_act(int simd, float *y, const float *x, int T, int dtype, int n, int k,
+                                          const uint8_t *wdata, const float *bias, int act) {
+    bl_weight w;
+    if (bl_weight_init(&w, dtype, n, k, wdata)) {
+        set_error("bad weight shape/dtype");
+        return -1;
+    }
+    if (simd && bl_weight_pack(&w)) {
+        set_error("out of memory");
+        return -1;
+    }
+    float *scratch = malloc(bl_matmul_scratch_floats(T, k) * sizeof(float));
+    if (!scratch) {
+        bl_weight_free(&w);
+        set_error("out of memory");
+        return -1;
+    }
+    if (simd) {
+        bl_matmul_act(y, x, T, &w, bias, act, scratch);
+    } else {
+        bl_matmul_scalar(y, x, T, &w, bias, scratch);
+        if (act >= 0) bl_activate_scalar(y, (size_t)T * n, act);
+    }
+    free(scratch);
+    bl_weight_free(&w);
+    return 0;
+}
+
 EMSCRIPTEN_KEEPALIVE int blw_k_matmul_nt(int simd, float *y, int ldy, const float *x, int ldx, int T, const float *b,
                                          int bn, int bk, int N, int K) {
     float *scratch = malloc(bl_matmul_nt_scratch_floats(N, K) * sizeof(float));

@@ -99,7 +99,7 @@ function randomWeight(dtype, n, k) {
 const names = { [BL_F32]: 'f32', [BL_F16]: 'f16', [BL_Q8]: 'q8', [BL_Q4]: 'q4' };
 const tols = { [BL_F32]: TOL_MATMUL_F32, [BL_F16]: TOL_MATMUL_F16, [BL_Q8]: TOL_MATMUL_Q8, [BL_Q4]: TOL_MATMUL_Q4 };
 for (const dtype of [BL_F32, BL_F16, BL_Q8, BL_Q4]) {
-  const Ks = dtype >= BL_Q8 ? [32, 64, 96, 160] : [1, 3, 31, 64, 100];
+  const Ks = dtype >= BL_Q8 ? [32, 64, 96, 160, 544] : [1, 3, 31, 64, 100, 600]; // f32 K > 512: blocked sums
   for (const T of [1, 2, 3, 5, 17]) for (const N of [1, 7, 9, 33, 64]) for (const K of Ks) {
     const x = uniform(T * K, -3, 3);
     if (T > 1) x[K + 1 < x.length ? K + 1 : 0] = 40; // an outlier in row 1
@@ -137,8 +137,53 @@ for (const dtype of [BL_F32, BL_F16, BL_Q8, BL_Q4]) {
 // a bad shape is refused, not run
 check(M._blw_k_matmul(1, 0, 0, 1, BL_Q8, 4, 33, 8, 0) === -1, 'matmul refuses q8 with k % 32 != 0');
 
+// ------------------------------------ matmul + activation (fused on SIMD)
+// bl_matmul_act applies the activation to each output tile in registers; the
+// reference is the scalar matmul followed by the scalar activation. Allowed:
+// the matmul tolerance carried through the activation (slope <= 1.13) plus
+// the activation's own tolerance.
+const actTol = { [-1]: 0, 0: TOL_GELU, 1: TOL_GELU_TANH, 2: 0 };
+const actName = { [-1]: 'none', 0: 'gelu', 1: 'gelu_tanh', 2: 'relu' };
+for (const dtype of [BL_F32, BL_F16, BL_Q8, BL_Q4]) {
+  const Ks = dtype >= BL_Q8 ? [32, 96, 544] : [3, 100, 1100];
+  for (const [T, N] of [[1, 9], [3, 33], [5, 8], [13, 17]]) for (const K of Ks) for (const act of [-1, 0, 1, 2]) {
+    const x = uniform(T * K, -2, 2);
+    const w = randomWeight(dtype, N, K), bias = uniform(N, -1, 1);
+    if (dtype === BL_F32 || dtype === BL_F16) { // keep pre-activations O(1..10) so GELU's curved part is exercised
+      for (let i = 0; i < x.length; i++) x[i] /= Math.sqrt(K);
+    }
+    const px = put(x), pw = put(w.bytes), pb = put(bias), y0 = alloc(T * N * 4), y1 = alloc(T * N * 4);
+    const r0 = M._blw_k_matmul_act(0, y0, px, T, dtype, N, K, pw, pb, act);
+    const r1 = M._blw_k_matmul_act(1, y1, px, T, dtype, N, K, pw, pb, act);
+    const what = `matmul_act ${names[dtype]} ${actName[act]} T=${T} N=${N} K=${K}`;
+    check(r0 === 0 && r1 === 0, `${what} runs`);
+    const a = getF(y0, T * N), b = getF(y1, T * N);
+    let worstRel = 0, negSeen = false;
+    for (let t = 0; t < T; t++) {
+      let xmax = 0;
+      for (let k = 0; k < K; k++) xmax = Math.max(xmax, Math.abs(x[t * K + k]));
+      for (let n = 0; n < N; n++) {
+        let sxw = 0, sw = 0;
+        for (let k = 0; k < K; k++) {
+          sxw += Math.abs(x[t * K + k] * w.deq[n * K + k]);
+          sw += Math.abs(w.deq[n * K + k]);
+        }
+        const scale = (dtype >= BL_Q8 ? xmax * sw : sxw) + Math.abs(bias[n]);
+        const allowed = 1.13 * tols[dtype] * scale + actTol[act];
+        worstRel = Math.max(worstRel, Math.abs(a[t * N + n] - b[t * N + n]) / allowed);
+        negSeen ||= a[t * N + n] < -0.05;
+      }
+    }
+    note(`matmul_act ${names[dtype]} ${actName[act]} (fraction of tol)`, worstRel);
+    check(worstRel <= 1, `${what}: simd vs scalar ${worstRel.toFixed(3)} x the tolerance`);
+    // the activation really ran on the scalar side: ReLU output is never negative
+    if (act === 2) check(!negSeen, `${what}: reference output has no negative values`);
+    for (const p of [px, pw, pb, y0, y1]) M._free(p);
+  }
+}
+
 // ---------------------------------------------- matmul_nt (attention form)
-for (const [T, N, K] of [[1, 1, 1], [3, 5, 7], [9, 17, 32], [13, 13, 64], [30, 3, 30]]) {
+for (const [T, N, K] of [[1, 1, 1], [3, 5, 7], [9, 17, 32], [13, 13, 64], [30, 3, 30], [5, 9, 700]]) {
   for (const transposed of [false, true]) {
     const ldx = K + 3, ldy = N + 2;
     const x = uniform(T * ldx, -2, 2), bsrc = uniform(N * K * 2, -2, 2);
@@ -186,7 +231,9 @@ for (const [T, n] of [[1, 1], [3, 7], [2, 64], [5, 385], [1, 1536]]) {
 }
 
 // ---------------------------------------------------------------- softmax
-for (const [T, n, scale] of [[1, 1, 1], [2, 3, 0.125], [3, 17, 0.25], [4, 130, 0.17677669], [2, 512, 1]]) {
+// negative scales take the SIMD exp with the upper clamp (arguments >= 0)
+for (const [T, n, scale] of [[1, 1, 1], [2, 3, 0.125], [3, 17, 0.25], [4, 130, 0.17677669], [2, 512, 1],
+  [3, 19, -0.125], [2, 257, -1]]) {
   const x = uniform(T * n, -30, 30);
   const p0 = put(x), p1 = put(x);
   M._blw_k_softmax(0, p0, T, n, scale);
