@@ -356,9 +356,12 @@ int bl_forward(const bl_model *m, bl_state *s, const int32_t *ids, const int32_t
     const float scale = 1.0f / sqrtf((float)d);
     for (int32_t l = 0; l < L; l++) {
         const layer_weights *w = &s->layers[l];
-        bl_matmul(s->q, s->x, T, &w->wq, w->bq, s->scratch);
-        bl_matmul(s->k, s->x, T, &w->wk, w->bk, s->scratch);
-        bl_matmul(s->v, s->x, T, &w->wv, w->bv, s->scratch);
+        { /* q, k, v = x Wq^T + bq, x Wk^T + bk, x Wv^T + bv (x packed once) */
+            float *const y[3] = {s->q, s->k, s->v};
+            const bl_weight *const ws[3] = {&w->wq, &w->wk, &w->wv};
+            const float *const bs[3] = {w->bq, w->bk, w->bv};
+            bl_matmul_shared(3, y, s->x, T, ws, bs, -1, s->scratch);
+        }
         if (s->queries && l == qk_layer)
             for (int32_t h = 0; h < NH; h++) {
                 split_head(s->queries + (size_t)h * T * d, s->q, T, H, d, h);

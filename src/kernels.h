@@ -53,6 +53,12 @@ void bl_matmul_scalar(float *y, const float *x, int32_t T, const bl_weight *w, c
 void bl_matmul_act(float *y, const float *x, int32_t T, const bl_weight *w, const float *bias, int32_t act,
                    float *scratch);
 
+/* n products of the same x with weights of the same k (e.g. Q, K and V):
+ * y[i] = act(x * w[i]^T + bias[i]) (bias[i] may be NULL, act < 0: none).
+ * The SIMD path packs or quantizes x once for all of them. */
+void bl_matmul_shared(int n, float *const *y, const float *x, int32_t T, const bl_weight *const *w,
+                      const float *const *bias, int32_t act, float *scratch);
+
 /* Activation x activation product used by attention:
  *   y[i*ldy + n] = sum_k x[i*ldx + k] * b[n*bn + k*bk]     i < T, n < N, k < K
  * (b is addressed with two strides, so K_h and V_h^T are read in place).
