@@ -25,10 +25,10 @@ typedef struct bl_weight {
                              f32 scale [n][k/32]; q4 packed [n][k/2] then scale  */
     /* SIMD layout (NULL in scalar builds), owned, built by bl_weight_pack:
      *   f32/f16 -> pf[n_panels][k][8]          floats, zero-padded columns
-     *   q8/q4   -> pq[n_panels][k/2][8][2]     int8 pairs (k even, k odd)
+     *   q8/q4   -> pq[n_panels][k/2][8][2]     int16 pairs (k even, k odd)
      *              ps[n_panels][k/32][8]       f32 block scales              */
     float *pf;
-    int8_t *pq;
+    int16_t *pq;
     float *ps;
 } bl_weight;
 
