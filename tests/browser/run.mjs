@@ -13,6 +13,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import zlib from 'node:zlib';
+import { createHash } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { serve, cspFromNetlify } from './server.mjs';
 
@@ -104,6 +105,31 @@ function canvasColours(page, sel) {
     for (let i = 0; i < d.length; i += 4 * 7) if (d[i + 3] > 0) seen.add((d[i] << 16) | (d[i + 1] << 8) | d[i + 2]);
     return seen.size;
   }, sel);
+}
+/** Parse exported SVG markup in the page: element counts, desc, well-formedness. */
+function inspectSvg(page, svg) {
+  return page.evaluate((text) => {
+    const doc = new DOMParser().parseFromString(text, 'image/svg+xml');
+    const root = doc.documentElement;
+    const count = (sel) => doc.querySelectorAll(sel).length;
+    return {
+      wellFormed: !doc.querySelector('parsererror') && root.localName === 'svg' && root.namespaceURI === 'http://www.w3.org/2000/svg',
+      images: count('image'),
+      hmCells: count('g.hm-cells rect'),
+      lines: count('g.hv-lines line'),
+      lineHeads: [...doc.querySelectorAll('g.hv-lines > g')].map((g) => g.getAttribute('data-head')),
+      nvRects: count('g.nv-query rect') + count('g.nv-key rect') + count('g.nv-product rect'),
+      unsafe: count('script, foreignObject, iframe, object, embed') + doc.getElementsByTagNameNS('http://www.w3.org/1999/xhtml', '*').length
+        + [...doc.querySelectorAll('*')].filter((e) => [...e.attributes].some((a) => /^on/i.test(a.name))).length,
+      title: doc.querySelector('svg > title')?.textContent,
+      desc: doc.querySelector('svg > desc')?.textContent,
+      texts: [...doc.querySelectorAll('text')].map((t) => t.textContent),
+    };
+  }, svg);
+}
+async function exportSvg(page) {
+  const [dl] = await Promise.all([page.waitForEvent('download'), page.click('#export-svg')]);
+  return fs.readFileSync(await dl.path(), 'utf8');
 }
 const texts = (page, sel) => page.$$eval(sel, (els) => els.map((e) => e.textContent));
 const shot = (page, name) => page.screenshot({ path: path.join(SHOTS, `${name}.png`), fullPage: true });
@@ -220,6 +246,52 @@ await check('head view: token columns, coloured lines, head toggles, pair filter
   assert.match(page.url(), /heads=3%2C5|heads=3,5/);
 });
 
+await check('head view by keyboard: tokens take focus, arrows move, Enter/Space freeze and unfreeze', async () => {
+  const lines = async () => Number(await page.getAttribute('.hv-stage', 'data-lines'));
+  const active = () => page.evaluate(() => {
+    const a = document.activeElement;
+    const tok = a && a.closest && a.closest('g.tok');
+    if (!tok) return null;
+    return { side: tok.parentNode.getAttribute('class'), label: tok.getAttribute('aria-label'), pressed: tok.getAttribute('aria-pressed'),
+      stroke: getComputedStyle(tok.querySelector('rect')).stroke };
+  });
+  const all = await lines();
+  // From the last head swatch, Tab through the pair filter to the query column.
+  await page.focus('.hv-swatches g.swatch[data-head="11"]');
+  let a = null;
+  for (let i = 0; i < 20 && !a; i++) { await page.keyboard.press('Tab'); a = await active(); }
+  assert.ok(a, 'a token is reachable with Tab');
+  assert.equal(a.side, 'left');
+  assert.equal(a.label, `query 0: ${fx.tokens[0]}`);
+  assert.equal(a.stroke, 'rgb(37, 99, 235)', 'focused token shows the accent focus ring');
+  assert.ok(await lines() < all, 'focusing a token isolates its lines');
+  for (let i = 0; i < 8; i++) await page.keyboard.press('ArrowDown');
+  a = await active();
+  assert.equal(a.label, `query 8: ${fx.tokens[8]}`);
+  const isolated = await lines();
+  assert.ok(isolated > 0 && isolated <= 2 * fx.T, `lines of query 8: ${isolated}`);
+  await page.keyboard.press(' ');
+  assert.equal((await active()).pressed, 'true', 'Space freezes');
+  await shot(page, 'head-keyboard-frozen');
+  // Tab to the key column: the frozen query keeps its lines.
+  await page.keyboard.press('Tab');
+  a = await active();
+  assert.equal(a.side, 'right');
+  assert.equal(await lines(), isolated);
+  assert.equal(await page.getAttribute('.hv-stage g.left g.tok:nth-of-type(9)', 'aria-pressed'), 'true');
+  // Back to the query column (its tab stop stayed on query 8); Enter unfreezes.
+  await page.keyboard.press('Shift+Tab');
+  assert.equal((await active()).label, `query 8: ${fx.tokens[8]}`);
+  await page.keyboard.press('Enter');
+  assert.equal((await active()).pressed, 'false', 'Enter unfreezes');
+  await page.keyboard.press('ArrowRight');
+  assert.equal((await active()).label, `key 8: ${fx.tokens[8]}`, 'ArrowRight moves to the key column');
+  await page.keyboard.press('Tab');
+  await page.keyboard.press('Tab');
+  assert.equal(await active(), null);
+  assert.equal(await lines(), all, 'leaving the tokens shows every line again');
+});
+
 await check('model view: every layer x head thumbnail; click opens the heatmap', async () => {
   await clickAndRedraw(page, '#view-tabs [data-view="model"]');
   assert.equal((await page.$$('.layer-label')).length, 6);
@@ -233,6 +305,37 @@ await check('model view: every layer x head thumbnail; click opens the heatmap',
   assert.equal(await page.$eval('#layer', (s) => s.value), '2');
   assert.equal(await page.$eval('#head', (s) => s.value), '5');
   assert.match(await page.textContent('.view-title'), /Heatmap — layer 2, head 5/);
+});
+
+await check('model view by keyboard: Tab to the grid, arrows move the highlight, Enter opens it', async () => {
+  await page.focus('#view-tabs [data-view="model"]');
+  await page.evaluate(() => { document.body.dataset.state = 'loading'; });
+  await page.keyboard.press('Enter');
+  await ready(page);
+  let onGrid = false;
+  for (let i = 0; i < 40 && !onGrid; i++) {
+    await page.keyboard.press('Tab');
+    onGrid = await page.evaluate(() => !!document.activeElement && document.activeElement.classList.contains('mv-hit'));
+  }
+  assert.ok(onGrid, 'the thumbnail grid is reachable with Tab');
+  const boxOf = (sel) => page.$eval(sel, (r) => [r.getAttribute('visibility'), r.getAttribute('x'), r.getAttribute('y')]);
+  const start = await boxOf('rect.mv-focus');
+  const current = await boxOf('rect.mv-current');
+  assert.deepEqual(start, ['visible', current[1], current[2]], 'the highlight starts on the open head (layer 2, head 5)');
+  for (const k of ['ArrowDown', 'ArrowDown', 'ArrowRight', 'ArrowRight', 'ArrowRight', 'ArrowUp']) await page.keyboard.press(k);
+  assert.match(await page.getAttribute('rect.mv-hit', 'aria-label'), /layer 3, head 8/);
+  assert.match(await page.textContent('#tooltip'), /layer 3, head 8/);
+  await shot(page, 'model-keyboard');
+  await page.evaluate(() => { document.body.dataset.state = 'loading'; });
+  await page.keyboard.press('Enter');
+  await ready(page);
+  assert.equal(await page.$eval('#layer', (s) => s.value), '3');
+  assert.equal(await page.$eval('#head', (s) => s.value), '8');
+  assert.match(await page.textContent('.view-title'), /Heatmap — layer 3, head 8/);
+  await page.selectOption('#layer', '2');
+  await ready(page);
+  await page.selectOption('#head', '5');
+  await ready(page);
 });
 
 await check('neuron view: q, k, q×k, q·k, scaled, softmax; softmax matches HF attention', async () => {
@@ -310,6 +413,12 @@ await check('HTML typed as text stays inert', async () => {
   assert.deepEqual(dialogs, []);
   const labels = await texts(page, '.row-label');
   assert.ok(labels.includes('<') && labels.includes('script') && labels.includes('alert'), labels.join(' '));
+  // The exported SVG carries the text as text nodes only.
+  const svg = await inspectSvg(page, await exportSvg(page));
+  assert.ok(svg.wellFormed);
+  assert.equal(svg.unsafe, 0, 'no script, HTML or event-handler attribute in the exported SVG');
+  assert.ok(svg.title.includes(evil), 'the title holds the typed text as text');
+  assert.ok(svg.texts.includes('script') && svg.texts.includes('<'));
   // And as a URL parameter.
   const p2 = await context.newPage();
   await p2.goto(`${base}?text=${encodeURIComponent(evil)}&text_b=${encodeURIComponent('<svg onload=alert(2)>')}`);
@@ -381,12 +490,37 @@ await check('bad URL parameters fall back to defaults with a visible notice', as
 
 await check('export SVG and PNG', async () => {
   await clickAndRedraw(page, '#view-tabs [data-view="heatmap"]');
-  const [svgDl] = await Promise.all([page.waitForEvent('download'), page.click('#export-svg')]);
-  const svg = fs.readFileSync(await svgDl.path(), 'utf8');
+  const svg = await exportSvg(page);
   assert.match(svg, /^<svg[^>]*xmlns="http:\/\/www.w3.org\/2000\/svg"/);
   assert.ok(svg.includes('>unbelievably<') === false && svg.includes('>##bel<'), 'token labels are in the SVG');
-  assert.match(svg, /<image[^>]+href="data:image\/png;base64,/);
+  const hm = await inspectSvg(page, svg);
+  assert.ok(hm.wellFormed);
+  assert.equal(hm.hmCells, fx.T * fx.T, 'one <rect> per heatmap cell');
+  assert.equal(hm.images, 0, 'no embedded image');
+  assert.match(hm.desc, new RegExp(`Heatmap cells: ${fx.T * fx.T} vector rectangles`));
+  assert.ok(!/url\((?!#|&quot;#)|href="(?!#|data:)|@import|<link/.test(svg), 'standalone: no external references');
   fs.writeFileSync(path.join(SHOTS, 'export-heatmap.svg'), svg);
+  // Head view: the lines it draws, as <line>s grouped by head.
+  await clickAndRedraw(page, '#view-tabs [data-view="head"]');
+  const drawn = Number(await page.getAttribute('.hv-stage', 'data-lines'));
+  const hvText = await exportSvg(page);
+  const hv = await inspectSvg(page, hvText);
+  assert.ok(hv.wellFormed);
+  assert.ok(drawn > 0);
+  assert.equal(hv.lines, drawn, 'one <line> per drawn head-view line');
+  assert.equal(hv.images, 0);
+  assert.ok(hv.texts.includes('##bel'), 'token labels in the head-view SVG');
+  fs.writeFileSync(path.join(SHOTS, 'export-head.svg'), hvText);
+  // Neuron view: q, k and q×k strips as cells; model view stays raster and says so.
+  await clickAndRedraw(page, '#view-tabs [data-view="neuron"]');
+  const nv = await inspectSvg(page, await exportSvg(page));
+  assert.equal(nv.images, 0);
+  assert.equal(nv.nvRects, (1 + 2 * fx.T) * fx.d);
+  await clickAndRedraw(page, '#view-tabs [data-view="model"]');
+  const mv = await inspectSvg(page, await exportSvg(page));
+  assert.equal(mv.images, 1);
+  assert.match(mv.desc, /Model-view thumbnails .* embedded PNG image/);
+  await clickAndRedraw(page, '#view-tabs [data-view="heatmap"]');
   const [pngDl] = await Promise.all([page.waitForEvent('download'), page.click('#export-png')]);
   const png = fs.readFileSync(await pngDl.path());
   assert.deepEqual([...png.subarray(0, 4)], [0x89, 0x50, 0x4e, 0x47]);
@@ -403,6 +537,10 @@ await check('long text is truncated with a notice; head view stays bounded', asy
   const labels = await texts(page, '.row-label');
   assert.ok(labels.length < 512 && labels.length >= 40, `${labels.length} row labels for 512 tokens`);
   await shot(page, 'heatmap-512');
+  const big = await inspectSvg(page, await exportSvg(page));
+  assert.equal(big.hmCells, 0);
+  assert.equal(big.images, 1, '512 x 512 cells go in as one image');
+  assert.match(big.desc, /Heatmap cells \(512 × 512\) are an embedded PNG image/);
   await clickAndRedraw(page, '#view-tabs [data-view="head"]');
   const nodes = await page.evaluate(() => document.querySelectorAll('#view *').length);
   assert.ok(nodes < 5000, `${nodes} DOM nodes in the head view`);
@@ -490,6 +628,82 @@ await check('out-of-range query token falls back with a notice', async () => {
   assert.match(await p2.textContent('#notices'), /Query token 400 does not exist/);
   assert.equal(await p2.$eval('#neuron-query', (s) => s.value), '0');
   await p2.close();
+});
+
+await check('two listed models: switch with the picker and with ?model=', async () => {
+  // A copy of dist/ whose index lists the published q8 bundle and a q4
+  // bundle gzipped here (dist/ and models/index.json stay untouched).
+  const q4Plain = path.join(ROOT, 'build', 'models', 'all-minilm-l6-v2.q4.blb');
+  assert.ok(fs.existsSync(q4Plain), `${path.relative(ROOT, q4Plain)} is missing: run \`make test-models\``);
+  const site = fs.mkdtempSync(path.join(os.tmpdir(), 'bertlens-two-models-'));
+  let srv2 = null;
+  try {
+    fs.cpSync(DIST, site, { recursive: true });
+    const gz = zlib.gzipSync(fs.readFileSync(q4Plain), { level: 6 });
+    fs.writeFileSync(path.join(site, 'models', 'all-minilm-l6-v2.q4.blb.gz'), gz);
+    const index = JSON.parse(fs.readFileSync(path.join(DIST, 'models', 'index.json'), 'utf8'));
+    const q8 = index.models[0];
+    index.models = [q8, {
+      ...q8, id: 'minilm-l6-q4', name: 'all-MiniLM-L6-v2 (q4)', file: 'all-minilm-l6-v2.q4.blb.gz', dtype: 'q4',
+      bytes: gz.length, sha256: createHash('sha256').update(gz).digest('hex'), default: false,
+    }];
+    fs.writeFileSync(path.join(site, 'models', 'index.json'), JSON.stringify(index, null, 2));
+    srv2 = await serve(site, { csp: cspFromNetlify(ROOT) });
+    const cellsHash = (p) => p.$eval('canvas.hm-cells', (c) => c.toDataURL());
+    const text = 'Two models read the same sentence.';
+
+    const p2 = await context.newPage();
+    await p2.goto(`${srv2.url}?text=${encodeURIComponent(text)}&layer=1&head=3`);
+    await ready(p2);
+    assert.deepEqual(await p2.$$eval('#model-select option', (os) => os.map((o) => o.value)), ['minilm-l6-q8', 'minilm-l6-q4']);
+    assert.match(await p2.textContent('#model-info'), /\(q8\).*weights q8/);
+    const labels = await texts(p2, '.row-label');
+    const q8Cells = await cellsHash(p2);
+    // Picker -> q4: downloads with progress, reloads, redraws, keeps text and view.
+    await p2.evaluate(() => { document.body.dataset.state = 'loading'; });
+    await p2.selectOption('#model-select', 'minilm-l6-q4');
+    await ready(p2);
+    assert.match(await p2.textContent('#model-info'), /all-MiniLM-L6-v2 \(q4\) · 6 layers × 12 heads, hidden 384 · weights q4/);
+    assert.equal(await p2.inputValue('#text-a'), text);
+    assert.deepEqual(await texts(p2, '.row-label'), labels);
+    assert.match(await p2.textContent('.view-title'), /Heatmap — layer 1, head 3/);
+    assert.notEqual(await cellsHash(p2), q8Cells, 'the heatmap is redrawn from the q4 model');
+    assert.match(p2.url(), /[?&]model=minilm-l6-q4(&|$)/);
+    await p2.click('#copy-link');
+    const link = await p2.inputValue('#share-text');
+    assert.match(link, /[?&]model=minilm-l6-q4(&|$)/);
+    await shot(p2, 'two-models-q4');
+    // Back to q8 with the picker, in another view. The window resizes just
+    // before (a redraw for the resize must not end the model switch early).
+    await clickAndRedraw(p2, '#view-tabs [data-view="head"]');
+    await p2.setViewportSize({ width: 1200, height: 900 });
+    await p2.evaluate(() => { document.body.dataset.state = 'loading'; });
+    await p2.selectOption('#model-select', 'minilm-l6-q8');
+    await ready(p2);
+    assert.match(await p2.textContent('#model-info'), /weights q8/);
+    assert.deepEqual(await texts(p2, '.hv-stage g.left text'), labels);
+    assert.match(p2.url(), /[?&]model=minilm-l6-q8(&|$)/);
+    await p2.close();
+
+    // The permalink opens the q4 model directly, the same drawing as before.
+    const p3 = await context.newPage();
+    await p3.goto(link);
+    await ready(p3);
+    assert.equal(await p3.$eval('#model-select', (s) => s.value), 'minilm-l6-q4');
+    assert.match(await p3.textContent('#model-info'), /weights q4/);
+    assert.equal(await p3.inputValue('#text-a'), text);
+    assert.deepEqual(await texts(p3, '.row-label'), labels);
+    // And a hand-written ?model= link.
+    await p3.goto(`${srv2.url}?model=minilm-l6-q4&view=model&text=${encodeURIComponent(text)}`);
+    await ready(p3);
+    assert.match(await p3.textContent('#model-info'), /weights q4/);
+    assert.ok(await canvasColours(p3, 'canvas.mv-thumbs') > 20);
+    assert.equal(await p3.textContent('#notices'), '', 'no notice for a listed model id');
+    await p3.close();
+  } finally {
+    if (srv2) await srv2.close();
+    fs.rmSync(site, { recursive: true, force: true });
+  }
 });
 
 await check('no request left localhost and no console errors', async () => {

@@ -32,6 +32,7 @@ const app = {
   timer: 0,
   lastRunMs: 30,
   loadSeq: 0,
+  loadingModel: 0, // loadSeq of a model load in progress (0: none)
   inputAt: 0,
 };
 
@@ -259,9 +260,22 @@ function showProgress(label, loaded, total) {
   }
 }
 
-async function useListedModel(entry) {
+/** A model load (listed or file) starts: returns its sequence number. While
+ *  it runs the page stays 'loading' (a redraw of the old model is not the
+ *  render for the current input). */
+function startModelLoad() {
   const seq = ++app.loadSeq;
+  app.loadingModel = seq;
   setPageState('loading');
+  return seq;
+}
+
+function endModelLoad(seq) {
+  if (app.loadingModel === seq) app.loadingModel = 0;
+}
+
+async function useListedModel(entry) {
+  const seq = startModelLoad();
   clearNotice('load');
   const label = `Downloading ${entry.name || entry.id}`;
   showProgress(label, 0, Number(entry.bytes) || 0);
@@ -272,6 +286,7 @@ async function useListedModel(entry) {
     });
   } catch (e) {
     if (seq !== app.loadSeq) return;
+    endModelLoad(seq);
     $('progress').hidden = true;
     fail('load', e.message);
     return;
@@ -288,14 +303,15 @@ async function useListedModel(entry) {
 }
 
 async function useFile(file) {
-  const seq = ++app.loadSeq;
-  setPageState('loading');
+  const seq = startModelLoad();
   clearNotice('load');
   showProgress(`Reading ${file.name}`, 0, file.size);
   let buffer;
   try {
     buffer = await loadFileBundle(file);
   } catch (e) {
+    if (seq !== app.loadSeq) return;
+    endModelLoad(seq);
     $('progress').hidden = true;
     fail('load', `Could not load ${file.name}: ${e.message}`);
     return;
@@ -318,6 +334,7 @@ async function loadIntoEngine(buffer, seq, name) {
     res = { error: e.message, restored: false };
   }
   if (seq !== app.loadSeq) return false;
+  endModelLoad(seq);
   $('progress').hidden = true;
   if (res.error) {
     const tail = res.restored ? ' The previous model is still loaded.' : '';
@@ -346,8 +363,10 @@ function afterModelLoaded() {
     app.entry ? app.entry.name : app.localName,
     `${c.n_layers} layers × ${c.n_heads} heads, hidden ${c.hidden}`,
     app.info.dtype ? `weights ${app.info.dtype}` : null,
-    meta['source.name'] ? `from ${meta['source.name']}` : (app.entry && app.entry.source ? `from ${app.entry.source}` : null),
-    meta['source.license'] ? `licence ${meta['source.license']}` : (app.entry && app.entry.license ? `licence ${app.entry.license}` : null),
+    // A listed model's index entry is curated; a bundle's own metadata may
+    // name only a local path (e.g. a test conversion), so the entry wins.
+    (app.entry && app.entry.source) || meta['source.name'] ? `from ${(app.entry && app.entry.source) || meta['source.name']}` : null,
+    (app.entry && app.entry.license) || meta['source.license'] ? `licence ${(app.entry && app.entry.license) || meta['source.license']}` : null,
   ].filter(Boolean);
   $('model-info').textContent = bits.join(' · ');
   applyChrome();
@@ -474,7 +493,7 @@ function legendLines(s, H) {
 }
 
 /** Draw the current view from the last run. A plain redraw (window resize)
- *  passes keepState so it does not turn an 'error' page into 'ready'. */
+ *  passes keepState so it leaves the page state ('loading', 'error') alone. */
 function draw({ keepState = false } = {}) {
   const run = app.run;
   const s = app.state;
@@ -498,7 +517,9 @@ function draw({ keepState = false } = {}) {
   const embedText = s.text_b ? `“${s.text}” / “${s.text_b}”` : `“${s.text}”`;
   $('embed-text').textContent = `${embedText} · ${s.view} · layer ${s.layer}${s.view === 'heatmap' || s.view === 'neuron' ? ` · head ${s.head}` : ''}`;
   $('embed-open').href = `${location.pathname}?${serializeState({ ...s, embed: false })}`;
-  if (!keepState || document.body.dataset.state !== 'error') setPageState('ready');
+  // A plain redraw (resize) keeps the page state: it may come while a run or
+  // a model load for newer input is on its way, or after an error.
+  if (!keepState && !app.loadingModel) setPageState('ready');
 }
 
 function drawView(run, s) {

@@ -100,3 +100,27 @@ export function textWidth(s, px = 12) {
 export function clip(s, n = 14) {
   return s.length > n ? `${s.slice(0, n - 1)}…` : s;
 }
+
+/** Largest number of cell rectangles / lines a view writes into an exported
+ *  SVG; above it the canvas goes in as an embedded PNG (and the SVG's <desc>
+ *  says so). 128 x 128 heatmap cells = 16384. */
+export const SVG_MAX_CELLS = 128 * 128;
+export const SVG_MAX_LINES = 4000;
+
+/** Give a canvas a vector form for "Export SVG" (export.js). fn() returns
+ *  {node, note}: node is a mark tree {tag: 'g'|'rect'|'line'|'path', attrs,
+ *  children} in the canvas's CSS-pixel coordinates, or null to keep the
+ *  canvas as a PNG image; note says in words what was exported and how. */
+export function exportable(canvas, fn) {
+  canvas.blExport = fn;
+}
+
+const r2 = (v) => Math.round(v * 100) / 100;
+
+/** Mark tree of a grid of coloured cells: cells(put) calls put(x, y, w, h,
+ *  colour) once per cell. */
+export function cellMarks(className, cells) {
+  const children = [];
+  cells((x, y, w, h, fill) => children.push({ tag: 'rect', attrs: { x: r2(x), y: r2(y), width: r2(w), height: r2(h), fill } }));
+  return { tag: 'g', attrs: { class: className, 'shape-rendering': 'crispEdges' }, children };
+}

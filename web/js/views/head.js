@@ -6,11 +6,15 @@
 // Interaction: click a head swatch to toggle it, double-click to show it
 // alone; hover a token to isolate its lines, click it to freeze that; the
 // pair filter keeps only A->A, A->B, B->A or B->B lines.
+// Keyboard: each token column is one tab stop; arrow keys move between
+// tokens (Left/Right: to the other column), which isolates their lines like
+// hovering; Enter or Space freezes/unfreezes, Escape unfreezes.
+// Export SVG writes the drawn lines as <line>s (up to SVG_MAX_LINES).
 //
 // data = {K, labels[K], segs[K], H, mats[H] (K*K each), selected[] (heads
 //         shown), filter, hasPair, valueName, vmax, legendLines[], title}
 
-import { THEMES, sizeCanvas, tooltip, headColour, textWidth, clip } from './common.js';
+import { THEMES, sizeCanvas, tooltip, headColour, textWidth, clip, exportable, SVG_MAX_LINES } from './common.js';
 import { headLines } from '../data.js';
 
 const d3 = globalThis.d3;
@@ -22,12 +26,14 @@ export function headView() {
   let onFilter = () => {};
   let focus = null; // {side: 'left'|'right', index}
   let frozen = false;
+  let kbd = { left: 0, right: 0 }; // token of each column that has the tab stop
   let last = null; // last data, for redraws on hover
 
   function view(root, data) {
     if (last && (last.K !== data.K || last.labels.join('\u0000') !== data.labels.join('\u0000'))) {
       focus = null;
       frozen = false;
+      kbd = { left: 0, right: 0 };
     }
     last = data;
     render(root);
@@ -128,6 +134,20 @@ export function headView() {
       return w / data.vmax;
     };
     const tint = sel.size === 1 ? headColour([...sel][0], H) : theme.accent;
+    const isFrozen = (side, i) => frozen && focus && focus.side === side && focus.index === i;
+    const toggleFreeze = (side, i) => {
+      if (isFrozen(side, i)) frozen = false;
+      else { focus = { side, index: i }; frozen = true; }
+      redraw();
+    };
+    const tokNode = (side, i) => svg.select(`g.${side}`).selectAll('g.tok').filter((d) => d.i === i).node();
+    const showTip = (node, side, d) => {
+      const r = node.getBoundingClientRect();
+      tooltip.show({ clientX: side === 'left' ? r.left : r.right, clientY: r.bottom }, [
+        `${side === 'left' ? 'query' : 'key'} ${d.i}: ${d.l}`,
+        isFrozen(side, d.i) ? 'Enter: unfreeze' : 'Enter: freeze this token · arrows: move',
+      ]);
+    };
 
     const column = (side, x, anchor) => {
       const g = svg.select(`g.${side}`).attr('transform', `translate(${x},${top})`);
@@ -139,6 +159,45 @@ export function headView() {
           return r;
         })
         .attr('transform', (d) => `translate(0,${d.i * rowH})`)
+        .attr('role', 'button')
+        .attr('tabindex', (d) => (d.i === Math.min(kbd[side], K - 1) ? 0 : -1))
+        .attr('aria-label', (d) => `${side === 'left' ? 'query' : 'key'} ${d.i}: ${d.l}`)
+        .attr('aria-pressed', (d) => String(isFrozen(side, d.i)))
+        .on('focus', function (ev, d) {
+          kbd[side] = d.i;
+          if (!frozen) { focus = { side, index: d.i }; redraw(); } else column(side, x, anchor);
+          showTip(this, side, d);
+        })
+        .on('blur', (ev) => {
+          tooltip.hide();
+          const next = ev.relatedTarget;
+          const stays = next && next.closest && next.closest('g.tok') && stage.node().contains(next);
+          if (!frozen && !stays) { focus = null; redraw(); }
+        })
+        .on('keydown', function (ev, d) {
+          let to = null;
+          let toSide = side;
+          if (ev.key === 'Enter' || ev.key === ' ') {
+            ev.preventDefault();
+            toggleFreeze(side, d.i);
+            showTip(this, side, d);
+            return;
+          }
+          if (ev.key === 'Escape') { if (frozen) { frozen = false; redraw(); } return; }
+          if (ev.key === 'ArrowDown') to = Math.min(K - 1, d.i + 1);
+          else if (ev.key === 'ArrowUp') to = Math.max(0, d.i - 1);
+          else if (ev.key === 'Home') to = 0;
+          else if (ev.key === 'End') to = K - 1;
+          else if (ev.key === 'ArrowLeft' || ev.key === 'ArrowRight') {
+            toSide = ev.key === 'ArrowLeft' ? 'left' : 'right';
+            to = d.i;
+          } else return;
+          ev.preventDefault();
+          kbd[toSide] = to;
+          column(toSide, toSide === 'left' ? xL - 4 : xR + 4, toSide === 'left' ? 'end' : 'start');
+          const n = tokNode(toSide, to);
+          if (n && n !== this) n.focus();
+        })
         .on('mouseenter', (ev, d) => {
           if (!frozen) { focus = { side, index: d.i }; redraw(); }
           tooltip.show(ev, [`${side === 'left' ? 'query' : 'key'} ${d.i}: ${d.l}`, frozen ? 'click: unfreeze' : 'click: freeze this token']);
@@ -147,16 +206,12 @@ export function headView() {
           tooltip.hide();
           if (!frozen) { focus = null; redraw(); }
         })
-        .on('click', (ev, d) => {
-          if (frozen && focus && focus.side === side && focus.index === d.i) { frozen = false; } else {
-            focus = { side, index: d.i };
-            frozen = true;
-          }
-          redraw();
-        });
+        .on('click', (ev, d) => toggleFreeze(side, d.i));
       rows.select('rect').attr('x', anchor === 'end' ? -labelW : 0).attr('y', 1).attr('width', labelW)
         .attr('height', rowH - 2).attr('rx', 3).attr('fill', tint)
-        .attr('fill-opacity', (d) => 0.85 * weightFor(side, d.i));
+        .attr('fill-opacity', (d) => 0.85 * weightFor(side, d.i))
+        .attr('stroke', (d) => (isFrozen(side, d.i) ? theme.fg : 'none'))
+        .attr('stroke-dasharray', (d) => (isFrozen(side, d.i) ? '3 2' : null));
       rows.select('text').attr('x', anchor === 'end' ? -4 : 4).attr('y', rowH / 2).attr('dy', '0.35em')
         .attr('text-anchor', anchor).attr('font-size', font)
         .attr('fill', theme.fg)
@@ -191,6 +246,26 @@ export function headView() {
       }
       ctx.globalAlpha = 1;
       stage.attr('data-lines', lines.length);
+      const w = xR - xL;
+      const lw = ctx.lineWidth;
+      exportable(canvas, () => {
+        if (lines.length > SVG_MAX_LINES) {
+          return { node: null, note: `Head-view lines (${lines.length}) are an embedded PNG image: more than ${SVG_MAX_LINES} lines would make the SVG too heavy.` };
+        }
+        const byHead = new Map();
+        for (const l of lines) {
+          if (!byHead.has(l.head)) byHead.set(l.head, []);
+          byHead.get(l.head).push({ tag: 'line', attrs: {
+            x1: 0, y1: l.i * rowH + rowH / 2, x2: w, y2: l.j * rowH + rowH / 2,
+            'stroke-opacity': +Math.min(1, (l.w / data.vmax) * (focus ? 1 : 0.9)).toFixed(3),
+          } });
+        }
+        return {
+          node: { tag: 'g', attrs: { class: 'hv-lines', 'stroke-width': lw, fill: 'none' },
+            children: [...byHead].map(([h, children]) => ({ tag: 'g', attrs: { stroke: headColour(h, H), 'data-head': h }, children })) },
+          note: `Head-view lines: ${lines.length} vector <line> elements (weak lines are not drawn, as on the page).`,
+        };
+      });
     };
 
     redraw();

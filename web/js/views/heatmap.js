@@ -1,12 +1,13 @@
 // heatmap.js — one attention matrix (one head, or the mean over heads).
 // Rows are queries, columns are keys. Cells are painted on a canvas (512
 // tokens = 262k cells, far too many for SVG); labels, the hover cursor and
-// the legend are SVG.
+// the legend are SVG. Export SVG writes the cells as <rect>s up to 128 x 128
+// cells (common.js SVG_MAX_CELLS), as an embedded PNG above that.
 //
 // Usage: heatmapView().theme(THEMES.light).onQuery(fn)(root, data) with data =
 //   {K, labels[K], matrix Float32Array[K*K], valueName, legendLines[], title}
 
-import { THEMES, sizeCanvas, tooltip, fmt, drawLegendBar, textWidth, clip } from './common.js';
+import { THEMES, sizeCanvas, tooltip, fmt, drawLegendBar, textWidth, clip, exportable, cellMarks, SVG_MAX_CELLS } from './common.js';
 
 const d3 = globalThis.d3;
 
@@ -77,6 +78,17 @@ export function heatmapView() {
       ctx.imageSmoothingEnabled = false;
       ctx.drawImage(tmp, 0, 0, side, side);
     }
+    exportable(canvas, () => {
+      if (K * K > SVG_MAX_CELLS) {
+        return { node: null, note: `Heatmap cells (${K} × ${K}) are an embedded PNG image: more than 128 × 128 cells would make the SVG too heavy.` };
+      }
+      return {
+        node: cellMarks('hm-cells', (put) => {
+          for (let i = 0; i < K; i++) for (let j = 0; j < K; j++) put(j * cell, i * cell, cell, cell, colour(matrix[i * K + j]));
+        }),
+        note: `Heatmap cells: ${K * K} vector rectangles (${K} × ${K}).`,
+      };
+    });
 
     const svg = stage.select('svg.hm-svg').attr('width', W).attr('height', H)
       .attr('font-family', 'system-ui, sans-serif').attr('font-size', 11).attr('fill', theme.fg);

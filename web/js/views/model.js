@@ -1,11 +1,14 @@
 // model.js — the model view: a thumbnail of every layer x head matrix, all
 // painted into ONE canvas (144 heads x 512 tokens stays fast: each matrix is
 // max-pooled to the thumbnail size first). Click a thumbnail to open it.
+// Keyboard: the grid is one tab stop; arrow keys move a highlighted
+// thumbnail (Home/End: first/last head, PageUp/PageDown: first/last layer),
+// Enter or Space opens it. Export SVG keeps the thumbnails as one PNG image.
 //
 // data = {L, H, K, mat(l, h) -> K*K Float32Array, layer, head, valueName,
 //         legendLines[], title}
 
-import { THEMES, sizeCanvas, tooltip, drawLegendBar } from './common.js';
+import { THEMES, sizeCanvas, tooltip, drawLegendBar, exportable } from './common.js';
 import { poolMatrix, maxOf } from '../data.js';
 
 const d3 = globalThis.d3;
@@ -14,6 +17,7 @@ export function modelView() {
   let theme = THEMES.light;
   let width = 900;
   let onOpen = () => {};
+  let kbd = null; // {l, h}: the thumbnail the keyboard cursor is on
 
   function view(root, data) {
     render(root);
@@ -30,6 +34,7 @@ export function modelView() {
     svg.selectAll('g.head-labels').data([null]).join('g').attr('class', 'head-labels');
     svg.selectAll('rect.mv-current').data([null]).join('rect').attr('class', 'mv-current');
     svg.selectAll('rect.mv-hover').data([null]).join('rect').attr('class', 'mv-hover');
+    svg.selectAll('rect.mv-focus').data([null]).join('rect').attr('class', 'mv-focus');
     svg.selectAll('rect.mv-hit').data([null]).join('rect').attr('class', 'mv-hit');
     svg.selectAll('g.legend').data([null]).join('g').attr('class', 'legend');
   }
@@ -73,6 +78,10 @@ export function modelView() {
         ctx.drawImage(tmp, h * (S + m.gap), l * (S + m.gap), S, S);
       }
     }
+    exportable(canvas, () => ({
+      node: null,
+      note: `Model-view thumbnails (${L} layers × ${H} heads) are one embedded PNG image; open a thumbnail as a heatmap for a vector export of its cells.`,
+    }));
 
     const svg = stage.select('svg.mv-svg').attr('width', W).attr('height', Hpx)
       .attr('font-family', 'system-ui, sans-serif');
@@ -110,6 +119,49 @@ export function modelView() {
       .on('click', (ev) => {
         const c = cellAt(ev);
         if (c) { tooltip.hide(); onOpen(c.l, c.h); }
+      });
+
+    // Keyboard cursor: a solid box that follows the arrow keys.
+    if (kbd) kbd = { l: Math.min(kbd.l, L - 1), h: Math.min(kbd.h, H - 1) };
+    const focusBox = svg.select('rect.mv-focus').attr('fill', 'none').attr('stroke', theme.fg)
+      .attr('stroke-width', 3).attr('pointer-events', 'none').attr('visibility', 'hidden');
+    const hitNode = svg.select('rect.mv-hit').node();
+    const describe = (c) => `layer ${c.l}, head ${c.h}`;
+    const showKbd = () => {
+      box(focusBox.attr('visibility', 'visible'), kbd.l, kbd.h);
+      hitNode.setAttribute('aria-label', `Thumbnail grid, ${describe(kbd)}: arrow keys move, Enter opens it as a heatmap`);
+      const r = focusBox.node().getBoundingClientRect();
+      tooltip.show({ clientX: r.right, clientY: r.bottom }, [describe(kbd), `largest ${data.valueName}: ${peaks[kbd.l][kbd.h].toFixed(3)}`, 'Enter: open as heatmap · arrows: move']);
+    };
+    svg.select('rect.mv-hit')
+      .attr('tabindex', 0)
+      .attr('role', 'application')
+      .attr('aria-roledescription', 'thumbnail grid')
+      .attr('aria-label', `Thumbnail grid of ${L} layers × ${H} heads: arrow keys move, Enter opens one as a heatmap`)
+      .on('focus', function () {
+        if (!this.matches(':focus-visible')) return; // a mouse click opens directly
+        if (!kbd) kbd = { l: data.layer, h: data.head === 'mean' ? 0 : data.head };
+        showKbd();
+      })
+      .on('blur', () => { focusBox.attr('visibility', 'hidden'); tooltip.hide(); })
+      .on('keydown', (ev) => {
+        if (!kbd) kbd = { l: data.layer, h: data.head === 'mean' ? 0 : data.head };
+        const { l, h } = kbd;
+        const moves = {
+          ArrowLeft: [l, h - 1], ArrowRight: [l, h + 1], ArrowUp: [l - 1, h], ArrowDown: [l + 1, h],
+          Home: [l, 0], End: [l, H - 1], PageUp: [0, h], PageDown: [L - 1, h],
+        };
+        if (ev.key === 'Enter' || ev.key === ' ') {
+          ev.preventDefault();
+          tooltip.hide();
+          onOpen(l, h);
+          return;
+        }
+        if (!moves[ev.key]) return;
+        ev.preventDefault();
+        const [nl, nh] = moves[ev.key];
+        kbd = { l: Math.max(0, Math.min(L - 1, nl)), h: Math.max(0, Math.min(H - 1, nh)) };
+        showKbd();
       });
 
     const lg = svg.select('g.legend').attr('transform', `translate(${m.left},${m.top + gridH + 30})`);

@@ -2,13 +2,14 @@
 // into its attention row. Columns, from the real q/k vectors of the layer:
 //   key k_j  |  q × k_j (element-wise)  |  q · k_j  |  q · k_j / √d  |  softmax  (| ‖α f(x)‖)
 // Vectors are painted on canvases (orange < 0 < blue); numbers are SVG text.
+// Export SVG writes the vector cells as <rect>s (up to SVG_MAX_CELLS per strip).
 //
 // data = {labels[R], rows[R] (token index of each shown key), query, queryLabel,
 //         tokens[T] (for the query picker), d, cols (data.js neuronColumns),
 //         weights[R] (softmax shown, renormalized or not), norms[R] | null,
 //         legendLines[], title}
 
-import { THEMES, sizeCanvas, tooltip, fmt, clip, textWidth } from './common.js';
+import { THEMES, sizeCanvas, tooltip, fmt, clip, textWidth, exportable, cellMarks, SVG_MAX_CELLS } from './common.js';
 
 const d3 = globalThis.d3;
 
@@ -91,6 +92,20 @@ export function neuronView() {
         pc.fillRect(c * cw, r * rowH, cw, rowH - 1);
       }
     });
+    const strip = (name, nRows, value, m) => () => {
+      if (nRows * d > SVG_MAX_CELLS) {
+        return { node: null, note: `Neuron-view ${name} strip (${nRows} × ${d} cells) is an embedded PNG image: too many cells for vector export.` };
+      }
+      return {
+        node: cellMarks(`nv-${name}`, (put) => {
+          for (let r = 0; r < nRows; r++) for (let c = 0; c < d; c++) put(c * cw, r * rowH, cw, rowH - 1, vecColour(value(r, c), m));
+        }),
+        note: `Neuron-view ${name} strip: ${nRows * d} vector rectangles.`,
+      };
+    };
+    exportable(stage.select('canvas.nv-q').node(), strip('query', 1, (r, c) => cols.q[c], amax));
+    exportable(stage.select('canvas.nv-k').node(), strip('key', R, (r, c) => cols.keys[rows[r]][c], amax));
+    exportable(stage.select('canvas.nv-p').node(), strip('product', R, (r, c) => cols.products[rows[r]][c], pmax));
 
     const svg = stage.select('svg.nv-svg').attr('width', W).attr('height', Hpx)
       .attr('font-family', 'system-ui, sans-serif').attr('font-size', font);
