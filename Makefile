@@ -56,7 +56,6 @@ wasm: build/wasm/bertlens.js
 build/wasm/bertlens.js: $(LIB_SRC) src/wasm_api.c $(HDRS)
 	@mkdir -p build/wasm
 	$(EMCC) $(EMFLAGS) -o $@ $(LIB_SRC) src/wasm_api.c
-	@echo '{"type": "commonjs"}' > build/wasm/package.json  # the glue is CommonJS; the repo is ESM
 
 # -------------------------------------------------------------------- site
 site: dist/.stamp

@@ -10,9 +10,10 @@
 // --quick: the short inputs of both models only (for the sanitizer build).
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
-import { createRequire } from 'node:module';
 import path from 'node:path';
 import zlib from 'node:zlib';
+import { createModule, floats, loadBundle, loadBytes, putInts, putString, wasmError } from '../tools/wasm_node.mjs';
+import { argmaxRows, cosine, Diff } from './lib/parity.mjs';
 
 // f32 bundle: parity with the fp32 reference
 const TOL_F32_ATTN_MAX = 1e-5;   // attention probabilities, max |d|
@@ -71,40 +72,6 @@ function ref(c, name) {
   return out;
 }
 
-// ---------------------------------------------------------------- stats
-class Diff {
-  constructor() { this.max = 0; this.sum = 0; this.n = 0; this.refMax = 0; }
-  add(a, b) {
-    if (a.length !== b.length) throw new Error(`length ${a.length} vs reference ${b.length}`);
-    for (let i = 0; i < a.length; i++) {
-      const d = Math.abs(a[i] - b[i]);
-      if (!(d <= this.max)) this.max = Number.isNaN(d) ? Infinity : d;
-      this.sum += d;
-      const r = Math.abs(b[i]);
-      if (r > this.refMax) this.refMax = r;
-    }
-    this.n += a.length;
-  }
-  get mean() { return this.n ? this.sum / this.n : 0; }
-  get rel() { return this.max / Math.max(this.refMax, 1e-30); }
-}
-
-function argmaxRows(a, rows, cols) { // a: [rows][cols] flat -> Int32Array(rows)
-  const out = new Int32Array(rows);
-  for (let i = 0; i < rows; i++) {
-    let best = 0;
-    for (let j = 1; j < cols; j++) if (a[i * cols + j] > a[i * cols + best]) best = j;
-    out[i] = best;
-  }
-  return out;
-}
-
-function cosine(a, b) {
-  let ab = 0, aa = 0, bb = 0;
-  for (let i = 0; i < a.length; i++) { ab += a[i] * b[i]; aa += a[i] * a[i]; bb += b[i] * b[i]; }
-  return ab / Math.sqrt(aa * bb);
-}
-
 // ------------------------------------------------------------- engines
 // Each engine answers run(bundlePath, case, wantQk) with flat Float32Arrays in
 // the fixture's shapes: full cases attn/norms/queries/keys/hidden, rows cases
@@ -143,39 +110,18 @@ function nativeEngine() {
   };
 }
 
-// The Emscripten glue is CommonJS while this package is "type": "module":
-// evaluate it as a CommonJS body and take module.exports (the factory).
-function loadFactory(jsPath) {
-  const module = { exports: {} };
-  const body = new Function('module', 'exports', 'require', '__filename', '__dirname',
-    `${fs.readFileSync(jsPath, 'utf8')}\nreturn module.exports;`);
-  return body(module, module.exports, createRequire(jsPath), jsPath, path.dirname(jsPath));
-}
-
 async function wasmEngine() {
-  const createBertlens = loadFactory(WASM_JS);
-  const M = await createBertlens({ wasmBinary: fs.readFileSync(WASM_JS.replace(/\.js$/, '.wasm')) });
-  const err = () => M.UTF8ToString(M._blw_error());
+  const M = await createModule(WASM_JS);
+  const err = () => wasmError(M);
   let loaded = null;
   function load(bundle) {
     if (loaded === bundle) return;
-    const bytes = fs.readFileSync(bundle);
-    const p = M._malloc(bytes.length);
-    M.HEAPU8.set(bytes, p);
-    if (M._blw_load(p, bytes.length) !== 0) throw new Error(`blw_load ${bundle}: ${err()}`);
+    loadBundle(M, bundle);
     loaded = bundle;
   }
-  function ints(a) {
-    const p = M._malloc(a.length * 4);
-    new Int32Array(M.HEAP32.buffer, p, a.length).set(a);
-    return p;
-  }
-  const view = (ptr, n) => Float32Array.from(new Float32Array(M.HEAPF32.buffer, ptr, n));
-  function str(s) {
-    const n = M.lengthBytesUTF8(s) + 1, p = M._malloc(n);
-    M.stringToUTF8(s, p, n);
-    return p;
-  }
+  const ints = (a) => putInts(M, a);
+  const view = (ptr, n) => floats(M, ptr, n);
+  const str = (s) => putString(M, s);
   return {
     name: 'wasm', M, err, load, ints, str,
     run(bundle, c, cfg) {
@@ -355,7 +301,7 @@ async function main() {
       fs.rmSync(tmp, { recursive: true, force: true });
     } else {
       const { M, err, ints } = engine;
-      const load = (b) => { const p = M._malloc(b.length); M.HEAPU8.set(b, p); return M._blw_load(p, b.length); };
+      const load = (b) => loadBytes(M, b);
       check(load(damaged) === -1 && err().length > 0, `damaged bundle: blw_load -1 + message (${err()})`);
       check(load(truncated) === -1 && err().length > 0, `truncated bundle: blw_load -1 + message (${err()})`);
       check(M._blw_forward_ids(0, 0, 1, 1, 0) === -1, 'blw_forward_ids without a model fails');

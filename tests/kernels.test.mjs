@@ -5,9 +5,8 @@
 // Every kernel of src/kernels.c runs twice on the same random inputs of awkward
 // sizes (not multiples of the SIMD widths): blw_k_*(1, ...) = the build's SIMD
 // kernel, blw_k_*(0, ...) = the scalar reference (erf/exp: libm erff/expf).
-import fs from 'node:fs';
-import { createRequire } from 'node:module';
 import path from 'node:path';
+import { createModule } from '../tools/wasm_node.mjs';
 
 // Tolerances, relative to the size of what is summed where a sum is involved.
 const TOL_MATMUL_F32 = 1e-5;   // |d| / sum_k |x_k w_k| (summation order only)
@@ -26,13 +25,6 @@ const BL_F32 = 0, BL_F16 = 1, BL_Q8 = 2, BL_Q4 = 3;
 const ROOT = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..');
 const WASM_JS = process.env.BERTLENS_WASM || path.join(ROOT, 'build/wasm/bertlens.js');
 
-function loadFactory(jsPath) { // CommonJS glue in a "type": "module" package
-  const module = { exports: {} };
-  const body = new Function('module', 'exports', 'require', '__filename', '__dirname',
-    `${fs.readFileSync(jsPath, 'utf8')}\nreturn module.exports;`);
-  return body(module, module.exports, createRequire(jsPath), jsPath, path.dirname(jsPath));
-}
-
 let seed = 12345;
 function rand() { // mulberry32
   seed = (seed + 0x6d2b79f5) | 0;
@@ -48,7 +40,7 @@ function check(ok, what) {
   if (!ok) { failures++; console.log(`  FAIL ${what}`); }
 }
 
-const M = await loadFactory(WASM_JS)({ wasmBinary: fs.readFileSync(WASM_JS.replace(/\.js$/, '.wasm')) });
+const M = await createModule(WASM_JS);
 check(M._blw_simd() === 1, 'the wasm build uses SIMD128 (else this test compares scalar with scalar)');
 
 // heap helpers: copy in, run, copy out (re-read views after every call: memory may grow)

@@ -23,8 +23,9 @@
 import { spawnSync } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
-import { createRequire } from 'node:module';
 import path from 'node:path';
+import { createModule, floats, loadBundle, putInts, wasmError } from '../tools/wasm_node.mjs';
+import { argmaxRows, cosine, Diff } from './lib/parity.mjs';
 
 // f32 bundle: parity with the fp32 reference
 const TOL_F32_ATTN_MAX = 1e-5;   // attention probabilities (and their column means), max |d|
@@ -158,34 +159,16 @@ function nativeEngine() {
   };
 }
 
-// The Emscripten glue is CommonJS while this package is "type": "module":
-// evaluate it as a CommonJS body and take module.exports (the factory).
-function loadFactory(jsPath) {
-  const module = { exports: {} };
-  const body = new Function('module', 'exports', 'require', '__filename', '__dirname',
-    `${fs.readFileSync(jsPath, 'utf8')}\nreturn module.exports;`);
-  return body(module, module.exports, createRequire(jsPath), jsPath, path.dirname(jsPath));
-}
-
 async function wasmEngine() {
-  const createBertlens = loadFactory(WASM_JS);
-  const M = await createBertlens({ wasmBinary: fs.readFileSync(WASM_JS.replace(/\.js$/, '.wasm')) });
-  const err = () => M.UTF8ToString(M._blw_error());
+  const M = await createModule(WASM_JS);
+  const err = () => wasmError(M);
   let loaded = null;
-  const view = (ptr, n) => Float32Array.from(new Float32Array(M.HEAPF32.buffer, ptr, n));
-  function ints(a) {
-    const p = M._malloc(a.length * 4);
-    new Int32Array(M.HEAP32.buffer, p, a.length).set(a);
-    return p;
-  }
+  const view = (ptr, n) => floats(M, ptr, n);
+  const ints = (a) => putInts(M, a);
   return {
     run(bundle, c, cfg) {
       if (loaded !== bundle) {
-        const bytes = fs.readFileSync(bundle);
-        const p = M._malloc(bytes.length);
-        if (!p) throw new Error(`_malloc(${bytes.length}) failed`);
-        M.HEAPU8.set(bytes, p);
-        if (M._blw_load(p, bytes.length) !== 0) throw new Error(`blw_load ${bundle}: ${err()}`);
+        loadBundle(M, bundle);
         loaded = bundle;
       }
       const { n_layers: L, n_heads: NH, hidden: H } = cfg, T = c.T;
@@ -230,38 +213,6 @@ async function wasmEngine() {
       return { attn: (l) => pick(attnFull[l], NH, T), hidden: (l) => pick(hid[l], 1, H), argmax, colmean, pooled };
     },
   };
-}
-
-// ---------------------------------------------------------------- stats
-class Diff {
-  constructor() { this.max = 0; this.sum = 0; this.n = 0; }
-  add(a, b) {
-    if (a.length !== b.length) throw new Error(`length ${a.length} vs reference ${b.length}`);
-    for (let i = 0; i < a.length; i++) {
-      const d = Math.abs(a[i] - b[i]);
-      if (!(d <= this.max)) this.max = Number.isNaN(d) ? Infinity : d;
-      this.sum += d;
-    }
-    this.n += a.length;
-  }
-  merge(o) { this.max = Math.max(this.max, o.max); this.sum += o.sum; this.n += o.n; }
-  get mean() { return this.n ? this.sum / this.n : 0; }
-}
-
-function argmaxRows(a, rows, cols) {
-  const out = new Float32Array(rows);
-  for (let i = 0; i < rows; i++) {
-    let best = 0;
-    for (let j = 1; j < cols; j++) if (a[i * cols + j] > a[i * cols + best]) best = j;
-    out[i] = best;
-  }
-  return out;
-}
-
-function cosine(a, b) {
-  let ab = 0, aa = 0, bb = 0;
-  for (let i = 0; i < a.length; i++) { ab += a[i] * b[i]; aa += a[i] * a[i]; bb += b[i] * b[i]; }
-  return ab / Math.sqrt(aa * bb);
 }
 
 // which = 'f32': the fp32 model's references (attention, column means,

@@ -17,6 +17,7 @@ import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import zlib from 'node:zlib';
+import { createModule, loadBundle, putString } from '../tools/wasm_node.mjs';
 
 const ROOT = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..');
 const args = process.argv.slice(2);
@@ -128,26 +129,8 @@ function nativeErrors(bundle) {
 }
 
 // ---------------------------------------------------------------- wasm
-async function wasmModule() {
-  const { default: createBertlens } = await import(WASM_JS);
-  return createBertlens({ wasmBinary: fs.readFileSync(WASM_JS.replace(/\.js$/, '.wasm')) });
-}
-
-function wasmLoad(M, bundle) {
-  let bytes = fs.readFileSync(bundle);
-  if (bundle.endsWith('.gz')) bytes = zlib.gunzipSync(bytes);
-  const p = M._malloc(bytes.length);
-  M.HEAPU8.set(bytes, p);
-  if (M._blw_load(p, bytes.length) !== 0) throw new Error(`blw_load ${bundle}: ${M.UTF8ToString(M._blw_error())}`);
-}
-
 function wasmCall(M, a, b, maxLen) {
-  const put = (s) => {
-    if (s === null || s === undefined) return 0;
-    const n = M.lengthBytesUTF8(s) + 1, p = M._malloc(n);
-    M.stringToUTF8(s, p, n);
-    return p;
-  };
+  const put = (s) => (s === null || s === undefined ? 0 : putString(M, s));
   const pa = put(a), pb = put(b);
   const out = M.UTF8ToString(M._blw_tokenize_json(pa, pb, maxLen));
   M._free(pa);
@@ -181,7 +164,7 @@ function wasmErrors(M) {
 
 // ---------------------------------------------------------------- main
 const lines = index.map((i) => corpus[i]);
-const M = MODE === 'wasm' ? await wasmModule() : null;
+const M = MODE === 'wasm' ? await createModule(WASM_JS) : null;
 for (const v of VARIANTS) {
   if (!v.bundle) {
     fail(`${v.name}: no bundle found (make test-models builds build/models/all-minilm-l6-v2-cased.q8.blb)`);
@@ -191,7 +174,7 @@ for (const v of VARIANTS) {
     check(v.name, runNative(v.bundle, lines));
     if (v.name === 'uncased') nativeErrors(v.bundle);
   } else {
-    wasmLoad(M, v.bundle);
+    loadBundle(M, v.bundle);
     check(v.name, runWasm(M, lines));
     if (v.name === 'uncased') wasmErrors(M);
   }

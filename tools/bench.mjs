@@ -33,7 +33,6 @@
 // The ONNX files come from `python3 tools/export_onnx.py` (tools/onnx/, not
 // committed); without them only the bertlens half runs.
 
-import { createRequire } from 'node:module';
 import { existsSync, readFileSync, readdirSync, writeFileSync, mkdirSync } from 'node:fs';
 import { spawnSync } from 'node:child_process';
 import { dirname, join, basename, relative } from 'node:path';
@@ -42,6 +41,7 @@ import { gunzipSync } from 'node:zlib';
 import { createHash } from 'node:crypto';
 import os from 'node:os';
 import v8 from 'node:v8';
+import { floats, loadBytes, loadFactory, putString, wasmError } from './wasm_node.mjs';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const rel = (p) => relative(ROOT, p) || '.';
@@ -144,18 +144,6 @@ function table(header, rows) {
 
 // ----------------------------------------------------------------- bertlens
 
-// Emscripten 3.1.6 writes a CommonJS-style factory; this package is "type":
-// "module", so evaluate the glue as a function body with a CommonJS scope.
-function loadFactory(jsPath) {
-  const src = readFileSync(jsPath, 'utf8');
-  const module = { exports: {} };
-  const require = createRequire(jsPath);
-  const body = `${src}\n;return (typeof module.exports === 'function') ? module.exports : createBertlens;`;
-  // eslint-disable-next-line no-new-func
-  return new Function('module', 'exports', 'require', '__filename', '__dirname', body)(
-    module, module.exports, require, jsPath, dirname(jsPath));
-}
-
 class Bertlens {
   static async create(factory, wasmBinary) {
     const b = new Bertlens();
@@ -163,24 +151,14 @@ class Bertlens {
     return b;
   }
   get heapBytes() { return this.M.HEAPU8.length; }
-  error() { return this.M.UTF8ToString(this.M._blw_error()); }
+  error() { return wasmError(this.M); }
   load(bytes) {
-    const M = this.M;
-    const p = M._malloc(bytes.length);
-    if (!p) throw new Error(`malloc(${bytes.length}) failed`);
-    M.HEAPU8.set(bytes, p);
-    if (M._blw_load(p, bytes.length) !== 0) throw new Error(`blw_load: ${this.error()}`);
-    this.info = JSON.parse(M.UTF8ToString(M._blw_info_json()));
+    if (loadBytes(this.M, bytes) !== 0) throw new Error(`blw_load: ${this.error()}`);
+    this.info = JSON.parse(this.M.UTF8ToString(this.M._blw_info_json()));
     return this.info;
   }
-  cstr(s) {
-    const n = this.M.lengthBytesUTF8(s) + 1;
-    const p = this.M._malloc(n);
-    this.M.stringToUTF8(s, p, n);
-    return p;
-  }
   run(text, flags) {
-    const p = this.cstr(text);
+    const p = putString(this.M, text);
     const T = this.M._blw_run(p, 0, flags, 0);
     this.M._free(p);
     if (T < 0) throw new Error(`blw_run: ${this.error()}`);
@@ -200,7 +178,7 @@ class Bertlens {
     const T = this.M._blw_forward_ids(this.idsPtr, this.typesPtr, this.T, flags, 0);
     if (T !== this.T) throw new Error(`blw_forward_ids returned ${T}: ${this.error()}`);
   }
-  floats(ptr, n) { return ptr ? new Float32Array(this.M.HEAPF32.buffer, ptr, n).slice() : null; }
+  floats(ptr, n) { return ptr ? floats(this.M, ptr, n) : null; }
 }
 
 // -------------------------------------------------------------------- ORT

@@ -11,7 +11,7 @@
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import zlib from 'node:zlib';
+import { createModule, loadBundle, putString } from './wasm_node.mjs';
 
 const ROOT = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..');
 const argv = process.argv.slice(2);
@@ -53,18 +53,9 @@ const row = (name, sec) => console.log(`  ${name.padEnd(34)} ${(sec * 1e3).toFix
 
 // ---------------------------------------------------------------- wasm
 if (fs.existsSync(WASM_JS)) {
-  const { default: createBertlens } = await import(WASM_JS);
-  const M = await createBertlens({ wasmBinary: fs.readFileSync(WASM_JS.replace(/\.js$/, '.wasm')) });
-  let b = fs.readFileSync(BUNDLE);
-  if (BUNDLE.endsWith('.gz')) b = zlib.gunzipSync(b);
-  const p = M._malloc(b.length);
-  M.HEAPU8.set(b, p);
-  if (M._blw_load(p, b.length) !== 0) throw new Error(M.UTF8ToString(M._blw_error()));
-  const put = (s) => {
-    const n = M.lengthBytesUTF8(s) + 1, q = M._malloc(n);
-    M.stringToUTF8(s, q, n);
-    return q;
-  };
+  const M = await createModule(WASM_JS);
+  loadBundle(M, BUNDLE);
+  const put = (s) => putString(M, s);
   const whole = put(text);
   const each = lines.map(put); // strings copied in once; the timing covers tokenize + JSON
   const one = best(3, () => {

@@ -1,0 +1,66 @@
+// wasm_node.mjs — the bertlens wasm build in Node, for tests and benchmarks.
+//
+// Emscripten 3.1.6's glue predates Node 20 and is CommonJS inside this
+// "type": "module" repository, so it is evaluated as a CommonJS body and given
+// the .wasm bytes itself (wasmBinary) instead of letting the glue fetch them.
+import fs from 'node:fs';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import zlib from 'node:zlib';
+
+export const ROOT = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..');
+export const DEFAULT_WASM_JS = process.env.BERTLENS_WASM || path.join(ROOT, 'build/wasm/bertlens.js');
+
+/** The MODULARIZE factory (createBertlens) defined by the glue at jsPath. */
+export function loadFactory(jsPath) {
+  const module = { exports: {} };
+  const body = new Function('module', 'exports', 'require', '__filename', '__dirname',
+    `${fs.readFileSync(jsPath, 'utf8')}\n;return (typeof module.exports === 'function') ? module.exports : createBertlens;`);
+  return body(module, module.exports, createRequire(jsPath), jsPath, path.dirname(jsPath));
+}
+
+/** An instantiated module from glue jsPath and the .wasm beside it. */
+export function createModule(jsPath = DEFAULT_WASM_JS, options = {}) {
+  const wasmBinary = fs.readFileSync(jsPath.replace(/\.js$/, '.wasm'));
+  return loadFactory(jsPath)({ wasmBinary, ...options });
+}
+
+/** The message of the last failed blw_* call. */
+export const wasmError = (M) => M.UTF8ToString(M._blw_error());
+
+/** Bundle bytes of a file: .gz is inflated, anything else read as is. */
+export function bundleBytes(file) {
+  const b = fs.readFileSync(file);
+  return file.endsWith('.gz') ? zlib.gunzipSync(b) : b;
+}
+
+/** Copy bundle bytes into the heap and blw_load them (the module owns the
+ *  copy from then on). Returns blw_load's result: 0, or -1 (see wasmError). */
+export function loadBytes(M, bytes) {
+  const p = M._malloc(bytes.length);
+  if (!p) throw new Error(`_malloc(${bytes.length}) failed`);
+  M.HEAPU8.set(bytes, p);
+  return M._blw_load(p, bytes.length);
+}
+
+/** blw_load a bundle file, throwing with the loader's reason on failure. */
+export function loadBundle(M, file) {
+  if (loadBytes(M, bundleBytes(file)) !== 0) throw new Error(`blw_load ${file}: ${wasmError(M)}`);
+}
+
+/** int32 array into _malloc'ed heap memory (caller frees). */
+export function putInts(M, a) {
+  const p = M._malloc(a.length * 4);
+  new Int32Array(M.HEAP32.buffer, p, a.length).set(a);
+  return p;
+}
+
+/** NUL-terminated UTF-8 copy of s in _malloc'ed heap memory (caller frees). */
+export function putString(M, s) {
+  const n = M.lengthBytesUTF8(s) + 1, p = M._malloc(n);
+  M.stringToUTF8(s, p, n);
+  return p;
+}
+
+/** A copy of n floats at heap pointer ptr. */
+export const floats = (M, ptr, n) => Float32Array.from(new Float32Array(M.HEAPF32.buffer, ptr, n));
