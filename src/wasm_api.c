@@ -251,32 +251,6 @@ EMSCRIPTEN_KEEPALIVE const float *blw_hidden(int layer) { return bl_hidden(g.sta
  * Run one kernel, scalar reference (simd = 0) or the build's selected
  * version (simd = 1), on caller-provided buffers. */
 
-EMSCRIPTEN_KEEPALIVE int blw_k_matmul(int simd, float *y, const float *x, int T, int dtype, int n, int k,
-                                      const uint8_t *wdata, const float *bias) {
-    bl_weight w;
-    if (bl_weight_init(&w, dtype, n, k, wdata)) {
-        set_error("bad weight shape/dtype");
-        return -1;
-    }
-    if (simd && bl_weight_pack(&w)) {
-        set_error("out of memory");
-        return -1;
-    }
-    float *scratch = malloc(bl_matmul_scratch_floats(T, k) * sizeof(float));
-    if (!scratch) {
-        bl_weight_free(&w);
-        set_error("out of memory");
-        return -1;
-    }
-    if (simd)
-        bl_matmul(y, x, T, &w, bias, scratch);
-    else
-        bl_matmul_scalar(y, x, T, &w, bias, scratch);
-    free(scratch);
-    bl_weight_free(&w);
-    return 0;
-}
-
 /* The fused projection + activation (bl_matmul_act; act < 0: none) against
  * the scalar matmul followed by the scalar activation (simd = 0). */
 EMSCRIPTEN_KEEPALIVE int blw_k_matmul_act(int simd, float *y, const float *x, int T, int dtype, int n, int k,
@@ -305,6 +279,12 @@ EMSCRIPTEN_KEEPALIVE int blw_k_matmul_act(int simd, float *y, const float *x, in
     free(scratch);
     bl_weight_free(&w);
     return 0;
+}
+
+/* The plain projection: bl_matmul is bl_matmul_act with no activation. */
+EMSCRIPTEN_KEEPALIVE int blw_k_matmul(int simd, float *y, const float *x, int T, int dtype, int n, int k,
+                                      const uint8_t *wdata, const float *bias) {
+    return blw_k_matmul_act(simd, y, x, T, dtype, n, k, wdata, bias, -1);
 }
 
 EMSCRIPTEN_KEEPALIVE int blw_k_matmul_nt(int simd, float *y, int ldy, const float *x, int ldx, int T, const float *b,
