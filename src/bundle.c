@@ -7,7 +7,6 @@
 #include "bundle.h"
 
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,13 +41,6 @@ struct bl_model {
 
 /* ----------------------------------------------------------- helpers */
 
-void bl_set_err(char *err, size_t errlen, const char *fmt, ...) {
-    if (!err || errlen == 0) return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-}
 
 /* CRC-32 (zlib's), slicing by 8: eight table lookups per 8 input bytes. */
 static uint32_t crc_table[8][256];

@@ -96,6 +96,7 @@
 #define BL_BUNDLE_H
 
 #include "bertlens.h"
+#include "error.h"
 
 #define BL_BUNDLE_MAGIC "BERTLENS"
 #define BL_BUNDLE_VERSION 1u
@@ -109,12 +110,5 @@ uint32_t bl_crc32(uint32_t crc, const void *data, size_t n);
 /* Bytes a tensor of this dtype and shape occupies, or 0 if the shape is
  * invalid for the dtype (e.g. K not a multiple of 32 for Q8/Q4, overflow). */
 uint64_t bl_dtype_nbytes(int dtype, int n_dims, const int64_t *dims);
-
-/* Error helper shared by the library: formats into err (if non-NULL). */
-void bl_set_err(char *err, size_t errlen, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 3, 4)))
-#endif
-    ;
 
 #endif

@@ -17,6 +17,7 @@
  */
 #include "bertlens.h"
 #include "kernels.h"
+#include "error.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -68,13 +69,6 @@ struct bl_state {
     float *hidden;   /* [n_layers + 1][T][hidden] if KEEP_HIDDEN           */
 };
 
-static void set_err(char *err, size_t errlen, const char *fmt, ...) {
-    if (!err || !errlen) return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-}
 
 /* ------------------------------------------------------------- weights */
 
@@ -89,13 +83,13 @@ static const float *f32_tensor(const bl_model *m, int64_t d0, int64_t d1, char *
     va_end(ap);
     const bl_tensor *t = bl_model_find_tensor(m, name);
     if (!t) {
-        set_err(err, errlen, "bundle has no tensor %s", name);
+        bl_set_err(err, errlen, "bundle has no tensor %s", name);
         return NULL;
     }
     int ok = t->dtype == BL_F32 && (d1 ? t->n_dims == 2 && t->dims[0] == d0 && t->dims[1] == d1
                                        : t->n_dims == 1 && t->dims[0] == d0);
     if (!ok) {
-        set_err(err, errlen, "tensor %s: expected f32 [%lld%s%lld], got %s with %d dims", name, (long long)d0,
+        bl_set_err(err, errlen, "tensor %s: expected f32 [%lld%s%lld], got %s with %d dims", name, (long long)d0,
                 d1 ? ", " : "", (long long)d1, bl_dtype_name(t->dtype), t->n_dims);
         return NULL;
     }
@@ -113,15 +107,15 @@ static int matrix(bl_weight *w, const bl_model *m, int32_t n, int32_t k, char *e
     memset(w, 0, sizeof *w);
     const bl_tensor *t = bl_model_find_tensor(m, name);
     if (!t) {
-        set_err(err, errlen, "bundle has no tensor %s", name);
+        bl_set_err(err, errlen, "bundle has no tensor %s", name);
         return -1;
     }
     if (t->n_dims != 2 || t->dims[0] != n || t->dims[1] != k || bl_weight_init(w, t->dtype, n, k, t->data)) {
-        set_err(err, errlen, "tensor %s: expected [%d, %d] f32/f16/q8/q4 (k %% 32 == 0 for q8/q4)", name, n, k);
+        bl_set_err(err, errlen, "tensor %s: expected [%d, %d] f32/f16/q8/q4 (k %% 32 == 0 for q8/q4)", name, n, k);
         return -1;
     }
     if (bl_weight_pack(w)) {
-        set_err(err, errlen, "out of memory preparing %s", name);
+        bl_set_err(err, errlen, "out of memory preparing %s", name);
         return -1;
     }
     return 0;
@@ -153,7 +147,7 @@ static int build_weights(bl_state *s, const bl_model *m, char *err, size_t errle
     const bl_tensor *we = bl_model_find_tensor(m, "embeddings.word_embeddings.weight");
     if (!we || we->n_dims != 2 || we->dims[0] != c->vocab_size || we->dims[1] != H ||
         bl_weight_init(&s->word, we->dtype, c->vocab_size, H, we->data)) {
-        set_err(err, errlen, "bundle has no usable embeddings.word_embeddings.weight [%d, %d]", c->vocab_size, H);
+        bl_set_err(err, errlen, "bundle has no usable embeddings.word_embeddings.weight [%d, %d]", c->vocab_size, H);
         return -1;
     }
     if (!(s->pos = f32_tensor(m, c->max_positions, H, err, errlen, "embeddings.position_embeddings.weight")))
@@ -164,7 +158,7 @@ static int build_weights(bl_state *s, const bl_model *m, char *err, size_t errle
     F32V(s->emb_ln_b, H, "embeddings.LayerNorm.bias");
     s->layers = calloc((size_t)c->n_layers, sizeof *s->layers);
     if (!s->layers) {
-        set_err(err, errlen, "out of memory");
+        bl_set_err(err, errlen, "out of memory");
         return -1;
     }
     for (int32_t l = 0; l < c->n_layers; l++) {
@@ -198,7 +192,7 @@ static int build_gram(bl_state *s, char *err, size_t errlen) {
     float *row = malloc((size_t)H * sizeof(float));
     if (!s->gram || !row) {
         free(row);
-        set_err(err, errlen, "out of memory");
+        bl_set_err(err, errlen, "out of memory");
         return -1;
     }
     for (int32_t l = 0; l < L; l++)
@@ -242,23 +236,23 @@ static size_t max_sz(size_t a, size_t b) { return a > b ? a : b; }
 
 bl_state *bl_state_new(const bl_model *m, int32_t max_tokens, unsigned flags, char *err, size_t errlen) {
     if (!m) {
-        set_err(err, errlen, "no model");
+        bl_set_err(err, errlen, "no model");
         return NULL;
     }
     const bl_config *c = bl_model_config(m);
     if (c->n_layers <= 0 || c->n_heads <= 0 || c->hidden <= 0 || c->hidden % c->n_heads || c->intermediate <= 0 ||
         c->max_positions <= 0 || c->type_vocab_size <= 0 || c->vocab_size <= 0 || c->activation < BL_ACT_GELU ||
         c->activation > BL_ACT_RELU) {
-        set_err(err, errlen, "unsupported model configuration");
+        bl_set_err(err, errlen, "unsupported model configuration");
         return NULL;
     }
     if (max_tokens <= 0 || max_tokens > c->max_positions) {
-        set_err(err, errlen, "max_tokens %d out of range 1..%d", max_tokens, c->max_positions);
+        bl_set_err(err, errlen, "max_tokens %d out of range 1..%d", max_tokens, c->max_positions);
         return NULL;
     }
     bl_state *s = calloc(1, sizeof *s);
     if (!s) {
-        set_err(err, errlen, "out of memory");
+        bl_set_err(err, errlen, "out of memory");
         return NULL;
     }
     s->c = *c;
@@ -282,7 +276,7 @@ bl_state *bl_state_new(const bl_model *m, int32_t max_tokens, unsigned flags, ch
     if (ok && (flags & BL_KEEP_QK)) ok = (s->queries = malloc(T * H * 4)) && (s->keys = malloc(T * H * 4));
     if (ok && (flags & BL_KEEP_HIDDEN)) ok = (s->hidden = malloc((L + 1) * T * H * 4)) != NULL;
     if (!ok) {
-        set_err(err, errlen, "out of memory allocating buffers for %d tokens", max_tokens);
+        bl_set_err(err, errlen, "out of memory allocating buffers for %d tokens", max_tokens);
         bl_state_free(s);
         return NULL;
     }
@@ -317,28 +311,28 @@ static void value_norms(bl_state *s, int32_t l, int32_t T) {
 int bl_forward(const bl_model *m, bl_state *s, const int32_t *ids, const int32_t *type_ids, int32_t T,
                int32_t qk_layer, char *err, size_t errlen) {
     if (!m || !s || !ids) {
-        set_err(err, errlen, "bl_forward: missing model, state or ids");
+        bl_set_err(err, errlen, "bl_forward: missing model, state or ids");
         return -1;
     }
     const bl_config *c = &s->c;
     const int32_t H = c->hidden, NH = c->n_heads, L = c->n_layers, d = H / NH;
     s->T = 0;
     if (T <= 0 || T > s->max_tokens) {
-        set_err(err, errlen, "%d tokens: must be 1..%d", T, s->max_tokens);
+        bl_set_err(err, errlen, "%d tokens: must be 1..%d", T, s->max_tokens);
         return -1;
     }
     if ((s->flags & BL_KEEP_QK) && (qk_layer < 0 || qk_layer >= L)) {
-        set_err(err, errlen, "qk layer %d out of range 0..%d", qk_layer, L - 1);
+        bl_set_err(err, errlen, "qk layer %d out of range 0..%d", qk_layer, L - 1);
         return -1;
     }
     for (int32_t t = 0; t < T; t++) {
         if (ids[t] < 0 || ids[t] >= c->vocab_size) {
-            set_err(err, errlen, "token %d: id %d out of range 0..%d", t, ids[t], c->vocab_size - 1);
+            bl_set_err(err, errlen, "token %d: id %d out of range 0..%d", t, ids[t], c->vocab_size - 1);
             return -1;
         }
         int32_t ty = type_ids ? type_ids[t] : 0;
         if (ty < 0 || ty >= c->type_vocab_size) {
-            set_err(err, errlen, "token %d: type id %d out of range 0..%d", t, ty, c->type_vocab_size - 1);
+            bl_set_err(err, errlen, "token %d: type id %d out of range 0..%d", t, ty, c->type_vocab_size - 1);
             return -1;
         }
     }

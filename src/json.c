@@ -1,17 +1,10 @@
 /* json.c — JSON output buffer, tokenize result writer, jsonl input reader. */
 #include "json.h"
+#include "error.h"
 
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
-static void set_err(char *err, size_t errlen, const char *fmt, ...) {
-    if (!err || errlen == 0) return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-}
 
 /* ------------------------------------------------------------ writer */
 
@@ -189,13 +182,13 @@ static int hex4(reader *r, unsigned *v) {
 static int read_string(reader *r, char **out, size_t *outlen) {
     skip_ws(r);
     if (r->i >= r->n || r->s[r->i] != '"') {
-        set_err(r->err, r->errlen, "expected a JSON string at byte %zu", r->i);
+        bl_set_err(r->err, r->errlen, "expected a JSON string at byte %zu", r->i);
         return -1;
     }
     r->i++;
     char *buf = malloc(r->n - r->i + 1); /* decoded text is never longer than the source */
     if (!buf) {
-        set_err(r->err, r->errlen, "out of memory");
+        bl_set_err(r->err, r->errlen, "out of memory");
         return -1;
     }
     size_t m = 0;
@@ -249,11 +242,11 @@ static int read_string(reader *r, char **out, size_t *outlen) {
     }
 bad:
     free(buf);
-    set_err(r->err, r->errlen, "malformed JSON string near byte %zu", r->i);
+    bl_set_err(r->err, r->errlen, "malformed JSON string near byte %zu", r->i);
     return -1;
 lone:
     free(buf);
-    set_err(r->err, r->errlen, "JSON string has a lone surrogate (not valid UTF-8) near byte %zu", r->i);
+    bl_set_err(r->err, r->errlen, "JSON string has a lone surrogate (not valid UTF-8) near byte %zu", r->i);
     return -1;
 }
 
@@ -280,7 +273,7 @@ static int read_int(reader *r, long long *v) {
     *v = neg ? -x : x;
     return 0;
 bad:
-    set_err(r->err, r->errlen, "expected an integer at byte %zu", start);
+    bl_set_err(r->err, r->errlen, "expected an integer at byte %zu", start);
     return -1;
 }
 
@@ -314,7 +307,7 @@ static int skip_value(reader *r, int depth) {
     while (r->i < r->n && strchr("+-0123456789.eE", r->s[r->i])) r->i++;
     if (r->i > start) return 0;
 bad:
-    set_err(r->err, r->errlen, "malformed JSON near byte %zu", r->i);
+    bl_set_err(r->err, r->errlen, "malformed JSON near byte %zu", r->i);
     return -1;
 }
 
@@ -338,7 +331,7 @@ int bl_json_read_input(const char *line, size_t len, char **a, size_t *alen, cha
             skip_ws(&r);
             if (r.i >= r.n || r.s[r.i++] != ':') {
                 free(key);
-                set_err(err, errlen, "expected ':' at byte %zu", r.i);
+                bl_set_err(err, errlen, "expected ':' at byte %zu", r.i);
                 goto fail;
             }
             skip_ws(&r);
@@ -351,7 +344,7 @@ int bl_json_read_input(const char *line, size_t len, char **a, size_t *alen, cha
                 long long v = 0;
                 rc = read_int(&r, &v);
                 if (!rc && (v < 0 || v > 1000000)) {
-                    set_err(err, errlen, "max_length %lld out of range", v);
+                    bl_set_err(err, errlen, "max_length %lld out of range", v);
                     rc = -1;
                 }
                 *max_length = (int32_t)v;
@@ -363,20 +356,20 @@ int bl_json_read_input(const char *line, size_t len, char **a, size_t *alen, cha
             skip_ws(&r);
             if (r.i < r.n && r.s[r.i] == ',') { r.i++; continue; }
             if (r.i < r.n && r.s[r.i] == '}') { r.i++; break; }
-            set_err(err, errlen, "expected ',' or '}' at byte %zu", r.i);
+            bl_set_err(err, errlen, "expected ',' or '}' at byte %zu", r.i);
             goto fail;
         }
         if (!*a) {
-            set_err(err, errlen, "object has no \"text\" string");
+            bl_set_err(err, errlen, "object has no \"text\" string");
             goto fail;
         }
     } else {
-        set_err(err, errlen, "expected a JSON string or object");
+        bl_set_err(err, errlen, "expected a JSON string or object");
         return -1;
     }
     skip_ws(&r);
     if (r.i != r.n) {
-        set_err(err, errlen, "trailing characters at byte %zu", r.i);
+        bl_set_err(err, errlen, "trailing characters at byte %zu", r.i);
         goto fail;
     }
     return 0;
