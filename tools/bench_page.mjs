@@ -7,12 +7,10 @@
 // Prints median (and min/max) of N runs. Usage: node tools/bench_page.mjs [--runs N]
 // Targets: warm first view <= 1500 ms, keystroke -> redraw <= 100 ms.
 
-import { chromium } from 'playwright-core';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { serve, cspFromNetlify } from '../tests/browser/server.mjs';
+import { serve, cspFromNetlify, launchChromium } from '../tests/browser/server.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const DIST = path.join(ROOT, 'dist');
@@ -30,13 +28,7 @@ const median = (xs) => { const s = [...xs].sort((a, b) => a - b); const m = s.le
 const fmt = (x) => x.toFixed(1).padStart(8);
 
 const srv = await serve(DIST, { csp: cspFromNetlify(ROOT) });
-const profile = fs.mkdtempSync(path.join(os.tmpdir(), 'bertlens-bench-'));
-const context = await chromium.launchPersistentContext(profile, {
-  executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
-  args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update',
-    '--no-first-run', '--disable-quic', '--disable-sync'],
-  viewport: { width: 1280, height: 900 },
-});
+const { context, profile } = await launchChromium();
 await context.route('**/*', (r) => (new URL(r.request().url()).hostname === '127.0.0.1' ? r.continue() : r.abort()));
 
 const page = await context.newPage();

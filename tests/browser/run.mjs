@@ -7,7 +7,6 @@
 // checks what each view draws against Hugging Face tokens and attention
 // (tests/web/fixtures/minilm-pair.json). Screenshots go to build/screenshots/.
 
-import { chromium } from 'playwright-core';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -15,7 +14,7 @@ import path from 'node:path';
 import zlib from 'node:zlib';
 import { createHash } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
-import { serve, cspFromNetlify } from './server.mjs';
+import { serve, cspFromNetlify, launchChromium } from './server.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 const DIST = path.join(ROOT, 'dist');
@@ -31,14 +30,7 @@ if (!fs.existsSync(path.join(DIST, 'index.html'))) {
 fs.mkdirSync(SHOTS, { recursive: true });
 
 const srv = await serve(DIST, { csp: cspFromNetlify(ROOT) });
-const profile = fs.mkdtempSync(path.join(os.tmpdir(), 'bertlens-chromium-'));
-const context = await chromium.launchPersistentContext(profile, {
-  executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
-  args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update',
-    '--no-first-run', '--disable-quic', '--disable-sync'],
-  viewport: { width: 1280, height: 900 },
-  acceptDownloads: true,
-});
+const { context, profile } = await launchChromium({ acceptDownloads: true });
 
 const outside = []; // requests that tried to leave localhost
 await context.route('**/*', (route) => {

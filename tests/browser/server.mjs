@@ -4,7 +4,9 @@
 // Content-Encoding, and the Content-Security-Policy from netlify.toml.
 import http from 'node:http';
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
+import { chromium } from 'playwright-core';
 
 const TYPES = {
   '.html': 'text/html; charset=utf-8', '.js': 'text/javascript', '.mjs': 'text/javascript', '.css': 'text/css',
@@ -52,4 +54,19 @@ export function serve(dir, { csp = null, port = 0 } = {}) {
       });
     });
   });
+}
+
+/** Debian's Chromium ($CHROMIUM to override) headless, in a fresh profile
+ *  directory, with the flags that keep it off the network. Resolves to
+ *  {context, profile}; remove `profile` when done. */
+export async function launchChromium(options = {}) {
+  const profile = fs.mkdtempSync(path.join(os.tmpdir(), 'bertlens-chromium-'));
+  const context = await chromium.launchPersistentContext(profile, {
+    executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update',
+      '--no-first-run', '--disable-quic', '--disable-sync'],
+    viewport: { width: 1280, height: 900 },
+    ...options,
+  });
+  return { context, profile };
 }
