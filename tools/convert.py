@@ -56,7 +56,7 @@ def find_model_dir(path):
     raise ConvertError(f"{path}: no config.json with model.safetensors or pytorch_model.bin found")
 
 
-def stage_config(d, cased_override):
+def stage_config(d):
     with open(os.path.join(d, "config.json"), encoding="utf-8") as f:
         cfg = json.load(f)
     mt = cfg.get("model_type")
@@ -93,51 +93,51 @@ def stage_config(d, cased_override):
     return c
 
 
-def load_vocab(d, root):
+def find_file(name, d, root):
+    """Path of `name` in the model folder or the checkpoint root, else None."""
     for base in (d, root):
-        p = os.path.join(base, "vocab.txt")
+        p = os.path.join(base, name)
         if os.path.isfile(p):
-            with open(p, encoding="utf-8", newline="") as f:
-                toks = f.read().split("\n")
-            if toks and toks[-1] == "":
-                toks.pop()
-            return [t.rstrip("\r") for t in toks], p
-    for base in (d, root):
-        p = os.path.join(base, "tokenizer.json")
-        if os.path.isfile(p):
-            with open(p, encoding="utf-8") as f:
-                tj = json.load(f)
-            model = tj.get("model", {})
-            if model.get("type") != "WordPiece":
-                raise ConvertError(f"{p}: tokenizer model is {model.get('type')!r}, not WordPiece")
-            vocab = model["vocab"]
-            toks = [None] * len(vocab)
-            for t, i in vocab.items():
-                if not 0 <= i < len(toks) or toks[i] is not None:
-                    raise ConvertError(f"{p}: vocabulary ids are not 0..{len(toks) - 1}")
-                toks[i] = t
-            return toks, p
-    raise ConvertError(f"{d}: no vocab.txt or tokenizer.json found")
+            return p
+    return None
+
+
+def read_json(path):
+    if path is None:
+        return {}
+    with open(path, encoding="utf-8") as f:
+        return json.load(f)
+
+
+def load_vocab(vocab_txt, tj_path, tj, where):
+    """Token strings by id, from vocab.txt or else tokenizer.json's WordPiece model."""
+    if vocab_txt:
+        with open(vocab_txt, encoding="utf-8", newline="") as f:
+            toks = f.read().split("\n")
+        if toks and toks[-1] == "":
+            toks.pop()
+        return [t.rstrip("\r") for t in toks], vocab_txt
+    if tj_path:
+        model = tj.get("model", {})
+        if model.get("type") != "WordPiece":
+            raise ConvertError(f"{tj_path}: tokenizer model is {model.get('type')!r}, not WordPiece")
+        vocab = model["vocab"]
+        toks = [None] * len(vocab)
+        for t, i in vocab.items():
+            if not 0 <= i < len(toks) or toks[i] is not None:
+                raise ConvertError(f"{tj_path}: vocabulary ids are not 0..{len(toks) - 1}")
+            toks[i] = t
+        return toks, tj_path
+    raise ConvertError(f"{where}: no vocab.txt or tokenizer.json found")
 
 
 def stage_vocab(d, root, cfg, cased_override):
-    toks, path = load_vocab(d, root)
+    tj_path = find_file("tokenizer.json", d, root)
+    tj = read_json(tj_path)
+    toks, path = load_vocab(find_file("vocab.txt", d, root), tj_path, tj, d)
     if len(toks) != cfg["vocab_size"]:
         raise ConvertError(f"{path} has {len(toks)} tokens but config.json says vocab_size {cfg['vocab_size']}")
-    tc = {}
-    for base in (d, root):
-        p = os.path.join(base, "tokenizer_config.json")
-        if os.path.isfile(p):
-            with open(p, encoding="utf-8") as f:
-                tc = json.load(f)
-            break
-    tj = {}
-    for base in (d, root):
-        p = os.path.join(base, "tokenizer.json")
-        if os.path.isfile(p):
-            with open(p, encoding="utf-8") as f:
-                tj = json.load(f)
-            break
+    tc = read_json(find_file("tokenizer_config.json", d, root))
     norm = tj.get("normalizer") or {}
     lower = tc.get("do_lower_case", norm.get("lowercase", True))
     strip = tc.get("strip_accents", norm.get("strip_accents"))
@@ -425,7 +425,7 @@ def convert(src, out, dtype="q8", embed_dtype=None, name=None, license=None, cas
     if embed_dtype not in DTYPES:
         raise ConvertError(f"unknown embedding dtype {embed_dtype!r}")
     d = find_model_dir(src)
-    cfg = stage_config(d, cased)
+    cfg = stage_config(d)
     tok = stage_vocab(d, src, cfg, cased)
     sd, wpath = read_weights(d)
     tensors = stage_tensors(sd, cfg, dtype, embed_dtype)
