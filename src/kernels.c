@@ -488,6 +488,35 @@ static void pack_rows_f32(float *xp, const float *x, int32_t ldx, int32_t T, int
     }
 }
 
+/* One k step of the 4 x 8 f32 tile (accumulators a00..a31 in scope):
+ * 2 weight loads, 4 splat loads, 8 mul + 8 add. A macro, not a function, so
+ * both kernels below get exactly this register allocation from V8. */
+#define F32_TILE_STEP(xp, pw)                                                   \
+    do {                                                                        \
+        v128_t w0_ = wasm_v128_load(pw), w1_ = wasm_v128_load((pw) + 4), s_;    \
+        s_ = wasm_v128_load32_splat(xp);                                        \
+        a00 = wasm_f32x4_add(a00, wasm_f32x4_mul(s_, w0_));                     \
+        a01 = wasm_f32x4_add(a01, wasm_f32x4_mul(s_, w1_));                     \
+        s_ = wasm_v128_load32_splat((xp) + 1);                                  \
+        a10 = wasm_f32x4_add(a10, wasm_f32x4_mul(s_, w0_));                     \
+        a11 = wasm_f32x4_add(a11, wasm_f32x4_mul(s_, w1_));                     \
+        s_ = wasm_v128_load32_splat((xp) + 2);                                  \
+        a20 = wasm_f32x4_add(a20, wasm_f32x4_mul(s_, w0_));                     \
+        a21 = wasm_f32x4_add(a21, wasm_f32x4_mul(s_, w1_));                     \
+        s_ = wasm_v128_load32_splat((xp) + 3);                                  \
+        a30 = wasm_f32x4_add(a30, wasm_f32x4_mul(s_, w0_));                     \
+        a31 = wasm_f32x4_add(a31, wasm_f32x4_mul(s_, w1_));                     \
+    } while (0)
+
+/* Write the first `rows` rows of the tile (bias, activation) into y. */
+#define F32_TILE_STORE()                                                        \
+    do {                                                                        \
+        store_row(y, a00, a01, bias, cols, act);                                \
+        if (rows > 1) store_row(y + ldy, a10, a11, bias, cols, act);            \
+        if (rows > 2) store_row(y + 2 * (size_t)ldy, a20, a21, bias, cols, act);\
+        if (rows > 3) store_row(y + 3 * (size_t)ldy, a30, a31, bias, cols, act);\
+    } while (0)
+
 /* 4 interleaved rows xp[K][4] times one f32 panel pw[K][8]: 8 sums in
  * registers; one k step is 2 weight loads, 4 splat loads, 8 mul + 8 add.
  * Writes the first `rows` rows and `cols` columns of y (stride ldy). */
@@ -495,24 +524,9 @@ INLINE void mk_f32(float *y, int32_t ldy, const float *xp, const float *pw, int3
                    int cols, int32_t act) {
     v128_t a00 = wasm_f32x4_splat(0), a01 = a00, a10 = a00, a11 = a00, a20 = a00, a21 = a00, a30 = a00, a31 = a00;
     for (const float *end = xp + (size_t)4 * K; xp != end; xp += 4, pw += 8) {
-        v128_t w0 = wasm_v128_load(pw), w1 = wasm_v128_load(pw + 4), s;
-        s = wasm_v128_load32_splat(xp);
-        a00 = wasm_f32x4_add(a00, wasm_f32x4_mul(s, w0));
-        a01 = wasm_f32x4_add(a01, wasm_f32x4_mul(s, w1));
-        s = wasm_v128_load32_splat(xp + 1);
-        a10 = wasm_f32x4_add(a10, wasm_f32x4_mul(s, w0));
-        a11 = wasm_f32x4_add(a11, wasm_f32x4_mul(s, w1));
-        s = wasm_v128_load32_splat(xp + 2);
-        a20 = wasm_f32x4_add(a20, wasm_f32x4_mul(s, w0));
-        a21 = wasm_f32x4_add(a21, wasm_f32x4_mul(s, w1));
-        s = wasm_v128_load32_splat(xp + 3);
-        a30 = wasm_f32x4_add(a30, wasm_f32x4_mul(s, w0));
-        a31 = wasm_f32x4_add(a31, wasm_f32x4_mul(s, w1));
+        F32_TILE_STEP(xp, pw);
     }
-    store_row(y, a00, a01, bias, cols, act);
-    if (rows > 1) store_row(y + ldy, a10, a11, bias, cols, act);
-    if (rows > 2) store_row(y + 2 * (size_t)ldy, a20, a21, bias, cols, act);
-    if (rows > 3) store_row(y + 3 * (size_t)ldy, a30, a31, bias, cols, act);
+    F32_TILE_STORE();
 }
 
 /* mk_f32 for long sums (used when K > 2 * F32_KBLOCK): blocked accumulation.
@@ -535,19 +549,7 @@ INLINE void mk_f32_long(float *y, int32_t ldy, const float *xp, const float *pw,
         const float *stop = end - xp > 4 * F32_KBLOCK ? xp + 4 * F32_KBLOCK : end;
         a00 = wasm_f32x4_splat(0), a01 = a00, a10 = a00, a11 = a00, a20 = a00, a21 = a00, a30 = a00, a31 = a00;
         for (; xp != stop; xp += 4, pw += 8) {
-            v128_t w0 = wasm_v128_load(pw), w1 = wasm_v128_load(pw + 4), s;
-            s = wasm_v128_load32_splat(xp);
-            a00 = wasm_f32x4_add(a00, wasm_f32x4_mul(s, w0));
-            a01 = wasm_f32x4_add(a01, wasm_f32x4_mul(s, w1));
-            s = wasm_v128_load32_splat(xp + 1);
-            a10 = wasm_f32x4_add(a10, wasm_f32x4_mul(s, w0));
-            a11 = wasm_f32x4_add(a11, wasm_f32x4_mul(s, w1));
-            s = wasm_v128_load32_splat(xp + 2);
-            a20 = wasm_f32x4_add(a20, wasm_f32x4_mul(s, w0));
-            a21 = wasm_f32x4_add(a21, wasm_f32x4_mul(s, w1));
-            s = wasm_v128_load32_splat(xp + 3);
-            a30 = wasm_f32x4_add(a30, wasm_f32x4_mul(s, w0));
-            a31 = wasm_f32x4_add(a31, wasm_f32x4_mul(s, w1));
+            F32_TILE_STEP(xp, pw);
         }
         if (stop == end) break;
 #define PART(i, a) wasm_v128_store(part + 4 * (i), blocks ? wasm_f32x4_add(wasm_v128_load(part + 4 * (i)), a) : a)
@@ -565,10 +567,7 @@ INLINE void mk_f32_long(float *y, int32_t ldy, const float *xp, const float *pw,
             PART(7, a31);
 #undef PART
     }
-    store_row(y, a00, a01, bias, cols, act);
-    if (rows > 1) store_row(y + ldy, a10, a11, bias, cols, act);
-    if (rows > 2) store_row(y + 2 * (size_t)ldy, a20, a21, bias, cols, act);
-    if (rows > 3) store_row(y + 3 * (size_t)ldy, a30, a31, bias, cols, act);
+    F32_TILE_STORE();
 }
 
 /* y[T][N] (stride ldy) = rows packed by pack_rows_f32 (xp) times panels
