@@ -105,18 +105,22 @@ EMSCRIPTEN_KEEPALIVE int blw_simd(void) {
 
 EMSCRIPTEN_KEEPALIVE const char *blw_error(void) { return g.err; }
 
+/* Takes ownership of a _malloc'ed bundle. The new bundle is validated before
+ * it replaces anything: on failure (-1, reason in blw_error) the model loaded
+ * before, if any, stays loaded and usable. */
 EMSCRIPTEN_KEEPALIVE int blw_load(uint8_t *bytes, int size) {
-    unload();
     if (!bytes || size <= 0) {
         free(bytes);
         set_error("blw_load: no bundle bytes");
         return -1;
     }
-    g.model = bl_model_load(bytes, (size_t)size, g.err, sizeof g.err);
-    if (!g.model) {
+    bl_model *m = bl_model_load(bytes, (size_t)size, g.err, sizeof g.err);
+    if (!m) {
         free(bytes);
         return -1;
     }
+    unload();
+    g.model = m;
     g.bytes = bytes;
     return 0;
 }

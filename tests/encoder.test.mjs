@@ -302,10 +302,17 @@ async function main() {
     } else {
       const { M, err, ints } = engine;
       const load = (b) => loadBytes(M, b);
+      {
+        const fresh = await createModule(WASM_JS);
+        const one = putInts(fresh, [101]);
+        check(fresh._blw_forward_ids(one, 0, 1, 1, 0) === -1 && /no model/.test(wasmError(fresh)),
+          `blw_forward_ids without a model fails (${wasmError(fresh)})`);
+      }
+      check(load(bytes) === 0, `tiny bundle loads (${err()})`);
       check(load(damaged) === -1 && err().length > 0, `damaged bundle: blw_load -1 + message (${err()})`);
       check(load(truncated) === -1 && err().length > 0, `truncated bundle: blw_load -1 + message (${err()})`);
-      check(M._blw_forward_ids(0, 0, 1, 1, 0) === -1, 'blw_forward_ids without a model fails');
-      check(load(bytes) === 0, `tiny bundle loads (${err()})`);
+      const kept = ints([101, 7, 102]);
+      check(M._blw_forward_ids(kept, 0, 3, 1, 0) === 3, `a failed blw_load keeps the model loaded before (${err()})`);
       const bad = ints([101, 5000, 102]);
       check(M._blw_forward_ids(bad, 0, 3, 1, 0) === -1 && /id 5000 out of range/.test(err()), `bad token id: -1 + message (${err()})`);
       const badType = ints([0, 2, 0]), ok3 = ints([101, 7, 102]);

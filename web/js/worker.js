@@ -13,7 +13,6 @@ const KEEP_QK = 4;
 
 let mod = null;
 let info = null;
-let goodBundle = null; // copy of the last bundle that loaded, to restore after a failed load
 
 function cstring(s) {
   const n = mod.lengthBytesUTF8(s) + 1;
@@ -54,13 +53,9 @@ const handlers = {
   load({ bytes }) {
     const u8 = new Uint8Array(bytes);
     if (loadBytes(u8) !== 0) {
-      const why = lastError('the bundle could not be loaded');
-      let restored = false;
-      if (goodBundle) restored = loadBytes(goodBundle) === 0;
-      if (!restored) info = null;
-      return { error: why, restored };
+      // blw_load validates before replacing: the previous model, if any, is still loaded.
+      return { error: lastError('the bundle could not be loaded'), restored: info !== null };
     }
-    goodBundle = u8;
     info = JSON.parse(mod.UTF8ToString(mod._blw_info_json()));
     return { info };
   },
