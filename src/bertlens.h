@@ -138,8 +138,13 @@ enum {
     BL_KEEP_HIDDEN = 1 << 3  /* keep every layer's hidden states            */
 };
 
-/* Allocate every buffer once for sequences of up to max_tokens tokens. */
+/* Lay out the model's weights for the kernels (once) and allocate every
+ * buffer for sequences of up to max_tokens tokens. */
 bl_state *bl_state_new(const bl_model *m, int32_t max_tokens, unsigned flags, char *err, size_t errlen);
+/* Re-size the buffers of s for another max_tokens / flags, keeping its
+ * laid-out weights (no repacking). On failure (-1) s holds no buffers and
+ * bl_forward refuses to run until a successful reserve. */
+int bl_state_reserve(bl_state *s, int32_t max_tokens, unsigned flags, char *err, size_t errlen);
 void bl_state_free(bl_state *s);
 
 /* Run the encoder on T tokens. No allocation happens inside.

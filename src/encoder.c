@@ -211,28 +211,58 @@ static int build_gram(bl_state *s, char *err, size_t errlen) {
 
 /* --------------------------------------------------------------- state */
 
+/* Activation and result buffers (everything sized by max_tokens and flags). */
+static void free_buffers(bl_state *s) {
+    float **bufs[] = {&s->x,    &s->x2,      &s->q,     &s->k,       &s->v,    &s->ctx,   &s->ffn, &s->att,
+                      &s->fnorm, &s->scratch, &s->attn, &s->norms, &s->queries, &s->keys, &s->hidden};
+    for (size_t i = 0; i < sizeof bufs / sizeof *bufs; i++) {
+        free(*bufs[i]);
+        *bufs[i] = NULL;
+    }
+    s->max_tokens = 0;
+    s->flags = 0;
+    s->T = 0;
+}
+
 void bl_state_free(bl_state *s) {
     if (!s) return;
     free_weights(s);
-    free(s->x);
-    free(s->x2);
-    free(s->q);
-    free(s->k);
-    free(s->v);
-    free(s->ctx);
-    free(s->ffn);
-    free(s->att);
-    free(s->fnorm);
-    free(s->scratch);
-    free(s->attn);
-    free(s->norms);
-    free(s->queries);
-    free(s->keys);
-    free(s->hidden);
+    free_buffers(s);
     free(s);
 }
 
 static size_t max_sz(size_t a, size_t b) { return a > b ? a : b; }
+
+int bl_state_reserve(bl_state *s, int32_t max_tokens, unsigned flags, char *err, size_t errlen) {
+    const bl_config *c = &s->c;
+    if (max_tokens <= 0 || max_tokens > c->max_positions) {
+        bl_set_err(err, errlen, "max_tokens %d out of range 1..%d", max_tokens, c->max_positions);
+        return -1;
+    }
+    if ((flags & BL_KEEP_NORMS) && !s->gram && build_gram(s, err, errlen)) return -1;
+    free_buffers(s);
+    const size_t T = (size_t)max_tokens, H = (size_t)c->hidden, I = (size_t)c->intermediate,
+                 NH = (size_t)c->n_heads, L = (size_t)c->n_layers, d = H / NH;
+    size_t nscratch = max_sz(bl_matmul_scratch_floats(max_tokens, (int32_t)max_sz(H, I)),
+                             max_sz(bl_matmul_nt_scratch_floats(max_tokens, (int32_t)d),
+                                    bl_matmul_nt_scratch_floats((int32_t)d, max_tokens)));
+    int ok = (s->x = malloc(T * H * 4)) && (s->x2 = malloc(T * H * 4)) && (s->q = malloc(T * H * 4)) &&
+             (s->k = malloc(T * H * 4)) && (s->v = malloc(T * H * 4)) && (s->ctx = malloc(T * H * 4)) &&
+             (s->ffn = malloc(T * I * 4)) && (s->att = malloc(T * T * 4)) && (s->fnorm = malloc(NH * T * 4)) &&
+             (s->scratch = malloc(nscratch * 4));
+    if (ok && (flags & BL_KEEP_ATTN)) ok = (s->attn = malloc(L * NH * T * T * 4)) != NULL;
+    if (ok && (flags & BL_KEEP_NORMS)) ok = (s->norms = malloc(L * NH * T * T * 4)) != NULL;
+    if (ok && (flags & BL_KEEP_QK)) ok = (s->queries = malloc(T * H * 4)) && (s->keys = malloc(T * H * 4));
+    if (ok && (flags & BL_KEEP_HIDDEN)) ok = (s->hidden = malloc((L + 1) * T * H * 4)) != NULL;
+    if (!ok) {
+        free_buffers(s);
+        bl_set_err(err, errlen, "out of memory allocating buffers for %d tokens", max_tokens);
+        return -1;
+    }
+    s->max_tokens = max_tokens;
+    s->flags = flags;
+    return 0;
+}
 
 bl_state *bl_state_new(const bl_model *m, int32_t max_tokens, unsigned flags, char *err, size_t errlen) {
     if (!m) {
@@ -256,27 +286,7 @@ bl_state *bl_state_new(const bl_model *m, int32_t max_tokens, unsigned flags, ch
         return NULL;
     }
     s->c = *c;
-    s->max_tokens = max_tokens;
-    s->flags = flags;
-    if (build_weights(s, m, err, errlen) || ((flags & BL_KEEP_NORMS) && build_gram(s, err, errlen))) {
-        bl_state_free(s);
-        return NULL;
-    }
-    const size_t T = (size_t)max_tokens, H = (size_t)c->hidden, I = (size_t)c->intermediate,
-                 NH = (size_t)c->n_heads, L = (size_t)c->n_layers, d = H / NH;
-    size_t nscratch = max_sz(bl_matmul_scratch_floats(max_tokens, (int32_t)max_sz(H, I)),
-                             max_sz(bl_matmul_nt_scratch_floats(max_tokens, (int32_t)d),
-                                    bl_matmul_nt_scratch_floats((int32_t)d, max_tokens)));
-    int ok = (s->x = malloc(T * H * 4)) && (s->x2 = malloc(T * H * 4)) && (s->q = malloc(T * H * 4)) &&
-             (s->k = malloc(T * H * 4)) && (s->v = malloc(T * H * 4)) && (s->ctx = malloc(T * H * 4)) &&
-             (s->ffn = malloc(T * I * 4)) && (s->att = malloc(T * T * 4)) && (s->fnorm = malloc(NH * T * 4)) &&
-             (s->scratch = malloc(nscratch * 4));
-    if (ok && (flags & BL_KEEP_ATTN)) ok = (s->attn = malloc(L * NH * T * T * 4)) != NULL;
-    if (ok && (flags & BL_KEEP_NORMS)) ok = (s->norms = malloc(L * NH * T * T * 4)) != NULL;
-    if (ok && (flags & BL_KEEP_QK)) ok = (s->queries = malloc(T * H * 4)) && (s->keys = malloc(T * H * 4));
-    if (ok && (flags & BL_KEEP_HIDDEN)) ok = (s->hidden = malloc((L + 1) * T * H * 4)) != NULL;
-    if (!ok) {
-        bl_set_err(err, errlen, "out of memory allocating buffers for %d tokens", max_tokens);
+    if (build_weights(s, m, err, errlen) || bl_state_reserve(s, max_tokens, flags, err, errlen)) {
         bl_state_free(s);
         return NULL;
     }
@@ -317,6 +327,10 @@ int bl_forward(const bl_model *m, bl_state *s, const int32_t *ids, const int32_t
     const bl_config *c = &s->c;
     const int32_t H = c->hidden, NH = c->n_heads, L = c->n_layers, d = H / NH;
     s->T = 0;
+    if (!s->max_tokens) {
+        bl_set_err(err, errlen, "the state has no buffers (its last bl_state_reserve failed)");
+        return -1;
+    }
     if (T <= 0 || T > s->max_tokens) {
         bl_set_err(err, errlen, "%d tokens: must be 1..%d", T, s->max_tokens);
         return -1;

@@ -192,12 +192,11 @@ EMSCRIPTEN_KEEPALIVE const char *blw_tokenize_json(const char *a, const char *b,
 }
 
 /* A state for T tokens with these flags: reuse the current one if it fits,
- * else make one for the next power of two >= T (min 64, max max_positions). */
+ * else re-size it for the next power of two >= T (min 64, max max_positions).
+ * The weights are laid out once per model; a re-size keeps them. */
 static int ensure_state(int32_t T, unsigned flags) {
     const bl_config *c = bl_model_config(g.model);
     if (g.state && g.flags == flags && T <= g.capacity) return 0;
-    bl_state_free(g.state);
-    g.state = NULL;
     int32_t cap = 64;
     while (cap < T) cap *= 2;
     if (cap > c->max_positions) cap = c->max_positions;
@@ -205,8 +204,12 @@ static int ensure_state(int32_t T, unsigned flags) {
         set_error("%d tokens: the model takes at most %d", T, c->max_positions);
         return -1;
     }
-    g.state = bl_state_new(g.model, cap, flags, g.err, sizeof g.err);
-    if (!g.state) return -1;
+    g.capacity = 0;
+    if (!g.state) {
+        if (!(g.state = bl_state_new(g.model, cap, flags, g.err, sizeof g.err))) return -1;
+    } else if (bl_state_reserve(g.state, cap, flags, g.err, sizeof g.err)) {
+        return -1;
+    }
     g.capacity = cap;
     g.flags = flags;
     return 0;
