@@ -1,9 +1,18 @@
 // state.js — the whole page state and its URL form. Plain ES module (no DOM),
 // tested by tests/web/state.test.mjs.
+
+import { deflateRaw, inflateRaw, toBase64Url, fromBase64Url } from './snapshot.js';
 //
 // ?text=..&text_b=..&model=..&view=heatmap|head|model|neuron&layer=..&head=N|mean
 //  &mode=attn|norm&query=..&theme=light|dark&embed=1&hide=1&renorm=0&words=1
 //  &filter=all|aa|ab|ba|bb&heads=0,3,7
+// or, instead of text/text_b, ?z=<compressed texts> (see permalinkSearch):
+//   z = base64url (RFC 4648 §5, no padding) of deflate-raw (RFC 1951) of the
+//   UTF-8 JSON array [text, text_b]. Permalinks use z when it is shorter
+//   than the plain text=/text_b= pair; plain ?text= links keep working.
+//   A permalink holds only the text the model uses (cut at the end of its
+//   last token when the input was truncated) and is never longer than
+//   MAX_PERMALINK characters.
 // Layers, heads and token positions count from 0, like Hugging Face.
 // Anything unknown or out of range falls back to its default and yields a
 // human-readable notice; the page shows the notices.
@@ -13,6 +22,7 @@ export const MODES = ['attn', 'norm'];
 export const THEMES = ['light', 'dark'];
 export const FILTERS = ['all', 'aa', 'ab', 'ba', 'bb'];
 export const MAX_TEXT_CHARS = 20000;
+export const MAX_PERMALINK = 6000;
 
 export const DEFAULTS = Object.freeze({
   text: 'The cat sat on the mat because it was tired.',
@@ -186,8 +196,146 @@ export function serializeState(state) {
 
 /** The <iframe> snippet that embeds a state (embed=1 forced). The URL is
  *  attribute-escaped so the snippet is safe to paste. */
-export function embedSnippet(baseUrl, state, { width = 720, height = 560 } = {}) {
-  const url = `${baseUrl}?${serializeState({ ...state, embed: true })}`;
+export function embedSnippet(baseUrl, state, { width = 720, height = 560, search = null, snapshot = null } = {}) {
+  // search: a permalinkSearch result for the state (embed added here);
+  // snapshot: encodeSnapshot text, carried in the fragment (never sent to a server).
+  let query = serializeState({ ...state, embed: true });
+  if (search !== null) {
+    const p = new URLSearchParams(search);
+    p.set('embed', '1');
+    query = p.toString();
+  }
+  const url = `${baseUrl}?${query}${snapshot ? `#s=${snapshot}` : ''}`;
   const esc = url.replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
   return `<iframe src="${esc}" width="${width}" height="${height}" style="border:0" title="bertlens attention view" loading="lazy"></iframe>`;
+}
+
+/** A frame size (CSS px) that fits a view of K shown tokens of a model with
+ *  L layers and H heads, at the layouts of web/js/views/*: used by "Copy
+ *  embed code" when the view does not report its own preferred size. */
+export function proposeEmbedSize(view, K, { L = 6, H = 12 } = {}) {
+  const clamp = (v, lo, hi) => Math.max(lo, Math.min(hi, Math.round(v)));
+  switch (view) {
+    case 'heatmap': {
+      const side = clamp(K * 18, 220, 520);
+      return { width: clamp(side + 200, 360, 760), height: clamp(side + 300, 480, 900) };
+    }
+    case 'head':
+      return { width: 720, height: clamp(200 + K * (K > 80 ? 13 : 22) + 120, 480, 2000) };
+    case 'model': {
+      const S = Math.max(36, Math.min(96, Math.floor((720 - 50) / H) - 6));
+      return { width: 720, height: clamp(140 + L * (S + 6) + 100, 480, 1400) };
+    }
+    case 'neuron':
+      return { width: 720, height: clamp(180 + K * (K > 80 ? 13 : 17) + 120, 480, 2000) };
+    default:
+      return { width: 720, height: 560 };
+  }
+}
+
+// ------------------------------------------------------------- permalinks
+
+/** The part of text the model used: with a truncated run, text up to the
+ *  end of the last token of segment seg (0 = A, 1 = B); else the text. */
+export function usedText(text, run, seg) {
+  if (!run || !run.truncated || !run.offsets) return text;
+  let end = -1;
+  for (let i = 0; i < run.T; i++) {
+    if (run.typeIds[i] === seg && run.wordIds[i] >= 0) end = Math.max(end, run.offsets[i][1]);
+  }
+  return end < 0 ? '' : text.slice(0, end);
+}
+
+/** z= value for two texts. */
+export async function compressTexts(text, textB) {
+  const bytes = new TextEncoder().encode(JSON.stringify([text, textB || '']));
+  return toBase64Url(await deflateRaw(bytes));
+}
+
+/** [text, text_b] of a z= value; throws an Error with a reason. */
+export async function expandTexts(z) {
+  let arr;
+  try {
+    arr = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(await inflateRaw(fromBase64Url(z))));
+  } catch {
+    throw new Error('the compressed text (z=) is damaged; was the link cut?');
+  }
+  if (!Array.isArray(arr) || arr.length !== 2 || arr.some((t) => typeof t !== 'string')) {
+    throw new Error('the compressed text (z=) is not a pair of texts');
+  }
+  return arr;
+}
+
+/** parseState for any permalink, z= included: {state, notices}. A damaged
+ *  z= falls back to the default text with a notice. */
+export async function parseStateAsync(search) {
+  const params = new URLSearchParams(search instanceof URLSearchParams ? search.toString() : search);
+  const notices = [];
+  const z = params.get('z');
+  params.delete('z');
+  if (z !== null) {
+    try {
+      const [a, b] = await expandTexts(z);
+      params.set('text', a);
+      if (b) params.set('text_b', b);
+      else params.delete('text_b');
+    } catch (e) {
+      notices.push(`Ignored the link's text: ${e.message}`);
+    }
+  }
+  const parsed = parseState(params);
+  return { state: parsed.state, notices: [...notices, ...parsed.notices] };
+}
+
+/** Query string with the texts as z= (when shorter) or text=/text_b=. */
+async function searchFor(state) {
+  const plain = serializeState(state);
+  const rest = new URLSearchParams(plain);
+  rest.delete('text');
+  rest.delete('text_b');
+  const z = await compressTexts(state.text, state.text_b);
+  const zipped = `z=${z}${rest.toString() ? `&${rest}` : ''}`;
+  return zipped.length < plain.length ? zipped : plain;
+}
+
+/** Token end offsets per segment of a run: ends[seg] = sorted end offsets of
+ *  that segment's word tokens. */
+function tokenEnds(run, seg) {
+  const ends = [];
+  for (let i = 0; i < run.T; i++) if (run.typeIds[i] === seg && run.wordIds[i] >= 0) ends.push(run.offsets[i][1]);
+  return ends;
+}
+
+/** Permalink query string (no '?') for a state: only the text the model used
+ *  (run, when given, is the last run of exactly this text), compressed when
+ *  shorter, and at most maxChars long. If even that is too long (text made
+ *  of long, incompressible words), the text is cut at a token boundary and
+ *  `cut` says how many of the used tokens remain ({search, cut: null|{kept,
+ *  of}}). Without a run the cut falls on a character. */
+export async function permalinkSearch(state, { run = null, maxChars = MAX_PERMALINK } = {}) {
+  const used = { ...state, text: usedText(state.text, run, 0), text_b: state.text_b ? usedText(state.text_b, run, 1) : '' };
+  const full = await searchFor(used);
+  if (full.length <= maxChars) return { search: full, cut: null };
+  // Too long: keep a fraction f of each text (in tokens when the run is
+  // known, else in characters), the largest that fits.
+  const endsA = run && run.offsets ? tokenEnds(run, 0) : null;
+  const endsB = run && run.offsets ? tokenEnds(run, 1) : null;
+  const cutTo = (text, ends, f) => {
+    if (!ends) return text.slice(0, Math.floor(text.length * f));
+    const k = Math.floor(ends.length * f);
+    return k ? text.slice(0, ends[k - 1]) : '';
+  };
+  let lo = 0;
+  let hi = 1;
+  let best = await searchFor({ ...used, text: '', text_b: '' });
+  for (let it = 0; it < 16; it++) {
+    const f = (lo + hi) / 2;
+    const s = await searchFor({ ...used, text: cutTo(used.text, endsA, f), text_b: cutTo(used.text_b, endsB, f) });
+    if (s.length <= maxChars) { lo = f; best = s; } else hi = f;
+  }
+  const of = endsA ? endsA.length + (endsB ? endsB.length : 0) : used.text.length + used.text_b.length;
+  const kept = endsA
+    ? Math.floor(endsA.length * lo) + (endsB ? Math.floor(endsB.length * lo) : 0)
+    : Math.floor(used.text.length * lo) + Math.floor(used.text_b.length * lo);
+  return { search: best, cut: { kept, of, unit: endsA ? 'tokens' : 'characters' } };
 }

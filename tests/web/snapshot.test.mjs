@@ -1,0 +1,172 @@
+// Snapshots (web/js/snapshot.js): 8-bit values within 1/255 of Hugging Face's
+// numbers (tests/web/fixtures/minilm-pair.json), what each view's snapshot
+// holds, and clear errors for damaged or unknown snapshots.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import {
+  encodeSnapshot, decodeSnapshot, snapshotFromRun, packSnapshot, unpackSnapshot, runFromSnapshot,
+  snapshotCovers, snapshotPlan, deflateRaw, toBase64Url, crc32, SnapshotError, MAX_TOKENS,
+} from '../../web/js/snapshot.js';
+import { headMatrix, neuronColumns } from '../../web/js/data.js';
+
+const fx = JSON.parse(readFileSync(new URL('./fixtures/minilm-pair.json', import.meta.url)));
+const { T, H, d } = fx;
+// A two-layer run made of the fixture's HF layers 0 and 3 (layer 1 here = HF
+// layer 3, whose q/k vectors the fixture also holds).
+const hfAttn = [Float32Array.from(fx.attentions[0]), Float32Array.from(fx.attentions[1])];
+// Stand-in norms with a range unlike attention's: HF attention times 1 + key index.
+const norms = hfAttn.map((a) => a.map((v, i) => v * (1 + (i % T))));
+const run = {
+  tokens: fx.tokens, typeIds: fx.type_ids, wordIds: fx.word_ids, T, L: 2, H, d, truncated: false,
+  attn: hfAttn, norms, q: Float32Array.from(fx.queries), k: Float32Array.from(fx.keys), qkLayer: 1,
+};
+const base = { view: 'heatmap', layer: 1, head: 4, mode: 'attn', query: 0, hide: false, renorm: true, words: false, filter: 'all', heads: null, theme: 'light', text: fx.text, text_b: fx.text_b, model: 'minilm-l6-q8' };
+const model = { id: 'minilm-l6-q8', name: 'all-MiniLM-L6-v2 (q8)', bytes: 24726521 };
+
+async function roundTrip(state, r = run) {
+  const text = await encodeSnapshot(snapshotFromRun(r, state, model));
+  assert.match(text, /^[A-Za-z0-9_-]+$/);
+  return { text, snap: await decodeSnapshot(text) };
+}
+
+function maxDiff(a, b) {
+  let m = 0;
+  for (let i = 0; i < a.length; i++) m = Math.max(m, Math.abs(a[i] - b[i]));
+  return m;
+}
+
+test('heatmap snapshot: every head of the layer within 0.5/255 of HF attention; the mean within 1/255 of torch mean', async () => {
+  const { text, snap } = await roundTrip(base);
+  assert.equal(snap.attn.length, H);
+  assert.equal(snap.norms.length, 0);
+  assert.equal(snap.qk, null);
+  assert.deepEqual(snap.tokens, fx.tokens);
+  assert.deepEqual(snap.typeIds, fx.type_ids);
+  assert.deepEqual(snap.wordIds, fx.word_ids);
+  assert.equal(snap.state.text, fx.text);
+  assert.equal(snap.state.text_b, fx.text_b);
+  assert.deepEqual(snap.model, model);
+  const r = runFromSnapshot(snap);
+  assert.equal(r.attn[0], null);
+  for (let h = 0; h < H; h++) {
+    const diff = maxDiff(headMatrix(r.attn[1], H, T, h), headMatrix(hfAttn[1], H, T, h));
+    assert.ok(diff <= 0.5 / 255 + 1e-7, `head ${h}: ${diff}`);
+  }
+  const mean = headMatrix(r.attn[1], H, T, 'mean');
+  assert.ok(maxDiff(mean, fx.head_mean[1]) <= 1 / 255, 'mean of heads');
+  console.log(`# heatmap snapshot, ${T} tokens, ${H} heads: ${text.length} characters`);
+});
+
+test('norm-mode snapshot: per-block scale keeps every value within max/510', async () => {
+  const { snap } = await roundTrip({ ...base, view: 'head', mode: 'norm' });
+  assert.equal(snap.attn.length, 0);
+  assert.equal(snap.norms.length, H);
+  const r = runFromSnapshot(snap);
+  for (let h = 0; h < H; h++) {
+    const ref = headMatrix(norms[1], H, T, h);
+    const max = ref.reduce((m, v) => Math.max(m, v), 0);
+    assert.ok(max > 1, 'the stand-in norms exceed 1');
+    assert.ok(maxDiff(headMatrix(r.norms[1], H, T, h), ref) <= (max * 0.5) / 255 * (1 + 1e-6), `head ${h}`);
+  }
+});
+
+test('model-view snapshot holds every layer and head', async () => {
+  const { snap } = await roundTrip({ ...base, view: 'model' });
+  assert.equal(snap.attn.length, 2 * H);
+  const r = runFromSnapshot(snap);
+  for (let l = 0; l < 2; l++) assert.ok(maxDiff(r.attn[l], hfAttn[l]) <= 0.5 / 255 + 1e-7, `layer ${l}`);
+  assert.equal(snapshotCovers(snap, { ...base, view: 'model' }).ok, true);
+  assert.equal(snapshotCovers(snap, { ...base, view: 'heatmap', layer: 0, head: 'mean' }).ok, true);
+});
+
+test('neuron snapshot: q/k within half a step of HF, softmax column from stored attention within 1/255', async () => {
+  const head = 7;
+  const { snap } = await roundTrip({ ...base, view: 'neuron', head, query: 5 });
+  assert.equal(snap.attn.length, 1);
+  assert.ok(snap.qk && snap.qk.layer === 1 && snap.qk.head === head);
+  const m = T * d;
+  const refQ = fx.queries.slice(head * m, head * m + m);
+  const refK = fx.keys.slice(head * m, head * m + m);
+  for (const [got, ref, what] of [[snap.qk.q, refQ, 'q'], [snap.qk.k, refK, 'k']]) {
+    for (let t = 0; t < T; t++) {
+      const row = ref.slice(t * d, t * d + d);
+      const step = Math.max(...row.map(Math.abs)) / 127;
+      const diff = maxDiff(got.subarray(t * d, t * d + d), row);
+      assert.ok(diff <= step / 2 + 1e-6, `${what} token ${t}: ${diff} > ${step / 2}`);
+    }
+  }
+  const r = runFromSnapshot(snap);
+  const att = headMatrix(r.attn[1], H, T, head);
+  for (let query = 0; query < T; query++) {
+    for (let j = 0; j < T; j++) {
+      const ref = fx.qk_attention[(head * T + query) * T + j];
+      assert.ok(Math.abs(att[query * T + j] - ref) <= 1 / 255, `attention ${query},${j}`);
+    }
+  }
+  // q . k from the 8-bit vectors still ranks the keys like HF's attention row.
+  const cols = neuronColumns(r.q, r.k, H, T, d, head, 5);
+  const hfRow = fx.qk_attention.slice((head * T + 5) * T, (head * T + 6) * T);
+  const argmax = (a) => a.indexOf(Math.max(...a));
+  assert.equal(argmax(cols.softmax), argmax(hfRow));
+  assert.ok(maxDiff(cols.softmax, hfRow) < 0.05, 'softmax of 8-bit q/k is close');
+});
+
+test('what a snapshot covers: head changes within the layer yes; other layers, modes, views, text no', async () => {
+  const { snap } = await roundTrip(base);
+  assert.equal(snapshotCovers(snap, base).ok, true);
+  assert.equal(snapshotCovers(snap, { ...base, head: 11 }).ok, true);
+  assert.equal(snapshotCovers(snap, { ...base, head: 'mean', hide: true, words: true }).ok, true);
+  assert.equal(snapshotCovers(snap, { ...base, view: 'head', filter: 'ab' }).ok, true);
+  for (const [patch, word] of [[{ layer: 0 }, 'layer 0'], [{ mode: 'norm' }, 'norms'], [{ view: 'model' }, 'every layer'],
+    [{ view: 'neuron' }, 'query/key'], [{ text: 'Other text.' }, 'text'], [{ text_b: '' }, 'text']]) {
+    const c = snapshotCovers(snap, { ...base, ...patch });
+    assert.equal(c.ok, false, JSON.stringify(patch));
+    assert.ok(c.why.includes(word), `${c.why} mentions ${word}`);
+  }
+  const neuron = (await roundTrip({ ...base, view: 'neuron', head: 2 })).snap;
+  assert.equal(snapshotCovers(neuron, { ...base, view: 'neuron', head: 2, query: 9 }).ok, true);
+  assert.equal(snapshotCovers(neuron, { ...base, view: 'neuron', head: 3 }).ok, false);
+  assert.equal(snapshotCovers(neuron, { ...base, view: 'heatmap', head: 2 }).ok, true);
+  assert.equal(snapshotCovers(neuron, { ...base, view: 'heatmap', head: 'mean' }).ok, false);
+  assert.deepEqual(snapshotPlan({ ...base, view: 'neuron', mode: 'norm', head: 'mean' }, 6, 12), { attn: [[1, 0]], norms: [[1, 0]], qk: [1, 0] });
+});
+
+test('inputs longer than 64 tokens are refused with a reason', () => {
+  const long = { ...run, T: MAX_TOKENS + 1, tokens: new Array(MAX_TOKENS + 1).fill('a') };
+  assert.throws(() => snapshotFromRun(long, base, model), (e) => e instanceof SnapshotError && /at most 64/.test(e.message));
+  assert.throws(() => snapshotFromRun({ ...run, q: null }, { ...base, view: 'neuron' }, model), /query\/key/);
+});
+
+test('damaged, cut, foreign and unknown-version snapshots give a clear error', async () => {
+  const { text } = await roundTrip(base);
+  const expectErr = async (s, re) => {
+    await assert.rejects(decodeSnapshot(s), (e) => {
+      assert.ok(e instanceof SnapshotError, e.stack);
+      assert.match(e.message, /^(This view's snapshot cannot be read: |The snapshot)/);
+      assert.match(e.message, re);
+      return true;
+    });
+  };
+  await expectErr('', /empty/);
+  await expectErr(text.slice(0, Math.floor(text.length / 2)), /cut|decompress|ends early|checksum/);
+  const mid = Math.floor(text.length / 2);
+  const flipped = text.slice(0, mid) + (text[mid] === 'A' ? 'B' : 'A') + text.slice(mid + 1);
+  await expectErr(flipped, /checksum|decompress|ends early|unexpected|JSON|not a bertlens/);
+  await expectErr('%%%not-base64', /base64url/);
+  await expectErr(toBase64Url(await deflateRaw(new TextEncoder().encode('hello world, not a snapshot'))), /not a bertlens snapshot/);
+  const packed = packSnapshot(snapshotFromRun(run, base, model));
+  packed[3] = 2;
+  await expectErr(toBase64Url(await deflateRaw(packed)), /version 2/);
+  // A valid CRC over a wrong body is still caught by the layout checks.
+  const bad = packSnapshot(snapshotFromRun(run, base, model)).slice(0, -4);
+  bad[4] = 200; // T above 64
+  const withCrc = new Uint8Array(bad.length + 4);
+  withCrc.set(bad);
+  new DataView(withCrc.buffer).setUint32(bad.length, crc32(bad), true);
+  assert.throws(() => unpackSnapshot(withCrc), /1 to 64 tokens/);
+});
+
+test('crc32 matches the IEEE check value', () => {
+  assert.equal(crc32(new TextEncoder().encode('123456789')), 0xcbf43926);
+});

@@ -1,0 +1,431 @@
+// snapshot.js — a view and the numbers it draws, small enough for a URL
+// fragment (#s=…) or a standalone HTML file, so an embed draws at once
+// without the model. Plain ES module, no DOM; tested by
+// tests/web/snapshot.test.mjs against Hugging Face numbers.
+//
+// ---------------------------------------------------------------- format
+// The text form is base64url (RFC 4648 §5, no padding) of the deflate-raw
+// (RFC 1951) compression of the binary snapshot below. All integers are
+// little-endian.
+//
+//   offset  size        field
+//   0       3           magic "BLS"
+//   3       1           version = 1 (anything else: "unknown version" error)
+//   4       1           T   tokens, [CLS]/[SEP] included, 1..MAX_TOKENS (64)
+//   5       1           L   layers of the model       1..255
+//   6       1           H   heads per layer           1..255
+//   7       1           d   head width (q/k length)   1..255
+//   8       4           M   byte length of the meta JSON
+//   12      M           meta: UTF-8 JSON object (see below)
+//   12+M    2           A   number of attention blocks
+//           2·A         A × (u8 layer, u8 head), each layer < L, head < H,
+//                       no pair twice
+//           A·T·T       per block, row-major [query][key]: u8 round(α·255)
+//                       (α is in [0, 1]; decoded as u8 / 255)
+//   …       2           N   number of norm blocks
+//           2·N         N × (u8 layer, u8 head)
+//           4·N         N × f32 scale s = the block's largest value (> 0,
+//                       or 0 for an all-zero block)
+//           N·T·T       per block: u8 round(v / s · 255) (decoded u8 · s / 255)
+//   …       1           Q   1 if q/k vectors follow, else 0
+//           2           (if Q) u8 layer, u8 head
+//           2·T·(4+d)   (if Q) T query vectors then T key vectors, each an
+//                       f32 scale c = max|x| / 127 then d × i8 round(x / c)
+//                       (decoded i8 · c)
+//   …       4           CRC-32 (IEEE 802.3, as in zip/png) of every byte
+//                       before it
+//   end                 no byte may follow
+//
+// meta JSON: {"state": {view, layer, head, mode, query, hide, renorm, words,
+//   filter, heads, theme, text, text_b, model},
+//   "model": {"id", "name", "bytes"}, "tokens": [T strings],
+//   "type_ids": [T × 0|1], "word_ids": [T × int, -1 for specials],
+//   "truncated": bool}
+// Rounding error: attention within 0.5/255 of the model's value; a norm
+// within s·0.5/255; q/k within c/2. Bad input throws SnapshotError with a
+// sentence a reader understands; nothing here aborts the page.
+//
+// What a snapshot holds (snapshotPlan), for the mode it was taken in only
+// (attention weights, or norms):
+//   heatmap, head view   every head of the shown layer
+//   model view           every head of every layer
+//   neuron view          q/k vectors, attention (and norms if mode=norm) of
+//                        the shown layer and head
+// Anything else (another layer, the other mode, another view, new text)
+// needs the model: snapshotCovers() says so and why.
+
+export const SNAPSHOT_VERSION = 1;
+export const MAX_TOKENS = 64;
+const MAGIC = [0x42, 0x4c, 0x53]; // "BLS"
+const MAX_TEXT = 1 << 20; // longest accepted text form (characters)
+
+export class SnapshotError extends Error {}
+
+// ------------------------------------------------------------ byte helpers
+
+let crcTable = null;
+export function crc32(bytes) {
+  if (!crcTable) {
+    crcTable = new Uint32Array(256);
+    for (let n = 0; n < 256; n++) {
+      let c = n;
+      for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1;
+      crcTable[n] = c >>> 0;
+    }
+  }
+  let c = 0xffffffff;
+  for (let i = 0; i < bytes.length; i++) c = crcTable[(c ^ bytes[i]) & 0xff] ^ (c >>> 8);
+  return (c ^ 0xffffffff) >>> 0;
+}
+
+export function toBase64Url(bytes) {
+  let bin = '';
+  for (let i = 0; i < bytes.length; i += 0x8000) bin += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
+  return btoa(bin).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
+}
+
+export function fromBase64Url(text) {
+  if (!/^[A-Za-z0-9_-]*$/.test(text)) throw new SnapshotError('it contains characters that base64url does not use');
+  const b64 = text.replace(/-/g, '+').replace(/_/g, '/') + '='.repeat((4 - (text.length % 4)) % 4);
+  let bin;
+  try {
+    bin = atob(b64);
+  } catch {
+    throw new SnapshotError('it is not valid base64url (was the link cut?)');
+  }
+  const out = new Uint8Array(bin.length);
+  for (let i = 0; i < bin.length; i++) out[i] = bin.charCodeAt(i);
+  return out;
+}
+
+async function pipe(bytes, stream) {
+  const out = new Response(new Blob([bytes]).stream().pipeThrough(stream));
+  return new Uint8Array(await out.arrayBuffer());
+}
+
+export const deflateRaw = (bytes) => pipe(bytes, new CompressionStream('deflate-raw'));
+export const inflateRaw = (bytes) => pipe(bytes, new DecompressionStream('deflate-raw'));
+
+class Writer {
+  constructor() { this.buf = new Uint8Array(1024); this.n = 0; this.dv = new DataView(this.buf.buffer); }
+  room(k) {
+    if (this.n + k <= this.buf.length) return;
+    let cap = this.buf.length * 2;
+    while (cap < this.n + k) cap *= 2;
+    const b = new Uint8Array(cap);
+    b.set(this.buf.subarray(0, this.n));
+    this.buf = b;
+    this.dv = new DataView(b.buffer);
+  }
+  u8(v) { this.room(1); this.buf[this.n++] = v; }
+  i8(v) { this.room(1); this.dv.setInt8(this.n++, v); }
+  u16(v) { this.room(2); this.dv.setUint16(this.n, v, true); this.n += 2; }
+  u32(v) { this.room(4); this.dv.setUint32(this.n, v, true); this.n += 4; }
+  f32(v) { this.room(4); this.dv.setFloat32(this.n, v, true); this.n += 4; }
+  bytes(b) { this.room(b.length); this.buf.set(b, this.n); this.n += b.length; }
+  done() { return this.buf.slice(0, this.n); }
+}
+
+class Reader {
+  constructor(bytes) { this.b = bytes; this.n = 0; this.dv = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength); }
+  need(k, what) {
+    if (this.n + k > this.b.length) throw new SnapshotError(`it ends early (in ${what})`);
+  }
+  u8(w) { this.need(1, w); return this.b[this.n++]; }
+  i8(w) { this.need(1, w); return this.dv.getInt8(this.n++); }
+  u16(w) { this.need(2, w); const v = this.dv.getUint16(this.n, true); this.n += 2; return v; }
+  u32(w) { this.need(4, w); const v = this.dv.getUint32(this.n, true); this.n += 4; return v; }
+  f32(w) { this.need(4, w); const v = this.dv.getFloat32(this.n, true); this.n += 4; return v; }
+  bytes(k, w) { this.need(k, w); const v = this.b.subarray(this.n, this.n + k); this.n += k; return v; }
+}
+
+const q255 = (v) => Math.max(0, Math.min(255, Math.round(v * 255)));
+
+// ------------------------------------------------------------------- plan
+
+/** Which blocks a snapshot of this state holds: {attn: [[l,h]…], norms:
+ *  [[l,h]…], qk: [l,h] | null}. */
+export function snapshotPlan(state, L, H) {
+  const head = state.head === 'mean' ? 0 : state.head;
+  const all = (layers) => layers.flatMap((l) => Array.from({ length: H }, (_, h) => [l, h]));
+  let blocks;
+  let qk = null;
+  if (state.view === 'model') blocks = all(Array.from({ length: L }, (_, l) => l));
+  else if (state.view === 'neuron') { blocks = [[state.layer, head]]; qk = [state.layer, head]; } else blocks = all([state.layer]);
+  if (state.view === 'neuron') return { attn: blocks, norms: state.mode === 'norm' ? blocks : [], qk };
+  return state.mode === 'norm' ? { attn: [], norms: blocks, qk } : { attn: blocks, norms: [], qk };
+}
+
+// ----------------------------------------------------------------- encode
+
+/** The snapshot object of a live run (see web/js/worker.js for `run`) and the
+ *  page state, for snapshotPlan(state). model: {id, name, bytes}. Throws
+ *  SnapshotError when the run is too long or lacks the data. */
+export function snapshotFromRun(run, state, model = {}) {
+  const { T, L, H, d } = run;
+  if (T > MAX_TOKENS) throw new SnapshotError(`the input has ${T} tokens; snapshots hold at most ${MAX_TOKENS}`);
+  const plan = snapshotPlan(state, L, H);
+  const n = T * T;
+  const take = (src, what) => plan[what].map(([l, h]) => {
+    if (!src || !src[l]) throw new SnapshotError(`the run has no ${what === 'attn' ? 'attention' : 'norms'} for layer ${l}`);
+    return { layer: l, head: h, data: src[l].subarray(h * n, h * n + n) };
+  });
+  let qk = null;
+  if (plan.qk) {
+    const [l, h] = plan.qk;
+    if (!run.q || run.qkLayer !== l) throw new SnapshotError(`the run has no query/key vectors for layer ${l}`);
+    const m = T * d;
+    qk = { layer: l, head: h, q: run.q.subarray(h * m, h * m + m), k: run.k.subarray(h * m, h * m + m) };
+  }
+  return {
+    T, L, H, d,
+    state: pickState(state),
+    model: { id: model.id || state.model || '', name: model.name || '', bytes: Number(model.bytes) || 0 },
+    tokens: run.tokens.slice(), typeIds: Array.from(run.typeIds), wordIds: Array.from(run.wordIds),
+    truncated: !!run.truncated,
+    attn: take(run.attn, 'attn'), norms: take(run.norms, 'norms'), qk,
+  };
+}
+
+const STATE_KEYS = ['view', 'layer', 'head', 'mode', 'query', 'hide', 'renorm', 'words', 'filter', 'heads', 'theme', 'text', 'text_b', 'model'];
+function pickState(s) {
+  const o = {};
+  for (const k of STATE_KEYS) if (s[k] !== undefined) o[k] = s[k];
+  return o;
+}
+
+function checkSizes(o) {
+  const { T, L, H, d } = o;
+  const ok = (v, lo, hi) => Number.isInteger(v) && v >= lo && v <= hi;
+  if (!ok(T, 1, MAX_TOKENS)) throw new SnapshotError(`a snapshot holds 1 to ${MAX_TOKENS} tokens, not ${T}`);
+  if (!ok(L, 1, 255) || !ok(H, 1, 255) || !ok(d, 1, 255)) throw new SnapshotError('layers, heads and head width must be 1 to 255');
+  if (o.tokens.length !== T || o.typeIds.length !== T || o.wordIds.length !== T) throw new SnapshotError('token lists do not have T entries');
+}
+
+function writeBlocks(w, blocks) {
+  w.u16(blocks.length);
+  for (const b of blocks) { w.u8(b.layer); w.u8(b.head); }
+}
+
+/** Binary form (before compression) of a snapshot object. */
+export function packSnapshot(o) {
+  checkSizes(o);
+  const { T, d } = o;
+  const n = T * T;
+  const w = new Writer();
+  MAGIC.forEach((b) => w.u8(b));
+  w.u8(SNAPSHOT_VERSION);
+  w.u8(T); w.u8(o.L); w.u8(o.H); w.u8(d);
+  const meta = new TextEncoder().encode(JSON.stringify({
+    state: o.state, model: o.model, tokens: o.tokens, type_ids: o.typeIds, word_ids: o.wordIds, truncated: !!o.truncated,
+  }));
+  w.u32(meta.length);
+  w.bytes(meta);
+  writeBlocks(w, o.attn);
+  for (const b of o.attn) for (let i = 0; i < n; i++) w.u8(q255(b.data[i]));
+  writeBlocks(w, o.norms);
+  const scales = o.norms.map((b) => { let m = 0; for (let i = 0; i < n; i++) if (b.data[i] > m) m = b.data[i]; return m; });
+  scales.forEach((s) => w.f32(s));
+  o.norms.forEach((b, k) => {
+    const s = Math.fround(scales[k]);
+    for (let i = 0; i < n; i++) w.u8(s > 0 ? q255(b.data[i] / s) : 0);
+  });
+  w.u8(o.qk ? 1 : 0);
+  if (o.qk) {
+    w.u8(o.qk.layer); w.u8(o.qk.head);
+    for (const vecs of [o.qk.q, o.qk.k]) {
+      for (let t = 0; t < T; t++) {
+        let m = 0;
+        for (let c = 0; c < d; c++) m = Math.max(m, Math.abs(vecs[t * d + c]));
+        const sc = Math.fround(m / 127);
+        w.f32(sc);
+        for (let c = 0; c < d; c++) w.i8(sc > 0 ? Math.max(-127, Math.min(127, Math.round(vecs[t * d + c] / sc))) : 0);
+      }
+    }
+  }
+  const body = w.done();
+  const out = new Uint8Array(body.length + 4);
+  out.set(body);
+  new DataView(out.buffer).setUint32(body.length, crc32(body), true);
+  return out;
+}
+
+/** Text form (base64url of deflate-raw) of a snapshot object. */
+export async function encodeSnapshot(o) {
+  return toBase64Url(await deflateRaw(packSnapshot(o)));
+}
+
+// ----------------------------------------------------------------- decode
+
+function readBlocks(r, L, H, what) {
+  const count = r.u16(`${what} block count`);
+  const seen = new Set();
+  const out = [];
+  for (let i = 0; i < count; i++) {
+    const layer = r.u8(what);
+    const head = r.u8(what);
+    if (layer >= L || head >= H) throw new SnapshotError(`a ${what} block names layer ${layer} head ${head}, outside the model`);
+    if (seen.has(layer * 256 + head)) throw new SnapshotError(`a ${what} block is listed twice`);
+    seen.add(layer * 256 + head);
+    out.push({ layer, head });
+  }
+  return out;
+}
+
+/** Snapshot object of a binary snapshot (the inverse of packSnapshot, up
+ *  to rounding). Throws SnapshotError on any damage. */
+export function unpackSnapshot(bytes) {
+  if (bytes.length < 16 || MAGIC.some((b, i) => bytes[i] !== b)) throw new SnapshotError('it is not a bertlens snapshot');
+  if (bytes[3] !== SNAPSHOT_VERSION) throw new SnapshotError(`it has version ${bytes[3]}; this page reads version ${SNAPSHOT_VERSION} (a newer bertlens may have made it)`);
+  const body = bytes.subarray(0, bytes.length - 4);
+  const crc = new DataView(bytes.buffer, bytes.byteOffset + bytes.length - 4, 4).getUint32(0, true);
+  if (crc32(body) !== crc) throw new SnapshotError('its checksum does not match (the link was cut or changed)');
+  const r = new Reader(body);
+  r.n = 4;
+  const T = r.u8('header');
+  const L = r.u8('header');
+  const H = r.u8('header');
+  const d = r.u8('header');
+  const mlen = r.u32('header');
+  let meta;
+  try {
+    meta = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(r.bytes(mlen, 'meta')));
+  } catch (e) {
+    if (e instanceof SnapshotError) throw e;
+    throw new SnapshotError('its description is not valid JSON');
+  }
+  if (!meta || typeof meta !== 'object' || !meta.state || typeof meta.state !== 'object'
+    || !Array.isArray(meta.tokens) || !Array.isArray(meta.type_ids) || !Array.isArray(meta.word_ids)) {
+    throw new SnapshotError('its description lacks the state or the tokens');
+  }
+  const o = {
+    T, L, H, d, state: meta.state, model: meta.model || {}, tokens: meta.tokens.map(String),
+    typeIds: meta.type_ids.map(Number), wordIds: meta.word_ids.map(Number), truncated: !!meta.truncated,
+  };
+  checkSizes(o);
+  const n = T * T;
+  o.attn = readBlocks(r, L, H, 'attention');
+  for (const b of o.attn) {
+    const raw = r.bytes(n, 'attention values');
+    b.data = new Float32Array(n);
+    for (let i = 0; i < n; i++) b.data[i] = raw[i] / 255;
+  }
+  o.norms = readBlocks(r, L, H, 'norm');
+  const scales = o.norms.map(() => r.f32('norm scales'));
+  o.norms.forEach((b, k) => {
+    const s = scales[k];
+    if (!Number.isFinite(s) || s < 0) throw new SnapshotError('a norm scale is not a finite non-negative number');
+    const raw = r.bytes(n, 'norm values');
+    b.data = new Float32Array(n);
+    for (let i = 0; i < n; i++) b.data[i] = (raw[i] * s) / 255;
+  });
+  o.qk = null;
+  const hasQk = r.u8('q/k flag');
+  if (hasQk > 1) throw new SnapshotError('its q/k flag is neither 0 nor 1');
+  if (hasQk) {
+    const layer = r.u8('q/k');
+    const head = r.u8('q/k');
+    if (layer >= L || head >= H) throw new SnapshotError('its q/k vectors name a layer or head outside the model');
+    const vec = () => {
+      const out = new Float32Array(T * d);
+      for (let t = 0; t < T; t++) {
+        const sc = r.f32('q/k scales');
+        if (!Number.isFinite(sc) || sc < 0) throw new SnapshotError('a q/k scale is not a finite non-negative number');
+        for (let c = 0; c < d; c++) out[t * d + c] = r.i8('q/k values') * sc;
+      }
+      return out;
+    };
+    const q = vec();
+    const k = vec();
+    o.qk = { layer, head, q, k };
+  }
+  if (r.n !== body.length) throw new SnapshotError(`${body.length - r.n} unexpected bytes follow its data`);
+  return o;
+}
+
+/** Snapshot object of its text form. Throws SnapshotError (message: what is
+ *  wrong, in words) for a damaged or unknown snapshot. */
+export async function decodeSnapshot(text) {
+  if (typeof text !== 'string' || !text) throw new SnapshotError('The snapshot is empty.');
+  if (text.length > MAX_TEXT) throw new SnapshotError('The snapshot is too long to be a bertlens snapshot.');
+  try {
+    const packed = fromBase64Url(text);
+    let bytes;
+    try {
+      bytes = await inflateRaw(packed);
+    } catch {
+      throw new SnapshotError('it does not decompress (the link was cut or changed)');
+    }
+    return unpackSnapshot(bytes);
+  } catch (e) {
+    if (e instanceof SnapshotError) {
+      throw new SnapshotError(`This view's snapshot cannot be read: ${e.message.replace(/\.$/, '')}.`);
+    }
+    throw e;
+  }
+}
+
+// ------------------------------------------------------------------- use
+
+/** A run object (the shape of worker.js results) drawn from a snapshot:
+ *  missing layers are null, missing heads are zero; ask snapshotCovers
+ *  before drawing. */
+export function runFromSnapshot(o) {
+  const { T, L, H, d } = o;
+  const n = T * T;
+  const fill = (blocks) => {
+    if (!blocks.length) return null;
+    const out = new Array(L).fill(null);
+    for (const b of blocks) {
+      if (!out[b.layer]) out[b.layer] = new Float32Array(H * n);
+      out[b.layer].set(b.data, b.head * n);
+    }
+    return out;
+  };
+  let q = null;
+  let k = null;
+  if (o.qk) {
+    q = new Float32Array(H * T * d);
+    k = new Float32Array(H * T * d);
+    q.set(o.qk.q, o.qk.head * T * d);
+    k.set(o.qk.k, o.qk.head * T * d);
+  }
+  const nA = o.typeIds.filter((t) => t === 0).length;
+  return {
+    tokens: o.tokens, typeIds: o.typeIds, wordIds: o.wordIds, offsets: null, nA, truncated: o.truncated,
+    T, L, H, d, attn: fill(o.attn), norms: fill(o.norms), q, k, qkLayer: o.qk ? o.qk.layer : -1,
+    ms: 0, snapshot: o,
+  };
+}
+
+/** Does a snapshot hold what the state asks for? {ok: true} or {ok: false,
+ *  why: 'a sentence'}. */
+export function snapshotCovers(o, s) {
+  if (s.text !== o.state.text || (s.text_b || '') !== (o.state.text_b || '')) return { ok: false, why: 'the text changed' };
+  const src = s.mode === 'norm' ? o.norms : o.attn;
+  const have = new Set(src.map((b) => b.layer * 256 + b.head));
+  const has = (l, h) => have.has(l * 256 + h);
+  const modeWord = s.mode === 'norm' ? 'value-weighted norms' : 'attention weights';
+  const allHeads = (l) => Array.from({ length: o.H }, (_, h) => h).every((h) => has(l, h));
+  if (!Number.isInteger(s.layer) || s.layer >= o.L) return { ok: false, why: `layer ${s.layer} is not in this view` };
+  switch (s.view) {
+    case 'heatmap':
+      if (s.head === 'mean' ? allHeads(s.layer) : has(s.layer, s.head)) return { ok: true };
+      return { ok: false, why: `this view holds no ${modeWord} for layer ${s.layer}, ${s.head === 'mean' ? 'all heads' : `head ${s.head}`}` };
+    case 'head':
+      if (allHeads(s.layer)) return { ok: true };
+      return { ok: false, why: `this view holds no ${modeWord} for every head of layer ${s.layer}` };
+    case 'model':
+      for (let l = 0; l < o.L; l++) if (!allHeads(l)) return { ok: false, why: `this view does not hold the ${modeWord} of every layer and head` };
+      return { ok: true };
+    case 'neuron': {
+      const h = s.head === 'mean' ? 0 : s.head;
+      if (!o.qk || o.qk.layer !== s.layer || o.qk.head !== h) return { ok: false, why: `this view holds no query/key vectors for layer ${s.layer}, head ${h}` };
+      if (!o.attn.some((b) => b.layer === s.layer && b.head === h)) return { ok: false, why: 'this view holds no attention for the neuron view' };
+      if (s.mode === 'norm' && !has(s.layer, h)) return { ok: false, why: 'this view holds no value-weighted norms for the neuron view' };
+      return { ok: true };
+    }
+    default:
+      return { ok: false, why: `the ${s.view} view is not in this snapshot` };
+  }
+}
