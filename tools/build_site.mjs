@@ -96,13 +96,6 @@ for (const [from, to] of [['vendor/d3.min.js', d3Out], ['css/app.css', cssOut], 
 emit('index.html', html, { hashed: false });
 emit('favicon.svg', fs.readFileSync(path.join(WEB, 'favicon.svg')), { hashed: false });
 
-const version = hash(shell.join('\n') + html);
-let sw = fs.readFileSync(path.join(WEB, 'sw.js'), 'utf8');
-sw = sw.replace(/const VERSION = '[^']*';/, `const VERSION = '${version}';`)
-  .replace(/const SHELL = \[[^\]]*\];/, `const SHELL = ${JSON.stringify(['./', ...shell])};`);
-if (!sw.includes(version)) die('sw.js: VERSION placeholder not found');
-emit('sw.js', sw, { hashed: false, inShell: false });
-
 // 4. Models: the index and every listed bundle. A bundle is published under
 // a name carrying its sha256 (name.<12 hex>.blb.gz), so it can be cached as
 // immutable: a rebuilt model gets a new URL. dist/models/index.json names
@@ -124,7 +117,17 @@ for (const m of index.models) {
   bundleBytes += bytes.length;
   published.push({ ...m, file, sha256: sha, bytes: bytes.length });
 }
-fs.writeFileSync(path.join(DIST, 'models', 'index.json'), JSON.stringify({ ...index, models: published }, null, 2));
+const indexOut = JSON.stringify({ ...index, models: published }, null, 2);
+fs.writeFileSync(path.join(DIST, 'models', 'index.json'), indexOut);
+
+// 5. The service worker pre-caches the shell and the model list, so one
+// visit (which also stores the bundle, bundles.js) is enough to work offline.
+const version = hash(shell.join('\n') + html + indexOut);
+let sw = fs.readFileSync(path.join(WEB, 'sw.js'), 'utf8');
+sw = sw.replace(/const VERSION = '[^']*';/, `const VERSION = '${version}';`)
+  .replace(/const SHELL = \[[^\]]*\];/, `const SHELL = ${JSON.stringify(['./', ...shell, 'models/index.json'])};`);
+if (!sw.includes(version)) die('sw.js: VERSION placeholder not found');
+emit('sw.js', sw, { hashed: false, inShell: false });
 
 const total = shell.reduce((s, f) => s + fs.statSync(path.join(DIST, f)).size, 0);
 console.log(`build_site: dist/ ready — ${shell.length} shell files (${(total / 1024).toFixed(0)} KB), `

@@ -1,0 +1,182 @@
+// delivery.scenarios.mjs — getting the page and the model to the user: the
+// first download with progress, offline use, the one-file page, download
+// and bundle errors, browsers that cannot run the engine, switching models.
+// Each scenario starts in a fresh profile (see harness.mjs).
+
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import zlib from 'node:zlib';
+import { createHash } from 'node:crypto';
+import { serve, cspFromNetlify } from './server.mjs';
+import { scenario, ready, settled, typeText, clickAndRedraw, canvasColours, texts, ROOT, DIST } from './harness.mjs';
+
+async function open(page, base, params = {}) {
+  await page.goto(`${base}?${new URLSearchParams(params)}`);
+  await ready(page);
+}
+
+scenario('first load: default model downloads with progress and the heatmap appears', async ({ page, base }) => {
+  // Record every text the progress line shows while the bundle downloads.
+  await page.addInitScript(() => {
+    window.__progress = [];
+    new MutationObserver(() => {
+      const el = document.getElementById('progress-text');
+      const bar = document.getElementById('progress');
+      if (el && bar && !bar.hidden && el.textContent !== window.__progress.at(-1)) window.__progress.push(el.textContent);
+    }).observe(document, { subtree: true, childList: true, characterData: true, attributes: true });
+  });
+  await page.goto(base);
+  await ready(page);
+  const progress = await page.evaluate(() => window.__progress);
+  const mb = (fs.statSync(path.join(ROOT, 'models', 'all-minilm-l6-v2.q8.blb.gz')).size / 1048576).toFixed(1);
+  assert.ok(progress.some((t) => new RegExp(`^Downloading .+: [0-9.]+ (KB|MB) of ${mb} MB \\(\\d+%\\)$`).test(t)), progress.join(' | '));
+  assert.ok(progress.some((t) => t.endsWith('(100%)')), 'progress reaches 100%');
+  assert.equal(await page.isVisible('#progress'), false, 'progress bar hidden when done');
+  const info = await page.textContent('#model-info');
+  assert.match(info, /6 layers × 12 heads/);
+  assert.ok((await page.$$('.row-label')).length > 3);
+  assert.ok(await canvasColours(page, 'canvas.hm-cells') > 5, 'heatmap canvas is drawn');
+});
+
+scenario('damaged bundles give an error message and the page stays usable', async ({ page, base, shot }) => {
+  await open(page, base);
+  const gz = fs.readFileSync(path.join(ROOT, 'models', 'all-minilm-l6-v2.q8.blb.gz'));
+  const raw = zlib.gunzipSync(gz);
+  const bad = Buffer.from(raw);
+  for (let i = 0; i < 64; i++) bad[Math.floor(bad.length / 2) + i] ^= 0x5a; // flip bytes inside tensor data
+  const loadFile = async (file) => {
+    await page.evaluate(() => { document.body.dataset.state = 'loading'; });
+    await page.setInputFiles('#file-input', file);
+  };
+  await loadFile({ name: 'damaged.blb', mimeType: 'application/octet-stream', buffer: bad });
+  assert.equal(await settled(page), 'error');
+  assert.match(await page.textContent('.notice.error'), /Could not load damaged\.blb: .+/);
+  await shot(page, 'damaged-bundle');
+  const badGz = Buffer.from(gz.subarray(0, 4000));
+  await loadFile({ name: 'cut.blb.gz', mimeType: 'application/gzip', buffer: badGz });
+  assert.equal(await settled(page), 'error');
+  assert.match(await page.textContent('.notice.error'), /Could not load cut\.blb\.gz/);
+  // Still usable: the previous model answers the next edit.
+  await typeText(page, '#text-a', 'Still working after a bad file.');
+  assert.deepEqual((await texts(page, '.row-label')).slice(1, 3), ['still', 'working']);
+  // A good plain .blb dropped by the user loads.
+  await loadFile({ name: 'mine.blb', mimeType: 'application/octet-stream', buffer: raw });
+  await ready(page);
+  assert.match(await page.textContent('#model-info'), /mine\.blb/);
+});
+
+scenario('browser without wasm SIMD gets a clear message', async ({ base, context }) => {
+  const p2 = await context.newPage();
+  await p2.addInitScript(() => { WebAssembly.validate = () => false; });
+  await p2.goto(base);
+  assert.equal(await settled(p2), 'error');
+  assert.match(await p2.textContent('.notice.error'), /lacks WebAssembly SIMD/);
+  await p2.close();
+});
+
+scenario('offline after exactly one visit: the service worker and the cached bundle draw the view', async ({ page, base, srv, context, shot }) => {
+  await open(page, base, { text: 'Offline works.' });
+  // The first visit must leave everything the default model needs in the
+  // caches: wait until the service worker controls this page.
+  await page.waitForFunction(() => !!navigator.serviceWorker.controller, null, { timeout: 30000 });
+  const online = srv.requests.length;
+  // Offline twice over: the browser's own switch, and no server at all.
+  await context.setOffline(true);
+  await srv.close();
+  await page.evaluate(() => { document.body.dataset.state = 'loading'; });
+  await page.reload();
+  await ready(page);
+  assert.deepEqual((await texts(page, '.row-label')).slice(-3), ['works', '.', '[SEP]']);
+  assert.ok(await canvasColours(page, 'canvas.hm-cells') > 5, 'heatmap drawn offline');
+  assert.match(await page.textContent('#model-info'), /6 layers × 12 heads/);
+  assert.equal(srv.requests.length, online, 'nothing reached the server while offline');
+  await shot(page, 'offline-reload');
+});
+
+scenario('download error: clear message, the page stays usable', async ({ page, base, consoleErrors }) => {
+  await page.route('**/models/*.blb.gz', (r) => r.abort('connectionreset'));
+  await page.goto(base);
+  assert.equal(await settled(page), 'error');
+  assert.match(await page.textContent('.notice.error'), /Download of all-MiniLM-L6-v2 \(q8\) failed/);
+  assert.equal(await page.isVisible('#progress'), false);
+  assert.ok(await page.isEnabled('#open-file'), 'a local bundle can still be opened');
+  consoleErrors.splice(0, consoleErrors.length, ...consoleErrors.filter((e) => !/ERR_CONNECTION_RESET|Failed to load resource/.test(e)));
+});
+
+scenario('two listed models: switch with the picker and with ?model=', async ({ context, shot }) => {
+  // A copy of dist/ whose index lists the published q8 bundle and a q4
+  // bundle gzipped here (dist/ and models/index.json stay untouched).
+  const q4Plain = path.join(ROOT, 'build', 'models', 'all-minilm-l6-v2.q4.blb');
+  assert.ok(fs.existsSync(q4Plain), `${path.relative(ROOT, q4Plain)} is missing: run \`make test-models\``);
+  const site = fs.mkdtempSync(path.join(os.tmpdir(), 'bertlens-two-models-'));
+  let srv2 = null;
+  try {
+    fs.cpSync(DIST, site, { recursive: true });
+    const gz = zlib.gzipSync(fs.readFileSync(q4Plain), { level: 6 });
+    fs.writeFileSync(path.join(site, 'models', 'all-minilm-l6-v2.q4.blb.gz'), gz);
+    const index = JSON.parse(fs.readFileSync(path.join(DIST, 'models', 'index.json'), 'utf8'));
+    const q8 = index.models[0];
+    index.models = [q8, {
+      ...q8, id: 'minilm-l6-q4', name: 'all-MiniLM-L6-v2 (q4)', file: 'all-minilm-l6-v2.q4.blb.gz', dtype: 'q4',
+      bytes: gz.length, sha256: createHash('sha256').update(gz).digest('hex'), default: false,
+    }];
+    fs.writeFileSync(path.join(site, 'models', 'index.json'), JSON.stringify(index, null, 2));
+    srv2 = await serve(site, { csp: cspFromNetlify(ROOT) });
+    const cellsHash = (p) => p.$eval('canvas.hm-cells', (c) => c.toDataURL());
+    const text = 'Two models read the same sentence.';
+
+    const p2 = await context.newPage();
+    await p2.goto(`${srv2.url}?text=${encodeURIComponent(text)}&layer=1&head=3`);
+    await ready(p2);
+    assert.deepEqual(await p2.$$eval('#model-select option', (os) => os.map((o) => o.value)), ['minilm-l6-q8', 'minilm-l6-q4']);
+    assert.match(await p2.textContent('#model-info'), /\(q8\).*weights q8/);
+    const labels = await texts(p2, '.row-label');
+    const q8Cells = await cellsHash(p2);
+    // Picker -> q4: downloads with progress, reloads, redraws, keeps text and view.
+    await p2.evaluate(() => { document.body.dataset.state = 'loading'; });
+    await p2.selectOption('#model-select', 'minilm-l6-q4');
+    await ready(p2);
+    assert.match(await p2.textContent('#model-info'), /all-MiniLM-L6-v2 \(q4\) · 6 layers × 12 heads, hidden 384 · weights q4/);
+    assert.equal(await p2.inputValue('#text-a'), text);
+    assert.deepEqual(await texts(p2, '.row-label'), labels);
+    assert.match(await p2.textContent('.view-title'), /Heatmap — layer 1, head 3/);
+    assert.notEqual(await cellsHash(p2), q8Cells, 'the heatmap is redrawn from the q4 model');
+    assert.match(p2.url(), /[?&]model=minilm-l6-q4(&|$)/);
+    await p2.click('#copy-link');
+    const link = await p2.inputValue('#share-text');
+    assert.match(link, /[?&]model=minilm-l6-q4(&|$)/);
+    await shot(p2, 'two-models-q4');
+    // Back to q8 with the picker, in another view. The window resizes just
+    // before (a redraw for the resize must not end the model switch early).
+    await clickAndRedraw(p2, '#view-tabs [data-view="head"]');
+    await p2.setViewportSize({ width: 1200, height: 900 });
+    await p2.evaluate(() => { document.body.dataset.state = 'loading'; });
+    await p2.selectOption('#model-select', 'minilm-l6-q8');
+    await ready(p2);
+    assert.match(await p2.textContent('#model-info'), /weights q8/);
+    assert.deepEqual(await texts(p2, '.hv-stage g.left text'), labels);
+    assert.match(p2.url(), /[?&]model=minilm-l6-q8(&|$)/);
+    await p2.close();
+
+    // The permalink opens the q4 model directly, the same drawing as before.
+    const p3 = await context.newPage();
+    await p3.goto(link);
+    await ready(p3);
+    assert.equal(await p3.$eval('#model-select', (s) => s.value), 'minilm-l6-q4');
+    assert.match(await p3.textContent('#model-info'), /weights q4/);
+    assert.equal(await p3.inputValue('#text-a'), text);
+    assert.deepEqual(await texts(p3, '.row-label'), labels);
+    // And a hand-written ?model= link.
+    await p3.goto(`${srv2.url}?model=minilm-l6-q4&view=model&text=${encodeURIComponent(text)}`);
+    await ready(p3);
+    assert.match(await p3.textContent('#model-info'), /weights q4/);
+    assert.ok(await canvasColours(p3, 'canvas.mv-thumbs') > 20);
+    assert.equal(await p3.textContent('#notices'), '', 'no notice for a listed model id');
+    await p3.close();
+  } finally {
+    if (srv2) await srv2.close();
+    fs.rmSync(site, { recursive: true, force: true });
+  }
+});
