@@ -85,6 +85,7 @@ test-native: build/bertlens
 	$(NODE) tests/tokenizer.test.mjs --native
 	$(NODE) tests/encoder.test.mjs --native
 	$(NODE) tests/shapes.test.mjs --native
+	BERTLENS_ANALYZE=native $(NODE) --test tests/analyze.test.mjs
 
 test-asan: build/asan/bertlens
 	BERTLENS_BIN=build/asan/bertlens $(PYTHON) tests/test_bundle.py
@@ -97,6 +98,7 @@ test-wasm: build/wasm/bertlens.js
 	$(NODE) tests/encoder.test.mjs --wasm
 	$(NODE) tests/shapes.test.mjs --wasm
 	$(NODE) tests/kernels.test.mjs
+	BERTLENS_ANALYZE=wasm $(NODE) --test tests/analyze.test.mjs
 
 test-web:
 	$(NODE) --test tests/web/

@@ -11,8 +11,33 @@
  *   tokenizer.c  BERT WordPiece, identical to Hugging Face      -> bl_tokens
  *   encoder.c    BERT forward pass exposing attention, q/k, norms
  *   kernels.c    matmul / layernorm / softmax / gelu, scalar + wasm SIMD
+ *   analyze.c    head features + pattern class, attention rollout
  *   wasm_api.c   thin EMSCRIPTEN_KEEPALIVE boundary for the web worker
- *   cli.c        build/bertlens: info | tokenize | attend
+ *   cli.c        build/bertlens: info | tokenize | attend | analyze
+ *
+ * Embedding: `make lib` builds build/libbertlens.a; include only this header
+ * and link with -lbertlens -lm (tests/c/embed_example.c is a complete program):
+ *
+ *     bl_model *m = bl_model_load(bytes, size, err, sizeof err); // borrows bytes
+ *     bl_tokens tk;
+ *     bl_tokenize(bl_model_tokenizer(m), "The cat sat.", 12, NULL, 0, 0, &tk, err, sizeof err);
+ *     bl_state *s = bl_state_new(m, tk.n, BL_KEEP_ATTN, err, sizeof err);
+ *     bl_forward(s, tk.ids, tk.type_ids, tk.n, 0, err, sizeof err);
+ *     const float *a = bl_attention(s, 0);  // layer 0: [heads][T][T]
+ *     ...
+ *     bl_state_free(s); bl_tokens_free(&tk); bl_model_free(m); free(bytes);
+ *   (every call above can fail: check for NULL / non-zero and print err.)
+ *
+ * Lifetimes: the bundle bytes outlive the model, the model outlives every
+ * state made from it (a state holds its model; bl_forward takes only the
+ * state), and result pointers (bl_attention, ...) are valid until the next
+ * bl_forward / bl_state_reserve / bl_state_free on that state.
+ *
+ * Threads: no global mutable state (the CRC table is built once under the
+ * first bl_model_load; call one bl_model_load before starting threads).
+ * A bl_model and its tokenizer are read-only after loading and may be shared
+ * by any number of threads. A bl_state is not: give each thread its own
+ * (bl_state_new on the shared model), or serialise the calls on one state.
  */
 #ifndef BERTLENS_H
 #define BERTLENS_H
@@ -150,8 +175,10 @@ void bl_state_free(bl_state *s);
 /* Run the encoder on T tokens. No allocation happens inside.
  * qk_layer: layer whose q/k vectors are kept when BL_KEEP_QK is set.
  * Returns 0, or -1 with a reason (bad id, T out of range, ...). */
-int bl_forward(const bl_model *m, bl_state *s, const int32_t *ids, const int32_t *type_ids, int32_t T,
-               int32_t qk_layer, char *err, size_t errlen);
+int bl_forward(bl_state *s, const int32_t *ids, const int32_t *type_ids, int32_t T, int32_t qk_layer, char *err,
+               size_t errlen);
+/* The model a state was made for (given to bl_state_new). */
+const bl_model *bl_state_model(const bl_state *s);
 
 /* Results of the last bl_forward (NULL if not kept). Shapes: */
 const float *bl_attention(const bl_state *s, int32_t layer); /* [H][T][T], rows = queries, sum to 1 */
@@ -160,6 +187,95 @@ const float *bl_queries(const bl_state *s);                  /* [H][T][d_head] o
 const float *bl_keys(const bl_state *s);                     /* [H][T][d_head]                        */
 const float *bl_hidden(const bl_state *s, int32_t layer);    /* [T][hidden]; layer = n_layers: final; 0: embeddings */
 int32_t bl_state_tokens(const bl_state *s);                  /* T of the last forward                 */
+
+/* ------------------------------------------------------------- analyses
+ * What the attention of one input says about each head, and how information
+ * mixes across layers (analyze.c). a is one head's [T][T] attention, rows =
+ * queries; every mean below is over query rows, over the full sequence with
+ * [CLS] and [SEP].
+ *
+ *   entropy     -sum_j a_ij ln a_ij, in nats (0 ln 0 = 0)
+ *   cls, sep    mass on the [CLS] key, on the [SEP] keys
+ *   punct       mass on punctuation keys: tokens every character of which is
+ *               punctuation by BERT's rule (Unicode P*, ASCII 33-47, 58-64,
+ *               91-96, 123-126), the rule the tokenizer splits words on
+ *   prev, self, next   a_i,i-1, a_ii, a_i,i+1 (rows without that neighbour
+ *               are left out; NaN when no row has it)
+ *   segment     pairs only (else NaN): mass on keys of the query's own
+ *               segment, A = [CLS] A [SEP], B = B [SEP] (the type ids)
+ *   confidence  the row's largest weight (how peaked the head is)
+ *   klass       bl_head_class, Kovaleva et al. (2019)'s five patterns, by this
+ *               rule with V = max(cls, sep, punct) (a vertical stripe on the
+ *               tokens vertical heads pick) and D = max(prev, self, next)
+ *               (a diagonal at offset -1, 0 or +1), NaN counted as 0:
+ *                 V + D >= 0.5:  D < max(0.15, 0.35 V) -> vertical,
+ *                                V < max(0.15, 0.35 D) -> diagonal,
+ *                                else vertical+diagonal
+ *                 else pair and segment >= 0.8 -> block
+ *                 else heterogeneous
+ *               (the two stripes carry half the mass or more; a stripe under
+ *               0.15, or under 0.35 of the other one, is not a pattern of its
+ *               own: a pure previous-token head also puts 1/T on [CLS] and on
+ *               every token before a punctuation mark or [SEP], so V grows
+ *               with D on short inputs; a block keeps 80% of the mass in its
+ *               own segment)
+ *
+ * Rollout (Abnar & Zuidema 2020): with M_l the mean over heads of layer l's
+ * attention, A~_l = 0.5 M_l + 0.5 I, R_0 = A~_0, R_l = A~_l R_(l-1).
+ * Norm-based rollout: the same with M_l = N_l, N_l[i][j] = sum_h
+ * ||a_ij f_h(x_j)|| (bl_norms summed over heads), each row divided by its sum.
+ */
+typedef enum {
+    BL_CLASS_VERTICAL = 0,
+    BL_CLASS_DIAGONAL = 1,
+    BL_CLASS_VERTICAL_DIAGONAL = 2,
+    BL_CLASS_BLOCK = 3,
+    BL_CLASS_HETEROGENEOUS = 4
+} bl_head_class;
+
+#define BL_CLASS_VD_MIN 0.5f    /* V + D at least this: a vertical / diagonal class */
+#define BL_CLASS_PART_MIN 0.15f /* a stripe below this does not count               */
+#define BL_CLASS_PART_RATIO 0.35f /* ... nor one below this share of the other      */
+#define BL_CLASS_BLOCK_MIN 0.8f /* own-segment mass for block                       */
+
+/* Token roles for the features (bits of one byte per token). */
+enum { BL_ROLE_CLS = 1, BL_ROLE_SEP = 2, BL_ROLE_PUNCT = 4 };
+
+typedef struct bl_head_features {
+    float entropy, cls, sep, punct, prev, self, next, segment, confidence;
+    int32_t klass; /* bl_head_class */
+} bl_head_features;
+
+/* Roles of token ids under model m ([CLS]/[SEP] by the bundle's ids,
+ * punctuation by the token's string). roles: [T]. Returns 0 or -1. */
+int bl_token_roles(const bl_model *m, const int32_t *ids, int32_t T, uint8_t *roles, char *err, size_t errlen);
+/* Features and class of one head's attention a [T][T]; segments [T] (type
+ * ids; NULL or all equal: no pair). Returns 0, or -1 for T < 1 / NULL a. */
+int bl_head_analyze(const float *a, int32_t T, const uint8_t *roles, const int32_t *segments,
+                    bl_head_features *out);
+/* The class of a feature set by the rule above (out->klass of bl_head_analyze). */
+int bl_head_classify(const bl_head_features *f, int pair);
+const char *bl_head_class_name(int klass); /* "vertical", ..., "heterogeneous" */
+
+/* Rollout of L row-stochastic mixing matrices mix [L][T][T]: out [L][T][T]
+ * (R_0 .. R_(L-1)). normalize: divide each row of mix by its sum first (for
+ * the norm-based rollout). Returns 0, or -1 (out of memory, bad sizes). */
+int bl_rollout(const float *mix, int32_t L, int32_t T, int normalize, float *out, char *err, size_t errlen);
+
+typedef struct bl_analysis {
+    int32_t n_layers, n_heads, T, pair;
+    bl_head_features *heads; /* [n_layers][n_heads]                            */
+    float *rollout;          /* [n_layers][T][T]                               */
+    float *rollout_norm;     /* [n_layers][T][T], NULL without BL_KEEP_NORMS   */
+} bl_analysis;
+
+/* Everything above for the last bl_forward of s (which must have kept
+ * BL_KEEP_ATTN; with BL_KEEP_NORMS also rollout_norm). ids / type_ids are the
+ * ones given to that bl_forward (type_ids may be NULL). Fills *out (free with
+ * bl_analysis_free); returns 0, or -1 with a reason. */
+int bl_analyze(const bl_state *s, const int32_t *ids, const int32_t *type_ids, bl_analysis *out, char *err,
+               size_t errlen);
+void bl_analysis_free(bl_analysis *a);
 
 #ifdef __cplusplus
 }

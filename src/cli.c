@@ -4,11 +4,13 @@
  *   bertlens tokenize BUNDLE TEXT [TEXT_B]             one JSON object
  *   bertlens tokenize --jsonl BUNDLE                   JSON lines in, JSON lines out
  *   bertlens attend [--layer N] [--qk] [--norms] BUNDLE TEXT [TEXT_B]
+ *   bertlens analyze BUNDLE TEXT [TEXT_B]              head features, rollout (JSON)
  *
  * BUNDLE may be plain (.blb) or gzip-compressed (.blb.gz). Any error: a
  * message on stderr and exit status 1.
  */
 #include "bertlens.h"
+#include "analyze.h"
 #include "bundle.h"
 #include "json.h"
 
@@ -416,7 +418,7 @@ static int cmd_attend(int argc, char **argv) {
         goto close;
     }
     int l0 = layer >= 0 ? layer : 0, l1 = layer >= 0 ? layer + 1 : L, nl = l1 - l0;
-    if (bl_forward(m, s, ids, types, T, l0, err, sizeof err)) {
+    if (bl_forward(s, ids, types, T, l0, err, sizeof err)) {
         fprintf(stderr, "bertlens: %s\n", err);
         goto close;
     }
@@ -429,7 +431,7 @@ static int cmd_attend(int argc, char **argv) {
             goto close;
         }
         for (int l = l0; l < l1; l++) {
-            if (l != l0 && bl_forward(m, s, ids, types, T, l, err, sizeof err)) {
+            if (l != l0 && bl_forward(s, ids, types, T, l, err, sizeof err)) {
                 fprintf(stderr, "bertlens: %s\n", err);
                 goto close;
             }
@@ -544,6 +546,57 @@ done:
     return rc;
 }
 
+/* ------------------------------------------------------------ analyze */
+
+/* bertlens analyze BUNDLE TEXT [TEXT_B]
+ * Prints bl_analyze's figures as JSON (format in analyze.h). */
+static int cmd_analyze(int argc, char **argv) {
+    if (argc < 2 || argc > 3) {
+        fprintf(stderr, "usage: bertlens analyze BUNDLE TEXT [TEXT_B]\n");
+        return 1;
+    }
+    cli_bundle cb;
+    if (open_bundle(argv[0], &cb)) return 1;
+    const bl_config *c = bl_model_config(cb.model);
+    const bl_tokenizer *tk = bl_model_tokenizer(cb.model);
+    char err[512] = "";
+    bl_tokens toks;
+    bl_state *s = NULL;
+    bl_analysis an;
+    bl_jbuf out = {0};
+    int rc = 1, have_toks = 0;
+    memset(&an, 0, sizeof an);
+    const char *b = argc == 3 ? argv[2] : NULL;
+    if (bl_tokenize(tk, argv[1], strlen(argv[1]), b, b ? strlen(b) : 0, c->max_positions, &toks, err, sizeof err)) {
+        fprintf(stderr, "bertlens: cannot tokenize: %s\n", err);
+        goto close;
+    }
+    have_toks = 1;
+    if (toks.truncated)
+        fprintf(stderr, "bertlens: note: the text was truncated to %d tokens (the model's maximum)\n", toks.n);
+    if (!(s = bl_state_new(cb.model, toks.n, BL_KEEP_ATTN | BL_KEEP_NORMS, err, sizeof err)) ||
+        bl_forward(s, toks.ids, toks.type_ids, toks.n, 0, err, sizeof err) ||
+        bl_analyze(s, toks.ids, toks.type_ids, &an, err, sizeof err)) {
+        fprintf(stderr, "bertlens: %s\n", err);
+        goto close;
+    }
+    bl_json_analysis(&out, tk, toks.ids, &an);
+    if (out.oom) {
+        fprintf(stderr, "bertlens: out of memory\n");
+        goto close;
+    }
+    fwrite(out.data, 1, out.len, stdout);
+    fputc('\n', stdout);
+    rc = fflush(stdout) ? 1 : 0;
+close:
+    bl_jbuf_free(&out);
+    bl_analysis_free(&an);
+    bl_state_free(s);
+    if (have_toks) bl_tokens_free(&toks);
+    close_bundle(&cb);
+    return rc;
+}
+
 /* --------------------------------------------------------------- main */
 
 static void usage(FILE *f) {
@@ -553,7 +606,8 @@ static void usage(FILE *f) {
             "  bertlens info BUNDLE\n"
             "  bertlens tokenize BUNDLE TEXT [TEXT_B]\n"
             "  bertlens tokenize --jsonl BUNDLE        (JSON lines on stdin)\n"
-            "  bertlens attend [--layer N] [--qk] [--norms] BUNDLE TEXT [TEXT_B]\n",
+            "  bertlens attend [--layer N] [--qk] [--norms] BUNDLE TEXT [TEXT_B]\n"
+            "  bertlens analyze BUNDLE TEXT [TEXT_B]   head features + classes, rollout\n",
             BL_VERSION);
 }
 
@@ -566,6 +620,7 @@ int main(int argc, char **argv) {
     if (!strcmp(cmd, "info")) return cmd_info(argc - 2, argv + 2);
     if (!strcmp(cmd, "tokenize")) return cmd_tokenize(argc - 2, argv + 2);
     if (!strcmp(cmd, "attend")) return cmd_attend(argc - 2, argv + 2);
+    if (!strcmp(cmd, "analyze")) return cmd_analyze(argc - 2, argv + 2);
     if (!strcmp(cmd, "-h") || !strcmp(cmd, "--help") || !strcmp(cmd, "help")) {
         usage(stdout);
         return 0;

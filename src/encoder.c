@@ -37,6 +37,7 @@ typedef struct {
 } layer_weights;
 
 struct bl_state {
+    const bl_model *model; /* the model it runs (borrowed; outlives the state) */
     bl_config c;
     int32_t max_tokens;  /* capacity of every buffer below                */
     unsigned flags;      /* BL_KEEP_* bits                                */
@@ -285,6 +286,7 @@ bl_state *bl_state_new(const bl_model *m, int32_t max_tokens, unsigned flags, ch
         bl_set_err(err, errlen, "out of memory");
         return NULL;
     }
+    s->model = m;
     s->c = *c;
     if (build_weights(s, m, err, errlen) || bl_state_reserve(s, max_tokens, flags, err, errlen)) {
         bl_state_free(s);
@@ -318,10 +320,10 @@ static void value_norms(bl_state *s, int32_t l, int32_t T) {
     }
 }
 
-int bl_forward(const bl_model *m, bl_state *s, const int32_t *ids, const int32_t *type_ids, int32_t T,
-               int32_t qk_layer, char *err, size_t errlen) {
-    if (!m || !s || !ids) {
-        bl_set_err(err, errlen, "bl_forward: missing model, state or ids");
+int bl_forward(bl_state *s, const int32_t *ids, const int32_t *type_ids, int32_t T, int32_t qk_layer, char *err,
+               size_t errlen) {
+    if (!s || !ids) {
+        bl_set_err(err, errlen, "bl_forward: missing state or ids");
         return -1;
     }
     const bl_config *c = &s->c;
@@ -436,3 +438,4 @@ const float *bl_hidden(const bl_state *s, int32_t layer) {
 }
 
 int32_t bl_state_tokens(const bl_state *s) { return s ? s->T : 0; }
+const bl_model *bl_state_model(const bl_state *s) { return s ? s->model : NULL; }

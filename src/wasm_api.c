@@ -9,9 +9,11 @@
  *   blw_simd blw_load blw_error blw_info_json blw_tokenize_json blw_run
  *   blw_forward_ids blw_tokens_json blw_attention blw_norms blw_queries
  *   blw_keys blw_hidden                       (the API in README / common.md)
+ *   blw_analyze_json blw_head_analyze         analyses (analyze.c)
  *   blw_k_*                                   kernels, scalar or SIMD, for tests
  */
 #include "bertlens.h"
+#include "analyze.h"
 #include "json.h"
 #include "kernels.h"
 
@@ -227,7 +229,7 @@ EMSCRIPTEN_KEEPALIVE int blw_forward_ids(const int32_t *ids, const int32_t *type
     }
     unsigned f = (unsigned)flags & (BL_KEEP_ATTN | BL_KEEP_NORMS | BL_KEEP_QK | BL_KEEP_HIDDEN);
     if (ensure_state(T, f)) return -1;
-    if (bl_forward(g.model, g.state, ids, type_ids, T, qk_layer, g.err, sizeof g.err)) return -1;
+    if (bl_forward(g.state, ids, type_ids, T, qk_layer, g.err, sizeof g.err)) return -1;
     return T;
 }
 
@@ -253,6 +255,41 @@ EMSCRIPTEN_KEEPALIVE const float *blw_norms(int layer) { return bl_norms(g.state
 EMSCRIPTEN_KEEPALIVE const float *blw_queries(void) { return bl_queries(g.state); }
 EMSCRIPTEN_KEEPALIVE const float *blw_keys(void) { return bl_keys(g.state); }
 EMSCRIPTEN_KEEPALIVE const float *blw_hidden(int layer) { return bl_hidden(g.state, layer); }
+
+/* ----------------------------------------------------------- analyses */
+
+/* bl_analyze of the last blw_run as JSON (format in analyze.h): head
+ * features and classes, rollout, and rollout_norm when that run kept norms
+ * (flags BL_KEEP_ATTN | BL_KEEP_NORMS). NULL + blw_error on failure. */
+EMSCRIPTEN_KEEPALIVE const char *blw_analyze_json(void) {
+    if (!g.has_toks || !g.state || bl_state_tokens(g.state) != g.toks.n) {
+        set_error("no text run: call blw_run first");
+        return NULL;
+    }
+    bl_analysis an;
+    if (bl_analyze(g.state, g.toks.ids, g.toks.type_ids, &an, g.err, sizeof g.err)) return NULL;
+    bl_jbuf b = {0};
+    bl_json_analysis(&b, bl_model_tokenizer(g.model), g.toks.ids, &an);
+    bl_analysis_free(&an);
+    return jb_finish(&b);
+}
+
+/* Features of one head's attention a [T][T] with token roles [T] (BL_ROLE_*
+ * bits) and segments [T] (or NULL): out[0..8] = entropy, cls, sep, punct,
+ * prev, self, next, segment, confidence (NaN: undefined), out[9] = the
+ * class. For any attention-like matrix, e.g. synthetic ones in tests. */
+EMSCRIPTEN_KEEPALIVE int blw_head_analyze(const float *a, int T, const uint8_t *roles, const int32_t *segments,
+                                          float *out) {
+    bl_head_features f;
+    if (!out || bl_head_analyze(a, T, roles, segments, &f)) {
+        set_error("blw_head_analyze: no matrix");
+        return -1;
+    }
+    const float v[10] = {f.entropy, f.cls, f.sep, f.punct, f.prev, f.self, f.next, f.segment, f.confidence,
+                         (float)f.klass};
+    memcpy(out, v, sizeof v);
+    return 0;
+}
 
 /* ------------------------------------------------------ kernel tests
  * Run one kernel, scalar reference (simd = 0) or the build's selected

@@ -1,0 +1,347 @@
+/* analyze.c — reading attention: per-head features and pattern class, and
+ * attention rollout (raw and norm-based). Definitions in bertlens.h
+ * ("analyses"); one implementation used by the CLI (`bertlens analyze`) and
+ * the page (blw_analyze_json in wasm_api.c).
+ *
+ * Sums run in double; a [T][T] head is read row by row once. The rollout is
+ * L dense [T][T] products, O(L T^3): about 0.8 G multiply-adds at T = 512,
+ * L = 6 (two rollouts: 1.6 G).
+ */
+#include "analyze.h"
+#include "error.h"
+#include "unicode.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---------------------------------------------------------- token roles */
+
+/* BERT's punctuation rule, on one code point. */
+static int is_punct_cp(uint32_t c) {
+    if ((c >= 33 && c <= 47) || (c >= 58 && c <= 64) || (c >= 91 && c <= 96) || (c >= 123 && c <= 126)) return 1;
+    return c >= 128 && bl_uc_class(c) == BL_UC_PUNCT;
+}
+
+/* 1 if s is non-empty valid UTF-8 whose every character is punctuation. */
+static int all_punct(const char *s) {
+    const unsigned char *p = (const unsigned char *)s;
+    if (!*p) return 0;
+    while (*p) {
+        uint32_t c;
+        int n;
+        if (p[0] < 0x80) c = p[0], n = 1;
+        else if ((p[0] & 0xE0) == 0xC0) c = p[0] & 0x1F, n = 2;
+        else if ((p[0] & 0xF0) == 0xE0) c = p[0] & 0x0F, n = 3;
+        else if ((p[0] & 0xF8) == 0xF0) c = p[0] & 0x07, n = 4;
+        else return 0;
+        for (int i = 1; i < n; i++) {
+            if ((p[i] & 0xC0) != 0x80) return 0;
+            c = c << 6 | (p[i] & 0x3F);
+        }
+        if (!is_punct_cp(c)) return 0;
+        p += n;
+    }
+    return 1;
+}
+
+/* A U32 metadata value (the bundle stores the special ids there). */
+static int meta_int(const bl_model *m, const char *key, int32_t *out) {
+    for (int i = 0; i < bl_model_n_meta(m); i++)
+        if (!strcmp(bl_model_meta_key(m, i), key)) {
+            char buf[32];
+            char *end;
+            bl_model_meta_format(m, i, buf, sizeof buf);
+            long v = strtol(buf, &end, 10);
+            if (end == buf) return -1;
+            *out = (int32_t)v;
+            return 0;
+        }
+    return -1;
+}
+
+int bl_token_roles(const bl_model *m, const int32_t *ids, int32_t T, uint8_t *roles, char *err, size_t errlen) {
+    int32_t cls, sep;
+    if (!m || !ids || !roles || T < 1) {
+        bl_set_err(err, errlen, "bl_token_roles: missing model, ids or roles");
+        return -1;
+    }
+    if (meta_int(m, "tokenizer.cls_id", &cls) || meta_int(m, "tokenizer.sep_id", &sep)) {
+        bl_set_err(err, errlen, "the bundle names no [CLS] / [SEP] ids");
+        return -1;
+    }
+    const bl_tokenizer *tk = bl_model_tokenizer(m);
+    for (int32_t t = 0; t < T; t++) {
+        const char *s = bl_token_str(tk, ids[t]);
+        roles[t] = (uint8_t)((ids[t] == cls ? BL_ROLE_CLS : 0) | (ids[t] == sep ? BL_ROLE_SEP : 0) |
+                             (s && all_punct(s) ? BL_ROLE_PUNCT : 0));
+    }
+    return 0;
+}
+
+/* -------------------------------------------------------- head features */
+
+static const char *const class_names[] = {"vertical", "diagonal", "vertical+diagonal", "block", "heterogeneous"};
+
+const char *bl_head_class_name(int klass) {
+    return klass >= 0 && klass <= BL_CLASS_HETEROGENEOUS ? class_names[klass] : NULL;
+}
+
+static float nz(float x) { return isnan(x) ? 0.0f : x; }
+static float max3(float a, float b, float c) { return fmaxf(fmaxf(nz(a), nz(b)), nz(c)); }
+
+int bl_head_classify(const bl_head_features *f, int pair) {
+    float v = max3(f->cls, f->sep, f->punct), d = max3(f->prev, f->self, f->next);
+    if (v + d >= BL_CLASS_VD_MIN) {
+        if (d < fmaxf(BL_CLASS_PART_MIN, BL_CLASS_PART_RATIO * v)) return BL_CLASS_VERTICAL;
+        if (v < fmaxf(BL_CLASS_PART_MIN, BL_CLASS_PART_RATIO * d)) return BL_CLASS_DIAGONAL;
+        return BL_CLASS_VERTICAL_DIAGONAL;
+    }
+    if (pair && nz(f->segment) >= BL_CLASS_BLOCK_MIN) return BL_CLASS_BLOCK;
+    return BL_CLASS_HETEROGENEOUS;
+}
+
+/* 1 if the segments mark a pair (some token's segment differs from the first). */
+static int is_pair(const int32_t *segments, int32_t T) {
+    if (!segments) return 0;
+    for (int32_t t = 1; t < T; t++)
+        if (segments[t] != segments[0]) return 1;
+    return 0;
+}
+
+int bl_head_analyze(const float *a, int32_t T, const uint8_t *roles, const int32_t *segments,
+                    bl_head_features *out) {
+    if (!a || !out || T < 1) return -1;
+    const int pair = is_pair(segments, T);
+    double ent = 0, cls = 0, sep = 0, punct = 0, prev = 0, self = 0, next = 0, seg = 0, conf = 0;
+    for (int32_t i = 0; i < T; i++) {
+        const float *r = a + (size_t)i * T;
+        double e = 0, top = 0;
+        for (int32_t j = 0; j < T; j++) {
+            double x = r[j];
+            if (x > 0) e -= x * log(x);
+            if (x > top) top = x;
+            if (roles) {
+                if (roles[j] & BL_ROLE_CLS) cls += x;
+                if (roles[j] & BL_ROLE_SEP) sep += x;
+                if (roles[j] & BL_ROLE_PUNCT) punct += x;
+            }
+            if (pair && segments[j] == segments[i]) seg += x;
+        }
+        ent += e;
+        conf += top;
+        if (i > 0) prev += r[i - 1];
+        self += r[i];
+        if (i + 1 < T) next += r[i + 1];
+    }
+    out->entropy = (float)(ent / T);
+    out->cls = (float)(cls / T);
+    out->sep = (float)(sep / T);
+    out->punct = (float)(punct / T);
+    out->prev = T > 1 ? (float)(prev / (T - 1)) : NAN;
+    out->self = (float)(self / T);
+    out->next = T > 1 ? (float)(next / (T - 1)) : NAN;
+    out->segment = pair ? (float)(seg / T) : NAN;
+    out->confidence = (float)(conf / T);
+    out->klass = bl_head_classify(out, pair);
+    return 0;
+}
+
+/* -------------------------------------------------------------- rollout */
+
+int bl_rollout(const float *mix, int32_t L, int32_t T, int normalize, float *out, char *err, size_t errlen) {
+    if (!mix || !out || L < 1 || T < 1) {
+        bl_set_err(err, errlen, "bl_rollout: no matrices");
+        return -1;
+    }
+    const size_t TT = (size_t)T * T;
+    double *at = malloc(TT * sizeof(double)), *r = malloc(TT * sizeof(double)), *nr = malloc(TT * sizeof(double));
+    if (!at || !r || !nr) {
+        free(at);
+        free(r);
+        free(nr);
+        bl_set_err(err, errlen, "out of memory for a %d-token rollout", T);
+        return -1;
+    }
+    for (int32_t l = 0; l < L; l++) {
+        const float *m = mix + (size_t)l * TT;
+        /* at = 0.5 * rownorm(m) + 0.5 * I */
+        for (int32_t i = 0; i < T; i++) {
+            double s = 1.0;
+            if (normalize) {
+                s = 0;
+                for (int32_t j = 0; j < T; j++) s += m[(size_t)i * T + j];
+                if (!(s > 0)) s = 1.0; /* an all-zero row: keep zeros, the identity half remains */
+            }
+            for (int32_t j = 0; j < T; j++) at[(size_t)i * T + j] = 0.5 * m[(size_t)i * T + j] / s;
+            at[(size_t)i * T + i] += 0.5;
+        }
+        if (l == 0) {
+            memcpy(r, at, TT * sizeof(double));
+        } else { /* nr = at * r, i-k-j order */
+            memset(nr, 0, TT * sizeof(double));
+            for (int32_t i = 0; i < T; i++) {
+                double *o = nr + (size_t)i * T;
+                for (int32_t k = 0; k < T; k++) {
+                    const double x = at[(size_t)i * T + k];
+                    if (x == 0) continue;
+                    const double *rk = r + (size_t)k * T;
+                    for (int32_t j = 0; j < T; j++) o[j] += x * rk[j];
+                }
+            }
+            double *t = r;
+            r = nr;
+            nr = t;
+        }
+        float *o = out + (size_t)l * TT;
+        for (size_t k = 0; k < TT; k++) o[k] = (float)r[k];
+    }
+    free(at);
+    free(r);
+    free(nr);
+    return 0;
+}
+
+/* ------------------------------------------------------------- analysis */
+
+void bl_analysis_free(bl_analysis *a) {
+    if (!a) return;
+    free(a->heads);
+    free(a->rollout);
+    free(a->rollout_norm);
+    memset(a, 0, sizeof *a);
+}
+
+int bl_analyze(const bl_state *s, const int32_t *ids, const int32_t *type_ids, bl_analysis *out, char *err,
+               size_t errlen) {
+    if (!out) {
+        bl_set_err(err, errlen, "bl_analyze: no output");
+        return -1;
+    }
+    memset(out, 0, sizeof *out);
+    const int32_t T = bl_state_tokens(s);
+    if (!s || !ids || T < 1) {
+        bl_set_err(err, errlen, "bl_analyze: run bl_forward first");
+        return -1;
+    }
+    const bl_model *m = bl_state_model(s);
+    const bl_config *c = bl_model_config(m);
+    const int32_t L = c->n_layers, NH = c->n_heads;
+    if (!bl_attention(s, 0)) {
+        bl_set_err(err, errlen, "bl_analyze: the state did not keep attention (BL_KEEP_ATTN)");
+        return -1;
+    }
+    const size_t TT = (size_t)T * T;
+    const int with_norms = bl_norms(s, 0) != NULL;
+    uint8_t *roles = malloc((size_t)T);
+    float *mix = malloc((size_t)L * TT * sizeof(float));
+    out->heads = malloc((size_t)L * NH * sizeof *out->heads);
+    out->rollout = malloc((size_t)L * TT * sizeof(float));
+    if (with_norms) out->rollout_norm = malloc((size_t)L * TT * sizeof(float));
+    if (!roles || !mix || !out->heads || !out->rollout || (with_norms && !out->rollout_norm)) {
+        bl_set_err(err, errlen, "out of memory analysing %d tokens", T);
+        goto fail;
+    }
+    if (bl_token_roles(m, ids, T, roles, err, errlen)) goto fail;
+    out->n_layers = L;
+    out->n_heads = NH;
+    out->T = T;
+    out->pair = is_pair(type_ids, T);
+    for (int32_t l = 0; l < L; l++) {
+        const float *att = bl_attention(s, l);
+        float *mm = mix + (size_t)l * TT;
+        for (size_t k = 0; k < TT; k++) {
+            double sum = 0;
+            for (int32_t h = 0; h < NH; h++) sum += att[(size_t)h * TT + k];
+            mm[k] = (float)(sum / NH);
+        }
+        for (int32_t h = 0; h < NH; h++)
+            bl_head_analyze(att + (size_t)h * TT, T, roles, type_ids, &out->heads[(size_t)l * NH + h]);
+    }
+    if (bl_rollout(mix, L, T, 0, out->rollout, err, errlen)) goto fail;
+    if (with_norms) {
+        for (int32_t l = 0; l < L; l++) {
+            const float *nm = bl_norms(s, l);
+            float *mm = mix + (size_t)l * TT;
+            for (size_t k = 0; k < TT; k++) {
+                double sum = 0;
+                for (int32_t h = 0; h < NH; h++) sum += nm[(size_t)h * TT + k];
+                mm[k] = (float)sum;
+            }
+        }
+        if (bl_rollout(mix, L, T, 1, out->rollout_norm, err, errlen)) goto fail;
+    }
+    free(roles);
+    free(mix);
+    return 0;
+fail:
+    free(roles);
+    free(mix);
+    bl_analysis_free(out);
+    return -1;
+}
+
+/* ----------------------------------------------------------------- JSON */
+
+static void jfloat(bl_jbuf *b, double x) {
+    char tmp[32];
+    int n = isfinite(x) ? snprintf(tmp, sizeof tmp, "%.9g", x) : snprintf(tmp, sizeof tmp, "null");
+    bl_json_raw(b, tmp, (size_t)n);
+}
+
+static void jmatrices(bl_jbuf *b, const float *x, int32_t L, int32_t T) {
+    bl_json_raw(b, "[", 1);
+    for (int32_t l = 0; l < L; l++) {
+        bl_json_raw(b, l ? ",[" : "[", l ? 2 : 1);
+        for (int32_t i = 0; i < T; i++) {
+            bl_json_raw(b, i ? ",[" : "[", i ? 2 : 1);
+            const float *r = x + ((size_t)l * T + i) * T;
+            for (int32_t j = 0; j < T; j++) {
+                if (j) bl_json_raw(b, ",", 1);
+                jfloat(b, r[j]);
+            }
+            bl_json_raw(b, "]", 1);
+        }
+        bl_json_raw(b, "]", 1);
+    }
+    bl_json_raw(b, "]", 1);
+}
+
+void bl_json_analysis(bl_jbuf *b, const bl_tokenizer *tk, const int32_t *ids, const bl_analysis *a) {
+    bl_json_raw(b, "{\"tokens\":[", 11);
+    for (int32_t t = 0; t < a->T; t++) {
+        const char *s = bl_token_str(tk, ids[t]);
+        if (t) bl_json_raw(b, ",", 1);
+        bl_json_string(b, s ? s : "", s ? strlen(s) : 0);
+    }
+    bl_json_raw(b, "],\"pair\":", 9);
+    bl_json_raw(b, a->pair ? "true" : "false", a->pair ? 4 : 5);
+    bl_json_raw(b, ",\"heads\":[", 10);
+    for (int32_t l = 0; l < a->n_layers; l++)
+        for (int32_t h = 0; h < a->n_heads; h++) {
+            const bl_head_features *f = &a->heads[(size_t)l * a->n_heads + h];
+            char tmp[64];
+            int n = snprintf(tmp, sizeof tmp, "%s{\"layer\":%d,\"head\":%d", l || h ? "," : "", l, h);
+            bl_json_raw(b, tmp, (size_t)n);
+            const struct { const char *k; float v; } fs[] = {
+                {"entropy", f->entropy}, {"cls", f->cls},   {"sep", f->sep},         {"punct", f->punct},
+                {"prev", f->prev},       {"self", f->self}, {"next", f->next},       {"segment", f->segment},
+                {"confidence", f->confidence}};
+            for (size_t k = 0; k < sizeof fs / sizeof *fs; k++) {
+                n = snprintf(tmp, sizeof tmp, ",\"%s\":", fs[k].k);
+                bl_json_raw(b, tmp, (size_t)n);
+                jfloat(b, fs[k].v);
+            }
+            n = snprintf(tmp, sizeof tmp, ",\"class\":\"%s\"}", bl_head_class_name(f->klass));
+            bl_json_raw(b, tmp, (size_t)n);
+        }
+    bl_json_raw(b, "],\"rollout\":", 12);
+    jmatrices(b, a->rollout, a->n_layers, a->T);
+    bl_json_raw(b, ",\"rollout_norm\":", 16);
+    if (a->rollout_norm)
+        jmatrices(b, a->rollout_norm, a->n_layers, a->T);
+    else
+        bl_json_raw(b, "null", 4);
+    bl_json_raw(b, "}", 1);
+}

@@ -1,0 +1,206 @@
+// analyze.test.mjs — `bertlens analyze` (native CLI) and blw_analyze_json
+// (wasm) against numpy references computed from Hugging Face attention.
+//
+//   node --test tests/analyze.test.mjs                 both engines
+//   BERTLENS_ANALYZE=native node --test tests/analyze.test.mjs   one engine
+//
+// References: tests/fixtures/analyze/ (tools/make_analyze_fixtures.py:
+// all-MiniLM-L6-v2, BertModel eager fp32, every figure in float64 numpy).
+// Bundle: build/models/all-minilm-l6-v2.f32.blb (make test-models).
+// Synthetic matrices of each Kovaleva class check the class rule on its own.
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { test } from 'node:test';
+import { createModule, loadBundle, putInts, putString, wasmError } from '../tools/wasm_node.mjs';
+
+const TOL = 1e-5;          // every feature and rollout entry, max |d| (f32 bundle)
+const CLASS_MARGIN = 1e-4; // a head whose V / D / segment lies this close to a
+                           // threshold may fall either side: its class is not compared
+const ROOT = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..');
+const FIX = path.join(ROOT, 'tests/fixtures/analyze');
+const BIN = process.env.BERTLENS_BIN || path.join(ROOT, 'build/bertlens');
+const WASM_JS = process.env.BERTLENS_WASM || path.join(ROOT, 'build/wasm/bertlens.js');
+const index = JSON.parse(fs.readFileSync(path.join(FIX, 'index.json'), 'utf8'));
+const BUNDLE = path.join(ROOT, index.bundle);
+const bin = fs.readFileSync(path.join(FIX, 'analyze.bin'));
+const ENGINES = (process.env.BERTLENS_ANALYZE || 'native,wasm').split(',');
+const FEATURES = ['entropy', 'cls', 'sep', 'punct', 'prev', 'self', 'next', 'segment', 'confidence'];
+const CLASSES = ['vertical', 'diagonal', 'vertical+diagonal', 'block', 'heterogeneous'];
+const TH = index.thresholds;
+
+function refArray(c, name) {
+  const e = c.arrays[name];
+  const n = e.shape.reduce((a, b) => a * b, 1);
+  return new Float32Array(bin.buffer.slice(bin.byteOffset + e.offset, bin.byteOffset + e.offset + n * 4));
+}
+
+/** 1 if the numpy class could flip with a feature moved by CLASS_MARGIN. */
+function nearThreshold(h, pair) {
+  const near = (x, t) => Math.abs(x - t) < CLASS_MARGIN;
+  const { V, D } = h;
+  return near(V + D, TH.vd_min) || near(D, Math.max(TH.part_min, TH.part_ratio * V)) ||
+    near(V, Math.max(TH.part_min, TH.part_ratio * D)) || (pair && near(h.segment ?? 0, TH.block_min));
+}
+
+/** Compare one engine's analysis JSON with the fixture case; returns figures. */
+function compare(got, c) {
+  assert.deepEqual(got.tokens, c.tokens, `${c.name}: tokens`);
+  assert.equal(got.pair, c.pair, `${c.name}: pair`);
+  assert.equal(got.heads.length, c.heads.length, `${c.name}: number of heads`);
+  let maxFeature = 0, classChecked = 0, classSkipped = 0;
+  got.heads.forEach((h, k) => {
+    const r = c.heads[k];
+    assert.equal(h.layer, r.layer);
+    assert.equal(h.head, r.head);
+    for (const f of FEATURES) {
+      if (r[f] === null) {
+        assert.equal(h[f], null, `${c.name} L${r.layer}H${r.head} ${f}: expected null`);
+        continue;
+      }
+      const d = Math.abs(h[f] - r[f]);
+      maxFeature = Math.max(maxFeature, d);
+      assert.ok(d <= TOL, `${c.name} L${r.layer}H${r.head} ${f}: ${h[f]} vs ${r[f]} (|d| ${d.toExponential(2)})`);
+    }
+    if (nearThreshold(r, c.pair)) {
+      classSkipped++;
+    } else {
+      classChecked++;
+      assert.equal(h.class, r.class, `${c.name} L${r.layer}H${r.head}: class`);
+    }
+  });
+  const L = index.n_layers, T = c.T;
+  let maxRollout = 0;
+  for (const key of ['rollout', 'rollout_norm']) {
+    const rows = c.kind === 'full' ? [...Array(T).keys()] : c.rows;
+    const ref = refArray(c, c.kind === 'full' ? key : `${key}_rows`);
+    assert.equal(got[key].length, L, `${c.name} ${key}: layers`);
+    for (let l = 0; l < L; l++) {
+      assert.equal(got[key][l].length, T, `${c.name} ${key}[${l}]: rows`);
+      rows.forEach((i, ri) => {
+        const row = got[key][l][i];
+        for (let j = 0; j < T; j++) {
+          const d = Math.abs(row[j] - ref[(l * rows.length + ri) * T + j]);
+          if (!(d <= TOL)) assert.fail(`${c.name} ${key}[${l}][${i}][${j}]: ${row[j]} vs ${ref[(l * rows.length + ri) * T + j]}`);
+          maxRollout = Math.max(maxRollout, d);
+        }
+      });
+    }
+  }
+  return { maxFeature, maxRollout, classChecked, classSkipped };
+}
+
+function report(engine, c, r) {
+  console.log(`# ${engine} ${c.name} T=${c.T}: features max |d| ${r.maxFeature.toExponential(2)}, rollout max |d| ` +
+    `${r.maxRollout.toExponential(2)}, classes ${r.classChecked} compared, ${r.classSkipped} within ${CLASS_MARGIN} of a threshold`);
+}
+
+const haveBundle = fs.existsSync(BUNDLE);
+
+if (ENGINES.includes('native')) {
+  test('native: bertlens analyze matches the numpy references', { skip: !haveBundle && `no ${index.bundle}` }, () => {
+    for (const c of index.cases) {
+      const argv = ['analyze', BUNDLE, c.text, ...(c.text_pair !== null ? [c.text_pair] : [])];
+      const r = spawnSync(BIN, argv, { encoding: 'utf8', maxBuffer: 1 << 30 });
+      assert.equal(r.status, 0, `${c.name}: exit ${r.status}: ${r.stderr}`);
+      report('native', c, compare(JSON.parse(r.stdout), c));
+    }
+  });
+
+  test('native: analyze refuses bad arguments with a message', () => {
+    let r = spawnSync(BIN, ['analyze'], { encoding: 'utf8' });
+    assert.equal(r.status, 1);
+    assert.match(r.stderr, /usage: bertlens analyze/);
+    r = spawnSync(BIN, ['analyze', path.join(FIX, 'index.json'), 'text'], { encoding: 'utf8' });
+    assert.equal(r.status, 1);
+    assert.match(r.stderr, /bertlens: /);
+  });
+}
+
+let M = null;
+async function wasm() {
+  if (!M) {
+    M = await createModule(WASM_JS);
+    loadBundle(M, BUNDLE);
+  }
+  return M;
+}
+
+if (ENGINES.includes('wasm')) {
+  test('wasm: blw_analyze_json matches the numpy references', { skip: !haveBundle && `no ${index.bundle}` }, async () => {
+    const M = await wasm();
+    for (const c of index.cases) {
+      const pa = putString(M, c.text), pb = c.text_pair !== null ? putString(M, c.text_pair) : 0;
+      const T = M._blw_run(pa, pb, 3 /* KEEP_ATTN | KEEP_NORMS */, 0);
+      M._free(pa);
+      if (pb) M._free(pb);
+      assert.equal(T, c.T, `${c.name}: blw_run: ${T < 0 ? wasmError(M) : T}`);
+      const p = M._blw_analyze_json();
+      assert.ok(p, `${c.name}: blw_analyze_json: ${wasmError(M)}`);
+      report('wasm', c, compare(JSON.parse(M.UTF8ToString(p)), c));
+    }
+  });
+
+  test('wasm: blw_analyze_json without a text run is an error, not a crash', async () => {
+    const M = await createModule(WASM_JS);
+    assert.equal(M._blw_analyze_json(), 0);
+    assert.match(wasmError(M), /blw_run/);
+  });
+
+  // Synthetic maps: one of each class, built to look like Kovaleva et al.'s
+  // figure, and the features they must give.
+  test('wasm: the class rule on synthetic maps of each class', async () => {
+    const M = await createModule(WASM_JS);
+    const CLS = 1, SEP = 2, PUNCT = 4;
+    const T = 20, nA = 11; // [CLS] 9 tokens [SEP] | 8 tokens [SEP]
+    const roles = new Uint8Array(T);
+    roles[0] = CLS; roles[nA - 1] = SEP; roles[T - 1] = SEP; roles[5] = PUNCT;
+    const segs = Array.from({ length: T }, (_, i) => (i < nA ? 0 : 1));
+    const make = (fn) => {
+      const a = new Float32Array(T * T);
+      for (let i = 0; i < T; i++) {
+        const row = Array.from({ length: T }, (_, j) => fn(i, j));
+        const s = row.reduce((x, y) => x + y, 0);
+        row.forEach((x, j) => { a[i * T + j] = x / s; });
+      }
+      return a;
+    };
+    let seed = 7;
+    const rand = () => ((seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648);
+    const sepOf = (i) => (i < nA ? nA - 1 : T - 1);
+    const cases = [
+      ['vertical', make((i, j) => (j === sepOf(i) ? 0.9 : 0.1 / (T - 1))), true],
+      ['vertical', make((i, j) => (j === 0 ? 0.8 : 0.2 / (T - 1))), false],
+      ['diagonal', make((i, j) => (j === i - 1 || (i === 0 && j === 0) ? 1 : 1e-4)), false],
+      ['diagonal', make((i, j) => (j === i ? 0.7 : 0.3 / (T - 1))), false],
+      ['vertical+diagonal', make((i, j) => (j === i + 1 ? 0.5 : 0) + (j === sepOf(i) ? 0.45 : 0) + 0.001), true],
+      ['block', make((i, j) => (segs[i] === segs[j] ? 1 : 0.01)), true],
+      ['heterogeneous', make(() => 0.05 + rand()), false],
+      ['heterogeneous', make((i, j) => (segs[i] === segs[j] ? 1 : 0.01)), false], // a block needs a pair
+    ];
+    const pr = putInts(M, roles), ps = putInts(M, segs), out = M._malloc(40);
+    // roles are bytes: write them as such over the int32 copy
+    M.HEAPU8.set(roles, pr);
+    for (const [want, a, pair] of cases) {
+      const pa = M._malloc(a.length * 4);
+      M.HEAPF32.set(a, pa / 4);
+      assert.equal(M._blw_head_analyze(pa, T, pr, pair ? ps : 0, out), 0);
+      const f = M.HEAPF32.subarray(out / 4, out / 4 + 10);
+      assert.equal(CLASSES[f[9]], want, `synthetic ${want}: got ${CLASSES[f[9]]} (features ${Array.from(f.slice(0, 9)).map((x) => x.toFixed(3))})`);
+      if (!pair) assert.ok(Number.isNaN(f[7]), 'segment is undefined without a pair');
+      M._free(pa);
+    }
+    // entropy: a one-hot map (exact zeros) has 0 nats, a uniform one ln T
+    const onehot = make((i, j) => (j === 0 ? 1 : 0)), uniform = make(() => 1);
+    for (const [a, want] of [[onehot, 0], [uniform, Math.log(T)]]) {
+      const pa = M._malloc(a.length * 4);
+      M.HEAPF32.set(a, pa / 4);
+      M._blw_head_analyze(pa, T, pr, 0, out);
+      const e = M.HEAPF32[out / 4];
+      assert.ok(Math.abs(e - want) < 1e-6, `entropy ${e} vs ${want}`);
+      M._free(pa);
+    }
+    M._free(pr); M._free(ps); M._free(out);
+  });
+}
