@@ -2,6 +2,7 @@
 #
 #   make            static site in dist/ (wasm + web + models)
 #   make native     build/bertlens (native CLI from the same C sources)
+#   make lib        build/libbertlens.a + build/include/bertlens.h (embedding)
 #   make serve      build and serve dist/ on http://127.0.0.1:8000
 #   make test       every test (native, sanitizers, wasm, web units, browser)
 #   make bench      benchmarks (wasm in Node vs onnxruntime-web, tokenizer, page)
@@ -24,7 +25,7 @@ WEB_SRC  := $(shell find web -type f 2>/dev/null)
 
 DEFAULT_MODEL := models/all-minilm-l6-v2.q8.blb.gz
 
-.PHONY: all native wasm site serve test bench fuzz models setup clean \
+.PHONY: all native lib test-embed wasm site serve test bench fuzz models setup clean \
         test-native test-asan test-wasm test-web test-browser test-models \
         check-tools
 
@@ -36,6 +37,29 @@ native: build/bertlens
 build/bertlens: $(LIB_SRC) src/cli.c $(HDRS)
 	@mkdir -p build
 	$(CC) $(CFLAGS) $(WARN) -o $@ $(LIB_SRC) src/cli.c -lz -lm
+
+# The static library for embedding: every library source, the public header only.
+LIB_OBJ := $(patsubst src/%.c,build/lib/%.o,$(LIB_SRC))
+lib: build/libbertlens.a build/include/bertlens.h
+
+build/lib/%.o: src/%.c $(HDRS)
+	@mkdir -p build/lib
+	$(CC) $(CFLAGS) $(WARN) -c -o $@ $<
+
+build/libbertlens.a: $(LIB_OBJ)
+	rm -f $@
+	ar rcs $@ $^
+
+build/include/bertlens.h: src/bertlens.h
+	@mkdir -p build/include
+	cp $< $@
+
+# A third-party program: sees bertlens.h and the archive, nothing else.
+build/embed_example: tests/c/embed_example.c build/libbertlens.a build/include/bertlens.h
+	$(CC) $(CFLAGS) $(WARN) -Ibuild/include -o $@ $< build/libbertlens.a -lm
+
+test-embed: build/embed_example build/bertlens
+	$(NODE) --test tests/c/embed.test.mjs
 
 # AddressSanitizer + UndefinedBehaviorSanitizer build of the same CLI.
 build/asan/bertlens: $(LIB_SRC) src/cli.c $(HDRS)
@@ -76,7 +100,7 @@ serve: check-tools site
 test-models:
 	$(PYTHON) tools/make_models.py --test
 
-test: check-tools native test-models test-native test-asan wasm test-wasm site test-web test-browser
+test: check-tools native test-models test-native test-embed test-asan wasm test-wasm site test-web test-browser
 	@echo "ALL TESTS PASSED"
 
 test-native: build/bertlens

@@ -1,0 +1,34 @@
+// embed.test.mjs — the static library as a third party uses it: build/embed_example
+// (tests/c/embed_example.c, compiled against only bertlens.h + build/libbertlens.a)
+// must print the same attention as the CLI (`bertlens attend`) for the same text.
+//
+//   make build/embed_example build/bertlens && node --test tests/c/embed.test.mjs
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { test } from 'node:test';
+
+const ROOT = path.resolve(path.dirname(new URL(import.meta.url).pathname), '../..');
+const EXAMPLE = path.join(ROOT, 'build/embed_example');
+const BIN = process.env.BERTLENS_BIN || path.join(ROOT, 'build/bertlens');
+const BUNDLE = path.join(ROOT, 'build/models/tiny-bert.f32.blb');
+const TEXT = 'Embedding bertlens: one header, one archive.';
+
+test('embed_example prints the CLI\'s attention', { skip: !fs.existsSync(BUNDLE) && 'no tiny-bert.f32.blb (make test-models)' }, () => {
+  const e = spawnSync(EXAMPLE, [BUNDLE, TEXT], { encoding: 'utf8' });
+  assert.equal(e.status, 0, e.stderr);
+  const got = JSON.parse(e.stdout);
+  const c = spawnSync(BIN, ['attend', BUNDLE, TEXT], { encoding: 'utf8', maxBuffer: 1 << 28 });
+  assert.equal(c.status, 0, c.stderr);
+  const cli = JSON.parse(c.stdout);
+  assert.deepEqual(got.tokens, cli.tokens);
+  assert.equal(got.rows.length, cli.attentions.length);
+  got.rows.forEach((row, l) => assert.deepEqual(row, cli.attentions[l][0][0], `layer ${l}, head 0, row 0`));
+});
+
+test('embed_example reports a missing bundle', () => {
+  const e = spawnSync(EXAMPLE, [path.join(ROOT, 'no-such.blb'), 'x'], { encoding: 'utf8' });
+  assert.equal(e.status, 1);
+  assert.match(e.stderr, /cannot read/);
+});
