@@ -14,6 +14,10 @@ import { modelView } from './views/model.js';
 import { neuronView } from './views/neuron.js';
 import { stageToSVG, svgToPNG, download } from './export.js';
 import { ASSETS } from './assets.js';
+import { parseStateAsync, permalinkSearch, proposeEmbedSize, MAX_PERMALINK } from './state.js';
+import { decodeSnapshot, runFromSnapshot, snapshotCovers, snapshotFromRun, encodeSnapshot, MAX_TOKENS } from './snapshot.js';
+import { pageSnapshotText, pageSnapshotSource, postHeightToParent, wireEmbedEdit, offerModel, clearOffer, saveFile } from './embed.js';
+import { shownMatrices, toCSV, toJSON, standaloneHtml } from './export_data.js';
 
 const d3 = globalThis.d3;
 const $ = (id) => document.getElementById(id);
@@ -34,6 +38,8 @@ const app = {
   loadSeq: 0,
   loadingModel: 0, // loadSeq of a model load in progress (0: none)
   inputAt: 0,
+  snap: null, // snapshot drawn without the model (snapshot mode), else null
+  liveStarted: false, // the engine and model load were started
 };
 
 const views = {
@@ -93,7 +99,7 @@ function absolute(path) {
 }
 
 async function main() {
-  const parsed = parseState(location.search);
+  const parsed = await parseStateAsync(location.search);
   app.state = parsed.state;
   if (!new URLSearchParams(location.search).has('theme') && matchMedia('(prefers-color-scheme: dark)').matches) {
     app.state.theme = 'dark';
@@ -103,6 +109,14 @@ async function main() {
   $('text-a').value = app.state.text;
   $('text-b').value = app.state.text_b;
   wireControls();
+  if (app.state.embed) { postHeightToParent(); wireEmbedEdit(); }
+  if (await startFromSnapshot()) return; // drawn from the snapshot; the model loads on request
+  await startLive();
+}
+
+/** Start the engine and load the model the state names. */
+async function startLive() {
+  app.liveStarted = true;
   registerServiceWorker();
 
   if (!hasWasmSimd()) {
@@ -139,6 +153,53 @@ function registerServiceWorker() {
   navigator.serviceWorker.register(absolute('sw.js')).catch(() => {
     // No offline support (e.g. private mode); the page works the same online.
   });
+}
+
+// ------------------------------------------------------------ snapshot mode
+
+/** Draw from the snapshot the page carries, if any (true when it did). */
+async function startFromSnapshot() {
+  const text = pageSnapshotText();
+  if (text === null) return false;
+  let snap;
+  try {
+    snap = await decodeSnapshot(text);
+  } catch (e) {
+    notice('snapshot', 'error', `${e.message} Using the model instead.`);
+    return false;
+  }
+  const checked = parseState(serializeState({ ...DEFAULTS, ...snap.state, embed: app.state.embed }));
+  app.state = checked.state;
+  notices(checked.notices);
+  $('text-a').value = app.state.text;
+  $('text-b').value = app.state.text_b;
+  app.snap = snap;
+  app.info = { config: { n_layers: snap.L, n_heads: snap.H, hidden: snap.H * snap.d }, meta: {} };
+  app.run = runFromSnapshot(snap);
+  app.runKey = runKeyOf(app.state);
+  afterModelLoaded();
+  $('model-info').textContent = `${snap.model.name || snap.model.id || 'Model'} · drawn from the numbers stored in this link (8-bit); the model is not loaded`;
+  return true;
+}
+
+/** Snapshot mode: draw when the snapshot holds the view, else offer the model. */
+async function snapshotStep() {
+  if (runIsCurrent()) { draw(); return; }
+  if (app.liveStarted) return; // the model is on its way; then everything runs live
+  setPageState('needs-model');
+  const { why } = snapshotCovers(app.snap, app.state);
+  let bytes = app.snap.model.bytes;
+  if (location.protocol !== 'file:') {
+    try {
+      if (!app.models.length) app.models = await fetchIndex(absolute('models/index.json'));
+      const entry = app.models.find((m) => m.id === app.state.model) || app.models.find((m) => m.default);
+      if (entry && entry.bytes) bytes = entry.bytes;
+    } catch { /* keep the snapshot's figure */ }
+  }
+  const from = location.protocol === 'file:' ? pageSnapshotSource() : '';
+  offerModel(why, `Load the model${bytes ? ` (${formatBytes(bytes)})` : ''}`, () => {
+    startLive().catch((e) => fail('fatal', `Unexpected error: ${e.message}`));
+  }, from);
 }
 
 function applyChrome() {
@@ -234,6 +295,9 @@ function wireControls() {
   $('export-png').addEventListener('click', () => exportView('png'));
   $('copy-link').addEventListener('click', () => share('link'));
   $('copy-embed').addEventListener('click', () => share('embed'));
+  $('export-html').addEventListener('click', () => exportData('html'));
+  $('export-csv').addEventListener('click', () => exportData('csv'));
+  $('export-json').addEventListener('click', () => exportData('json'));
   let resizeTimer = 0;
   window.addEventListener('resize', () => {
     clearTimeout(resizeTimer);
@@ -344,6 +408,8 @@ async function loadIntoEngine(buffer, seq, name) {
     return false;
   }
   app.info = res.info;
+  app.snap = null; // live from now on
+  clearOffer();
   app.run = null;
   app.runKey = null;
   return true;
@@ -389,6 +455,7 @@ function runKeyOf(s) {
 function runIsCurrent() {
   const s = app.state;
   if (!app.run || app.runKey !== runKeyOf(s)) return false;
+  if (app.run.snapshot && !snapshotCovers(app.run.snapshot, s).ok) return false;
   if (s.mode === 'norm' && !app.run.norms) return false;
   if (s.view === 'neuron' && app.run.qkLayer !== s.layer) return false;
   return true;
@@ -404,6 +471,7 @@ function scheduleRun(delay) {
 }
 
 async function runNow() {
+  if (app.snap) { snapshotStep(); return; }
   if (!app.info) return;
   if (app.inFlight) { app.again = true; return; }
   app.inFlight = true;
@@ -459,10 +527,17 @@ function update(patch) {
   else scheduleRun(0);
 }
 
+let syncSeq = 0;
 function syncUrl() {
   if (app.state.embed && window.self !== window.top) return; // keep an embed's URL as given
-  const url = `${location.pathname}?${serializeState(app.state)}`;
-  if (url !== `${location.pathname}${location.search}`) history.replaceState(null, '', url);
+  if (app.snap || location.protocol === 'file:') return; // keep a snapshot link as given
+  const seq = ++syncSeq;
+  const run = runIsCurrent() ? app.run : null;
+  permalinkSearch(app.state, { run, maxChars: MAX_PERMALINK - location.href.split('?')[0].length - 1 }).then(({ search }) => {
+    if (seq !== syncSeq) return;
+    const url = `${location.pathname}?${search}`;
+    if (url !== `${location.pathname}${location.search}`) history.replaceState(null, '', url);
+  });
 }
 
 function openNeuron(shownIndex) {
@@ -507,7 +582,7 @@ function draw({ keepState = false } = {}) {
   }
   clearNotice('draw');
   const nA = run.typeIds.filter((t) => t === 0).length;
-  $('token-info').textContent = `${run.T} tokens${s.text_b ? ` (A: ${nA}, B: ${run.T - nA})` : ''} · model ran in ${run.ms.toFixed(0)} ms`;
+  $('token-info').textContent = `${run.T} tokens${s.text_b ? ` (A: ${nA}, B: ${run.T - nA})` : ''} · ${run.snapshot ? 'drawn from the numbers stored in this link (8-bit)' : `model ran in ${run.ms.toFixed(0)} ms`}`;
   syncUrl();
   const ms = performance.now() - t0;
   document.body.dataset.renderMs = ms.toFixed(1);
@@ -578,6 +653,8 @@ function drawView(run, s) {
     const head = s.head === 'mean' ? 0 : s.head;
     const query = Math.min(s.query, T - 1);
     const cols = neuronColumns(run.q, run.k, H, T, run.d, head, query);
+    // A snapshot's q/k are 8-bit; its stored attention row is the exact softmax.
+    if (run.snapshot) cols.softmax = Array.from(headMatrix(run.attn[s.layer], H, T, head).subarray(query * T, (query + 1) * T));
     const keep = axis.members.map((m) => m[0]);
     let weights = keep.map((j) => cols.softmax[j]);
     if (s.hide && s.renorm) {
@@ -618,22 +695,84 @@ async function exportView(kind) {
   }
 }
 
+/** The snapshot of what is drawn (null above MAX_TOKENS tokens). */
+async function currentSnapshotText() {
+  const run = app.run;
+  if (!run || !runIsCurrent()) return null;
+  if (run.snapshot) return encodeSnapshot({ ...run.snapshot, state: { ...app.state } });
+  if (run.T > MAX_TOKENS) return null;
+  return encodeSnapshot(snapshotFromRun(run, app.state, app.entry || {}));
+}
+
+function viewFileName(s) {
+  return `bertlens-${s.view}-layer${s.layer}${s.view === 'heatmap' || s.view === 'neuron' ? `-head${s.head}` : ''}-${s.mode}`;
+}
+
 async function share(kind) {
   const base = `${location.origin}${location.pathname}`;
-  const text = kind === 'link'
-    ? `${base}?${serializeState({ ...app.state, embed: false })}`
-    : embedSnippet(base, app.state);
+  const s = { ...app.state, embed: false };
+  const run = runIsCurrent() && !app.run.snapshot ? app.run : null;
+  const { search, cut } = await permalinkSearch(s, { run, maxChars: MAX_PERMALINK - base.length - 1 });
+  let text = `${base}?${search}`;
+  const notes = [];
+  if (cut) notes.push(`The text is too long for a link: it keeps the first ${cut.kept} of ${cut.of} ${cut.unit}.`);
+  if (kind === 'embed') {
+    let snap = null;
+    try { snap = await currentSnapshotText(); } catch { snap = null; }
+    const v = views[s.view];
+    const K = app.axis ? app.axis.K : (app.run ? app.run.T : 16);
+    const c = app.info ? app.info.config : { n_layers: 6, n_heads: 12 };
+    const size = (typeof v.preferredSize === 'function' && v.preferredSize({ K, L: c.n_layers, H: c.n_heads, view: s.view }))
+      || proposeEmbedSize(s.view, K, { L: c.n_layers, H: c.n_heads });
+    text = embedSnippet(base, s, { width: size.width, height: size.height, search, snapshot: snap });
+    if (!snap && app.run) {
+      const mb = app.entry && app.entry.bytes ? ` (${formatBytes(app.entry.bytes)})` : '';
+      notes.push(`This input has ${app.run.T} tokens, more than the ${MAX_TOKENS} an instant embed holds: the embed is a normal link, and each reader's browser downloads the model${mb} to draw it.`);
+    }
+  }
   $('share-box').hidden = false;
   $('share-label').textContent = kind === 'link' ? 'Link to this view' : 'Embed code (paste into a web page)';
   $('share-text').value = text;
   $('share-text').select();
+  const tail = notes.length ? ` ${notes.join(' ')}` : '';
   try {
     await navigator.clipboard.writeText(text);
-    notice('share', 'info', kind === 'link' ? 'Link copied to the clipboard.' : 'Embed code copied to the clipboard.');
+    notice('share', 'info', `${kind === 'link' ? 'Link copied to the clipboard.' : 'Embed code copied to the clipboard.'}${tail}`);
   } catch {
-    notice('share', 'info', 'Select the text below and copy it (the clipboard is not available here).');
+    notice('share', 'info', `Select the text below and copy it (the clipboard is not available here).${tail}`);
   }
   if (app.localName) notice('share-local', 'warn', 'This view uses a bundle from a local file; the link opens the model from the list instead.');
+}
+
+/** Download the view as a standalone HTML file, or its numbers as CSV/JSON. */
+async function exportData(kind) {
+  const s = app.state;
+  if (!runIsCurrent()) {
+    notice('export', 'warn', 'The view is not drawn yet; try again once it is.');
+    return;
+  }
+  const name = viewFileName(s);
+  try {
+    if (kind === 'html') {
+      const snap = await currentSnapshotText();
+      if (!snap) throw new Error(`a standalone file holds inputs of up to ${MAX_TOKENS} tokens; this one has ${app.run.T}`);
+      if (location.protocol === 'file:') throw new Error('this page was opened from a file; export from the bertlens site');
+      const res = await fetch(absolute('viewer.html'));
+      if (!res.ok) throw new Error(`the viewer page could not be fetched (HTTP ${res.status})`);
+      const base = `${location.origin}${location.pathname}`;
+      const { search } = await permalinkSearch({ ...s, embed: false }, { run: app.run.snapshot ? null : app.run, maxChars: MAX_PERMALINK - base.length - 1 });
+      const html = standaloneHtml(await res.text(), snap, `bertlens ${s.view} view: ${s.text}`, `${base}?${search}`);
+      saveFile(new Blob([html], { type: 'text/html' }), `${name}.html`);
+    } else {
+      const shown = shownMatrices(app.run, s);
+      const model = app.entry || (app.snap ? app.snap.model : {});
+      if (kind === 'csv') saveFile(new Blob([toCSV(shown)], { type: 'text/csv' }), `${name}.csv`);
+      else saveFile(new Blob([toJSON(shown, model)], { type: 'application/json' }), `${name}.json`);
+    }
+    clearNotice('export');
+  } catch (e) {
+    notice('export', 'error', `Export failed: ${e.message}`);
+  }
 }
 
 main().catch((e) => fail('fatal', `Unexpected error: ${e.message}`));

@@ -1,0 +1,302 @@
+// Snapshot embeds, permalinks, standalone HTML and data exports (issue 8,
+// items 3-5 and 7). Every scenario runs in its own fresh profile; where a
+// scenario needs a second browser that has never seen the model (a blog
+// reader), it launches one more fresh profile itself.
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { scenario, ready, settled, typeText, fx, DIST, SHOTS } from './harness.mjs';
+import { launchChromium } from './server.mjs';
+
+const PAIR = { text: fx.text, text_b: fx.text_b };
+const HOST_DIR = fs.mkdtempSync(path.join(os.tmpdir(), 'bertlens-host-'));
+process.on('exit', () => fs.rmSync(HOST_DIR, { recursive: true, force: true }));
+
+async function open(page, base, params = {}) {
+  await page.goto(`${base}?${new URLSearchParams(params)}`);
+  await ready(page);
+}
+
+/** Click "Copy link" / "Copy embed code" and return what it offers. */
+async function copied(page, sel) {
+  await page.evaluate(() => { document.getElementById('share-text').value = ''; });
+  await page.click(sel);
+  await page.waitForFunction(() => document.getElementById('share-text').value !== '');
+  return page.inputValue('#share-text');
+}
+
+async function download(page, sel) {
+  const [dl] = await Promise.all([page.waitForEvent('download'), page.click(sel)]);
+  return fs.readFileSync(await dl.path(), 'utf8');
+}
+
+/** CSV export -> [{name, cols, rows: [{label, values}]}]. */
+function parseCsv(text) {
+  const field = /("(?:[^"]|"")*"|[^,]*)(,|$)/g;
+  const split = (line) => {
+    const out = [];
+    field.lastIndex = 0;
+    let m;
+    while ((m = field.exec(line)) && m[0] !== '') {
+      out.push(m[1].startsWith('"') ? m[1].slice(1, -1).replace(/""/g, '"') : m[1]);
+      if (!m[2]) break;
+    }
+    return out;
+  };
+  return text.split('\r\n\r\n').filter((b) => b.trim()).map((block) => {
+    const lines = block.split('\r\n').filter(Boolean).map(split);
+    const [head, ...rows] = lines;
+    return { name: head[0], cols: head.slice(1), rows: rows.map((r) => ({ label: r[0], values: r.slice(1).map(Number) })) };
+  });
+}
+
+/** A browser in a fresh profile of its own that blocks anything leaving 127.0.0.1. */
+async function freshBrowser() {
+  const { context, profile } = await launchChromium({ acceptDownloads: true });
+  await context.route('**/*', (route) => {
+    const u = new URL(route.request().url());
+    if (['http:', 'https:'].includes(u.protocol) && u.hostname !== '127.0.0.1') return route.abort();
+    return route.continue();
+  });
+  return { context, close: async () => { await context.close(); fs.rmSync(profile, { recursive: true, force: true }); } };
+}
+
+const distBytes = (p) => {
+  const f = path.join(DIST, decodeURIComponent(p.endsWith('/') ? `${p}index.html` : p));
+  return fs.existsSync(f) ? fs.statSync(f).size : 0;
+};
+
+const VIEWS = [
+  { name: 'heatmap', params: { ...PAIR, view: 'heatmap', layer: 2, head: 3 } },
+  { name: 'head', params: { ...PAIR, view: 'head', layer: 1, head: 0, mode: 'norm' } },
+  { name: 'model', params: { text: 'Snapshots draw at once.', view: 'model', layer: 0, head: 0 } },
+  { name: 'neuron', params: { ...PAIR, view: 'neuron', layer: 3, head: 5, query: 8 } },
+];
+
+scenario('snapshot embeds: four on another origin draw with < 2 MB fetched, values within 1/255 of the live page, edit offers the model', async ({ page, base, base2, srv, shot }) => {
+  // 1. The blogger: live page, "Copy embed code" and the CSV of each view.
+  const snippets = [];
+  const liveCsv = [];
+  for (const v of VIEWS) {
+    await open(page, base, v.params);
+    const snip = await copied(page, '#copy-embed');
+    assert.match(snip, /^<iframe src="[^"<>]+#s=[A-Za-z0-9_-]+" width="\d+" height="\d+"[^<>]*><\/iframe>$/, v.name);
+    snippets.push(snip);
+    liveCsv.push(parseCsv(await download(page, '#export-csv')));
+    const size = snip.match(/width="(\d+)" height="(\d+)"/).slice(1).map(Number);
+    console.log(`#   ${v.name}: embed snippet ${snip.length} characters, proposed ${size[0]}x${size[1]}`);
+  }
+  // 2. A reader who has never visited: a host page on another origin with
+  // the four iframes and the README's two-line height listener.
+  fs.writeFileSync(path.join(HOST_DIR, 'post.html'), `<!doctype html><html><head><meta charset="utf-8"><title>blog post</title></head><body>
+<h1>A post with four bertlens embeds</h1>
+${snippets.join('\n<p>Some prose between the embeds.</p>\n')}
+<script src="listener.js"></script></body></html>`);
+  fs.writeFileSync(path.join(HOST_DIR, 'listener.js'), `window.heights = [];
+addEventListener('message', (e) => { if (e.data && e.data.type === 'bertlens:height') {
+  window.heights.push(e.data.height);
+  for (const f of document.querySelectorAll('iframe')) if (f.contentWindow === e.source) f.style.height = e.data.height + 'px'; } });
+`);
+  const reader = await freshBrowser();
+  try {
+    const host = await reader.context.newPage();
+    const errors = [];
+    host.on('pageerror', (e) => errors.push(e.message));
+    host.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); });
+    await host.setViewportSize({ width: 820, height: 900 });
+    const before = srv.requests.length;
+    await host.goto(`${base2}post.html`);
+    const frames = async () => host.frames().filter((f) => f.url().startsWith(base));
+    await host.waitForFunction(() => document.querySelectorAll('iframe').length === 4);
+    for (const f of await frames()) await ready(f);
+    assert.equal((await frames()).length, 4);
+    const fetched = srv.requests.slice(before);
+    const bytes = fetched.reduce((s, p) => s + distBytes(p), 0);
+    console.log(`#   four snapshot embeds fetched ${fetched.length} files, ${(bytes / 1024).toFixed(0)} KB from the site`);
+    assert.ok(bytes < 2 * 1024 * 1024, `${bytes} bytes fetched`);
+    assert.deepEqual(fetched.filter((p) => /\.blb|\.wasm$|models\//.test(p)), [], 'no model, no wasm, no model list before any interaction');
+    for (const f of await frames()) {
+      assert.match(await f.textContent('#token-info'), /drawn from the numbers stored in this link/);
+      assert.ok(await f.isVisible('#view .stage, #view canvas, #view svg'));
+    }
+    const heights = await host.evaluate(() => window.heights);
+    assert.ok(heights.length >= 4 && heights.every((h) => h > 100), `heights posted: ${heights}`);
+    await shot(host, 'embeds-four-snapshots');
+
+    // 3. Snapshot values within 1/255 of the live page's (norms: of the block's largest value).
+    for (let i = 0; i < VIEWS.length; i++) {
+      const src = snippets[i].match(/src="([^"]+)"/)[1].replace(/&amp;/g, '&').replace('embed=1', 'embed=0');
+      const p = await reader.context.newPage();
+      await p.goto(src);
+      await ready(p);
+      const snapCsv = parseCsv(await download(p, '#export-csv'));
+      await p.close();
+      assert.equal(snapCsv.length, liveCsv[i].length, VIEWS[i].name);
+      let worst = 0;
+      snapCsv.forEach((b, k) => {
+        const live = liveCsv[i][k];
+        assert.equal(b.name, live.name);
+        assert.deepEqual(b.cols, live.cols);
+        const max = VIEWS[i].params.mode === 'norm' ? Math.max(...live.rows.flatMap((r) => r.values)) : 1;
+        b.rows.forEach((r, ri) => r.values.forEach((v, j) => {
+          const dlt = Math.abs(v - live.rows[ri].values[j]) / max;
+          worst = Math.max(worst, dlt);
+        }));
+      });
+      console.log(`#   ${VIEWS[i].name}: snapshot vs live, worst |difference| ${(worst * 255).toFixed(3)}/255${VIEWS[i].params.mode === 'norm' ? ' of the largest value' : ''}`);
+      assert.ok(worst <= 1 / 255, `${VIEWS[i].name}: ${worst * 255}/255`);
+    }
+
+    // 4. Changing the head inside the snapshot needs no model.
+    const [hm] = await frames();
+    const modelFetches = () => srv.requests.filter((p) => /\.blb/.test(p)).length;
+    // 5. Editing the text offers the model; accepting loads it and redraws live.
+    const frameEl = await host.$('iframe');
+    await frameEl.scrollIntoViewIfNeeded();
+    await hm.click('#embed-edit'); // the embed shows its text boxes
+    await hm.fill('#text-a', 'A new sentence typed by the reader.');
+    await hm.waitForSelector('#load-model', { state: 'visible' });
+    assert.match(await hm.textContent('#load-model'), /^Load the model \(\d+(\.\d)? MB\)$/);
+    assert.equal(modelFetches(), 0, 'no model before the choice');
+    await shot(host, 'embeds-load-choice');
+    await hm.click('#load-model');
+    await ready(hm);
+    assert.ok(modelFetches() >= 1, 'the model was downloaded after the choice');
+    assert.match(await hm.textContent('#token-info'), /model ran in/);
+    const labels = await hm.$$eval('.row-label', (els) => els.map((e) => e.textContent));
+    assert.ok(labels.includes('reader'), `live labels: ${labels}`);
+    assert.deepEqual(errors, []);
+  } finally {
+    await reader.close();
+  }
+}, { secondOrigin: HOST_DIR, timeout: 300000 });
+
+scenario('snapshot link: head change without the model; another layer shows the load choice; damaged snapshot says so', async ({ page, base, srv, shot }) => {
+  const reader = await freshBrowser();
+  let link;
+  try {
+    await open(page, base, { ...PAIR, view: 'heatmap', layer: 2, head: 3 });
+    link = (await copied(page, '#copy-embed')).match(/src="([^"]+)"/)[1].replace(/&amp;/g, '&').replace('embed=1', 'embed=0');
+  } finally { /* the live profile is the scenario's own */ }
+  try {
+    const p = await reader.context.newPage();
+    const before = srv.requests.length;
+    await p.goto(link);
+    await ready(p);
+    assert.equal(await p.inputValue('#text-a'), fx.text, 'the text box shows the text');
+    assert.equal(await p.inputValue('#text-b'), fx.text_b);
+    await p.evaluate(() => { document.body.dataset.state = 'loading'; });
+    await p.selectOption('#head', 'mean');
+    await ready(p);
+    assert.match(await p.textContent('.view-title'), /mean of heads/);
+    await p.evaluate(() => { document.body.dataset.state = 'loading'; });
+    await p.selectOption('#layer', '4');
+    await p.waitForSelector('#load-model', { state: 'visible' });
+    assert.match(await p.textContent('#model-offer'), /layer 4/);
+    assert.equal(await settled(p), 'needs-model');
+    assert.deepEqual(srv.requests.slice(before).filter((x) => /\.blb|\.wasm$/.test(x)), []);
+    await shot(p, 'snapshot-needs-model');
+    // Damaged snapshot: a clear message, and the page goes on with the model.
+    const damaged = link.replace(/#s=(.{20})/, (m, a) => `#s=${a.split('').reverse().join('')}`);
+    await p.goto('about:blank');
+    await p.goto(damaged);
+    await ready(p);
+    assert.match(await p.textContent('#notices'), /snapshot cannot be read: .*(checksum|decompress|cut|bertlens)/);
+    await shot(p, 'snapshot-damaged');
+    await p.close();
+  } finally {
+    await reader.close();
+  }
+});
+
+scenario('permalinks: a 20,000-character paste gives a link <= 6,000 characters with the same tokens; old ?text= links work', async ({ page, base, context }) => {
+  await open(page, base, {});
+  const sentence = 'The committee reviewed the proposal carefully, and after a long debate it approved the budget. ';
+  const paste = sentence.repeat(Math.ceil(20000 / sentence.length)).slice(0, 20000);
+  await typeText(page, '#text-a', paste);
+  const live = JSON.parse(await download(page, '#export-json'));
+  assert.equal(live.tokens.length, 512);
+  const link = await copied(page, '#copy-link');
+  console.log(`#   20,000-character paste: permalink ${link.length} characters`);
+  assert.ok(link.length <= 6000, `${link.length}`);
+  await page.waitForFunction(() => location.href.length <= 6000 && location.search.includes('z='));
+  const p2 = await context.newPage();
+  await p2.goto(link);
+  await ready(p2);
+  const back = JSON.parse(await download(p2, '#export-json'));
+  assert.deepEqual(back.tokens, live.tokens);
+  assert.ok(paste.startsWith(await p2.inputValue('#text-a')));
+  // Old plain link: tokens are Hugging Face's.
+  await p2.goto(`${base}?text=${encodeURIComponent(fx.text)}&text_b=${encodeURIComponent(fx.text_b)}&view=heatmap&layer=0&head=5`);
+  await ready(p2);
+  const old = JSON.parse(await download(p2, '#export-json'));
+  assert.deepEqual(old.tokens, fx.tokens);
+  await p2.close();
+});
+
+scenario('data export: CSV and JSON hold the matrix on screen with its labels, as drawn', async ({ page, base }) => {
+  await open(page, base, { ...PAIR, view: 'heatmap', layer: 0, head: 5 });
+  const [csv] = parseCsv(await download(page, '#export-csv'));
+  assert.equal(csv.name, 'layer 0 head 5 attention');
+  assert.deepEqual(csv.cols, fx.tokens);
+  assert.deepEqual(csv.rows.map((r) => r.label), fx.tokens);
+  const T = fx.T;
+  let worst = 0;
+  csv.rows.forEach((r, i) => r.values.forEach((v, j) => { worst = Math.max(worst, Math.abs(v - fx.attentions[0][(5 * T + i) * T + j])); }));
+  assert.ok(worst < 0.03, `CSV vs HF attention: ${worst}`);
+  // The drawn value (tooltip) of cell (8, 0) equals the CSV's.
+  const box = await page.$eval('rect.hm-hit', (r) => { const b = r.getBoundingClientRect(); return { x: b.x, y: b.y, w: b.width }; });
+  const cell = box.w / T;
+  await page.mouse.move(box.x + cell * 0.5, box.y + cell * 8.5);
+  const shown = Number((await page.textContent('#tooltip')).match(/attention: ([0-9.]+)/)[1]);
+  assert.ok(Math.abs(shown - csv.rows[8].values[0]) < 0.0015, `tooltip ${shown} vs CSV ${csv.rows[8].values[0]}`);
+  // Hidden specials + merged words: JSON labels are the drawn labels; rows renormalized.
+  await page.goto(`${base}?${new URLSearchParams({ ...PAIR, view: 'heatmap', layer: 0, head: 'mean', hide: 1, words: 1 })}`);
+  await ready(page);
+  const json = JSON.parse(await download(page, '#export-json'));
+  const drawn = await page.$$eval('.row-label', (els) => els.map((e) => e.textContent));
+  const [b] = json.blocks;
+  assert.equal(b.head, 'mean');
+  assert.equal(json.hide_specials, true);
+  assert.equal(json.words_merged, true);
+  assert.deepEqual(b.rows, drawn.length ? drawn : b.rows);
+  assert.ok(!b.rows.includes('[CLS]') && b.rows.includes('unbelievably'), b.rows.join(' '));
+  for (const row of b.values) assert.ok(Math.abs(row.reduce((s, v) => s + v, 0) - 1) < 1e-4);
+  // Neuron view: one row, the query's softmax over the keys.
+  await page.goto(`${base}?${new URLSearchParams({ ...PAIR, view: 'neuron', layer: 3, head: 5, query: 8 })}`);
+  await ready(page);
+  const nj = JSON.parse(await download(page, '#export-json'));
+  assert.equal(nj.blocks.length, 1);
+  assert.deepEqual(nj.blocks[0].rows, ['cat']);
+  nj.blocks[0].values[0].forEach((v, j) => assert.ok(Math.abs(v - fx.qk_attention[(5 * T + 8) * T + j]) < 0.03, `key ${j}`));
+});
+
+scenario('standalone HTML export opens from file:// and draws without the model', async ({ page, base, shot }) => {
+  await open(page, base, { ...PAIR, view: 'head', layer: 2, head: 0 });
+  const html = await download(page, '#export-html');
+  console.log(`#   standalone HTML: ${(html.length / 1024).toFixed(0)} KB`);
+  assert.ok(html.includes('id="bertlens-snapshot"'));
+  assert.ok(!/<\/script>\s*<\/script>/.test(html));
+  const file = path.join(SHOTS, 'standalone-head.html');
+  fs.writeFileSync(file, html);
+  const { context, close } = await freshBrowser();
+  try {
+    const p = await context.newPage();
+    const net = [];
+    p.on('request', (r) => { if (!r.url().startsWith('file:') && !r.url().startsWith('data:') && !r.url().startsWith('blob:')) net.push(r.url()); });
+    const errors = [];
+    p.on('pageerror', (e) => errors.push(e.message));
+    await p.goto(pathToFileURL(file).href);
+    await ready(p);
+    assert.deepEqual(net, [], 'no network from the standalone file');
+    assert.deepEqual(errors, []);
+    assert.equal(await p.inputValue('#text-a'), fx.text);
+    assert.ok(await p.isVisible('#view .hv-stage'));
+    assert.match(await p.textContent('#token-info'), /drawn from the numbers stored/);
+    await shot(p, 'standalone-head-file');
+  } finally {
+    await close();
+  }
+});

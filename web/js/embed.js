@@ -1,0 +1,118 @@
+// embed.js — the page side of snapshots, embeds and data exports: reading a
+// snapshot the page carries, the "Load the model" choice, the embed's height
+// message to its host page, and the download buttons' file builders. The
+// formats live in snapshot.js, state.js and export_data.js (no DOM there).
+//
+// Height message (embed mode inside a frame): whenever the page's height
+// changes, it posts to its parent
+//     {type: 'bertlens:height', height: <CSS px, integer>}
+// A host page that allows a script can fit its frames with
+//     addEventListener('message', (e) => { if (e.data && e.data.type === 'bertlens:height')
+//       for (const f of document.querySelectorAll('iframe')) if (f.contentWindow === e.source) f.style.height = `${e.data.height}px`; });
+
+import { snapshotTextOf } from './export_data.js';
+
+/** The snapshot text this page carries (URL fragment or the standalone
+ *  file's script element), or null. */
+export function pageSnapshotText() {
+  const el = document.getElementById('bertlens-snapshot');
+  return snapshotTextOf(location.hash, el ? el.textContent : null);
+}
+
+/** The http(s) permalink a standalone file was exported from, or ''. */
+export function pageSnapshotSource() {
+  const el = document.getElementById('bertlens-snapshot');
+  try {
+    const from = el ? JSON.parse(el.textContent).from : '';
+    return typeof from === 'string' && /^https?:\/\//.test(from) ? from : '';
+  } catch {
+    return '';
+  }
+}
+
+let heightWatch = null;
+/** In embed mode inside a frame, post the page's preferred height to the
+ *  parent now and whenever it changes. */
+export function postHeightToParent() {
+  if (window.parent === window || heightWatch) return;
+  let last = -1;
+  const send = () => {
+    const h = Math.ceil(Math.max(document.documentElement.scrollHeight, document.body.scrollHeight));
+    if (h === last) return;
+    last = h;
+    window.parent.postMessage({ type: 'bertlens:height', height: h }, '*');
+  };
+  heightWatch = new ResizeObserver(send);
+  heightWatch.observe(document.body);
+  send();
+}
+
+/** Embed mode: the caption's "Edit text" button shows the text boxes (an
+ *  embed otherwise shows only its view). */
+export function wireEmbedEdit() {
+  const btn = document.getElementById('embed-edit');
+  const inputs = document.querySelector('.inputs');
+  if (!btn || !inputs) return;
+  btn.addEventListener('click', () => {
+    inputs.style.display = 'grid';
+    btn.hidden = true;
+    document.getElementById('text-a').focus();
+  });
+}
+
+/** Show (or update) the visible choice to download the model. why: what the
+ *  snapshot lacks; label: e.g. "Load the model (24 MB)"; onAccept runs once. */
+export function offerModel(why, label, onAccept, href = '') {
+  const box = document.getElementById('notices');
+  let el = document.getElementById('model-offer');
+  if (!el) {
+    el = document.createElement('div');
+    el.id = 'model-offer';
+    el.className = 'notice info model-offer';
+    const msg = document.createElement('span');
+    msg.className = 'msg';
+    const btn = document.createElement('button');
+    btn.type = 'button';
+    btn.id = 'load-model';
+    el.append(msg, btn);
+    box.prepend(el);
+  }
+  el.querySelector('.msg').textContent = `This view was drawn from numbers stored in its link, without the model; ${why}, which needs the model. `;
+  const btn = el.querySelector('button');
+  btn.textContent = label;
+  if (href) {
+    // A standalone file cannot load the model: offer the live page instead.
+    let a = el.querySelector('a');
+    if (!a) {
+      a = document.createElement('a');
+      a.target = '_blank';
+      a.rel = 'noopener';
+      el.insertBefore(a, btn);
+    }
+    a.href = href;
+    a.textContent = 'Open it in bertlens ↗';
+    btn.hidden = true;
+    return;
+  }
+  btn.onclick = () => {
+    btn.disabled = true;
+    el.remove();
+    onAccept();
+  };
+}
+
+export function clearOffer() {
+  const el = document.getElementById('model-offer');
+  if (el) el.remove();
+}
+
+/** Save a Blob as a file. */
+export function saveFile(blob, name) {
+  const a = document.createElement('a');
+  a.href = URL.createObjectURL(blob);
+  a.download = name;
+  document.body.append(a);
+  a.click();
+  a.remove();
+  setTimeout(() => URL.revokeObjectURL(a.href), 10000);
+}

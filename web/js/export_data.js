@@ -1,0 +1,123 @@
+// export_data.js — the numbers on screen as CSV and JSON, and the standalone
+// HTML file (viewer page + snapshot). No DOM; tested by
+// tests/web/export_data.test.mjs.
+//
+// What "on screen" means per view (the same data.js transforms the views
+// draw: [CLS]/[SEP] hidden and rows renormalized or not, subwords merged):
+//   heatmap   one K x K matrix: the layer's head, or the mean of its heads
+//   head      one K x K matrix per shown head of the layer
+//   model     one K x K matrix per layer and head
+//   neuron    one row: the query token's attention (softmax) over the shown
+//             keys, or its value-weighted norms with mode=norm
+// CSV: one block per matrix, blocks separated by an empty line; a block's
+// first row is "layer L head H <what>" then the key labels, each next row a
+// query label then its values. Fields with a comma, quote or line break are
+// quoted (RFC 4180). Values: 6 significant digits.
+
+import { tokenAxis, headMatrix } from './data.js';
+
+/** The matrices a view shows for a run and a page state. */
+export function shownMatrices(run, s) {
+  const { L, H, T } = run;
+  const src = s.mode === 'norm' ? run.norms : run.attn;
+  if (!src) throw new Error(`the run holds no ${s.mode === 'norm' ? 'norms' : 'attention'}`);
+  const what = s.mode === 'norm' ? 'value-weighted norm' : 'attention';
+  const axis = tokenAxis(run, { words: s.words && s.view !== 'neuron', hideSpecials: s.hide, renorm: s.renorm });
+  const block = (layer, head) => {
+    if (!src[layer]) throw new Error(`layer ${layer} is not in this run`);
+    return { layer, head, rows: axis.labels, cols: axis.labels, values: Array.from(axis.transform(headMatrix(src[layer], H, T, head))) };
+  };
+  let blocks;
+  if (s.view === 'heatmap') blocks = [block(s.layer, s.head)];
+  else if (s.view === 'head') blocks = (s.heads || [...Array(H).keys()]).map((h) => block(s.layer, h));
+  else if (s.view === 'model') blocks = [...Array(L).keys()].flatMap((l) => [...Array(H).keys()].map((h) => block(l, h)));
+  else if (s.view === 'neuron') {
+    const head = s.head === 'mean' ? 0 : s.head;
+    const query = Math.min(s.query, T - 1);
+    const keep = axis.members.map((m) => m[0]);
+    const row = headMatrix(src[s.layer], H, T, head).subarray(query * T, query * T + T);
+    let values = keep.map((j) => row[j]);
+    if (s.mode !== 'norm' && s.hide && s.renorm) {
+      const sum = values.reduce((a, b) => a + b, 0) || 1;
+      values = values.map((v) => v / sum);
+    }
+    blocks = [{ layer: s.layer, head, query, rows: [run.tokens[query]], cols: axis.labels, values }];
+  } else throw new Error(`unknown view ${s.view}`);
+  return {
+    view: s.view, mode: s.mode, what, hide: s.hide, renorm: s.renorm, words: s.words && s.view !== 'neuron',
+    text: s.text, text_b: s.text_b || '', tokens: run.tokens.slice(), blocks,
+  };
+}
+
+const num = (v) => String(Number(Number(v).toPrecision(6)));
+
+function csvField(x) {
+  const t = String(x);
+  return /[",\r\n]/.test(t) ? `"${t.replace(/"/g, '""')}"` : t;
+}
+
+/** CSV text of shownMatrices(). */
+export function toCSV(shown) {
+  const out = [];
+  for (const b of shown.blocks) {
+    const name = `layer ${b.layer} head ${b.head}${b.query !== undefined ? ` query ${b.query}` : ''} ${shown.what}`;
+    out.push([name, ...b.cols].map(csvField).join(','));
+    const C = b.cols.length;
+    b.rows.forEach((r, i) => out.push([r, ...b.values.slice(i * C, i * C + C).map(num)].map(csvField).join(',')));
+    out.push('');
+  }
+  return out.join('\r\n');
+}
+
+/** JSON text of shownMatrices(): every block's values as rows of numbers. */
+export function toJSON(shown, model = {}) {
+  const blocks = shown.blocks.map((b) => {
+    const C = b.cols.length;
+    return {
+      layer: b.layer, head: b.head, ...(b.query !== undefined ? { query: b.query } : {}),
+      rows: b.rows, cols: b.cols,
+      values: b.rows.map((_, i) => b.values.slice(i * C, i * C + C).map((v) => Number(num(v)))),
+    };
+  });
+  return JSON.stringify({
+    bertlens: 1, model: model.id || '', model_name: model.name || '',
+    text: shown.text, text_b: shown.text_b, view: shown.view, mode: shown.mode, values_are: shown.what,
+    hide_specials: shown.hide, renormalized: shown.hide ? shown.renorm : false, words_merged: shown.words,
+    tokens: shown.tokens, blocks,
+  }, null, 1);
+}
+
+/** The viewer page (dist/viewer.html) with a snapshot inside: a
+ *  <script type="application/json" id="bertlens-snapshot"> holding
+ *  {"s": "<encodeSnapshot text>", "from": "<permalink of the live page>"}
+ *  right before </head>. The snapshot text is
+ *  base64url, and '<', '>' and '&' are escaped anyway, so nothing a user typed
+ *  can close the script element. */
+export function standaloneHtml(template, snapshotText, title = 'bertlens view', from = '') {
+  if (!/^[A-Za-z0-9_-]+$/.test(snapshotText)) throw new Error('not a snapshot text');
+  const i = template.search(/<\/head>/i);
+  if (i < 0) throw new Error('the viewer page has no </head>');
+  const src = /^https?:\/\//.test(from) ? from : '';
+  const json = JSON.stringify(src ? { s: snapshotText, from: src } : { s: snapshotText }).replace(/</g, '\\u003c').replace(/>/g, '\\u003e').replace(/&/g, '\\u0026');
+  const tag = `<script type="application/json" id="bertlens-snapshot">${json}</script>\n`;
+  let page = template.slice(0, i) + tag + template.slice(i);
+  const safeTitle = title.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+  page = page.replace(/<title>[^<]*<\/title>/i, `<title>${safeTitle}</title>`);
+  return page;
+}
+
+/** Read the snapshot text a page carries: #s=… in the fragment, else the
+ *  bertlens-snapshot script element's JSON. null when there is none. */
+export function snapshotTextOf(hash, scriptText) {
+  const m = /(?:^#|&)s=([^&]*)/.exec(hash || '');
+  if (m) return m[1];
+  if (scriptText) {
+    try {
+      const o = JSON.parse(scriptText);
+      if (o && typeof o.s === 'string') return o.s;
+    } catch {
+      return '!'; // damaged: decodeSnapshot reports it
+    }
+  }
+  return null;
+}
