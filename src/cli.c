@@ -247,31 +247,38 @@ static int cmd_tokenize(int argc, char **argv) {
 
 /* ------------------------------------------------------------- attend */
 
-/* A token string as JSON (json.h's escaping, shared with tokenize). */
-static void json_str(const char *s) { bl_json_write_string(stdout, s ? s : "", s ? strlen(s) : 0); }
+/* bertlens attend [--layer N] [--qk] [--norms] BUNDLE TEXT [TEXT_B]
+ *
+ * Prints {"tokens": [...], "truncated": bool, "layers": [l...],
+ * "attentions": [layer][head][T][T]}. Every per-layer array lists the layers
+ * in "layers": all of them, or with --layer N a one-element list. --qk adds
+ * "queries"/"keys" [layer][head][T][d_head] (after bias, before 1/sqrt(d)),
+ * --norms adds "norms" [layer][head][T][T] (||a_ij f_h(x_j)||).
+ *
+ * bertlens test-attend [attend's options] [--ids 101,2023,...] [--types 0,0,...]
+ *                      [--hidden] [--rows 0,5,...] BUNDLE [TEXT [TEXT_B]]
+ * Internal, for tests/encoder.test.mjs and tests/shapes.test.mjs (not in the
+ * usage text): run on token ids instead of text; --hidden adds "hidden"
+ * [n_layers+1][T][hidden] and "pooled" [hidden] (mean of the final states);
+ * --rows prints only these query rows of every [..][T][..] array and adds
+ * "attn_argmax" and "attn_colmean" [layer][head][T] over all rows, so a
+ * 512-token reference can be compared without printing every row. */
 
-/* Print n floats as a JSON list, %.9g (round-trips f32). */
-static void json_floats(const float *x, size_t n) {
-    putchar('[');
-    for (size_t i = 0; i < n; i++) printf(i ? ",%.9g" : "%.9g", (double)x[i]);
-    putchar(']');
-}
+typedef struct {
+    int layer;                /* -1: every layer                           */
+    int qk, norms;            /* add queries/keys, value-weighted norms    */
+    int hidden;               /* test-attend: add hidden states + pooled   */
+    int32_t *ids, *types;     /* test-attend: run these (malloc'ed)        */
+    int n_ids, n_types;
+    int32_t *rows;            /* test-attend: print only these query rows  */
+    int n_rows;               /* -1: every row                             */
+    const char *bundle, *text, *text_b;
+} attend_opts;
 
-/* Print a [n_outer][rows][cols] block where rows is either all `n_rows` rows
- * or the listed ones (sel != NULL): a [n_outer][n_sel][cols] JSON list. */
-static void json_rows(const float *x, int n_outer, int n_rows, int cols, const int32_t *sel, int n_sel) {
-    putchar('[');
-    for (int o = 0; o < n_outer; o++) {
-        printf(o ? ",[" : "[");
-        int nr = sel ? n_sel : n_rows;
-        for (int r = 0; r < nr; r++) {
-            if (r) putchar(',');
-            int row = sel ? sel[r] : r;
-            json_floats(x + ((size_t)o * n_rows + row) * cols, (size_t)cols);
-        }
-        putchar(']');
-    }
-    putchar(']');
+static void attend_opts_free(attend_opts *o) {
+    free(o->ids);
+    free(o->types);
+    free(o->rows);
 }
 
 /* Parse "1,2,3" into a malloc'ed array. Returns count or -1. */
@@ -302,22 +309,23 @@ static int parse_int_list(const char *s, int32_t **out) {
     return n;
 }
 
-/* bertlens attend [--layer N] [--qk] [--norms] BUNDLE TEXT [TEXT_B]
- *
- * Prints {"tokens": [...], "layers": [l...], "attentions": [layer][head][T][T]}.
- * Every per-layer array lists the layers in "layers": all of them, or with
- * --layer N a one-element list [[head][T][T]]. --qk adds "queries"/"keys"
- * [layer][head][T][d_head] (after bias, before 1/sqrt(d)), --norms adds
- * "norms" [layer][head][T][T] (||a_ij f_h(x_j)||).
- * Options for tests (not in the usage text):
- *   --ids 101,2023,...  --types 0,0,...   run on these token ids instead of text
- *   --hidden            add "hidden" [n_layers+1][T][hidden] and "pooled" [hidden]
- *   --rows 0,5,...      print only these query rows of attentions/norms/queries/
- *                       keys/hidden ([..][R][..]) and add "attn_argmax" and
- *                       "attn_colmean" [layer][head][T] over all rows */
-static int cmd_attend(int argc, char **argv) {
-    int layer = -1, want_qk = 0, want_norms = 0, want_hidden = 0, n_ids = -1, n_types = -1, n_rows = -1, rc = 1;
-    int32_t *ids = NULL, *types = NULL, *rows = NULL;
+/* One --ids/--types/--rows list into *v, *n; prints why not and returns -1. */
+static int int_list_opt(const char *name, const char *arg, int32_t **v, int *n) {
+    free(*v);
+    *v = NULL;
+    if ((*n = parse_int_list(arg, v)) <= 0) {
+        fprintf(stderr, "bertlens: %s needs a comma-separated list of integers\n", name);
+        return -1;
+    }
+    return 0;
+}
+
+/* attend's arguments into o; internal = 1 (test-attend) also takes the test
+ * options. Prints why not and returns -1. */
+static int parse_attend(int argc, char **argv, int internal, attend_opts *o) {
+    memset(o, 0, sizeof *o);
+    o->layer = -1;
+    o->n_ids = o->n_types = o->n_rows = -1;
     const char *pos[3];
     int npos = 0;
     for (int i = 0; i < argc; i++) {
@@ -325,104 +333,189 @@ static int cmd_attend(int argc, char **argv) {
         int has_val = i + 1 < argc;
         if (!strcmp(a, "--layer") && has_val) {
             char *end;
-            layer = (int)strtol(argv[++i], &end, 10);
-            if (*end || layer < 0) {
+            o->layer = (int)strtol(argv[++i], &end, 10);
+            if (*end || o->layer < 0) {
                 fprintf(stderr, "bertlens: --layer needs a layer number\n");
-                goto done;
+                return -1;
             }
         } else if (!strcmp(a, "--qk")) {
-            want_qk = 1;
+            o->qk = 1;
         } else if (!strcmp(a, "--norms")) {
-            want_norms = 1;
-        } else if (!strcmp(a, "--hidden")) {
-            want_hidden = 1;
-        } else if (!strcmp(a, "--ids") && has_val) {
-            free(ids);
-            if ((n_ids = parse_int_list(argv[++i], &ids)) <= 0) {
-                fprintf(stderr, "bertlens: --ids needs a comma-separated list of token ids\n");
-                goto done;
-            }
-        } else if (!strcmp(a, "--types") && has_val) {
-            free(types);
-            if ((n_types = parse_int_list(argv[++i], &types)) <= 0) {
-                fprintf(stderr, "bertlens: --types needs a comma-separated list of type ids\n");
-                goto done;
-            }
-        } else if (!strcmp(a, "--rows") && has_val) {
-            free(rows);
-            if ((n_rows = parse_int_list(argv[++i], &rows)) <= 0) {
-                fprintf(stderr, "bertlens: --rows needs a comma-separated list of rows\n");
-                goto done;
-            }
+            o->norms = 1;
+        } else if (internal && !strcmp(a, "--hidden")) {
+            o->hidden = 1;
+        } else if (internal && !strcmp(a, "--ids") && has_val) {
+            if (int_list_opt(a, argv[++i], &o->ids, &o->n_ids)) return -1;
+        } else if (internal && !strcmp(a, "--types") && has_val) {
+            if (int_list_opt(a, argv[++i], &o->types, &o->n_types)) return -1;
+        } else if (internal && !strcmp(a, "--rows") && has_val) {
+            if (int_list_opt(a, argv[++i], &o->rows, &o->n_rows)) return -1;
         } else if (a[0] == '-' && a[1] == '-') {
             fprintf(stderr, "bertlens: attend: unknown option %s\n", a);
-            goto done;
+            return -1;
         } else if (npos < 3) {
             pos[npos++] = a;
         } else {
             npos++;
         }
     }
-    int need = ids ? 1 : 2;
-    if (npos < need || npos > (ids ? 1 : 3)) {
+    if (npos < (o->ids ? 1 : 2) || npos > (o->ids ? 1 : 3)) {
         fprintf(stderr, "usage: bertlens attend [--layer N] [--qk] [--norms] BUNDLE TEXT [TEXT_B]\n");
-        goto done;
+        return -1;
     }
-    if (types && n_types != n_ids) {
-        fprintf(stderr, "bertlens: --types has %d entries, --ids %d\n", n_types, n_ids);
-        goto done;
+    if (o->types && o->n_types != o->n_ids) {
+        fprintf(stderr, "bertlens: --types has %d entries, --ids %d\n", o->n_types, o->n_ids);
+        return -1;
     }
+    o->bundle = pos[0];
+    o->text = npos >= 2 ? pos[1] : NULL;
+    o->text_b = npos == 3 ? pos[2] : NULL;
+    return 0;
+}
 
+/* A token string as JSON (json.h's escaping, shared with tokenize). */
+static void json_str(const char *s) { bl_json_write_string(stdout, s ? s : "", s ? strlen(s) : 0); }
+
+/* Print n floats as a JSON list, %.9g (round-trips f32). */
+static void json_floats(const float *x, size_t n) {
+    putchar('[');
+    for (size_t i = 0; i < n; i++) printf(i ? ",%.9g" : "%.9g", (double)x[i]);
+    putchar(']');
+}
+
+/* Print a [n_outer][rows][cols] block where rows is either all `n_rows` rows
+ * or the listed ones (sel != NULL): a [n_outer][n_sel][cols] JSON list. */
+static void json_rows(const float *x, int n_outer, int n_rows, int cols, const int32_t *sel, int n_sel) {
+    putchar('[');
+    for (int o = 0; o < n_outer; o++) {
+        printf(o ? ",[" : "[");
+        int nr = sel ? n_sel : n_rows;
+        for (int r = 0; r < nr; r++) {
+            if (r) putchar(',');
+            int row = sel ? sel[r] : r;
+            json_floats(x + ((size_t)o * n_rows + row) * cols, (size_t)cols);
+        }
+        putchar(']');
+    }
+    putchar(']');
+}
+
+/* ,"key":[per layer l0..l1-1: [NH][T or rows][cols] of base(l)] where base(l)
+ * is either get(s, l) or block l - l0 of a [nl][NH][T][cols] array. */
+static void emit_layers(const char *key, const float *(*get)(const bl_state *, int32_t), const bl_state *s,
+                        const float *arr, int l0, int l1, int NH, int T, int cols, const attend_opts *o) {
+    printf(",\"%s\":[", key);
+    for (int l = l0; l < l1; l++) {
+        if (l > l0) putchar(',');
+        const float *x = get ? get(s, l) : arr + (size_t)(l - l0) * NH * T * cols;
+        json_rows(x, NH, T, cols, o->rows, o->n_rows);
+    }
+    putchar(']');
+}
+
+/* ,"hidden":[n_layers+1][T or rows][hidden],"pooled":[hidden] */
+static void emit_hidden(const bl_state *s, int L, int T, int H, const attend_opts *o) {
+    printf(",\"hidden\":[");
+    for (int l = 0; l <= L; l++) {
+        if (l) putchar(',');
+        json_rows(bl_hidden(s, l), 1, T, H, o->rows, o->n_rows);
+    }
+    printf("],\"pooled\":[");
+    const float *fin = bl_hidden(s, L);
+    for (int i = 0; i < H; i++) {
+        double sum = 0;
+        for (int t = 0; t < T; t++) sum += fin[(size_t)t * H + i];
+        printf(i ? ",%.9g" : "%.9g", sum / T);
+    }
+    putchar(']');
+}
+
+/* ,"attn_argmax":[layer][head][T],"attn_colmean":[layer][head][T]: the
+ * argmax key of every query row, the mean attention every key receives. */
+static void emit_attn_summaries(const bl_state *s, int l0, int l1, int NH, int T) {
+    for (int pass = 0; pass < 2; pass++) {
+        printf(pass ? "],\"attn_colmean\":[" : ",\"attn_argmax\":[");
+        for (int l = l0; l < l1; l++) {
+            printf(l > l0 ? ",[" : "[");
+            for (int h = 0; h < NH; h++) {
+                printf(h ? ",[" : "[");
+                const float *a = bl_attention(s, l) + (size_t)h * T * T;
+                for (int i = 0; i < T; i++) {
+                    if (i) putchar(',');
+                    if (!pass) {
+                        int best = 0;
+                        for (int j = 1; j < T; j++)
+                            if (a[(size_t)i * T + j] > a[(size_t)i * T + best]) best = j;
+                        printf("%d", best);
+                    } else { /* column i */
+                        double sum = 0;
+                        for (int r = 0; r < T; r++) sum += a[(size_t)r * T + i];
+                        printf("%.9g", sum / T);
+                    }
+                }
+                putchar(']');
+            }
+            putchar(']');
+        }
+    }
+    putchar(']');
+}
+
+static int run_attend(const attend_opts *o) {
+    int rc = 1;
     cli_bundle cb;
-    if (open_bundle(pos[0], &cb)) goto done;
+    if (open_bundle(o->bundle, &cb)) return 1;
     const bl_model *m = cb.model;
     const bl_config *c = bl_model_config(m);
     const bl_tokenizer *tk = bl_model_tokenizer(m);
     char err[512] = "";
     bl_tokens toks;
     memset(&toks, 0, sizeof toks);
+    int have_toks = 0;
     bl_state *s = NULL;
     float *qs = NULL, *ks = NULL;
     const int L = c->n_layers, NH = c->n_heads, H = c->hidden, d = c->hidden / c->n_heads;
-    if (layer >= L) {
-        fprintf(stderr, "bertlens: --layer %d: the model has layers 0..%d\n", layer, L - 1);
+    const int32_t *ids = o->ids, *types = o->types;
+    int T = o->n_ids;
+    if (o->layer >= L) {
+        fprintf(stderr, "bertlens: --layer %d: the model has layers 0..%d\n", o->layer, L - 1);
         goto close;
     }
     if (!ids) {
-        const char *b = npos == 3 ? pos[2] : NULL;
-        if (bl_tokenize(tk, pos[1], strlen(pos[1]), b, b ? strlen(b) : 0, c->max_positions, &toks, err,
+        const char *b = o->text_b;
+        if (bl_tokenize(tk, o->text, strlen(o->text), b, b ? strlen(b) : 0, c->max_positions, &toks, err,
                         sizeof err)) {
             fprintf(stderr, "bertlens: cannot tokenize: %s\n", err);
             goto close;
         }
+        have_toks = 1;
         ids = toks.ids;
         types = toks.type_ids;
-        n_ids = toks.n;
+        T = toks.n;
         if (toks.truncated)
             fprintf(stderr, "bertlens: note: the text was truncated to %d tokens (the model's maximum)\n", toks.n);
     }
-    const int T = n_ids;
     if (T > c->max_positions) {
         fprintf(stderr, "bertlens: %d tokens: the model takes at most %d\n", T, c->max_positions);
         goto close;
     }
-    for (int r = 0; r < n_rows; r++)
-        if (rows[r] < 0 || rows[r] >= T) {
-            fprintf(stderr, "bertlens: --rows: row %d out of range 0..%d\n", rows[r], T - 1);
+    for (int r = 0; r < o->n_rows; r++)
+        if (o->rows[r] < 0 || o->rows[r] >= T) {
+            fprintf(stderr, "bertlens: --rows: row %d out of range 0..%d\n", o->rows[r], T - 1);
             goto close;
         }
-    unsigned flags = BL_KEEP_ATTN | (want_norms ? BL_KEEP_NORMS : 0) | (want_qk ? BL_KEEP_QK : 0) |
-                     (want_hidden ? BL_KEEP_HIDDEN : 0);
+    unsigned flags = BL_KEEP_ATTN | (o->norms ? BL_KEEP_NORMS : 0) | (o->qk ? BL_KEEP_QK : 0) |
+                     (o->hidden ? BL_KEEP_HIDDEN : 0);
     if (!(s = bl_state_new(m, T, flags, err, sizeof err))) {
         fprintf(stderr, "bertlens: %s\n", err);
         goto close;
     }
-    int l0 = layer >= 0 ? layer : 0, l1 = layer >= 0 ? layer + 1 : L, nl = l1 - l0;
+    int l0 = o->layer >= 0 ? o->layer : 0, l1 = o->layer >= 0 ? o->layer + 1 : L, nl = l1 - l0;
     if (bl_forward(s, ids, types, T, l0, err, sizeof err)) {
         fprintf(stderr, "bertlens: %s\n", err);
         goto close;
     }
-    if (want_qk) { /* the state keeps one layer's q/k: one forward per listed layer */
+    if (o->qk) { /* the state keeps one layer's q/k: one forward per listed layer */
         size_t per = (size_t)NH * T * d;
         qs = malloc((size_t)nl * per * sizeof(float));
         ks = malloc((size_t)nl * per * sizeof(float));
@@ -447,88 +540,15 @@ static int cmd_attend(int argc, char **argv) {
     }
     printf("],\"truncated\":%s,\"layers\":[", toks.truncated ? "true" : "false");
     for (int l = l0; l < l1; l++) printf(l > l0 ? ",%d" : "%d", l);
-    printf("],\"attentions\":[");
-    for (int l = l0; l < l1; l++) {
-        if (l > l0) putchar(',');
-        json_rows(bl_attention(s, l), NH, T, T, rows, n_rows);
-    }
     putchar(']');
-    if (want_norms) {
-        printf(",\"norms\":[");
-        for (int l = l0; l < l1; l++) {
-            if (l > l0) putchar(',');
-            json_rows(bl_norms(s, l), NH, T, T, rows, n_rows);
-        }
-        putchar(']');
+    emit_layers("attentions", bl_attention, s, NULL, l0, l1, NH, T, T, o);
+    if (o->norms) emit_layers("norms", bl_norms, s, NULL, l0, l1, NH, T, T, o);
+    if (o->qk) {
+        emit_layers("queries", NULL, s, qs, l0, l1, NH, T, d, o);
+        emit_layers("keys", NULL, s, ks, l0, l1, NH, T, d, o);
     }
-    if (want_qk) {
-        size_t per = (size_t)NH * T * d;
-        printf(",\"queries\":[");
-        for (int l = 0; l < nl; l++) {
-            if (l) putchar(',');
-            json_rows(qs + l * per, NH, T, d, rows, n_rows);
-        }
-        printf("],\"keys\":[");
-        for (int l = 0; l < nl; l++) {
-            if (l) putchar(',');
-            json_rows(ks + l * per, NH, T, d, rows, n_rows);
-        }
-        putchar(']');
-    }
-    if (want_hidden) {
-        printf(",\"hidden\":[");
-        for (int l = 0; l <= L; l++) {
-            if (l) putchar(',');
-            const float *hs = bl_hidden(s, l);
-            if (rows) {
-                json_rows(hs, 1, T, H, rows, n_rows);
-            } else {
-                json_rows(hs, 1, T, H, NULL, 0);
-            }
-        }
-        printf("],\"pooled\":[");
-        const float *fin = bl_hidden(s, L);
-        for (int i = 0; i < H; i++) {
-            double sum = 0;
-            for (int t = 0; t < T; t++) sum += fin[(size_t)t * H + i];
-            printf(i ? ",%.9g" : "%.9g", sum / T);
-        }
-        putchar(']');
-    }
-    if (rows) { /* whole-matrix summaries of the attention */
-        printf(",\"attn_argmax\":[");
-        for (int l = l0; l < l1; l++) {
-            printf(l > l0 ? ",[" : "[");
-            for (int h = 0; h < NH; h++) {
-                printf(h ? ",[" : "[");
-                const float *a = bl_attention(s, l) + (size_t)h * T * T;
-                for (int i = 0; i < T; i++) {
-                    int best = 0;
-                    for (int j = 1; j < T; j++)
-                        if (a[(size_t)i * T + j] > a[(size_t)i * T + best]) best = j;
-                    printf(i ? ",%d" : "%d", best);
-                }
-                putchar(']');
-            }
-            putchar(']');
-        }
-        printf("],\"attn_colmean\":[");
-        for (int l = l0; l < l1; l++) {
-            printf(l > l0 ? ",[" : "[");
-            for (int h = 0; h < NH; h++) {
-                printf(h ? ",[" : "[");
-                const float *a = bl_attention(s, l) + (size_t)h * T * T;
-                for (int j = 0; j < T; j++) {
-                    double sum = 0;
-                    for (int i = 0; i < T; i++) sum += a[(size_t)i * T + j];
-                    printf(j ? ",%.9g" : "%.9g", sum / T);
-                }
-                putchar(']');
-            }
-            putchar(']');
-        }
-        putchar(']');
-    }
+    if (o->hidden) emit_hidden(s, L, T, H, o);
+    if (o->rows) emit_attn_summaries(s, l0, l1, NH, T);
     printf("}\n");
     rc = fflush(stdout) ? 1 : 0;
 
@@ -536,13 +556,15 @@ close:
     free(qs);
     free(ks);
     bl_state_free(s);
-    if (ids == toks.ids) ids = types = NULL;
-    bl_tokens_free(&toks);
+    if (have_toks) bl_tokens_free(&toks);
     close_bundle(&cb);
-done:
-    free(ids);
-    free(types);
-    free(rows);
+    return rc;
+}
+
+static int cmd_attend(int argc, char **argv, int internal) {
+    attend_opts o;
+    int rc = parse_attend(argc, argv, internal, &o) ? 1 : run_attend(&o);
+    attend_opts_free(&o);
     return rc;
 }
 
@@ -619,7 +641,8 @@ int main(int argc, char **argv) {
     const char *cmd = argv[1];
     if (!strcmp(cmd, "info")) return cmd_info(argc - 2, argv + 2);
     if (!strcmp(cmd, "tokenize")) return cmd_tokenize(argc - 2, argv + 2);
-    if (!strcmp(cmd, "attend")) return cmd_attend(argc - 2, argv + 2);
+    if (!strcmp(cmd, "attend")) return cmd_attend(argc - 2, argv + 2, 0);
+    if (!strcmp(cmd, "test-attend")) return cmd_attend(argc - 2, argv + 2, 1); /* internal, for tests */
     if (!strcmp(cmd, "analyze")) return cmd_analyze(argc - 2, argv + 2);
     if (!strcmp(cmd, "-h") || !strcmp(cmd, "--help") || !strcmp(cmd, "help")) {
         usage(stdout);

@@ -1,6 +1,6 @@
 // encoder.test.mjs — the BERT forward pass against Hugging Face reference tensors.
 //
-//   node tests/encoder.test.mjs --native [--quick]   runs $BERTLENS_BIN attend (default build/bertlens)
+//   node tests/encoder.test.mjs --native [--quick]   runs $BERTLENS_BIN test-attend (default build/bertlens)
 //   node tests/encoder.test.mjs --wasm [--quick]     runs build/wasm/bertlens.js ($BERTLENS_WASM)
 //
 // References: tests/fixtures/encoder/ (tools/make_encoder_fixtures.py, BertModel
@@ -80,7 +80,7 @@ function ref(c, name) {
 
 function nativeEngine() {
   function attend(argv) {
-    const r = spawnSync(BIN, ['attend', ...argv], { maxBuffer: 1 << 30, encoding: 'utf8' });
+    const r = spawnSync(BIN, ['test-attend', ...argv], { maxBuffer: 1 << 30, encoding: 'utf8' });
     return { status: r.status, stdout: r.stdout, stderr: r.stderr };
   }
   return {

@@ -1,6 +1,6 @@
 // shapes.test.mjs — the encoder on real model shapes against Hugging Face.
 //
-//   node tests/shapes.test.mjs --native [--quick]   runs $BERTLENS_BIN attend (default build/bertlens)
+//   node tests/shapes.test.mjs --native [--quick]   runs $BERTLENS_BIN test-attend (default build/bertlens)
 //   node tests/shapes.test.mjs --wasm [--quick]     runs build/wasm/bertlens.js ($BERTLENS_WASM)
 //
 // No real weights of the bge-small (12 x 12 x 384) or bert-base (12 x 12 x 768,
@@ -142,7 +142,7 @@ const F = (x) => Float32Array.from(x.flat(Infinity));
 function nativeEngine() {
   return {
     run(bundle, c, cfg) {
-      const argv = ['attend', '--hidden', '--ids', c.ids.join(','), '--types', c.type_ids.join(',')];
+      const argv = ['test-attend', '--hidden', '--ids', c.ids.join(','), '--types', c.type_ids.join(',')];
       if (c.kind === 'rows') argv.push('--rows', c.rows.join(','));
       argv.push(bundle);
       const r = spawnSync(BIN, argv, { maxBuffer: 1 << 30, encoding: 'utf8' });
