@@ -84,7 +84,7 @@ build/wasm/bertlens.js: $(LIB_SRC) src/wasm_api.c $(HDRS)
 # -------------------------------------------------------------------- site
 site: dist/.stamp
 
-dist/.stamp: build/wasm/bertlens.js $(WEB_SRC) models/index.json $(wildcard models/*.blb.gz) tools/build_site.mjs node_modules/.package-lock.json
+dist/.stamp: build/wasm/bertlens.js $(WEB_SRC) models/index.json $(wildcard models/*.blb.gz) tools/build_site.mjs tools/inline_page.mjs node_modules/.package-lock.json
 	$(NODE) tools/build_site.mjs
 	@touch $@
 

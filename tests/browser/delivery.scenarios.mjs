@@ -10,7 +10,8 @@ import path from 'node:path';
 import zlib from 'node:zlib';
 import { createHash } from 'node:crypto';
 import { serve, cspFromNetlify } from './server.mjs';
-import { scenario, ready, settled, typeText, clickAndRedraw, canvasColours, texts, ROOT, DIST } from './harness.mjs';
+import { pathToFileURL } from 'node:url';
+import { scenario, ready, settled, typeText, clickAndRedraw, canvasColours, texts, fx, ROOT, DIST } from './harness.mjs';
 
 async function open(page, base, params = {}) {
   await page.goto(`${base}?${new URLSearchParams(params)}`);
@@ -180,3 +181,30 @@ scenario('two listed models: switch with the picker and with ?model=', async ({ 
     fs.rmSync(site, { recursive: true, force: true });
   }
 });
+
+scenario('one-file page: dist/bertlens.html from file:// with all network blocked draws the view', async ({ page, shot }) => {
+  const url = pathToFileURL(path.join(DIST, 'bertlens.html')).href;
+  await page.goto(url);
+  await ready(page);
+  assert.match(await page.textContent('#model-info'), /6 layers × 12 heads/);
+  assert.ok((await page.$$('.row-label')).length > 3);
+  assert.ok(await canvasColours(page, 'canvas.hm-cells') > 5, 'heatmap canvas is drawn');
+  await shot(page, 'one-file');
+  // URL parameters work there too: the pair from the Hugging Face reference.
+  await page.goto(`${url}?${new URLSearchParams({ text: fx.text, text_b: fx.text_b, layer: 1, head: 'mean' })}`);
+  await ready(page);
+  assert.deepEqual(await texts(page, '.row-label'), fx.tokens);
+  assert.match(await page.textContent('.view-title'), /layer 1, mean of heads/);
+  await shot(page, 'one-file-head');
+}, { network: 'none' });
+
+scenario('dist/index.html opened from file:// says what to do instead of a dead page', async ({ page, shot }) => {
+  await page.goto(pathToFileURL(path.join(DIST, 'index.html')).href);
+  assert.equal(await settled(page, 10000), 'error');
+  const msg = await page.textContent('.notice.error');
+  assert.match(msg, /opened as a file/);
+  assert.match(msg, /bertlens\.html/);
+  assert.match(msg, /make serve/);
+  assert.equal(await page.getAttribute('.notice.error a', 'href'), 'bertlens.html');
+  await shot(page, 'index-from-file');
+}, { network: 'none', allowConsoleErrors: /CORS|ERR_FAILED|Failed to load module/ });

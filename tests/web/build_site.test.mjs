@@ -25,7 +25,7 @@ test('build_site writes a self-consistent, content-hashed dist', () => {
     const files = [];
     const walk = (d) => { for (const e of fs.readdirSync(d, { withFileTypes: true })) { const p = path.join(d, e.name); if (e.isDirectory()) walk(p); else files.push(path.relative(dist, p)); } };
     walk(dist);
-    const stable = new Set(['index.html', 'sw.js', 'favicon.svg', 'models/index.json']);
+    const stable = new Set(['index.html', 'sw.js', 'favicon.svg', 'models/index.json', 'bertlens.html', 'viewer.html']);
     for (const f of files) {
       if (stable.has(f) || f.startsWith('models/')) continue;
       const m = f.match(/\.([0-9a-f]{10})(\.min)?\.(js|css|wasm)$/);
@@ -53,7 +53,33 @@ test('build_site writes a self-consistent, content-hashed dist', () => {
     const shell = JSON.parse(sw.match(/const SHELL = (\[[^\]]*\]);/)[1]);
     for (const f of shell.filter((x) => x !== './')) assert.ok(fs.existsSync(path.join(dist, f)), `sw shell ${f}`);
     assert.ok(shell.includes('index.html') && shell.some((f) => f.startsWith('wasm/bertlens.')));
+    assert.ok(shell.includes('models/index.json'), 'the model list is pre-cached (offline after one visit)');
     assert.doesNotMatch(sw, /const VERSION = 'dev'/);
+    // One-file pages: nothing to fetch, every script parses, the engine and
+    // the default model inline in bertlens.html, neither in viewer.html.
+    const index0 = JSON.parse(fs.readFileSync(path.join(dist, 'models', 'index.json'), 'utf8'));
+    const def = index0.models.find((m) => m.default) || index0.models[0];
+    for (const name of ['bertlens.html', 'viewer.html']) {
+      const page = fs.readFileSync(path.join(dist, name), 'utf8');
+      const outside = page.replace(/<script\b[\s\S]*?<\/script>/gi, '');
+      assert.doesNotMatch(outside, /\s(?:src|href)="(?!data:|#)/, `${name}: no reference to another file`);
+      assert.doesNotMatch(page, /<link rel="stylesheet"|file_notice/, `${name}: CSS inline, no file:// notice`);
+      const code = [...page.matchAll(/<script(?: type="module")?>([\s\S]*?)<\/script>/g)].map((m) => m[1]);
+      assert.equal(code.length, 2, `${name}: D3 and the bundled modules`);
+      for (const c of code) assert.doesNotThrow(() => new Function(c), `${name}: inline script parses`);
+      const block = (id) => page.match(new RegExp(`^<script type="[^"]+" id="${id}">([\\s\\S]*?)</script>`, "m"))?.[1];
+      if (name === 'bertlens.html') {
+        const bundle = Buffer.from(block('bertlens-bundle-0'), 'base64');
+        assert.equal(createHash('sha256').update(bundle).digest('hex'), def.sha256, 'the inline bundle is the default model');
+        assert.deepEqual(Buffer.from(block('bertlens-engine-wasm'), 'base64'), fs.readFileSync(path.join(wasm, 'bertlens.wasm')));
+        assert.equal(JSON.parse(block('bertlens-models')).models[0].inline, 'bertlens-bundle-0');
+        assert.match(code[1], /engine: true/);
+      } else {
+        assert.equal(block('bertlens-bundle-0'), undefined);
+        assert.equal(block('bertlens-engine-wasm'), undefined);
+        assert.match(code[1], /engine: false/);
+      }
+    }
     // Bundles listed in the index are present with the listed size.
     const index = JSON.parse(fs.readFileSync(path.join(dist, 'models', 'index.json'), 'utf8'));
     for (const m of index.models) assert.equal(fs.statSync(path.join(dist, 'models', m.file)).size, m.bytes);

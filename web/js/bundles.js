@@ -5,7 +5,27 @@
 
 export const BUNDLE_CACHE = 'bertlens-bundles-v1';
 
+// The one-file page (dist/bertlens.html, tools/build_site.mjs) carries the
+// model list in <script type="application/json" id="bertlens-models"> and
+// each listed bundle as base64 in the element its entry names (entry.inline).
+function inlineText(id) {
+  const el = globalThis.document ? document.getElementById(id) : null;
+  return el ? el.textContent : null;
+}
+
+/** Base64 text -> Uint8Array. */
+export function base64ToBytes(text) {
+  const clean = text.replace(/\s+/g, '');
+  if (typeof Uint8Array.fromBase64 === 'function') return Uint8Array.fromBase64(clean);
+  const bin = atob(clean);
+  const out = new Uint8Array(bin.length);
+  for (let i = 0; i < bin.length; i++) out[i] = bin.charCodeAt(i);
+  return out;
+}
+
 export async function fetchIndex(url = 'models/index.json') {
+  const inline = inlineText('bertlens-models');
+  if (inline !== null) return listedModels(JSON.parse(inline));
   const res = await fetch(url, { cache: 'no-cache' });
   if (!res.ok) throw new Error(`Could not read the model list (${url}: HTTP ${res.status}).`);
   let idx;
@@ -14,6 +34,10 @@ export async function fetchIndex(url = 'models/index.json') {
   } catch {
     throw new Error('The model list (models/index.json) is not valid JSON.');
   }
+  return listedModels(idx);
+}
+
+function listedModels(idx) {
   if (!idx || !Array.isArray(idx.models) || idx.models.length === 0) throw new Error('The model list is empty.');
   return idx.models.filter((m) => m && typeof m.id === 'string' && typeof m.file === 'string');
 }
@@ -75,6 +99,13 @@ async function readWithProgress(res, total, progress) {
  *  downloaded (progress(loaded, total, fromCache)). Keeps only this bundle in
  *  the cache afterwards. Returns the decompressed ArrayBuffer. */
 export async function loadListedBundle(entry, baseUrl, progress = () => {}) {
+  if (entry.inline) {
+    const text = inlineText(entry.inline);
+    if (text === null) throw new Error(`This page lists ${entry.name || entry.file} as built in, but it is not there.`);
+    const raw = base64ToBytes(text);
+    progress(raw.length, raw.length, true);
+    return gunzipIfNeeded(raw);
+  }
   const url = new URL(`models/${entry.file}`, baseUrl).href;
   const cache = await openCache();
   let raw = null;

@@ -49,7 +49,12 @@ export class Engine {
     });
   }
 
-  init(glueUrl, wasmUrl) { return this.call('init', { glueUrl, wasmUrl }); }
+  /** Start the engine: glueUrl null when the glue is part of the worker's
+   *  own source; wasmBinary (an ArrayBuffer, transferred) instead of
+   *  fetching wasmUrl. */
+  init(glueUrl, wasmUrl, wasmBinary = null) {
+    return this.call('init', { glueUrl, wasmUrl, wasmBinary }, wasmBinary ? [wasmBinary] : []);
+  }
 
   /** Hand a decompressed bundle (ArrayBuffer, transferred) to the worker. */
   load(buffer) { return this.call('load', { bytes: buffer }, [buffer]); }

@@ -40,9 +40,14 @@ function loadBytes(bytes) {
 }
 
 const handlers = {
-  async init({ glueUrl, wasmUrl }) {
-    importScripts(glueUrl);
+  // glueUrl null: the glue is already part of this worker's source (the
+  // one-file page builds the worker from a Blob of glue + this file).
+  // wasmBinary: the module's bytes, when there is no URL to fetch them from.
+  async init({ glueUrl, wasmUrl, wasmBinary }) {
+    if (glueUrl) importScripts(glueUrl);
+    if (typeof createBertlens !== 'function') throw new Error('the engine script (Emscripten glue) did not load');
     mod = await createBertlens({
+      ...(wasmBinary ? { wasmBinary } : {}),
       locateFile: (path) => (path.endsWith('.wasm') ? wasmUrl : path),
       print: () => {},
       printErr: (s) => console.warn('[bertlens wasm]', s),
