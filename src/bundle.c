@@ -558,37 +558,33 @@ static int check_tensor(const bl_model *m, const char *name, int64_t d0, int64_t
     return 1;
 }
 
+/* Every tensor of bundle.h's lists, per layer for the layer list. */
+typedef struct {
+    const char *name; /* printf format, %d = layer for per-layer tensors */
+    int d0, d1;       /* BL_DIM_*                                         */
+    int f32_only;
+} tensor_spec;
+
+#define TENSOR_SPEC(field, name, d0, d1, dtypes) {name, BL_DIM_##d0, BL_DIM_##d1, BL_DTYPES_##dtypes == BL_DTYPES_F32},
+static const tensor_spec model_tensors[] = {BL_TENSORS_WORD(TENSOR_SPEC) BL_TENSORS_EMBED(TENSOR_SPEC)};
+static const tensor_spec layer_tensors[] = {BL_TENSORS_LAYER(TENSOR_SPEC)};
+#undef TENSOR_SPEC
+
 static int check_tensors(const bl_model *m, char *err, size_t errlen) {
     const bl_config *c = &m->cfg;
-    int64_t H = c->hidden, I = c->intermediate;
-    if (!check_tensor(m, "embeddings.word_embeddings.weight", c->vocab_size, H, 0, err, errlen) ||
-        !check_tensor(m, "embeddings.position_embeddings.weight", c->max_positions, H, 1, err, errlen) ||
-        !check_tensor(m, "embeddings.token_type_embeddings.weight", c->type_vocab_size, H, 1, err, errlen) ||
-        !check_tensor(m, "embeddings.LayerNorm.weight", H, 0, 1, err, errlen) ||
-        !check_tensor(m, "embeddings.LayerNorm.bias", H, 0, 1, err, errlen))
-        return 0;
-    static const struct { const char *suffix; int out, in; } lin[] = {
-        /* out/in: 0 = hidden, 1 = intermediate */
-        {"attention.self.query", 0, 0},  {"attention.self.key", 0, 0}, {"attention.self.value", 0, 0},
-        {"attention.output.dense", 0, 0}, {"intermediate.dense", 1, 0}, {"output.dense", 0, 1},
-    };
-    static const char *norms[] = {"attention.output.LayerNorm", "output.LayerNorm"};
-    char name[128];
-    for (int l = 0; l < c->n_layers; l++) {
-        for (size_t k = 0; k < sizeof lin / sizeof *lin; k++) {
-            int64_t out = lin[k].out ? I : H, in = lin[k].in ? I : H;
-            snprintf(name, sizeof name, "encoder.layer.%d.%s.weight", l, lin[k].suffix);
-            if (!check_tensor(m, name, out, in, 0, err, errlen)) return 0;
-            snprintf(name, sizeof name, "encoder.layer.%d.%s.bias", l, lin[k].suffix);
-            if (!check_tensor(m, name, out, 0, 1, err, errlen)) return 0;
-        }
-        for (size_t k = 0; k < 2; k++) {
-            snprintf(name, sizeof name, "encoder.layer.%d.%s.weight", l, norms[k]);
-            if (!check_tensor(m, name, H, 0, 1, err, errlen)) return 0;
-            snprintf(name, sizeof name, "encoder.layer.%d.%s.bias", l, norms[k]);
-            if (!check_tensor(m, name, H, 0, 1, err, errlen)) return 0;
-        }
+    for (size_t k = 0; k < sizeof model_tensors / sizeof *model_tensors; k++) {
+        const tensor_spec *t = &model_tensors[k];
+        if (!check_tensor(m, t->name, bl_dim_size(c, t->d0), bl_dim_size(c, t->d1), t->f32_only, err, errlen))
+            return 0;
     }
+    char name[128];
+    for (int l = 0; l < c->n_layers; l++)
+        for (size_t k = 0; k < sizeof layer_tensors / sizeof *layer_tensors; k++) {
+            const tensor_spec *t = &layer_tensors[k];
+            snprintf(name, sizeof name, t->name, l);
+            if (!check_tensor(m, name, bl_dim_size(c, t->d0), bl_dim_size(c, t->d1), t->f32_only, err, errlen))
+                return 0;
+        }
     return 1;
 }
 

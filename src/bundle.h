@@ -111,4 +111,54 @@ uint32_t bl_crc32(uint32_t crc, const void *data, size_t n);
  * invalid for the dtype (e.g. K not a multiple of 32 for Q8/Q4, overflow). */
 uint64_t bl_dtype_nbytes(int dtype, int n_dims, const int64_t *dims);
 
+/* The required tensors, one list for the loader (bundle.c checks each is
+ * present with its shape and dtype) and the encoder (encoder.c binds each to
+ * its weights without re-checking). X(field, name, d0, d1, dtypes):
+ *   field   the encoder's member it binds to
+ *   name    Hugging Face BertModel name without "bert."; per-layer names
+ *           take the layer number (%d)
+ *   d0, d1  shape in config units (BL_DIM_*); d1 NONE: a vector
+ *   dtypes  F32: must be f32; ANY: any bl_dtype (matrices the kernels read)
+ * The word embedding is listed alone: the encoder reads it row by row. */
+enum { BL_DIM_NONE, BL_DIM_HIDDEN, BL_DIM_INTERMEDIATE, BL_DIM_VOCAB, BL_DIM_POSITIONS, BL_DIM_TYPES };
+enum { BL_DTYPES_F32, BL_DTYPES_ANY };
+
+#define BL_TENSORS_WORD(X) X(word, "embeddings.word_embeddings.weight", VOCAB, HIDDEN, ANY)
+
+#define BL_TENSORS_EMBED(X)                                                            \
+    X(pos, "embeddings.position_embeddings.weight", POSITIONS, HIDDEN, F32)            \
+    X(type, "embeddings.token_type_embeddings.weight", TYPES, HIDDEN, F32)             \
+    X(emb_ln_g, "embeddings.LayerNorm.weight", HIDDEN, NONE, F32)                      \
+    X(emb_ln_b, "embeddings.LayerNorm.bias", HIDDEN, NONE, F32)
+
+#define BL_TENSORS_LAYER(X)                                                            \
+    X(wq, "encoder.layer.%d.attention.self.query.weight", HIDDEN, HIDDEN, ANY)          \
+    X(bq, "encoder.layer.%d.attention.self.query.bias", HIDDEN, NONE, F32)              \
+    X(wk, "encoder.layer.%d.attention.self.key.weight", HIDDEN, HIDDEN, ANY)            \
+    X(bk, "encoder.layer.%d.attention.self.key.bias", HIDDEN, NONE, F32)                \
+    X(wv, "encoder.layer.%d.attention.self.value.weight", HIDDEN, HIDDEN, ANY)          \
+    X(bv, "encoder.layer.%d.attention.self.value.bias", HIDDEN, NONE, F32)              \
+    X(wo, "encoder.layer.%d.attention.output.dense.weight", HIDDEN, HIDDEN, ANY)        \
+    X(bo, "encoder.layer.%d.attention.output.dense.bias", HIDDEN, NONE, F32)            \
+    X(ln1_g, "encoder.layer.%d.attention.output.LayerNorm.weight", HIDDEN, NONE, F32)   \
+    X(ln1_b, "encoder.layer.%d.attention.output.LayerNorm.bias", HIDDEN, NONE, F32)     \
+    X(w1, "encoder.layer.%d.intermediate.dense.weight", INTERMEDIATE, HIDDEN, ANY)      \
+    X(b1, "encoder.layer.%d.intermediate.dense.bias", INTERMEDIATE, NONE, F32)          \
+    X(w2, "encoder.layer.%d.output.dense.weight", HIDDEN, INTERMEDIATE, ANY)            \
+    X(b2, "encoder.layer.%d.output.dense.bias", HIDDEN, NONE, F32)                      \
+    X(ln2_g, "encoder.layer.%d.output.LayerNorm.weight", HIDDEN, NONE, F32)             \
+    X(ln2_b, "encoder.layer.%d.output.LayerNorm.bias", HIDDEN, NONE, F32)
+
+/* Size of a BL_DIM_* unit under config c (0 for NONE). */
+static inline int64_t bl_dim_size(const bl_config *c, int dim) {
+    switch (dim) {
+    case BL_DIM_HIDDEN: return c->hidden;
+    case BL_DIM_INTERMEDIATE: return c->intermediate;
+    case BL_DIM_VOCAB: return c->vocab_size;
+    case BL_DIM_POSITIONS: return c->max_positions;
+    case BL_DIM_TYPES: return c->type_vocab_size;
+    default: return 0;
+    }
+}
+
 #endif

@@ -16,11 +16,11 @@
  * Everything is allocated in bl_state_new; bl_forward allocates nothing.
  */
 #include "bertlens.h"
+#include "bundle.h"
 #include "kernels.h"
 #include "error.h"
 
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -73,50 +73,39 @@ struct bl_state {
 
 /* ------------------------------------------------------------- weights */
 
-/* Look up tensor `name` (printf-style), check it is f32 with the given
- * shape (d1 = 0 for a vector) and return its floats, or NULL + err. */
-static const float *f32_tensor(const bl_model *m, int64_t d0, int64_t d1, char *err, size_t errlen,
-                               const char *fmt, ...) {
+/* Bind tensor `fmt` (layer l for per-layer names) of bundle.h's tensor
+ * lists. bl_model_load has checked each one's presence, shape and dtype, so
+ * these only look it up (a missing one means the model did not come from
+ * bl_model_load). */
+static const bl_tensor *tensor(const bl_model *m, const char *fmt, int32_t l, char *err, size_t errlen) {
     char name[128];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(name, sizeof name, fmt, ap);
-    va_end(ap);
+    snprintf(name, sizeof name, fmt, l);
     const bl_tensor *t = bl_model_find_tensor(m, name);
-    if (!t) {
-        bl_set_err(err, errlen, "bundle has no tensor %s", name);
-        return NULL;
-    }
-    int ok = t->dtype == BL_F32 && (d1 ? t->n_dims == 2 && t->dims[0] == d0 && t->dims[1] == d1
-                                       : t->n_dims == 1 && t->dims[0] == d0);
-    if (!ok) {
-        bl_set_err(err, errlen, "tensor %s: expected f32 [%lld%s%lld], got %s with %d dims", name, (long long)d0,
-                d1 ? ", " : "", (long long)d1, bl_dtype_name(t->dtype), t->n_dims);
-        return NULL;
-    }
-    return (const float *)t->data;
+    if (!t) bl_set_err(err, errlen, "bundle has no tensor %s", name);
+    return t;
 }
 
-/* Wrap matrix tensor `name` [n][k] of any dtype into w, packed for SIMD. */
-static int matrix(bl_weight *w, const bl_model *m, int32_t n, int32_t k, char *err, size_t errlen,
-                  const char *fmt, ...) {
-    char name[128];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(name, sizeof name, fmt, ap);
-    va_end(ap);
+/* An f32 tensor: its floats. */
+static int bind_F32(const float **dst, const bl_model *m, const char *fmt, int32_t l, int64_t d0, int64_t d1,
+                    char *err, size_t errlen) {
+    const bl_tensor *t = tensor(m, fmt, l, err, errlen);
+    if (!t) return -1;
+    *dst = (const float *)t->data;
+    return 0;
+}
+
+/* A matrix [d0][d1] of any dtype, packed for the SIMD kernels. */
+static int bind_ANY(bl_weight *w, const bl_model *m, const char *fmt, int32_t l, int64_t d0, int64_t d1, char *err,
+                    size_t errlen) {
     memset(w, 0, sizeof *w);
-    const bl_tensor *t = bl_model_find_tensor(m, name);
-    if (!t) {
-        bl_set_err(err, errlen, "bundle has no tensor %s", name);
-        return -1;
-    }
-    if (t->n_dims != 2 || t->dims[0] != n || t->dims[1] != k || bl_weight_init(w, t->dtype, n, k, t->data)) {
-        bl_set_err(err, errlen, "tensor %s: expected [%d, %d] f32/f16/q8/q4 (k %% 32 == 0 for q8/q4)", name, n, k);
+    const bl_tensor *t = tensor(m, fmt, l, err, errlen);
+    if (!t) return -1;
+    if (bl_weight_init(w, t->dtype, (int32_t)d0, (int32_t)d1, t->data)) {
+        bl_set_err(err, errlen, "tensor %s: the kernels cannot read it", t->name);
         return -1;
     }
     if (bl_weight_pack(w)) {
-        bl_set_err(err, errlen, "out of memory preparing %s", name);
+        bl_set_err(err, errlen, "out of memory preparing %s", t->name);
         return -1;
     }
     return 0;
@@ -140,10 +129,7 @@ static void free_weights(bl_state *s) {
 
 static int build_weights(bl_state *s, const bl_model *m, char *err, size_t errlen) {
     const bl_config *c = &s->c;
-    const int32_t H = c->hidden, I = c->intermediate;
-#define F32V(dst, n, ...)                                            \
-    if (!((dst) = f32_tensor(m, (n), 0, err, errlen, __VA_ARGS__))) \
-        return -1;
+    const int32_t H = c->hidden;
     /* The word embedding is only read row by row: no SIMD copy. */
     const bl_tensor *we = bl_model_find_tensor(m, "embeddings.word_embeddings.weight");
     if (!we || we->n_dims != 2 || we->dims[0] != c->vocab_size || we->dims[1] != H ||
@@ -151,38 +137,25 @@ static int build_weights(bl_state *s, const bl_model *m, char *err, size_t errle
         bl_set_err(err, errlen, "bundle has no usable embeddings.word_embeddings.weight [%d, %d]", c->vocab_size, H);
         return -1;
     }
-    if (!(s->pos = f32_tensor(m, c->max_positions, H, err, errlen, "embeddings.position_embeddings.weight")))
+#define BIND(field, name, d0, d1, dtypes)                                                              \
+    if (bind_##dtypes(&W->field, m, name, l, bl_dim_size(c, BL_DIM_##d0), bl_dim_size(c, BL_DIM_##d1), err, \
+                      errlen))                                                                           \
         return -1;
-    if (!(s->type = f32_tensor(m, c->type_vocab_size, H, err, errlen, "embeddings.token_type_embeddings.weight")))
-        return -1;
-    F32V(s->emb_ln_g, H, "embeddings.LayerNorm.weight");
-    F32V(s->emb_ln_b, H, "embeddings.LayerNorm.bias");
+    {
+        bl_state *W = s;
+        int32_t l = 0;
+        BL_TENSORS_EMBED(BIND)
+    }
     s->layers = calloc((size_t)c->n_layers, sizeof *s->layers);
     if (!s->layers) {
         bl_set_err(err, errlen, "out of memory");
         return -1;
     }
     for (int32_t l = 0; l < c->n_layers; l++) {
-        layer_weights *w = &s->layers[l];
-        if (matrix(&w->wq, m, H, H, err, errlen, "encoder.layer.%d.attention.self.query.weight", l) ||
-            matrix(&w->wk, m, H, H, err, errlen, "encoder.layer.%d.attention.self.key.weight", l) ||
-            matrix(&w->wv, m, H, H, err, errlen, "encoder.layer.%d.attention.self.value.weight", l) ||
-            matrix(&w->wo, m, H, H, err, errlen, "encoder.layer.%d.attention.output.dense.weight", l) ||
-            matrix(&w->w1, m, I, H, err, errlen, "encoder.layer.%d.intermediate.dense.weight", l) ||
-            matrix(&w->w2, m, H, I, err, errlen, "encoder.layer.%d.output.dense.weight", l))
-            return -1;
-        F32V(w->bq, H, "encoder.layer.%d.attention.self.query.bias", l);
-        F32V(w->bk, H, "encoder.layer.%d.attention.self.key.bias", l);
-        F32V(w->bv, H, "encoder.layer.%d.attention.self.value.bias", l);
-        F32V(w->bo, H, "encoder.layer.%d.attention.output.dense.bias", l);
-        F32V(w->ln1_g, H, "encoder.layer.%d.attention.output.LayerNorm.weight", l);
-        F32V(w->ln1_b, H, "encoder.layer.%d.attention.output.LayerNorm.bias", l);
-        F32V(w->b1, I, "encoder.layer.%d.intermediate.dense.bias", l);
-        F32V(w->b2, H, "encoder.layer.%d.output.dense.bias", l);
-        F32V(w->ln2_g, H, "encoder.layer.%d.output.LayerNorm.weight", l);
-        F32V(w->ln2_b, H, "encoder.layer.%d.output.LayerNorm.bias", l);
+        layer_weights *W = &s->layers[l];
+        BL_TENSORS_LAYER(BIND)
     }
-#undef F32V
+#undef BIND
     return 0;
 }
 
