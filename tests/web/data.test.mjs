@@ -6,6 +6,7 @@ import { readFileSync } from 'node:fs';
 import {
   headMatrix, headMean, segments, pairAllows, wordGroups, mergeMatrix, selectTokens,
   tokenAxis, rowSums, neuronColumns, headLines, poolMatrix, softmax, maxOf,
+  pairBoundary, strongestLinks, softmaxBar, clipRange,
 } from '../../web/js/data.js';
 
 const fx = JSON.parse(readFileSync(new URL('./fixtures/minilm-pair.json', import.meta.url)));
@@ -183,4 +184,49 @@ test('SIMD probe: validates where wasm SIMD exists and depends on the v128 type'
   assert.equal(WebAssembly.validate(probe), false);
   probe[14] = 0x7b;
   assert.equal(WebAssembly.validate(probe), true);
+});
+
+test('pair boundary: the first B token, with and without [CLS]/[SEP], with words merged', () => {
+  const firstB = fx.type_ids.indexOf(1); // HF token type ids
+  assert.equal(fx.tokens[firstB - 1], '[SEP]');
+  const all = tokenAxis(run);
+  assert.equal(pairBoundary(all.segs), firstB);
+  const hidden = tokenAxis(run, { hideSpecials: true });
+  const b = pairBoundary(hidden.segs);
+  assert.equal(b, firstB - 2, '[CLS] and A\'s [SEP] are no longer shown');
+  assert.equal(hidden.labels[b], fx.tokens[firstB], 'the same token starts B');
+  assert.ok(hidden.labels.slice(0, b).every((l, i) => l === fx.tokens[i + 1]), 'A tokens before it');
+  const words = tokenAxis(run, { words: true, hideSpecials: true });
+  const bw = pairBoundary(words.segs);
+  assert.equal(words.members[bw][0], firstB);
+  assert.equal(pairBoundary(segments(fx.type_ids.map(() => 0))), -1, 'no pair, no boundary');
+});
+
+test('strongest links are the heaviest cells, heaviest first', () => {
+  const m = headMatrix(layer0, H, T, 3);
+  const top = strongestLinks(m, T, 10);
+  assert.equal(top.length, 10);
+  assert.equal(top[0].weight, maxOf(m));
+  for (let i = 1; i < top.length; i++) assert.ok(top[i - 1].weight >= top[i].weight);
+  for (const l of top) assert.equal(m[l.query * T + l.key], l.weight);
+  const sorted = Array.from(m).sort((a, b) => b - a);
+  assert.equal(top[9].weight, sorted[9]);
+});
+
+test('softmax bars use a fixed 0..1 scale', () => {
+  assert.equal(softmaxBar(0.228, 80), 0.228 * 80, 'a weight of 0.228 is 0.228 of the bar, whatever else is shown');
+  assert.equal(softmaxBar(1, 80), 80);
+  assert.equal(softmaxBar(1.2, 80), 80);
+  assert.equal(softmaxBar(-0.1, 80), 0);
+});
+
+test('diverging scale range: the 98th percentile of |v| and the share it clips', () => {
+  const v = Array.from({ length: 100 }, (_, i) => (i % 2 ? 1 : -1) * (i + 1)); // |v| = 1..100
+  const r = clipRange(v);
+  close(r.limit, 98.02, 1e-9, 'linear-interpolated 98th percentile');
+  assert.equal(r.clipped, 0.02);
+  assert.equal(r.max, 100);
+  const cols = neuronColumns(Float32Array.from(fx.queries), Float32Array.from(fx.keys), H, T, d, 5, 8);
+  const p = clipRange(cols.products.flat());
+  assert.ok(p.limit > 0 && p.limit <= p.max);
 });

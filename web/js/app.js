@@ -7,12 +7,12 @@ import { parseState, serializeState, fitToModel, fitQuery, embedSnippet, DEFAULT
 import { tokenAxis, headMatrix, neuronColumns, maxOf } from './data.js';
 import { Engine, hasWasmSimd, KEEP_ATTN, KEEP_NORMS, KEEP_QK } from './engine.js';
 import { fetchIndex, loadListedBundle, loadFileBundle, formatBytes } from './bundles.js';
-import { THEMES } from './views/common.js';
+import { THEMES, viewBox } from './views/common.js';
 import { heatmapView } from './views/heatmap.js';
 import { headView } from './views/head.js';
 import { modelView } from './views/model.js';
 import { neuronView } from './views/neuron.js';
-import { stageToSVG, svgToPNG, download } from './export.js';
+import { stageToSVG, svgToPNG, download, titleLine } from './export.js';
 import { ASSETS } from './assets.js';
 import { parseStateAsync, permalinkSearch, proposeEmbedSize, MAX_PERMALINK } from './state.js';
 import { decodeSnapshot, runFromSnapshot, snapshotCovers, snapshotFromRun, encodeSnapshot, MAX_TOKENS } from './snapshot.js';
@@ -607,7 +607,7 @@ function drawView(run, s) {
     root.selectAll('*').remove();
     root.attr('class', 'view').attr('data-view', s.view);
   }
-  const avail = Math.max(320, $('view').clientWidth - 40);
+  const box = viewBox($('view'), { embed: s.embed, below: s.embed ? $('embed-caption').offsetHeight : 0 });
   const lines = legendLines(s, H);
   const axis = tokenAxis(run, { words: s.words && s.view !== 'neuron', hideSpecials: s.hide, renorm: s.renorm });
   app.axis = axis;
@@ -616,37 +616,35 @@ function drawView(run, s) {
   if (s.view === 'heatmap') {
     const matrix = axis.transform(headMatrix(src[s.layer], H, T, s.head));
     const headTxt = s.head === 'mean' ? 'mean of heads' : `head ${s.head}`;
-    const maxSide = s.embed ? Math.min(window.innerWidth - 40, window.innerHeight - 60) - 150 : Math.min(avail - 200, 640);
-    views.heatmap.theme(theme).maxSize(Math.max(200, maxSide))(root, {
-      K: axis.K, labels: axis.labels, matrix, valueName,
+    views.heatmap.theme(theme).size(box)(root, {
+      K: axis.K, labels: axis.labels, segs: s.text_b ? axis.segs : null, matrix, valueName,
       title: `Heatmap — layer ${s.layer}, ${headTxt} (${modeWord})`,
-      legendLines: [...lines, 'Hover a cell for its value; click a row (or its label) to see how it is computed in the neuron view.'],
+      notes: lines,
     });
   } else if (s.view === 'head') {
     const selected = s.heads || d3.range(H);
     const mats = d3.range(H).map((h) => axis.transform(headMatrix(src[s.layer], H, T, h)));
     const vmax = s.mode === 'norm' ? Math.max(1e-9, d3.max(selected, (h) => maxOf(mats[h]))) : 1;
-    views.head.theme(theme)(root, {
+    views.head.theme(theme).size(box)(root, {
       K: axis.K, labels: axis.labels, segs: axis.segs, H, mats, selected, filter: s.filter,
       hasPair: !!s.text_b, valueName, vmax,
       title: `Head view — layer ${s.layer}, ${selected.length} of ${H} heads (${modeWord}); queries left, keys right`,
-      legendLines: [
+      notes: [
         `Line opacity = ${s.mode === 'norm' ? 'value-weighted norm ‖α f(x)‖ relative to the largest shown' : 'attention weight α'}; one colour per head; the weakest lines are not drawn.`,
-        'Hover a token to isolate its lines, click to freeze; click a head swatch to toggle it, double-click to show it alone.',
         ...lines.slice(1),
       ],
     });
   } else if (s.view === 'model') {
     const cache = new Map();
-    views.model.theme(theme).width(s.embed ? window.innerWidth - 20 : avail)(root, {
-      L, H, K: axis.K, layer: s.layer, head: s.head, valueName,
+    views.model.theme(theme).size(box)(root, {
+      L, H, K: axis.K, labels: axis.labels, layer: s.layer, head: s.head, valueName,
       mat: (l, h) => {
         const k = `${l}/${h}`;
         if (!cache.has(k)) cache.set(k, axis.transform(headMatrix(src[l], H, T, h)));
         return cache.get(k);
       },
       title: `Model view — ${L} layers × ${H} heads (${modeWord}); click a thumbnail to open it`,
-      legendLines: lines,
+      notes: lines,
     });
   } else if (s.view === 'neuron') {
     if (!run.q || run.qkLayer !== s.layer) throw new Error('query/key vectors of this layer are missing');
@@ -666,11 +664,11 @@ function drawView(run, s) {
       const off = (head * T + query) * T;
       norms = keep.map((j) => run.norms[s.layer][off + j]);
     }
-    views.neuron.theme(theme).width(s.embed ? window.innerWidth - 20 : avail)(root, {
+    views.neuron.theme(theme).size(box)(root, {
       labels: axis.labels, rows: keep, query, queryLabel: run.tokens[query], tokens: run.tokens, d: run.d,
       cols, weights, norms,
       title: `Neuron view — layer ${s.layer}, head ${head}: how query “${run.tokens[query]}” (token ${query}) attends`,
-      legendLines: [
+      notes: [
         `softmax(q · k / √${run.d}) over all ${T} keys is exactly this head's attention row (q, k: this layer's query and key vectors).`,
         ...(s.hide ? [s.renorm ? '[CLS]/[SEP] rows hidden; softmax column renormalized over the rows shown.' : '[CLS]/[SEP] rows hidden; softmax column not renormalized.'] : []),
         ...(norms ? ['‖α f(x)‖: the same weight times the length of the value vector it moves (Kobayashi et al. 2020).'] : []),
@@ -687,7 +685,9 @@ async function exportView(kind) {
   const s = app.state;
   const name = `bertlens-${s.view}-layer${s.layer}${s.view === 'heatmap' || s.view === 'neuron' ? `-head${s.head}` : ''}-${s.mode}`;
   try {
-    const svg = stageToSVG(stage, { background: THEMES[s.theme].bg, title: `bertlens ${s.view} view: ${s.text}` });
+    const model = app.entry ? (app.entry.name || app.entry.id) : (app.localName || '');
+    const heading = titleLine({ ...s, model, queryLabel: app.run && s.view === 'neuron' ? app.run.tokens[Math.min(s.query, app.run.T - 1)] : null });
+    const svg = stageToSVG(stage, { background: THEMES[s.theme].bg, title: heading, heading, context: $('view').blExportContext, theme: THEMES[s.theme] });
     if (kind === 'svg') download(new Blob([svg], { type: 'image/svg+xml' }), `${name}.svg`);
     else download(await svgToPNG(svg, 2), `${name}.png`);
   } catch (e) {

@@ -246,3 +246,39 @@ export function poolMatrix(mat, K, S) {
   }
   return out;
 }
+
+/** Where a pair's B text starts on a shown token axis: the index of the
+ *  first unit of segment B (segs from tokenAxis), or -1 without a B text.
+ *  The boundary line goes just before it, so it stays in place when [SEP]
+ *  is hidden (the first B token still follows A's last shown token). */
+export function pairBoundary(segs) {
+  return segs.indexOf('B');
+}
+
+/** The n strongest cells of a K x K matrix as {query, key, weight} (indices
+ *  into the shown axis), heaviest first; what the views' text alternative
+ *  lists. Ties keep reading order. */
+export function strongestLinks(mat, K, n = 10) {
+  const all = [];
+  for (let i = 0; i < K; i++) for (let j = 0; j < K; j++) all.push({ query: i, key: j, weight: mat[i * K + j] });
+  all.sort((a, b) => b.weight - a.weight || a.query - b.query || a.key - b.key);
+  return all.slice(0, n);
+}
+
+/** Length of a softmax bar on the fixed 0..1 scale (full = length of 1). */
+export function softmaxBar(weight, full) {
+  return Math.max(0, Math.min(1, weight)) * full;
+}
+
+/** Symmetric colour range of a diverging scale: the q-th quantile of |v|
+ *  (values beyond it saturate), and what share of the values it clips. */
+export function clipRange(values, q = 0.98) {
+  const a = Array.from(values, Math.abs).sort((x, y) => x - y);
+  if (!a.length) return { limit: 1, clipped: 0, max: 0 };
+  const pos = (a.length - 1) * q;
+  const lo = Math.floor(pos);
+  const limit = (a[lo] + (a[Math.min(a.length - 1, lo + 1)] - a[lo]) * (pos - lo)) || 1;
+  let clipped = 0;
+  for (const v of a) if (v > limit) clipped++;
+  return { limit, clipped: clipped / a.length, max: a[a.length - 1] };
+}

@@ -6,6 +6,12 @@
 // the canvas as a PNG <image> at the same place. The SVG's <desc> says which
 // parts are vectors and which are images. All text goes in as text nodes
 // (copied SVG <text>, textContent), never as markup.
+//
+// Every export carries its context: a title line on top (model, view, layer,
+// head or mean, mode, the text — shortened; titleLine), the colour keys the
+// view keeps outside its stage (the head view's swatches), the stage with
+// its colour legend, and the view's explanatory notes below, wrapped. The
+// page's hints ("Hover a cell…") are not part of the stage and never go in.
 
 const SVG_NS = 'http://www.w3.org/2000/svg';
 const MARK_TAGS = new Set(['g', 'rect', 'line', 'path']);
@@ -43,8 +49,72 @@ function canvasAsImage(el, x, y, w, h) {
   return img;
 }
 
-/** Standalone SVG markup for everything drawn inside stageEl. */
-export function stageToSVG(stageEl, { background, title }) {
+/** Shorten a text to n characters (an ellipsis marks the cut). */
+export function shorten(text, n = 80) {
+  const t = String(text).replace(/\s+/g, ' ').trim();
+  return t.length > n ? `${t.slice(0, n - 1)}…` : t;
+}
+
+/** The one-line title of an export: model, view, layer, head or mean, mode
+ *  and the text (both texts of a pair), shortened. */
+export function titleLine({ model = '', view, layer, head, mode, text = '', text_b: textB = '', query, queryLabel = null }) {
+  const parts = ['bertlens'];
+  if (model) parts.push(model);
+  parts.push(`${view} view`);
+  if (view !== 'model') parts.push(`layer ${layer}`);
+  if (view === 'heatmap') parts.push(head === 'mean' ? 'mean of heads' : `head ${head}`);
+  if (view === 'neuron') parts.push(`head ${head === 'mean' ? 0 : head}`, `query ${query}${queryLabel ? ` (${queryLabel})` : ''}`);
+  parts.push(mode === 'norm' ? 'value-weighted norms' : 'attention');
+  const quoted = textB ? `“${shorten(text, 48)}” / “${shorten(textB, 48)}”` : `“${shorten(text, 96)}”`;
+  return `${parts.join(' · ')} · ${quoted}`;
+}
+
+/** Split text into lines of at most n characters at spaces. */
+export function wrapText(text, n) {
+  const lines = [];
+  let cur = '';
+  for (const word of String(text).split(/\s+/).filter(Boolean)) {
+    if (cur && cur.length + 1 + word.length > n) { lines.push(cur); cur = ''; }
+    cur = cur ? `${cur} ${word}` : word;
+    while (cur.length > n) { lines.push(cur.slice(0, n)); cur = cur.slice(n); }
+  }
+  if (cur) lines.push(cur);
+  return lines;
+}
+
+function textBlock(lines, { y0, size, colour, weight = 400, lineH }) {
+  const g = document.createElementNS(SVG_NS, 'g');
+  g.setAttribute('class', 'export-text');
+  lines.forEach((line, i) => {
+    const t = document.createElementNS(SVG_NS, 'text');
+    t.setAttribute('x', 8);
+    t.setAttribute('y', y0 + i * lineH);
+    t.setAttribute('font-family', 'system-ui, sans-serif');
+    t.setAttribute('font-size', size);
+    t.setAttribute('font-weight', weight);
+    t.setAttribute('fill', colour);
+    t.textContent = line;
+    g.appendChild(t);
+  });
+  return g;
+}
+
+/** An SVG element of the page (a colour key) copied with its styles inlined,
+ *  without what only the page needs (focus, roles, handlers). */
+function copySvg(el) {
+  const copy = el.cloneNode(true);
+  inlineStyles(el, copy);
+  copy.removeAttribute('class');
+  for (const n of [copy, ...copy.querySelectorAll('*')]) {
+    for (const a of ['tabindex', 'role', 'aria-pressed', 'aria-label']) n.removeAttribute(a);
+  }
+  return copy;
+}
+
+/** Standalone SVG markup for everything drawn inside stageEl, with its
+ *  context: heading (title line), context.keys (colour keys outside the
+ *  stage), context.notes (explanations) and theme (fg/muted colours). */
+export function stageToSVG(stageEl, { background, title, heading = null, context = null, theme = null }) {
   const box = stageEl.getBoundingClientRect();
   let W = Math.ceil(stageEl.scrollWidth || box.width);
   let H = Math.ceil(stageEl.scrollHeight || box.height);
@@ -56,6 +126,23 @@ export function stageToSVG(stageEl, { background, title }) {
     W = Math.max(W, Math.ceil(r.left - box.left + bb.x + bb.width + 4));
     H = Math.max(H, Math.ceil(r.top - box.top + bb.y + bb.height + 4));
   }
+  const fg = theme ? theme.fg : '#1d232b';
+  const muted = theme ? theme.muted : '#66707d';
+  // Above the stage: the title line, then colour keys; below: the notes.
+  W = Math.max(W, 360);
+  const head = heading ? wrapText(heading, Math.floor((W - 16) / 7.4)) : [];
+  let top = head.length ? 10 + head.length * 18 : 0;
+  const keys = [];
+  for (const k of (context && context.keys) || []) {
+    if (!k) continue;
+    const r = k.getBoundingClientRect();
+    keys.push({ el: k, y: top + 4, h: Math.ceil(r.height) });
+    W = Math.max(W, Math.ceil(r.width) + 16);
+    top += Math.ceil(r.height) + 8;
+  }
+  const noteLines = ((context && context.notes) || []).flatMap((n) => wrapText(n, Math.floor((W - 16) / 6.2)));
+  const stageH = H;
+  H = top + stageH + (noteLines.length ? 10 + noteLines.length * 15 : 0);
   const out = document.createElementNS(SVG_NS, 'svg');
   out.setAttribute('xmlns', SVG_NS);
   out.setAttribute('width', W);
@@ -72,6 +159,18 @@ export function stageToSVG(stageEl, { background, title }) {
   bg.setAttribute('height', H);
   bg.setAttribute('fill', background);
   out.appendChild(bg);
+  if (head.length) out.appendChild(textBlock(head, { y0: 20, size: 13, colour: fg, weight: 600, lineH: 18 })).setAttribute('class', 'export-title');
+  for (const k of keys) {
+    const copy = copySvg(k.el);
+    copy.setAttribute('x', 8);
+    copy.setAttribute('y', k.y);
+    copy.setAttribute('class', 'export-key');
+    out.appendChild(copy);
+  }
+  if (noteLines.length) out.appendChild(textBlock(noteLines, { y0: top + stageH + 20, size: 11, colour: muted, lineH: 15 })).setAttribute('class', 'export-notes');
+  const content = document.createElementNS(SVG_NS, 'g');
+  content.setAttribute('transform', `translate(0,${top})`);
+  out.appendChild(content);
   const place = (el) => {
     const r = el.getBoundingClientRect();
     return [r.left - box.left, r.top - box.top, r.width, r.height];
@@ -85,9 +184,9 @@ export function stageToSVG(stageEl, { background, title }) {
         const g = document.createElementNS(SVG_NS, 'g');
         g.setAttribute('transform', `translate(${x},${y})`);
         g.appendChild(buildMarks(vec.node));
-        out.appendChild(g);
+        content.appendChild(g);
       } else {
-        out.appendChild(canvasAsImage(el, x, y, w, h));
+        content.appendChild(canvasAsImage(el, x, y, w, h));
       }
       notes.push(vec && vec.note ? vec.note : `A ${w} × ${h} px canvas (${el.className || 'unnamed'}) is an embedded PNG image.`);
     } else if (el.tagName.toLowerCase() === 'svg') {
@@ -98,8 +197,11 @@ export function stageToSVG(stageEl, { background, title }) {
       copy.setAttribute('overflow', 'visible'); // as on the page: legends may run past the stage
       copy.setAttribute('x', x);
       copy.setAttribute('y', y);
-      copy.querySelectorAll('.hm-hit, .mv-hit, g.hit').forEach((n) => n.remove());
-      out.appendChild(copy);
+      copy.querySelectorAll('.hm-hit, .mv-hit, g.hit, g.cursor, .mv-hover, .mv-focus').forEach((n) => n.remove());
+      copy.querySelectorAll('g.pinned').forEach((n) => n.removeAttribute('transform'));
+      copy.querySelectorAll('rect.pin-bg').forEach((n) => n.remove());
+      for (const n of copy.querySelectorAll('[tabindex], [role]')) { n.removeAttribute('tabindex'); n.removeAttribute('role'); }
+      content.appendChild(copy);
     }
   }
   desc.textContent = notes.length ? notes.join(' ') : 'All marks are vector elements.';

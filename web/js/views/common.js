@@ -1,8 +1,15 @@
 // common.js — what every view shares: theme palettes, colour scales, the
 // tooltip, crisp canvases and the colour legend. D3 is the global loaded from
 // vendor/d3.min.js (copied from node_modules at build time, never a CDN).
+// Importable in Node without D3 (tests): only THEMES and the formatters need it.
+
+import { headColour as paletteColour } from './palette.js';
+import { textWidth as layoutTextWidth } from './layout.js';
+
+export { preferredSize } from './layout.js';
 
 const d3 = globalThis.d3;
+const noD3 = () => { throw new Error('D3 is not loaded'); };
 
 /** Per-theme colours. seq: 0..1 -> colour for attention/norm cells;
  *  div: -1..1 -> colour for signed neuron values (orange < 0 < blue). */
@@ -10,24 +17,21 @@ export const THEMES = {
   light: {
     name: 'light', bg: '#ffffff', fg: '#1d232b', muted: '#66707d', grid: '#dfe3e8', accent: '#2563eb',
     seq: (t) => d3.interpolateBlues(0.02 + 0.98 * t),
-    div: d3.piecewise(d3.interpolateRgb, ['#c2570c', '#f7f7f7', '#1d5fa8']),
+    div: d3 ? d3.piecewise(d3.interpolateRgb, ['#c2570c', '#f7f7f7', '#1d5fa8']) : noD3,
     font: '12px system-ui, -apple-system, "Segoe UI", Roboto, sans-serif',
   },
   dark: {
     name: 'dark', bg: '#12161c', fg: '#e4e8ee', muted: '#98a2b0', grid: '#2b323d', accent: '#6ea8ff',
     seq: (t) => d3.interpolateMagma(0.04 + 0.92 * t),
-    div: d3.piecewise(d3.interpolateRgb, ['#ff9a3c', '#1c2129', '#5aa9ff']),
+    div: d3 ? d3.piecewise(d3.interpolateRgb, ['#ff9a3c', '#1c2129', '#5aa9ff']) : noD3,
     font: '12px system-ui, -apple-system, "Segoe UI", Roboto, sans-serif',
   },
 };
 
-const EXTRA_HEAD_COLOURS = ['#1b9e77', '#7570b3', '#a6761d', '#e7298a'];
-
-/** One distinct colour per head: Tableau 10, four more, then evenly spaced hues. */
-export function headColour(h, H) {
-  const base = d3.schemeTableau10.concat(EXTRA_HEAD_COLOURS);
-  if (h < base.length) return base[h];
-  return d3.interpolateSinebow((h - base.length) / Math.max(1, H - base.length));
+/** One colour per head (palette.js: >= 3:1 on both themes, told apart under
+ *  simulated deuteranopia and protanopia). */
+export function headColour(h) {
+  return paletteColour(h);
 }
 
 /** Size a canvas for the device pixel ratio; returns its 2d context already
@@ -45,12 +49,29 @@ export function sizeCanvas(canvas, w, h) {
   return ctx;
 }
 
-/** Shared tooltip: one element, text only (lines joined with newlines). */
+/** Shared tooltip: one element, text only (lines joined with newlines). It
+ *  never outlives what it describes: it hides on any scroll, on a tap or
+ *  click outside the element that showed it, on Escape, and whenever a view
+ *  redraws (each view's update calls tooltip.hide()). */
 export const tooltip = {
   el: null,
-  show(event, lines) {
+  owner: null,
+  guarded: false,
+  guard() {
+    if (this.guarded || typeof window === 'undefined') return;
+    this.guarded = true;
+    window.addEventListener('scroll', () => this.hide(), { capture: true, passive: true });
+    window.addEventListener('pointerdown', (ev) => {
+      if (this.owner && ev.target instanceof Node && this.owner.contains(ev.target)) return;
+      this.hide();
+    }, { capture: true });
+    window.addEventListener('keydown', (ev) => { if (ev.key === 'Escape') this.hide(); });
+  },
+  show(event, lines, owner = null) {
     if (!this.el) this.el = document.getElementById('tooltip');
     if (!this.el) return;
+    this.guard();
+    this.owner = owner || (event && event.currentTarget instanceof Node ? event.currentTarget : null);
     this.el.textContent = lines.join('\n');
     this.el.hidden = false;
     const pad = 14;
@@ -59,17 +80,18 @@ export const tooltip = {
     let y = event.clientY + pad;
     if (x + r.width > window.innerWidth - 4) x = event.clientX - r.width - pad;
     if (y + r.height > window.innerHeight - 4) y = event.clientY - r.height - pad;
-    this.el.style.left = `${Math.max(4, x)}px`;
+    this.el.style.left = `${Math.max(4, Math.min(x, window.innerWidth - r.width - 4))}px`;
     this.el.style.top = `${Math.max(4, y)}px`;
   },
   hide() {
-    if (!this.el) this.el = document.getElementById('tooltip');
+    if (!this.el) this.el = typeof document !== 'undefined' ? document.getElementById('tooltip') : null;
     if (this.el) this.el.hidden = true;
+    this.owner = null;
   },
 };
 
-export const fmt = d3.format('.3f');
-export const fmtSigned = d3.format('+.3f');
+export const fmt = (v) => (Number.isFinite(v) ? v.toFixed(3) : String(v));
+export const fmtSigned = (v) => (v >= 0 ? `+${fmt(v)}` : fmt(v));
 
 /** A horizontal colour legend: gradient bar from 0 to max with ticks.
  *  g is an SVG <g>; interp maps 0..1 to colours. */
@@ -91,10 +113,8 @@ export function drawLegendBar(g, { interp, domain, width = 180, title, id }) {
     .call(d3.axisBottom(scale).ticks(4).tickSize(4).tickFormat(d3.format('.2~f')));
 }
 
-/** Approximate text width in px for the 12px UI font (no layout pass). */
-export function textWidth(s, px = 12) {
-  return Math.ceil(String(s).length * px * 0.58) + 4;
-}
+/** Approximate text width in px for the UI font (no layout pass). */
+export const textWidth = layoutTextWidth;
 
 /** Shorten long token labels for axes; the tooltip shows the full text. */
 export function clip(s, n = 14) {
@@ -123,4 +143,71 @@ export function cellMarks(className, cells) {
   const children = [];
   cells((x, y, w, h, fill) => children.push({ tag: 'rect', attrs: { x: r2(x), y: r2(y), width: r2(w), height: r2(h), fill } }));
   return { tag: 'g', attrs: { class: className, 'shape-rendering': 'crispEdges' }, children };
+}
+
+// ------------------------------------------------------ shared view parts
+
+/** The box a view may use inside its container: width always; height only in
+ *  an embed (the frame's height minus what is drawn below the view). */
+export function viewBox(viewEl, { embed = false, below = 0 } = {}) {
+  const cs = getComputedStyle(viewEl);
+  const padX = parseFloat(cs.paddingLeft) + parseFloat(cs.paddingRight);
+  const padY = parseFloat(cs.paddingTop) + parseFloat(cs.paddingBottom);
+  const width = Math.max(200, viewEl.clientWidth - padX);
+  if (!embed) return { width, height: null };
+  const top = viewEl.getBoundingClientRect().top + (window.scrollY || 0);
+  return { width, height: Math.max(160, window.innerHeight - top - padY - below) };
+}
+
+/** Height of everything in root except the element `stage` (px). Views that
+ *  must fit a frame subtract it from the frame to size their stage. */
+export function chromeHeight(root, stage) {
+  let h = 0;
+  for (const el of root.children) {
+    if (el === stage || el.hidden) continue;
+    const cs = getComputedStyle(el);
+    if (cs.display === 'none' || cs.position === 'absolute') continue;
+    h += el.getBoundingClientRect().height + parseFloat(cs.marginTop) + parseFloat(cs.marginBottom);
+  }
+  return Math.ceil(h);
+}
+
+/** The view's info line: one line of text that shows the selected value
+ *  (tap, keyboard) and is announced by screen readers (aria-live). An
+ *  optional action button sits at its end. */
+export function infoLine(root) {
+  const box = root.selectAll('div.view-info').data([null]).join('div').attr('class', 'view-info')
+    .attr('aria-live', 'polite').attr('aria-atomic', 'true');
+  box.selectAll('span.info-text').data([null]).join('span').attr('class', 'info-text');
+  box.selectAll('button.info-action').data([null]).join('button').attr('class', 'info-action').attr('type', 'button')
+    .property('hidden', true);
+  return {
+    set(text, action = null) {
+      box.select('span.info-text').text(text);
+      const b = box.select('button.info-action');
+      b.property('hidden', !action);
+      if (action) b.text(action.label).on('click', action.run);
+    },
+  };
+}
+
+/** Text alternative of a view: a collapsible table (visually hidden in an
+ *  embed, always there for screen readers). columns: [{key, title, fmt?}]. */
+export function linksTable(root, { summary, columns, rows }) {
+  const det = root.selectAll('details.view-alt').data([null]).join('details').attr('class', 'view-alt');
+  det.selectAll('summary').data([null]).join('summary').text(summary);
+  const table = det.selectAll('table').data([null]).join('table');
+  table.selectAll('caption').data([null]).join('caption').text(summary);
+  table.selectAll('thead').data([null]).join('thead').selectAll('tr').data([null]).join('tr')
+    .selectAll('th').data(columns).join('th').attr('scope', 'col').text((c) => c.title);
+  table.selectAll('tbody').data([null]).join('tbody').selectAll('tr').data(rows).join('tr')
+    .selectAll('td').data((r) => columns.map((c) => (c.fmt ? c.fmt(r[c.key]) : String(r[c.key]))))
+    .join('td').text((t) => t);
+}
+
+/** What an export adds around a view's stage (export.js): colour keys drawn
+ *  outside the stage (e.g. the head swatches) and explanatory notes (never
+ *  instructions for the page). Stored on the view's root element. */
+export function exportContext(root, { notes = [], keys = [] } = {}) {
+  root.node().blExportContext = { notes, keys };
 }

@@ -11,11 +11,21 @@
 // hovering; Enter or Space freezes/unfreezes, Escape unfreezes.
 // Export SVG writes the drawn lines as <line>s (up to SVG_MAX_LINES).
 //
+// Layout (layout.js headLayout): rows shrink to fit the height of an embed's
+// frame (labels of every step-th token when rows get thin); swatches shrink
+// so all heads fit one row. A pair's A/B boundary is a dashed line across
+// both columns before the first B token (also with [SEP] hidden).
+//
 // data = {K, labels[K], segs[K], H, mats[H] (K*K each), selected[] (heads
-//         shown), filter, hasPair, valueName, vmax, legendLines[], title}
+//         shown), filter, hasPair, valueName, vmax, notes[], title}
 
-import { THEMES, sizeCanvas, tooltip, headColour, textWidth, clip, exportable, SVG_MAX_LINES } from './common.js';
-import { headLines } from '../data.js';
+import {
+  THEMES, sizeCanvas, tooltip, headColour, clip, exportable, SVG_MAX_LINES, fmt,
+  infoLine, linksTable, exportContext, chromeHeight,
+  preferredSize,
+} from './common.js';
+import { headLayout, swatchLayout } from './layout.js';
+import { headLines, pairBoundary, strongestLinks } from '../data.js';
 
 const d3 = globalThis.d3;
 const FILTER_LABELS = [['all', 'All'], ['aa', 'A→A'], ['ab', 'A→B'], ['ba', 'B→A'], ['bb', 'B→B']];
@@ -28,6 +38,7 @@ export function headView() {
   let frozen = false;
   let kbd = { left: 0, right: 0 }; // token of each column that has the tab stop
   let last = null; // last data, for redraws on hover
+  let box = { width: 900, height: null };
 
   function view(root, data) {
     if (last && (last.K !== data.K || last.labels.join('\u0000') !== data.labels.join('\u0000'))) {
@@ -36,6 +47,7 @@ export function headView() {
       kbd = { left: 0, right: 0 };
     }
     last = data;
+    tooltip.hide();
     render(root);
     update(root, data);
   }
@@ -47,12 +59,97 @@ export function headView() {
     bar.selectAll('svg.hv-swatches').data([null]).join('svg').attr('class', 'hv-swatches');
     bar.selectAll('div.hv-filter').data([null]).join('div').attr('class', 'hv-filter segmented')
       .attr('role', 'group').attr('aria-label', 'Sentence pair filter');
-    const stage = root.selectAll('div.hv-stage').data([null]).join('div').attr('class', 'hv-stage stage');
+    infoLine(root);
+    const scroller = root.selectAll('div.hv-scroll').data([null]).join('div').attr('class', 'hv-scroll');
+    const stage = scroller.selectAll('div.hv-stage').data([null]).join('div').attr('class', 'hv-stage stage');
     stage.selectAll('canvas.hv-lines').data([null]).join('canvas').attr('class', 'hv-lines');
     const svg = stage.selectAll('svg.hv-svg').data([null]).join('svg').attr('class', 'hv-svg');
+    svg.selectAll('g.pair').data([null]).join('g').attr('class', 'pair');
     svg.selectAll('g.left').data([null]).join('g').attr('class', 'left');
     svg.selectAll('g.right').data([null]).join('g').attr('class', 'right');
-    svg.selectAll('g.legend').data([null]).join('g').attr('class', 'legend');
+    root.selectAll('p.view-notes').data([null]).join('p').attr('class', 'view-notes');
+    root.selectAll('p.view-hint').data([null]).join('p').attr('class', 'view-hint')
+      .text('Hover or tap a token to isolate its lines, click to freeze; click a head swatch to toggle it, double-click to show it alone. Keyboard: Tab to a column, arrows move, Enter freezes.');
+  }
+
+  function swatches(root, data, sel) {
+    const { H } = data;
+    const { sw, W, H: h } = swatchLayout({ H, width: box.width });
+    root.select('svg.hv-swatches').attr('width', W).attr('height', h)
+      .attr('role', 'group').attr('aria-label', 'Heads (colour key)')
+      .selectAll('g.swatch').data(d3.range(H)).join((enter) => {
+        const g = enter.append('g').attr('class', 'swatch');
+        g.append('rect');
+        g.append('text');
+        return g;
+      })
+      .attr('transform', (hd) => `translate(${hd * (sw + 4) + 2},2)`)
+      .attr('data-head', (hd) => hd)
+      .attr('role', 'button')
+      .attr('tabindex', 0)
+      .attr('aria-label', (hd) => `head ${hd}`)
+      .attr('aria-pressed', (hd) => String(sel.has(hd)))
+      .on('keydown', (ev, hd) => {
+        // Enter toggles, Shift+Enter (or Space with Shift) shows only this head.
+        if (ev.key !== 'Enter' && ev.key !== ' ') return;
+        ev.preventDefault();
+        if (ev.shiftKey) { onHeads([hd]); return; }
+        toggleHead(sel, hd);
+      })
+      .on('click', (ev, hd) => toggleHead(sel, hd))
+      .on('dblclick', (ev, hd) => onHeads([hd]))
+      .on('mouseenter', (ev, hd) => tooltip.show(ev, [`head ${hd}${sel.has(hd) ? ' (shown)' : ' (hidden)'}`, 'click: toggle · double-click: only this head']))
+      .on('mouseleave', () => tooltip.hide())
+      .call((g) => g.select('rect').attr('width', sw).attr('height', sw).attr('rx', 4)
+        .attr('fill', (hd) => headColour(hd)).attr('fill-opacity', (hd) => (sel.has(hd) ? 1 : 0.15))
+        .attr('stroke', (hd) => headColour(hd)).attr('stroke-width', 1.5)
+        .attr('stroke-dasharray', (hd) => (hd >= 12 ? '3 2' : null)))
+      .call((g) => g.select('text').attr('x', sw / 2).attr('y', sw + 11).attr('text-anchor', 'middle')
+        .attr('font-size', 10).attr('fill', theme.fg).text((hd) => hd));
+  }
+
+  function toggleHead(sel, h) {
+    const next = new Set(sel);
+    if (next.has(h)) next.delete(h); else next.add(h);
+    onHeads([...next].sort((a, b) => a - b));
+  }
+
+  function pairFilter(root, data) {
+    // Only meaningful with two texts.
+    root.select('div.hv-filter').style('display', data.hasPair ? null : 'none')
+      .selectAll('button').data(FILTER_LABELS).join('button')
+      .attr('type', 'button')
+      .attr('data-filter', (d) => d[0])
+      .attr('aria-pressed', (d) => String(d[0] === data.filter))
+      .text((d) => d[1])
+      .on('click', (ev, d) => onFilter(d[0]));
+  }
+
+  /** Dashed line before the first B token, across both token columns. */
+  function boundary(svg, data, g) {
+    const b = data.hasPair ? pairBoundary(data.segs) : -1;
+    const y = g.top + b * g.rowH;
+    svg.select('g.pair').attr('data-boundary', b)
+      .selectAll('line.pair-boundary').data(b > 0 ? [[0, g.xL], [g.xR, g.xR + g.labelW + 4]] : []).join('line')
+      .attr('class', 'pair-boundary').attr('x1', (d) => d[0]).attr('x2', (d) => d[1]).attr('y1', y).attr('y2', y)
+      .attr('stroke', theme.fg).attr('stroke-width', 1.5).attr('stroke-dasharray', '4 3');
+  }
+
+  function notesOf(data) {
+    const b = data.hasPair ? pairBoundary(data.segs) : -1;
+    return [...(data.notes || []), ...(b > 0 ? [`Dashed line: sentence B starts at token ${b} (${data.labels[b]}).`] : [])];
+  }
+
+  function textAlternative(root, data, sel) {
+    const rows = [];
+    for (const h of sel) for (const l of strongestLinks(data.mats[h], data.K, 10)) rows.push({ h, ...l });
+    rows.sort((a, b) => b.weight - a.weight);
+    rows.length = Math.min(rows.length, 12);
+    linksTable(root, {
+      summary: `Table: the ${rows.length} strongest links of the heads shown (${data.valueName})`,
+      columns: [{ key: 'h', title: 'head' }, { key: 'q', title: 'query' }, { key: 'k', title: 'key' }, { key: 'w', title: data.valueName, fmt }],
+      rows: rows.map((r) => ({ h: r.h, q: `${r.query}: ${data.labels[r.query]}`, k: `${r.key}: ${data.labels[r.key]}`, w: r.weight })),
+    });
   }
 
   function update(root, data) {
@@ -60,67 +157,27 @@ export function headView() {
     const sel = new Set(selected);
     root.select('.view-title').text(data.title);
 
-    // Head swatches.
-    const sw = 22;
-    root.select('svg.hv-swatches').attr('width', H * (sw + 4) + 60).attr('height', sw + 16)
-      .selectAll('g.swatch').data(d3.range(H)).join((enter) => {
-        const g = enter.append('g').attr('class', 'swatch');
-        g.append('rect');
-        g.append('text');
-        return g;
-      })
-      .attr('transform', (h) => `translate(${h * (sw + 4)},2)`)
-      .attr('data-head', (h) => h)
-      .attr('role', 'button')
-      .attr('tabindex', 0)
-      .attr('aria-label', (h) => `head ${h}`)
-      .attr('aria-pressed', (h) => String(sel.has(h)))
-      .on('keydown', (ev, h) => {
-        // Enter toggles, Shift+Enter (or Space with Shift) shows only this head.
-        if (ev.key !== 'Enter' && ev.key !== ' ') return;
-        ev.preventDefault();
-        if (ev.shiftKey) { onHeads([h]); return; }
-        const next = new Set(sel);
-        if (next.has(h)) next.delete(h); else next.add(h);
-        onHeads([...next].sort((a, b) => a - b));
-      })
-      .on('click', (ev, h) => {
-        const next = new Set(sel);
-        if (next.has(h)) next.delete(h); else next.add(h);
-        onHeads([...next].sort((a, b) => a - b));
-      })
-      .on('dblclick', (ev, h) => onHeads([h]))
-      .on('mouseenter', (ev, h) => tooltip.show(ev, [`head ${h}${sel.has(h) ? ' (shown)' : ' (hidden)'}`, 'click: toggle · double-click: only this head']))
-      .on('mouseleave', () => tooltip.hide())
-      .call((g) => g.select('rect').attr('width', sw).attr('height', sw).attr('rx', 4)
-        .attr('fill', (h) => headColour(h, H)).attr('fill-opacity', (h) => (sel.has(h) ? 1 : 0.15))
-        .attr('stroke', (h) => headColour(h, H)).attr('stroke-width', 1.5))
-      .call((g) => g.select('text').attr('x', sw / 2).attr('y', sw + 11).attr('text-anchor', 'middle')
-        .attr('font-size', 10).attr('fill', theme.muted).text((h) => h));
-
-    // Pair filter (only meaningful with two texts).
-    root.select('div.hv-filter').style('display', hasPair ? null : 'none')
-      .selectAll('button').data(FILTER_LABELS).join('button')
-      .attr('type', 'button')
-      .attr('data-filter', (d) => d[0])
-      .attr('aria-pressed', (d) => String(d[0] === data.filter))
-      .text((d) => d[1])
-      .on('click', (ev, d) => onFilter(d[0]));
+    swatches(root, data, sel);
+    pairFilter(root, data);
+    root.select('p.view-notes').text(notesOf(data).join(' '));
+    textAlternative(root, data, sel);
+    const info = infoLine(root);
+    if (!focus) info.set('Lines join each query (left) to the keys it attends to (right).');
 
     // Token columns.
-    const rowH = K > 80 ? 13 : 22;
-    const font = K > 80 ? 10 : 12;
-    const labelW = Math.min(150, Math.max(50, d3.max(labels, (l) => textWidth(clip(l, 18), font)) || 50));
-    const gap = Math.max(240, Math.min(360, 16 * K));
-    const top = 8;
-    const W = labelW * 2 + gap + 16;
-    const Hpx = top + K * rowH + 70 + 15 * data.legendLines.length;
-    const xL = labelW + 4;
-    const xR = labelW + gap + 12;
+    const stageEl = root.select('.hv-scroll').node();
+    const lay = headLayout({
+      K, longestLabel: d3.max(labels, (l) => l.length) || 4, width: box.width,
+      height: box.height ? box.height - chromeHeight(root.node(), stageEl) : null,
+    });
+    const { rowH, font, labelW, top, xL, xR } = lay;
+    const W = lay.W;
+    const Hpx = lay.H;
     const stage = root.select('.hv-stage').style('width', `${W}px`).style('height', `${Hpx}px`);
     const svg = stage.select('svg.hv-svg').attr('width', W).attr('height', Hpx)
       .attr('font-family', 'system-ui, sans-serif');
     const canvas = stage.select('canvas.hv-lines').style('left', `${xL}px`).style('top', `${top}px`).node();
+    boundary(svg, data, lay);
 
     const weightFor = (side, idx) => {
       // Strongest shown weight between the focused token and token idx.
@@ -133,7 +190,7 @@ export function headView() {
       }
       return w / data.vmax;
     };
-    const tint = sel.size === 1 ? headColour([...sel][0], H) : theme.accent;
+    const tint = sel.size === 1 ? headColour([...sel][0]) : theme.accent;
     const isFrozen = (side, i) => frozen && focus && focus.side === side && focus.index === i;
     const toggleFreeze = (side, i) => {
       if (isFrozen(side, i)) frozen = false;
@@ -146,7 +203,8 @@ export function headView() {
       tooltip.show({ clientX: side === 'left' ? r.left : r.right, clientY: r.bottom }, [
         `${side === 'left' ? 'query' : 'key'} ${d.i}: ${d.l}`,
         isFrozen(side, d.i) ? 'Enter: unfreeze' : 'Enter: freeze this token · arrows: move',
-      ]);
+      ], node);
+      info.set(`${side === 'left' ? 'query' : 'key'} ${d.i}: ${d.l}${isFrozen(side, d.i) ? ' (frozen)' : ''}`);
     };
 
     const column = (side, x, anchor) => {
@@ -216,7 +274,7 @@ export function headView() {
         .attr('text-anchor', anchor).attr('font-size', font)
         .attr('fill', theme.fg)
         .attr('font-weight', (d) => (focus && focus.side === side && focus.index === d.i ? 700 : 400))
-        .text((d) => clip(d.l, 18));
+        .text((d) => (d.i % lay.step === 0 ? clip(d.l, lay.chars) : ''));
     };
 
     const redraw = () => {
@@ -232,12 +290,12 @@ export function headView() {
       const lines = headLines(mats, K, data.segs, {
         filter: hasPair ? data.filter : 'all',
         focus,
-        minWeight: (K > 64 ? 0.03 : 0.005) * data.vmax,
+        minWeight: (rowH < 10 ? 0.05 : K > 64 ? 0.03 : 0.005) * data.vmax,
         maxLines: 12000,
       });
       ctx.lineWidth = K > 80 ? 1.2 : 2;
       for (const l of lines) {
-        ctx.strokeStyle = headColour(l.head, H);
+        ctx.strokeStyle = headColour(l.head);
         ctx.globalAlpha = Math.min(1, (l.w / data.vmax) * (focus ? 1 : 0.9));
         ctx.beginPath();
         ctx.moveTo(0, l.i * rowH + rowH / 2);
@@ -262,20 +320,20 @@ export function headView() {
         }
         return {
           node: { tag: 'g', attrs: { class: 'hv-lines', 'stroke-width': lw, fill: 'none' },
-            children: [...byHead].map(([h, children]) => ({ tag: 'g', attrs: { stroke: headColour(h, H), 'data-head': h }, children })) },
+            children: [...byHead].map(([h, children]) => ({ tag: 'g', attrs: { stroke: headColour(h), 'data-head': h }, children })) },
           note: `Head-view lines: ${lines.length} vector <line> elements (weak lines are not drawn, as on the page).`,
         };
       });
     };
 
     redraw();
-
-    svg.select('g.legend').attr('transform', `translate(4,${top + K * rowH + 28})`)
-      .selectAll('text').data(data.legendLines).join('text')
-      .attr('y', (d, i) => i * 15).attr('font-size', 11).attr('fill', theme.muted).text((d) => d);
+    exportContext(root, { notes: notesOf(data), keys: [root.select('svg.hv-swatches').node()] });
   }
 
+  /** Frame size (CSS px) that shows this view comfortably, for the embed snippet. */
+  view.preferredSize = ({ K, L = 12, H = 12, d = 32 } = {}) => preferredSize('head', K, { layers: L, heads: H, d });
   view.theme = function (t) { if (!arguments.length) return theme; theme = t; return view; };
+  view.size = function (b) { if (!arguments.length) return box; box = { width: b.width, height: b.height || null }; return view; };
   view.onHeads = function (f) { if (!arguments.length) return onHeads; onHeads = f; return view; };
   view.onFilter = function (f) { if (!arguments.length) return onFilter; onFilter = f; return view; };
   return view;

@@ -1,62 +1,105 @@
 // heatmap.js — one attention matrix (one head, or the mean over heads).
 // Rows are queries, columns are keys. Cells are painted on a canvas (512
-// tokens = 262k cells, far too many for SVG); labels, the hover cursor and
-// the legend are SVG. Export SVG writes the cells as <rect>s up to 128 x 128
-// cells (common.js SVG_MAX_CELLS), as an embedded PNG above that.
+// tokens = 262k cells, far too many for SVG); labels, the cursor, the pair
+// boundary and the colour legend are SVG. Export SVG writes the cells as
+// <rect>s up to 128 x 128 cells (common.js SVG_MAX_CELLS), as an embedded PNG
+// above that.
 //
-// Usage: heatmapView().theme(THEMES.light).onQuery(fn)(root, data) with data =
-//   {K, labels[K], matrix Float32Array[K*K], valueName, legendLines[], title}
+// Layout (layout.js heatmapLayout): cells shrink to the box the caller gives
+// (.size({width, height})); in an embed the height counts too, so the whole
+// view fits its frame. When even the smallest cell is too wide (long inputs
+// on a phone) the matrix scrolls inside its own box and the row labels and
+// the legend stay pinned to its left edge.
+//
+// Interaction: hover (mouse) shows a cell in the tooltip; a click or tap
+// selects it and shows its value in the info line, whose button opens the
+// neuron view for that row. Keyboard: the matrix is one tab stop; arrow keys
+// move the selected cell (Home/End: first/last key, PageUp/PageDown:
+// first/last query), Enter opens the neuron view; the info line is an
+// aria-live region, so the value is announced.
+//
+// Usage: heatmapView().theme(THEMES.light).size({width, height}).onQuery(fn)(root, data)
+// with data = {K, labels[K], segs[K]?, matrix Float32Array[K*K], valueName,
+//              notes[], title}
 
-import { THEMES, sizeCanvas, tooltip, fmt, drawLegendBar, textWidth, clip, exportable, cellMarks, SVG_MAX_CELLS } from './common.js';
+import {
+  THEMES, sizeCanvas, tooltip, fmt, drawLegendBar, clip, exportable, cellMarks, SVG_MAX_CELLS,
+  infoLine, linksTable, exportContext, chromeHeight,
+  preferredSize,
+} from './common.js';
+import { heatmapLayout } from './layout.js';
+import { pairBoundary, strongestLinks } from '../data.js';
 
 const d3 = globalThis.d3;
 
 export function heatmapView() {
   let theme = THEMES.light;
-  let maxSize = 620;
+  let box = { width: 620, height: null };
   let onQuery = () => {};
+  let sel = null; // {i, j}: selected cell (tap or keyboard)
+  let lastLabels = '';
 
   function view(root, data) {
-    render(root);
-    update(root, data);
+    tooltip.hide();
+    const key = data.labels.join('\u0000');
+    if (key !== lastLabels) { sel = null; lastLabels = key; }
+    if (sel && (sel.i >= data.K || sel.j >= data.K)) sel = null;
+    skeleton(root);
+    root.select('.view-title').text(data.title);
+    notes(root, data);
+    const g = layoutFor(root, data);
+    const vmax = d3.max(data.matrix) || 1;
+    const colour = (v) => theme.seq(v / vmax);
+    const stage = root.select('.hm-stage').style('width', `${g.W}px`).style('height', `${g.H}px`);
+    root.select('.hm-scroll').classed('scrolls', g.scroll);
+    paintCells(stage, data, g, colour);
+    const svg = stage.select('svg.hm-svg').attr('width', g.W).attr('height', g.H)
+      .attr('font-family', 'system-ui, sans-serif').attr('font-size', 11).attr('fill', theme.fg);
+    drawLabels(svg, data, g);
+    drawBoundary(svg, data, g);
+    drawLegend(svg, data, g, vmax);
+    wireCells(root, svg, data, g);
+    pinToScroll(root, svg);
+    exportContext(root, { notes: notesOf(data) });
   }
 
   // Skeleton, created once per root.
-  function render(root) {
+  function skeleton(root) {
     root.classed('bl-heatmap', true);
-    root.selectAll('div.hm-title').data([null]).join('div').attr('class', 'view-title');
-    const stage = root.selectAll('div.hm-stage').data([null]).join('div').attr('class', 'hm-stage stage');
+    root.selectAll('div.view-title').data([null]).join('div').attr('class', 'view-title');
+    infoLine(root);
+    const scroller = root.selectAll('div.hm-scroll').data([null]).join('div').attr('class', 'hm-scroll');
+    const stage = scroller.selectAll('div.hm-stage').data([null]).join('div').attr('class', 'hm-stage stage');
     stage.selectAll('canvas.hm-cells').data([null]).join('canvas').attr('class', 'hm-cells');
     const svg = stage.selectAll('svg.hm-svg').data([null]).join('svg').attr('class', 'hm-svg');
-    svg.selectAll('g.rows').data([null]).join('g').attr('class', 'rows');
-    svg.selectAll('g.cols').data([null]).join('g').attr('class', 'cols');
-    svg.selectAll('rect.hm-cursor-row').data([null]).join('rect').attr('class', 'hm-cursor-row');
-    svg.selectAll('rect.hm-cursor-col').data([null]).join('rect').attr('class', 'hm-cursor-col');
-    svg.selectAll('rect.hm-hit').data([null]).join('rect').attr('class', 'hm-hit');
-    svg.selectAll('g.legend').data([null]).join('g').attr('class', 'legend');
-    svg.selectAll('g.axis-names').data([null]).join('g').attr('class', 'axis-names');
+    for (const c of ['cols', 'pair', 'cursor', 'hit', 'pinned']) svg.selectAll(`g.${c}`).data([null]).join('g').attr('class', c);
+    const pinned = svg.select('g.pinned');
+    pinned.selectAll('rect.pin-bg').data([null]).join('rect').attr('class', 'pin-bg');
+    pinned.selectAll('g.rows').data([null]).join('g').attr('class', 'rows');
+    pinned.selectAll('g.legend').data([null]).join('g').attr('class', 'legend');
+    pinned.selectAll('g.axis-names').data([null]).join('g').attr('class', 'axis-names');
+    root.selectAll('p.view-notes').data([null]).join('p').attr('class', 'view-notes');
+    root.selectAll('p.view-hint').data([null]).join('p').attr('class', 'view-hint')
+      .text('Hover or tap a cell for its value; Tab to the matrix and use the arrow keys to move. The info line’s button opens the row in the neuron view.');
   }
 
-  function update(root, data) {
-    const { K, labels, matrix } = data;
-    const cell = Math.max(K > 256 ? 2 : 3, Math.min(30, Math.floor(maxSize / Math.max(1, K))));
-    const side = cell * K;
-    const step = Math.ceil(11 / cell); // label every step-th token when cells are tiny
-    const labelW = Math.min(130, Math.max(40, d3.max(labels, (l) => textWidth(clip(l))) || 40));
-    const m = { top: labelW + 22, left: labelW + 22, right: 24, bottom: 110 };
-    const W = Math.max(560, m.left + side + m.right);
-    const H = m.top + side + m.bottom;
-    const vmax = d3.max(matrix) || 1;
+  function layoutFor(root, data) {
+    const longest = d3.max(data.labels, (l) => l.length) || 4;
+    let height = null;
+    if (box.height) {
+      const stage = root.select('.hm-scroll').node();
+      height = box.height - chromeHeight(root.node(), stage);
+    }
+    return heatmapLayout({ K: data.K, longestLabel: longest, width: box.width, height });
+  }
 
-    root.select('.view-title').text(data.title);
-    const stage = root.select('.hm-stage').style('width', `${W}px`).style('height', `${H}px`);
-
-    // Cells.
-    const canvas = stage.select('canvas.hm-cells').style('left', `${m.left}px`).style('top', `${m.top}px`).node();
+  function paintCells(stage, data, g, colour) {
+    const { K, matrix } = data;
+    const { cell, side } = g;
+    const canvas = stage.select('canvas.hm-cells').style('left', `${g.left}px`).style('top', `${g.top}px`).node();
     const ctx = sizeCanvas(canvas, side, side);
     ctx.fillStyle = theme.bg;
     ctx.fillRect(0, 0, side, side);
-    const colour = (v) => theme.seq(v / vmax);
     if (K <= 160) {
       for (let i = 0; i < K; i++) {
         for (let j = 0; j < K; j++) {
@@ -66,6 +109,7 @@ export function heatmapView() {
       }
     } else {
       // Large inputs: write pixels directly (one rgb lookup per 1/256 of the range).
+      const vmax = d3.max(matrix) || 1;
       const lut = d3.range(256).map((i) => d3.rgb(theme.seq(i / 255)));
       const img = new ImageData(K, K);
       for (let p = 0; p < K * K; p++) {
@@ -89,73 +133,165 @@ export function heatmapView() {
         note: `Heatmap cells: ${K * K} vector rectangles (${K} × ${K}).`,
       };
     });
+  }
 
-    const svg = stage.select('svg.hm-svg').attr('width', W).attr('height', H)
-      .attr('font-family', 'system-ui, sans-serif').attr('font-size', 11).attr('fill', theme.fg);
-
-    const shown = labels.map((l, i) => ({ l, i })).filter((d) => d.i % step === 0);
-    const fontSize = Math.min(12, Math.max(8, cell - 2));
-    svg.select('g.rows').attr('transform', `translate(${m.left - 6},${m.top})`)
+  function drawLabels(svg, data, g) {
+    const { labels } = data;
+    const shown = labels.map((l, i) => ({ l, i })).filter((d) => d.i % g.step === 0);
+    svg.select('g.rows').attr('transform', `translate(${g.left - 6},${g.top})`)
       .selectAll('text.row-label').data(shown, (d) => d.i)
       .join('text')
       .attr('class', 'row-label')
-      .attr('x', 0).attr('y', (d) => d.i * cell + cell / 2)
-      .attr('dy', '0.35em').attr('text-anchor', 'end').attr('font-size', fontSize)
+      .attr('x', 0).attr('y', (d) => d.i * g.cell + g.cell / 2)
+      .attr('dy', '0.35em').attr('text-anchor', 'end').attr('font-size', g.fontSize)
       .attr('fill', theme.fg)
-      .text((d) => clip(d.l))
+      .text((d) => clip(d.l, g.chars))
       .on('click', (ev, d) => onQuery(d.i))
       .on('mouseenter', (ev, d) => tooltip.show(ev, [`query ${d.i}: ${d.l}`, 'click: explain this row (neuron view)']))
       .on('mouseleave', () => tooltip.hide());
-    svg.select('g.cols').attr('transform', `translate(${m.left},${m.top - 6})`)
+    svg.select('g.cols').attr('transform', `translate(${g.left},${g.top - 6})`)
       .selectAll('text.col-label').data(shown, (d) => d.i)
       .join('text')
       .attr('class', 'col-label')
-      .attr('transform', (d) => `translate(${d.i * cell + cell / 2},0) rotate(-90)`)
-      .attr('dy', '0.35em').attr('font-size', fontSize).attr('fill', theme.fg)
-      .text((d) => clip(d.l));
-
+      .attr('transform', (d) => `translate(${d.i * g.cell + g.cell / 2},0) rotate(-90)`)
+      .attr('dy', '0.35em').attr('font-size', g.fontSize).attr('fill', theme.fg)
+      .text((d) => clip(d.l, g.chars));
     svg.select('g.axis-names').selectAll('text').data([
-      { t: 'keys (attended to) →', x: m.left, y: 12, a: 'start' },
-      { t: 'queries ↓', x: 4, y: 12, a: 'start' },
-    ]).join('text').attr('x', (d) => d.x).attr('y', (d) => d.y).attr('text-anchor', (d) => d.a)
+      { t: 'keys →', x: g.left, y: 12 },
+      { t: 'queries ↓', x: 4, y: 12 },
+    ]).join('text').attr('x', (d) => d.x).attr('y', (d) => d.y)
       .attr('fill', theme.muted).attr('font-size', 11).text((d) => d.t);
+  }
 
-    // Hover: value and the two tokens; cursor rectangles show row and column.
-    const cur = svg.selectAll('rect.hm-cursor-row, rect.hm-cursor-col')
-      .attr('fill', 'none').attr('stroke', theme.accent).attr('stroke-width', 1.5).attr('visibility', 'hidden');
-    svg.select('rect.hm-hit').attr('x', m.left).attr('y', m.top).attr('width', side).attr('height', side)
-      .attr('fill', 'transparent')
-      .on('mousemove', (ev) => {
-        const [x, y] = d3.pointer(ev);
-        const j = Math.floor((x - m.left) / cell);
-        const i = Math.floor((y - m.top) / cell);
-        if (i < 0 || j < 0 || i >= K || j >= K) return;
-        svg.select('rect.hm-cursor-row').attr('visibility', 'visible')
-          .attr('x', m.left).attr('y', m.top + i * cell).attr('width', side).attr('height', cell);
-        svg.select('rect.hm-cursor-col').attr('visibility', 'visible')
-          .attr('x', m.left + j * cell).attr('y', m.top).attr('width', cell).attr('height', side);
-        tooltip.show(ev, [`${labels[i]} → ${labels[j]}`, `${data.valueName}: ${fmt(matrix[i * K + j])}`, `query ${i}, key ${j}`]);
-      })
-      .on('mouseleave', () => { cur.attr('visibility', 'hidden'); tooltip.hide(); })
-      .on('click', (ev) => {
-        const [, y] = d3.pointer(ev);
-        const i = Math.floor((y - m.top) / cell);
-        if (i >= 0 && i < K) onQuery(i);
-      });
+  /** A pair's A/B boundary: a line before the first B token, on both axes. */
+  function drawBoundary(svg, data, g) {
+    const b = data.segs ? pairBoundary(data.segs) : -1;
+    const pos = g.cell * b;
+    const marks = b > 0 ? [
+      { x1: g.left + pos, y1: g.top - 4, x2: g.left + pos, y2: g.top + g.side },
+      { x1: g.left - 4, y1: g.top + pos, x2: g.left + g.side, y2: g.top + pos },
+    ] : [];
+    svg.select('g.pair').attr('data-boundary', b)
+      .selectAll('line.pair-boundary').data(marks).join('line').attr('class', 'pair-boundary')
+      .attr('x1', (d) => d.x1).attr('y1', (d) => d.y1).attr('x2', (d) => d.x2).attr('y2', (d) => d.y2)
+      .attr('stroke', theme.fg).attr('stroke-width', 1.5).attr('stroke-dasharray', '4 3');
+  }
 
-    // Legend: colour bar and the sentences that say what rows mean.
-    const lg = svg.select('g.legend').attr('transform', `translate(${m.left},${m.top + side + 34})`);
-    drawLegendBar(lg, { interp: theme.seq, domain: [0, vmax], title: data.valueName, id: 'hm' });
+  function drawLegend(svg, data, g, vmax) {
+    const width = Math.min(180, Math.max(100, g.side));
+    const lg = svg.select('g.legend').attr('transform', `translate(${Math.min(g.left, Math.max(4, g.W - width - 16))},${g.top + g.side + 30})`);
+    drawLegendBar(lg, { interp: theme.seq, domain: [0, vmax], title: data.valueName, id: 'hm', width });
     lg.selectAll('g.legend-axis text').attr('fill', theme.fg);
     lg.selectAll('g.legend-axis line, g.legend-axis path').attr('stroke', theme.muted);
     lg.selectAll('text.legend-title').attr('fill', theme.fg);
-    lg.selectAll('text.legend-line').data(data.legendLines).join('text').attr('class', 'legend-line')
-      .attr('x', 0).attr('y', (d, i) => 42 + i * 15).attr('fill', theme.muted).attr('font-size', 11)
-      .text((d) => d);
   }
 
+  function describe(data, i, j) {
+    const v = data.matrix[i * data.K + j];
+    return `${data.labels[i]} → ${data.labels[j]}: ${data.valueName} ${fmt(v)} (query ${i}, key ${j})`;
+  }
+
+  function wireCells(root, svg, data, g) {
+    const { K } = data;
+    const info = infoLine(root);
+    const cursor = svg.select('g.cursor');
+    const boxes = (c, cls, visible) => {
+      const rects = c ? [
+        { x: g.left, y: g.top + c.i * g.cell, w: g.side, h: g.cell },
+        { x: g.left + c.j * g.cell, y: g.top, w: g.cell, h: g.side },
+      ] : [];
+      cursor.selectAll(`rect.${cls}`).data(visible ? rects : []).join('rect').attr('class', cls)
+        .attr('x', (r) => r.x).attr('y', (r) => r.y).attr('width', (r) => r.w).attr('height', (r) => r.h)
+        .attr('fill', 'none').attr('stroke', cls === 'hm-sel' ? theme.fg : theme.accent)
+        .attr('stroke-width', cls === 'hm-sel' ? 2 : 1.5).attr('pointer-events', 'none');
+    };
+    const select = (c) => {
+      sel = c;
+      boxes(sel, 'hm-sel', !!sel);
+      if (!sel) { info.set(K ? 'Tap or hover a cell for its value.' : ''); return; }
+      info.set(describe(data, sel.i, sel.j), { label: `Explain query ${sel.i} in the neuron view`, run: () => onQuery(sel.i) });
+    };
+    const cellAt = (ev) => {
+      const [x, y] = d3.pointer(ev, svg.node());
+      const j = Math.floor((x - g.left) / g.cell);
+      const i = Math.floor((y - g.top) / g.cell);
+      return i < 0 || j < 0 || i >= K || j >= K ? null : { i, j };
+    };
+    select(sel);
+    svg.select('g.hit').selectAll('rect.hm-hit').data([null]).join('rect').attr('class', 'hm-hit')
+      .attr('x', g.left).attr('y', g.top).attr('width', g.side).attr('height', g.side)
+      .attr('fill', 'transparent')
+      .attr('tabindex', 0)
+      .attr('role', 'application')
+      .attr('aria-roledescription', 'heatmap')
+      .attr('aria-label', `${data.title}: ${K} × ${K} cells. Arrow keys move the selected cell, Enter opens its row in the neuron view.`)
+      .on('pointermove', (ev) => {
+        if (ev.pointerType !== 'mouse') return;
+        const c = cellAt(ev);
+        boxes(c, 'hm-hover', !!c);
+        if (c) tooltip.show(ev, [`${data.labels[c.i]} → ${data.labels[c.j]}`, `${data.valueName}: ${fmt(data.matrix[c.i * K + c.j])}`, `query ${c.i}, key ${c.j}`]);
+      })
+      .on('pointerleave', () => { boxes(null, 'hm-hover', false); tooltip.hide(); })
+      .on('click', (ev) => {
+        const c = cellAt(ev);
+        if (!c) return;
+        select(c);
+        tooltip.show(ev, [`${data.labels[c.i]} → ${data.labels[c.j]}`, `${data.valueName}: ${fmt(data.matrix[c.i * K + c.j])}`]);
+      })
+      .on('focus', function () {
+        if (!this.matches(':focus-visible')) return; // a click selects where it lands
+        if (!sel) select({ i: 0, j: 0 }); else select(sel);
+      })
+      .on('keydown', (ev) => {
+        const c = sel || { i: 0, j: 0 };
+        const moves = {
+          ArrowLeft: [c.i, c.j - 1], ArrowRight: [c.i, c.j + 1], ArrowUp: [c.i - 1, c.j], ArrowDown: [c.i + 1, c.j],
+          Home: [c.i, 0], End: [c.i, K - 1], PageUp: [0, c.j], PageDown: [K - 1, c.j],
+        };
+        if (ev.key === 'Enter' || ev.key === ' ') { ev.preventDefault(); onQuery(c.i); return; }
+        if (!moves[ev.key]) return;
+        ev.preventDefault();
+        const [i, j] = moves[ev.key];
+        select({ i: Math.max(0, Math.min(K - 1, i)), j: Math.max(0, Math.min(K - 1, j)) });
+      });
+  }
+
+  /** Long inputs on narrow screens: the matrix scrolls inside its own box;
+   *  row labels, axis names and legend stay at the box's left edge. */
+  function pinToScroll(root, svg) {
+    const scroller = root.select('.hm-scroll');
+    const pin = () => {
+      const x = scroller.node().scrollLeft;
+      svg.select('g.pinned').attr('transform', x ? `translate(${x},0)` : null);
+      const rows = svg.select('g.rows').node().getBBox();
+      svg.select('rect.pin-bg').attr('x', 0).attr('y', 0).attr('width', x ? rows.x + rows.width + 2 : 0)
+        .attr('height', svg.attr('height')).attr('fill', theme.bg);
+    };
+    scroller.on('scroll', pin);
+    pin();
+  }
+
+  function notesOf(data) {
+    const b = data.segs ? pairBoundary(data.segs) : -1;
+    return [...(data.notes || []), ...(b > 0 ? [`Dashed lines: sentence B starts at token ${b} (${data.labels[b]}).`] : [])];
+  }
+
+  function notes(root, data) {
+    root.select('p.view-notes').text(notesOf(data).join(' '));
+    const links = strongestLinks(data.matrix, data.K, 10);
+    linksTable(root, {
+      summary: `Table: the ${links.length} strongest links (${data.valueName})`,
+      columns: [{ key: 'q', title: 'query' }, { key: 'k', title: 'key' }, { key: 'w', title: data.valueName, fmt }],
+      rows: links.map((l) => ({ q: `${l.query}: ${data.labels[l.query]}`, k: `${l.key}: ${data.labels[l.key]}`, w: l.weight })),
+    });
+  }
+
+  /** Frame size (CSS px) that shows this view comfortably, for the embed snippet. */
+  view.preferredSize = ({ K, L = 12, H = 12, d = 32 } = {}) => preferredSize('heatmap', K, { layers: L, heads: H, d });
   view.theme = function (t) { if (!arguments.length) return theme; theme = t; return view; };
-  view.maxSize = function (v) { if (!arguments.length) return maxSize; maxSize = v; return view; };
+  view.size = function (b) { if (!arguments.length) return box; box = { width: b.width, height: b.height || null }; return view; };
+  /** Kept for callers of the old API: the largest matrix side in px. */
+  view.maxSize = function (v) { if (!arguments.length) return box.width; box = { width: v + 200, height: null }; return view; };
   view.onQuery = function (f) { if (!arguments.length) return onQuery; onQuery = f; return view; };
   return view;
 }

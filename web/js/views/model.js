@@ -5,21 +5,27 @@
 // thumbnail (Home/End: first/last head, PageUp/PageDown: first/last layer),
 // Enter or Space opens it. Export SVG keeps the thumbnails as one PNG image.
 //
-// data = {L, H, K, mat(l, h) -> K*K Float32Array, layer, head, valueName,
-//         legendLines[], title}
+// Layout (layout.js modelLayout): every head of a layer always in one row;
+// thumbnails shrink to the width (and in an embed, the height) given.
+//
+// data = {L, H, K, labels[K], mat(l, h) -> K*K Float32Array, layer, head,
+//         valueName, notes[], title}
 
-import { THEMES, sizeCanvas, tooltip, drawLegendBar, exportable } from './common.js';
-import { poolMatrix, maxOf } from '../data.js';
+import { THEMES, sizeCanvas, tooltip, drawLegendBar, exportable, fmt, infoLine, linksTable, exportContext, chromeHeight, preferredSize
+} from './common.js';
+import { modelLayout } from './layout.js';
+import { poolMatrix, maxOf, strongestLinks } from '../data.js';
 
 const d3 = globalThis.d3;
 
 export function modelView() {
   let theme = THEMES.light;
-  let width = 900;
+  let frame = { width: 900, height: null };
   let onOpen = () => {};
   let kbd = null; // {l, h}: the thumbnail the keyboard cursor is on
 
   function view(root, data) {
+    tooltip.hide();
     render(root);
     update(root, data);
   }
@@ -27,7 +33,9 @@ export function modelView() {
   function render(root) {
     root.classed('bl-modelview', true);
     root.selectAll('div.view-title').data([null]).join('div').attr('class', 'view-title');
-    const stage = root.selectAll('div.mv-stage').data([null]).join('div').attr('class', 'mv-stage stage');
+    infoLine(root);
+    const stage = root.selectAll('div.mv-scroll').data([null]).join('div').attr('class', 'mv-scroll')
+      .selectAll('div.mv-stage').data([null]).join('div').attr('class', 'mv-stage stage');
     stage.selectAll('canvas.mv-thumbs').data([null]).join('canvas').attr('class', 'mv-thumbs');
     const svg = stage.selectAll('svg.mv-svg').data([null]).join('svg').attr('class', 'mv-svg');
     svg.selectAll('g.layer-labels').data([null]).join('g').attr('class', 'layer-labels');
@@ -37,17 +45,41 @@ export function modelView() {
     svg.selectAll('rect.mv-focus').data([null]).join('rect').attr('class', 'mv-focus');
     svg.selectAll('rect.mv-hit').data([null]).join('rect').attr('class', 'mv-hit');
     svg.selectAll('g.legend').data([null]).join('g').attr('class', 'legend');
+    root.selectAll('p.view-notes').data([null]).join('p').attr('class', 'view-notes');
+    root.selectAll('p.view-hint').data([null]).join('p').attr('class', 'view-hint')
+      .text('Hover or tap a thumbnail for its largest value; click it to open it as a heatmap. Keyboard: Tab to the grid, arrows move, Enter opens.');
+  }
+
+  /** Text alternative: the strongest link of every layer (over its heads). */
+  function textAlternative(root, data, peaks) {
+    const rows = [];
+    for (let l = 0; l < data.L; l++) {
+      let best = 0;
+      for (let h = 1; h < data.H; h++) if (peaks[l][h] > peaks[l][best]) best = h;
+      const [top] = strongestLinks(data.mat(l, best), data.K, 1);
+      if (top) rows.push({ l, h: best, q: `${top.query}: ${data.labels ? data.labels[top.query] : ''}`, k: `${top.key}: ${data.labels ? data.labels[top.key] : ''}`, w: top.weight });
+    }
+    linksTable(root, {
+      summary: `Table: the strongest link of each layer (${data.valueName})`,
+      columns: [{ key: 'l', title: 'layer' }, { key: 'h', title: 'head' }, { key: 'q', title: 'query' }, { key: 'k', title: 'key' }, { key: 'w', title: data.valueName, fmt }],
+      rows,
+    });
   }
 
   function update(root, data) {
     const { L, H, K } = data;
     root.select('.view-title').text(data.title);
-    const m = { top: 24, left: 62, gap: 6 };
-    const S = Math.max(36, Math.min(96, Math.floor((width - m.left - 10) / H) - m.gap)); // thumbnail px
-    const gridW = H * (S + m.gap);
-    const gridH = L * (S + m.gap);
-    const W = Math.max(520, m.left + gridW + 10);
-    const Hpx = m.top + gridH + 80 + 15 * data.legendLines.length;
+    root.select('p.view-notes').text((data.notes || []).join(' '));
+    const info = infoLine(root);
+    info.set(`Layer ${data.layer}, ${data.head === 'mean' ? 'mean of heads' : `head ${data.head}`} is open in the other views.`);
+    const g = modelLayout({
+      L, H, width: frame.width,
+      height: frame.height ? frame.height - chromeHeight(root.node(), root.select('.mv-scroll').node()) : null,
+    });
+    const m = { top: g.top, left: g.left, gap: g.gap };
+    const { S, gridW, gridH } = g;
+    const W = g.W;
+    const Hpx = g.H;
     const stage = root.select('.mv-stage').style('width', `${W}px`).style('height', `${Hpx}px`);
 
     // One pooled matrix per head, shared colour scale per thumbnail (its own max,
@@ -88,11 +120,11 @@ export function modelView() {
     svg.select('g.layer-labels').selectAll('text').data(d3.range(L)).join('text')
       .attr('class', 'layer-label').attr('x', m.left - 8).attr('y', (l) => m.top + l * (S + m.gap) + S / 2)
       .attr('dy', '0.35em').attr('text-anchor', 'end').attr('font-size', 11).attr('fill', theme.fg)
-      .text((l) => `layer ${l}`);
+      .text((l) => (g.narrow ? `L${l}` : `layer ${l}`));
     svg.select('g.head-labels').selectAll('text').data(d3.range(H)).join('text')
       .attr('class', 'head-label').attr('x', (h) => m.left + h * (S + m.gap) + S / 2).attr('y', m.top - 8)
-      .attr('text-anchor', 'middle').attr('font-size', 11).attr('fill', theme.fg)
-      .text((h) => `h${h}`);
+      .attr('text-anchor', 'middle').attr('font-size', S < 20 ? 9 : 11).attr('fill', theme.fg)
+      .text((h) => (S < 14 ? `${h}` : `h${h}`));
 
     const box = (sel, l, h) => sel.attr('x', m.left + h * (S + m.gap) - 2).attr('y', m.top + l * (S + m.gap) - 2)
       .attr('width', S + 4).attr('height', S + 4).attr('rx', 3);
@@ -114,6 +146,7 @@ export function modelView() {
         if (!c) { hover.attr('visibility', 'hidden'); tooltip.hide(); return; }
         box(hover.attr('visibility', 'visible'), c.l, c.h);
         tooltip.show(ev, [`layer ${c.l}, head ${c.h}`, `largest ${data.valueName}: ${peaks[c.l][c.h].toFixed(3)}`, 'click: open as heatmap']);
+        info.set(`Layer ${c.l}, head ${c.h}: largest ${data.valueName} ${peaks[c.l][c.h].toFixed(3)}`);
       })
       .on('mouseleave', () => { hover.attr('visibility', 'hidden'); tooltip.hide(); })
       .on('click', (ev) => {
@@ -130,6 +163,7 @@ export function modelView() {
     const showKbd = () => {
       box(focusBox.attr('visibility', 'visible'), kbd.l, kbd.h);
       hitNode.setAttribute('aria-label', `Thumbnail grid, ${describe(kbd)}: arrow keys move, Enter opens it as a heatmap`);
+      info.set(`${describe(kbd)}: largest ${data.valueName} ${peaks[kbd.l][kbd.h].toFixed(3)} (Enter opens it)`);
       const r = focusBox.node().getBoundingClientRect();
       tooltip.show({ clientX: r.right, clientY: r.bottom }, [describe(kbd), `largest ${data.valueName}: ${peaks[kbd.l][kbd.h].toFixed(3)}`, 'Enter: open as heatmap · arrows: move']);
     };
@@ -164,16 +198,20 @@ export function modelView() {
         showKbd();
       });
 
-    const lg = svg.select('g.legend').attr('transform', `translate(${m.left},${m.top + gridH + 30})`);
-    drawLegendBar(lg, { interp: theme.seq, domain: [0, 1], title: `${data.valueName} (each thumbnail scaled to its own maximum)`, id: 'mv' });
+    const lg = svg.select('g.legend').attr('transform', `translate(${Math.min(m.left, 8)},${m.top + gridH + 30})`);
+    drawLegendBar(lg, { interp: theme.seq, domain: [0, 1], title: `${data.valueName} ÷ each thumbnail’s own maximum`, id: 'mv', width: Math.min(180, W - 20) });
     lg.selectAll('g.legend-axis text, text.legend-title').attr('fill', theme.fg);
     lg.selectAll('g.legend-axis line, g.legend-axis path').attr('stroke', theme.muted);
-    lg.selectAll('text.legend-line').data(data.legendLines).join('text').attr('class', 'legend-line')
-      .attr('y', (d, i) => 40 + i * 15).attr('font-size', 11).attr('fill', theme.muted).text((d) => d);
+    textAlternative(root, data, peaks);
+    exportContext(root, { notes: data.notes || [] });
   }
 
+  /** Frame size (CSS px) that shows this view comfortably, for the embed snippet. */
+  view.preferredSize = ({ K, L = 12, H = 12, d = 32 } = {}) => preferredSize('model', K, { layers: L, heads: H, d });
   view.theme = function (t) { if (!arguments.length) return theme; theme = t; return view; };
-  view.width = function (w) { if (!arguments.length) return width; width = w; return view; };
+  view.size = function (b) { if (!arguments.length) return frame; frame = { width: b.width, height: b.height || null }; return view; };
+  /** Kept for callers of the old API. */
+  view.width = function (w) { if (!arguments.length) return frame.width; frame = { width: w, height: null }; return view; };
   view.onOpen = function (f) { if (!arguments.length) return onOpen; onOpen = f; return view; };
   return view;
 }

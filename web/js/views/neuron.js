@@ -4,138 +4,170 @@
 // Vectors are painted on canvases (orange < 0 < blue); numbers are SVG text.
 // Export SVG writes the vector cells as <rect>s (up to SVG_MAX_CELLS per strip).
 //
+// Scales: q and k share one diverging colour scale, q × k has its own; both
+// are symmetric around 0 and saturate at the 98th percentile of |value|
+// (data.js clipRange), and the legend under the rows says where. Softmax
+// bars use a fixed 0..1 scale (a weight of 0.228 is a bar 0.228 long, with
+// [CLS]/[SEP] hidden or not); ‖α f(x)‖ bars scale to the largest shown.
+//
+// Layout (layout.js neuronLayout): side by side when the box is wide enough,
+// else two stacked bands (vectors, then numbers) with their own key labels;
+// in an embed the rows shrink to the frame's height.
+//
 // data = {labels[R], rows[R] (token index of each shown key), query, queryLabel,
 //         tokens[T] (for the query picker), d, cols (data.js neuronColumns),
 //         weights[R] (softmax shown, renormalized or not), norms[R] | null,
-//         legendLines[], title}
+//         notes[], title}
 
-import { THEMES, sizeCanvas, tooltip, fmt, clip, textWidth, exportable, cellMarks, SVG_MAX_CELLS } from './common.js';
+import {
+  THEMES, sizeCanvas, tooltip, fmt, clip, exportable, cellMarks, SVG_MAX_CELLS,
+  infoLine, linksTable, exportContext, chromeHeight,
+  preferredSize,
+} from './common.js';
+import { neuronLayout, NEURON } from './layout.js';
+import { clipRange, softmaxBar } from '../data.js';
 
 const d3 = globalThis.d3;
+const NORM_COLOUR = '#8f5bd6';
 
 export function neuronView() {
   let theme = THEMES.light;
   let onQuery = () => {};
-  let width = 1100;
+  let box = { width: 1100, height: null };
+  let picked = null; // key token (raw index) tapped last
 
   function view(root, data) {
-    render(root);
-    update(root, data);
+    tooltip.hide();
+    if (picked !== null && !data.rows.includes(picked)) picked = null;
+    skeleton(root);
+    root.select('.view-title').text(data.title);
+    queryPicker(root, data);
+    const scales = {
+      qk: clipRange([...data.cols.q, ...data.rows.flatMap((j) => data.cols.keys[j])]),
+      prod: clipRange(data.rows.flatMap((j) => data.cols.products[j])),
+    };
+    root.select('p.view-notes').text(notesOf(data, scales).join(' '));
+    textAlternative(root, data);
+    const g = neuronLayout({
+      R: data.rows.length, d: data.d, longestLabel: d3.max(data.labels, (l) => l.length) || 4,
+      width: box.width, norms: !!data.norms,
+      height: box.height ? box.height - chromeHeight(root.node(), root.select('.nv-scroll').node()) : null,
+    });
+    const stage = root.select('.nv-stage').style('width', `${g.W}px`).style('height', `${g.H}px`)
+      .attr('data-layout', g.stacked ? 'stacked' : 'wide');
+    paintVectors(stage, data, g, scales);
+    const svg = stage.select('svg.nv-svg').attr('width', g.W).attr('height', g.H)
+      .attr('font-family', 'system-ui, sans-serif').attr('font-size', g.font);
+    titles(svg, data, g);
+    rows(svg, data, g);
+    legend(svg, data, g, scales);
+    wireRows(root, svg, data, g);
+    exportContext(root, { notes: notesOf(data, scales) });
   }
 
-  function render(root) {
+  function skeleton(root) {
     root.classed('bl-neuronview', true);
     root.selectAll('div.view-title').data([null]).join('div').attr('class', 'view-title');
     const bar = root.selectAll('div.nv-bar').data([null]).join('div').attr('class', 'nv-bar');
     const lab = bar.selectAll('label.nv-query').data([null]).join('label').attr('class', 'nv-query');
-    lab.selectAll('span').data([null]).join('span').text('Query token (the row being explained): ');
-    lab.selectAll('select').data([null]).join('select').attr('id', 'neuron-query');
-    bar.selectAll('button.nv-prev').data([null]).join('button').attr('class', 'nv-prev').attr('type', 'button').text('◀ previous');
-    bar.selectAll('button.nv-next').data([null]).join('button').attr('class', 'nv-next').attr('type', 'button').text('next ▶');
-    const stage = root.selectAll('div.nv-stage').data([null]).join('div').attr('class', 'nv-stage stage');
-    stage.selectAll('canvas.nv-q').data([null]).join('canvas').attr('class', 'nv-q');
-    stage.selectAll('canvas.nv-k').data([null]).join('canvas').attr('class', 'nv-k');
-    stage.selectAll('canvas.nv-p').data([null]).join('canvas').attr('class', 'nv-p');
+    lab.selectAll('span').data([null]).join('span').text('Query token: ');
+    lab.selectAll('select').data([null]).join('select').attr('id', 'neuron-query').attr('class', 'nv-query-select');
+    bar.selectAll('button.nv-prev').data([null]).join('button').attr('class', 'nv-prev').attr('type', 'button')
+      .attr('aria-label', 'previous query token').text('◀');
+    bar.selectAll('button.nv-next').data([null]).join('button').attr('class', 'nv-next').attr('type', 'button')
+      .attr('aria-label', 'next query token').text('▶');
+    infoLine(root);
+    const stage = root.selectAll('div.nv-scroll').data([null]).join('div').attr('class', 'nv-scroll')
+      .selectAll('div.nv-stage').data([null]).join('div').attr('class', 'nv-stage stage');
+    for (const c of ['q', 'k', 'p']) stage.selectAll(`canvas.nv-${c}`).data([null]).join('canvas').attr('class', `nv-${c}`);
     const svg = stage.selectAll('svg.nv-svg').data([null]).join('svg').attr('class', 'nv-svg');
-    for (const c of ['heads', 'qrow', 'rows', 'hit', 'legend']) svg.selectAll(`g.${c}`).data([null]).join('g').attr('class', c);
+    for (const c of ['heads', 'qrow', 'rows', 'scales', 'hit']) svg.selectAll(`g.${c}`).data([null]).join('g').attr('class', c);
+    root.selectAll('p.view-notes').data([null]).join('p').attr('class', 'view-notes');
+    root.selectAll('p.view-hint').data([null]).join('p').attr('class', 'view-hint')
+      .text('Hover or tap a row for its numbers, a vector cell for its element.');
   }
 
-  function update(root, data) {
-    const { labels, rows, cols, d } = data;
-    const R = rows.length;
-    root.select('.view-title').text(data.title);
-
-    // Query picker: every token of the input (specials included).
-    root.select('#neuron-query').selectAll('option').data(data.tokens.map((t, i) => ({ t, i })))
+  function queryPicker(root, data) {
+    // Every token of the input (specials included).
+    const select = root.select('select.nv-query-select');
+    select.selectAll('option').data(data.tokens.map((t, i) => ({ t, i })))
       .join('option').attr('value', (o) => o.i).text((o) => `${o.i}: ${o.t}`);
-    root.select('#neuron-query').property('value', String(data.query))
-      .on('change', (ev) => onQuery(Number(ev.target.value)));
+    select.property('value', String(data.query)).on('change', (ev) => onQuery(Number(ev.target.value)));
     root.select('button.nv-prev').property('disabled', data.query <= 0).on('click', () => onQuery(data.query - 1));
     root.select('button.nv-next').property('disabled', data.query >= data.tokens.length - 1).on('click', () => onQuery(data.query + 1));
+  }
 
-    const rowH = R > 80 ? 13 : 17;
-    const font = R > 80 ? 10 : 11;
-    const labelW = Math.min(130, Math.max(48, d3.max(labels, (l) => textWidth(clip(l), font)) || 48));
-    const fixed = labelW + 10 + 36 + 66 + 80 + (data.norms ? 260 : 130) + 10;
-    const cw = Math.max(1, Math.min(7, Math.floor(Math.min(224 * 2, width - fixed) / (2 * d)))); // px per vector element
-    const stripW = d * cw;
-    const x = {};
-    x.k = labelW + 10;
-    x.p = x.k + stripW + 18;
-    x.dot = x.p + stripW + 18;
-    x.scaled = x.dot + 66;
-    x.soft = x.scaled + 80;
-    x.norm = x.soft + 130;
-    const W = (data.norms ? x.norm + 130 : x.norm) + 10;
-    const top = 96; // header block (query vector + column titles)
-    const Hpx = top + R * rowH + 36 + 15 * data.legendLines.length;
-    const stage = root.select('.nv-stage').style('width', `${W}px`).style('height', `${Hpx}px`);
+  const vecColour = (v, m) => theme.div(Math.max(-1, Math.min(1, v / m)) * 0.5 + 0.5);
 
-    // Diverging colour scales, symmetric around 0, saturating at the 98th
-    // percentile of |value| so one outlier element does not wash out the rest.
-    const scaleOf = (vals) => d3.quantile(vals.map(Math.abs).sort(d3.ascending), 0.98) || 1;
-    const amax = scaleOf([...cols.q, ...cols.keys.flat()]);
-    const pmax = scaleOf(cols.products.flat());
-    const vecColour = (v, m) => theme.div(Math.max(-1, Math.min(1, v / m)) * 0.5 + 0.5);
-
-    // q vector.
-    const qc = sizeCanvas(stage.select('canvas.nv-q').style('left', `${x.k}px`).style('top', '22px').node(), stripW, rowH);
-    cols.q.forEach((v, c) => { qc.fillStyle = vecColour(v, amax); qc.fillRect(c * cw, 0, cw, rowH - 1); });
-    // Keys and products, one row per shown key.
-    const kc = sizeCanvas(stage.select('canvas.nv-k').style('left', `${x.k}px`).style('top', `${top}px`).node(), stripW, R * rowH);
-    const pc = sizeCanvas(stage.select('canvas.nv-p').style('left', `${x.p}px`).style('top', `${top}px`).node(), stripW, R * rowH);
-    rows.forEach((j, r) => {
+  function paintVectors(stage, data, g, scales) {
+    const { rows: keys, cols, d } = data;
+    const R = keys.length;
+    const { cw, rowH, stripW } = g;
+    const amax = scales.qk.limit;
+    const pmax = scales.prod.limit;
+    const qH = Math.max(6, Math.min(14, rowH));
+    const qc = sizeCanvas(stage.select('canvas.nv-q').style('left', `${g.x.k}px`).style('top', '22px').node(), stripW, qH);
+    cols.q.forEach((v, c) => { qc.fillStyle = vecColour(v, amax); qc.fillRect(c * cw, 0, cw, qH - 1); });
+    const gapY = rowH > 4 ? 1 : 0;
+    const kc = sizeCanvas(stage.select('canvas.nv-k').style('left', `${g.x.k}px`).style('top', `${g.y.rows}px`).node(), stripW, R * rowH);
+    const pc = sizeCanvas(stage.select('canvas.nv-p').style('left', `${g.x.p}px`).style('top', `${g.y.rows}px`).node(), stripW, R * rowH);
+    keys.forEach((j, r) => {
       for (let c = 0; c < d; c++) {
         kc.fillStyle = vecColour(cols.keys[j][c], amax);
-        kc.fillRect(c * cw, r * rowH, cw, rowH - 1);
+        kc.fillRect(c * cw, r * rowH, cw, rowH - gapY);
         pc.fillStyle = vecColour(cols.products[j][c], pmax);
-        pc.fillRect(c * cw, r * rowH, cw, rowH - 1);
+        pc.fillRect(c * cw, r * rowH, cw, rowH - gapY);
       }
     });
-    const strip = (name, nRows, value, m) => () => {
+    const strip = (name, nRows, h, value, m) => () => {
       if (nRows * d > SVG_MAX_CELLS) {
         return { node: null, note: `Neuron-view ${name} strip (${nRows} × ${d} cells) is an embedded PNG image: too many cells for vector export.` };
       }
       return {
         node: cellMarks(`nv-${name}`, (put) => {
-          for (let r = 0; r < nRows; r++) for (let c = 0; c < d; c++) put(c * cw, r * rowH, cw, rowH - 1, vecColour(value(r, c), m));
+          for (let r = 0; r < nRows; r++) for (let c = 0; c < d; c++) put(c * cw, r * h, cw, h - gapY, vecColour(value(r, c), m));
         }),
         note: `Neuron-view ${name} strip: ${nRows * d} vector rectangles.`,
       };
     };
-    exportable(stage.select('canvas.nv-q').node(), strip('query', 1, (r, c) => cols.q[c], amax));
-    exportable(stage.select('canvas.nv-k').node(), strip('key', R, (r, c) => cols.keys[rows[r]][c], amax));
-    exportable(stage.select('canvas.nv-p').node(), strip('product', R, (r, c) => cols.products[rows[r]][c], pmax));
+    exportable(stage.select('canvas.nv-q').node(), strip('query', 1, qH, (r, c) => cols.q[c], amax));
+    exportable(stage.select('canvas.nv-k').node(), strip('key', R, rowH, (r, c) => cols.keys[keys[r]][c], amax));
+    exportable(stage.select('canvas.nv-p').node(), strip('product', R, rowH, (r, c) => cols.products[keys[r]][c], pmax));
+  }
 
-    const svg = stage.select('svg.nv-svg').attr('width', W).attr('height', Hpx)
-      .attr('font-family', 'system-ui, sans-serif').attr('font-size', font);
-
-    // Query row and column titles.
+  function titles(svg, data, g) {
+    const qH = Math.max(6, Math.min(14, g.rowH));
     svg.select('g.qrow').selectAll('text').data([
-      { t: 'query q', x: x.k, y: 14, a: 'start', w: 600 },
-      { t: clip(data.queryLabel), x: labelW, y: 22 + rowH / 2, a: 'end', w: 700 },
-      { t: `d = ${d} (one cell per element; orange < 0 < blue)`, x: x.p, y: 22 + rowH / 2, a: 'start', w: 400 },
-    ]).join('text').attr('x', (t) => t.x).attr('y', (t) => t.y).attr('dy', '0.35em')
+      { t: 'query q', x: g.x.k, y: 12, a: 'start', w: 600 },
+      { t: clip(data.queryLabel, g.chars), x: g.labelW, y: 22 + qH / 2, a: 'end', w: 700 },
+    ]).join('text').attr('x', (t) => t.x).attr('y', (t) => t.y).attr('dy', '0.35em').attr('font-size', 11)
       .attr('text-anchor', (t) => t.a).attr('font-weight', (t) => t.w).attr('fill', theme.fg).text((t) => t.t);
+    const vecY = g.y.rows - 8;
+    const numY = g.y.numbers - 8;
     const heads = [
-      { t: 'key k', x: x.k },
-      { t: 'q × k (element-wise)', x: x.p },
-      { t: 'q · k', x: x.dot },
-      { t: `q·k / √${d}`, x: x.scaled },
-      { t: 'softmax', x: x.soft },
+      { t: 'key k', x: g.x.k, y: vecY },
+      { t: g.compact ? 'q × k' : 'q × k (element-wise)', x: g.x.p, y: vecY },
+      ...(g.compact ? [] : [{ t: 'q · k', x: g.x.dot, y: numY }, { t: `q·k / √${data.d}`, x: g.x.scaled, y: numY }]),
+      { t: 'softmax', x: g.x.soft, y: numY },
     ];
-    if (data.norms) heads.push({ t: '‖α f(x)‖', x: x.norm });
+    if (data.norms) heads.push({ t: '‖α f(x)‖', x: g.x.norm, y: numY });
     svg.select('g.heads').selectAll('text').data(heads).join('text').attr('class', 'col-title')
-      .attr('x', (t) => t.x).attr('y', top - 10).attr('font-weight', 600).attr('fill', theme.fg).text((t) => t.t);
+      .attr('x', (t) => t.x).attr('y', (t) => t.y).attr('font-size', 11).attr('font-weight', 600)
+      .attr('fill', theme.fg).text((t) => t.t);
+  }
 
-    const smax = d3.max(data.weights) || 1;
+  function rows(svg, data, g) {
+    const { rowH } = g;
+    const full = g.softW - 6;
     const nmax = data.norms ? d3.max(data.norms) || 1 : 1;
-    const rowData = rows.map((j, r) => ({
-      r, j, label: labels[r], dot: cols.dots[j], scaled: cols.scaled[j], w: data.weights[r],
+    const rowData = data.rows.map((j, r) => ({
+      r, j, label: data.labels[r], dot: data.cols.dots[j], scaled: data.cols.scaled[j], w: data.weights[r],
       norm: data.norms ? data.norms[r] : null,
     }));
-    const g = svg.select('g.rows').attr('transform', `translate(0,${top})`)
-      .selectAll('g.nv-row').data(rowData, (rd) => rd.j)
+    const show = (rd) => rd.r % g.step === 0;
+    const yv = (rd) => g.y.rows + rd.r * rowH + rowH / 2;
+    const yn = (rd) => g.y.numbers + rd.r * rowH + rowH / 2;
+    const rowsG = svg.select('g.rows').selectAll('g.nv-row').data(rowData, (rd) => rd.j)
       .join((enter) => {
         const e = enter.append('g').attr('class', 'nv-row');
         e.append('text').attr('class', 'key-label');
@@ -145,49 +177,145 @@ export function neuronView() {
         e.append('text').attr('class', 'soft');
         return e;
       })
-      .attr('transform', (rd) => `translate(0,${rd.r * rowH})`);
-    const mid = rowH / 2;
-    g.select('text.key-label').attr('x', labelW).attr('y', mid).attr('dy', '0.35em').attr('text-anchor', 'end')
-      .attr('fill', theme.fg).attr('font-weight', (rd) => (rd.j === data.query ? 700 : 400)).text((rd) => clip(rd.label));
-    g.select('text.dot').attr('x', x.dot + 52).attr('y', mid).attr('dy', '0.35em').attr('text-anchor', 'end')
-      .attr('fill', theme.fg).text((rd) => rd.dot.toFixed(2));
-    g.select('text.scaled').attr('x', x.scaled + 60).attr('y', mid).attr('dy', '0.35em').attr('text-anchor', 'end')
-      .attr('fill', theme.fg).text((rd) => rd.scaled.toFixed(2));
-    g.select('rect.soft-bar').attr('x', x.soft).attr('y', 2).attr('height', rowH - 4)
-      .attr('width', (rd) => Math.max(0.5, (80 * rd.w) / smax)).attr('fill', theme.accent).attr('rx', 2);
-    g.select('text.soft').attr('x', x.soft + 84).attr('y', mid).attr('dy', '0.35em').attr('fill', theme.fg)
-      .text((rd) => fmt(rd.w));
-    g.selectAll('rect.norm-bar').data((rd) => (rd.norm === null ? [] : [rd])).join('rect').attr('class', 'norm-bar')
-      .attr('x', x.norm).attr('y', 2).attr('height', rowH - 4).attr('rx', 2)
-      .attr('width', (rd) => Math.max(0.5, (80 * rd.norm) / nmax)).attr('fill', '#8f5bd6');
-    g.selectAll('text.norm').data((rd) => (rd.norm === null ? [] : [rd])).join('text').attr('class', 'norm')
-      .attr('x', x.norm + 84).attr('y', mid).attr('dy', '0.35em').attr('fill', theme.fg).text((rd) => fmt(rd.norm));
-
-    // Hover a row: its numbers; hover a vector cell: the element.
-    svg.select('g.hit').selectAll('rect').data([null]).join('rect')
-      .attr('x', 0).attr('y', top).attr('width', W).attr('height', R * rowH).attr('fill', 'transparent')
-      .on('mousemove', (ev) => {
-        const [px, py] = d3.pointer(ev);
-        const r = Math.floor((py - top) / rowH);
-        if (r < 0 || r >= R) return;
-        const rd = rowData[r];
-        const lines = [`${data.queryLabel} → ${rd.label}`, `q·k = ${rd.dot.toFixed(4)}`, `q·k/√${d} = ${rd.scaled.toFixed(4)}`, `softmax = ${rd.w.toFixed(4)}`];
-        if (rd.norm !== null) lines.push(`‖α f(x)‖ = ${rd.norm.toFixed(4)}`);
-        for (const [name, x0, arr] of [['k', x.k, cols.keys[rd.j]], ['q×k', x.p, cols.products[rd.j]]]) {
-          const c = Math.floor((px - x0) / cw);
-          if (c >= 0 && c < d) lines.push(`${name}[${c}] = ${arr[c].toFixed(4)}  (q[${c}] = ${cols.q[c].toFixed(4)})`);
-        }
-        tooltip.show(ev, lines);
-      })
-      .on('mouseleave', () => tooltip.hide());
-
-    svg.select('g.legend').attr('transform', `translate(4,${top + R * rowH + 24})`)
-      .selectAll('text').data(data.legendLines).join('text').attr('y', (t, i) => i * 15)
-      .attr('fill', theme.muted).text((t) => t);
+      .attr('data-key', (rd) => rd.j);
+    const num = (sel, cls, x, value) => sel.select(`text.${cls}`).attr('x', x).attr('y', yn).attr('dy', '0.35em')
+      .attr('text-anchor', 'end').attr('fill', theme.fg).text((rd) => (g.numbers ? value(rd) : ''));
+    rowsG.select('text.key-label').attr('x', g.labelW).attr('y', yv).attr('dy', '0.35em').attr('text-anchor', 'end')
+      .attr('fill', theme.fg).attr('font-weight', (rd) => (rd.j === data.query ? 700 : 400))
+      .text((rd) => (show(rd) ? clip(rd.label, g.chars) : ''));
+    rowsG.selectAll('text.key-label2').data((rd) => (g.stacked ? [rd] : [])).join('text').attr('class', 'key-label2')
+      .attr('x', g.labelW).attr('y', yn).attr('dy', '0.35em').attr('text-anchor', 'end').attr('fill', theme.fg)
+      .attr('font-weight', (rd) => (rd.j === data.query ? 700 : 400))
+      .text((rd) => (show(rd) ? clip(rd.label, g.chars) : ''));
+    num(rowsG, 'dot', g.x.dot + NEURON.num - 8, (rd) => rd.dot.toFixed(2));
+    num(rowsG, 'scaled', g.x.scaled + NEURON.num - 8, (rd) => rd.scaled.toFixed(2));
+    rowsG.select('rect.soft-bar').attr('x', g.x.soft).attr('y', (rd) => yn(rd) - rowH / 2 + (rowH > 6 ? 2 : 0))
+      .attr('height', Math.max(1, rowH - (rowH > 6 ? 4 : 1)))
+      .attr('width', (rd) => Math.max(0.5, softmaxBar(rd.w, full))).attr('fill', theme.accent).attr('rx', 2);
+    rowsG.select('text.soft').attr('x', g.x.soft + full + 4).attr('y', yn).attr('dy', '0.35em').attr('fill', theme.fg)
+      .text((rd) => (g.numbers ? fmt(rd.w) : ''));
+    const normBar = Math.max(20, Math.min(64, g.normW - 44));
+    rowsG.selectAll('rect.norm-bar').data((rd) => (rd.norm === null ? [] : [rd])).join('rect').attr('class', 'norm-bar')
+      .attr('x', g.x.norm).attr('y', (rd) => yn(rd) - rowH / 2 + (rowH > 6 ? 2 : 0)).attr('height', Math.max(1, rowH - (rowH > 6 ? 4 : 1)))
+      .attr('rx', 2).attr('width', (rd) => Math.max(0.5, (normBar * rd.norm) / nmax)).attr('fill', NORM_COLOUR);
+    rowsG.selectAll('text.norm').data((rd) => (rd.norm === null ? [] : [rd])).join('text').attr('class', 'norm')
+      .attr('x', g.x.norm + normBar + 4).attr('y', yn).attr('dy', '0.35em').attr('fill', theme.fg)
+      .text((rd) => (g.numbers ? fmt(rd.norm) : ''));
   }
 
+  /** Colour scales with their ranges, and the softmax bar's fixed 0..1 axis. */
+  function legend(svg, data, g, scales) {
+    const y0 = g.H - NEURON.legend + 18;
+    const w = Math.max(70, Math.min(140, Math.floor((g.W - 16) / 3) - 14));
+    const items = [
+      { id: 'qk', title: `q, k (clip ±${scales.qk.limit.toFixed(2)})`, lo: -scales.qk.limit, hi: scales.qk.limit, div: true },
+      { id: 'prod', title: `q × k (clip ±${scales.prod.limit.toFixed(2)})`, lo: -scales.prod.limit, hi: scales.prod.limit, div: true },
+      { id: 'soft', title: 'softmax (fixed 0–1)', lo: 0, hi: 1, div: false },
+    ];
+    const gs = svg.select('g.scales').selectAll('g.scale').data(items, (it) => it.id)
+      .join((enter) => {
+        const e = enter.append('g').attr('class', 'scale');
+        e.append('text').attr('class', 'scale-title');
+        e.append('g').attr('class', 'scale-bar');
+        e.append('g').attr('class', 'scale-ticks');
+        return e;
+      })
+      .attr('data-scale', (it) => it.id)
+      .attr('transform', (it, i) => `translate(${4 + i * (w + 14)},${y0})`);
+    gs.select('text.scale-title').attr('y', -5).attr('font-size', 10).attr('fill', theme.fg).text((it) => it.title);
+    const n = 16;
+    gs.select('g.scale-bar').selectAll('rect').data((it) => (it.div
+      ? d3.range(n).map((i) => ({ x: (i * w) / n, w: w / n + 0.5, fill: theme.div(i / (n - 1)) }))
+      : [{ x: 0, w, fill: 'none', stroke: theme.muted }, { x: 0, w: w * 0.25, fill: theme.accent }]))
+      .join('rect').attr('x', (r) => r.x).attr('width', (r) => r.w).attr('height', 8)
+      .attr('fill', (r) => r.fill).attr('stroke', (r) => r.stroke || null);
+    gs.select('g.scale-ticks').selectAll('text').data((it) => [
+      { t: it.div ? `−${it.hi.toFixed(2)}` : '0', x: 0, a: 'start' },
+      { t: it.div ? '0' : '0.5', x: w / 2, a: 'middle' },
+      { t: it.div ? `+${it.hi.toFixed(2)}` : '1', x: w, a: 'end' },
+    ]).join('text').attr('x', (t) => t.x).attr('y', 19).attr('text-anchor', (t) => t.a)
+      .attr('font-size', 9).attr('fill', theme.fg).text((t) => t.t);
+  }
+
+  function describeRow(data, rd) {
+    const parts = [`${data.queryLabel} → ${rd.label}`, `q·k = ${rd.dot.toFixed(3)}`, `q·k/√${data.d} = ${rd.scaled.toFixed(3)}`, `softmax = ${rd.w.toFixed(3)}`];
+    if (rd.norm !== null && rd.norm !== undefined) parts.push(`‖α f(x)‖ = ${rd.norm.toFixed(3)}`);
+    return parts;
+  }
+
+  function wireRows(root, svg, data, g) {
+    const info = infoLine(root);
+    const R = data.rows.length;
+    const rowOf = (r) => ({
+      r, j: data.rows[r], label: data.labels[r], dot: data.cols.dots[data.rows[r]], scaled: data.cols.scaled[data.rows[r]],
+      w: data.weights[r], norm: data.norms ? data.norms[r] : null,
+    });
+    const at = (ev) => {
+      const [px, py] = d3.pointer(ev, svg.node());
+      let band = 'rows';
+      let r = Math.floor((py - g.y.rows) / g.rowH);
+      if (g.stacked && py >= g.y.numbers) { band = 'numbers'; r = Math.floor((py - g.y.numbers) / g.rowH); }
+      return r >= 0 && r < R ? { r, px, band } : null;
+    };
+    const linesFor = (hit) => {
+      const rd = rowOf(hit.r);
+      const lines = describeRow(data, rd);
+      if (hit.band === 'rows') {
+        for (const [name, x0, arr] of [['k', g.x.k, data.cols.keys[rd.j]], ['q×k', g.x.p, data.cols.products[rd.j]]]) {
+          const c = Math.floor((hit.px - x0) / g.cw);
+          if (c >= 0 && c < data.d) lines.push(`${name}[${c}] = ${arr[c].toFixed(4)}  (q[${c}] = ${data.cols.q[c].toFixed(4)})`);
+        }
+      }
+      return lines;
+    };
+    if (picked !== null) {
+      const r = data.rows.indexOf(picked);
+      info.set(describeRow(data, rowOf(r)).join(' · '));
+    } else info.set(`Query ${data.query} (${data.queryLabel}): tap or hover a key row for its numbers.`);
+    const bottom = g.stacked ? g.y.numbers + R * g.rowH : g.y.rows + R * g.rowH;
+    svg.select('g.hit').selectAll('rect').data([null]).join('rect')
+      .attr('x', 0).attr('y', g.y.rows).attr('width', g.W).attr('height', bottom - g.y.rows).attr('fill', 'transparent')
+      .on('pointermove', (ev) => {
+        if (ev.pointerType !== 'mouse') return;
+        const hit = at(ev);
+        if (hit) tooltip.show(ev, linesFor(hit));
+      })
+      .on('pointerleave', () => tooltip.hide())
+      .on('click', (ev) => {
+        const hit = at(ev);
+        if (!hit) return;
+        picked = data.rows[hit.r];
+        info.set(describeRow(data, rowOf(hit.r)).join(' · '));
+        tooltip.show(ev, linesFor(hit));
+      });
+  }
+
+  function notesOf(data, scales) {
+    const pct = (x) => `${(100 * x).toFixed(1)}%`;
+    return [
+      ...(data.notes || []),
+      `Vectors have d = ${data.d} elements, one cell each (orange < 0 < blue).`,
+      `q and k colours saturate at ±${scales.qk.limit.toFixed(2)}, the 98th percentile of |q|, |k| (${pct(scales.qk.clipped)} of elements beyond; largest ${scales.qk.max.toFixed(2)}).`,
+      `q × k colours saturate at ±${scales.prod.limit.toFixed(2)}, the 98th percentile of |q × k| (${pct(scales.prod.clipped)} beyond; largest ${scales.prod.max.toFixed(2)}).`,
+      'Softmax bars use a fixed 0–1 scale.',
+    ];
+  }
+
+  function textAlternative(root, data) {
+    const order = data.rows.map((j, r) => r).sort((a, b) => data.weights[b] - data.weights[a]).slice(0, 10);
+    linksTable(root, {
+      summary: `Table: the ${order.length} keys query “${data.queryLabel}” attends to most`,
+      columns: [{ key: 'k', title: 'key' }, { key: 'dot', title: 'q · k', fmt }, { key: 'scaled', title: `q·k / √${data.d}`, fmt }, { key: 'w', title: 'softmax', fmt }],
+      rows: order.map((r) => ({ k: `${data.rows[r]}: ${data.labels[r]}`, dot: data.cols.dots[data.rows[r]], scaled: data.cols.scaled[data.rows[r]], w: data.weights[r] })),
+    });
+  }
+
+  /** Frame size (CSS px) that shows this view comfortably, for the embed snippet. */
+  view.preferredSize = ({ K, L = 12, H = 12, d = 32 } = {}) => preferredSize('neuron', K, { layers: L, heads: H, d });
   view.theme = function (t) { if (!arguments.length) return theme; theme = t; return view; };
-  view.width = function (w) { if (!arguments.length) return width; width = w; return view; };
+  view.size = function (b) { if (!arguments.length) return box; box = { width: b.width, height: b.height || null }; return view; };
+  /** Kept for callers of the old API. */
+  view.width = function (w) { if (!arguments.length) return box.width; box = { width: w, height: null }; return view; };
   view.onQuery = function (f) { if (!arguments.length) return onQuery; onQuery = f; return view; };
   return view;
 }

@@ -1,0 +1,111 @@
+// View layouts (web/js/views/layout.js): every view fits the box it is
+// given — the embed frames of issue 8 (720×560, 360×480) for inputs up to
+// 64 tokens, and a 390-px phone — and the embed snippet's preferred sizes fit.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import {
+  heatmapLayout, headLayout, swatchLayout, modelLayout, neuronLayout, preferredSize, HEATMAP, NEURON,
+} from '../../web/js/views/layout.js';
+
+// What an embed draws around a stage (view padding, title, info line, bars,
+// caption) — measured on the page in these frames; generous on purpose.
+const FRAMES = [{ width: 720, height: 560 }, { width: 360, height: 480 }];
+const stageBox = (f, chrome) => ({ width: f.width - 16, height: f.height - chrome });
+
+test('heatmap fits both embed frames for 1..64 tokens, without a scroll box', () => {
+  for (const f of FRAMES) {
+    const box = stageBox(f, 130);
+    for (const K of [1, 5, 16, 33, 64]) {
+      for (const longestLabel of [3, 14, 40]) {
+        const g = heatmapLayout({ K, longestLabel, ...box });
+        assert.ok(!g.scroll, `${f.width}x${f.height} K=${K}: needs a scroll box`);
+        assert.ok(g.W <= box.width, `${f.width}x${f.height} K=${K}: W ${g.W} > ${box.width}`);
+        assert.ok(g.H <= box.height, `${f.width}x${f.height} K=${K}: H ${g.H} > ${box.height}`);
+        assert.equal(g.side, g.cell * K);
+        assert.ok(g.cell >= 2);
+        assert.ok(g.step * g.cell >= g.fontSize - 1, 'labels drawn never overlap');
+      }
+    }
+  }
+});
+
+test('heatmap on a 390-px phone: page width kept; long inputs scroll in their own box', () => {
+  const width = 390 - 20;
+  const short = heatmapLayout({ K: 22, longestLabel: 10, width });
+  assert.ok(!short.scroll && short.W <= width, `W ${short.W}`);
+  const long = heatmapLayout({ K: 300, longestLabel: 10, width });
+  assert.ok(long.scroll, 'a 300-token matrix scrolls inside its box');
+  assert.ok(long.labelW <= width * 0.2 + 1);
+});
+
+test('head view fits both embed frames for 64 tokens; swatches fit one row', () => {
+  for (const f of FRAMES) {
+    const box = stageBox(f, 170);
+    for (const K of [4, 30, 64]) {
+      const g = headLayout({ K, longestLabel: 12, ...box });
+      assert.ok(g.W <= box.width, `W ${g.W} > ${box.width}`);
+      assert.ok(g.H <= box.height, `${f.width}x${f.height} K=${K}: H ${g.H} > ${box.height}`);
+      assert.ok(g.xR - g.xL >= 60, 'room for lines between the columns');
+    }
+    const sw = swatchLayout({ H: 12, width: box.width });
+    assert.ok(sw.W <= box.width, `swatches ${sw.W} > ${box.width}`);
+  }
+  const phone = headLayout({ K: 22, longestLabel: 12, width: 370 });
+  assert.ok(phone.W <= 370);
+});
+
+test('model view shows all 12 heads in one row on a phone and in both frames', () => {
+  for (const [width, height] of [[370, null], [704, 560 - 100], [344, 480 - 100]]) {
+    for (const L of [6, 12]) {
+      const g = modelLayout({ L, H: 12, width, height });
+      assert.ok(g.W <= width, `${width}: W ${g.W}`);
+      assert.equal(g.gridW, 12 * (g.S + g.gap));
+      if (height) assert.ok(g.H <= height, `${width}x${height} L=${L}: H ${g.H}`);
+      assert.ok(g.S >= 6);
+    }
+  }
+});
+
+test('neuron view: wide on a desktop, stacked on a phone, compact in a small frame; columns never overlap', () => {
+  const wide = neuronLayout({ R: 22, d: 32, width: 1200 });
+  assert.equal(wide.mode, 'wide');
+  const phone = neuronLayout({ R: 22, d: 32, width: 370, norms: true });
+  assert.equal(phone.mode, 'stacked');
+  for (const g of [wide, phone]) {
+    assert.ok(g.x.k + g.stripW <= g.x.p, 'key strip before q×k strip');
+    assert.ok(g.x.dot + NEURON.num <= g.x.scaled, 'q·k before q·k/√d');
+    assert.ok(g.x.scaled + NEURON.num <= g.x.soft, 'q·k/√d before softmax');
+    assert.ok(g.numbers, 'numbers are drawn');
+  }
+  assert.ok(phone.W <= 370, `phone W ${phone.W}`);
+  assert.ok(phone.y.numbers >= phone.y.rows + 22 * phone.rowH, 'numbers band below the vectors band');
+  for (const f of FRAMES) {
+    const box = stageBox(f, 170);
+    for (const R of [5, 22, 64]) {
+      const g = neuronLayout({ R, d: 32, longestLabel: 12, ...box });
+      assert.ok(g.W <= box.width, `${f.width}x${f.height} R=${R}: W ${g.W}`);
+      assert.ok(g.H <= box.height, `${f.width}x${f.height} R=${R}: H ${g.H} > ${box.height} (${g.mode})`);
+    }
+  }
+  assert.equal(neuronLayout({ R: 64, d: 32, width: 344, height: 310 }).mode, 'compact');
+});
+
+test('preferred embed sizes fit their view', () => {
+  for (const n of [3, 16, 40, 64]) {
+    const hm = preferredSize('heatmap', n);
+    const g = heatmapLayout({ K: n, longestLabel: 12, width: hm.width - 16, height: hm.height - 96 });
+    assert.ok(!g.scroll && g.cell >= 6, `heatmap n=${n}: cell ${g.cell} in ${hm.width}x${hm.height}`);
+    const hv = preferredSize('head', n);
+    const h = headLayout({ K: n, longestLabel: 12, width: hv.width - 16, height: hv.height - 140 });
+    assert.ok(h.rowH >= 9, `head n=${n}: rows ${h.rowH}px in ${hv.width}x${hv.height}`);
+    const nv = preferredSize('neuron', n);
+    const ne = neuronLayout({ R: n, d: 32, longestLabel: 12, width: nv.width - 16, height: nv.height - 126 });
+    assert.ok(ne.numbers && ne.mode !== 'compact', `neuron n=${n}: ${ne.mode}, rows ${ne.rowH}px`);
+    for (const s of [hm, hv, nv, preferredSize('model', n)]) {
+      assert.ok(s.width >= 320 && s.width <= 960 && s.height >= 240 && s.height <= 1400, JSON.stringify(s));
+    }
+  }
+  assert.ok(preferredSize('heatmap', 64).height < preferredSize('heatmap', 200).height + 1);
+  assert.throws(() => preferredSize('nope', 3), /unknown view/);
+  assert.equal(HEATMAP.minCell, 3);
+});

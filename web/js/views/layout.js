@@ -1,0 +1,217 @@
+// layout.js — where each view puts things for a given box, as pure functions
+// (no DOM, no D3), so the sizes can be tested in Node (tests/web/layout.test.mjs)
+// and the embed snippet can propose a frame that fits (preferredSize).
+//
+// Every layout takes the box the view may use: width always, height only
+// when the view must fit a fixed frame (an embed), else null (the page
+// scrolls vertically). A layout never returns a stage wider than the width
+// it was given unless `scroll` says the content needs its own scroll box
+// (more tokens than fit at the smallest readable cell).
+
+/** Approximate text width in px for the UI font at px size (no layout pass). */
+export function textWidth(s, px = 12) {
+  return Math.ceil(String(s).length * px * 0.58) + 4;
+}
+
+/** Characters that fit in w px at font size px. */
+export function charsFor(w, px) {
+  return Math.max(3, Math.floor((w - 4) / (px * 0.58)));
+}
+
+const clampTo = (v, lo, hi) => Math.max(lo, Math.min(hi, v));
+
+/** Label every step-th token so labels at font px do not overlap in rows of h px. */
+export function labelStep(h, px) {
+  return Math.max(1, Math.ceil(px / Math.max(1, h)));
+}
+
+// --------------------------------------------------------------- heatmap
+
+export const HEATMAP = { minCell: 3, maxCell: 30, right: 12, legend: 64, axisGap: 22 };
+
+/** Heatmap geometry for K tokens whose longest label is longestLabel chars.
+ *  Returns cell size, label width and margins, the stage size, which labels
+ *  are drawn (every step-th), and whether the matrix needs its own scroll box. */
+export function heatmapLayout({ K, longestLabel = 8, width, height = null, maxCell = HEATMAP.maxCell }) {
+  const n = Math.max(1, K);
+  // Labels take at most a fifth of the width each (rows left, columns on top).
+  const labelMax = clampTo(Math.floor(width * 0.2), 40, 130);
+  const fitCell = (labelW) => {
+    const byW = Math.floor((width - labelW - HEATMAP.axisGap - HEATMAP.right) / n);
+    const byH = height ? Math.floor((height - labelW - HEATMAP.axisGap - HEATMAP.legend) / n) : Infinity;
+    return Math.min(maxCell, byW, byH);
+  };
+  let cell = fitCell(labelMax);
+  let fontSize = clampTo(cell - 2, 8, 12);
+  const labelW = clampTo(textWidth('x'.repeat(Math.min(longestLabel, 14)), fontSize), 36, labelMax);
+  cell = fitCell(labelW);
+  const minCell = n > 256 || height ? 2 : HEATMAP.minCell;
+  const scroll = cell < minCell;
+  cell = Math.max(minCell, cell);
+  fontSize = clampTo(cell - 2, 8, 12);
+  const side = cell * n;
+  const left = labelW + HEATMAP.axisGap;
+  const top = labelW + HEATMAP.axisGap;
+  return {
+    cell, side, left, top, labelW, fontSize,
+    chars: charsFor(labelW, fontSize),
+    step: labelStep(cell, fontSize - 1),
+    W: Math.max(left + side + HEATMAP.right, Math.min(width, 250)),
+    H: top + side + HEATMAP.legend,
+    scroll,
+  };
+}
+
+// ------------------------------------------------------------- head view
+
+/** Head-view geometry: two token columns joined by lines. */
+export function headLayout({ K, longestLabel = 8, width, height = null }) {
+  const n = Math.max(1, K);
+  let rowH = n > 80 ? 13 : 22;
+  if (height) rowH = Math.min(rowH, Math.floor((height - 12) / n));
+  rowH = Math.max(4, rowH);
+  const font = clampTo(rowH - 2, 8, n > 80 ? 10 : 12);
+  const labelMax = clampTo(Math.floor(width * 0.28), 44, 150);
+  const labelW = clampTo(textWidth('x'.repeat(Math.min(longestLabel, 18)), font), 36, labelMax);
+  const gap = clampTo(width - 2 * labelW - 16, 60, 360);
+  const W = Math.min(width, labelW * 2 + gap + 16);
+  return {
+    rowH, font, labelW, gap, top: 8,
+    chars: charsFor(labelW - 4, font),
+    step: labelStep(rowH, font),
+    xL: labelW + 4,
+    xR: labelW + gap + 12,
+    W: Math.max(W, labelW * 2 + gap + 16),
+    H: 8 + n * rowH + 8,
+  };
+}
+
+/** Head swatch size so H swatches fit in one row of the given width. */
+export function swatchLayout({ H, width }) {
+  const sw = clampTo(Math.floor(width / Math.max(1, H)) - 4, 12, 22);
+  return { sw, W: H * (sw + 4) + 4, H: sw + 16 };
+}
+
+// ------------------------------------------------------------ model view
+
+/** Model-view geometry: L x H thumbnails; all heads always in one row. */
+export function modelLayout({ L, H, width, height = null }) {
+  const narrow = width < 520;
+  const left = narrow ? 34 : 62;
+  const gap = narrow ? 3 : 6;
+  const top = 24;
+  const legend = 64;
+  let S = Math.floor((width - left - 10) / H) - gap;
+  if (height) S = Math.min(S, Math.floor((height - top - legend) / L) - gap);
+  S = clampTo(S, 6, 96);
+  const gridW = H * (S + gap);
+  const gridH = L * (S + gap);
+  return { S, gap, left, top, gridW, gridH, narrow, W: Math.max(left + gridW + 10, Math.min(width, 240)), H: top + gridH + legend };
+}
+
+// ----------------------------------------------------------- neuron view
+
+export const NEURON = { header: 70, legend: 58, num: 56, soft: 60, softText: 44, normW: 104 };
+
+/** Neuron-view geometry for R key rows, head width d. Wide boxes put every
+ *  column side by side; narrow ones stack two bands (vectors, then numbers),
+ *  each with its own key labels, so nothing overlaps or is cut. A frame too
+ *  small for either (an embed with many tokens) gets the compact form: one
+ *  band with the vectors and the softmax bars; q · k and q·k/√d are then in
+ *  the tooltip, the info line and the table only. */
+export function neuronLayout({ R, d, longestLabel = 8, width, height = null, norms = false }) {
+  const n = Math.max(1, R);
+  const font = 11;
+  const labelW = clampTo(textWidth('x'.repeat(Math.min(longestLabel, 14)), font), 40, clampTo(Math.floor(width * 0.22), 40, 130));
+  const numbersW = NEURON.num * 2 + NEURON.soft + NEURON.softText + (norms ? NEURON.normW : 0);
+  const sideBySide = (cw) => labelW + 10 + 2 * (d * cw + 14) + numbersW + 8;
+  const bandTitles = 22;
+  const rowsFor = (bands, max) => {
+    let h = max;
+    if (height) h = Math.min(h, Math.floor((height - NEURON.header - NEURON.legend - bands * bandTitles) / (bands * n)));
+    return h;
+  };
+  const maxRow = n > 80 ? 13 : 17;
+  let cw = Math.min(7, Math.floor((Math.min(width, 1100) - (labelW + 10 + numbersW + 8 + 28)) / (2 * d)));
+  let mode = cw >= 1 && sideBySide(cw) <= width ? 'wide' : 'stacked';
+  if (mode === 'stacked') cw = clampTo(Math.floor((width - labelW - 10 - 14 - 8) / (2 * d)), 1, 7);
+  let rowH = rowsFor(mode === 'stacked' ? 2 : 1, maxRow);
+  if (mode === 'stacked' && height && rowH < 9) {
+    mode = 'compact';
+    cw = clampTo(Math.floor((width - labelW - 10 - 28 - NEURON.soft - 8) / (2 * d)), 1, 7);
+    rowH = rowsFor(1, maxRow);
+  }
+  rowH = Math.max(height ? 2 : 3, rowH);
+  const stacked = mode === 'stacked';
+  const compact = mode === 'compact';
+  // Bars shrink (never the numbers) when a phone's numbers band is too wide.
+  let softW = NEURON.soft;
+  let normW = norms ? (compact ? NEURON.soft : NEURON.normW) : 0;
+  if (stacked) {
+    const over = labelW + 10 + NEURON.num * 2 + softW + NEURON.softText + normW + 8 - width;
+    if (over > 0) {
+      const cut = Math.min(over, (softW - 30) + (norms ? normW - 74 : 0));
+      const share = norms ? cut / 2 : cut;
+      softW -= Math.ceil(share);
+      if (norms) normW -= Math.ceil(cut - share);
+    }
+  }
+  const stripW = d * cw;
+  const x = { k: labelW + 10 };
+  x.p = x.k + stripW + 14;
+  const numX0 = stacked ? labelW + 10 : x.p + stripW + 14;
+  x.dot = numX0;
+  x.scaled = compact ? numX0 : x.dot + NEURON.num;
+  x.soft = compact ? numX0 : x.scaled + NEURON.num;
+  x.norm = x.soft + softW + (compact ? 0 : NEURON.softText);
+  const bandH = n * rowH;
+  const y = { rows: NEURON.header, numbers: stacked ? NEURON.header + bandH + bandTitles : NEURON.header };
+  const rowsEnd = stacked ? y.numbers + bandH : NEURON.header + bandH;
+  const W = stacked
+    ? Math.max(x.p + stripW, x.norm + normW) + 8
+    : x.norm + normW + 8;
+  return {
+    labelW, softW, normW, font: rowH >= 11 ? font : clampTo(rowH - 1, 7, font), cw, stripW, x, y, rowH, stacked, compact, mode,
+    bands: stacked ? 2 : 1,
+    numbers: rowH >= 9 && !compact, // numbers as text only when a row is tall enough to read them
+    step: labelStep(rowH, 8),
+    chars: charsFor(labelW, font),
+    W, H: rowsEnd + NEURON.legend,
+  };
+}
+
+// ---------------------------------------------------------- embed frames
+
+/** Height of what an embed draws around a view's stage (title, info line,
+ *  head swatches or query picker, caption, paddings), in px. */
+const CHROME = { heatmap: 96, head: 140, model: 74, neuron: 126 };
+
+/** A frame size (CSS px) in which `view` shows nTokens tokens comfortably,
+ *  for the embed snippet. opts: {layers, heads, d} of the model (defaults:
+ *  MiniLM-L12, 12 x 12, d = 32). Always within 320..960 x 240..1400. */
+export function preferredSize(view, nTokens, { layers = 12, heads = 12, d = 32 } = {}) {
+  const n = Math.max(1, nTokens);
+  let width;
+  let height;
+  if (view === 'heatmap') {
+    const cell = clampTo(Math.floor(480 / n), 6, 24);
+    const g = heatmapLayout({ K: n, longestLabel: 12, width: 2000, maxCell: cell });
+    width = g.left + g.side + HEATMAP.right + 16;
+    height = g.H + CHROME.heatmap;
+  } else if (view === 'head') {
+    width = 560;
+    const rowH = clampTo(Math.floor(640 / n), 12, 22);
+    height = 16 + n * rowH + CHROME.head;
+  } else if (view === 'model') {
+    width = 720;
+    const g = modelLayout({ L: layers, H: heads, width: width - 16 });
+    height = g.H + CHROME.model;
+  } else if (view === 'neuron') {
+    width = 720;
+    const rowH = clampTo(Math.floor(640 / n), 11, 17);
+    height = NEURON.header + 22 + n * rowH + NEURON.legend + CHROME.neuron;
+  } else {
+    throw new RangeError(`unknown view ${view}`);
+  }
+  return { width: clampTo(Math.ceil(width), 320, 960), height: clampTo(Math.ceil(height), 240, 1400) };
+}
