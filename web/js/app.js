@@ -685,7 +685,7 @@ async function exportView(kind) {
   const s = app.state;
   const name = `bertlens-${s.view}-layer${s.layer}${s.view === 'heatmap' || s.view === 'neuron' ? `-head${s.head}` : ''}-${s.mode}`;
   try {
-    const model = app.entry ? (app.entry.name || app.entry.id) : (app.localName || '');
+    const model = app.entry ? (app.entry.name || app.entry.id) : (app.localName || (app.snap && (app.snap.model.name || app.snap.model.id)) || '');
     const heading = titleLine({ ...s, model, queryLabel: app.run && s.view === 'neuron' ? app.run.tokens[Math.min(s.query, app.run.T - 1)] : null });
     const svg = stageToSVG(stage, { background: THEMES[s.theme].bg, title: heading, heading, context: $('view').blExportContext, theme: THEMES[s.theme] });
     if (kind === 'svg') download(new Blob([svg], { type: 'image/svg+xml' }), `${name}.svg`);
