@@ -125,11 +125,12 @@ const indexOut = JSON.stringify({ ...index, models: published }, null, 2);
 fs.writeFileSync(path.join(DIST, 'models', 'index.json'), indexOut);
 
 // 5. The service worker pre-caches the shell and the model list, so one
-// visit (which also stores the bundle, bundles.js) is enough to work offline.
+// visit (which also stores the bundle, bundles.js) is enough to work offline,
+// and viewer.html (written below), so "export standalone HTML" works offline.
 const version = hash(shell.join('\n') + html + indexOut);
 let sw = fs.readFileSync(path.join(WEB, 'sw.js'), 'utf8');
 sw = sw.replace(/const VERSION = '[^']*';/, `const VERSION = '${version}';`)
-  .replace(/const SHELL = \[[^\]]*\];/, `const SHELL = ${JSON.stringify(['./', ...shell, 'models/index.json'])};`);
+  .replace(/const SHELL = \[[^\]]*\];/, `const SHELL = ${JSON.stringify(['./', ...shell, 'models/index.json', 'viewer.html'])};`);
 if (!sw.includes(version)) die('sw.js: VERSION placeholder not found');
 emit('sw.js', sw, { hashed: false, inShell: false });
 

@@ -11,7 +11,7 @@ import zlib from 'node:zlib';
 import { createHash } from 'node:crypto';
 import { serve, cspFromNetlify } from './server.mjs';
 import { pathToFileURL } from 'node:url';
-import { scenario, ready, settled, typeText, clickAndRedraw, canvasColours, texts, fx, ROOT, DIST } from './harness.mjs';
+import { scenario, ready, settled, typeText, clickAndRedraw, canvasColours, texts, fx, ROOT, DIST, SHOTS } from './harness.mjs';
 
 async function open(page, base, params = {}) {
   await page.goto(`${base}?${new URLSearchParams(params)}`);
@@ -47,9 +47,12 @@ scenario('damaged bundles give an error message and the page stays usable', asyn
   const raw = zlib.gunzipSync(gz);
   const bad = Buffer.from(raw);
   for (let i = 0; i < 64; i++) bad[Math.floor(bad.length / 2) + i] ^= 0x5a; // flip bytes inside tensor data
-  const loadFile = async (file) => {
+  // Files on disk (a path reaches the browser without copying 23 MB through the driver).
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'bertlens-files-'));
+  const loadFile = async ({ name, buffer }) => {
+    fs.writeFileSync(path.join(dir, name), buffer);
     await page.evaluate(() => { document.body.dataset.state = 'loading'; });
-    await page.setInputFiles('#file-input', file);
+    await page.setInputFiles('#file-input', path.join(dir, name));
   };
   await loadFile({ name: 'damaged.blb', mimeType: 'application/octet-stream', buffer: bad });
   assert.equal(await settled(page), 'error');
@@ -66,6 +69,7 @@ scenario('damaged bundles give an error message and the page stays usable', asyn
   await loadFile({ name: 'mine.blb', mimeType: 'application/octet-stream', buffer: raw });
   await ready(page);
   assert.match(await page.textContent('#model-info'), /mine\.blb/);
+  fs.rmSync(dir, { recursive: true, force: true });
 });
 
 scenario('browser without wasm SIMD gets a clear message', async ({ base, context }) => {
@@ -96,14 +100,93 @@ scenario('offline after exactly one visit: the service worker and the cached bun
   await shot(page, 'offline-reload');
 });
 
-scenario('download error: clear message, the page stays usable', async ({ page, base, consoleErrors }) => {
-  await page.route('**/models/*.blb.gz', (r) => r.abort('connectionreset'));
+// Download and storage errors: a sentence anyone understands and what to
+// do, the browser's own words in small print; the page stays usable.
+const bundleGz = () => fs.readFileSync(path.join(ROOT, 'models', 'all-minilm-l6-v2.q8.blb.gz'));
+async function downloadError(page, base, { message, detail, shotName }) {
   await page.goto(base);
   assert.equal(await settled(page), 'error');
-  assert.match(await page.textContent('.notice.error'), /Download of all-MiniLM-L6-v2 \(q8\) failed/);
+  const text = await page.$eval('.notice.error .msg', (el) => el.firstChild.textContent);
+  assert.match(text, message);
+  if (detail) assert.match(await page.textContent('.notice.error .msg small.detail'), detail);
   assert.equal(await page.isVisible('#progress'), false);
   assert.ok(await page.isEnabled('#open-file'), 'a local bundle can still be opened');
-  consoleErrors.splice(0, consoleErrors.length, ...consoleErrors.filter((e) => !/ERR_CONNECTION_RESET|Failed to load resource/.test(e)));
+  if (shotName) await page.screenshot({ path: path.join(SHOTS, `${shotName}.png`), fullPage: true });
+}
+const RESOURCE_ERRORS = /Failed to load resource|ERR_CONNECTION_RESET|ERR_INTERNET_DISCONNECTED/;
+
+scenario('download error: connection reset says the connection failed', async ({ page, base }) => {
+  await page.route('**/models/*.blb.gz', (r) => r.abort('connectionreset'));
+  await downloadError(page, base, {
+    message: /^Could not download the model all-MiniLM-L6-v2 \(q8\) \(23\.6 MB\): the connection to the server failed\. Check the internet connection and reload the page\.$/,
+    detail: /Failed to fetch/,
+  });
+}, { allowConsoleErrors: RESOURCE_ERRORS });
+
+scenario('download error: offline with no stored model says so and what to do', async ({ page, base, context }) => {
+  await page.route('**/models/*.blb.gz', async (r) => {
+    await context.setOffline(true);
+    await r.abort('internetdisconnected');
+  });
+  await downloadError(page, base, {
+    message: /this device is offline and the model is not stored in this browser yet\. Connect to the internet and reload the page; after one complete visit bertlens also works offline\./,
+    shotName: 'error-offline',
+  });
+}, { allowConsoleErrors: RESOURCE_ERRORS });
+
+scenario('download error: HTTP 404 for the bundle says the server does not have it', async ({ page, base }) => {
+  await page.route('**/models/*.blb.gz', (r) => r.fulfill({ status: 404, contentType: 'text/plain', body: 'not found' }));
+  await downloadError(page, base, {
+    message: /^The server does not have the model all-MiniLM-L6-v2 \(q8\) \(it answered “not found”\)\. .*reload the page in a minute/,
+    detail: /^HTTP 404 for http:\/\/127\.0\.0\.1:\d+\/models\/all-minilm-l6-v2\.q8\.[0-9a-f]{12}\.blb\.gz$/,
+    shotName: 'error-404',
+  });
+}, { allowConsoleErrors: RESOURCE_ERRORS });
+
+scenario('download error: HTTP 500 says the server had a problem', async ({ page, base }) => {
+  await page.route('**/models/*.blb.gz', (r) => r.fulfill({ status: 500, contentType: 'text/plain', body: 'oops' }));
+  await downloadError(page, base, { message: /^The server had a problem sending the model .*usually temporary/, detail: /HTTP 500/ });
+}, { allowConsoleErrors: RESOURCE_ERRORS });
+
+scenario('download error: a changed byte fails the SHA-256 check and the bundle is not used', async ({ page, base }) => {
+  const bad = Buffer.from(bundleGz());
+  bad[bad.length >> 1] ^= 0x01;
+  await page.route('**/models/*.blb.gz', (r) => r.fulfill({ status: 200, contentType: 'application/octet-stream', body: bad }));
+  await downloadError(page, base, {
+    message: /^The model all-MiniLM-L6-v2 \(q8\) arrived damaged \(its contents differ from what this site lists\), so it was not used\. Reload the page/,
+    detail: /^SHA-256 [0-9a-f]{64}, models\/index\.json lists [0-9a-f]{64}$/,
+    shotName: 'error-damaged',
+  });
+});
+
+scenario('download error: a download cut short says it stopped before it was complete', async ({ page, base }) => {
+  const gz = bundleGz();
+  await page.route('**/models/*.blb.gz', (r) => r.fulfill({ status: 200, contentType: 'application/octet-stream', body: gz.subarray(0, 1 << 20) }));
+  await downloadError(page, base, { message: /stopped before it was complete \(1\.0 MB of 23\.6 MB\)\. Reload the page/, detail: new RegExp(`^1048576 of ${gz.length} bytes$`) });
+});
+
+scenario('download error: damaged gzip from a list without checksums says it could not be unpacked', async ({ page, base }) => {
+  const gz = bundleGz();
+  await page.route('**/models/index.json', async (r) => {
+    const res = await r.fetch();
+    const index = await res.json();
+    for (const m of index.models) { delete m.sha256; delete m.bytes; }
+    await r.fulfill({ response: res, json: index });
+  });
+  await page.route('**/models/*.blb.gz', (r) => r.fulfill({ status: 200, contentType: 'application/octet-stream', body: gz.subarray(0, 200000) }));
+  await downloadError(page, base, { message: /^The model all-MiniLM-L6-v2 \(q8\) arrived damaged \(it could not be unpacked\)/, detail: /^gzip: / });
+});
+
+scenario('storage refused: the model still loads, with a note that it will be downloaded again next time', async ({ page, base, shot }) => {
+  await page.addInitScript(() => {
+    if (window.caches) caches.open = () => Promise.reject(new DOMException('An attempt was made to break through the security policy of the user agent.', 'SecurityError'));
+  });
+  await open(page, base);
+  const note = await page.textContent('.notice.info .msg');
+  assert.match(note, /does not let this page keep the model .* so it will be downloaded again next time\./);
+  assert.match(await page.textContent('.notice.info small.detail'), /security policy/);
+  assert.ok(await canvasColours(page, 'canvas.hm-cells') > 5, 'the heatmap is drawn all the same');
+  await shot(page, 'storage-refused');
 });
 
 scenario('two listed models: switch with the picker and with ?model=', async ({ context, shot }) => {

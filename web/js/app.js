@@ -53,7 +53,7 @@ const views = {
 
 // ---------------------------------------------------------------- notices
 
-function notice(key, kind, text) {
+function notice(key, kind, text, detail = '') {
   const box = $('notices');
   let el = box.querySelector(`[data-key="${key}"]`);
   if (!el) {
@@ -70,7 +70,14 @@ function notice(key, kind, text) {
     box.append(el);
   }
   el.className = `notice ${kind}`;
-  el.querySelector('.msg').textContent = text;
+  const msg = el.querySelector('.msg');
+  msg.textContent = text;
+  if (detail) { // the browser's own words, in small print
+    const small = document.createElement('small');
+    small.className = 'detail';
+    small.textContent = detail;
+    msg.append(document.createElement('br'), small);
+  }
 }
 
 function clearNotice(key) {
@@ -87,8 +94,8 @@ function setPageState(s) {
   document.body.dataset.state = s;
 }
 
-function fail(key, message) {
-  notice(key, 'error', message);
+function fail(key, message, detail = '') {
+  notice(key, 'error', message, detail);
   setPageState('error');
 }
 
@@ -135,7 +142,7 @@ async function startLive() {
   try {
     app.models = await fetchIndex(absolute('models/index.json'));
   } catch (e) {
-    fail('index', `${e.message} You can still open a bundle file of your own.`);
+    fail('index', `${e.message} You can still open a bundle file of your own.`, e.detail);
     return;
   }
   fillModelPicker();
@@ -347,12 +354,12 @@ async function useListedModel(entry) {
   try {
     buffer = await loadListedBundle(entry, document.baseURI, (loaded, total, cached) => {
       if (seq === app.loadSeq) showProgress(cached ? `Loading ${entry.name || entry.id} from this browser's cache` : label, loaded, total);
-    });
+    }, (text, detail) => notice('storage', 'info', text, detail));
   } catch (e) {
     if (seq !== app.loadSeq) return;
     endModelLoad(seq);
     $('progress').hidden = true;
-    fail('load', e.message);
+    fail('load', e.message, e.detail);
     return;
   }
   if (seq !== app.loadSeq) return;
@@ -377,7 +384,7 @@ async function useFile(file) {
     if (seq !== app.loadSeq) return;
     endModelLoad(seq);
     $('progress').hidden = true;
-    fail('load', `Could not load ${file.name}: ${e.message}`);
+    fail('load', `Could not load ${file.name}: ${e.message}.`, e.detail);
     return;
   }
   if (seq !== app.loadSeq) return;

@@ -2,8 +2,49 @@
 // with progress, the Cache Storage copy of the last used bundle (so a second
 // visit works offline), checksum, and gzip decompression with the browser's
 // DecompressionStream.
+//
+// Every failure reaches the user as a DeliveryError: .message is a sentence
+// for anyone (what happened, what to do), .detail the browser's own words
+// (the page shows them in small print).
 
 export const BUNDLE_CACHE = 'bertlens-bundles-v1';
+
+export class DeliveryError extends Error {
+  constructor(message, detail = '') {
+    super(message);
+    this.name = 'DeliveryError';
+    this.detail = detail;
+  }
+}
+
+const rawText = (e) => (e && (e.message || String(e))) || '';
+const isOffline = () => globalThis.navigator && navigator.onLine === false;
+const fromFile = () => globalThis.location && location.protocol === 'file:';
+const FROM_FILE = 'This page was opened as a file, and browsers do not let such a page download the model. '
+  + 'Open bertlens.html from the same folder instead (it has the model built in), or run “make serve” and open http://127.0.0.1:8000/.';
+
+/** The sentence for a failed request of `what` (e.g. "the model list"). */
+function networkFailure(what, e, { cachedHint = '' } = {}) {
+  if (fromFile()) return new DeliveryError(FROM_FILE, rawText(e));
+  if (isOffline()) {
+    return new DeliveryError(`Could not download ${what}: this device is offline${cachedHint}. `
+      + 'Connect to the internet and reload the page; after one complete visit bertlens also works offline.', rawText(e));
+  }
+  return new DeliveryError(`Could not download ${what}: the connection to the server failed. `
+    + 'Check the internet connection and reload the page.', rawText(e));
+}
+
+function httpFailure(what, status, url) {
+  const detail = `HTTP ${status} for ${url}`;
+  if (status === 404 || status === 410) {
+    return new DeliveryError(`The server does not have ${what} (it answered “not found”). The site may be in the middle of an update: `
+      + 'reload the page in a minute. If it keeps happening, the site needs to be rebuilt — please tell whoever runs it.', detail);
+  }
+  if (status >= 500) {
+    return new DeliveryError(`The server had a problem sending ${what}. This is usually temporary: reload the page in a minute.`, detail);
+  }
+  return new DeliveryError(`The server refused to send ${what}. Reload the page; if it keeps happening, please tell whoever runs the site.`, detail);
+}
 
 // The one-file page (dist/bertlens.html, tools/build_site.mjs) carries the
 // model list in <script type="application/json" id="bertlens-models"> and
@@ -26,19 +67,27 @@ export function base64ToBytes(text) {
 export async function fetchIndex(url = 'models/index.json') {
   const inline = inlineText('bertlens-models');
   if (inline !== null) return listedModels(JSON.parse(inline));
-  const res = await fetch(url, { cache: 'no-cache' });
-  if (!res.ok) throw new Error(`Could not read the model list (${url}: HTTP ${res.status}).`);
+  let res;
+  try {
+    res = await fetch(url, { cache: 'no-cache' });
+  } catch (e) {
+    throw networkFailure('the list of models', e, { cachedHint: ' and this browser has no copy from an earlier visit' });
+  }
+  if (!res.ok) throw httpFailure('the list of models', res.status, url);
   let idx;
   try {
     idx = await res.json();
-  } catch {
-    throw new Error('The model list (models/index.json) is not valid JSON.');
+  } catch (e) {
+    throw new DeliveryError('The list of models on the server is damaged, so no model can be chosen. Please tell whoever runs the site.',
+      `models/index.json is not valid JSON: ${rawText(e)}`);
   }
   return listedModels(idx);
 }
 
 function listedModels(idx) {
-  if (!idx || !Array.isArray(idx.models) || idx.models.length === 0) throw new Error('The model list is empty.');
+  if (!idx || !Array.isArray(idx.models) || idx.models.length === 0) {
+    throw new DeliveryError('The list of models on the server is empty, so there is no model to load. Please tell whoever runs the site.', 'models/index.json lists no model');
+  }
   return idx.models.filter((m) => m && typeof m.id === 'string' && typeof m.file === 'string');
 }
 
@@ -49,12 +98,14 @@ function isGzip(u8) {
 /** Decompress gzip bytes (or return them unchanged if they are not gzip). */
 export async function gunzipIfNeeded(u8) {
   if (!isGzip(u8)) return u8.buffer.byteLength === u8.length ? u8.buffer : u8.slice().buffer;
-  if (typeof DecompressionStream !== 'function') throw new Error('This browser cannot decompress gzip (no DecompressionStream); use a plain .blb file.');
+  if (typeof DecompressionStream !== 'function') {
+    throw new DeliveryError('This browser is too old to unpack a compressed (.gz) model. Please use a current version of Chrome, Edge, Firefox or Safari, or open an uncompressed .blb file.', 'no DecompressionStream');
+  }
   try {
     const stream = new Blob([u8]).stream().pipeThrough(new DecompressionStream('gzip'));
     return await new Response(stream).arrayBuffer();
   } catch (e) {
-    throw new Error(`The bundle is damaged: gzip data could not be decompressed (${e.message || e}).`);
+    throw new DeliveryError('the file is damaged or cut short: its compressed data could not be unpacked', `gzip: ${rawText(e)}`);
   }
 }
 
@@ -64,11 +115,21 @@ async function sha256Hex(u8) {
   return Array.from(h, (b) => b.toString(16).padStart(2, '0')).join('');
 }
 
-async function openCache() {
+const NOT_STORED = 'This browser does not let this page keep the model (for example inside another site\'s frame, in private browsing, '
+  + 'or with site data blocked), so it will be downloaded again next time.';
+
+/** The bundle cache, or null with a note saying why it cannot be used
+ *  (storage disabled: everything still works, only not offline). */
+async function openCache(note) {
+  if (!globalThis.caches) {
+    note(NOT_STORED, 'no Cache Storage in this context');
+    return null;
+  }
   try {
-    return globalThis.caches ? await caches.open(BUNDLE_CACHE) : null;
-  } catch {
-    return null; // e.g. storage disabled: everything still works, just not offline
+    return await caches.open(BUNDLE_CACHE);
+  } catch (e) {
+    note(NOT_STORED, rawText(e));
+    return null;
   }
 }
 
@@ -97,24 +158,30 @@ async function readWithProgress(res, total, progress) {
 
 /** Bytes of a listed model: from the cache if present and intact, else
  *  downloaded (progress(loaded, total, fromCache)). Keeps only this bundle in
- *  the cache afterwards. Returns the decompressed ArrayBuffer. */
-export async function loadListedBundle(entry, baseUrl, progress = () => {}) {
+ *  the cache afterwards. Returns the decompressed ArrayBuffer; throws a
+ *  DeliveryError. note(text, detail) hears of problems that do not stop the
+ *  load (the model could not be stored for next time). */
+export async function loadListedBundle(entry, baseUrl, progress = () => {}, note = () => {}) {
+  const name = entry.name || entry.file;
+  const what = `the model ${name}`;
   if (entry.inline) {
     const text = inlineText(entry.inline);
-    if (text === null) throw new Error(`This page lists ${entry.name || entry.file} as built in, but it is not there.`);
+    if (text === null) throw new DeliveryError(`This page should have ${what} built in, but it is missing: the file is incomplete. Download bertlens.html again.`, `no #${entry.inline}`);
     const raw = base64ToBytes(text);
     progress(raw.length, raw.length, true);
-    return gunzipIfNeeded(raw);
+    return unpackListed(raw, what);
   }
   const url = new URL(`models/${entry.file}`, baseUrl).href;
-  const cache = await openCache();
+  const cache = await openCache(note);
   let raw = null;
+  let cached = false;
   if (cache) {
     const hit = await cache.match(url);
     // The cached copy was checked when it was stored; it is only reused if
     // the index still names the same content (else: a newer model, download).
     if (hit && (hit.headers.get('x-bertlens-sha256') || '') === (entry.sha256 || '')) {
       raw = new Uint8Array(await hit.arrayBuffer());
+      cached = true;
       progress(raw.length, raw.length, true);
     } else if (hit) {
       await cache.delete(url);
@@ -125,21 +192,31 @@ export async function loadListedBundle(entry, baseUrl, progress = () => {}) {
     try {
       res = await fetch(url, { cache: 'no-store' });
     } catch (e) {
-      throw new Error(`Download of ${entry.name || entry.file} failed: ${e.message || e}. Check the connection and try again.`);
+      throw networkFailure(`${what}${entry.bytes ? ` (${formatBytes(Number(entry.bytes))})` : ''}`, e,
+        { cachedHint: ' and the model is not stored in this browser yet' });
     }
-    if (!res.ok) throw new Error(`Download of ${entry.name || entry.file} failed: HTTP ${res.status}.`);
+    if (!res.ok) throw httpFailure(what, res.status, url);
     const total = Number(entry.bytes) || Number(res.headers.get('content-length')) || 0;
     try {
       raw = await readWithProgress(res, total, (l, t) => progress(l, t, false));
     } catch (e) {
-      throw new Error(`Download of ${entry.name || entry.file} was interrupted: ${e.message || e}.`);
+      throw new DeliveryError(`The download of ${what} stopped before it was complete${isOffline() ? ' (this device went offline)' : ''}. `
+        + 'Reload the page to try again.', rawText(e));
     }
     // A server that adds Content-Encoding: gzip makes the browser hand over
-    // the decompressed bundle; its hash cannot match, and blw_load still
-    // checks the bundle's own checksums, so only gzip bytes are compared.
+    // the decompressed bundle; its size and hash cannot match, and blw_load
+    // still checks the bundle's own checksums, so only gzip bytes are compared.
+    if (isGzip(raw) && Number(entry.bytes) && raw.length < Number(entry.bytes)) {
+      throw new DeliveryError(`The download of ${what} stopped before it was complete (${formatBytes(raw.length)} of ${formatBytes(Number(entry.bytes))}). `
+        + 'Reload the page to try again.', `${raw.length} of ${entry.bytes} bytes`);
+    }
     if (entry.sha256 && isGzip(raw)) {
       const sum = await sha256Hex(raw);
-      if (sum && sum !== entry.sha256) throw new Error(`The downloaded bundle ${entry.file} is damaged (SHA-256 does not match models/index.json).`);
+      if (sum && sum !== entry.sha256) {
+        throw new DeliveryError(`${what[0].toUpperCase()}${what.slice(1)} arrived damaged (its contents differ from what this site lists), so it was not used. `
+          + 'Reload the page to download it again; if it keeps happening, something between you and the site (a proxy or filter) changes the file.',
+        `SHA-256 ${sum}, models/index.json lists ${entry.sha256}`);
+      }
     }
     if (cache) {
       try {
@@ -147,18 +224,36 @@ export async function loadListedBundle(entry, baseUrl, progress = () => {}) {
         await cache.put(url, new Response(raw, {
           headers: { 'Content-Type': 'application/octet-stream', 'x-bertlens-sha256': entry.sha256 || '' },
         }));
-      } catch {
-        // Quota or private mode: the app works, only not offline.
+      } catch (e) {
+        note(/quota/i.test(rawText(e)) || (e && e.name === 'QuotaExceededError')
+          ? 'There is not enough room in this browser to keep the model, so it will be downloaded again next time.'
+          : NOT_STORED, rawText(e));
       }
     }
   }
-  return gunzipIfNeeded(raw);
+  try {
+    return await unpackListed(raw, what);
+  } catch (e) {
+    if (cached) await cache.delete(url).catch(() => {}); // the next visit downloads a fresh copy
+    throw e;
+  }
+}
+
+/** gunzipIfNeeded for a listed model, with a sentence that says what to do. */
+async function unpackListed(raw, what) {
+  try {
+    return await gunzipIfNeeded(raw);
+  } catch (e) {
+    if (!(e instanceof DeliveryError) || !e.detail.startsWith('gzip')) throw e;
+    throw new DeliveryError(`${what[0].toUpperCase()}${what.slice(1)} arrived damaged (it could not be unpacked), so it was not used. `
+      + 'Reload the page to download it again.', e.detail);
+  }
 }
 
 /** Bytes of a user's own file (.blb or .blb.gz). */
 export async function loadFileBundle(file) {
   const u8 = new Uint8Array(await file.arrayBuffer());
-  if (u8.length === 0) throw new Error(`${file.name} is empty.`);
+  if (u8.length === 0) throw new DeliveryError('the file is empty', `${file.name}: 0 bytes`);
   return gunzipIfNeeded(u8);
 }
 
