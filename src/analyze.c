@@ -91,13 +91,13 @@ const char *bl_head_class_name(int klass) {
 static float nz(float x) { return isnan(x) ? 0.0f : x; }
 static float max3(float a, float b, float c) { return fmaxf(fmaxf(nz(a), nz(b)), nz(c)); }
 
-int bl_head_classify(const bl_head_features *f, int pair) {
-    float v = max3(f->cls, f->sep, f->punct), d = max3(f->prev, f->self, f->next);
-    if (v + d >= BL_CLASS_VD_MIN) {
-        if (d < fmaxf(BL_CLASS_PART_MIN, BL_CLASS_PART_RATIO * v)) return BL_CLASS_VERTICAL;
-        if (v < fmaxf(BL_CLASS_PART_MIN, BL_CLASS_PART_RATIO * d)) return BL_CLASS_DIAGONAL;
-        return BL_CLASS_VERTICAL_DIAGONAL;
-    }
+int bl_head_classify(const bl_head_features *f, int32_t T, int pair) {
+    const float u = T > 0 ? 1.0f / (float)T : 0.0f; /* a uniform row's weight on one key */
+    const int v = max3(f->cls, f->sep, f->punct) - u >= BL_CLASS_VERTICAL_MIN,
+              d = max3(f->prev, f->self, f->next) - u >= BL_CLASS_DIAGONAL_MIN;
+    if (v && d) return BL_CLASS_VERTICAL_DIAGONAL;
+    if (v) return BL_CLASS_VERTICAL;
+    if (d) return BL_CLASS_DIAGONAL;
     if (pair && nz(f->segment) >= BL_CLASS_BLOCK_MIN) return BL_CLASS_BLOCK;
     return BL_CLASS_HETEROGENEOUS;
 }
@@ -144,7 +144,7 @@ int bl_head_analyze(const float *a, int32_t T, const uint8_t *roles, const int32
     out->next = T > 1 ? (float)(next / (T - 1)) : NAN;
     out->segment = pair ? (float)(seg / T) : NAN;
     out->confidence = (float)(conf / T);
-    out->klass = bl_head_classify(out, pair);
+    out->klass = bl_head_classify(out, T, pair);
     return 0;
 }
 

