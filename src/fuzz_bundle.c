@@ -17,7 +17,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (m) {
         /* Walk what a caller would touch. */
         const bl_config *c = bl_model_config(m);
-        (void)c;
         for (int i = 0; i < bl_model_n_tensors(m); i++) {
             const bl_tensor *t = bl_model_tensor(m, i);
             volatile uint8_t sink = t->nbytes ? t->data[t->nbytes - 1] : 0;
@@ -25,6 +24,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         }
         char buf[64];
         for (int i = 0; i < bl_model_n_meta(m); i++) bl_model_meta_format(m, i, buf, sizeof buf);
+        /* A small accepted model also runs: state (which holds the model),
+         * one forward of a few ids, and the analyses on its attention. */
+        if (c->n_layers <= 4 && c->hidden <= 256 && c->intermediate <= 1024 && c->max_positions >= 4) {
+            bl_state *s = bl_state_new(m, 4, BL_KEEP_ATTN | BL_KEEP_NORMS, err, sizeof err);
+            const int32_t ids[4] = {0, 1 % c->vocab_size, 2 % c->vocab_size, 0}, types[4] = {0, 0, 1 % c->type_vocab_size, 0};
+            bl_analysis an;
+            if (s && bl_forward(s, ids, types, 4, 0, err, sizeof err) == 0 &&
+                bl_analyze(s, ids, types, &an, err, sizeof err) == 0)
+                bl_analysis_free(&an);
+            bl_state_free(s);
+        }
         bl_model_free(m);
     }
     free(copy);
