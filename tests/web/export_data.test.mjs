@@ -77,6 +77,11 @@ test('standalone HTML carries the snapshot in an inert JSON script; user text ca
   assert.equal(snapshotTextOf('', null), null);
   assert.equal(snapshotTextOf('', '{bad'), '!');
   assert.throws(() => standaloneHtml(tpl, 'a"><script>', 't'), /not a snapshot/);
-  assert.throws(() => standaloneHtml('<html><body></body></html>', 'AbC', 't'), /no <\/head>/);
+  assert.throws(() => standaloneHtml('<html><body></body></html>', 'AbC', 't'), /no <head>/);
+  // Inlined scripts may contain the text "</head>": the tag still goes into the real head.
+  const tricky = '<!doctype html><html><head><title>x</title><script>const s = "</head>";</script></head><body></body></html>';
+  const out = standaloneHtml(tricky, 'AbC', 'bertlens');
+  assert.ok(out.indexOf('id="bertlens-snapshot"') < out.indexOf('<script>const s'));
+  assert.ok(out.includes('<script>const s = "</head>";</script>'));
   assert.ok(!standaloneHtml(tpl, 'AbC', 't', 'javascript:alert(1)').includes('javascript:'));
 });

@@ -196,17 +196,18 @@ async function snapshotStep() {
   setPageState('needs-model');
   const { why } = snapshotCovers(app.snap, app.state);
   let bytes = app.snap.model.bytes;
-  if (location.protocol !== 'file:') {
+  const canLoad = ASSETS.engine !== false; // viewer.html (standalone export) has no engine
+  if (canLoad && location.protocol !== 'file:') {
     try {
       if (!app.models.length) app.models = await fetchIndex(absolute('models/index.json'));
       const entry = app.models.find((m) => m.id === app.state.model) || app.models.find((m) => m.default);
       if (entry && entry.bytes) bytes = entry.bytes;
     } catch { /* keep the snapshot's figure */ }
   }
-  const from = location.protocol === 'file:' ? pageSnapshotSource() : '';
-  offerModel(why, `Load the model${bytes ? ` (${formatBytes(bytes)})` : ''}`, () => {
+  offerModel(why, `Load the model${bytes ? ` (${formatBytes(bytes)})` : ''}`, canLoad ? () => {
+    setPageState('loading');
     startLive().catch((e) => fail('fatal', `Unexpected error: ${e.message}`));
-  }, from);
+  } : null, canLoad ? '' : pageSnapshotSource());
 }
 
 function applyChrome() {

@@ -61,7 +61,9 @@ export function wireEmbedEdit() {
 }
 
 /** Show (or update) the visible choice to download the model. why: what the
- *  snapshot lacks; label: e.g. "Load the model (24 MB)"; onAccept runs once. */
+ *  snapshot lacks; label: e.g. "Load the model (24 MB)"; onAccept runs once.
+ *  Without onAccept (a page with no engine) the choice is a link to href, the
+ *  live page the snapshot came from, if any. */
 export function offerModel(why, label, onAccept, href = '') {
   const box = document.getElementById('notices');
   let el = document.getElementById('model-offer');
@@ -77,10 +79,14 @@ export function offerModel(why, label, onAccept, href = '') {
     el.append(msg, btn);
     box.prepend(el);
   }
-  el.querySelector('.msg').textContent = `This view was drawn from numbers stored in its link, without the model; ${why}, which needs the model. `;
+  el.querySelector('.msg').textContent = onAccept
+    ? `This view was drawn from numbers stored with it, without the model; ${why}, which needs the model. `
+    : `This file holds only the view it shows (${why}). `;
   const btn = el.querySelector('button');
   btn.textContent = label;
-  if (href) {
+  if (!onAccept) {
+    btn.hidden = true;
+    if (!href) return;
     // A standalone file cannot load the model: offer the live page instead.
     let a = el.querySelector('a');
     if (!a) {
@@ -90,8 +96,7 @@ export function offerModel(why, label, onAccept, href = '') {
       el.insertBefore(a, btn);
     }
     a.href = href;
-    a.textContent = 'Open it in bertlens ↗';
-    btn.hidden = true;
+    a.textContent = 'Open it in bertlens to explore further ↗';
     return;
   }
   btn.onclick = () => {

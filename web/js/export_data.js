@@ -90,19 +90,22 @@ export function toJSON(shown, model = {}) {
 /** The viewer page (dist/viewer.html) with a snapshot inside: a
  *  <script type="application/json" id="bertlens-snapshot"> holding
  *  {"s": "<encodeSnapshot text>", "from": "<permalink of the live page>"}
- *  right before </head>. The snapshot text is
+ *  first thing in the head element. The snapshot text is
  *  base64url, and '<', '>' and '&' are escaped anyway, so nothing a user typed
  *  can close the script element. */
 export function standaloneHtml(template, snapshotText, title = 'bertlens view', from = '') {
   if (!/^[A-Za-z0-9_-]+$/.test(snapshotText)) throw new Error('not a snapshot text');
-  const i = template.search(/<\/head>/i);
-  if (i < 0) throw new Error('the viewer page has no </head>');
+  // Right after the opening head tag: the first one is the document's own
+  // (inlined scripts further down may contain the text of any tag).
+  const m = /<head(\s[^>]*)?>/i.exec(template);
+  if (!m) throw new Error('the viewer page has no <head>');
+  const i = m.index + m[0].length;
   const src = /^https?:\/\//.test(from) ? from : '';
   const json = JSON.stringify(src ? { s: snapshotText, from: src } : { s: snapshotText }).replace(/</g, '\\u003c').replace(/>/g, '\\u003e').replace(/&/g, '\\u0026');
-  const tag = `<script type="application/json" id="bertlens-snapshot">${json}</script>\n`;
+  const tag = `\n<script type="application/json" id="bertlens-snapshot">${json}</script>`;
   let page = template.slice(0, i) + tag + template.slice(i);
   const safeTitle = title.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
-  page = page.replace(/<title>[^<]*<\/title>/i, `<title>${safeTitle}</title>`);
+  page = page.replace(/<title>[^<]*<\/title>/i, () => `<title>${safeTitle}</title>`);
   return page;
 }
 
