@@ -50,6 +50,16 @@ test('head view fits both embed frames for 64 tokens; swatches fit one row', () 
     const sw = swatchLayout({ H: 12, width: box.width });
     assert.ok(sw.W <= box.width, `swatches ${sw.W} > ${box.width}`);
   }
+  // Any frame height: the stage never ends below it (rounding included).
+  for (let height = 120; height <= 700; height += 7) {
+    for (const K of [17, 40, 63, 64]) {
+      assert.ok(headLayout({ K, width: 344, height }).H <= height || K * 4 + 16 > height, `K=${K} in ${height}px`);
+      const hm = heatmapLayout({ K, width: 344, height });
+      assert.ok(hm.H <= height || hm.cell === 2, `heatmap K=${K} in ${height}px: ${hm.H}`);
+      const nv = neuronLayout({ R: K, d: 32, width: 344, height });
+      assert.ok(nv.H <= height || nv.rowH === 2, `neuron K=${K} in ${height}px: ${nv.H}`);
+    }
+  }
   const phone = headLayout({ K: 22, longestLabel: 12, width: 370 });
   assert.ok(phone.W <= 370);
 });

@@ -68,7 +68,7 @@ export function heatmapLayout({ K, longestLabel = 8, width, height = null, maxCe
 export function headLayout({ K, longestLabel = 8, width, height = null }) {
   const n = Math.max(1, K);
   let rowH = n > 80 ? 13 : 22;
-  if (height) rowH = Math.min(rowH, Math.floor((height - 12) / n));
+  if (height) rowH = Math.min(rowH, Math.floor((height - 16) / n));
   rowH = Math.max(4, rowH);
   const font = clampTo(rowH - 2, 8, n > 80 ? 10 : 12);
   const labelMax = clampTo(Math.floor(width * 0.28), 44, 150);
@@ -77,7 +77,7 @@ export function headLayout({ K, longestLabel = 8, width, height = null }) {
   const W = Math.min(width, labelW * 2 + gap + 16);
   return {
     rowH, font, labelW, gap, top: 8,
-    chars: charsFor(labelW - 4, font),
+    chars: charsFor(labelW, font),
     step: labelStep(rowH, font),
     xL: labelW + 4,
     xR: labelW + gap + 12,
@@ -111,7 +111,7 @@ export function modelLayout({ L, H, width, height = null }) {
 
 // ----------------------------------------------------------- neuron view
 
-export const NEURON = { header: 70, legend: 58, num: 56, soft: 60, softText: 44, normW: 104 };
+export const NEURON = { header: 70, legend: 58, num: 62, soft: 60, softText: 44, normW: 104 };
 
 /** Neuron-view geometry for R key rows, head width d. Wide boxes put every
  *  column side by side; narrow ones stack two bands (vectors, then numbers),
@@ -136,7 +136,8 @@ export function neuronLayout({ R, d, longestLabel = 8, width, height = null, nor
   let mode = cw >= 1 && sideBySide(cw) <= width ? 'wide' : 'stacked';
   if (mode === 'stacked') cw = clampTo(Math.floor((width - labelW - 10 - 14 - 8) / (2 * d)), 1, 7);
   let rowH = rowsFor(mode === 'stacked' ? 2 : 1, maxRow);
-  if (mode === 'stacked' && height && rowH < 9) {
+  if (height && rowH < 9) {
+    // Rows too thin for numbers: drop the number columns rather than leave them empty.
     mode = 'compact';
     cw = clampTo(Math.floor((width - labelW - 10 - 28 - NEURON.soft - 8) / (2 * d)), 1, 7);
     rowH = rowsFor(1, maxRow);

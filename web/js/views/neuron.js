@@ -226,7 +226,7 @@ export function neuronView() {
     const n = 16;
     gs.select('g.scale-bar').selectAll('rect').data((it) => (it.div
       ? d3.range(n).map((i) => ({ x: (i * w) / n, w: w / n + 0.5, fill: theme.div(i / (n - 1)) }))
-      : [{ x: 0, w, fill: 'none', stroke: theme.muted }, { x: 0, w: w * 0.25, fill: theme.accent }]))
+      : [{ x: 0, w, fill: 'none', stroke: theme.muted }]))
       .join('rect').attr('x', (r) => r.x).attr('width', (r) => r.w).attr('height', 8)
       .attr('fill', (r) => r.fill).attr('stroke', (r) => r.stroke || null);
     gs.select('g.scale-ticks').selectAll('text').data((it) => [

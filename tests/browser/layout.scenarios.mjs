@@ -1,0 +1,233 @@
+// layout.scenarios.mjs — the views where issue 8 found them broken: in
+// embeds of 720×560 and 360×480 with a 64-token input (no clipping, no
+// scroll bars), on a 390×844 phone (no sideways page scroll, stacked neuron
+// view, all 12 heads, a tap shows a value, tooltips do not linger), exports
+// with their context, the heatmap by keyboard, and the A/B boundary.
+// Values are checked against Hugging Face attention (tests/web/fixtures/minilm-pair.json).
+
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { scenario, ready, clickAndRedraw, inspectSvg, exportSvg, texts, fx, SHOTS } from './harness.mjs';
+
+const VIEWS = ['heatmap', 'head', 'model', 'neuron'];
+const PAIR = { text: fx.text, text_b: fx.text_b };
+const firstB = fx.type_ids.indexOf(1);
+// 64 tokens with [CLS] and [SEP] (checked below against the page's count).
+const TEXT64 = 'The quick brown fox jumps over the lazy dog while the curious students in the old library quietly read '
+  + 'books about ancient history, modern physics, and the strange habits of migrating birds that cross oceans every '
+  + 'autumn without ever getting lost on the way home, because they follow the stars and the magnetic field of the earth today.';
+
+async function open(page, base, params = {}) {
+  await page.goto(`${base}?${new URLSearchParams(params)}`);
+  await ready(page);
+}
+
+/** Scroll sizes of the document and the view, and what pokes out of the frame. */
+function fit(page) {
+  return page.evaluate(() => {
+    const d = document.documentElement;
+    const v = document.getElementById('view');
+    const out = [];
+    for (const el of v.querySelectorAll('.stage, .view-title, .view-info, .hv-bar, .nv-bar, svg text')) {
+      const r = el.getBoundingClientRect();
+      if (r.width === 0 && r.height === 0) continue;
+      if (r.right > innerWidth + 0.5 || r.bottom > innerHeight + 0.5 || r.left < -0.5) out.push(`${el.className.baseVal ?? el.className} ${el.textContent.slice(0, 20)} ${Math.round(r.right)}x${Math.round(r.bottom)}`);
+    }
+    const cap = document.getElementById('embed-caption').getBoundingClientRect();
+    return {
+      docW: d.scrollWidth, docH: d.scrollHeight, vw: innerWidth, vh: innerHeight,
+      viewSW: v.scrollWidth, viewCW: v.clientWidth, viewSH: v.scrollHeight, viewCH: v.clientHeight,
+      captionBottom: cap.bottom, out, tokens: document.getElementById('token-info').textContent,
+    };
+  });
+}
+
+for (const [width, height] of [[720, 560], [360, 480]]) {
+  scenario(`embed fit ${width}x${height}: every view with 64 tokens, no clipping, no scroll bars`, async ({ page, base, shot }) => {
+    for (const view of VIEWS) {
+      await open(page, base, { text: TEXT64, view, embed: '1' });
+      const f = await fit(page);
+      assert.match(f.tokens, /^64 tokens/, 'the input has 64 tokens');
+      assert.ok(f.docW <= width && f.docH <= height, `${view}: document ${f.docW}x${f.docH} in a ${width}x${height} frame`);
+      assert.ok(f.viewSW <= f.viewCW && f.viewSH <= f.viewCH, `${view}: view scrolls (${f.viewSW}x${f.viewSH} in ${f.viewCW}x${f.viewCH})`);
+      assert.ok(f.captionBottom <= height + 0.5, `${view}: caption ends at ${f.captionBottom}`);
+      assert.deepEqual(f.out, [], `${view}: drawn outside the frame`);
+      await shot(page, `embed-${width}x${height}-${view}`);
+    }
+  }, { viewport: { width, height } });
+}
+
+scenario('phone 390x844: no view scrolls the page sideways; stacked neuron view; 12 heads; legend inside', async ({ page, base, shot }) => {
+  for (const view of VIEWS) {
+    await open(page, base, { ...PAIR, view, mode: view === 'neuron' ? 'norm' : 'attn' });
+    const w = await page.evaluate(() => document.documentElement.scrollWidth);
+    assert.ok(w <= 390, `${view}: page is ${w} px wide`);
+    await shot(page, `phone-${view}`);
+  }
+  // Neuron view: two bands, titles apart, numbers inside the screen.
+  await open(page, base, { ...PAIR, view: 'neuron', mode: 'norm' });
+  assert.equal(await page.getAttribute('.nv-stage', 'data-layout'), 'stacked');
+  const boxes = await page.$$eval('.col-title', (ts) => ts.map((t) => { const r = t.getBoundingClientRect(); return { t: t.textContent, l: r.left, r: r.right, y: r.top, b: r.bottom }; }));
+  for (let i = 0; i < boxes.length; i++) {
+    for (let j = i + 1; j < boxes.length; j++) {
+      const a = boxes[i];
+      const b = boxes[j];
+      const overlap = a.l < b.r && b.l < a.r && a.y < b.b && b.y < a.b;
+      assert.ok(!overlap, `column titles "${a.t}" and "${b.t}" overlap`);
+    }
+  }
+  const numbers = await page.$$eval('.nv-row text.soft, .nv-row text.norm, .nv-row text.dot', (ts) => ts.map((t) => t.getBoundingClientRect().right));
+  assert.equal(numbers.length, 3 * fx.T);
+  assert.ok(Math.max(...numbers) <= 390, `numbers end at ${Math.max(...numbers)} px`);
+  // Model view: all 12 head labels inside the screen.
+  await open(page, base, { ...PAIR, view: 'model' });
+  const heads = await page.$$eval('.head-label', (ts) => ts.map((t) => t.getBoundingClientRect().right));
+  assert.equal(heads.length, 12);
+  assert.ok(Math.max(...heads) <= 390, `head labels end at ${Math.max(...heads)}`);
+  // Heatmap: the colour legend is inside the screen.
+  await open(page, base, { ...PAIR, view: 'heatmap' });
+  const legend = await page.$eval('.hm-svg g.legend', (g) => g.getBoundingClientRect().right);
+  assert.ok(legend <= 390, `legend ends at ${legend}`);
+}, { viewport: { width: 390, height: 844 } });
+
+scenario('phone: a tap on a heatmap cell shows its value; the neuron view is a separate button; tooltips do not linger', async ({ page, base, context, shot }) => {
+  await open(page, base, { ...PAIR, view: 'heatmap', layer: fx.layers[1], head: 4 });
+  const cdp = await context.newCDPSession(page);
+  await cdp.send('Emulation.setTouchEmulationEnabled', { enabled: true, maxTouchPoints: 1 });
+  await page.$eval('rect.hm-hit', (r) => r.scrollIntoView({ block: 'center' }));
+  const at = await page.$eval('rect.hm-hit', (r) => { const b = r.getBoundingClientRect(); return { x: b.x, y: b.y, w: b.width }; });
+  const cell = at.w / fx.T;
+  const [qi, kj] = [9, 3];
+  const x = at.x + (kj + 0.5) * cell;
+  const y = at.y + (qi + 0.5) * cell;
+  await cdp.send('Input.dispatchTouchEvent', { type: 'touchStart', touchPoints: [{ x, y }] });
+  await cdp.send('Input.dispatchTouchEvent', { type: 'touchEnd', touchPoints: [] });
+  await page.waitForFunction(() => /query \d+, key \d+/.test(document.querySelector('.view-info .info-text').textContent));
+  const info = await page.textContent('.view-info .info-text');
+  const m = /: attention (-?\d+\.\d+) \(query (\d+), key (\d+)\)/.exec(info);
+  assert.ok(m, `info line: ${info}`);
+  assert.deepEqual([Number(m[2]), Number(m[3])], [qi, kj]);
+  const ref = fx.attentions[1][(4 * fx.T + qi) * fx.T + kj];
+  assert.ok(Math.abs(Number(m[1]) - ref) < 0.03, `tapped value ${m[1]} vs HF ${ref}`);
+  assert.equal(await page.url().includes('view=heatmap'), true, 'a tap does not leave the heatmap');
+  assert.ok(await page.isVisible('#tooltip'), 'the tap also shows the tooltip');
+  await shot(page, 'phone-heatmap-tap');
+  // Scrolling hides the tooltip.
+  await page.evaluate(() => window.scrollBy(0, 40));
+  await page.waitForFunction(() => document.getElementById('tooltip').hidden);
+  // The visible button opens the neuron view for that row.
+  const btn = page.locator('.view-info button.info-action');
+  assert.match(await btn.textContent(), new RegExp(`Explain query ${qi}`));
+  await page.evaluate(() => { document.body.dataset.state = 'loading'; });
+  await btn.click();
+  await ready(page);
+  assert.equal(await page.$eval('#neuron-query', (s) => s.value), String(qi));
+  // Tooltip shown, then the view changes: it is gone.
+  await page.hover('.nv-row text.key-label >> nth=2').catch(() => {});
+  await clickAndRedraw(page, '#view-tabs [data-view="heatmap"]');
+  assert.equal(await page.$eval('#tooltip', (t) => t.hidden), true);
+}, { viewport: { width: 390, height: 844 } });
+
+scenario('heatmap by keyboard: one tab stop, arrows move, the value is announced', async ({ page, base, shot }) => {
+  await open(page, base, { ...PAIR, view: 'heatmap', layer: fx.layers[0], head: 2 });
+  let onHeatmap = false;
+  for (let i = 0; i < 60 && !onHeatmap; i++) {
+    await page.keyboard.press('Tab');
+    onHeatmap = await page.evaluate(() => document.activeElement?.classList?.contains('hm-hit'));
+  }
+  assert.ok(onHeatmap, 'Tab reaches the heatmap');
+  assert.equal(await page.getAttribute('.view-info', 'aria-live'), 'polite');
+  for (const k of ['ArrowRight', 'ArrowRight', 'ArrowDown', 'ArrowDown', 'ArrowDown']) await page.keyboard.press(k);
+  const info = await page.textContent('.view-info .info-text');
+  const m = /: attention (-?\d+\.\d+) \(query 3, key 2\)/.exec(info);
+  assert.ok(m, `announced: ${info}`);
+  const ref = fx.attentions[0][(2 * fx.T + 3) * fx.T + 2];
+  assert.ok(Math.abs(Number(m[1]) - ref) < 0.03, `${m[1]} vs HF ${ref}`);
+  assert.ok(info.startsWith(`${fx.tokens[3]} → ${fx.tokens[2]}`), info);
+  await page.keyboard.press('End');
+  assert.match(await page.textContent('.view-info .info-text'), new RegExp(`\\(query 3, key ${fx.T - 1}\\)`));
+  await shot(page, 'heatmap-keyboard');
+  // Tab leaves the matrix in one step (one tab stop).
+  await page.keyboard.press('Tab');
+  assert.equal(await page.evaluate(() => document.activeElement?.classList?.contains('hm-hit')), false);
+  // Enter opens the neuron view for the row.
+  await page.focus('rect.hm-hit');
+  await page.evaluate(() => { document.body.dataset.state = 'loading'; });
+  await page.keyboard.press('Enter');
+  await ready(page);
+  assert.equal(await page.$eval('#view', (v) => v.dataset.view), 'neuron');
+  assert.equal(await page.$eval('#neuron-query', (s) => s.value), '3', 'the row of the selected cell');
+  // Every view has a text alternative: a table of its strongest links.
+  for (const view of VIEWS) {
+    await clickAndRedraw(page, `#view-tabs [data-view="${view}"]`);
+    const rows = await page.$$eval('details.view-alt tbody tr', (trs) => trs.length);
+    assert.ok(rows >= 1, `${view}: table of links`);
+  }
+  const hmRows = await (async () => {
+    await clickAndRedraw(page, '#view-tabs [data-view="heatmap"]');
+    return page.$$eval('details.view-alt tbody tr', (trs) => trs.map((tr) => [...tr.children].map((td) => td.textContent)));
+  })();
+  const w = hmRows.map((r) => Number(r[2]));
+  for (let i = 1; i < w.length; i++) assert.ok(w[i - 1] >= w[i], 'heaviest first');
+});
+
+scenario('pair boundary in heatmap and head view, also with [CLS]/[SEP] hidden', async ({ page, base, shot }) => {
+  await open(page, base, { ...PAIR, view: 'heatmap' });
+  assert.equal(Number(await page.getAttribute('.hm-svg g.pair', 'data-boundary')), firstB);
+  assert.equal((await page.$$('.hm-svg line.pair-boundary')).length, 2);
+  await clickAndRedraw(page, '#hide');
+  assert.equal(Number(await page.getAttribute('.hm-svg g.pair', 'data-boundary')), firstB - 2);
+  const labels = await texts(page, '.hm-svg .row-label');
+  assert.equal(labels[firstB - 2], fx.tokens[firstB], 'the line sits before the first B token');
+  await shot(page, 'heatmap-boundary-hidden');
+  await clickAndRedraw(page, '#view-tabs [data-view="head"]');
+  assert.equal(Number(await page.getAttribute('.hv-svg g.pair', 'data-boundary')), firstB - 2);
+  assert.equal((await page.$$('.hv-svg line.pair-boundary')).length, 2);
+  await shot(page, 'head-boundary-hidden');
+  await open(page, base, { text: fx.text, view: 'heatmap' });
+  assert.equal((await page.$$('.hm-svg line.pair-boundary')).length, 0, 'no boundary without sentence B');
+});
+
+scenario('exports carry title, legend and head key, and no page instructions', async ({ page, base }) => {
+  await open(page, base, { ...PAIR, view: 'heatmap', layer: fx.layers[1], head: 'mean' });
+  const model = await page.$eval('#model-select', (s) => s.selectedOptions[0].textContent.split(' — ')[0]);
+  const instructions = /hover|click|tap|double-click|arrow keys|press /i;
+  for (const view of VIEWS) {
+    if (view !== 'heatmap') await clickAndRedraw(page, `#view-tabs [data-view="${view}"]`);
+    const text = await exportSvg(page);
+    const svg = await inspectSvg(page, text);
+    assert.ok(svg.wellFormed);
+    assert.equal(svg.unsafe, 0);
+    const title = svg.title;
+    const shownTitle = await page.evaluate((t) => [...new DOMParser().parseFromString(t, 'image/svg+xml').querySelectorAll('g.export-title text')]
+      .map((e) => e.textContent).join(' '), text);
+    assert.equal(shownTitle, title, 'the title line is drawn in the image, not only in <title>');
+    assert.ok(title.startsWith(`bertlens · ${model} · ${view} view`), `${view}: title line "${title}"`);
+    if (view !== 'model') assert.ok(title.includes(`layer ${fx.layers[1]}`), title);
+    if (view === 'heatmap') assert.ok(title.includes('mean of heads'), title);
+    assert.ok(title.includes('attention') && title.includes('“The unbelievably'), title);
+    const all = svg.texts.join('\n');
+    assert.ok(!instructions.test(all), `${view}: instructions in the export: ${all.match(instructions)}`);
+    if (view === 'heatmap' || view === 'model') assert.ok(svg.texts.some((t) => /^attention/.test(t)), `${view}: legend title`);
+    if (view === 'neuron') {
+      assert.ok(svg.texts.some((t) => t.startsWith('q, k (clip ±')), 'q, k scale');
+      assert.ok(svg.texts.some((t) => t === 'softmax (fixed 0–1)'), 'softmax scale');
+      assert.ok(all.includes('98th percentile'), 'where colours clip');
+    }
+    if (view === 'head') {
+      const key = await page.evaluate((t) => {
+        const doc = new DOMParser().parseFromString(t, 'image/svg+xml');
+        return [...doc.querySelectorAll('svg.export-key g.swatch rect, svg[class="export-key"] rect')].map((r) => r.getAttribute('fill'));
+      }, text);
+      assert.equal(key.length, 12, 'head colour key: 12 swatches');
+      assert.equal(new Set(key).size, 12);
+    }
+    fs.writeFileSync(path.join(SHOTS, `export-context-${view}.svg`), text);
+  }
+  // Text typed by the user is text in the export, escaped.
+  await open(page, base, { text: '<b>bold</b> & "quotes"', view: 'heatmap' });
+  const t = await exportSvg(page);
+  assert.ok(t.includes('“&lt;b&gt;bold&lt;/b&gt; &amp; "quotes"”') || t.includes('“&lt;b&gt;bold&lt;/b&gt; &amp; &quot;quotes&quot;”'), 'escaped text in the title');
+  assert.equal((await inspectSvg(page, t)).unsafe, 0);
+});
