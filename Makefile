@@ -11,6 +11,8 @@
 #   make setup      install missing tools (apt-get, npm ci, pip)
 
 SHELL := /bin/bash
+# A recipe that fails leaves no half-written target behind to look up to date.
+.DELETE_ON_ERROR:
 CC      ?= cc
 CFLAGS  ?= -O2 -g
 WARN    := -Wall -Wextra -Wno-unused-parameter -std=c11 -D_POSIX_C_SOURCE=200809L
@@ -79,7 +81,9 @@ wasm: build/wasm/bertlens.js
 
 build/wasm/bertlens.js: $(LIB_SRC) src/wasm_api.c $(HDRS)
 	@mkdir -p build/wasm
+	@case "$(WASM_EXPORTS)" in *_blw_load*) ;; *) echo "tools/wasm_exports.sh found no blw_* exports in src/wasm_api.c" >&2; exit 1;; esac
 	$(EMCC) $(EMFLAGS) -o $@ $(LIB_SRC) src/wasm_api.c
+	@test -s build/wasm/bertlens.wasm || { echo "emcc wrote no build/wasm/bertlens.wasm" >&2; rm -f $@; exit 1; }
 
 # -------------------------------------------------------------------- site
 site: dist/.stamp

@@ -50,6 +50,18 @@ for (const f of [path.join(WASM_DIR, 'bertlens.js'), path.join(WASM_DIR, 'bertle
 }
 if (!fs.existsSync(D3)) die('node_modules/d3 is missing: run `npm ci`.');
 
+// Refuse a wasm build older than the C it is built from (a failed or skipped
+// `make wasm` must not ship yesterday's engine), and an empty one.
+{
+  const SRC = path.join(ROOT, 'src');
+  const sources = fs.readdirSync(SRC).filter((f) => /\.(c|h)$/.test(f) && f !== 'cli.c' && !f.startsWith('fuzz_'));
+  const built = ['bertlens.js', 'bertlens.wasm'].map((f) => path.join(WASM_DIR, f));
+  for (const f of built) if (fs.statSync(f).size === 0) die(`${path.relative(ROOT, f)} is empty: run \`make wasm\`.`);
+  const oldest = Math.min(...built.map((f) => fs.statSync(f).mtimeMs));
+  const newer = sources.filter((f) => fs.statSync(path.join(SRC, f)).mtimeMs > oldest);
+  if (newer.length) die(`the wasm build in ${path.relative(ROOT, WASM_DIR)}/ is older than src/${newer.join(', src/')}: run \`make wasm\` (and fix it if it fails).`);
+}
+
 fs.rmSync(DIST, { recursive: true, force: true });
 fs.mkdirSync(DIST, { recursive: true });
 

@@ -291,3 +291,10 @@ scenario('dist/index.html opened from file:// says what to do instead of a dead 
   assert.equal(await page.getAttribute('.notice.error a', 'href'), 'bertlens.html');
   await shot(page, 'index-from-file');
 }, { network: 'none', allowConsoleErrors: /CORS|ERR_FAILED|Failed to load module/ });
+
+scenario('the published bertlens.html is a download, not a page the site CSP would break', async ({ page, base, srv }) => {
+  const [dl] = await Promise.all([page.waitForEvent('download'), page.goto(`${base}bertlens.html`).catch(() => {})]);
+  assert.equal(dl.suggestedFilename(), 'bertlens.html');
+  assert.equal(fs.statSync(await dl.path()).size, fs.statSync(path.join(DIST, 'bertlens.html')).size);
+  assert.deepEqual(srv.requests, ['/bertlens.html']);
+});

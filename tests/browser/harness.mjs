@@ -11,7 +11,8 @@
 // and tests/browser/run.mjs runs them. Each scenario gets:
 //   context        a persistent Chromium context in a NEW, empty profile
 //   page           a page in it, watched (console errors, page errors, dialogs)
-//   base           http://127.0.0.1:PORT/ serving dist/ (its own server, CSP of netlify.toml)
+//   base           http://127.0.0.1:PORT/ serving dist/ (its own server, sending the
+//                  headers of netlify.toml: CSP, caching, types; opts.csp false: none)
 //   srv            that server: srv.requests lists every path asked for
 //   base2, srv2    with opts.secondOrigin: a second 127.0.0.1 port (another
 //                  origin) serving dist/, or the directory opts.secondOrigin names
@@ -34,7 +35,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { serve, cspFromNetlify, launchChromium } from './server.mjs';
+import { serve, netlifyHeaders, launchChromium } from './server.mjs';
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 export const DIST = path.join(ROOT, 'dist');
@@ -150,12 +151,13 @@ export async function runScenario(s) {
   try {
     if (!fs.existsSync(path.join(DIST, 'index.html'))) throw new Error('dist/ is missing: run `make site` first.');
     fs.mkdirSync(SHOTS, { recursive: true });
-    const csp = opts.csp === false ? null : cspFromNetlify(ROOT);
-    const srv = await serve(DIST, { csp });
+    // The headers the published site sends (netlify.toml), CSP included.
+    const netlify = opts.csp === false ? [] : netlifyHeaders(ROOT);
+    const srv = await serve(DIST, { netlify });
     servers.push(srv);
     let srv2 = null;
     if (opts.secondOrigin) {
-      srv2 = await serve(typeof opts.secondOrigin === 'string' ? opts.secondOrigin : DIST, { csp });
+      srv2 = await serve(typeof opts.secondOrigin === 'string' ? opts.secondOrigin : DIST, { netlify });
       servers.push(srv2);
     }
     ({ context, profile } = await launchChromium({ acceptDownloads: true, ...(opts.viewport ? { viewport: opts.viewport } : {}) }));

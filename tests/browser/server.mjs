@@ -14,6 +14,30 @@ const TYPES = {
   '.gz': 'application/octet-stream', '.blb': 'application/octet-stream',
 };
 
+/** The [[headers]] rules of netlify.toml: [{for, values}] in file order.
+ *  Reads only the subset of TOML that file uses (for = "…", Key = "…"). */
+export function netlifyHeaders(root) {
+  const rules = [];
+  let rule = null;
+  for (const raw of fs.readFileSync(path.join(root, 'netlify.toml'), 'utf8').split('\n')) {
+    const line = raw.trim();
+    if (line === '[[headers]]') { rule = { for: null, values: {} }; rules.push(rule); continue; }
+    if (/^\[/.test(line) && line !== '[headers.values]') { rule = null; continue; }
+    const m = line.match(/^([A-Za-z-]+)\s*=\s*"([^"]*)"$/);
+    if (!rule || !m) continue;
+    if (m[1] === 'for') rule.for = m[2];
+    else rule.values[m[1]] = m[2];
+  }
+  return rules.map((r) => ({ ...r, re: new RegExp(`^${r.for.replace(/[.+?^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*')}$`) }));
+}
+
+/** Headers netlify.toml gives the URL path p (later rules win). */
+export function headersFor(rules, p) {
+  const out = {};
+  for (const r of rules) if (r.re.test(p)) Object.assign(out, r.values);
+  return out;
+}
+
 export function cspFromNetlify(root) {
   const text = fs.readFileSync(path.join(root, 'netlify.toml'), 'utf8');
   const m = text.match(/Content-Security-Policy\s*=\s*"([^"]+)"/);
@@ -21,8 +45,10 @@ export function cspFromNetlify(root) {
   return m[1];
 }
 
-/** Start serving dir; resolves to {url, close, requests}. */
-export function serve(dir, { csp = null, port = 0 } = {}) {
+/** Start serving dir; resolves to {url, close, requests}. With netlify
+ *  (rules from netlifyHeaders), each response carries the headers those
+ *  rules give its path, as the published site would; else csp, if given. */
+export function serve(dir, { csp = null, port = 0, netlify = null } = {}) {
   const requests = [];
   const server = http.createServer((req, res) => {
     const url = new URL(req.url, 'http://127.0.0.1');
@@ -39,7 +65,8 @@ export function serve(dir, { csp = null, port = 0 } = {}) {
         'Cache-Control': 'no-cache',
         'X-Content-Type-Options': 'nosniff',
       };
-      if (csp) headers['Content-Security-Policy'] = csp;
+      if (netlify) Object.assign(headers, headersFor(netlify, url.pathname));
+      else if (csp) headers['Content-Security-Policy'] = csp;
       res.writeHead(200, headers);
       fs.createReadStream(file).pipe(res);
     });

@@ -87,3 +87,37 @@ test('build_site writes a self-consistent, content-hashed dist', () => {
     fs.rmSync(tmp, { recursive: true, force: true });
   }
 });
+
+test('build_site refuses a wasm build older than the C sources, or an empty one', () => {
+  const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'bertlens-site-'));
+  const wasm = path.join(tmp, 'wasm');
+  fs.mkdirSync(wasm);
+  const js = path.join(wasm, 'bertlens.js');
+  const bin = path.join(wasm, 'bertlens.wasm');
+  fs.writeFileSync(js, 'var createBertlens = function () {};\n');
+  fs.writeFileSync(bin, Buffer.from([0, 0x61, 0x73, 0x6d, 1, 0, 0, 0]));
+  const build = () => {
+    try {
+      execFileSync(process.execPath, [path.join(ROOT, 'tools', 'build_site.mjs')], {
+        env: { ...process.env, WASM_DIR: wasm, DIST_DIR: path.relative(ROOT, path.join(tmp, 'dist')) }, stdio: 'pipe',
+      });
+      return { status: 0, stderr: '' };
+    } catch (e) {
+      return { status: e.status, stderr: String(e.stderr) };
+    }
+  };
+  try {
+    const old = new Date('2001-01-01T00:00:00Z');
+    fs.utimesSync(bin, old, old);
+    const stale = build();
+    assert.notEqual(stale.status, 0);
+    assert.match(stale.stderr, /wasm build in .* is older than src\/[a-z_]+\.[ch].*run `make wasm`/);
+    assert.ok(!fs.existsSync(path.join(tmp, 'dist', 'index.html')), 'nothing is built from a stale engine');
+    fs.writeFileSync(bin, '');
+    const empty = build();
+    assert.notEqual(empty.status, 0);
+    assert.match(empty.stderr, /bertlens\.wasm is empty/);
+  } finally {
+    fs.rmSync(tmp, { recursive: true, force: true });
+  }
+});
