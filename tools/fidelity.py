@@ -1,0 +1,170 @@
+"""fidelity.py — numpy BERT forward, attention fidelity figures and GPTQ rounding.
+
+Used by tools/convert.py (error-compensating q8 rounding from calibration
+activations; the fidelity.* figures stored in every bundle) and by
+tools/fidelity_sim.py (the experiments behind the choice of the default
+bundle). numpy only, so `make models` needs no torch.
+
+forward(W, cfg, ids, type_ids, dtype, capture)
+    The BertModel forward pass (eager attention, exact erf GELU) on the
+    dequantized weights W (dict of HF names without the "bert." prefix).
+    Returns the attention probabilities [L][H][T][T]. With capture=dict, the
+    input of every projection is appended to capture[weight name] (the rows
+    GPTQ needs).
+attention_figures(ref, got)
+    max |Δ|, mean |Δ| and the share of rows whose argmax key agrees.
+gptq_q8(w, hessian, block)
+    int8 blocks of `block` along the input dim (the bundle's Q8 layout), each
+    column rounded in turn and its rounding error spread onto the columns not
+    yet rounded through the inverse Hessian of the layer's inputs (Frantar et
+    al. 2022, "GPTQ"), in float64. Deterministic: no random numbers, fixed
+    column order, Hessians rounded to float32 before use.
+"""
+import json
+import math
+
+import numpy as np
+
+_erf = np.frompyfunc(math.erf, 1, 1)
+
+
+def gelu(x, act):
+    if act == "gelu":
+        return (0.5 * x * (1.0 + _erf(x / math.sqrt(2.0)).astype(x.dtype))).astype(x.dtype)
+    if act == "gelu_tanh":
+        return (0.5 * x * (1.0 + np.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * x**3)))).astype(x.dtype)
+    return np.maximum(x, 0)
+
+
+def layer_norm(x, g, b, eps):
+    mu = x.mean(-1, keepdims=True)
+    var = ((x - mu) ** 2).mean(-1, keepdims=True)
+    return (x - mu) / np.sqrt(var + eps) * g + b
+
+
+def forward(W, cfg, ids, type_ids, dtype=np.float32, capture=None):
+    L, nh, Hd = cfg["n_layers"], cfg["n_heads"], cfg["hidden"]
+    d = Hd // nh
+    eps = cfg["ln_eps"]
+    w = lambda n: W[n].astype(dtype, copy=False)  # noqa: E731
+    ids = np.asarray(ids)
+    T = len(ids)
+    x = w("embeddings.word_embeddings.weight")[ids] + w("embeddings.position_embeddings.weight")[:T] \
+        + w("embeddings.token_type_embeddings.weight")[np.asarray(type_ids)]
+    x = layer_norm(x, w("embeddings.LayerNorm.weight"), w("embeddings.LayerNorm.bias"), eps)
+
+    def lin(name, inp):
+        if capture is not None:
+            capture.setdefault(name + ".weight", []).append(inp)
+        return inp @ w(name + ".weight").T + w(name + ".bias")
+
+    attns = []
+    for l in range(L):
+        p = f"encoder.layer.{l}."
+        q = lin(p + "attention.self.query", x).reshape(T, nh, d).transpose(1, 0, 2)
+        k = lin(p + "attention.self.key", x).reshape(T, nh, d).transpose(1, 0, 2)
+        v = lin(p + "attention.self.value", x).reshape(T, nh, d).transpose(1, 0, 2)
+        s = q @ k.transpose(0, 2, 1) / dtype(math.sqrt(d))
+        s = s - s.max(-1, keepdims=True)
+        e = np.exp(s)
+        a = e / e.sum(-1, keepdims=True)
+        attns.append(a)
+        ctx = (a @ v).transpose(1, 0, 2).reshape(T, Hd)
+        x = layer_norm(x + lin(p + "attention.output.dense", ctx), w(p + "attention.output.LayerNorm.weight"),
+                       w(p + "attention.output.LayerNorm.bias"), eps)
+        h = gelu(lin(p + "intermediate.dense", x), cfg["activation"])
+        x = layer_norm(x + lin(p + "output.dense", h), w(p + "output.LayerNorm.weight"),
+                       w(p + "output.LayerNorm.bias"), eps)
+    return np.stack(attns)
+
+
+def attention_figures(ref, got):
+    """(max |Δ|, mean |Δ|, row-argmax agreement) of two [L][H][T][T] arrays."""
+    diff = np.abs(ref.astype(np.float64) - got)
+    agree = (ref.argmax(-1) == got.argmax(-1)).mean()
+    return float(diff.max()), float(diff.mean()), float(agree)
+
+
+def load_corpus(path):
+    with open(path, encoding="utf-8") as f:
+        return [json.loads(line) for line in f if line.strip()]
+
+
+# ------------------------------------------------------------- quantizers
+
+def q8_rtn(w, block=32):
+    """Round to nearest, scale = max|w| / 127 per block (convert.py's classic q8)."""
+    r = w.reshape(-1, block).astype(np.float32)
+    scale = (np.abs(r).max(axis=1) / 127.0).astype(np.float32)
+    inv = np.where(scale > 0, 1.0 / np.where(scale > 0, scale, 1), 0).astype(np.float32)
+    q = np.clip(np.rint(r * inv[:, None]), -127, 127).astype(np.int8)
+    return q.reshape(w.shape), scale.reshape(w.shape[0], -1)
+
+
+def q8_dequant(q, scale, block=32):
+    R, K = q.shape
+    return (q.reshape(R, K // block, block).astype(np.float32) * scale[:, :, None]).reshape(R, K)
+
+
+def hessian(xs):
+    """X^T X / n (float64) of the captured inputs, rounded to float32 so that
+    last-bit differences of another machine's BLAS do not change the rounding."""
+    X = np.concatenate(xs).astype(np.float64)
+    h = X.T @ X / X.shape[0]
+    return h.astype(np.float32).astype(np.float64)
+
+
+def gptq_q8(w, h, block=32, damp=0.01, lazy=128):
+    """GPTQ into the Q8 layout. w [R][K] float, h [K][K]. Returns (q int8 [R][K], scale f32 [R][K/block])."""
+    W = np.array(w, dtype=np.float64)
+    R, K = W.shape
+    H = np.array(h, dtype=np.float64)
+    dead = np.diag(H) == 0
+    H[dead, dead] = 1.0
+    W[:, dead] = 0.0
+    H += np.eye(K) * (damp * np.mean(np.diag(H)))
+    # Upper Cholesky factor of H^-1: row i holds how column i's error spreads onward.
+    Hinv = np.linalg.cholesky(np.linalg.inv(H)).T
+    assert K % block == 0 and lazy % block == 0
+    q = np.zeros((R, K), dtype=np.int8)
+    scale = np.zeros((R, K // block), dtype=np.float32)
+    for b0 in range(0, K, lazy):
+        b1 = min(b0 + lazy, K)
+        Wb = W[:, b0:b1].copy()
+        Err = np.zeros_like(Wb)
+        for j in range(b1 - b0):
+            i = b0 + j
+            if i % block == 0:  # this block's scale from the already-updated weights
+                s = (np.abs(Wb[:, j:j + block]).max(axis=1) / 127.0).astype(np.float32)
+                scale[:, i // block] = s
+            s = scale[:, i // block].astype(np.float64)
+            col = Wb[:, j]
+            qi = np.clip(np.rint(np.divide(col, s, out=np.zeros_like(col), where=s > 0)), -127, 127)
+            q[:, i] = qi.astype(np.int8)
+            e = (col - qi * s) / Hinv[i, i]
+            Wb[:, j:] -= np.outer(e, Hinv[i, i:b1])
+            Err[:, j] = e
+        W[:, b1:] -= Err @ Hinv[b0:b1, b1:]
+    return q, scale
+
+
+def qk_embed(w, bits, block):
+    """Symmetric `bits`-bit integers in blocks of `block` along the row, one
+    float16 scale per block (scale = max|w| / (2^(bits-1) - 1))."""
+    qmax = 2 ** (bits - 1) - 1
+    r = w.reshape(-1, block).astype(np.float32)
+    scale = (np.abs(r).max(axis=1) / qmax).astype(np.float16)
+    s32 = scale.astype(np.float32)
+    inv = np.where(s32 > 0, 1.0 / np.where(s32 > 0, s32, 1), 0).astype(np.float32)
+    q = np.clip(np.rint(r * inv[:, None]), -qmax, qmax).astype(np.int8)
+    return q.reshape(w.shape), scale.reshape(w.shape[0], -1)
+
+
+def qk_embed_dequant(q, scale, bits, block):
+    R, K = q.shape
+    return (q.reshape(R, K // block, block).astype(np.float32) * scale.astype(np.float32)[:, :, None]).reshape(R, K)
+
+
+def qk_embed_nbytes(shape, bits, block):
+    n = int(np.prod(shape))
+    return n * bits // 8 + n // block * 2

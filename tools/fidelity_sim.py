@@ -1,0 +1,152 @@
+#!/usr/bin/env python3
+"""fidelity_sim.py — simulate quantized bundles of all-MiniLM-L6-v2 on the fidelity corpus.
+
+    python3 tools/fidelity_sim.py [VARIANT ...]      (needs torch + transformers; local only)
+
+Each variant is a recipe for the stored weights (see VARIANTS). Its weights
+are quantized with tools/fidelity.py's numpy code exactly as the converter
+would, decoded back to float32 and loaded into Hugging Face BertModel (eager,
+fp32); the attention of every input of tests/corpus/fidelity.jsonl is
+compared with the unquantized model's. Prints per variant: worst input's
+max |Δ|, inputs over 0.02 and 0.01, mean |Δ| (worst input), row-argmax
+agreement (worst input), and the stored bytes of the weights.
+"""
+import os
+import sys
+import time
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+sys.path.insert(0, HERE)
+import convert  # noqa: E402
+import fidelity  # noqa: E402
+import make_models  # noqa: E402
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+import torch  # noqa: E402
+from transformers import BertModel  # noqa: E402
+
+torch.set_num_threads(2)
+
+
+def projections(cfg):
+    return [n for n, _, kind in convert.canonical_names(cfg) if kind == "linear"]
+
+
+def calib_hessians(W, cfg):
+    caps = {}
+    for it in fidelity.load_corpus(os.path.join(ROOT, "tests/corpus/fidelity_calib.jsonl")):
+        fidelity.forward(W, cfg, it["ids"], it["type_ids"], np.float64, caps)
+    return {k: fidelity.hessian(v) for k, v in caps.items()}
+
+
+def make_variant(name, W, cfg, hess):
+    out = dict(W)
+    nbytes = 0
+    proj = projections(cfg)
+    parts = name.split("+")
+    proj_mode, emb_mode = parts[0], parts[1] if len(parts) > 1 else "q8"
+    f16_layers = set()
+    for p in parts[2:]:
+        if p.startswith("f16L"):
+            f16_layers |= {int(c) for c in p[4:]}
+    for n in proj:
+        layer = int(n.split(".")[2])
+        w = W[n]
+        if layer in f16_layers:
+            out[n] = w.astype(np.float16).astype(np.float32)
+            nbytes += w.size * 2
+            continue
+        if proj_mode == "rtn":
+            q, s = fidelity.q8_rtn(w)
+        elif proj_mode == "rtn16":
+            q, s = fidelity.q8_rtn(w, 16)
+            out[n] = fidelity.q8_dequant(q, s, 16)
+            nbytes += w.size + s.size * 4
+            continue
+        elif proj_mode == "gptq":
+            q, s = fidelity.gptq_q8(w, hess[n])
+        elif proj_mode == "f16":
+            out[n] = w.astype(np.float16).astype(np.float32)
+            nbytes += w.size * 2
+            continue
+        else:
+            raise SystemExit(f"unknown projection mode {proj_mode}")
+        out[n] = fidelity.q8_dequant(q, s)
+        nbytes += w.size + s.size * 4
+    e = "embeddings.word_embeddings.weight"
+    w = W[e]
+    if emb_mode == "q8":
+        q, s = fidelity.q8_rtn(w)
+        out[e] = fidelity.q8_dequant(q, s)
+        nbytes += w.size + s.size * 4
+    elif emb_mode == "f32":
+        nbytes += w.size * 4
+    elif emb_mode == "f16":
+        out[e] = w.astype(np.float16).astype(np.float32)
+        nbytes += w.size * 2
+    elif emb_mode.startswith("q") and emb_mode[1:].split("b")[0].isdigit():
+        bits, blk = emb_mode[1:].split("b") if "b" in emb_mode else (emb_mode[1:], "32")
+        out[e] = fidelity.qk_embed_dequant(*fidelity.qk_embed(w, int(bits), int(blk)), int(bits), int(blk))
+        nbytes += fidelity.qk_embed_nbytes(w.shape, int(bits), int(blk))
+    else:
+        raise SystemExit(f"unknown embedding mode {emb_mode}")
+    return out, nbytes
+
+
+def hf_model(W, cfg_dir):
+    m = BertModel.from_pretrained(cfg_dir, attn_implementation="eager").eval()
+    sd = {k: torch.from_numpy(np.ascontiguousarray(v, dtype=np.float32)) for k, v in W.items()}
+    missing, unexpected = m.load_state_dict(sd, strict=False)
+    assert not [k for k in missing if "pooler" not in k], missing
+    return m
+
+
+def attentions(m, items):
+    out = []
+    with torch.no_grad():
+        for it in items:
+            r = m(input_ids=torch.tensor([it["ids"]]), token_type_ids=torch.tensor([it["type_ids"]]),
+                  output_attentions=True)
+            out.append(np.stack([a[0].numpy() for a in r.attentions]))
+    return out
+
+
+def main():
+    src = make_models.need_minilm()
+    d = convert.find_model_dir(src)
+    cfg = convert.stage_config(d)
+    sd, _ = convert.read_weights(d)
+    W = {k: np.asarray(v, dtype=np.float32) for k, v in convert.normalize_names(sd).items()}
+    items = fidelity.load_corpus(os.path.join(ROOT, "tests/corpus/fidelity.jsonl"))
+    if os.environ.get("SIM_LIMIT"):
+        items = items[: int(os.environ["SIM_LIMIT"])]
+    ref = attentions(hf_model(W, d), items)
+    hess = None
+    variants = sys.argv[1:] or ["rtn+q8", "gptq+q8", "gptq+f32"]
+    print(f"| variant | max \\|Δ\\| (worst input) | inputs > 0.02 | inputs > 0.01 | mean \\|Δ\\| (worst) "
+          f"| argmax (worst) | argmax (all rows) | weight bytes |", flush=True)
+    for v in variants:
+        if "gptq" in v and hess is None:
+            t = time.time()
+            hess = calib_hessians(W, cfg)
+            print(f"(calibration: {time.time() - t:.1f} s)", file=sys.stderr)
+        t = time.time()
+        Wv, nbytes = make_variant(v, W, cfg, hess)
+        tq = time.time() - t
+        got = attentions(hf_model(Wv, d), items)
+        figs = [fidelity.attention_figures(r, g) for r, g in zip(ref, got)]
+        mx = np.array([f[0] for f in figs])
+        mn = np.array([f[1] for f in figs])
+        ag = np.array([f[2] for f in figs])
+        rows = np.array([r.shape[0] * r.shape[1] * r.shape[2] for r in ref])
+        worst = int(mx.argmax())
+        print(f"| {v} | {mx.max():.4f} ({items[worst]['id']}) | {(mx > 0.02).sum()} | {(mx > 0.01).sum()} "
+              f"| {mn.max():.2e} | {ag.min() * 100:.2f} % | {(ag * rows).sum() / rows.sum() * 100:.3f} % "
+              f"| {nbytes} |  (quantize {tq:.1f} s)", flush=True)
+
+
+if __name__ == "__main__":
+    main()
