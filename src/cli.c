@@ -66,7 +66,20 @@ static int read_bundle(const char *path, void **out, size_t *out_size, char *err
             gzclose(f);
             return -1;
         }
-        if (got == 0) break;
+        if (got == 0) {
+            /* zlib reports a stream cut short (e.g. a missing gzip trailer,
+             * so its CRC and length were never checked) only via gzerror. */
+            int zerr;
+            const char *msg = gzerror(f, &zerr);
+            if (zerr != Z_OK) {
+                bl_set_err(err, errlen, "%s: truncated or damaged gzip file (%s)", path,
+                           zerr == Z_BUF_ERROR ? "it ends before the gzip trailer" : msg ? msg : "read error");
+                free(buf);
+                gzclose(f);
+                return -1;
+            }
+            break;
+        }
         n += (size_t)got;
     }
     gzclose(f);
@@ -602,7 +615,7 @@ static int cmd_analyze(int argc, char **argv) {
         fprintf(stderr, "bertlens: %s\n", err);
         goto close;
     }
-    bl_json_analysis(&out, tk, toks.ids, &an);
+    bl_json_analysis(&out, tk, toks.ids, &an, 1);
     if (out.oom) {
         fprintf(stderr, "bertlens: out of memory\n");
         goto close;

@@ -201,6 +201,17 @@ class Rejects(unittest.TestCase):
         gz = gzip.compress(self.good, mtime=0)
         self.assertRejected(gz[: len(gz) // 2], r"decompress|truncated|too small", name="cut.blb.gz")
         self.assertRejected(gzip.compress(gz, mtime=0), r"gzip file", name="double.blb.gz")
+        # The last 8 bytes are the trailer (CRC-32, length); byte 9 from the end
+        # is the deflate stream's last byte. Python's gzip refuses each of these.
+        for cut in range(1, 10):
+            with self.subTest(cut=cut):
+                with self.assertRaises(EOFError):
+                    gzip.decompress(gz[:-cut])
+                self.assertRejected(gz[:-cut], r"truncated|damaged|decompress", name="trailer.blb.gz")
+        # The published default, cut by one byte, too.
+        with open(DEFAULT, "rb") as f:
+            full = f.read()
+        self.assertRejected(full[:-1], r"truncated or damaged gzip file", name="default-cut.blb.gz")
         r = run("info", os.path.join(TMP, "does-not-exist.blb"))
         self.assertEqual(r.returncode, 1)
         self.assertIn(b"cannot open", r.stderr)
