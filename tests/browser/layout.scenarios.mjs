@@ -89,6 +89,20 @@ scenario('phone 390x844: no view scrolls the page sideways; stacked neuron view;
   await open(page, base, { ...PAIR, view: 'heatmap' });
   const legend = await page.$eval('.hm-svg g.legend', (g) => g.getBoundingClientRect().right);
   assert.ok(legend <= 390, `legend ends at ${legend}`);
+  // A matrix too wide for the phone scrolls inside its own box; its row
+  // labels stay visible when it is scrolled.
+  await open(page, base, { text: Array(10).fill('The quick brown fox jumps over the lazy dog near the river bank.').join(' '), view: 'heatmap' });
+  const box = await page.$eval('.hm-scroll', (el) => ({ sw: el.scrollWidth, cw: el.clientWidth, doc: document.documentElement.scrollWidth }));
+  assert.ok(box.sw > box.cw, `the matrix scrolls in its box (${box.sw} in ${box.cw})`);
+  assert.ok(box.doc <= 390, `page stays ${box.doc} px wide`);
+  await page.$eval('.hm-scroll', (el) => { el.scrollLeft = el.scrollWidth; el.dispatchEvent(new Event('scroll')); });
+  const seen = await page.evaluate(() => {
+    const b = document.querySelector('.hm-scroll').getBoundingClientRect();
+    const ls = [...document.querySelectorAll('.hm-svg .row-label')].map((t) => t.getBoundingClientRect());
+    return { inside: ls.filter((r) => r.left >= b.left - 0.5 && r.right <= b.right + 0.5).length, all: ls.length };
+  });
+  assert.ok(seen.all > 0 && seen.inside === seen.all, `row labels visible after scrolling: ${seen.inside} of ${seen.all}`);
+  await shot(page, 'phone-heatmap-long-scrolled');
 }, { viewport: { width: 390, height: 844 } });
 
 scenario('phone: a tap on a heatmap cell shows its value; the neuron view is a separate button; tooltips do not linger', async ({ page, base, context, shot }) => {
@@ -113,7 +127,14 @@ scenario('phone: a tap on a heatmap cell shows its value; the neuron view is a s
   assert.equal(await page.url().includes('view=heatmap'), true, 'a tap does not leave the heatmap');
   assert.ok(await page.isVisible('#tooltip'), 'the tap also shows the tooltip');
   await shot(page, 'phone-heatmap-tap');
-  // Scrolling hides the tooltip.
+  // A tap elsewhere hides the tooltip; so does scrolling.
+  const title = await page.$eval('.view-title', (t) => { const r = t.getBoundingClientRect(); return { x: r.x + 5, y: r.y + 5 }; });
+  await cdp.send('Input.dispatchTouchEvent', { type: 'touchStart', touchPoints: [title] });
+  await cdp.send('Input.dispatchTouchEvent', { type: 'touchEnd', touchPoints: [] });
+  await page.waitForFunction(() => document.getElementById('tooltip').hidden);
+  await cdp.send('Input.dispatchTouchEvent', { type: 'touchStart', touchPoints: [{ x, y }] });
+  await cdp.send('Input.dispatchTouchEvent', { type: 'touchEnd', touchPoints: [] });
+  await page.waitForFunction(() => !document.getElementById('tooltip').hidden);
   await page.evaluate(() => window.scrollBy(0, 40));
   await page.waitForFunction(() => document.getElementById('tooltip').hidden);
   // The visible button opens the neuron view for that row.
@@ -123,8 +144,14 @@ scenario('phone: a tap on a heatmap cell shows its value; the neuron view is a s
   await btn.click();
   await ready(page);
   assert.equal(await page.$eval('#neuron-query', (s) => s.value), String(qi));
-  // Tooltip shown, then the view changes: it is gone.
-  await page.hover('.nv-row text.key-label >> nth=2').catch(() => {});
+  // A tap on a neuron-view row: its numbers in the info line and the tooltip;
+  // then the view changes and the tooltip is gone.
+  await page.$eval('.nv-stage', (el) => el.scrollIntoView({ block: 'center' }));
+  const row = await page.$$eval('.nv-row text.soft', (ts) => { const r = ts[5].getBoundingClientRect(); return { x: r.x - 20, y: r.y + r.height / 2 }; });
+  await cdp.send('Input.dispatchTouchEvent', { type: 'touchStart', touchPoints: [row] });
+  await cdp.send('Input.dispatchTouchEvent', { type: 'touchEnd', touchPoints: [] });
+  await page.waitForFunction(() => !document.getElementById('tooltip').hidden);
+  assert.match(await page.textContent('.view-info .info-text'), new RegExp(`→ ${fx.tokens[5].replace(/[#[\]]/g, '.')} · q·k = `));
   await clickAndRedraw(page, '#view-tabs [data-view="heatmap"]');
   assert.equal(await page.$eval('#tooltip', (t) => t.hidden), true);
 }, { viewport: { width: 390, height: 844 } });

@@ -158,7 +158,7 @@ export function heatmapView() {
       .text((d) => clip(d.l, g.chars));
     svg.select('g.axis-names').selectAll('text').data([
       { t: 'keys →', x: g.left, y: 12 },
-      { t: 'queries ↓', x: 4, y: 12 },
+      { t: 'queries ↓', x: 4, y: g.top - 8 },
     ]).join('text').attr('x', (d) => d.x).attr('y', (d) => d.y)
       .attr('fill', theme.muted).attr('font-size', 11).text((d) => d.t);
   }

@@ -205,7 +205,7 @@ export function neuronView() {
 
   /** Colour scales with their ranges, and the softmax bar's fixed 0..1 axis. */
   function legend(svg, data, g, scales) {
-    const y0 = g.H - NEURON.legend + 18;
+    const y0 = g.H - NEURON.legend + 24;
     const w = Math.max(70, Math.min(140, Math.floor((g.W - 16) / 3) - 14));
     const items = [
       { id: 'qk', title: `q, k (clip ±${scales.qk.limit.toFixed(2)})`, lo: -scales.qk.limit, hi: scales.qk.limit, div: true },
