@@ -308,7 +308,7 @@ static void jmatrices(bl_jbuf *b, const float *x, int32_t L, int32_t T) {
     bl_json_raw(b, "]", 1);
 }
 
-void bl_json_analysis(bl_jbuf *b, const bl_tokenizer *tk, const int32_t *ids, const bl_analysis *a) {
+void bl_json_analysis(bl_jbuf *b, const bl_tokenizer *tk, const int32_t *ids, const bl_analysis *a, int with_rollout) {
     bl_json_raw(b, "{\"tokens\":[", 11);
     for (int32_t t = 0; t < a->T; t++) {
         const char *s = bl_token_str(tk, ids[t]);
@@ -336,12 +336,15 @@ void bl_json_analysis(bl_jbuf *b, const bl_tokenizer *tk, const int32_t *ids, co
             n = snprintf(tmp, sizeof tmp, ",\"class\":\"%s\"}", bl_head_class_name(f->klass));
             bl_json_raw(b, tmp, (size_t)n);
         }
-    bl_json_raw(b, "],\"rollout\":", 12);
-    jmatrices(b, a->rollout, a->n_layers, a->T);
-    bl_json_raw(b, ",\"rollout_norm\":", 16);
-    if (a->rollout_norm)
-        jmatrices(b, a->rollout_norm, a->n_layers, a->T);
-    else
-        bl_json_raw(b, "null", 4);
+    bl_json_raw(b, "]", 1);
+    if (with_rollout) {
+        bl_json_raw(b, ",\"rollout\":", 11);
+        jmatrices(b, a->rollout, a->n_layers, a->T);
+        bl_json_raw(b, ",\"rollout_norm\":", 16);
+        if (a->rollout_norm)
+            jmatrices(b, a->rollout_norm, a->n_layers, a->T);
+        else
+            bl_json_raw(b, "null", 4);
+    }
     bl_json_raw(b, "}", 1);
 }

@@ -4,7 +4,7 @@
  * {"tokens":[...],"pair":bool,
  *  "heads":[{"layer","head","entropy","cls","sep","punct","prev","self",
  *            "next","segment","confidence","class"}...],   (undefined: null)
- *  "rollout":[L][T][T],"rollout_norm":[L][T][T] | null}
+ *  "rollout":[L][T][T],"rollout_norm":[L][T][T] | null}   (with_rollout only)
  */
 #ifndef BERTLENS_ANALYZE_H
 #define BERTLENS_ANALYZE_H
@@ -12,6 +12,6 @@
 #include "bertlens.h"
 #include "json.h"
 
-void bl_json_analysis(bl_jbuf *b, const bl_tokenizer *tk, const int32_t *ids, const bl_analysis *a);
+void bl_json_analysis(bl_jbuf *b, const bl_tokenizer *tk, const int32_t *ids, const bl_analysis *a, int with_rollout);
 
 #endif

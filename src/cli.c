@@ -615,7 +615,7 @@ static int cmd_analyze(int argc, char **argv) {
         fprintf(stderr, "bertlens: %s\n", err);
         goto close;
     }
-    bl_json_analysis(&out, tk, toks.ids, &an);
+    bl_json_analysis(&out, tk, toks.ids, &an, 1);
     if (out.oom) {
         fprintf(stderr, "bertlens: out of memory\n");
         goto close;

@@ -9,7 +9,7 @@
  *   blw_simd blw_load blw_error blw_info_json blw_tokenize_json blw_run
  *   blw_forward_ids blw_tokens_json blw_attention blw_norms blw_queries
  *   blw_keys blw_hidden                       (the API in README / common.md)
- *   blw_analyze_json blw_head_analyze         analyses (analyze.c)
+ *   blw_analyze_json blw_rollout blw_head_analyze   analyses (analyze.c)
  *   blw_k_*                                   kernels, scalar or SIMD, for tests
  */
 #include "bertlens.h"
@@ -39,6 +39,7 @@ static struct {
     unsigned flags;     /* flags of state                           */
     bl_tokens toks;     /* tokens of the last blw_run               */
     int has_toks;
+    bl_analysis an;     /* kept by blw_analyze_json for blw_rollout */
     char *json;         /* last returned JSON string (owned)        */
     char err[512];
 } g;
@@ -51,6 +52,7 @@ static void set_error(const char *fmt, ...) {
 }
 
 static void drop_tokens(void) {
+    bl_analysis_free(&g.an); /* describes the tokens' run */
     if (g.has_toks) bl_tokens_free(&g.toks);
     memset(&g.toks, 0, sizeof g.toks);
     g.has_toks = 0;
@@ -259,19 +261,31 @@ EMSCRIPTEN_KEEPALIVE const float *blw_hidden(int layer) { return bl_hidden(g.sta
 /* ----------------------------------------------------------- analyses */
 
 /* bl_analyze of the last blw_run as JSON (format in analyze.h): head
- * features and classes, rollout, and rollout_norm when that run kept norms
- * (flags BL_KEEP_ATTN | BL_KEEP_NORMS). NULL + blw_error on failure. */
-EMSCRIPTEN_KEEPALIVE const char *blw_analyze_json(void) {
+ * features and classes, and with with_rollout != 0 the rollout matrices too
+ * (rollout_norm when that run kept norms: flags BL_KEEP_ATTN |
+ * BL_KEEP_NORMS). The analysis is kept until the next run or load, for
+ * blw_rollout. NULL + blw_error on failure. */
+EMSCRIPTEN_KEEPALIVE const char *blw_analyze_json(int with_rollout) {
+    bl_analysis_free(&g.an);
     if (!g.has_toks || !g.state || bl_state_tokens(g.state) != g.toks.n) {
         set_error("no text run: call blw_run first");
         return NULL;
     }
-    bl_analysis an;
-    if (bl_analyze(g.state, g.toks.ids, g.toks.type_ids, &an, g.err, sizeof g.err)) return NULL;
+    if (bl_analyze(g.state, g.toks.ids, g.toks.type_ids, &g.an, g.err, sizeof g.err)) return NULL;
     bl_jbuf b = {0};
-    bl_json_analysis(&b, bl_model_tokenizer(g.model), g.toks.ids, &an);
-    bl_analysis_free(&an);
+    bl_json_analysis(&b, bl_model_tokenizer(g.model), g.toks.ids, &g.an, with_rollout);
     return jb_finish(&b);
+}
+
+/* Layer `layer`'s rollout [T][T] (norm = 1: the norm-based one) of the
+ * analysis kept by blw_analyze_json, as floats in wasm memory; NULL if none. */
+EMSCRIPTEN_KEEPALIVE const float *blw_rollout(int norm, int layer) {
+    const float *r = norm ? g.an.rollout_norm : g.an.rollout;
+    if (!r || layer < 0 || layer >= g.an.n_layers) {
+        set_error("no rollout for layer %d: call blw_analyze_json after a blw_run", layer);
+        return NULL;
+    }
+    return r + (size_t)layer * g.an.T * g.an.T;
 }
 
 /* Features of one head's attention a [T][T] with token roles [T] (BL_ROLE_*

@@ -156,15 +156,28 @@ if (ENGINES.includes('wasm')) {
       M._free(pa);
       if (pb) M._free(pb);
       assert.equal(T, c.T, `${c.name}: blw_run: ${T < 0 ? wasmError(M) : T}`);
-      const p = M._blw_analyze_json();
+      const p = M._blw_analyze_json(1);
       assert.ok(p, `${c.name}: blw_analyze_json: ${wasmError(M)}`);
-      report('wasm', c, compare(JSON.parse(M.UTF8ToString(p)), c));
+      const got = JSON.parse(M.UTF8ToString(p));
+      report('wasm', c, compare(got, c));
+      // the same rollouts through blw_rollout, and the JSON without them
+      for (const [norm, key] of [[0, 'rollout'], [1, 'rollout_norm']]) {
+        const last = index.n_layers - 1, ptr = M._blw_rollout(norm, last);
+        assert.ok(ptr, `${c.name}: blw_rollout(${norm}, ${last}): ${wasmError(M)}`);
+        const row = Array.from(M.HEAPF32.subarray(ptr / 4 + (c.T - 1) * c.T, ptr / 4 + c.T * c.T));
+        assert.deepEqual(row, got[key][last][c.T - 1].map(Math.fround), `${c.name}: blw_rollout row vs JSON`);
+      }
+      const lean = JSON.parse(M.UTF8ToString(M._blw_analyze_json(0)));
+      assert.equal(lean.rollout, undefined);
+      assert.deepEqual(lean.heads, got.heads);
     }
   });
 
   test('wasm: blw_analyze_json without a text run is an error, not a crash', async () => {
     const M = await createModule(WASM_JS);
-    assert.equal(M._blw_analyze_json(), 0);
+    assert.equal(M._blw_analyze_json(1), 0);
+    assert.match(wasmError(M), /blw_run/);
+    assert.equal(M._blw_rollout(0, 0), 0);
     assert.match(wasmError(M), /blw_run/);
   });
 
