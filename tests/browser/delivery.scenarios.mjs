@@ -86,6 +86,16 @@ scenario('offline after exactly one visit: the service worker and the cached bun
   // The first visit must leave everything the default model needs in the
   // caches: wait until the service worker controls this page.
   await page.waitForFunction(() => !!navigator.serviceWorker.controller, null, { timeout: 30000 });
+  const cached = await page.evaluate(async () => {
+    const out = [];
+    for (const name of await caches.keys()) for (const req of await (await caches.open(name)).keys()) out.push(new URL(req.url).pathname);
+    return out;
+  });
+  for (const re of [/^\/index\.html$/, /^\/models\/index\.json$/, /^\/wasm\/bertlens\.[0-9a-f]{10}\.wasm$/, /^\/wasm\/bertlens\.[0-9a-f]{10}\.js$/,
+    /^\/js\/worker\.[0-9a-f]{10}\.js$/, /^\/js\/app\.[0-9a-f]{10}\.js$/, /^\/vendor\/d3\.[0-9a-f]{10}\.min\.js$/, /^\/css\/app\.[0-9a-f]{10}\.css$/,
+    /^\/models\/all-minilm-l6-v2\.q8\.[0-9a-f]{12}\.blb\.gz$/]) {
+    assert.ok(cached.some((p) => re.test(p)), `cached after one visit: ${re} (${cached.join(' ')})`);
+  }
   const online = srv.requests.length;
   // Offline twice over: the browser's own switch, and no server at all.
   await context.setOffline(true);
@@ -272,6 +282,8 @@ scenario('one-file page: dist/bertlens.html from file:// with all network blocke
   assert.match(await page.textContent('#model-info'), /6 layers × 12 heads/);
   assert.ok((await page.$$('.row-label')).length > 3);
   assert.ok(await canvasColours(page, 'canvas.hm-cells') > 5, 'heatmap canvas is drawn');
+  const files = await page.evaluate(() => performance.getEntriesByType('resource').map((r) => r.name).filter((n) => !/^(data|blob):/.test(n)));
+  assert.deepEqual(files, [], 'the page reads no other file');
   await shot(page, 'one-file');
   // URL parameters work there too: the pair from the Hugging Face reference.
   await page.goto(`${url}?${new URLSearchParams({ text: fx.text, text_b: fx.text_b, layer: 1, head: 'mean' })}`);
