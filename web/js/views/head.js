@@ -153,181 +153,188 @@ export function headView() {
   }
 
   function update(root, data) {
-    const { K, labels, H, selected, hasPair } = data;
-    const sel = new Set(selected);
+    const sel = new Set(data.selected);
     root.select('.view-title').text(data.title);
-
     swatches(root, data, sel);
     pairFilter(root, data);
     root.select('p.view-notes').text(notesOf(data).join(' '));
     textAlternative(root, data, sel);
     const info = infoLine(root);
     if (!focus) info.set('Lines join each query (left) to the keys it attends to (right).');
-
-    // Token columns.
-    const stageEl = root.select('.hv-scroll').node();
-    const lay = headLayout({
-      K, longestLabel: d3.max(labels, (l) => l.length) || 4, width: box.width,
-      height: box.height ? box.height - chromeHeight(root.node(), stageEl) : null,
-    });
-    const { rowH, font, labelW, top, xL, xR } = lay;
-    const W = lay.W;
-    const Hpx = lay.H;
-    const stage = root.select('.hv-stage').style('width', `${W}px`).style('height', `${Hpx}px`);
-    const svg = stage.select('svg.hv-svg').attr('width', W).attr('height', Hpx)
-      .attr('font-family', 'system-ui, sans-serif');
-    const canvas = stage.select('canvas.hv-lines').style('left', `${xL}px`).style('top', `${top}px`).node();
-    boundary(svg, data, lay);
-
-    const weightFor = (side, idx) => {
-      // Strongest shown weight between the focused token and token idx.
-      if (!focus || focus.side === side) return 0;
-      let w = 0;
-      for (const h of sel) {
-        const m = data.mats[h];
-        const v = focus.side === 'left' ? m[focus.index * K + idx] : m[idx * K + focus.index];
-        if (v > w) w = v;
-      }
-      return w / data.vmax;
-    };
-    const tint = sel.size === 1 ? headColour([...sel][0]) : theme.accent;
-    const isFrozen = (side, i) => frozen && focus && focus.side === side && focus.index === i;
-    const toggleFreeze = (side, i) => {
-      if (isFrozen(side, i)) frozen = false;
-      else { focus = { side, index: i }; frozen = true; }
-      redraw();
-    };
-    const tokNode = (side, i) => svg.select(`g.${side}`).selectAll('g.tok').filter((d) => d.i === i).node();
-    const showTip = (node, side, d) => {
-      const r = node.getBoundingClientRect();
-      tooltip.show({ clientX: side === 'left' ? r.left : r.right, clientY: r.bottom }, [
-        `${side === 'left' ? 'query' : 'key'} ${d.i}: ${d.l}`,
-        isFrozen(side, d.i) ? 'Enter: unfreeze' : 'Enter: freeze this token · arrows: move',
-      ], node);
-      info.set(`${side === 'left' ? 'query' : 'key'} ${d.i}: ${d.l}${isFrozen(side, d.i) ? ' (frozen)' : ''}`);
-    };
-
-    const column = (side, x, anchor) => {
-      const g = svg.select(`g.${side}`).attr('transform', `translate(${x},${top})`);
-      const rows = g.selectAll('g.tok').data(labels.map((l, i) => ({ l, i })), (d) => d.i)
-        .join((enter) => {
-          const r = enter.append('g').attr('class', 'tok');
-          r.append('rect');
-          r.append('text').attr('class', 'token-label');
-          return r;
-        })
-        .attr('transform', (d) => `translate(0,${d.i * rowH})`)
-        .attr('role', 'button')
-        .attr('tabindex', (d) => (d.i === Math.min(kbd[side], K - 1) ? 0 : -1))
-        .attr('aria-label', (d) => `${side === 'left' ? 'query' : 'key'} ${d.i}: ${d.l}`)
-        .attr('aria-pressed', (d) => String(isFrozen(side, d.i)))
-        .on('focus', function (ev, d) {
-          kbd[side] = d.i;
-          if (!frozen) { focus = { side, index: d.i }; redraw(); } else column(side, x, anchor);
-          showTip(this, side, d);
-        })
-        .on('blur', (ev) => {
-          tooltip.hide();
-          const next = ev.relatedTarget;
-          const stays = next && next.closest && next.closest('g.tok') && stage.node().contains(next);
-          if (!frozen && !stays) { focus = null; redraw(); }
-        })
-        .on('keydown', function (ev, d) {
-          let to = null;
-          let toSide = side;
-          if (ev.key === 'Enter' || ev.key === ' ') {
-            ev.preventDefault();
-            toggleFreeze(side, d.i);
-            showTip(this, side, d);
-            return;
-          }
-          if (ev.key === 'Escape') { if (frozen) { frozen = false; redraw(); } return; }
-          if (ev.key === 'ArrowDown') to = Math.min(K - 1, d.i + 1);
-          else if (ev.key === 'ArrowUp') to = Math.max(0, d.i - 1);
-          else if (ev.key === 'Home') to = 0;
-          else if (ev.key === 'End') to = K - 1;
-          else if (ev.key === 'ArrowLeft' || ev.key === 'ArrowRight') {
-            toSide = ev.key === 'ArrowLeft' ? 'left' : 'right';
-            to = d.i;
-          } else return;
-          ev.preventDefault();
-          kbd[toSide] = to;
-          column(toSide, toSide === 'left' ? xL - 4 : xR + 4, toSide === 'left' ? 'end' : 'start');
-          const n = tokNode(toSide, to);
-          if (n && n !== this) n.focus();
-        })
-        .on('mouseenter', (ev, d) => {
-          if (!frozen) { focus = { side, index: d.i }; redraw(); }
-          tooltip.show(ev, [`${side === 'left' ? 'query' : 'key'} ${d.i}: ${d.l}`, frozen ? 'click: unfreeze' : 'click: freeze this token']);
-        })
-        .on('mouseleave', () => {
-          tooltip.hide();
-          if (!frozen) { focus = null; redraw(); }
-        })
-        .on('click', (ev, d) => toggleFreeze(side, d.i));
-      rows.select('rect').attr('x', anchor === 'end' ? -labelW : 0).attr('y', 1).attr('width', labelW)
-        .attr('height', rowH - 2).attr('rx', 3).attr('fill', tint)
-        .attr('fill-opacity', (d) => 0.85 * weightFor(side, d.i))
-        .attr('stroke', (d) => (isFrozen(side, d.i) ? theme.fg : 'none'))
-        .attr('stroke-dasharray', (d) => (isFrozen(side, d.i) ? '3 2' : null));
-      rows.select('text').attr('x', anchor === 'end' ? -4 : 4).attr('y', rowH / 2).attr('dy', '0.35em')
-        .attr('text-anchor', anchor).attr('font-size', font)
-        .attr('fill', theme.fg)
-        .attr('font-weight', (d) => (focus && focus.side === side && focus.index === d.i ? 700 : 400))
-        .text((d) => (d.i % lay.step === 0 ? clip(d.l, lay.chars) : ''));
-    };
-
-    const redraw = () => {
-      column('left', xL - 4, 'end');
-      column('right', xR + 4, 'start');
-      drawLines();
-    };
-
-    const drawLines = () => {
-      const ctx = sizeCanvas(canvas, xR - xL, K * rowH);
-      ctx.clearRect(0, 0, xR - xL, K * rowH);
-      const mats = data.mats.map((m, h) => (sel.has(h) ? m : null));
-      const lines = headLines(mats, K, data.segs, {
-        filter: hasPair ? data.filter : 'all',
-        focus,
-        minWeight: (rowH < 10 ? 0.05 : K > 64 ? 0.03 : 0.005) * data.vmax,
-        maxLines: 12000,
-      });
-      ctx.lineWidth = K > 80 ? 1.2 : 2;
-      for (const l of lines) {
-        ctx.strokeStyle = headColour(l.head);
-        ctx.globalAlpha = Math.min(1, (l.w / data.vmax) * (focus ? 1 : 0.9));
-        ctx.beginPath();
-        ctx.moveTo(0, l.i * rowH + rowH / 2);
-        ctx.lineTo(xR - xL, l.j * rowH + rowH / 2);
-        ctx.stroke();
-      }
-      ctx.globalAlpha = 1;
-      stage.attr('data-lines', lines.length);
-      const w = xR - xL;
-      const lw = ctx.lineWidth;
-      exportable(canvas, () => {
-        if (lines.length > SVG_MAX_LINES) {
-          return { node: null, note: `Head-view lines (${lines.length}) are an embedded PNG image: more than ${SVG_MAX_LINES} lines would make the SVG too heavy.` };
-        }
-        const byHead = new Map();
-        for (const l of lines) {
-          if (!byHead.has(l.head)) byHead.set(l.head, []);
-          byHead.get(l.head).push({ tag: 'line', attrs: {
-            x1: 0, y1: l.i * rowH + rowH / 2, x2: w, y2: l.j * rowH + rowH / 2,
-            'stroke-opacity': +Math.min(1, (l.w / data.vmax) * (focus ? 1 : 0.9)).toFixed(3),
-          } });
-        }
-        return {
-          node: { tag: 'g', attrs: { class: 'hv-lines', 'stroke-width': lw, fill: 'none' },
-            children: [...byHead].map(([h, children]) => ({ tag: 'g', attrs: { stroke: headColour(h), 'data-head': h }, children })) },
-          note: `Head-view lines: ${lines.length} vector <line> elements (weak lines are not drawn, as on the page).`,
-        };
-      });
-    };
-
-    redraw();
+    const sc = scene(root, data, sel, info);
+    boundary(sc.svg, data, sc.lay);
+    redraw(sc);
     exportContext(root, { notes: notesOf(data), keys: [root.select('svg.hv-swatches').node()] });
+  }
+
+  /** Everything one drawing needs: data, shown heads, layout, elements. */
+  function scene(root, data, sel, info) {
+    const lay = headLayout({
+      K: data.K, longestLabel: d3.max(data.labels, (l) => l.length) || 4, width: box.width,
+      height: box.height ? box.height - chromeHeight(root.node(), root.select('.hv-scroll').node()) : null,
+    });
+    const stage = root.select('.hv-stage').style('width', `${lay.W}px`).style('height', `${lay.H}px`);
+    const svg = stage.select('svg.hv-svg').attr('width', lay.W).attr('height', lay.H)
+      .attr('font-family', 'system-ui, sans-serif');
+    const canvas = stage.select('canvas.hv-lines').style('left', `${lay.xL}px`).style('top', `${lay.top}px`).node();
+    const tint = sel.size === 1 ? headColour([...sel][0]) : theme.accent;
+    return { data, sel, info, lay, stage, svg, canvas, tint };
+  }
+
+  const sideName = (side) => (side === 'left' ? 'query' : 'key');
+  const isFrozen = (side, i) => frozen && focus && focus.side === side && focus.index === i;
+
+  /** Strongest shown weight between the focused token and token idx (0..1). */
+  function weightFor(sc, side, idx) {
+    if (!focus || focus.side === side) return 0;
+    const { K, mats, vmax } = sc.data;
+    let w = 0;
+    for (const h of sc.sel) {
+      const v = focus.side === 'left' ? mats[h][focus.index * K + idx] : mats[h][idx * K + focus.index];
+      if (v > w) w = v;
+    }
+    return w / vmax;
+  }
+
+  function toggleFreeze(sc, side, i) {
+    if (isFrozen(side, i)) frozen = false;
+    else { focus = { side, index: i }; frozen = true; }
+    redraw(sc);
+  }
+
+  function showTip(sc, node, side, d) {
+    const r = node.getBoundingClientRect();
+    tooltip.show({ clientX: side === 'left' ? r.left : r.right, clientY: r.bottom }, [
+      `${sideName(side)} ${d.i}: ${d.l}`,
+      isFrozen(side, d.i) ? 'Enter: unfreeze' : 'Enter: freeze this token · arrows: move',
+    ], node);
+    sc.info.set(`${sideName(side)} ${d.i}: ${d.l}${isFrozen(side, d.i) ? ' (frozen)' : ''}`);
+  }
+
+  /** Keyboard on a token: arrows move (Left/Right: other column), Enter or
+   *  Space freeze, Escape unfreezes. */
+  function tokenKey(sc, side, node, ev, d) {
+    const K = sc.data.K;
+    if (ev.key === 'Enter' || ev.key === ' ') {
+      ev.preventDefault();
+      toggleFreeze(sc, side, d.i);
+      showTip(sc, node, side, d);
+      return;
+    }
+    if (ev.key === 'Escape') { if (frozen) { frozen = false; redraw(sc); } return; }
+    const moves = { ArrowDown: Math.min(K - 1, d.i + 1), ArrowUp: Math.max(0, d.i - 1), Home: 0, End: K - 1 };
+    let to = moves[ev.key];
+    let toSide = side;
+    if (ev.key === 'ArrowLeft' || ev.key === 'ArrowRight') { toSide = ev.key === 'ArrowLeft' ? 'left' : 'right'; to = d.i; }
+    if (to === undefined) return;
+    ev.preventDefault();
+    kbd[toSide] = to;
+    column(sc, toSide);
+    const next = sc.svg.select(`g.${toSide}`).selectAll('g.tok').filter((t) => t.i === to).node();
+    if (next && next !== node) next.focus();
+  }
+
+  /** One token column (queries left, keys right), with its events. */
+  function column(sc, side) {
+    const { data, lay, svg, stage } = sc;
+    const anchor = side === 'left' ? 'end' : 'start';
+    const g = svg.select(`g.${side}`).attr('transform', `translate(${side === 'left' ? lay.xL - 4 : lay.xR + 4},${lay.top})`);
+    const rows = g.selectAll('g.tok').data(data.labels.map((l, i) => ({ l, i })), (d) => d.i)
+      .join((enter) => {
+        const r = enter.append('g').attr('class', 'tok');
+        r.append('rect');
+        r.append('text').attr('class', 'token-label');
+        return r;
+      })
+      .attr('transform', (d) => `translate(0,${d.i * lay.rowH})`)
+      .attr('role', 'button')
+      .attr('tabindex', (d) => (d.i === Math.min(kbd[side], data.K - 1) ? 0 : -1))
+      .attr('aria-label', (d) => `${sideName(side)} ${d.i}: ${d.l}`)
+      .attr('aria-pressed', (d) => String(isFrozen(side, d.i)))
+      .on('focus', function (ev, d) {
+        kbd[side] = d.i;
+        if (!frozen) { focus = { side, index: d.i }; redraw(sc); } else column(sc, side);
+        showTip(sc, this, side, d);
+      })
+      .on('blur', (ev) => {
+        tooltip.hide();
+        const next = ev.relatedTarget;
+        const stays = next && next.closest && next.closest('g.tok') && stage.node().contains(next);
+        if (!frozen && !stays) { focus = null; redraw(sc); }
+      })
+      .on('keydown', function (ev, d) { tokenKey(sc, side, this, ev, d); })
+      .on('mouseenter', (ev, d) => {
+        if (!frozen) { focus = { side, index: d.i }; redraw(sc); }
+        tooltip.show(ev, [`${sideName(side)} ${d.i}: ${d.l}`, frozen ? 'click: unfreeze' : 'click: freeze this token']);
+      })
+      .on('mouseleave', () => {
+        tooltip.hide();
+        if (!frozen) { focus = null; redraw(sc); }
+      })
+      .on('click', (ev, d) => {
+        toggleFreeze(sc, side, d.i);
+        sc.info.set(`${sideName(side)} ${d.i}: ${d.l}${isFrozen(side, d.i) ? ' (frozen: only its lines are drawn)' : ''}`);
+      });
+    rows.select('rect').attr('x', anchor === 'end' ? -lay.labelW : 0).attr('y', 1).attr('width', lay.labelW)
+      .attr('height', Math.max(1, lay.rowH - 2)).attr('rx', 3).attr('fill', sc.tint)
+      .attr('fill-opacity', (d) => 0.85 * weightFor(sc, side, d.i))
+      .attr('stroke', (d) => (isFrozen(side, d.i) ? theme.fg : 'none'))
+      .attr('stroke-dasharray', (d) => (isFrozen(side, d.i) ? '3 2' : null));
+    rows.select('text').attr('x', anchor === 'end' ? -4 : 4).attr('y', lay.rowH / 2).attr('dy', '0.35em')
+      .attr('text-anchor', anchor).attr('font-size', lay.font)
+      .attr('fill', theme.fg)
+      .attr('font-weight', (d) => (focus && focus.side === side && focus.index === d.i ? 700 : 400))
+      .text((d) => (d.i % lay.step === 0 ? clip(d.l, lay.chars) : ''));
+  }
+
+  function redraw(sc) {
+    column(sc, 'left');
+    column(sc, 'right');
+    drawLines(sc);
+  }
+
+  /** The lines between the columns: canvas on the page, <line>s in an export. */
+  function drawLines(sc) {
+    const { data, lay, canvas, sel } = sc;
+    const { K } = data;
+    const w = lay.xR - lay.xL;
+    const y = (i) => i * lay.rowH + lay.rowH / 2;
+    const ctx = sizeCanvas(canvas, w, K * lay.rowH);
+    ctx.clearRect(0, 0, w, K * lay.rowH);
+    const lines = headLines(data.mats.map((m, h) => (sel.has(h) ? m : null)), K, data.segs, {
+      filter: data.hasPair ? data.filter : 'all',
+      focus,
+      minWeight: (lay.rowH < 10 ? 0.05 : K > 64 ? 0.03 : 0.005) * data.vmax,
+      maxLines: 12000,
+    });
+    const alpha = (l) => Math.min(1, (l.w / data.vmax) * (focus ? 1 : 0.9));
+    ctx.lineWidth = K > 80 ? 1.2 : 2;
+    for (const l of lines) {
+      ctx.strokeStyle = headColour(l.head);
+      ctx.globalAlpha = alpha(l);
+      ctx.beginPath();
+      ctx.moveTo(0, y(l.i));
+      ctx.lineTo(w, y(l.j));
+      ctx.stroke();
+    }
+    ctx.globalAlpha = 1;
+    sc.stage.attr('data-lines', lines.length);
+    const lw = ctx.lineWidth;
+    exportable(canvas, () => {
+      if (lines.length > SVG_MAX_LINES) {
+        return { node: null, note: `Head-view lines (${lines.length}) are an embedded PNG image: more than ${SVG_MAX_LINES} lines would make the SVG too heavy.` };
+      }
+      const byHead = new Map();
+      for (const l of lines) {
+        if (!byHead.has(l.head)) byHead.set(l.head, []);
+        byHead.get(l.head).push({ tag: 'line', attrs: { x1: 0, y1: y(l.i), x2: w, y2: y(l.j), 'stroke-opacity': +alpha(l).toFixed(3) } });
+      }
+      return {
+        node: { tag: 'g', attrs: { class: 'hv-lines', 'stroke-width': lw, fill: 'none' },
+          children: [...byHead].map(([h, children]) => ({ tag: 'g', attrs: { stroke: headColour(h), 'data-head': h }, children })) },
+        note: `Head-view lines: ${lines.length} vector <line> elements (weak lines are not drawn, as on the page).`,
+      };
+    });
   }
 
   /** Frame size (CSS px) that shows this view comfortably, for the embed snippet. */
