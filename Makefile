@@ -120,6 +120,7 @@ test-asan: build/asan/bertlens
 	BERTLENS_BIN=build/asan/bertlens $(NODE) tests/tokenizer.test.mjs --native --quick
 	BERTLENS_BIN=build/asan/bertlens $(NODE) tests/encoder.test.mjs --native --quick
 	BERTLENS_BIN=build/asan/bertlens $(NODE) tests/shapes.test.mjs --native --quick
+	BERTLENS_BIN=build/asan/bertlens BERTLENS_ANALYZE=native BERTLENS_QUICK=1 $(NODE) --test tests/analyze.test.mjs
 
 test-wasm: build/wasm/bertlens.js
 	$(NODE) tests/tokenizer.test.mjs --wasm

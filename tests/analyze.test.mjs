@@ -3,6 +3,7 @@
 //
 //   node --test tests/analyze.test.mjs                 both engines
 //   BERTLENS_ANALYZE=native node --test tests/analyze.test.mjs   one engine
+//   BERTLENS_QUICK=1 ...   only the inputs of at most 40 tokens (sanitizer build)
 //
 // References: tests/fixtures/analyze/ (tools/make_analyze_fixtures.py:
 // all-MiniLM-L6-v2, BertModel eager fp32, every figure in float64 numpy).
@@ -27,6 +28,7 @@ const index = JSON.parse(fs.readFileSync(path.join(FIX, 'index.json'), 'utf8'));
 const BUNDLE = path.join(ROOT, index.bundle);
 const bin = fs.readFileSync(path.join(FIX, 'analyze.bin'));
 const ENGINES = (process.env.BERTLENS_ANALYZE || 'native,wasm').split(',');
+const CASES = index.cases.filter((c) => !process.env.BERTLENS_QUICK || c.kind === 'full');
 const FEATURES = ['entropy', 'cls', 'sep', 'punct', 'prev', 'self', 'next', 'segment', 'confidence'];
 const CLASSES = ['vertical', 'diagonal', 'vertical+diagonal', 'block', 'heterogeneous'];
 const TH = index.thresholds;
@@ -99,7 +101,7 @@ const haveBundle = fs.existsSync(BUNDLE);
 
 if (ENGINES.includes('native')) {
   test('native: bertlens analyze matches the numpy references', { skip: !haveBundle && `no ${index.bundle}` }, () => {
-    for (const c of index.cases) {
+    for (const c of CASES) {
       const argv = ['analyze', BUNDLE, c.text, ...(c.text_pair !== null ? [c.text_pair] : [])];
       const r = spawnSync(BIN, argv, { encoding: 'utf8', maxBuffer: 1 << 30 });
       assert.equal(r.status, 0, `${c.name}: exit ${r.status}: ${r.stderr}`);
@@ -150,7 +152,7 @@ async function wasm() {
 if (ENGINES.includes('wasm')) {
   test('wasm: blw_analyze_json matches the numpy references', { skip: !haveBundle && `no ${index.bundle}` }, async () => {
     const M = await wasm();
-    for (const c of index.cases) {
+    for (const c of CASES) {
       const pa = putString(M, c.text), pb = c.text_pair !== null ? putString(M, c.text_pair) : 0;
       const T = M._blw_run(pa, pb, 3 /* KEEP_ATTN | KEEP_NORMS */, 0);
       M._free(pa);
