@@ -135,7 +135,7 @@ addEventListener('message', (e) => { if (e.data && e.data.type === 'bertlens:hei
     assert.ok(bytes < 2 * 1024 * 1024, `${bytes} bytes fetched`);
     assert.deepEqual(fetched.filter((p) => /\.blb|\.wasm$|models\//.test(p)), [], 'no model, no wasm, no model list before any interaction');
     for (const f of await frames()) {
-      assert.match(await f.textContent('#token-info'), /drawn from the numbers stored in this link/);
+      assert.match(await f.textContent('#token-info'), /drawn from the snapshot's 8-bit numbers/);
       assert.ok(await f.isVisible('#view .stage, #view canvas, #view svg'));
     }
     const heights = await host.evaluate(() => window.heights);
@@ -320,7 +320,7 @@ scenario('standalone HTML export opens from file:// and draws without the model'
     assert.deepEqual(errors, []);
     assert.equal(await p.inputValue('#text-a'), fx.text);
     assert.ok(await p.isVisible('#view .hv-stage'));
-    assert.match(await p.textContent('#token-info'), /drawn from the numbers stored/);
+    assert.match(await p.textContent('#token-info'), /drawn from the snapshot's 8-bit numbers/);
     await shot(p, 'standalone-head-file');
   } finally {
     await close();

@@ -331,6 +331,7 @@ scenario('permalink reproduces the view', async ({ page, base, context }) => {
 scenario('embed mode shows only the view; embed code is an iframe', async ({ page, base, context, shot }) => {
   await open(page, base, { ...PAIR, view: 'neuron', layer: 4, head: 7, query: 3 });
   await page.click('#copy-embed');
+  await page.waitForFunction(() => document.getElementById('share-text').value !== ''); // the snapshot is compressed asynchronously
   const snippet = await page.inputValue('#share-text');
   assert.match(snippet, /^<iframe src="[^"]+embed=1[^"]*"[^>]*><\/iframe>$/);
   const src = snippet.match(/src="([^"]+)"/)[1].replace(/&amp;/g, '&');

@@ -185,7 +185,7 @@ async function startFromSnapshot() {
   app.run = runFromSnapshot(snap);
   app.runKey = runKeyOf(app.state);
   afterModelLoaded();
-  $('model-info').textContent = `${snap.model.name || snap.model.id || 'Model'} · drawn from the numbers stored in this link (8-bit); the model is not loaded`;
+  $('model-info').textContent = `${snap.model.name || snap.model.id || 'Model'} · this view is a snapshot (8-bit numbers stored with it); the model is not loaded`;
   return true;
 }
 
@@ -541,6 +541,10 @@ function syncUrl() {
   if (app.snap || location.protocol === 'file:') return; // keep a snapshot link as given
   const seq = ++syncSeq;
   const run = runIsCurrent() ? app.run : null;
+  // At once when the plain form is short (it is then usually the final one);
+  // the compressed form follows when it is shorter.
+  const plain = `${location.pathname}?${serializeState(app.state)}`;
+  if (plain.length < 2000 && !(run && run.truncated)) history.replaceState(null, '', plain);
   permalinkSearch(app.state, { run, maxChars: MAX_PERMALINK - location.href.split('?')[0].length - 1 }).then(({ search }) => {
     if (seq !== syncSeq) return;
     const url = `${location.pathname}?${search}`;
@@ -590,7 +594,7 @@ function draw({ keepState = false } = {}) {
   }
   clearNotice('draw');
   const nA = run.typeIds.filter((t) => t === 0).length;
-  $('token-info').textContent = `${run.T} tokens${s.text_b ? ` (A: ${nA}, B: ${run.T - nA})` : ''} · ${run.snapshot ? 'drawn from the numbers stored in this link (8-bit)' : `model ran in ${run.ms.toFixed(0)} ms`}`;
+  $('token-info').textContent = `${run.T} tokens${s.text_b ? ` (A: ${nA}, B: ${run.T - nA})` : ''} · ${run.snapshot ? 'drawn from the snapshot\'s 8-bit numbers, without the model' : `model ran in ${run.ms.toFixed(0)} ms`}`;
   syncUrl();
   const ms = performance.now() - t0;
   document.body.dataset.renderMs = ms.toFixed(1);
@@ -720,6 +724,11 @@ async function share(kind) {
   const base = `${location.origin}${location.pathname}`;
   const s = { ...app.state, embed: false };
   const run = runIsCurrent() && !app.run.snapshot ? app.run : null;
+  if (kind === 'link') {
+    // At once when the plain link is short; the compressed one may follow.
+    const plain = `${base}?${serializeState(s)}`;
+    if (plain.length < 2000 && !(run && run.truncated)) $('share-text').value = plain;
+  }
   const { search, cut } = await permalinkSearch(s, { run, maxChars: MAX_PERMALINK - base.length - 1 });
   let text = `${base}?${search}`;
   const notes = [];
