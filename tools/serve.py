@@ -4,25 +4,41 @@
 Binds 127.0.0.1 only. Serves .wasm as application/wasm and the gzip model
 bundles (.gz) as application/octet-stream WITHOUT a Content-Encoding header,
 so the page receives the compressed bytes and decompresses them itself.
-Sends the same Content-Security-Policy as netlify.toml, so local runs catch
-anything the published site would block.
+Sends the headers netlify.toml gives each path (Content-Security-Policy,
+caching, Content-Disposition for the one-file pages), so local runs behave
+like the published site and catch anything it would block.
 """
+import fnmatch
 import functools
 import http.server
 import pathlib
 import re
 import sys
+import urllib.parse
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 
 
-def csp_from_netlify():
+def netlify_headers():
+    """[(pattern, {header: value})] from netlify.toml's [[headers]] rules."""
     try:
         text = (ROOT / "netlify.toml").read_text()
     except OSError:
-        return None
-    m = re.search(r'Content-Security-Policy\s*=\s*"([^"]+)"', text)
-    return m.group(1) if m else None
+        return []
+    rules, rule = [], None
+    for line in (l.strip() for l in text.splitlines()):
+        if line == "[[headers]]":
+            rule = ["", {}]
+            rules.append(rule)
+        elif line.startswith("[") and line != "[headers.values]":
+            rule = None
+        elif rule is not None:
+            m = re.match(r'^([A-Za-z-]+)\s*=\s*"([^"]*)"$', line)
+            if m and m.group(1) == "for":
+                rule[0] = m.group(2)
+            elif m:
+                rule[1][m.group(1)] = m.group(2)
+    return [(pattern, values) for pattern, values in rules if pattern]
 
 
 class Handler(http.server.SimpleHTTPRequestHandler):
@@ -37,13 +53,17 @@ class Handler(http.server.SimpleHTTPRequestHandler):
         ".svg": "image/svg+xml",
         ".json": "application/json",
     }
-    csp = csp_from_netlify()
+    rules = netlify_headers()
 
     def end_headers(self):
-        if self.csp:
-            self.send_header("Content-Security-Policy", self.csp)
-        self.send_header("X-Content-Type-Options", "nosniff")
-        self.send_header("Cache-Control", "no-cache")
+        path = urllib.parse.urlsplit(self.path).path
+        headers = {"X-Content-Type-Options": "nosniff", "Cache-Control": "no-cache"}
+        for pattern, values in self.rules:  # later rules win, as in tests/browser/server.mjs
+            if fnmatch.fnmatchcase(path, pattern):
+                headers.update(values)
+        headers.pop("Content-Type", None)  # set from the file's extension (same values)
+        for name, value in headers.items():
+            self.send_header(name, value)
         super().end_headers()
 
     def guess_type(self, path):

@@ -18,16 +18,18 @@ async function open(page, base, params = {}) {
   await ready(page);
 }
 
+/** Record every text the progress line shows (window.__progress). */
+const recordProgress = (page) => page.addInitScript(() => {
+  window.__progress = [];
+  new MutationObserver(() => {
+    const el = document.getElementById('progress-text');
+    const bar = document.getElementById('progress');
+    if (el && bar && !bar.hidden && el.textContent !== window.__progress.at(-1)) window.__progress.push(el.textContent);
+  }).observe(document, { subtree: true, childList: true, characterData: true, attributes: true });
+});
+
 scenario('first load: default model downloads with progress and the heatmap appears', async ({ page, base }) => {
-  // Record every text the progress line shows while the bundle downloads.
-  await page.addInitScript(() => {
-    window.__progress = [];
-    new MutationObserver(() => {
-      const el = document.getElementById('progress-text');
-      const bar = document.getElementById('progress');
-      if (el && bar && !bar.hidden && el.textContent !== window.__progress.at(-1)) window.__progress.push(el.textContent);
-    }).observe(document, { subtree: true, childList: true, characterData: true, attributes: true });
-  });
+  await recordProgress(page);
   await page.goto(base);
   await ready(page);
   const progress = await page.evaluate(() => window.__progress);
@@ -277,8 +279,11 @@ scenario('two listed models: switch with the picker and with ?model=', async ({ 
 
 scenario('one-file page: dist/bertlens.html from file:// with all network blocked draws the view', async ({ page, shot }) => {
   const url = pathToFileURL(path.join(DIST, 'bertlens.html')).href;
+  await recordProgress(page);
   await page.goto(url);
   await ready(page);
+  const progress = await page.evaluate(() => window.__progress);
+  assert.ok(progress.some((t) => /^Unpacking all-MiniLM-L6-v2 \(q8\), built into this page: .*\(100%\)$/.test(t)), progress.join(' | '));
   assert.match(await page.textContent('#model-info'), /6 layers × 12 heads/);
   assert.ok((await page.$$('.row-label')).length > 3);
   assert.ok(await canvasColours(page, 'canvas.hm-cells') > 5, 'heatmap canvas is drawn');

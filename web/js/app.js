@@ -354,7 +354,9 @@ async function useListedModel(entry) {
   let buffer;
   try {
     buffer = await loadListedBundle(entry, document.baseURI, (loaded, total, cached) => {
-      if (seq === app.loadSeq) showProgress(cached ? `Loading ${entry.name || entry.id} from this browser's cache` : label, loaded, total);
+      const from = cached === 'inline' ? `Unpacking ${entry.name || entry.id}, built into this page`
+        : cached ? `Loading ${entry.name || entry.id} from this browser's cache` : label;
+      if (seq === app.loadSeq) showProgress(from, loaded, total);
     }, (text, detail) => notice('storage', 'info', text, detail));
   } catch (e) {
     if (seq !== app.loadSeq) return;

@@ -157,7 +157,8 @@ async function readWithProgress(res, total, progress) {
 }
 
 /** Bytes of a listed model: from the cache if present and intact, else
- *  downloaded (progress(loaded, total, fromCache)). Keeps only this bundle in
+ *  downloaded (progress(loaded, total, from) with from false: network, true:
+ *  Cache Storage, 'inline': built into the page). Keeps only this bundle in
  *  the cache afterwards. Returns the decompressed ArrayBuffer; throws a
  *  DeliveryError. note(text, detail) hears of problems that do not stop the
  *  load (the model could not be stored for next time). */
@@ -168,7 +169,7 @@ export async function loadListedBundle(entry, baseUrl, progress = () => {}, note
     const text = inlineText(entry.inline);
     if (text === null) throw new DeliveryError(`This page should have ${what} built in, but it is missing: the file is incomplete. Download bertlens.html again.`, `no #${entry.inline}`);
     const raw = base64ToBytes(text);
-    progress(raw.length, raw.length, true);
+    progress(raw.length, raw.length, 'inline');
     return unpackListed(raw, what);
   }
   const url = new URL(`models/${entry.file}`, baseUrl).href;
