@@ -67,24 +67,35 @@ export function modelView() {
   }
 
   function update(root, data) {
-    const { L, H, K } = data;
     root.select('.view-title').text(data.title);
     root.select('p.view-notes').text((data.notes || []).join(' '));
     const info = infoLine(root);
     info.set(`Layer ${data.layer}, ${data.head === 'mean' ? 'mean of heads' : `head ${data.head}`} is open in the other views.`);
     const g = modelLayout({
-      L, H, width: frame.width,
+      L: data.L, H: data.H, width: frame.width,
       height: frame.height ? frame.height - chromeHeight(root.node(), root.select('.mv-scroll').node()) : null,
     });
-    const m = { top: g.top, left: g.left, gap: g.gap };
-    const { S, gridW, gridH } = g;
-    const W = g.W;
-    const Hpx = g.H;
-    const stage = root.select('.mv-stage').style('width', `${W}px`).style('height', `${Hpx}px`);
+    const stage = root.select('.mv-stage').style('width', `${g.W}px`).style('height', `${g.H}px`);
+    const peaks = paintThumbs(stage, data, g);
+    const svg = stage.select('svg.mv-svg').attr('width', g.W).attr('height', g.H)
+      .attr('font-family', 'system-ui, sans-serif');
+    axisLabels(svg, data, g);
+    const sc = { data, g, svg, peaks, info };
+    marks(sc);
+    wirePointer(sc);
+    wireKeyboard(sc);
+    legend(svg, data, g);
+    textAlternative(root, data, peaks);
+    exportContext(root, { notes: data.notes || [] });
+  }
 
-    // One pooled matrix per head, shared colour scale per thumbnail (its own max,
-    // so weak heads still show their pattern; the tooltip gives the numbers).
-    const canvas = stage.select('canvas.mv-thumbs').style('left', `${m.left}px`).style('top', `${m.top}px`).node();
+  /** Every thumbnail into one canvas: each matrix max-pooled to the
+   *  thumbnail size and scaled to its own maximum (weak heads still show
+   *  their pattern; the tooltip gives the numbers). Returns each head's peak. */
+  function paintThumbs(stage, data, g) {
+    const { L, H, K } = data;
+    const { S, gap, gridW, gridH } = g;
+    const canvas = stage.select('canvas.mv-thumbs').style('left', `${g.left}px`).style('top', `${g.top}px`).node();
     const ctx = sizeCanvas(canvas, gridW, gridH);
     ctx.clearRect(0, 0, gridW, gridH);
     const P = Math.min(S, Math.max(K, 1)); // pooled resolution
@@ -107,45 +118,62 @@ export function modelView() {
           img.data[4 * p] = c.r; img.data[4 * p + 1] = c.g; img.data[4 * p + 2] = c.b; img.data[4 * p + 3] = 255;
         }
         tctx.putImageData(img, 0, 0);
-        ctx.drawImage(tmp, h * (S + m.gap), l * (S + m.gap), S, S);
+        ctx.drawImage(tmp, h * (S + gap), l * (S + gap), S, S);
       }
     }
     exportable(canvas, () => ({
       node: null,
       note: `Model-view thumbnails (${L} layers × ${H} heads) are one embedded PNG image; open a thumbnail as a heatmap for a vector export of its cells.`,
     }));
+    return peaks;
+  }
 
-    const svg = stage.select('svg.mv-svg').attr('width', W).attr('height', Hpx)
-      .attr('font-family', 'system-ui, sans-serif');
-    svg.select('g.layer-labels').selectAll('text').data(d3.range(L)).join('text')
-      .attr('class', 'layer-label').attr('x', m.left - 8).attr('y', (l) => m.top + l * (S + m.gap) + S / 2)
+  function axisLabels(svg, data, g) {
+    const step = g.S + g.gap;
+    svg.select('g.layer-labels').selectAll('text').data(d3.range(data.L)).join('text')
+      .attr('class', 'layer-label').attr('x', g.left - 8).attr('y', (l) => g.top + l * step + g.S / 2)
       .attr('dy', '0.35em').attr('text-anchor', 'end').attr('font-size', 11).attr('fill', theme.fg)
       .text((l) => (g.narrow ? `L${l}` : `layer ${l}`));
-    svg.select('g.head-labels').selectAll('text').data(d3.range(H)).join('text')
-      .attr('class', 'head-label').attr('x', (h) => m.left + h * (S + m.gap) + S / 2).attr('y', m.top - 8)
-      .attr('text-anchor', 'middle').attr('font-size', S < 20 ? 9 : 11).attr('fill', theme.fg)
-      .text((h) => (S < 14 ? `${h}` : `h${h}`));
+    svg.select('g.head-labels').selectAll('text').data(d3.range(data.H)).join('text')
+      .attr('class', 'head-label').attr('x', (h) => g.left + h * step + g.S / 2).attr('y', g.top - 8)
+      .attr('text-anchor', 'middle').attr('font-size', g.S < 20 ? 9 : 11).attr('fill', theme.fg)
+      .text((h) => (g.S < 14 ? `${h}` : `h${h}`));
+  }
 
-    const box = (sel, l, h) => sel.attr('x', m.left + h * (S + m.gap) - 2).attr('y', m.top + l * (S + m.gap) - 2)
-      .attr('width', S + 4).attr('height', S + 4).attr('rx', 3);
+  /** Place a highlight box around thumbnail (l, h). */
+  function boxAt(sel, g, l, h) {
+    return sel.attr('x', g.left + h * (g.S + g.gap) - 2).attr('y', g.top + l * (g.S + g.gap) - 2)
+      .attr('width', g.S + 4).attr('height', g.S + 4).attr('rx', 3);
+  }
+
+  /** The open head (solid), the hovered one (dashed), the keyboard cursor. */
+  function marks({ data, g, svg }) {
     const current = svg.select('rect.mv-current').attr('fill', 'none').attr('stroke', theme.accent).attr('stroke-width', 2.5);
     if (data.head === 'mean') current.attr('visibility', 'hidden');
-    else box(current.attr('visibility', 'visible'), data.layer, data.head);
-    const hover = svg.select('rect.mv-hover').attr('fill', 'none').attr('stroke', theme.fg)
+    else boxAt(current.attr('visibility', 'visible'), g, data.layer, data.head);
+    svg.select('rect.mv-hover').attr('fill', 'none').attr('stroke', theme.fg)
       .attr('stroke-width', 1.5).attr('stroke-dasharray', '3 2').attr('visibility', 'hidden');
+    svg.select('rect.mv-focus').attr('fill', 'none').attr('stroke', theme.fg)
+      .attr('stroke-width', 3).attr('pointer-events', 'none').attr('visibility', 'hidden');
+  }
+
+  const describe = (c) => `layer ${c.l}, head ${c.h}`;
+
+  function wirePointer({ data, g, svg, peaks, info }) {
+    const hover = svg.select('rect.mv-hover');
     const cellAt = (ev) => {
       const [x, y] = d3.pointer(ev);
-      const h = Math.floor((x - m.left) / (S + m.gap));
-      const l = Math.floor((y - m.top) / (S + m.gap));
-      return l >= 0 && l < L && h >= 0 && h < H ? { l, h } : null;
+      const h = Math.floor((x - g.left) / (g.S + g.gap));
+      const l = Math.floor((y - g.top) / (g.S + g.gap));
+      return l >= 0 && l < data.L && h >= 0 && h < data.H ? { l, h } : null;
     };
-    svg.select('rect.mv-hit').attr('x', m.left).attr('y', m.top).attr('width', gridW).attr('height', gridH)
+    svg.select('rect.mv-hit').attr('x', g.left).attr('y', g.top).attr('width', g.gridW).attr('height', g.gridH)
       .attr('fill', 'transparent').style('cursor', 'pointer')
       .on('mousemove', (ev) => {
         const c = cellAt(ev);
         if (!c) { hover.attr('visibility', 'hidden'); tooltip.hide(); return; }
-        box(hover.attr('visibility', 'visible'), c.l, c.h);
-        tooltip.show(ev, [`layer ${c.l}, head ${c.h}`, `largest ${data.valueName}: ${peaks[c.l][c.h].toFixed(3)}`, 'click: open as heatmap']);
+        boxAt(hover.attr('visibility', 'visible'), g, c.l, c.h);
+        tooltip.show(ev, [describe(c), `largest ${data.valueName}: ${peaks[c.l][c.h].toFixed(3)}`, 'click: open as heatmap']);
         info.set(`Layer ${c.l}, head ${c.h}: largest ${data.valueName} ${peaks[c.l][c.h].toFixed(3)}`);
       })
       .on('mouseleave', () => { hover.attr('visibility', 'hidden'); tooltip.hide(); })
@@ -153,33 +181,34 @@ export function modelView() {
         const c = cellAt(ev);
         if (c) { tooltip.hide(); onOpen(c.l, c.h); }
       });
+  }
 
-    // Keyboard cursor: a solid box that follows the arrow keys.
+  /** Keyboard: one tab stop; arrows move a solid box, Enter opens it. */
+  function wireKeyboard({ data, g, svg, peaks, info }) {
+    const { L, H } = data;
     if (kbd) kbd = { l: Math.min(kbd.l, L - 1), h: Math.min(kbd.h, H - 1) };
-    const focusBox = svg.select('rect.mv-focus').attr('fill', 'none').attr('stroke', theme.fg)
-      .attr('stroke-width', 3).attr('pointer-events', 'none').attr('visibility', 'hidden');
-    const hitNode = svg.select('rect.mv-hit').node();
-    const describe = (c) => `layer ${c.l}, head ${c.h}`;
+    const focusBox = svg.select('rect.mv-focus');
+    const hit = svg.select('rect.mv-hit');
     const showKbd = () => {
-      box(focusBox.attr('visibility', 'visible'), kbd.l, kbd.h);
-      hitNode.setAttribute('aria-label', `Thumbnail grid, ${describe(kbd)}: arrow keys move, Enter opens it as a heatmap`);
+      boxAt(focusBox.attr('visibility', 'visible'), g, kbd.l, kbd.h);
+      hit.attr('aria-label', `Thumbnail grid, ${describe(kbd)}: arrow keys move, Enter opens it as a heatmap`);
       info.set(`${describe(kbd)}: largest ${data.valueName} ${peaks[kbd.l][kbd.h].toFixed(3)} (Enter opens it)`);
       const r = focusBox.node().getBoundingClientRect();
-      tooltip.show({ clientX: r.right, clientY: r.bottom }, [describe(kbd), `largest ${data.valueName}: ${peaks[kbd.l][kbd.h].toFixed(3)}`, 'Enter: open as heatmap · arrows: move']);
+      tooltip.show({ clientX: r.right, clientY: r.bottom }, [describe(kbd), `largest ${data.valueName}: ${peaks[kbd.l][kbd.h].toFixed(3)}`, 'Enter: open as heatmap · arrows: move'], hit.node());
     };
-    svg.select('rect.mv-hit')
-      .attr('tabindex', 0)
+    const start = () => { if (!kbd) kbd = { l: data.layer, h: data.head === 'mean' ? 0 : data.head }; };
+    hit.attr('tabindex', 0)
       .attr('role', 'application')
       .attr('aria-roledescription', 'thumbnail grid')
       .attr('aria-label', `Thumbnail grid of ${L} layers × ${H} heads: arrow keys move, Enter opens one as a heatmap`)
       .on('focus', function () {
         if (!this.matches(':focus-visible')) return; // a mouse click opens directly
-        if (!kbd) kbd = { l: data.layer, h: data.head === 'mean' ? 0 : data.head };
+        start();
         showKbd();
       })
       .on('blur', () => { focusBox.attr('visibility', 'hidden'); tooltip.hide(); })
       .on('keydown', (ev) => {
-        if (!kbd) kbd = { l: data.layer, h: data.head === 'mean' ? 0 : data.head };
+        start();
         const { l, h } = kbd;
         const moves = {
           ArrowLeft: [l, h - 1], ArrowRight: [l, h + 1], ArrowUp: [l - 1, h], ArrowDown: [l + 1, h],
@@ -197,13 +226,13 @@ export function modelView() {
         kbd = { l: Math.max(0, Math.min(L - 1, nl)), h: Math.max(0, Math.min(H - 1, nh)) };
         showKbd();
       });
+  }
 
-    const lg = svg.select('g.legend').attr('transform', `translate(${Math.min(m.left, 8)},${m.top + gridH + 30})`);
-    drawLegendBar(lg, { interp: theme.seq, domain: [0, 1], title: `${data.valueName} ÷ each thumbnail’s own maximum`, id: 'mv', width: Math.min(180, W - 20) });
+  function legend(svg, data, g) {
+    const lg = svg.select('g.legend').attr('transform', `translate(${Math.min(g.left, 8)},${g.top + g.gridH + 30})`);
+    drawLegendBar(lg, { interp: theme.seq, domain: [0, 1], title: `${data.valueName} ÷ each thumbnail’s own maximum`, id: 'mv', width: Math.min(180, g.W - 20) });
     lg.selectAll('g.legend-axis text, text.legend-title').attr('fill', theme.fg);
     lg.selectAll('g.legend-axis line, g.legend-axis path').attr('stroke', theme.muted);
-    textAlternative(root, data, peaks);
-    exportContext(root, { notes: data.notes || [] });
   }
 
   /** Frame size (CSS px) that shows this view comfortably, for the embed snippet. */
