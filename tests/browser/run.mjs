@@ -14,12 +14,16 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { scenarios, runScenario } from './harness.mjs';
+import { scenarios, runScenario, DIST } from './harness.mjs';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const filter = process.argv[2] || '';
 const jobs = Math.max(1, Number(process.env.BROWSER_JOBS) || 2);
 
+if (!fs.existsSync(path.join(DIST, 'index.html'))) {
+  console.error('dist/ is missing: run `make site` first.');
+  process.exit(1);
+}
 for (const f of fs.readdirSync(HERE).filter((n) => n.endsWith('.scenarios.mjs')).sort()) {
   await import(pathToFileURL(path.join(HERE, f)).href);
 }
