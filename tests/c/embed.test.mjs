@@ -13,7 +13,7 @@ const ROOT = path.resolve(path.dirname(new URL(import.meta.url).pathname), '../.
 const EXAMPLE = path.join(ROOT, 'build/embed_example');
 const BIN = process.env.BERTLENS_BIN || path.join(ROOT, 'build/bertlens');
 const BUNDLE = path.join(ROOT, 'build/models/tiny-bert.f32.blb');
-const TEXT = 'Embedding bertlens: one header, one archive.';
+const TEXT = 'Embedding bertlens: "one header", one archive\\.';
 
 test('embed_example prints the CLI\'s attention', { skip: !fs.existsSync(BUNDLE) && 'no tiny-bert.f32.blb (make test-models)' }, () => {
   const e = spawnSync(EXAMPLE, [BUNDLE, TEXT], { encoding: 'utf8' });

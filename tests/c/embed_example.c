@@ -30,6 +30,18 @@ static void *read_file(const char *path, size_t *size) {
     return buf;
 }
 
+/* A token as a JSON string (tokens are valid UTF-8; escape quotes, backslashes, controls). */
+static void print_json_string(const char *s) {
+    putchar('"');
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\') printf("\\%c", c);
+        else if (c < 0x20) printf("\\u%04x", c);
+        else putchar(c);
+    }
+    putchar('"');
+}
+
 int main(int argc, char **argv) {
     if (argc != 3) {
         fprintf(stderr, "usage: embed_example MODEL.blb TEXT\n");
@@ -55,7 +67,10 @@ int main(int argc, char **argv) {
     if (!(s = bl_state_new(m, tk.n, BL_KEEP_ATTN, err, sizeof err))) goto fail;
     if (bl_forward(s, tk.ids, tk.type_ids, tk.n, 0, err, sizeof err)) goto fail;
     printf("{\"tokens\":[");
-    for (int32_t t = 0; t < tk.n; t++) printf(t ? ",\"%s\"" : "\"%s\"", bl_token_str(bl_model_tokenizer(m), tk.ids[t]));
+    for (int32_t t = 0; t < tk.n; t++) {
+        if (t) putchar(',');
+        print_json_string(bl_token_str(bl_model_tokenizer(m), tk.ids[t]));
+    }
     printf("],\"rows\":[");
     for (int32_t l = 0; l < c->n_layers; l++) {
         const float *a = bl_attention(s, l); /* [heads][T][T]: head 0, row 0 first */
