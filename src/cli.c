@@ -5,6 +5,7 @@
  *   bertlens tokenize --jsonl BUNDLE                   JSON lines in, JSON lines out
  *   bertlens attend [--layer N] [--qk] [--norms] BUNDLE TEXT [TEXT_B]
  *   bertlens analyze BUNDLE TEXT [TEXT_B]              head features, rollout (JSON)
+ *   bertlens test-attend ...                           internal: attend + test outputs
  *
  * BUNDLE may be plain (.blb) or gzip-compressed (.blb.gz). Any error: a
  * message on stderr and exit status 1.
