@@ -19,8 +19,9 @@
  * and link with -lbertlens -lm (tests/c/embed_example.c is a complete program):
  *
  *     bl_model *m = bl_model_load(bytes, size, err, sizeof err); // borrows bytes
- *     bl_tokens tk;
- *     bl_tokenize(bl_model_tokenizer(m), "The cat sat.", 12, NULL, 0, 0, &tk, err, sizeof err);
+ *     bl_tokens tk;                                              // max: the model's positions
+ *     bl_tokenize(bl_model_tokenizer(m), "The cat sat.", 12, NULL, 0,
+ *                 bl_model_config(m)->max_positions, &tk, err, sizeof err);
  *     bl_state *s = bl_state_new(m, tk.n, BL_KEEP_ATTN, err, sizeof err);
  *     bl_forward(s, tk.ids, tk.type_ids, tk.n, 0, err, sizeof err);
  *     const float *a = bl_attention(s, 0);  // layer 0: [heads][T][T]
@@ -31,10 +32,11 @@
  * Lifetimes: the bundle bytes outlive the model, the model outlives every
  * state made from it (a state holds its model; bl_forward takes only the
  * state), and result pointers (bl_attention, ...) are valid until the next
- * bl_forward / bl_state_reserve / bl_state_free on that state.
+ * bl_forward / bl_state_reserve / bl_state_free on that state. Tokens and
+ * analyses (bl_tokens, bl_analysis) are the caller's, freed by their _free.
  *
- * Threads: no global mutable state (the CRC table is built once under the
- * first bl_model_load; call one bl_model_load before starting threads).
+ * Threads: the only global state is the CRC table, filled by the first
+ * bl_model_load: load one model before starting threads.
  * A bl_model and its tokenizer are read-only after loading and may be shared
  * by any number of threads. A bl_state is not: give each thread its own
  * (bl_state_new on the shared model), or serialise the calls on one state.
