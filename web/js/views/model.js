@@ -47,7 +47,7 @@ export function modelView() {
     svg.selectAll('g.legend').data([null]).join('g').attr('class', 'legend');
     root.selectAll('p.view-notes').data([null]).join('p').attr('class', 'view-notes');
     root.selectAll('p.view-hint').data([null]).join('p').attr('class', 'view-hint')
-      .text('Hover or tap a thumbnail for its largest value; click it to open it as a heatmap. Keyboard: Tab to the grid, arrows move, Enter opens.');
+      .text('Hover a thumbnail for its largest value; click or tap it to open it as a heatmap. Keyboard: Tab to the grid, arrows move, Enter opens.');
   }
 
   /** Text alternative: the strongest link of every layer (over its heads). */
@@ -232,6 +232,7 @@ export function modelView() {
     const lg = svg.select('g.legend').attr('transform', `translate(${Math.min(g.left, 8)},${g.top + g.gridH + 30})`);
     drawLegendBar(lg, { interp: theme.seq, domain: [0, 1], title: `${data.valueName} ÷ each thumbnail’s own maximum`, id: 'mv', width: Math.min(180, g.W - 20) });
     lg.selectAll('g.legend-axis text, text.legend-title').attr('fill', theme.fg);
+    lg.selectAll('text.legend-title').attr('font-size', 11);
     lg.selectAll('g.legend-axis line, g.legend-axis path').attr('stroke', theme.muted);
   }
 
