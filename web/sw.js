@@ -33,15 +33,20 @@ self.addEventListener('fetch', (event) => {
     event.respondWith(caches.open(BUNDLE_CACHE).then((c) => c.match(req)).then((hit) => hit || fetch(req)));
     return;
   }
+  // Only the app page itself is kept as 'index.html' (any ?query): other
+  // pages (bertlens.html, viewer.html) are stored under their own names.
+  const scope = new URL(self.registration.scope).pathname;
+  const appPage = req.mode === 'navigate' && (path === scope || path === `${scope}index.html`);
   if (req.mode === 'navigate' || path.endsWith('/models/index.json')) {
     event.respondWith((async () => {
       const cache = await caches.open(SHELL_CACHE);
+      const key = appPage ? 'index.html' : req;
       try {
         const res = await fetch(req);
-        if (res.ok) await cache.put(req.mode === 'navigate' ? 'index.html' : req, res.clone());
+        if (res.ok && (appPage || path.endsWith('/models/index.json'))) await cache.put(key, res.clone());
         return res;
       } catch (e) {
-        const hit = await cache.match(req.mode === 'navigate' ? 'index.html' : req, { ignoreSearch: req.mode === 'navigate' });
+        const hit = await cache.match(key, { ignoreSearch: req.mode === 'navigate' });
         if (hit) return hit;
         throw e;
       }

@@ -98,6 +98,11 @@ scenario('offline after exactly one visit: the service worker and the cached bun
     /^\/models\/all-minilm-l6-v2\.q8\.[0-9a-f]{12}\.blb\.gz$/]) {
     assert.ok(cached.some((p) => re.test(p)), `cached after one visit: ${re} (${cached.join(' ')})`);
   }
+  // Fetching the one-file page through the service worker (a download) must
+  // not replace the stored app page.
+  const other = await context.newPage();
+  await Promise.all([other.waitForEvent('download'), other.goto(`${base}bertlens.html`).catch(() => {})]);
+  await other.close();
   const online = srv.requests.length;
   // Offline twice over: the browser's own switch, and no server at all.
   await context.setOffline(true);
