@@ -52,15 +52,30 @@ function parseCsv(text) {
   });
 }
 
-/** A browser in a fresh profile of its own that blocks anything leaving 127.0.0.1. */
+/** A browser in a fresh profile of its own that cannot reach anything but
+ *  127.0.0.1 (host names do not resolve; requests elsewhere are recorded in
+ *  `outside`). No request interception, so its HTTP cache works as a
+ *  reader's would (Playwright routing turns the cache off). */
 async function freshBrowser() {
-  const { context, profile } = await launchChromium({ acceptDownloads: true });
-  await context.route('**/*', (route) => {
-    const u = new URL(route.request().url());
-    if (['http:', 'https:'].includes(u.protocol) && u.hostname !== '127.0.0.1') return route.abort();
-    return route.continue();
+  const { context, profile } = await launchChromium({
+    acceptDownloads: true,
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update',
+      '--no-first-run', '--disable-quic', '--disable-sync', '--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1'],
   });
-  return { context, close: async () => { await context.close(); fs.rmSync(profile, { recursive: true, force: true }); } };
+  const outside = [];
+  context.on('request', (r) => {
+    const u = new URL(r.url());
+    if (['http:', 'https:', 'ws:', 'wss:'].includes(u.protocol) && u.hostname !== '127.0.0.1') outside.push(u.href);
+  });
+  return {
+    context,
+    outside,
+    close: async () => {
+      await context.close();
+      fs.rmSync(profile, { recursive: true, force: true });
+      assert.deepEqual(outside, [], 'requests that tried to leave 127.0.0.1');
+    },
+  };
 }
 
 const distBytes = (p) => {
@@ -101,6 +116,7 @@ addEventListener('message', (e) => { if (e.data && e.data.type === 'bertlens:hei
 `);
   // The blog is another origin with no Content-Security-Policy of its own
   // (the harness's second origin would carry bertlens's, which forbids frames).
+  await page.goto('about:blank'); // the blogger's page asks the server for nothing more
   const blog = await serve(HOST_DIR);
   const base2 = blog.url;
   const reader = await freshBrowser();
@@ -108,7 +124,7 @@ addEventListener('message', (e) => { if (e.data && e.data.type === 'bertlens:hei
     const host = await reader.context.newPage();
     const errors = [];
     host.on('pageerror', (e) => errors.push(e.message));
-    host.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); });
+    host.on('console', (m) => { if (m.type() === 'error') errors.push(`${m.text()} @ ${m.location().url}`); });
     await host.setViewportSize({ width: 820, height: 900 });
     const before = srv.requests.length;
     await host.goto(`${base2}post.html`);
@@ -202,6 +218,12 @@ scenario('snapshot link: head change without the model; another layer shows the 
   try {
     await open(page, base, { ...PAIR, view: 'heatmap', layer: 2, head: 3 });
     link = (await copied(page, '#copy-embed')).match(/src="([^"]+)"/)[1].replace(/&amp;/g, '&').replace('embed=1', 'embed=0');
+    // Longer than 64 tokens: a normal embed, and the page says so.
+    await open(page, base, { text: `${fx.text} `.repeat(6), view: 'heatmap' });
+    const long = await copied(page, '#copy-embed');
+    assert.ok(!long.includes('#s='), 'no snapshot above 64 tokens');
+    assert.match(long, /embed=1/);
+    assert.match(await page.textContent('#notices'), /more than the 64 an instant embed holds: the embed is a normal link/);
   } finally { /* the live profile is the scenario's own */ }
   try {
     const p = await reader.context.newPage();
@@ -322,6 +344,14 @@ scenario('standalone HTML export opens from file:// and draws without the model'
     assert.ok(await p.isVisible('#view .hv-stage'));
     assert.match(await p.textContent('#token-info'), /drawn from the snapshot's 8-bit numbers/);
     await shot(p, 'standalone-head-file');
+    // Asking for more: no engine in the file, so it links to the live page.
+    await p.selectOption('#layer', '4');
+    await p.waitForSelector('#model-offer a', { state: 'visible' });
+    assert.equal(await p.isVisible('#load-model'), false);
+    const href = await p.getAttribute('#model-offer a', 'href');
+    assert.ok(href.startsWith(base), href);
+    assert.match(await p.textContent('#model-offer'), /holds only the view it shows; it does not hold .*layer 4/);
+    assert.deepEqual(net, [], 'still no network');
   } finally {
     await close();
   }

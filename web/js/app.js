@@ -741,7 +741,7 @@ async function share(kind) {
     const v = views[s.view];
     const K = app.axis ? app.axis.K : (app.run ? app.run.T : 16);
     const c = app.info ? app.info.config : { n_layers: 6, n_heads: 12 };
-    const size = (typeof v.preferredSize === 'function' && v.preferredSize({ K, L: c.n_layers, H: c.n_heads, view: s.view }))
+    const size = (typeof v.preferredSize === 'function' && v.preferredSize({ K, L: c.n_layers, H: c.n_heads, d: app.run ? app.run.d : 32 }))
       || proposeEmbedSize(s.view, K, { L: c.n_layers, H: c.n_heads });
     text = embedSnippet(base, s, { width: size.width, height: size.height, search, snapshot: snap });
     if (!snap && app.run) {

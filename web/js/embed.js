@@ -80,8 +80,8 @@ export function offerModel(why, label, onAccept, href = '') {
     box.prepend(el);
   }
   el.querySelector('.msg').textContent = onAccept
-    ? `This view was drawn from numbers stored with it, without the model; ${why}, which needs the model. `
-    : `This file holds only the view it shows (${why}). `;
+    ? `This view was drawn without the model, from 8-bit numbers stored with it. It does not hold ${why}; that needs the model. `
+    : `This file holds only the view it shows; it does not hold ${why}. `;
   const btn = el.querySelector('button');
   btn.textContent = label;
   if (!onAccept) {

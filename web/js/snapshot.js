@@ -399,33 +399,33 @@ export function runFromSnapshot(o) {
 }
 
 /** Does a snapshot hold what the state asks for? {ok: true} or {ok: false,
- *  why: 'a sentence'}. */
+ *  why}, why completing "It does not hold …". */
 export function snapshotCovers(o, s) {
-  if (s.text !== o.state.text || (s.text_b || '') !== (o.state.text_b || '')) return { ok: false, why: 'the text changed' };
+  if (s.text !== o.state.text || (s.text_b || '') !== (o.state.text_b || '')) return { ok: false, why: 'numbers for new text (the text was changed)' };
   const src = s.mode === 'norm' ? o.norms : o.attn;
   const have = new Set(src.map((b) => b.layer * 256 + b.head));
   const has = (l, h) => have.has(l * 256 + h);
   const modeWord = s.mode === 'norm' ? 'value-weighted norms' : 'attention weights';
   const allHeads = (l) => Array.from({ length: o.H }, (_, h) => h).every((h) => has(l, h));
-  if (!Number.isInteger(s.layer) || s.layer >= o.L) return { ok: false, why: `layer ${s.layer} is not in this view` };
+  if (!Number.isInteger(s.layer) || s.layer >= o.L) return { ok: false, why: `layer ${s.layer}` };
   switch (s.view) {
     case 'heatmap':
       if (s.head === 'mean' ? allHeads(s.layer) : has(s.layer, s.head)) return { ok: true };
-      return { ok: false, why: `this view holds no ${modeWord} for layer ${s.layer}, ${s.head === 'mean' ? 'all heads' : `head ${s.head}`}` };
+      return { ok: false, why: `${modeWord} for layer ${s.layer}, ${s.head === 'mean' ? 'all heads' : `head ${s.head}`}` };
     case 'head':
       if (allHeads(s.layer)) return { ok: true };
-      return { ok: false, why: `this view holds no ${modeWord} for every head of layer ${s.layer}` };
+      return { ok: false, why: `${modeWord} for every head of layer ${s.layer}` };
     case 'model':
-      for (let l = 0; l < o.L; l++) if (!allHeads(l)) return { ok: false, why: `this view does not hold the ${modeWord} of every layer and head` };
+      for (let l = 0; l < o.L; l++) if (!allHeads(l)) return { ok: false, why: `the ${modeWord} of every layer and head` };
       return { ok: true };
     case 'neuron': {
       const h = s.head === 'mean' ? 0 : s.head;
-      if (!o.qk || o.qk.layer !== s.layer || o.qk.head !== h) return { ok: false, why: `this view holds no query/key vectors for layer ${s.layer}, head ${h}` };
-      if (!o.attn.some((b) => b.layer === s.layer && b.head === h)) return { ok: false, why: 'this view holds no attention for the neuron view' };
-      if (s.mode === 'norm' && !has(s.layer, h)) return { ok: false, why: 'this view holds no value-weighted norms for the neuron view' };
+      if (!o.qk || o.qk.layer !== s.layer || o.qk.head !== h) return { ok: false, why: `query/key vectors for layer ${s.layer}, head ${h}` };
+      if (!o.attn.some((b) => b.layer === s.layer && b.head === h)) return { ok: false, why: 'attention for the neuron view' };
+      if (s.mode === 'norm' && !has(s.layer, h)) return { ok: false, why: 'value-weighted norms for the neuron view' };
       return { ok: true };
     }
     default:
-      return { ok: false, why: `the ${s.view} view is not in this snapshot` };
+      return { ok: false, why: `the ${s.view} view` };
   }
 }
