@@ -98,6 +98,9 @@ test('neuron view: wide on a desktop, stacked on a phone, compact in a small fra
     }
   }
   assert.equal(neuronLayout({ R: 64, d: 32, width: 344, height: 310 }).mode, 'compact');
+  const withNorms = neuronLayout({ R: 64, d: 32, longestLabel: 12, width: 344, height: 300, norms: true });
+  assert.equal(withNorms.mode, 'compact');
+  assert.ok(withNorms.W <= 344, `compact with norms: W ${withNorms.W}`);
 });
 
 test('preferred embed sizes fit their view', () => {

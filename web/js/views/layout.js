@@ -69,7 +69,7 @@ export function headLayout({ K, longestLabel = 8, width, height = null }) {
   const n = Math.max(1, K);
   let rowH = n > 80 ? 13 : 22;
   if (height) rowH = Math.min(rowH, Math.floor((height - 16) / n));
-  rowH = Math.max(4, rowH);
+  rowH = Math.max(height ? 3 : 4, rowH);
   const font = clampTo(rowH - 2, 8, n > 80 ? 10 : 12);
   const labelMax = clampTo(Math.floor(width * 0.28), 44, 150);
   const labelW = clampTo(textWidth('x'.repeat(Math.min(longestLabel, 18)), font), 36, labelMax);
@@ -139,7 +139,7 @@ export function neuronLayout({ R, d, longestLabel = 8, width, height = null, nor
   if (height && rowH < 9) {
     // Rows too thin for numbers: drop the number columns rather than leave them empty.
     mode = 'compact';
-    cw = clampTo(Math.floor((width - labelW - 10 - 28 - NEURON.soft - 8) / (2 * d)), 1, 7);
+    cw = clampTo(Math.floor((width - labelW - 10 - 28 - NEURON.soft * (norms ? 2 : 1) - 8) / (2 * d)), 1, 7);
     rowH = rowsFor(1, maxRow);
   }
   rowH = Math.max(height ? 2 : 3, rowH);
