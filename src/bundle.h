@@ -60,6 +60,22 @@
  *     tokenizer.sep_id tokenizer.pad_id tokenizer.mask_id        U32
  *     source.name source.license source.sha256 converter.version
  *     weights.dtype                                              STR
+ *   Optional keys written by tools/convert.py (the loader does not require them;
+ *   `bertlens info` and the page show them):
+ *     source.file weights.embed_dtype                            STR
+ *     weights.rounding  "nearest" | "gptq" (q8 projections rounded with
+ *                       error compensation from a calibration set)  STR
+ *     fidelity.attn_max   worst input's max |Δ| of the attention
+ *                         probabilities vs the source's fp32 weights,
+ *                         2 significant digits, e.g. "0.042"     STR
+ *     fidelity.attn_mean  worst input's mean |Δ|, 2 significant digits STR
+ *     fidelity.argmax     worst input's share of attention rows whose
+ *                         argmax key agrees, percent floored to 0.1, "98.9" STR
+ *     fidelity.set        what was measured: "<file>, N inputs, M tokens" STR
+ *   The fidelity.* figures come from one numpy forward (float64) of the
+ *   dequantized and of the fp32 weights on the held-out set
+ *   tests/corpus/fidelity_heldout.jsonl; written as text so that rebuilding the
+ *   bundle elsewhere gives the same bytes.
  *
  * Tensor table entry (packed)
  *     u32 name_len (1..255), name bytes

@@ -136,6 +136,15 @@ static int cmd_info(int argc, char **argv) {
     printf("source sha256 %s\n", bl_model_meta_str(m, "source.sha256"));
     printf("converter    %s\n", bl_model_meta_str(m, "converter.version"));
     printf("dtype        %s\n", bl_model_meta_str(m, "weights.dtype"));
+    const char *fmax = bl_model_meta_str(m, "fidelity.attn_max");
+    if (fmax) {
+        const char *fmean = bl_model_meta_str(m, "fidelity.attn_mean");
+        const char *farg = bl_model_meta_str(m, "fidelity.argmax");
+        const char *fset = bl_model_meta_str(m, "fidelity.set");
+        printf("fidelity     attention within %s of the fp32 model (worst input; mean |d| <= %s, "
+               "row argmax agrees >= %s %%) on %s\n", fmax, fmean ? fmean : "?", farg ? farg : "?",
+               fset ? fset : "the converter's held-out set");
+    }
     printf("layers       %d\n", c->n_layers);
     printf("heads        %d (d_head %d)\n", c->n_heads, c->hidden / c->n_heads);
     printf("hidden       %d\n", c->hidden);

@@ -256,6 +256,25 @@ class DefaultModel(unittest.TestCase):
         self.assertIn("Apache-2.0", out)
 
 
+    def test_published_fidelity(self):
+        """Every published bundle carries its held-out fidelity figures, `info`
+        prints them, and the exact (f16) choice is closer than the default."""
+        with open(os.path.join(ROOT, "models", "index.json")) as f:
+            entries = json.load(f)["models"]
+        self.assertEqual(sum(e["default"] for e in entries), 1)
+        figs = {}
+        for e in entries:
+            r = run("info", os.path.join(ROOT, "models", e["file"]))
+            self.assertEqual(r.returncode, 0, r.stderr)
+            m = re.search(r"(?m)^fidelity\s+attention within ([0-9.e-]+) of the fp32 model .* row argmax agrees >= "
+                          r"([0-9.]+) %\) on fidelity_heldout.jsonl, (\d+) inputs", r.stdout.decode())
+            self.assertIsNotNone(m, r.stdout.decode()[:800])
+            figs[e["dtype"]] = (float(m.group(1)), float(m.group(2)))
+        self.assertLess(figs["f16"][0], 0.005)
+        self.assertGreaterEqual(figs["f16"][1], 99.5)
+        self.assertLess(figs["f16"][0], figs["q8"][0])
+
+
 class Converter(unittest.TestCase):
     def test_refuses_non_bert(self):
         d = os.path.join(TMP, "roberta")
@@ -285,6 +304,25 @@ class Converter(unittest.TestCase):
         scale = np.frombuffer(data[R * K // 2 :], "<f4")[:, None]
         nib = np.concatenate([packed & 15, packed >> 4], axis=1).astype(np.float32) - 8
         self.assertLessEqual((np.abs(nib * scale - w.reshape(-1, 32)) / blocks).max(), 1 / 8 * 1.01)
+
+    def test_gptq_beats_nearest_on_its_inputs(self):
+        # GPTQ minimises the error of the layer's outputs on the calibration
+        # inputs, not of the weights: on correlated inputs its output error must
+        # be clearly below round-to-nearest's, in the same Q8 layout.
+        import fidelity
+        rng = np.random.default_rng(2)
+        R, K, N = 48, 128, 2000
+        w = rng.standard_normal((R, K)).astype(np.float32)
+        mix = rng.standard_normal((K, K)) * 0.3 + np.eye(K)
+        x = rng.standard_normal((N, K)) @ mix
+        h = fidelity.hessian([x])
+        qg, sg = fidelity.gptq_q8(w, h)
+        qr, sr = fidelity.q8_rtn(w)
+        err = lambda q, s: np.linalg.norm(x @ (fidelity.q8_dequant(q, s) - w).T.astype(np.float64))  # noqa: E731
+        self.assertLess(err(qg, sg), 0.8 * err(qr, sr))
+        self.assertLessEqual(np.abs(qg.astype(int)).max(), 127)
+        # Scales stay max|block| / 127 of the weights GPTQ saw, so no block overflows.
+        self.assertTrue(np.all(sg > 0))
 
 if __name__ == "__main__":
     unittest.main(verbosity=1)

@@ -3,14 +3,24 @@
 
     python3 tools/convert.py CHECKPOINT_DIR OUT.blb[.gz] [--dtype f32|f16|q8|q4]
             [--embed-dtype DTYPE] [--name NAME] [--license SPDX] [--cased]
+            [--calib SET.jsonl] [--heldout SET.jsonl]
 
 CHECKPOINT_DIR holds config.json, model.safetensors (or pytorch_model.bin,
 which needs torch), vocab.txt or tokenizer.json, and optionally
 tokenizer_config.json. sentence-transformers folders (weights in the root or
 in 0_Transformer/) work too. The bundle format is specified in src/bundle.h.
 
-Stages: config -> vocab -> tensors -> write. One log line per tensor with its
-dtype and the quantization error (max |w - w'|, RMS(w - w') / RMS(w)).
+Stages: config -> vocab -> [calib] -> tensors -> [fidelity] -> write. One log
+line per tensor with its dtype and the quantization error (max |w - w'|,
+RMS(w - w') / RMS(w)).
+
+--calib: q8 projections are rounded with GPTQ (tools/fidelity.py) from the
+inputs each projection sees on these token-id inputs (fp32 model, float64),
+instead of round-to-nearest. The file format does not change.
+--heldout: the bundle's dequantized weights and the source's fp32 weights run
+the same numpy forward on these inputs; the attention figures are stored in
+the bundle's metadata (fidelity.* keys, src/bundle.h).
+Both sets are JSON lines with "ids" and "type_ids" (tests/corpus/fidelity_*.jsonl).
 Needs only numpy (and torch for .bin checkpoints).
 """
 import argparse
@@ -18,6 +28,7 @@ import gzip
 import hashlib
 import io
 import json
+import math
 import os
 import struct
 import sys
@@ -25,7 +36,10 @@ import zlib
 
 import numpy as np
 
-CONVERTER_VERSION = "bertlens-convert 1"
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import fidelity  # noqa: E402
+
+CONVERTER_VERSION = "bertlens-convert 2"
 MAGIC = b"BERTLENS"
 FORMAT_VERSION = 1
 HEADER_SIZE = 96
@@ -307,7 +321,47 @@ def normalize_names(sd):
     return out
 
 
-def stage_tensors(sd, cfg, dtype, embed_dtype):
+def stage_calib(sd, cfg, path):
+    """Hessians (X^T X / n) of every projection's inputs on the calibration set."""
+    W = {k: np.asarray(v, dtype=np.float32) for k, v in normalize_names(sd).items()}
+    items = fidelity.load_corpus(path)
+    caps = {}
+    for it in items:
+        fidelity.forward(W, cfg, it["ids"], it["type_ids"], np.float64, caps)
+    n = sum(len(it["ids"]) for it in items)
+    log(f"[calib]  {len(items)} inputs, {n} tokens from {os.path.basename(path)}")
+    return {k: fidelity.hessian(v) for k, v in caps.items()}
+
+
+def stage_fidelity(sd, cfg, deq, path):
+    """Attention of the stored (dequantized) weights vs the source's fp32 weights on
+    the held-out set: worst input's max |d|, worst mean |d|, worst row-argmax agreement."""
+    W = {k: np.asarray(v, dtype=np.float32) for k, v in normalize_names(sd).items()}
+    Wq = dict(W)
+    Wq.update(deq)
+    items = fidelity.load_corpus(path)
+    figs = []
+    for it in items:
+        ref = fidelity.forward(W, cfg, it["ids"], it["type_ids"], np.float64)
+        got = fidelity.forward(Wq, cfg, it["ids"], it["type_ids"], np.float64)
+        figs.append(fidelity.attention_figures(ref, got))
+    mx = max(f[0] for f in figs)
+    mean = max(f[1] for f in figs)
+    agree = min(f[2] for f in figs)
+    sig = lambda v: f"{float(f'{v:.2g}'):g}"  # noqa: E731 - two significant digits, stable text
+    out = {
+        "fidelity.attn_max": sig(mx),
+        "fidelity.attn_mean": sig(mean),
+        "fidelity.argmax": f"{math.floor(agree * 1000) / 10:.1f}",
+        "fidelity.set": f"{os.path.basename(path)}, {len(items)} inputs, "
+                        f"{sum(len(it['ids']) for it in items)} tokens",
+    }
+    log(f"[fidelity] attention vs fp32 on {out['fidelity.set']}: max |d| {mx:.3e}, mean |d| {mean:.2e} (worst input), "
+        f"row argmax {agree * 100:.2f} % (worst input)")
+    return out
+
+
+def stage_tensors(sd, cfg, dtype, embed_dtype, hess=None, deq_out=None):
     sd = normalize_names(sd)
     tensors = []
     used = set()
@@ -320,7 +374,14 @@ def stage_tensors(sd, cfg, dtype, embed_dtype):
         if not np.all(np.isfinite(w)):
             raise ConvertError(f"{name}: contains NaN or infinity")
         dt = {"embed": embed_dtype, "linear": dtype}.get(kind, "f32")
-        data, deq = encode(w, dt)
+        if hess is not None and kind == "linear" and dt == "q8":
+            q, scale = fidelity.gptq_q8(w, hess[name], QBLOCK)
+            data = q.tobytes() + scale.astype("<f4").tobytes()
+            deq = fidelity.q8_dequant(q, scale, QBLOCK)
+        else:
+            data, deq = encode(w, dt)
+        if deq_out is not None and dt != "f32":
+            deq_out[name] = deq
         err = np.abs(deq.astype(np.float64) - w)
         rms = float(np.sqrt(np.mean(w.astype(np.float64) ** 2)))
         rel = float(np.sqrt(np.mean(err**2)) / rms) if rms > 0 else 0.0
@@ -418,7 +479,8 @@ def build_bundle(cfg, tok, tensors, provenance):
     return bytes(out)
 
 
-def convert(src, out, dtype="q8", embed_dtype=None, name=None, license=None, cased=False):
+def convert(src, out, dtype="q8", embed_dtype=None, name=None, license=None, cased=False, calib=None,
+            heldout=None):
     if dtype not in DTYPES:
         raise ConvertError(f"unknown dtype {dtype!r} (f32, f16, q8, q4)")
     embed_dtype = embed_dtype or dtype
@@ -428,7 +490,9 @@ def convert(src, out, dtype="q8", embed_dtype=None, name=None, license=None, cas
     cfg = stage_config(d)
     tok = stage_vocab(d, src, cfg, cased)
     sd, wpath = read_weights(d)
-    tensors = stage_tensors(sd, cfg, dtype, embed_dtype)
+    hess = stage_calib(sd, cfg, calib) if calib and dtype == "q8" else None
+    deq = {}
+    tensors = stage_tensors(sd, cfg, dtype, embed_dtype, hess, deq)
     if license is None:
         license = "unknown"
         log("[write]  warning: no --license given; recording 'unknown'")
@@ -440,7 +504,10 @@ def convert(src, out, dtype="q8", embed_dtype=None, name=None, license=None, cas
         "converter.version": CONVERTER_VERSION,
         "weights.dtype": dtype,
         "weights.embed_dtype": embed_dtype,
+        "weights.rounding": "gptq" if hess is not None else "nearest",
     }
+    if heldout:
+        provenance.update(stage_fidelity(sd, cfg, deq, heldout))
     blob = build_bundle(cfg, tok, tensors, provenance)
     tmp = out + ".tmp"
     if out.endswith(".gz"):
@@ -465,9 +532,11 @@ def main(argv=None):
     ap.add_argument("--name", help="source model name recorded in the bundle")
     ap.add_argument("--license", help="licence of the source weights (SPDX id)")
     ap.add_argument("--cased", action="store_true", help="force a cased tokenizer (no lower-casing or accent stripping)")
+    ap.add_argument("--calib", help="calibration set (JSON lines with ids, type_ids): GPTQ rounding for q8 projections")
+    ap.add_argument("--heldout", help="held-out set (JSON lines): measure attention fidelity, store it in the bundle")
     a = ap.parse_args(argv)
     try:
-        convert(a.src, a.out, a.dtype, a.embed_dtype, a.name, a.license, a.cased)
+        convert(a.src, a.out, a.dtype, a.embed_dtype, a.name, a.license, a.cased, a.calib, a.heldout)
     except ConvertError as e:
         log(f"convert: error: {e}")
         return 1

@@ -25,12 +25,24 @@ import math
 
 import numpy as np
 
-_erf = np.frompyfunc(math.erf, 1, 1)
+_ERFC = (-1.26551223, 1.00002368, 0.37409196, 0.09678418, -0.18628806, 0.27886807, -1.13520398, 1.48851587,
+         -0.82215223, 0.17087277)
+
+
+def erf(x):
+    """erf by the classic Chebyshev-fitted erfc (relative error < 1.2e-7), vectorized."""
+    z = np.abs(x)
+    t = 1.0 / (1.0 + 0.5 * z)
+    poly = _ERFC[-1]
+    for c in reversed(_ERFC[:-1]):
+        poly = c + t * poly
+    r = 1.0 - t * np.exp(-z * z + poly)
+    return np.where(x >= 0, r, -r)
 
 
 def gelu(x, act):
     if act == "gelu":
-        return (0.5 * x * (1.0 + _erf(x / math.sqrt(2.0)).astype(x.dtype))).astype(x.dtype)
+        return (0.5 * x * (1.0 + erf(x / math.sqrt(2.0)))).astype(x.dtype)
     if act == "gelu_tanh":
         return (0.5 * x * (1.0 + np.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * x**3)))).astype(x.dtype)
     return np.maximum(x, 0)

@@ -443,8 +443,13 @@ function afterModelLoaded() {
     // name only a local path (e.g. a test conversion), so the entry wins.
     (app.entry && app.entry.source) || meta['source.name'] ? `from ${(app.entry && app.entry.source) || meta['source.name']}` : null,
     (app.entry && app.entry.license) || meta['source.license'] ? `licence ${(app.entry && app.entry.license) || meta['source.license']}` : null,
+    meta['fidelity.attn_max'] ? `attention within ${meta['fidelity.attn_max']} of full precision` : null,
   ].filter(Boolean);
   $('model-info').textContent = bits.join(' · ');
+  // The converter measured this on held-out texts (src/bundle.h, fidelity.*).
+  $('model-info').title = meta['fidelity.attn_max']
+    ? `On the converter's held-out texts, no attention weight shown differs from the full-precision (fp32) model's by more than ${meta['fidelity.attn_max']}; the key each row attends to most agrees in at least ${meta['fidelity.argmax'] || '?'} % of rows.`
+    : '';
   applyChrome();
   scheduleRun(0);
 }
