@@ -19,6 +19,10 @@ import { inlinePage } from './inline_page.mjs';
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const WEB = path.join(ROOT, 'web');
 const DIST = path.join(ROOT, process.env.DIST_DIR || 'dist');
+// Everything is written to OUT first and moved into place at the end, so a
+// failed build leaves the previous dist/ whole, and a server reading dist/
+// (make serve, browser tests) never sees a half-written one.
+const OUT = `${DIST}.tmp-${process.pid}`;
 const WASM_DIR = path.resolve(ROOT, process.env.WASM_DIR || path.join('build', 'wasm'));
 const D3 = path.join(ROOT, 'node_modules', 'd3', 'dist', 'd3.min.js');
 const MODELS = path.join(ROOT, 'models');
@@ -38,7 +42,7 @@ function hashedName(rel, content) {
 
 function emit(rel, content, { hashed = true, inShell = true } = {}) {
   const out = hashed ? hashedName(rel, content) : rel;
-  const abs = path.join(DIST, out);
+  const abs = path.join(OUT, out);
   fs.mkdirSync(path.dirname(abs), { recursive: true });
   fs.writeFileSync(abs, content);
   if (inShell) shell.push(out);
@@ -62,8 +66,9 @@ if (!fs.existsSync(D3)) die('node_modules/d3 is missing: run `npm ci`.');
   if (newer.length) die(`the wasm build in ${path.relative(ROOT, WASM_DIR)}/ is older than src/${newer.join(', src/')}: run \`make wasm\` (and fix it if it fails).`);
 }
 
-fs.rmSync(DIST, { recursive: true, force: true });
-fs.mkdirSync(DIST, { recursive: true });
+fs.rmSync(OUT, { recursive: true, force: true });
+fs.mkdirSync(OUT, { recursive: true });
+process.on('exit', (code) => { if (code !== 0) fs.rmSync(OUT, { recursive: true, force: true }); });
 
 // 1. Third-party and compiled assets.
 const d3Out = emit('vendor/d3.min.js', fs.readFileSync(D3));
@@ -115,7 +120,7 @@ emit('favicon.svg', fs.readFileSync(path.join(WEB, 'favicon.svg')), { hashed: fa
 // immutable: a rebuilt model gets a new URL. dist/models/index.json names
 // the published file; the sha256 and bytes are checked here and in the page.
 const index = JSON.parse(fs.readFileSync(path.join(MODELS, 'index.json'), 'utf8'));
-fs.mkdirSync(path.join(DIST, 'models'), { recursive: true });
+fs.mkdirSync(path.join(OUT, 'models'), { recursive: true });
 let bundleBytes = 0;
 const published = [];
 const sourceOf = new Map(); // published file name -> models/ path
@@ -127,14 +132,14 @@ for (const m of index.models) {
   if (m.sha256 && sha !== m.sha256) die(`${m.file}: sha256 ${sha}, index says ${m.sha256} (run make models)`);
   if (m.bytes && bytes.length !== m.bytes) die(`${m.file}: ${bytes.length} bytes, index says ${m.bytes}`);
   const file = m.file.replace(/(\.blb(\.gz)?)$/, `.${sha.slice(0, 12)}$1`);
-  const to = path.join(DIST, 'models', file);
+  const to = path.join(OUT, 'models', file);
   try { fs.linkSync(from, to); } catch { fs.copyFileSync(from, to); }
   bundleBytes += bytes.length;
   published.push({ ...m, file, sha256: sha, bytes: bytes.length });
   sourceOf.set(file, from);
 }
 const indexOut = JSON.stringify({ ...index, models: published }, null, 2);
-fs.writeFileSync(path.join(DIST, 'models', 'index.json'), indexOut);
+fs.writeFileSync(path.join(OUT, 'models', 'index.json'), indexOut);
 
 // 5. The service worker pre-caches the shell and the model list, so one
 // visit (which also stores the bundle, bundles.js) is enough to work offline,
@@ -196,7 +201,13 @@ export const ASSETS = { engine: false, worker: null, glue: null, wasm: null, was
 `, []);
 emit('viewer.html', viewer, { hashed: false, inShell: false });
 
-const total = shell.reduce((s, f) => s + fs.statSync(path.join(DIST, f)).size, 0);
+const total = shell.reduce((s, f) => s + fs.statSync(path.join(OUT, f)).size, 0);
+
+// Into place: dist/ -> dist.old-<pid>, OUT -> dist/, then drop the old one.
+const old = `${DIST}.old-${process.pid}`;
+if (fs.existsSync(DIST)) fs.renameSync(DIST, old);
+fs.renameSync(OUT, DIST);
+fs.rmSync(old, { recursive: true, force: true });
 const mb = (n) => (n / 1048576).toFixed(1);
 console.log(`build_site: dist/ ready — ${shell.length} shell files (${(total / 1024).toFixed(0)} KB), `
   + `${index.models.length} bundle(s) (${mb(bundleBytes)} MB), sw version ${version}; `

@@ -24,6 +24,20 @@ if (!fs.existsSync(path.join(DIST, 'index.html'))) {
   console.error('dist/ is missing: run `make site` first.');
   process.exit(1);
 }
+{
+  // Testing yesterday's dist/ proves little: say so loudly.
+  const built = fs.statSync(path.join(DIST, 'index.html')).mtimeMs;
+  const newer = [];
+  const walk = (d) => {
+    for (const e of fs.readdirSync(d, { withFileTypes: true })) {
+      const p = path.join(d, e.name);
+      if (e.isDirectory()) walk(p);
+      else if (fs.statSync(p).mtimeMs > built) newer.push(path.relative(path.join(HERE, '..', '..'), p));
+    }
+  };
+  walk(path.join(HERE, '..', '..', 'web'));
+  if (newer.length) console.log(`WARNING: dist/ is older than ${newer.slice(0, 3).join(', ')}${newer.length > 3 ? ', …' : ''}: run \`make site\` first.\n`);
+}
 for (const f of fs.readdirSync(HERE).filter((n) => n.endsWith('.scenarios.mjs')).sort()) {
   await import(pathToFileURL(path.join(HERE, f)).href);
 }
