@@ -18,6 +18,13 @@ const TEXT64 = 'The quick brown fox jumps over the lazy dog while the curious st
   + 'books about ancient history, modern physics, and the strange habits of migrating birds that cross oceans every '
   + 'autumn without ever getting lost on the way home, because they follow the stars and the magnetic field of the earth today.';
 
+// A 64-token pair ([CLS] A [SEP] B [SEP]), checked the same way.
+const PAIR64 = {
+  text: 'The quick brown fox jumps over the lazy dog while the curious students in the old library quietly read books '
+    + 'about ancient history, modern physics, and the strange habits of migrating birds that cross oceans every autumn.',
+  text_b: 'It was sleeping soundly, and nobody in the quiet house noticed the storm outside, late at night.',
+};
+
 async function open(page, base, params = {}) {
   await page.goto(`${base}?${new URLSearchParams(params)}`);
   await ready(page);
@@ -45,15 +52,22 @@ function fit(page) {
 
 for (const [width, height] of [[720, 560], [360, 480]]) {
   scenario(`embed fit ${width}x${height}: every view with 64 tokens, no clipping, no scroll bars`, async ({ page, base, shot }) => {
-    for (const view of VIEWS) {
-      await open(page, base, { text: TEXT64, view, embed: '1' });
+    const inputs = [
+      ...VIEWS.map((view) => ({ text: TEXT64, view })),
+      // A pair in norm mode: the head view's pair filter, the boundary and
+      // the neuron view's norm column need room too.
+      ...VIEWS.map((view) => ({ ...PAIR64, view, mode: 'norm' })),
+    ];
+    for (const params of inputs) {
+      const { view } = params;
+      await open(page, base, { ...params, embed: '1' });
       const f = await fit(page);
       assert.match(f.tokens, /^64 tokens/, 'the input has 64 tokens');
       assert.ok(f.docW <= width && f.docH <= height, `${view}: document ${f.docW}x${f.docH} in a ${width}x${height} frame`);
       assert.ok(f.viewSW <= f.viewCW && f.viewSH <= f.viewCH, `${view}: view scrolls (${f.viewSW}x${f.viewSH} in ${f.viewCW}x${f.viewCH})`);
       assert.ok(f.captionBottom <= height + 0.5, `${view}: caption ends at ${f.captionBottom}`);
       assert.deepEqual(f.out, [], `${view}: drawn outside the frame`);
-      await shot(page, `embed-${width}x${height}-${view}`);
+      await shot(page, `embed-${width}x${height}-${view}${params.text_b ? '-pair-norm' : ''}`);
     }
   }, { viewport: { width, height } });
 }

@@ -212,6 +212,14 @@ export function neuronView() {
       { id: 'prod', title: `q × k (clip ±${scales.prod.limit.toFixed(2)})`, lo: -scales.prod.limit, hi: scales.prod.limit, div: true },
       { id: 'soft', title: 'softmax (fixed 0–1)', lo: 0, hi: 1, div: false },
     ];
+    // Titles at 9 px; in a very narrow box the short form (the notes and the
+    // ticks still give the clip range).
+    const tw = (t) => Math.ceil(t.length * 9 * 0.6);
+    const short = { qk: `q, k ±${scales.qk.limit.toFixed(2)}`, prod: `q × k ±${scales.prod.limit.toFixed(2)}`, soft: 'softmax 0–1' };
+    const span = (list) => list.reduce((sum, it) => sum + Math.max(w, tw(it.title)) + 12, 0);
+    if (span(items) > g.W - 4) for (const it of items) it.title = short[it.id];
+    let x0 = 4;
+    for (const it of items) { it.x = x0; x0 += Math.max(w, tw(it.title)) + 12; }
     const gs = svg.select('g.scales').selectAll('g.scale').data(items, (it) => it.id)
       .join((enter) => {
         const e = enter.append('g').attr('class', 'scale');
@@ -221,8 +229,8 @@ export function neuronView() {
         return e;
       })
       .attr('data-scale', (it) => it.id)
-      .attr('transform', (it, i) => `translate(${4 + i * (w + 14)},${y0})`);
-    gs.select('text.scale-title').attr('y', -5).attr('font-size', 10).attr('fill', theme.fg).text((it) => it.title);
+      .attr('transform', (it) => `translate(${it.x},${y0})`);
+    gs.select('text.scale-title').attr('y', -5).attr('font-size', 9).attr('fill', theme.fg).text((it) => it.title);
     const n = 16;
     gs.select('g.scale-bar').selectAll('rect').data((it) => (it.div
       ? d3.range(n).map((i) => ({ x: (i * w) / n, w: w / n + 0.5, fill: theme.div(i / (n - 1)) }))
