@@ -211,6 +211,10 @@ test('strongest links are the heaviest cells, heaviest first', () => {
   for (const l of top) assert.equal(m[l.query * T + l.key], l.weight);
   const sorted = Array.from(m).sort((a, b) => b - a);
   assert.equal(top[9].weight, sorted[9]);
+  // Ties keep reading order (row by row).
+  const ties = strongestLinks(Float32Array.from([0.5, 0.2, 0.5, 0.5]), 2, 2);
+  assert.deepEqual(ties.map((l) => [l.query, l.key]), [[0, 0], [1, 0]]);
+  assert.equal(strongestLinks(new Float32Array(4), 2, 10).length, 4, 'never more links than cells');
 });
 
 test('softmax bars use a fixed 0..1 scale', () => {

@@ -259,10 +259,17 @@ export function pairBoundary(segs) {
  *  into the shown axis), heaviest first; what the views' text alternative
  *  lists. Ties keep reading order. */
 export function strongestLinks(mat, K, n = 10) {
-  const all = [];
-  for (let i = 0; i < K; i++) for (let j = 0; j < K; j++) all.push({ query: i, key: j, weight: mat[i * K + j] });
-  all.sort((a, b) => b.weight - a.weight || a.query - b.query || a.key - b.key);
-  return all.slice(0, n);
+  // One pass keeping the n best in order (n is small; K*K may be 262,144).
+  const best = [];
+  for (let p = 0; p < K * K; p++) {
+    const w = mat[p];
+    if (best.length === n && !(w > best[n - 1].weight)) continue;
+    let at = best.length;
+    while (at > 0 && best[at - 1].weight < w) at--;
+    best.splice(at, 0, { query: Math.floor(p / K), key: p % K, weight: w });
+    if (best.length > n) best.pop();
+  }
+  return best;
 }
 
 /** Length of a softmax bar on the fixed 0..1 scale (full = length of 1). */
