@@ -327,7 +327,7 @@ scenario('standalone HTML export opens from file:// and draws without the model'
   console.log(`#   standalone HTML: ${(html.length / 1024).toFixed(0)} KB`);
   assert.ok(html.includes('id="bertlens-snapshot"'));
   assert.ok(!/<\/script>\s*<\/script>/.test(html));
-  const file = path.join(SHOTS, 'standalone-head.html');
+  const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'bertlens-standalone-')), 'standalone-head.html');
   fs.writeFileSync(file, html);
   const { context, close } = await freshBrowser();
   try {
@@ -349,10 +349,11 @@ scenario('standalone HTML export opens from file:// and draws without the model'
     await p.waitForSelector('#model-offer a', { state: 'visible' });
     assert.equal(await p.isVisible('#load-model'), false);
     const href = await p.getAttribute('#model-offer a', 'href');
-    assert.ok(href.startsWith(base), href);
+    assert.ok(href.startsWith(base), `${href} vs ${base}`);
     assert.match(await p.textContent('#model-offer'), /holds only the view it shows; it does not hold .*layer 4/);
     assert.deepEqual(net, [], 'still no network');
   } finally {
     await close();
+    fs.rmSync(path.dirname(file), { recursive: true, force: true });
   }
 });

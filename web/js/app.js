@@ -185,6 +185,8 @@ async function startFromSnapshot() {
   app.run = runFromSnapshot(snap);
   app.runKey = runKeyOf(app.state);
   afterModelLoaded();
+  d3.select('#model-select').selectAll('option').data([snap.model]).join('option')
+    .attr('value', (m) => m.id || '').text((m) => m.name || m.id || 'model');
   $('model-info').textContent = `${snap.model.name || snap.model.id || 'Model'} · this view is a snapshot (8-bit numbers stored with it); the model is not loaded`;
   return true;
 }
@@ -377,6 +379,10 @@ async function useListedModel(entry) {
 }
 
 async function useFile(file) {
+  if (!app.engine) { // snapshot mode: the engine has not started
+    notice('load', 'warn', `To open ${file.name}, first load the model with the button above; this page shows a snapshot and has not started the model engine.`);
+    return;
+  }
   const seq = startModelLoad();
   clearNotice('load');
   showProgress(`Reading ${file.name}`, 0, file.size);
