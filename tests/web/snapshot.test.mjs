@@ -170,3 +170,11 @@ test('damaged, cut, foreign and unknown-version snapshots give a clear error', a
 test('crc32 matches the IEEE check value', () => {
   assert.equal(crc32(new TextEncoder().encode('123456789')), 0xcbf43926);
 });
+
+test('meta values of the wrong type are cleaned, not trusted', async () => {
+  const o = snapshotFromRun(run, base, model);
+  o.model = { id: 5, name: { toString: 1 }, bytes: 'lots' };
+  const back = await decodeSnapshot(await encodeSnapshot(o));
+  assert.deepEqual(back.model, { id: '', name: '', bytes: 0 });
+  assert.deepEqual(back.tokens, fx.tokens);
+});

@@ -272,6 +272,16 @@ function readBlocks(r, L, H, what) {
   return out;
 }
 
+function cleanModel(m) {
+  const o = m && typeof m === 'object' ? m : {};
+  const bytes = Number(o.bytes);
+  return {
+    id: typeof o.id === 'string' ? o.id.slice(0, 100) : '',
+    name: typeof o.name === 'string' ? o.name.slice(0, 200) : '',
+    bytes: Number.isFinite(bytes) && bytes > 0 ? bytes : 0,
+  };
+}
+
 /** Snapshot object of a binary snapshot (the inverse of packSnapshot, up
  *  to rounding). Throws SnapshotError on any damage. */
 export function unpackSnapshot(bytes) {
@@ -299,7 +309,7 @@ export function unpackSnapshot(bytes) {
     throw new SnapshotError('its description lacks the state or the tokens');
   }
   const o = {
-    T, L, H, d, state: meta.state, model: meta.model || {}, tokens: meta.tokens.map(String),
+    T, L, H, d, state: meta.state, model: cleanModel(meta.model), tokens: meta.tokens.map(String),
     typeIds: meta.type_ids.map(Number), wordIds: meta.word_ids.map(Number), truncated: !!meta.truncated,
   };
   checkSizes(o);
