@@ -33,6 +33,8 @@ test('heatmap on a 390-px phone: page width kept; long inputs scroll in their ow
   const width = 390 - 20;
   const short = heatmapLayout({ K: 22, longestLabel: 10, width });
   assert.ok(!short.scroll && short.W <= width, `W ${short.W}`);
+  const desk = heatmapLayout({ K: 40, longestLabel: 10, width: 1244 });
+  assert.ok(desk.side <= 640 && desk.cell === 16, `desktop matrix ${desk.side} px, cells ${desk.cell}`);
   const long = heatmapLayout({ K: 300, longestLabel: 10, width });
   assert.ok(long.scroll, 'a 300-token matrix scrolls inside its box');
   assert.ok(long.labelW <= width * 0.2 + 1);

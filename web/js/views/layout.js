@@ -32,8 +32,10 @@ export const HEATMAP = { minCell: 3, maxCell: 30, right: 12, legend: 64, axisGap
 /** Heatmap geometry for K tokens whose longest label is longestLabel chars.
  *  Returns cell size, label width and margins, the stage size, which labels
  *  are drawn (every step-th), and whether the matrix needs its own scroll box. */
-export function heatmapLayout({ K, longestLabel = 8, width, height = null, maxCell = HEATMAP.maxCell }) {
+export function heatmapLayout({ K, longestLabel = 8, width, height = null, maxCell = HEATMAP.maxCell, maxSide = 640 }) {
   const n = Math.max(1, K);
+  // On the page (no frame height) the matrix stays at most maxSide px square.
+  if (!height) maxCell = Math.min(maxCell, Math.max(HEATMAP.minCell, Math.floor(maxSide / n)));
   // Labels take at most a fifth of the width each (rows left, columns on top).
   const labelMax = clampTo(Math.floor(width * 0.2), 40, 130);
   const fitCell = (labelW) => {
@@ -196,7 +198,7 @@ export function preferredSize(view, nTokens, { layers = 12, heads = 12, d = 32 }
   let height;
   if (view === 'heatmap') {
     const cell = clampTo(Math.floor(480 / n), 6, 24);
-    const g = heatmapLayout({ K: n, longestLabel: 12, width: 2000, maxCell: cell });
+    const g = heatmapLayout({ K: n, longestLabel: 12, width: 2000, maxCell: cell, maxSide: Infinity });
     width = g.left + g.side + HEATMAP.right + 16;
     height = g.H + CHROME.heatmap;
   } else if (view === 'head') {
