@@ -39,6 +39,8 @@ static struct {
     unsigned flags;     /* flags of state                           */
     bl_tokens toks;     /* tokens of the last blw_run               */
     int has_toks;
+    int toks_ran;       /* the state holds the run of toks (not of a
+                           later blw_forward_ids on other ids)      */
     bl_analysis an;     /* kept by blw_analyze_json for blw_rollout */
     char *json;         /* last returned JSON string (owned)        */
     char err[512];
@@ -221,6 +223,8 @@ static int ensure_state(int32_t T, unsigned flags) {
 
 EMSCRIPTEN_KEEPALIVE int blw_forward_ids(const int32_t *ids, const int32_t *type_ids, int T, int flags,
                                          int qk_layer) {
+    g.toks_ran = 0; /* whatever ran before, the state will not hold it */
+    bl_analysis_free(&g.an);
     if (!g.model) {
         set_error("no model loaded");
         return -1;
@@ -239,7 +243,9 @@ EMSCRIPTEN_KEEPALIVE int blw_run(const char *a, const char *b, int flags, int qk
     drop_tokens();
     if (tokenize(a, b, 0, &g.toks)) return -1;
     g.has_toks = 1;
-    return blw_forward_ids(g.toks.ids, g.toks.type_ids, g.toks.n, flags, qk_layer);
+    int T = blw_forward_ids(g.toks.ids, g.toks.type_ids, g.toks.n, flags, qk_layer);
+    g.toks_ran = T > 0;
+    return T;
 }
 
 EMSCRIPTEN_KEEPALIVE const char *blw_tokens_json(void) {
@@ -267,7 +273,7 @@ EMSCRIPTEN_KEEPALIVE const float *blw_hidden(int layer) { return bl_hidden(g.sta
  * blw_rollout. NULL + blw_error on failure. */
 EMSCRIPTEN_KEEPALIVE const char *blw_analyze_json(int with_rollout) {
     bl_analysis_free(&g.an);
-    if (!g.has_toks || !g.state || bl_state_tokens(g.state) != g.toks.n) {
+    if (!g.has_toks || !g.toks_ran || !g.state || bl_state_tokens(g.state) != g.toks.n) {
         set_error("no text run: call blw_run first");
         return NULL;
     }

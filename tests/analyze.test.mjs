@@ -175,11 +175,24 @@ if (ENGINES.includes('wasm')) {
     }
   });
 
-  test('wasm: blw_analyze_json without a text run is an error, not a crash', async () => {
+  test('wasm: blw_analyze_json / blw_rollout without a current text run are errors, not crashes', { skip: !haveBundle && `no ${index.bundle}` }, async () => {
     const M = await createModule(WASM_JS);
     assert.equal(M._blw_analyze_json(1), 0);
     assert.match(wasmError(M), /blw_run/);
     assert.equal(M._blw_rollout(0, 0), 0);
+    // after a run on bare ids the tokens of an earlier text run no longer apply
+    loadBundle(M, BUNDLE);
+    const p = putString(M, 'A short text.');
+    assert.ok(M._blw_run(p, 0, 3, 0) > 0);
+    M._free(p);
+    assert.ok(M._blw_analyze_json(0));
+    assert.ok(M._blw_rollout(0, 0));
+    const ids = putInts(M, [101, 2023, 102]);
+    assert.equal(M._blw_forward_ids(ids, 0, 3, 3, 0), 3);
+    M._free(ids);
+    assert.equal(M._blw_rollout(0, 0), 0, 'the kept analysis went with its run');
+    assert.equal(M._blw_analyze_json(0), 0);
+    assert.match(wasmError(M), /blw_run/);
     assert.match(wasmError(M), /blw_run/);
   });
 
