@@ -64,6 +64,23 @@ export function base64ToBytes(text) {
   return out;
 }
 
+const unpackedEarly = new Map(); // inline element id -> Promise<{size, buffer}>
+
+/** One-file page: start decoding and unpacking the default inline bundle
+ *  now, while the engine starts in its worker (loadListedBundle takes the
+ *  result; any failure there is reported by decoding again). */
+export function unpackInlineEarly() {
+  const list = inlineText('bertlens-models');
+  if (list === null) return;
+  const models = JSON.parse(list).models || [];
+  const entry = models.find((m) => m.default) || models[0];
+  if (!entry || !entry.inline || unpackedEarly.has(entry.inline)) return;
+  unpackedEarly.set(entry.inline, (async () => {
+    const raw = base64ToBytes(inlineText(entry.inline));
+    return { size: raw.length, buffer: await gunzipIfNeeded(raw) };
+  })());
+}
+
 export async function fetchIndex(url = 'models/index.json') {
   const inline = inlineText('bertlens-models');
   if (inline !== null) return listedModels(JSON.parse(inline));
@@ -166,6 +183,15 @@ export async function loadListedBundle(entry, baseUrl, progress = () => {}, note
   const name = entry.name || entry.file;
   const what = `the model ${name}`;
   if (entry.inline) {
+    const early = unpackedEarly.get(entry.inline);
+    unpackedEarly.delete(entry.inline); // its buffer goes to the engine (transferred): use it once
+    if (early) {
+      const { size, buffer } = await early.catch(() => ({ size: 0, buffer: null }));
+      if (buffer) {
+        progress(size, size, 'inline');
+        return buffer;
+      }
+    }
     const text = inlineText(entry.inline);
     if (text === null) throw new DeliveryError(`This page should have ${what} built in, but it is missing: the file is incomplete. Download bertlens.html again.`, `no #${entry.inline}`);
     const raw = base64ToBytes(text);
