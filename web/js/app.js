@@ -16,7 +16,7 @@ import { stageToSVG, svgToPNG, download, titleLine } from './export.js';
 import { ASSETS } from './assets.js';
 import { parseStateAsync, permalinkSearch, proposeEmbedSize, MAX_PERMALINK } from './state.js';
 import { decodeSnapshot, runFromSnapshot, snapshotCovers, snapshotFromRun, encodeSnapshot, MAX_TOKENS } from './snapshot.js';
-import { pageSnapshotText, pageSnapshotSource, postHeightToParent, wireEmbedEdit, offerModel, clearOffer, saveFile } from './embed.js';
+import { pageSnapshotText, pageSnapshotSource, postHeightToParent, notifyHeight, wireEmbedEdit, offerModel, clearOffer, saveFile } from './embed.js';
 import { shownMatrices, toCSV, toJSON, standaloneHtml } from './export_data.js';
 
 const d3 = globalThis.d3;
@@ -116,7 +116,7 @@ async function main() {
   $('text-a').value = app.state.text;
   $('text-b').value = app.state.text_b;
   wireControls();
-  if (app.state.embed) { postHeightToParent(); wireEmbedEdit(); }
+  if (app.state.embed) { postHeightToParent(preferredHeight); wireEmbedEdit(); }
   if (await startFromSnapshot()) return; // drawn from the snapshot; the model loads on request
   await startLive();
 }
@@ -609,6 +609,7 @@ function draw({ keepState = false } = {}) {
   const nA = run.typeIds.filter((t) => t === 0).length;
   $('token-info').textContent = `${run.T} tokens${s.text_b ? ` (A: ${nA}, B: ${run.T - nA})` : ''} · ${run.snapshot ? 'drawn from the snapshot\'s 8-bit numbers, without the model' : `model ran in ${run.ms.toFixed(0)} ms`}`;
   syncUrl();
+  if (s.embed) notifyHeight();
   const ms = performance.now() - t0;
   document.body.dataset.renderMs = ms.toFixed(1);
   document.body.dataset.runMs = run.ms.toFixed(1);
@@ -718,6 +719,15 @@ async function exportView(kind) {
   } catch (e) {
     notice('export', 'error', `Export failed: ${e.message}`);
   }
+}
+
+/** The frame height the drawn view asks for (0 when unknown). */
+function preferredHeight() {
+  const v = views[app.state.view];
+  if (!app.run || !app.info || typeof v.preferredSize !== 'function') return 0;
+  const c = app.info.config;
+  const size = v.preferredSize({ K: app.axis ? app.axis.K : app.run.T, L: c.n_layers, H: c.n_heads, d: app.run.d });
+  return size && size.height > 0 ? size.height : 0;
 }
 
 /** The snapshot of what is drawn (null above MAX_TOKENS tokens). */

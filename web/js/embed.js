@@ -31,20 +31,31 @@ export function pageSnapshotSource() {
 }
 
 let heightWatch = null;
+let sendHeight = () => {};
 /** In embed mode inside a frame, post the page's preferred height to the
- *  parent now and whenever it changes. */
-export function postHeightToParent() {
+ *  parent now and whenever it changes. preferred() gives the height the
+ *  shown view asks for (0 if unknown: then the document's height is sent);
+ *  notices shown above the view are added to it. */
+export function postHeightToParent(preferred = () => 0) {
   if (window.parent === window || heightWatch) return;
   let last = -1;
-  const send = () => {
-    const h = Math.ceil(Math.max(document.documentElement.scrollHeight, document.body.scrollHeight));
+  sendHeight = () => {
+    const want = preferred();
+    const notes = document.getElementById('notices');
+    const h = Math.ceil(want > 0 ? want + (notes ? notes.offsetHeight : 0)
+      : Math.max(document.documentElement.scrollHeight, document.body.scrollHeight));
     if (h === last) return;
     last = h;
     window.parent.postMessage({ type: 'bertlens:height', height: h }, '*');
   };
-  heightWatch = new ResizeObserver(send);
+  heightWatch = new ResizeObserver(() => sendHeight());
   heightWatch.observe(document.body);
-  send();
+  sendHeight();
+}
+
+/** After a redraw: post the height again if it changed. */
+export function notifyHeight() {
+  sendHeight();
 }
 
 /** Embed mode: the caption's "Edit text" button shows the text boxes (an
