@@ -8,7 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { scenario, ready, settled, typeText, fx, DIST, SHOTS, ROOT } from './harness.mjs';
-import { launchChromium, serve } from './server.mjs';
+import { launchChromium, serve, netlifyHeaders } from './server.mjs';
 
 const PAIR = { text: fx.text, text_b: fx.text_b };
 const HOST_DIR = fs.mkdtempSync(path.join(os.tmpdir(), 'bertlens-host-'));
@@ -90,7 +90,7 @@ const VIEWS = [
   { name: 'neuron', params: { ...PAIR, view: 'neuron', layer: 3, head: 5, query: 8 } },
 ];
 
-scenario('snapshot embeds: four on another origin draw with < 2 MB fetched, values within 1/255 of the live page, edit offers the model', async ({ page, base, srv, shot }) => {
+scenario('snapshot embeds: four on another origin draw with < 2 MB fetched, values within 1/255 of the live page, edit offers the model', async ({ page, base, shot }) => {
   // 1. The blogger: live page, "Copy embed code" and the CSV of each view.
   const snippets = [];
   const liveCsv = [];
@@ -105,6 +105,14 @@ scenario('snapshot embeds: four on another origin draw with < 2 MB fetched, valu
   }
   // 2. A reader who has never visited: a host page on another origin with
   // the four iframes and the README's two-line height listener.
+  // The reader's frames load from a server of their own (the site, with
+  // netlify.toml's headers), so the blogger's service worker, still caching
+  // in the background, does not count as the reader's download.
+  const site = await serve(DIST, { netlify: netlifyHeaders(ROOT) });
+  const srv = site;
+  for (let i = 0; i < snippets.length; i++) snippets[i] = snippets[i].split(base).join(site.url);
+  base = site.url;
+  await page.goto('about:blank');
   fs.writeFileSync(path.join(HOST_DIR, 'post.html'), `<!doctype html><html><head><meta charset="utf-8"><title>blog post</title></head><body>
 <h1>A post with four bertlens embeds</h1>
 ${snippets.join('\n<p>Some prose between the embeds.</p>\n')}
@@ -116,7 +124,6 @@ addEventListener('message', (e) => { if (e.data && e.data.type === 'bertlens:hei
 `);
   // The blog is another origin with no Content-Security-Policy of its own
   // (the harness's second origin would carry bertlens's, which forbids frames).
-  await page.goto('about:blank'); // the blogger's page asks the server for nothing more
   const blog = await serve(HOST_DIR);
   const base2 = blog.url;
   const reader = await freshBrowser();
@@ -213,6 +220,7 @@ addEventListener('message', (e) => { if (e.data && e.data.type === 'bertlens:hei
   } finally {
     await reader.close();
     await blog.close();
+    await site.close();
   }
 }, { timeout: 300000 });
 
