@@ -178,3 +178,9 @@ test('meta values of the wrong type are cleaned, not trusted', async () => {
   assert.deepEqual(back.model, { id: '', name: '', bytes: 0 });
   assert.deepEqual(back.tokens, fx.tokens);
 });
+
+test('a small snapshot text that inflates to more than 16 MB is refused', async () => {
+  const bomb = toBase64Url(await deflateRaw(new Uint8Array(17 << 20)));
+  assert.ok(bomb.length < 40000, `${bomb.length}`);
+  await assert.rejects(decodeSnapshot(bomb), /expands to more than/);
+});

@@ -207,3 +207,12 @@ test('proposed embed sizes grow with the token count and cover the smallest embe
   // The issue's 117-token head view needs far more than 560 px.
   assert.ok(proposeEmbedSize('head', 117).height > 1500);
 });
+
+test('a z= that inflates past 1 MB is refused with a notice', async () => {
+  const { deflateRaw, toBase64Url } = await import('../../web/js/snapshot.js');
+  const z = toBase64Url(await deflateRaw(new TextEncoder().encode(`["${'a'.repeat(2 << 20)}",""]`)));
+  assert.ok(z.length < 6000);
+  const { state, notices } = await parseStateAsync(`z=${z}`);
+  assert.equal(state.text, DEFAULTS.text);
+  assert.equal(notices.length, 1);
+});

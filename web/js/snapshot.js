@@ -58,6 +58,7 @@ export const SNAPSHOT_VERSION = 1;
 export const MAX_TOKENS = 64;
 const MAGIC = [0x42, 0x4c, 0x53]; // "BLS"
 const MAX_TEXT = 1 << 20; // longest accepted text form (characters)
+const MAX_INFLATED = 16 << 20; // largest accepted binary snapshot (bytes)
 
 export class SnapshotError extends Error {}
 
@@ -104,7 +105,28 @@ async function pipe(bytes, stream) {
 }
 
 export const deflateRaw = (bytes) => pipe(bytes, new CompressionStream('deflate-raw'));
-export const inflateRaw = (bytes) => pipe(bytes, new DecompressionStream('deflate-raw'));
+
+/** Inflate, refusing output longer than maxBytes (a few bytes of a link
+ *  must not expand into gigabytes). */
+export async function inflateRaw(bytes, maxBytes = MAX_INFLATED) {
+  const reader = new Blob([bytes]).stream().pipeThrough(new DecompressionStream('deflate-raw')).getReader();
+  const parts = [];
+  let n = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    n += value.length;
+    if (n > maxBytes) {
+      await reader.cancel();
+      throw new SnapshotError(`it expands to more than ${maxBytes} bytes`);
+    }
+    parts.push(value);
+  }
+  const out = new Uint8Array(n);
+  let o = 0;
+  for (const p of parts) { out.set(p, o); o += p.length; }
+  return out;
+}
 
 class Writer {
   constructor() { this.buf = new Uint8Array(1024); this.n = 0; this.dv = new DataView(this.buf.buffer); }
@@ -363,7 +385,8 @@ export async function decodeSnapshot(text) {
     let bytes;
     try {
       bytes = await inflateRaw(packed);
-    } catch {
+    } catch (e) {
+      if (e instanceof SnapshotError) throw e;
       throw new SnapshotError('it does not decompress (the link was cut or changed)');
     }
     return unpackSnapshot(bytes);

@@ -256,7 +256,7 @@ export async function compressTexts(text, textB) {
 export async function expandTexts(z) {
   let arr;
   try {
-    arr = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(await inflateRaw(fromBase64Url(z))));
+    arr = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(await inflateRaw(fromBase64Url(z), 1 << 20)));
   } catch {
     throw new Error('the compressed text (z=) is damaged; was the link cut?');
   }
