@@ -126,6 +126,43 @@ def hessian(xs):
     return h.astype(np.float32).astype(np.float64)
 
 
+def gptq_q8_actorder(w, h, block=32, damp=0.01):
+    """GPTQ with columns taken in decreasing order of H's diagonal (the inputs
+    with the largest energy first) and static block scales: each Q8 block's
+    scale is fixed beforehand from the original weights (max|w| / 127, with
+    room for GPTQ's updates: clamped at +-127)."""
+    W = np.array(w, dtype=np.float64)
+    R, K = W.shape
+    H = np.array(h, dtype=np.float64)
+    dead = np.diag(H) == 0
+    H[dead, dead] = 1.0
+    W[:, dead] = 0.0
+    scale = (np.abs(np.asarray(w, np.float32)).reshape(R, K // block, block).max(axis=2) / 127.0).astype(np.float32)
+    perm = np.argsort(-np.diag(H), kind="stable")
+    H = H[perm][:, perm]
+    W = W[:, perm]
+    H += np.eye(K) * (damp * np.mean(np.diag(H)))
+    Hinv = np.linalg.cholesky(np.linalg.inv(H)).T
+    s_cols = scale.astype(np.float64)[:, perm // block]  # [R][K] scale of each permuted column
+    q = np.zeros((R, K), dtype=np.int8)
+    lazy = 128
+    for b0 in range(0, K, lazy):
+        b1 = min(b0 + lazy, K)
+        Wb = W[:, b0:b1].copy()
+        Err = np.zeros_like(Wb)
+        for j in range(b1 - b0):
+            i = b0 + j
+            s = s_cols[:, i]
+            col = Wb[:, j]
+            qi = np.clip(np.rint(np.divide(col, s, out=np.zeros_like(col), where=s > 0)), -127, 127)
+            q[:, perm[i]] = qi.astype(np.int8)
+            e = (col - qi * s) / Hinv[i, i]
+            Wb[:, j:] -= np.outer(e, Hinv[i, i:b1])
+            Err[:, j] = e
+        W[:, b1:] -= Err @ Hinv[b0:b1, b1:]
+    return q, scale
+
+
 def gptq_q8(w, h, block=32, damp=0.01, lazy=128):
     """GPTQ into the Q8 layout. w [R][K] float, h [K][K]. Returns (q int8 [R][K], scale f32 [R][K/block])."""
     W = np.array(w, dtype=np.float64)

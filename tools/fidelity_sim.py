@@ -68,6 +68,8 @@ def make_variant(name, W, cfg, hess):
             continue
         elif proj_mode == "gptq":
             q, s = fidelity.gptq_q8(w, hess[n])
+        elif proj_mode == "gptqao":
+            q, s = fidelity.gptq_q8_actorder(w, hess[n])
         elif proj_mode == "f16":
             out[n] = w.astype(np.float16).astype(np.float32)
             nbytes += w.size * 2
@@ -130,9 +132,14 @@ def main():
           f"| argmax (worst) | argmax (all rows) | weight bytes |", flush=True)
     for v in variants:
         if "gptq" in v and hess is None:
-            t = time.time()
-            hess = calib_hessians(W, cfg)
-            print(f"(calibration: {time.time() - t:.1f} s)", file=sys.stderr)
+            if os.path.exists("/tmp/hess.npz"):
+                hess = dict(np.load("/tmp/hess.npz"))
+                continue_ok = True
+            else:
+                t = time.time()
+                hess = calib_hessians(W, cfg)
+                np.savez("/tmp/hess.npz", **hess)
+                print(f"(calibration: {time.time() - t:.1f} s)", file=sys.stderr)
         t = time.time()
         Wv, nbytes = make_variant(v, W, cfg, hess)
         tq = time.time() - t
