@@ -5,7 +5,8 @@
 //
 // ---------------------------------------------------------------- format
 // The text form is base64url (RFC 4648 §5, no padding) of the deflate-raw
-// (RFC 1951) compression of the binary snapshot below. All integers are
+// (RFC 1951) compression of the binary snapshot below; readers accept text
+// forms up to 1 MiB that inflate to at most 16 MiB. All integers are
 // little-endian.
 //
 //   offset  size        field
