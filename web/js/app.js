@@ -5,7 +5,8 @@
 
 import { parseState, serializeState, fitToModel, fitQuery, embedSnippet, DEFAULTS } from './state.js';
 import { tokenAxis, headMatrix, neuronColumns, maxOf } from './data.js';
-import { Engine, hasWasmSimd, KEEP_ATTN, KEEP_NORMS, KEEP_QK } from './engine.js';
+import { Engine, hasWasmSimd } from './engine.js';
+import { makeRunRequest, ANALYSIS } from './protocol.js';
 import { fetchIndex, loadListedBundle, loadFileBundle, formatBytes } from './bundles.js';
 import { THEMES, viewBox } from './views/common.js';
 import { heatmapView } from './views/heatmap.js';
@@ -462,11 +463,9 @@ function afterModelLoaded() {
 
 // ------------------------------------------------------------- model runs
 
-function wantedFlags(s) {
-  let flags = KEEP_ATTN;
-  if (s.mode === 'norm') flags |= KEEP_NORMS;
-  if (s.view === 'neuron') flags |= KEEP_QK;
-  return flags;
+/** What the state's view needs from the engine (protocol.js needs). */
+function wantedNeeds(s) {
+  return { norms: s.mode === 'norm', qk: s.view === 'neuron', analysis: ANALYSIS.NONE };
 }
 
 function runKeyOf(s) {
@@ -499,10 +498,9 @@ async function runNow() {
   setPageState('loading');
   const s = app.state;
   const key = runKeyOf(s);
-  const flags = wantedFlags(s);
   try {
     const t0 = performance.now();
-    const result = await app.engine.run(s.text, s.text_b || null, flags, s.layer);
+    const result = await app.engine.run(makeRunRequest({ a: s.text, b: s.text_b || null, needs: wantedNeeds(s), layer: s.layer }));
     app.lastRunMs = performance.now() - t0;
     app.run = result;
     app.runKey = key;

@@ -1,9 +1,7 @@
-// engine.js — main-thread side of worker.js: promise-based calls, the SIMD
-// check, and the BL_KEEP_* flags from bertlens.h.
+// engine.js — main-thread side of worker.js: promise-based calls and the
+// SIMD check. What a run asks for and returns is web/js/protocol.js.
 
-export const KEEP_ATTN = 1;
-export const KEEP_NORMS = 2;
-export const KEEP_QK = 4;
+import { WORKER_PROTOCOL, checkResult } from './protocol.js';
 
 // (module (func (result v128) i32.const 0 i8x16.splat)) — validates only
 // where the engine implements wasm SIMD128.
@@ -53,11 +51,13 @@ export class Engine {
    *  own source; wasmBinary (an ArrayBuffer, transferred) instead of
    *  fetching wasmUrl. */
   init(glueUrl, wasmUrl, wasmBinary = null) {
-    return this.call('init', { glueUrl, wasmUrl, wasmBinary }, wasmBinary ? [wasmBinary] : []);
+    return this.call('init', { glueUrl, wasmUrl, wasmBinary, protocol: WORKER_PROTOCOL }, wasmBinary ? [wasmBinary] : []);
   }
 
   /** Hand a decompressed bundle (ArrayBuffer, transferred) to the worker. */
   load(buffer) { return this.call('load', { bytes: buffer }, [buffer]); }
 
-  run(a, b, flags, qkLayer) { return this.call('run', { a, b, flags, qkLayer }); }
+  /** Run the model: request from protocol.js makeRunRequest; the result is
+   *  checked against protocol.js RESULT_FIELDS. */
+  async run(request) { return checkResult(await this.call('run', { request })); }
 }

@@ -5,11 +5,13 @@
 //
 // Messages in:  {id, type: 'init'|'load'|'run', ...}   (see engine.js)
 // Messages out: {id, ok: true, result} or {id, ok: false, error}
+// The run request and its result: web/js/protocol.js. This classic worker
+// cannot import that module; 'init' brings its WORKER_PROTOCOL (the KEEP_*
+// flag values and analysis levels), so no flag value is written here.
 /* global createBertlens, importScripts */
 
-const KEEP_ATTN = 1;
-const KEEP_NORMS = 2;
-const KEEP_QK = 4;
+const WORKER_PROTOCOL_VERSION = 2; // protocol.js PROTOCOL_VERSION this file speaks
+let P = null; // WORKER_PROTOCOL from the page
 
 let mod = null;
 let info = null;
@@ -43,7 +45,11 @@ const handlers = {
   // glueUrl null: the glue is already part of this worker's source (the
   // one-file page builds the worker from a Blob of glue + this file).
   // wasmBinary: the module's bytes, when there is no URL to fetch them from.
-  async init({ glueUrl, wasmUrl, wasmBinary }) {
+  async init({ glueUrl, wasmUrl, wasmBinary, protocol }) {
+    if (!protocol || protocol.version !== WORKER_PROTOCOL_VERSION) {
+      throw new Error(`the page and the model worker disagree on the protocol (page ${protocol && protocol.version}, worker ${WORKER_PROTOCOL_VERSION}); reload the page`);
+    }
+    P = protocol;
     if (glueUrl) importScripts(glueUrl);
     if (typeof createBertlens !== 'function') throw new Error('the engine script (Emscripten glue) did not load');
     mod = await createBertlens({
@@ -65,8 +71,10 @@ const handlers = {
     return { info };
   },
 
-  run({ a, b, flags, qkLayer }) {
+  run({ request }) {
     if (!info) throw new Error('No model is loaded.');
+    const { a, b, flags, qkLayer, analysis } = request;
+    const { KEEP, ANALYSIS } = P;
     const t0 = performance.now();
     const pa = cstring(a);
     const pb = b ? cstring(b) : 0;
@@ -95,11 +103,11 @@ const handlers = {
       }
       return out;
     };
-    const attn = flags & KEEP_ATTN ? grab((l) => mod._blw_attention(l)) : null;
-    const norms = flags & KEEP_NORMS ? grab((l) => mod._blw_norms(l)) : null;
+    const attn = flags & KEEP.ATTN ? grab((l) => mod._blw_attention(l)) : null;
+    const norms = flags & KEEP.NORMS ? grab((l) => mod._blw_norms(l)) : null;
     let q = null;
     let k = null;
-    if (flags & KEEP_QK) {
+    if (flags & KEEP.QK) {
       const pq = mod._blw_queries();
       const pk = mod._blw_keys();
       if (pq && pk) {
@@ -108,11 +116,39 @@ const handlers = {
         transfer.push(q.buffer, k.buffer);
       }
     }
+    // Analyses (src/analyze.c): features per head; rollout per layer as
+    // floats (blw_rollout), not through JSON.
+    let heads = null;
+    let rollout = null;
+    let rolloutNorm = null;
+    if (analysis >= ANALYSIS.HEADS) {
+      const p = mod._blw_analyze_json(0);
+      if (!p) throw new Error(lastError('the analysis failed'));
+      heads = JSON.parse(mod.UTF8ToString(p));
+      if (heads.error) throw new Error(heads.error);
+      delete heads.tokens; // the run's own tokens are in the result
+      if (analysis >= ANALYSIS.ROLLOUT) {
+        const layers = (norm) => {
+          const out = [];
+          for (let l = 0; l < L; l++) {
+            const p = mod._blw_rollout(norm, l);
+            if (!p) throw new Error(lastError(`no rollout for layer ${l}`));
+            const arr = floats(p, T * T);
+            transfer.push(arr.buffer);
+            out.push(arr);
+          }
+          return out;
+        };
+        rollout = layers(0);
+        if (flags & KEEP.NORMS) rolloutNorm = layers(1);
+      }
+    }
     const result = {
       tokens: tok.tokens, typeIds: tok.type_ids, offsets: tok.offsets,
       wordIds: tok.word_ids.map((w) => (w === null ? -1 : w)), // JSON null (special) -> -1
       nA: tok.n_a, truncated: !!tok.truncated, T, L, H, d, attn, norms, q, k,
-      qkLayer: flags & KEEP_QK ? qkLayer : -1, flags, ms: performance.now() - t0,
+      qkLayer: flags & KEEP.QK ? qkLayer : -1, flags,
+      analysis: heads, rollout, rolloutNorm, ms: performance.now() - t0,
     };
     return [result, transfer];
   },

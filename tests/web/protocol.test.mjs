@@ -1,0 +1,70 @@
+// protocol.test.mjs — web/js/protocol.js against src/bertlens.h, and the
+// worker's use of it.
+import test from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import { KEEP, ANALYSIS, PROTOCOL_VERSION, WORKER_PROTOCOL, makeRunRequest, mergeNeeds, resultCovers, checkResult } from '../../web/js/protocol.js';
+
+const root = new URL('../../', import.meta.url);
+const read = (p) => fs.readFileSync(new URL(p, root), 'utf8');
+
+test('KEEP mirrors the BL_KEEP_* enum of src/bertlens.h', () => {
+  const h = read('src/bertlens.h');
+  const found = {};
+  for (const m of h.matchAll(/\bBL_KEEP_([A-Z]+)\s*=\s*1\s*<<\s*(\d+)/g)) found[m[1]] = 1 << Number(m[2]);
+  assert.ok(Object.keys(found).length >= 3, 'parsed the enum');
+  assert.deepEqual(found, { ...KEEP });
+});
+
+test('worker.js and engine.js write no flag values of their own', () => {
+  const worker = read('web/js/worker.js');
+  const engine = read('web/js/engine.js');
+  for (const src of [worker, engine]) assert.doesNotMatch(src, /KEEP_[A-Z]+\s*=\s*\d/);
+  const v = worker.match(/WORKER_PROTOCOL_VERSION\s*=\s*(\d+)/);
+  assert.ok(v, 'worker states its protocol version');
+  assert.equal(Number(v[1]), PROTOCOL_VERSION);
+  assert.deepEqual(structuredClone(WORKER_PROTOCOL), { version: PROTOCOL_VERSION, KEEP: { ...KEEP }, ANALYSIS: { ...ANALYSIS } });
+});
+
+test('makeRunRequest: one object, flags from needs', () => {
+  assert.deepEqual(makeRunRequest({ a: 'hi' }), { a: 'hi', b: null, flags: KEEP.ATTN, qkLayer: -1, analysis: ANALYSIS.NONE });
+  const r = makeRunRequest({ a: 'x', b: 'y', needs: { norms: true, qk: true, analysis: ANALYSIS.ROLLOUT }, layer: 3 });
+  assert.equal(r.flags, KEEP.ATTN | KEEP.NORMS | KEEP.QK);
+  assert.equal(r.qkLayer, 3);
+  assert.equal(r.analysis, ANALYSIS.ROLLOUT);
+  assert.equal(makeRunRequest({ a: 'x', b: '' }).b, null);
+  assert.throws(() => makeRunRequest({ a: 5 }), /text a/);
+  assert.throws(() => makeRunRequest({ a: 'x', needs: { qk: true }, layer: -2 }), /layer/);
+  assert.deepEqual(mergeNeeds({ norms: true }, { analysis: ANALYSIS.HEADS }, null), { norms: true, qk: false, analysis: ANALYSIS.HEADS });
+});
+
+function fakeResult(over = {}) {
+  const T = 3; const L = 2; const H = 2; const d = 4;
+  const per = (n) => Array.from({ length: L }, () => new Float32Array(n));
+  return {
+    tokens: ['[CLS]', 'a', '[SEP]'], typeIds: [0, 0, 0], wordIds: [-1, 0, -1], offsets: null, nA: 3, truncated: false,
+    T, L, H, d, attn: per(H * T * T), norms: null, q: null, k: null, qkLayer: -1, flags: KEEP.ATTN,
+    analysis: null, rollout: null, rolloutNorm: null, ms: 1, ...over,
+  };
+}
+
+test('checkResult accepts the shape and names what is wrong', () => {
+  assert.ok(checkResult(fakeResult()));
+  assert.ok(checkResult(fakeResult({ rollout: [new Float32Array(9), new Float32Array(9)], analysis: { pair: false, heads: new Array(4).fill({}) } })));
+  assert.throws(() => checkResult(fakeResult({ attn: [new Float32Array(3)] })), /"attn"/);
+  assert.throws(() => checkResult(fakeResult({ rollout: [new Float32Array(9)] })), /"rollout"/);
+  const r = fakeResult(); delete r.analysis;
+  assert.throws(() => checkResult(r), /lacks "analysis"/);
+  assert.throws(() => checkResult(null), /no result/);
+});
+
+test('resultCovers: what a run kept versus what a view needs', () => {
+  const r = fakeResult();
+  assert.ok(resultCovers(r, {}, 0));
+  assert.ok(!resultCovers(r, { norms: true }, 0));
+  assert.ok(!resultCovers(r, { analysis: ANALYSIS.HEADS }, 0));
+  const r2 = fakeResult({ analysis: { heads: [] }, rollout: [], rolloutNorm: null, norms: [] });
+  assert.ok(resultCovers(r2, { analysis: ANALYSIS.ROLLOUT }, 0));
+  assert.ok(!resultCovers(r2, { analysis: ANALYSIS.ROLLOUT, norms: true }, 0));
+  assert.ok(!resultCovers(fakeResult({ q: new Float32Array(24), qkLayer: 1 }), { qk: true }, 0));
+});

@@ -1,0 +1,106 @@
+// protocol.js — the one description of what the page asks the model worker
+// for and what comes back. The page imports it (engine.js, app.js); the
+// worker is a classic script (it loads the Emscripten glue with
+// importScripts, and in the one-file page it is a Blob), so it cannot import
+// a module: engine.js hands it WORKER_PROTOCOL, plain data, with the 'init'
+// message, and worker.js takes every flag value from there. The KEEP values
+// mirror BL_KEEP_* in src/bertlens.h (tests/web/protocol.test.mjs parses
+// the header and checks).
+//
+// A run request (makeRunRequest):
+//   {a, b, flags, qkLayer, analysis}
+//   a, b      the texts (b null: single sentence)
+//   flags     KEEP.* bits for blw_run (KEEP.ATTN always)
+//   qkLayer   the layer whose q/k are kept (-1 without KEEP.QK)
+//   analysis  ANALYSIS.NONE | HEADS (blw_analyze_json: per-head features and
+//             classes) | ROLLOUT (the same plus every layer's rollout
+//             matrix, and the norm-based one when flags has KEEP.NORMS)
+// The result (checkResult): see RESULT_FIELDS.
+
+export const PROTOCOL_VERSION = 2;
+
+/** BL_KEEP_* of src/bertlens.h. */
+export const KEEP = Object.freeze({ ATTN: 1, NORMS: 2, QK: 4, HIDDEN: 8 });
+
+export const ANALYSIS = Object.freeze({ NONE: 0, HEADS: 1, ROLLOUT: 2 });
+
+/** Plain data the worker receives at init (structured-clone safe). */
+export const WORKER_PROTOCOL = Object.freeze({ version: PROTOCOL_VERSION, KEEP, ANALYSIS });
+
+/** What a view asks of the engine, e.g. {norms: true, qk: true,
+ *  analysis: ANALYSIS.HEADS}; several needs merge to the widest. */
+export function mergeNeeds(...list) {
+  const out = { norms: false, qk: false, analysis: ANALYSIS.NONE };
+  for (const n of list) {
+    if (!n) continue;
+    out.norms = out.norms || !!n.norms;
+    out.qk = out.qk || !!n.qk;
+    out.analysis = Math.max(out.analysis, n.analysis || ANALYSIS.NONE);
+  }
+  return out;
+}
+
+/** The one request object the page sends for a run. */
+export function makeRunRequest({ a, b = null, needs = {}, layer = 0 }) {
+  if (typeof a !== 'string') throw new TypeError('run request: text a must be a string');
+  if (b !== null && typeof b !== 'string') throw new TypeError('run request: text b must be a string or null');
+  const n = mergeNeeds(needs);
+  let flags = KEEP.ATTN;
+  if (n.norms) flags |= KEEP.NORMS;
+  if (n.qk) flags |= KEEP.QK;
+  if (n.qk && !(Number.isInteger(layer) && layer >= 0)) throw new RangeError(`run request: q/k layer ${layer} is not a layer`);
+  return { a, b: b || null, flags, qkLayer: n.qk ? layer : -1, analysis: n.analysis };
+}
+
+/** Does a result hold everything `needs` asks for (at `layer`)? */
+export function resultCovers(run, needs, layer) {
+  const n = mergeNeeds(needs);
+  if (!run) return false;
+  if (n.norms ? !run.norms : !run.attn) return false; // (a snapshot may hold only the one shown)
+  if (n.qk && (!run.q || run.qkLayer !== layer)) return false;
+  if (n.analysis >= ANALYSIS.HEADS && !run.analysis) return false;
+  if (n.analysis >= ANALYSIS.ROLLOUT && (!run.rollout || (n.norms && !run.rolloutNorm))) return false;
+  return true;
+}
+
+/** Fields of a run result: [name, check]. attn/norms are one Float32Array
+ *  [H][T][T] per layer; q/k Float32Array [H][T][d] of layer qkLayer;
+ *  analysis {pair, heads: [{layer, head, entropy, cls, sep, punct, prev,
+ *  self, next, segment, confidence, class}]} (src/analyze.h); rollout /
+ *  rolloutNorm one Float32Array [T][T] per layer. */
+export const RESULT_FIELDS = Object.freeze([
+  ['tokens', (v, r) => Array.isArray(v) && v.length === r.T],
+  ['typeIds', (v, r) => Array.isArray(v) && v.length === r.T],
+  ['wordIds', (v, r) => Array.isArray(v) && v.length === r.T],
+  ['offsets', (v, r) => v === null || (Array.isArray(v) && v.length === r.T)],
+  ['nA', (v, r) => Number.isInteger(v) && v >= 0 && v <= r.T],
+  ['truncated', (v) => typeof v === 'boolean'],
+  ['T', (v) => Number.isInteger(v) && v > 0],
+  ['L', (v) => Number.isInteger(v) && v > 0],
+  ['H', (v) => Number.isInteger(v) && v > 0],
+  ['d', (v) => Number.isInteger(v) && v > 0],
+  ['attn', (v, r) => perLayer(v, r.L, r.H * r.T * r.T)],
+  ['norms', (v, r) => v === null || perLayer(v, r.L, r.H * r.T * r.T)],
+  ['q', (v, r) => v === null || (v instanceof Float32Array && v.length === r.H * r.T * r.d)],
+  ['k', (v, r) => v === null || (v instanceof Float32Array && v.length === r.H * r.T * r.d)],
+  ['qkLayer', (v, r) => Number.isInteger(v) && v >= -1 && v < r.L],
+  ['flags', (v) => Number.isInteger(v) && (v & KEEP.ATTN) !== 0],
+  ['analysis', (v, r) => v === null || (Array.isArray(v.heads) && v.heads.length === r.L * r.H)],
+  ['rollout', (v, r) => v === null || perLayer(v, r.L, r.T * r.T)],
+  ['rolloutNorm', (v, r) => v === null || perLayer(v, r.L, r.T * r.T)],
+  ['ms', (v) => typeof v === 'number' && v >= 0],
+]);
+
+function perLayer(v, L, n) {
+  return Array.isArray(v) && v.length === L && v.every((a) => a instanceof Float32Array && a.length === n);
+}
+
+/** Throw when a worker result does not have the shape above. */
+export function checkResult(r) {
+  if (!r || typeof r !== 'object') throw new Error('the model worker sent no result');
+  for (const [name, ok] of RESULT_FIELDS) {
+    if (!(name in r)) throw new Error(`the model worker's result lacks "${name}"`);
+    if (!ok(r[name], r)) throw new Error(`the model worker's result has a malformed "${name}"`);
+  }
+  return r;
+}
