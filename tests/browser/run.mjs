@@ -62,6 +62,7 @@ async function worker() {
 await Promise.all(Array.from({ length: Math.min(jobs, chosen.length) }, worker));
 
 const failed = results.filter((r) => !r.ok);
-console.log(`\n${chosen.length - failed.length} passed, ${failed.length} failed (${((Date.now() - t0) / 1000).toFixed(1)} s)`);
+console.log(`\nbrowser scenarios: ${((Date.now() - t0) / 1000).toFixed(1)} s`);
 for (const r of failed) console.log(`  FAIL ${r.name}`);
+console.log(`${chosen.length - failed.length} passed, ${failed.length} failed`);
 process.exit(failed.length ? 1 : 0);
