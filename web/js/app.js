@@ -765,7 +765,9 @@ async function share(kind) {
     text = embedSnippet(base, s, { width: size.width, height: size.height, search, snapshot: snap });
     if (!snap && app.run) {
       const mb = app.entry && app.entry.bytes ? ` (${formatBytes(app.entry.bytes)})` : '';
-      notes.push(`This input has ${app.run.T} tokens, more than the ${MAX_TOKENS} an instant embed holds: the embed is a normal link, and each reader's browser downloads the model${mb} to draw it.`);
+      notes.push(app.run.T > MAX_TOKENS
+        ? `This input has ${app.run.T} tokens, more than the ${MAX_TOKENS} an instant embed holds: the embed is a normal link, and each reader's browser downloads the model${mb} to draw it.`
+        : `The ${s.view} view has no instant (snapshot) form: the embed is a normal link, and each reader's browser downloads the model${mb} to draw it.`);
     }
   }
   $('share-box').hidden = false;

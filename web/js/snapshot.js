@@ -174,7 +174,8 @@ export function snapshotPlan(state, L, H) {
   let blocks;
   let qk = null;
   if (state.view === 'model') blocks = all(Array.from({ length: L }, (_, l) => l));
-  else if (state.view === 'neuron') { blocks = [[state.layer, head]]; qk = [state.layer, head]; } else blocks = all([state.layer]);
+  else if (state.view === 'neuron') { blocks = [[state.layer, head]]; qk = [state.layer, head]; } else if (state.view === 'heatmap' || state.view === 'head') blocks = all([state.layer]);
+  else throw new SnapshotError(`the ${state.view} view has no snapshot form`);
   if (state.view === 'neuron') return { attn: blocks, norms: state.mode === 'norm' ? blocks : [], qk };
   return state.mode === 'norm' ? { attn: [], norms: blocks, qk } : { attn: blocks, norms: [], qk };
 }
