@@ -4,15 +4,13 @@
 // (textContent / d3 .text()), never as HTML.
 
 import { parseState, serializeState, fitToModel, fitQuery, embedSnippet, DEFAULTS } from './state.js';
-import { tokenAxis, headMatrix, neuronColumns, maxOf } from './data.js';
+import { tokenAxis } from './data.js';
 import { Engine, hasWasmSimd } from './engine.js';
-import { makeRunRequest, ANALYSIS } from './protocol.js';
+import { makeRunRequest, resultCovers } from './protocol.js';
 import { fetchIndex, loadListedBundle, loadFileBundle, formatBytes } from './bundles.js';
 import { THEMES, viewBox } from './views/common.js';
-import { heatmapView } from './views/heatmap.js';
-import { headView } from './views/head.js';
-import { modelView } from './views/model.js';
-import { neuronView } from './views/neuron.js';
+import { VIEW_LIST, viewById, HEAD_VIEW_ID } from './views/index.js';
+import { RunScheduler } from './scheduler.js';
 import { stageToSVG, svgToPNG, download, titleLine } from './export.js';
 import { ASSETS } from './assets.js';
 import { parseStateAsync, permalinkSearch, proposeEmbedSize, MAX_PERMALINK } from './state.js';
@@ -32,10 +30,7 @@ const app = {
   engine: null,
   run: null, // last worker result
   runKey: null, // inputs of app.run
-  inFlight: false,
-  again: false,
-  timer: 0,
-  lastRunMs: 30,
+  scheduler: null, // RunScheduler (scheduler.js), set below
   loadSeq: 0,
   loadingModel: 0, // loadSeq of a model load in progress (0: none)
   inputAt: 0,
@@ -43,14 +38,18 @@ const app = {
   liveStarted: false, // the engine and model load were started
 };
 
-const views = {
-  heatmap: heatmapView().onQuery((i) => openNeuron(i)),
-  head: headView()
-    .onHeads((hs) => update({ heads: hs.length === app.info.config.n_heads ? null : hs }))
-    .onFilter((f) => update({ filter: f })),
-  model: modelView().onOpen((layer, head) => update({ view: 'heatmap', layer, head })),
-  neuron: neuronView().onQuery((q) => update({ query: q })),
+// The views (views/index.js registry): one chart each; what a view needs,
+// its controls and its data come from its descriptor.
+const viewCtx = {
+  update: (patch) => update(patch),
+  openHead: (layer, head) => update({ view: HEAD_VIEW_ID, layer, head }),
+  openNeuron: (i) => openNeuron(i),
+  nHeads: () => app.info.config.n_heads,
+  // Views that can show one head the user picked elsewhere (tab order).
+  viewsShowingOneHead: () => VIEW_LIST.filter((v) => v.controls.layer && v.axis !== false).map((v) => ({ id: v.id, label: v.label })),
 };
+const views = Object.fromEntries(VIEW_LIST.map((v) => [v.id, v.create(viewCtx)]));
+const currentView = () => viewById(app.state.view);
 
 // ---------------------------------------------------------------- notices
 
@@ -113,6 +112,7 @@ async function main() {
     app.state.theme = 'dark';
   }
   notices(parsed.notices);
+  buildViewTabs();
   applyChrome();
   $('text-a').value = app.state.text;
   $('text-b').value = app.state.text_b;
@@ -213,8 +213,19 @@ async function snapshotStep() {
   } : null, canLoad ? '' : pageSnapshotSource());
 }
 
+/** One tab per registered view (index.html's buttons, if any, are reused). */
+function buildViewTabs() {
+  d3.select('#view-tabs').selectAll('button')
+    .data(VIEW_LIST, function (v) { return v ? v.id : this.dataset.view; })
+    .join('button')
+    .attr('type', 'button')
+    .attr('data-view', (v) => v.id)
+    .text((v) => v.label);
+}
+
 function applyChrome() {
   const s = app.state;
+  const c = viewById(s.view).controls;
   document.body.dataset.theme = s.theme;
   document.body.classList.toggle('embed', s.embed);
   $('embed-caption').hidden = !s.embed;
@@ -227,17 +238,18 @@ function applyChrome() {
   $('renorm').disabled = !s.hide;
   $('renorm-ctl').classList.toggle('disabled', !s.hide);
   $('words').checked = s.words;
-  $('words').disabled = s.view === 'neuron';
-  $('layer').disabled = s.view === 'model';
-  $('layer-ctl').classList.toggle('disabled', s.view === 'model');
-  const headOff = s.view === 'model' || s.view === 'head';
+  $('words').disabled = !c.words;
+  $('layer').disabled = !c.layer;
+  $('layer-ctl').classList.toggle('disabled', !c.layer);
+  d3.selectAll('#mode button').property('disabled', !c.mode);
+  const headOff = !c.head;
   $('head').disabled = headOff;
   $('head-ctl').classList.toggle('disabled', headOff);
   if (app.info) {
     $('layer').value = String(s.layer);
     $('head').value = String(s.head);
     const meanOpt = $('head').querySelector('option[value="mean"]');
-    if (meanOpt) meanOpt.disabled = s.view === 'neuron';
+    if (meanOpt) meanOpt.disabled = !c.mean;
   }
   $('mode-help').textContent = s.mode === 'norm'
     ? 'Showing ‖α f(x)‖: each attention weight times the length of the value vector it actually mixes in (Kobayashi et al. 2020) — a large weight on a near-zero vector, often [SEP], counts for little.'
@@ -264,11 +276,12 @@ function wireControls() {
   $('text-a').addEventListener('input', onText);
   $('text-b').addEventListener('input', onText);
   d3.selectAll('#view-tabs button').on('click', function () {
-    const v = this.dataset.view;
-    const patch = { view: v };
-    if (v === 'neuron' && app.state.head === 'mean') {
-      patch.head = 0;
-      notice('neuron-head', 'info', 'The neuron view explains a single head; showing head 0 (pick another in “Head”).');
+    const v = viewById(this.dataset.view);
+    const patch = { view: v.id };
+    const entered = v.enter ? v.enter(app.state) : null;
+    if (entered) {
+      Object.assign(patch, entered.patch);
+      if (entered.note) notice(`enter-${v.id}`, 'info', entered.note);
     }
     update(patch);
   });
@@ -312,7 +325,7 @@ function wireControls() {
   let resizeTimer = 0;
   window.addEventListener('resize', () => {
     clearTimeout(resizeTimer);
-    resizeTimer = setTimeout(() => { if (runIsCurrent() && !app.inFlight) draw({ keepState: true }); }, 150);
+    resizeTimer = setTimeout(() => { if (runIsCurrent() && !app.scheduler.inFlight) draw({ keepState: true }); }, 150);
   });
 }
 
@@ -463,11 +476,6 @@ function afterModelLoaded() {
 
 // ------------------------------------------------------------- model runs
 
-/** What the state's view needs from the engine (protocol.js needs). */
-function wantedNeeds(s) {
-  return { norms: s.mode === 'norm', qk: s.view === 'neuron', analysis: ANALYSIS.NONE };
-}
-
 function runKeyOf(s) {
   return JSON.stringify([s.text, s.text_b]);
 }
@@ -475,37 +483,29 @@ function runKeyOf(s) {
 function runIsCurrent() {
   const s = app.state;
   if (!app.run || app.runKey !== runKeyOf(s)) return false;
-  if (app.run.snapshot && !snapshotCovers(app.run.snapshot, s).ok) return false;
-  if (s.mode === 'norm' && !app.run.norms) return false;
-  if (s.view === 'neuron' && app.run.qkLayer !== s.layer) return false;
-  return true;
+  const v = viewById(s.view);
+  if (app.run.snapshot && !(v.snapshot && snapshotCovers(app.run.snapshot, s).ok)) return false;
+  return resultCovers(app.run, v.needs(s), s.layer);
 }
 
-/** Debounced run: the delay follows how long runs take (short inputs feel
- *  instant, long ones do not queue up work), and while a run is in flight
- *  only the latest input is kept. */
-function scheduleRun(delay) {
-  clearTimeout(app.timer);
-  const wait = delay ?? Math.max(8, Math.min(250, app.lastRunMs));
-  app.timer = setTimeout(runNow, wait);
-}
-
-async function runNow() {
-  if (app.snap) { snapshotStep(); return; }
-  if (!app.info) return;
-  if (app.inFlight) { app.again = true; return; }
-  app.inFlight = true;
-  setPageState('loading');
-  const s = app.state;
-  const key = runKeyOf(s);
-  try {
-    const t0 = performance.now();
-    const result = await app.engine.run(makeRunRequest({ a: s.text, b: s.text_b || null, needs: wantedNeeds(s), layer: s.layer }));
-    app.lastRunMs = performance.now() - t0;
+/** Model runs, latest input wins (scheduler.js): the job is built from the
+ *  state when the run starts; a result that newer input superseded is kept
+ *  but not drawn. */
+app.scheduler = new RunScheduler({
+  request() {
+    if (app.snap) { snapshotStep(); return null; }
+    if (!app.info) return null;
+    setPageState('loading');
+    const s = app.state;
+    const needs = viewById(s.view).needs(s);
+    return { key: runKeyOf(s), request: makeRunRequest({ a: s.text, b: s.text_b || null, needs, layer: s.layer }) };
+  },
+  execute: (job) => app.engine.run(job.request),
+  keep(result, job) {
     app.run = result;
-    app.runKey = key;
+    app.runKey = job.key;
     clearNotice('run');
-    if (s.view === 'neuron') {
+    if (viewById(app.state.view).query) {
       const q = fitQuery(app.state, result.T);
       app.state = q.state;
       notices(q.notices);
@@ -513,19 +513,15 @@ async function runNow() {
     if (result.truncated) {
       notice('truncated', 'warn', `The text is too long for this model: it was truncated to ${result.T} tokens (the model's maximum, [CLS] and [SEP] included).`);
     } else clearNotice('truncated');
-  } catch (e) {
-    app.inFlight = false;
-    fail('run', `The model could not run on this text: ${e.message}`);
-    if (app.again) { app.again = false; scheduleRun(0); }
-    return;
-  }
-  app.inFlight = false;
-  if (app.again || !runIsCurrent()) {
-    app.again = false;
-    runNow();
-    return;
-  }
-  draw();
+  },
+  isCurrent: () => runIsCurrent(),
+  deliver: () => draw(),
+  fail: (e) => fail('run', `The model could not run on this text: ${e.message}`),
+});
+
+/** Debounced run (delay: how long runs take; 0: at once). */
+function scheduleRun(delay) {
+  app.scheduler.schedule(delay);
 }
 
 // ------------------------------------------------------------------ state
@@ -535,7 +531,7 @@ async function runNow() {
 function update(patch) {
   const prev = app.state;
   app.state = { ...prev, ...patch };
-  if (app.run && app.state.view === 'neuron') {
+  if (app.run && viewById(app.state.view).query) {
     const q = fitQuery(app.state, app.run.T);
     app.state = q.state;
   }
@@ -566,14 +562,14 @@ function syncUrl() {
 function openNeuron(shownIndex) {
   const axis = app.axis;
   const raw = axis ? axis.members[shownIndex][0] : shownIndex;
-  const patch = { view: 'neuron', query: raw };
-  if (app.state.head === 'mean') patch.head = 0;
-  update(patch);
+  const v = VIEW_LIST.find((d) => d.query); // the view that explains one query
+  const entered = v.enter ? v.enter(app.state) : null;
+  update({ view: v.id, query: raw, ...(entered ? entered.patch : {}) });
 }
 
 // ------------------------------------------------------------------ drawing
 
-function legendLines(s, H) {
+function legendLines(s) {
   const lines = [];
   if (s.mode === 'attn') {
     lines.push('Rows are queries (the token attending), columns are keys (attended to). Each row of attention weights sums to 1.');
@@ -585,8 +581,7 @@ function legendLines(s, H) {
       ? '[CLS]/[SEP] hidden; every row renormalized to sum to 1 over the tokens shown.'
       : '[CLS]/[SEP] hidden, not renormalized: a row now sums to 1 minus what went to the hidden tokens.');
   }
-  if (s.words && s.view !== 'neuron') lines.push('Subwords merged: a word\'s row is the mean of its pieces\' rows, its column the sum of its pieces\' columns.');
-  if (s.head === 'mean' && s.view === 'heatmap') lines.push(`Mean over all ${H} heads of the layer.`);
+  if (s.words && viewById(s.view).controls.words) lines.push('Word level (Clark et al. 2019): attention to a word is the sum over its pieces, attention from a word the mean over its pieces, so rows still sum to 1. A word is the text between spaces (“didn\'t” is one), punctuation at its ends apart.');
   return lines;
 }
 
@@ -614,7 +609,8 @@ function draw({ keepState = false } = {}) {
   if (app.inputAt) document.body.dataset.inputToReadyMs = (performance.now() - app.inputAt).toFixed(1);
   if (!performance.getEntriesByName('bl-first-ready').length) performance.mark('bl-first-ready');
   const embedText = s.text_b ? `“${s.text}” / “${s.text_b}”` : `“${s.text}”`;
-  $('embed-text').textContent = `${embedText} · ${s.view} · layer ${s.layer}${s.view === 'heatmap' || s.view === 'neuron' ? ` · head ${s.head}` : ''}`;
+  const c = viewById(s.view).controls;
+  $('embed-text').textContent = `${embedText} · ${s.view}${c.layer ? ` · layer ${s.layer}` : ''}${c.head ? ` · head ${s.head}` : ''}`;
   $('embed-open').href = `${location.pathname}?${serializeState({ ...s, embed: false })}`;
   // A plain redraw (resize) keeps the page state: it may come while a run or
   // a model load for newer input is on its way, or after an error.
@@ -623,82 +619,23 @@ function draw({ keepState = false } = {}) {
 
 function drawView(run, s) {
   const theme = THEMES[s.theme];
-  const { L, H, T } = run;
-  const src = s.mode === 'norm' ? run.norms : run.attn;
-  const valueName = s.mode === 'norm' ? '‖α f(x)‖' : 'attention';
+  const v = viewById(s.view);
   const root = d3.select('#view');
   if (root.attr('data-view') !== s.view) {
     root.selectAll('*').remove();
     root.attr('class', 'view').attr('data-view', s.view);
   }
   const box = viewBox($('view'), { embed: s.embed, below: s.embed ? $('embed-caption').offsetHeight : 0 });
-  const lines = legendLines(s, H);
-  const axis = tokenAxis(run, { words: s.words && s.view !== 'neuron', hideSpecials: s.hide, renorm: s.renorm });
+  const axis = tokenAxis(run, { words: s.words && v.controls.words, hideSpecials: s.hide, renorm: s.renorm });
   app.axis = axis;
-  const modeWord = s.mode === 'norm' ? 'value-weighted norms' : 'attention';
-
-  if (s.view === 'heatmap') {
-    const matrix = axis.transform(headMatrix(src[s.layer], H, T, s.head));
-    const headTxt = s.head === 'mean' ? 'mean of heads' : `head ${s.head}`;
-    views.heatmap.theme(theme).size(box)(root, {
-      K: axis.K, labels: axis.labels, segs: s.text_b ? axis.segs : null, matrix, valueName,
-      title: `Heatmap — layer ${s.layer}, ${headTxt} (${modeWord})`,
-      notes: lines,
-    });
-  } else if (s.view === 'head') {
-    const selected = s.heads || d3.range(H);
-    const mats = d3.range(H).map((h) => axis.transform(headMatrix(src[s.layer], H, T, h)));
-    const vmax = s.mode === 'norm' ? Math.max(1e-9, d3.max(selected, (h) => maxOf(mats[h]))) : 1;
-    views.head.theme(theme).size(box)(root, {
-      K: axis.K, labels: axis.labels, segs: axis.segs, H, mats, selected, filter: s.filter,
-      hasPair: !!s.text_b, valueName, vmax,
-      title: `Head view — layer ${s.layer}, ${selected.length} of ${H} heads (${modeWord}); queries left, keys right`,
-      notes: [
-        `Line opacity = ${s.mode === 'norm' ? 'value-weighted norm ‖α f(x)‖ relative to the largest shown' : 'attention weight α'}; one colour per head; the weakest lines are not drawn.`,
-        ...lines.slice(1),
-      ],
-    });
-  } else if (s.view === 'model') {
-    const cache = new Map();
-    views.model.theme(theme).size(box)(root, {
-      L, H, K: axis.K, labels: axis.labels, layer: s.layer, head: s.head, valueName,
-      mat: (l, h) => {
-        const k = `${l}/${h}`;
-        if (!cache.has(k)) cache.set(k, axis.transform(headMatrix(src[l], H, T, h)));
-        return cache.get(k);
-      },
-      title: `Model view — ${L} layers × ${H} heads (${modeWord}); click a thumbnail to open it`,
-      notes: lines,
-    });
-  } else if (s.view === 'neuron') {
-    if (!run.q || run.qkLayer !== s.layer) throw new Error('query/key vectors of this layer are missing');
-    const head = s.head === 'mean' ? 0 : s.head;
-    const query = Math.min(s.query, T - 1);
-    const cols = neuronColumns(run.q, run.k, H, T, run.d, head, query);
-    // A snapshot's q/k are 8-bit; its stored attention row is the exact softmax.
-    if (run.snapshot) cols.softmax = Array.from(headMatrix(run.attn[s.layer], H, T, head).subarray(query * T, (query + 1) * T));
-    const keep = axis.members.map((m) => m[0]);
-    let weights = keep.map((j) => cols.softmax[j]);
-    if (s.hide && s.renorm) {
-      const sum = d3.sum(weights) || 1;
-      weights = weights.map((w) => w / sum);
-    }
-    let norms = null;
-    if (s.mode === 'norm' && run.norms) {
-      const off = (head * T + query) * T;
-      norms = keep.map((j) => run.norms[s.layer][off + j]);
-    }
-    views.neuron.theme(theme).size(box)(root, {
-      labels: axis.labels, rows: keep, query, queryLabel: run.tokens[query], tokens: run.tokens, d: run.d,
-      cols, weights, norms,
-      title: `Neuron view — layer ${s.layer}, head ${head}: how query “${run.tokens[query]}” (token ${query}) attends`,
-      notes: [
-        `softmax(q · k / √${run.d}) over all ${T} keys is exactly this head's attention row (q, k: this layer's query and key vectors).`,
-        ...(s.hide ? [s.renorm ? '[CLS]/[SEP] rows hidden; softmax column renormalized over the rows shown.' : '[CLS]/[SEP] rows hidden; softmax column not renormalized.'] : []),
-        ...(norms ? ['‖α f(x)‖: the same weight times the length of the value vector it moves (Kobayashi et al. 2020).'] : []),
-      ],
-    });
-  }
+  const env = {
+    axis,
+    src: s.mode === 'norm' ? run.norms : run.attn,
+    lines: legendLines(s),
+    valueName: s.mode === 'norm' ? '‖α f(x)‖' : 'attention',
+    modeWord: s.mode === 'norm' ? 'value-weighted norms' : 'attention',
+  };
+  views[s.view].theme(theme).size(box)(root, v.prepare(run, s, env));
 }
 
 // ------------------------------------------------------------ export/share
@@ -707,10 +644,10 @@ async function exportView(kind) {
   const stage = document.querySelector('#view .stage');
   if (!stage) return;
   const s = app.state;
-  const name = `bertlens-${s.view}-layer${s.layer}${s.view === 'heatmap' || s.view === 'neuron' ? `-head${s.head}` : ''}-${s.mode}`;
+  const name = viewFileName(s);
   try {
     const model = app.entry ? (app.entry.name || app.entry.id) : (app.localName || (app.snap && (app.snap.model.name || app.snap.model.id)) || '');
-    const heading = titleLine({ ...s, model, queryLabel: app.run && s.view === 'neuron' ? app.run.tokens[Math.min(s.query, app.run.T - 1)] : null });
+    const heading = titleLine({ ...s, model, queryLabel: app.run && viewById(s.view).query ? app.run.tokens[Math.min(s.query, app.run.T - 1)] : null });
     const svg = stageToSVG(stage, { background: THEMES[s.theme].bg, title: heading, heading, context: $('view').blExportContext, theme: THEMES[s.theme] });
     if (kind === 'svg') download(new Blob([svg], { type: 'image/svg+xml' }), `${name}.svg`);
     else download(await svgToPNG(svg, 2), `${name}.png`);
@@ -731,14 +668,15 @@ function preferredHeight() {
 /** The snapshot of what is drawn (null above MAX_TOKENS tokens). */
 async function currentSnapshotText() {
   const run = app.run;
-  if (!run || !runIsCurrent()) return null;
+  if (!run || !runIsCurrent() || !viewById(app.state.view).snapshot) return null;
   if (run.snapshot) return encodeSnapshot({ ...run.snapshot, state: { ...app.state } });
   if (run.T > MAX_TOKENS) return null;
   return encodeSnapshot(snapshotFromRun(run, app.state, app.entry || {}));
 }
 
 function viewFileName(s) {
-  return `bertlens-${s.view}-layer${s.layer}${s.view === 'heatmap' || s.view === 'neuron' ? `-head${s.head}` : ''}-${s.mode}`;
+  const c = viewById(s.view).controls;
+  return `bertlens-${s.view}${c.layer ? `-layer${s.layer}` : ''}${c.head ? `-head${s.head}` : ''}-${s.mode}`;
 }
 
 async function share(kind) {
@@ -795,6 +733,7 @@ async function exportData(kind) {
   try {
     if (kind === 'html') {
       const snap = await currentSnapshotText();
+      if (!viewById(s.view).snapshot) throw new Error(`a standalone file cannot hold the ${viewById(s.view).label.toLowerCase()}; use a link instead`);
       if (!snap) throw new Error(`a standalone file holds inputs of up to ${MAX_TOKENS} tokens; this one has ${app.run.T}`);
       if (location.protocol === 'file:') throw new Error('this page was opened from a file; export from the bertlens site');
       const res = await fetch(absolute('viewer.html'));
@@ -804,7 +743,7 @@ async function exportData(kind) {
       const html = standaloneHtml(await res.text(), snap, `bertlens ${s.view} view: ${s.text}`, `${base}?${search}`);
       saveFile(new Blob([html], { type: 'text/html' }), `${name}.html`);
     } else {
-      const shown = shownMatrices(app.run, s);
+      const shown = (viewById(s.view).shown || shownMatrices)(app.run, s);
       const model = app.entry || (app.snap ? app.snap.model : {});
       if (kind === 'csv') saveFile(new Blob([toCSV(shown)], { type: 'text/csv' }), `${name}.csv`);
       else saveFile(new Blob([toJSON(shown, model)], { type: 'application/json' }), `${name}.json`);

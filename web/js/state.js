@@ -2,6 +2,7 @@
 // tested by tests/web/state.test.mjs.
 
 import { deflateRaw, inflateRaw, toBase64Url, fromBase64Url } from './snapshot.js';
+import { VIEW_IDS, VIEW_PARAMS } from './views/index.js';
 //
 // ?text=..&text_b=..&model=..&view=heatmap|head|model|neuron&layer=..&head=N|mean
 //  &mode=attn|norm&query=..&theme=light|dark&embed=1&hide=1&renorm=0&words=1
@@ -17,7 +18,10 @@ import { deflateRaw, inflateRaw, toBase64Url, fromBase64Url } from './snapshot.j
 // Anything unknown or out of range falls back to its default and yields a
 // human-readable notice; the page shows the notices.
 
-export const VIEWS = ['heatmap', 'head', 'model', 'neuron'];
+// The views and their own URL parameters come from the registry
+// (views/index.js): a view's descriptor.params = [{key, def, parse(raw) ->
+// value | null, expect}] (e.g. the heads overview's rank= and min=).
+export const VIEWS = VIEW_IDS;
 export const MODES = ['attn', 'norm'];
 export const THEMES = ['light', 'dark'];
 export const FILTERS = ['all', 'aa', 'ab', 'ba', 'bb'];
@@ -40,7 +44,9 @@ export const DEFAULTS = Object.freeze({
   words: false,
   filter: 'all',
   heads: null, // null = every head; else sorted array of head indices
+  ...Object.fromEntries(VIEW_PARAMS.map((p) => [p.key, p.def])),
 });
+const VIEW_PARAM = new Map(VIEW_PARAMS.map((p) => [p.key, p]));
 
 const KNOWN = new Set(Object.keys(DEFAULTS));
 
@@ -126,8 +132,14 @@ export function parseState(search) {
         else state.heads = [...new Set(parts)].sort((a, b) => a - b);
         break;
       }
-      default:
+      default: {
+        const vp = VIEW_PARAM.get(key);
+        if (!vp) break;
+        const v = vp.parse(raw);
+        if (v === null) bad(key, raw, `expected ${vp.expect}`);
+        else state[key] = v;
         break;
+      }
     }
   }
   return { state, notices };
@@ -191,6 +203,7 @@ export function serializeState(state) {
   if (state.words) p.set('words', '1');
   if (state.filter !== DEFAULTS.filter) p.set('filter', state.filter);
   if (state.heads) p.set('heads', state.heads.join(','));
+  for (const vp of VIEW_PARAMS) if (state[vp.key] !== vp.def) p.set(vp.key, String(state[vp.key]));
   return p.toString();
 }
 

@@ -25,7 +25,7 @@ import {
   preferredSize,
 } from './common.js';
 import { headLayout, swatchLayout } from './layout.js';
-import { headLines, pairBoundary, strongestLinks } from '../data.js';
+import { headLines, pairBoundary, strongestLinks, headMatrix, maxOf } from '../data.js';
 
 const d3 = globalThis.d3;
 const FILTER_LABELS = [['all', 'All'], ['aa', 'A→A'], ['ab', 'A→B'], ['ba', 'B→A'], ['bb', 'B→B']];
@@ -345,3 +345,31 @@ export function headView() {
   view.onFilter = function (f) { if (!arguments.length) return onFilter; onFilter = f; return view; };
   return view;
 }
+
+/** The registry entry (views/index.js): what the page controller needs. */
+export const descriptor = {
+  id: 'head',
+  label: 'Head view',
+  controls: { layer: true, head: false, mean: false, words: true, mode: true },
+  snapshot: true,
+  needs: (s) => ({ norms: s.mode === 'norm' }),
+  create: (ctx) => headView()
+    .onHeads((hs) => ctx.update({ heads: hs.length === ctx.nHeads() ? null : hs }))
+    .onFilter((f) => ctx.update({ filter: f })),
+  prepare(run, s, { axis, src, lines, valueName, modeWord }) {
+    const { H, T } = run;
+    const all = Array.from({ length: H }, (_, h) => h);
+    const selected = s.heads || all;
+    const mats = all.map((h) => axis.transform(headMatrix(src[s.layer], H, T, h)));
+    const vmax = s.mode === 'norm' ? Math.max(1e-9, ...selected.map((h) => maxOf(mats[h]))) : 1;
+    return {
+      K: axis.K, labels: axis.labels, segs: axis.segs, H, mats, selected, filter: s.filter,
+      hasPair: !!s.text_b, valueName, vmax,
+      title: `Head view — layer ${s.layer}, ${selected.length} of ${H} heads (${modeWord}); queries left, keys right`,
+      notes: [
+        `Line opacity = ${s.mode === 'norm' ? 'value-weighted norm ‖α f(x)‖ relative to the largest shown' : 'attention weight α'}; one colour per head; the weakest lines are not drawn.`,
+        ...lines.slice(1),
+      ],
+    };
+  },
+};

@@ -28,7 +28,7 @@ import {
   preferredSize,
 } from './common.js';
 import { heatmapLayout } from './layout.js';
-import { pairBoundary, strongestLinks } from '../data.js';
+import { pairBoundary, strongestLinks, headMatrix } from '../data.js';
 
 const d3 = globalThis.d3;
 
@@ -295,3 +295,22 @@ export function heatmapView() {
   view.onQuery = function (f) { if (!arguments.length) return onQuery; onQuery = f; return view; };
   return view;
 }
+
+/** The registry entry (views/index.js): what the page controller needs. */
+export const descriptor = {
+  id: 'heatmap',
+  label: 'Heatmap',
+  controls: { layer: true, head: true, mean: true, words: true, mode: true },
+  snapshot: true,
+  needs: (s) => ({ norms: s.mode === 'norm' }),
+  create: (ctx) => heatmapView().onQuery((i) => ctx.openNeuron(i)),
+  prepare(run, s, { axis, src, lines, valueName, modeWord }) {
+    const matrix = axis.transform(headMatrix(src[s.layer], run.H, run.T, s.head));
+    const headTxt = s.head === 'mean' ? 'mean of heads' : `head ${s.head}`;
+    return {
+      K: axis.K, labels: axis.labels, segs: s.text_b ? axis.segs : null, matrix, valueName,
+      title: `Heatmap — layer ${s.layer}, ${headTxt} (${modeWord})`,
+      notes: s.head === 'mean' ? [...lines, `Mean over all ${run.H} heads of the layer.`] : lines,
+    };
+  },
+};

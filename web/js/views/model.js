@@ -14,7 +14,7 @@
 import { THEMES, sizeCanvas, tooltip, drawLegendBar, exportable, fmt, infoLine, linksTable, exportContext, chromeHeight, preferredSize
 } from './common.js';
 import { modelLayout } from './layout.js';
-import { poolMatrix, maxOf, strongestLinks } from '../data.js';
+import { poolMatrix, maxOf, strongestLinks, headMatrix } from '../data.js';
 
 const d3 = globalThis.d3;
 
@@ -245,3 +245,27 @@ export function modelView() {
   view.onOpen = function (f) { if (!arguments.length) return onOpen; onOpen = f; return view; };
   return view;
 }
+
+/** The registry entry (views/index.js): what the page controller needs. */
+export const descriptor = {
+  id: 'model',
+  label: 'Model view',
+  controls: { layer: false, head: false, mean: false, words: true, mode: true },
+  snapshot: true,
+  needs: (s) => ({ norms: s.mode === 'norm' }),
+  create: (ctx) => modelView().onOpen((layer, head) => ctx.openHead(layer, head)),
+  prepare(run, s, { axis, src, lines, valueName, modeWord }) {
+    const { L, H, T } = run;
+    const cache = new Map();
+    return {
+      L, H, K: axis.K, labels: axis.labels, layer: s.layer, head: s.head, valueName,
+      mat: (l, h) => {
+        const k = `${l}/${h}`;
+        if (!cache.has(k)) cache.set(k, axis.transform(headMatrix(src[l], H, T, h)));
+        return cache.get(k);
+      },
+      title: `Model view — ${L} layers × ${H} heads (${modeWord}); click a thumbnail to open it`,
+      notes: lines,
+    };
+  },
+};

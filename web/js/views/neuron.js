@@ -25,7 +25,7 @@ import {
   preferredSize,
 } from './common.js';
 import { neuronLayout, NEURON } from './layout.js';
-import { clipRange, softmaxBar } from '../data.js';
+import { clipRange, softmaxBar, neuronColumns, headMatrix } from '../data.js';
 
 const d3 = globalThis.d3;
 const NORM_COLOUR = '#8f5bd6';
@@ -327,3 +327,48 @@ export function neuronView() {
   view.onQuery = function (f) { if (!arguments.length) return onQuery; onQuery = f; return view; };
   return view;
 }
+
+/** The registry entry (views/index.js): what the page controller needs. */
+export const descriptor = {
+  id: 'neuron',
+  label: 'Neuron view (q · k details)',
+  controls: { layer: true, head: true, mean: false, words: false, mode: true },
+  snapshot: true,
+  query: true, // the state's query token is this view's: the controller keeps it in range
+  needs: (s) => ({ norms: s.mode === 'norm', qk: true }),
+  create: (ctx) => neuronView().onQuery((q) => ctx.update({ query: q })),
+  /** Opening the view from another: it explains a single head. */
+  enter: (s) => (s.head === 'mean'
+    ? { patch: { head: 0 }, note: 'The neuron view explains a single head; showing head 0 (pick another in “Head”).' }
+    : null),
+  prepare(run, s, { axis }) {
+    const { H, T } = run;
+    if (!run.q || run.qkLayer !== s.layer) throw new Error('query/key vectors of this layer are missing');
+    const head = s.head === 'mean' ? 0 : s.head;
+    const query = Math.min(s.query, T - 1);
+    const cols = neuronColumns(run.q, run.k, H, T, run.d, head, query);
+    // A snapshot's q/k are 8-bit; its stored attention row is the exact softmax.
+    if (run.snapshot) cols.softmax = Array.from(headMatrix(run.attn[s.layer], H, T, head).subarray(query * T, (query + 1) * T));
+    const keep = axis.members.map((m) => m[0]);
+    let weights = keep.map((j) => cols.softmax[j]);
+    if (s.hide && s.renorm) {
+      const sum = weights.reduce((a, b) => a + b, 0) || 1;
+      weights = weights.map((w) => w / sum);
+    }
+    let norms = null;
+    if (s.mode === 'norm' && run.norms) {
+      const off = (head * T + query) * T;
+      norms = keep.map((j) => run.norms[s.layer][off + j]);
+    }
+    return {
+      labels: axis.labels, rows: keep, query, queryLabel: run.tokens[query], tokens: run.tokens, d: run.d,
+      cols, weights, norms,
+      title: `Neuron view — layer ${s.layer}, head ${head}: how query “${run.tokens[query]}” (token ${query}) attends`,
+      notes: [
+        `softmax(q · k / √${run.d}) over all ${T} keys is exactly this head's attention row (q, k: this layer's query and key vectors).`,
+        ...(s.hide ? [s.renorm ? '[CLS]/[SEP] rows hidden; softmax column renormalized over the rows shown.' : '[CLS]/[SEP] rows hidden; softmax column not renormalized.'] : []),
+        ...(norms ? ['‖α f(x)‖: the same weight times the length of the value vector it moves (Kobayashi et al. 2020).'] : []),
+      ],
+    };
+  },
+};

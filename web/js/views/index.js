@@ -1,0 +1,55 @@
+// views/index.js — the view registry: every view the page offers, in tab
+// order. Adding a view is two files: web/js/views/<view>.js exporting a
+// `descriptor`, and one line here. The controller (app.js) names no view; it
+// asks the descriptor:
+//
+//   id            the URL's view= value
+//   label         the tab's text
+//   controls      which page controls apply: {layer, head, mean (the "mean
+//                 of all heads" choice), words, mode}
+//   needs(s)      what the run must hold (protocol.js needs: {norms, qk,
+//                 analysis}) for state s
+//   create(ctx)   the chart (a function (root, data) with .theme(), .size(),
+//                 optional .preferredSize({K, L, H, d})); ctx = {update(patch),
+//                 openHead(layer, head), openNeuron(shownIndex), nHeads()}
+//   prepare(run, s, env)  the chart's data (title and legend notes
+//                 included); env = {axis (data.js tokenAxis), src (attn or
+//                 norms per layer), lines (the page's legend lines), valueName,
+//                 modeWord}
+//   snapshot      whether a snapshot (snapshot.js) can hold what it draws
+//   shown(run, s) optional: the numbers an export (CSV/JSON) holds, in
+//                 export_data.js shownMatrices' form; default shownMatrices
+//   enter(s)      optional: {patch, note} when the view is opened from the tabs
+//   query         optional: the view uses the state's query token
+//   axis          optional: false when it draws no token axis of its own
+//   params        optional: its own URL parameters [{key, def, parse(raw) ->
+//                 value | null, expect}] (state.js adds them to the state)
+
+import { descriptor as heatmap } from './heatmap.js';
+import { descriptor as head } from './head.js';
+import { descriptor as model } from './model.js';
+import { descriptor as neuron } from './neuron.js';
+
+export const VIEW_LIST = Object.freeze([
+  heatmap,
+  head,
+  model,
+  neuron,
+]);
+
+export const VIEW_IDS = Object.freeze(VIEW_LIST.map((v) => v.id));
+
+/** URL parameters views add to the page state (state.js). */
+export const VIEW_PARAMS = Object.freeze(VIEW_LIST.flatMap((v) => v.params || []));
+
+/** The view a click on a head elsewhere (model view, heads overview) opens. */
+export const HEAD_VIEW_ID = 'heatmap';
+
+const byId = new Map(VIEW_LIST.map((v) => [v.id, v]));
+
+/** The descriptor of a view id (throws for an unknown id). */
+export function viewById(id) {
+  const v = byId.get(id);
+  if (!v) throw new Error(`unknown view "${id}"`);
+  return v;
+}
