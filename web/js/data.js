@@ -50,18 +50,64 @@ export function pairAllows(filter, sq, sk) {
   }
 }
 
-/** Word groups: consecutive tokens of one word (same text, same word id) form
- *  one group; every special token is a group of its own. Labels glue the
- *  WordPiece continuation pieces ("##") back together. */
-export function wordGroups(tokens, typeIds, wordIds) {
+/** Is a token punctuation by BERT's rule: every character a Unicode P*
+ *  character or ASCII 33–47, 58–64, 91–96, 123–126? */
+export function isPunctToken(tok) {
+  if (!tok) return false;
+  for (const ch of tok) {
+    const c = ch.codePointAt(0);
+    const ascii = (c >= 33 && c <= 47) || (c >= 58 && c <= 64) || (c >= 91 && c <= 96) || (c >= 123 && c <= 126);
+    if (!ascii && !/\p{P}/u.test(ch)) return false;
+  }
+  return true;
+}
+
+/** Word groups: the tokens of one word form one group; every special token
+ *  is a group of its own. Labels glue the WordPiece continuation pieces
+ *  ("##") back together.
+ *  With character offsets (a live run), a word is a whitespace-free stretch
+ *  of the text, so "didn't" (pieces didn ' t, three word ids, as BERT splits
+ *  off punctuation) is one word; punctuation at the start or end of the
+ *  stretch ("(", "mat." ".") stays a word of its own. Without offsets (a
+ *  snapshot), the tokenizer's word ids decide. */
+export function wordGroups(tokens, typeIds, wordIds, offsets = null) {
   const groups = [];
   let last = null;
+  const piece = (t) => (t.startsWith('##') ? t.slice(2) : t);
+  if (offsets) {
+    // Stretches of adjacent, non-special tokens of one segment.
+    let i = 0;
+    while (i < tokens.length) {
+      if (wordIds[i] < 0) {
+        groups.push({ label: tokens[i], members: [i], word: -1, seg: typeIds[i], special: true });
+        i++;
+        continue;
+      }
+      let j = i + 1;
+      while (j < tokens.length && wordIds[j] >= 0 && typeIds[j] === typeIds[i] && offsets[j][0] === offsets[j - 1][1]) j++;
+      // [i, j) is one stretch: leading and trailing punctuation split off.
+      let a = i;
+      let b = j;
+      while (a < b && isPunctToken(tokens[a])) a++;
+      while (b > a && isPunctToken(tokens[b - 1])) b--;
+      const one = (k) => groups.push({ label: tokens[k], members: [k], word: wordIds[k], seg: typeIds[k], special: false });
+      for (let k = i; k < a; k++) one(k);
+      if (a < b) {
+        const members = [];
+        for (let k = a; k < b; k++) members.push(k);
+        groups.push({ label: members.map((k, n) => (n ? piece(tokens[k]) : tokens[k])).join(''), members, word: wordIds[a], seg: typeIds[a], special: false });
+      }
+      for (let k = b; k < j; k++) one(k);
+      i = j;
+    }
+    return groups;
+  }
   for (let i = 0; i < tokens.length; i++) {
     const w = wordIds[i];
     const seg = typeIds[i];
     if (w >= 0 && last && last.word === w && last.seg === seg) {
       last.members.push(i);
-      last.label += tokens[i].startsWith('##') ? tokens[i].slice(2) : tokens[i];
+      last.label += piece(tokens[i]);
       continue;
     }
     last = { label: tokens[i], members: [i], word: w, seg, special: w < 0 };
@@ -118,7 +164,7 @@ export function tokenAxis(run, { words = false, hideSpecials = false, renorm = t
   const segs = segments(run.typeIds);
   let units; // [{label, members, special}]
   if (words) {
-    units = wordGroups(run.tokens, run.typeIds, run.wordIds);
+    units = wordGroups(run.tokens, run.typeIds, run.wordIds, run.offsets || null);
   } else {
     units = run.tokens.map((t, i) => ({ label: t, members: [i], special: run.wordIds[i] < 0 }));
   }

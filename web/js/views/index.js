@@ -29,12 +29,16 @@ import { descriptor as heatmap } from './heatmap.js';
 import { descriptor as head } from './head.js';
 import { descriptor as model } from './model.js';
 import { descriptor as neuron } from './neuron.js';
+import { descriptor as overview } from './overview.js';
+import { descriptor as rollout } from './rollout.js';
 
 export const VIEW_LIST = Object.freeze([
   heatmap,
   head,
   model,
   neuron,
+  overview,
+  rollout,
 ]);
 
 export const VIEW_IDS = Object.freeze(VIEW_LIST.map((v) => v.id));
