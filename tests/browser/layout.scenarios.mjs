@@ -10,7 +10,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { scenario, ready, clickAndRedraw, inspectSvg, exportSvg, texts, fx, SHOTS } from './harness.mjs';
 
-const VIEWS = ['heatmap', 'head', 'model', 'neuron'];
+const VIEWS = ['heatmap', 'head', 'model', 'neuron', 'overview', 'rollout'];
 const PAIR = { text: fx.text, text_b: fx.text_b };
 const firstB = fx.type_ids.indexOf(1);
 // 64 tokens with [CLS] and [SEP] (checked below against the page's count).
@@ -36,7 +36,7 @@ function fit(page) {
     const d = document.documentElement;
     const v = document.getElementById('view');
     const out = [];
-    for (const el of v.querySelectorAll('.stage, .view-title, .view-info, .hv-bar, .nv-bar, svg text')) {
+    for (const el of v.querySelectorAll('.stage, .view-title, .view-info, .hv-bar, .nv-bar, .ov-bar, svg text')) {
       const r = el.getBoundingClientRect();
       if (r.width === 0 && r.height === 0) continue;
       if (r.right > innerWidth + 0.5 || r.bottom > innerHeight + 0.5 || r.left < -0.5) out.push(`${el.className.baseVal ?? el.className} ${el.textContent.slice(0, 20)} ${Math.round(r.right)}x${Math.round(r.bottom)}`);

@@ -222,8 +222,8 @@ export function overviewView() {
     const cur = all.find((d) => d.l === data.layer && d.h === data.head);
     info.set(cur ? describe(cur, data) : `Layer ${data.layer}, head ${data.head} is open in the other views${data.rank === 'layer' ? '' : ' (not among the heads shown)'}.`);
     // "Open in" buttons for the open head: every view that shows one head.
-    const btns = root.select('div.view-info').selectAll('button.ov-open').data(openIn).join('button')
-      .attr('class', 'ov-open').attr('type', 'button').style('margin-left', '6px').style('white-space', 'nowrap')
+    const btns = root.select('div.view-info').style('flex-wrap', 'wrap').selectAll('button.ov-open').data(openIn).join('button')
+      .attr('class', 'ov-open').attr('type', 'button').style('margin-left', '6px')
       .text((v) => v.label).on('click', (ev, v) => onOpen(v.id, data.layer, data.head));
     btns.attr('aria-label', (v) => `Open layer ${data.layer}, head ${data.head} in the ${v.label}`);
 

@@ -32,7 +32,7 @@ export const descriptor = {
     const matrix = axis.transform(matrixOf(run, s));
     return {
       K: axis.K, labels: axis.labels, segs: s.text_b ? axis.segs : null, matrix, valueName: 'rollout',
-      title: `Rollout — layers 0 to ${s.layer} (${kindOf(s)})`,
+      title: `Rollout — ${s.layer ? `layers 0 to ${s.layer}` : 'layer 0'} (${kindOf(s)})`,
       notes: [
         ROLLOUT_LINE,
         s.mode === 'norm'
