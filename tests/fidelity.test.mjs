@@ -1,6 +1,7 @@
 // fidelity.test.mjs — the published default bundle against the f32 bundle on the whole fidelity corpus (issue 9).
 //
 //   node tests/fidelity.test.mjs [--bundle FILE] [--ref FILE] [--corpus FILE] [--json OUT] [--report]
+//                                [--native N]
 //
 // Runs in wasm (Node): every input of tests/corpus/fidelity.jsonl (token ids
 // from the Hugging Face tokenizer) through the reference bundle
@@ -15,8 +16,12 @@
 // every row without a near-tie, sampled rows within 1e-5).
 // Prints one line per failing input and a summary (worst input per figure,
 // inputs over 0.02 and 0.01). --json writes every input's figures. --report:
+// --native N: the native CLI ($BERTLENS_BIN attend on ids, scalar and ~5 s per
+// 512-token forward) instead of wasm, on the first N inputs of at most 64
+// tokens. --report:
 // print the figures, exit 0 even when bars are missed (for a bundle known to
 // miss them, so a regression in the test itself still shows).
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import zlib from 'node:zlib';
@@ -35,6 +40,8 @@ const REF = opt('--ref', path.join(ROOT, 'build/models/all-minilm-l6-v2.f32.blb'
 const CORPUS = opt('--corpus', path.join(ROOT, 'tests/corpus/fidelity.jsonl'));
 const JSON_OUT = opt('--json', null);
 const REPORT = args.includes('--report');
+const NATIVE = args.includes('--native') ? Number(opt('--native', '0')) : 0;
+const BIN = process.env.BERTLENS_BIN || path.join(ROOT, 'build/bertlens');
 
 if (!fs.existsSync(REF)) {
   console.error(`${REF} is missing: run make test-models`);
@@ -45,7 +52,20 @@ const TOL_REF_ROW = 1e-5;
 const hfIndex = JSON.parse(fs.readFileSync(path.join(HF_DIR, 'index.json'), 'utf8'));
 const hfBlob = zlib.gunzipSync(fs.readFileSync(path.join(HF_DIR, 'hf.bin.gz')));
 const hfById = new Map(hfIndex.inputs.map((e, i) => [e.id, { ...e, i }]));
-const items = fs.readFileSync(CORPUS, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l));
+let items = fs.readFileSync(CORPUS, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l));
+if (NATIVE) items = items.filter((it) => it.ids.length <= 64).slice(0, NATIVE);
+
+function nativeEngine(file) {
+  return {
+    attention(it) {
+      const r = spawnSync(BIN, ['test-attend', '--ids', it.ids.join(','), '--types', it.type_ids.join(','), file],
+        { maxBuffer: 1 << 30, encoding: 'utf8' });
+      if (r.status !== 0) throw new Error(`${it.id}: test-attend failed (${r.status}): ${r.stderr}`);
+      const T = it.ids.length;
+      return JSON.parse(r.stdout).attentions.map((layer) => Float32Array.from(layer.flat(2)).subarray(0, layer.length * T * T));
+    },
+  };
+}
 
 async function engine(file) {
   const M = await createModule();
@@ -90,9 +110,9 @@ function figures(ref, got, T) {
   return { max, mean: sum / n, argmax: agree / rows, rows };
 }
 
-const ref = await engine(REF);
-const got = await engine(BUNDLE);
-console.log(`fidelity: ${path.relative(ROOT, BUNDLE)} vs ${path.relative(ROOT, REF)} on ${items.length} inputs of ${path.relative(ROOT, CORPUS)} (wasm)`);
+const ref = NATIVE ? nativeEngine(REF) : await engine(REF);
+const got = NATIVE ? nativeEngine(BUNDLE) : await engine(BUNDLE);
+console.log(`fidelity: ${path.relative(ROOT, BUNDLE)} vs ${path.relative(ROOT, REF)} on ${items.length} inputs of ${path.relative(ROOT, CORPUS)} (${NATIVE ? 'native' : 'wasm'})`);
 const results = [];
 let failures = 0;
 let refRows = 0, refAgree = 0, refTies = 0, refMax = 0, refChecked = 0;
@@ -148,7 +168,7 @@ if (refChecked) {
     console.log('FAILED: the f32 reference bundle does not match Hugging Face on this corpus');
     process.exit(1);
   }
-} else if (path.resolve(CORPUS) === path.join(ROOT, 'tests/corpus/fidelity.jsonl')) {
+} else if (path.resolve(CORPUS) === path.join(ROOT, 'tests/corpus/fidelity.jsonl') && !NATIVE) {
   console.log('FAILED: no HF reference checked (tests/fixtures/fidelity/ does not match the corpus)');
   process.exit(1);
 }
