@@ -4,7 +4,7 @@
 // (textContent / d3 .text()), never as HTML.
 
 import { parseState, serializeState, fitToModel, fitQuery, embedSnippet, DEFAULTS } from './state.js';
-import { tokenAxis } from './data.js';
+import { tokenAxis, spanAxis } from './data.js';
 import { Engine, hasWasmSimd } from './engine.js';
 import { makeRunRequest, resultCovers } from './protocol.js';
 import { fetchIndex, loadListedBundle, loadFileBundle, formatBytes } from './bundles.js';
@@ -44,6 +44,14 @@ const viewCtx = {
   update: (patch) => update(patch),
   openHead: (layer, head) => update({ view: HEAD_VIEW_ID, layer, head }),
   openNeuron: (i) => openNeuron(i),
+  // Shift-click on a shown token: its raw tokens join or leave the span.
+  toggleSpan: (shownIndex) => {
+    const raw = app.axis ? app.axis.members[shownIndex] : [shownIndex];
+    const cur = new Set(app.state.span || []);
+    const allIn = raw.every((t) => cur.has(t));
+    for (const t of raw) { if (allIn) cur.delete(t); else cur.add(t); }
+    update({ span: cur.size ? [...cur].sort((a, b) => a - b) : null });
+  },
   nHeads: () => app.info.config.n_heads,
   // Views that can show one head the user picked elsewhere (tab order).
   viewsShowingOneHead: () => VIEW_LIST.filter((v) => v.controls.layer && v.axis !== false).map((v) => ({ id: v.id, label: v.label })),
@@ -626,12 +634,17 @@ function drawView(run, s) {
     root.attr('class', 'view').attr('data-view', s.view);
   }
   const box = viewBox($('view'), { embed: s.embed, below: s.embed ? $('embed-caption').offsetHeight : 0 });
-  const axis = tokenAxis(run, { words: s.words && v.controls.words, hideSpecials: s.hide, renorm: s.renorm });
+  let axis = tokenAxis(run, { words: s.words && v.controls.words, hideSpecials: s.hide, renorm: s.renorm });
+  const lines = legendLines(s);
+  if (v.controls.span && s.span) {
+    axis = spanAxis(axis, s.span.filter((t) => t < run.T));
+    if (axis.spanLabel) lines.push(`Span ${axis.spanLabel} (shift-click tokens to add or remove them): its row is the attention from the span and its column the attention to the span, each summed over its tokens.`);
+  }
   app.axis = axis;
   const env = {
     axis,
     src: s.mode === 'norm' ? run.norms : run.attn,
-    lines: legendLines(s),
+    lines,
     valueName: s.mode === 'norm' ? '‖α f(x)‖' : 'attention',
     modeWord: s.mode === 'norm' ? 'value-weighted norms' : 'attention',
   };

@@ -247,17 +247,19 @@ export function neuronColumns(q, k, H, T, d, head, query) {
  *  allowed by the pair filter and the focus, with weight >= minWeight.
  *  At most maxLines lines are returned (the heaviest), so long inputs stay
  *  cheap to draw. mats[h] is the K x K matrix of head h (null = hidden). */
-export function headLines(mats, K, segs, { filter = 'all', focus = null, minWeight = 0.01, maxLines = 20000 } = {}) {
+export function headLines(mats, K, segs, { filter = 'all', focus = null, minWeight = 0.01, maxLines = 20000, share = 1 } = {}) {
   const lines = [];
   for (let h = 0; h < mats.length; h++) {
     const m = mats[h];
     if (!m) continue;
+    // Pruning: per row, only the strongest links carrying `share` of its mass.
+    const thr = share < 1 ? rowShareThresholds(m, K, share) : null;
     for (let i = 0; i < K; i++) {
       if (focus && focus.side === 'left' && focus.index !== i) continue;
       for (let j = 0; j < K; j++) {
         if (focus && focus.side === 'right' && focus.index !== j) continue;
         const w = m[i * K + j];
-        if (w < minWeight) continue;
+        if (thr ? (w < thr[i] || w <= 0) : w < minWeight) continue;
         if (!pairAllows(filter, segs[i], segs[j])) continue;
         lines.push({ head: h, i, j, w });
       }
@@ -268,6 +270,72 @@ export function headLines(mats, K, segs, { filter = 'all', focus = null, minWeig
     lines.length = maxLines;
   }
   return lines;
+}
+
+/** For each row of a K x K matrix, the smallest value among the strongest
+ *  entries that together carry at least `share` (0..1] of the row's sum:
+ *  keeping every entry >= it keeps those links (ties kept too). Rows summing
+ *  to 0 get Infinity (nothing kept). */
+export function rowShareThresholds(mat, K, share) {
+  const out = new Float32Array(K);
+  const row = new Float32Array(K);
+  for (let i = 0; i < K; i++) {
+    let total = 0;
+    for (let j = 0; j < K; j++) { row[j] = mat[i * K + j]; total += row[j]; }
+    if (!(total > 0)) { out[i] = Infinity; continue; }
+    row.sort();
+    let acc = 0;
+    let t = row[K - 1];
+    for (let j = K - 1; j >= 0; j--) {
+      acc += row[j];
+      t = row[j];
+      if (acc >= share * total * (1 - 1e-6)) break;
+    }
+    out[i] = t;
+  }
+  return out;
+}
+
+/** A token axis with the raw tokens of `span` merged into one unit (at the
+ *  place of its first unit): its row is the attention FROM the span and its
+ *  column the attention TO the span, both summed over the span's units. A
+ *  unit belongs to the span when any of its tokens does. Span empty or null:
+ *  the axis itself. */
+export function spanAxis(axis, span) {
+  if (!span || !span.length) return axis;
+  const want = new Set(span);
+  const inSpan = axis.members.map((m) => m.some((t) => want.has(t)));
+  const first = inSpan.indexOf(true);
+  if (first < 0) return axis;
+  const order = []; // shown units: old index, or -1 for the span
+  inSpan.forEach((x, u) => { if (!x) order.push(u); else if (u === first) order.push(-1); });
+  const K0 = axis.K;
+  const K = order.length;
+  const spanUnits = inSpan.map((x, u) => (x ? u : -1)).filter((u) => u >= 0);
+  const label = `[${spanUnits.map((u) => axis.labels[u]).join(' ')}]`;
+  const transform = (mat) => {
+    const m = axis.transform(mat);
+    const out = new Float32Array(K * K);
+    const cell = (a, b) => {
+      const rows = a < 0 ? spanUnits : [a];
+      const cols = b < 0 ? spanUnits : [b];
+      let s = 0;
+      for (const i of rows) for (const j of cols) s += m[i * K0 + j];
+      return s;
+    };
+    for (let x = 0; x < K; x++) for (let y = 0; y < K; y++) out[x * K + y] = cell(order[x], order[y]);
+    return out;
+  };
+  return {
+    K,
+    labels: order.map((u) => (u < 0 ? label : axis.labels[u])),
+    segs: order.map((u) => axis.segs[u < 0 ? first : u]),
+    special: order.map((u) => (u < 0 ? false : axis.special[u])),
+    members: order.map((u) => (u < 0 ? spanUnits.flatMap((v) => axis.members[v]) : axis.members[u])),
+    spanIndex: order.indexOf(-1),
+    spanLabel: label,
+    transform,
+  };
 }
 
 /** Max-pool a K x K matrix into an S x S grid (S <= K) or repeat it (S > K):

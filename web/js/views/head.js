@@ -34,6 +34,8 @@ export function headView() {
   let theme = THEMES.light;
   let onHeads = () => {};
   let onFilter = () => {};
+  let onShare = () => {};
+  let onSpan = () => {};
   let focus = null; // {side: 'left'|'right', index}
   let frozen = false;
   let kbd = { left: 0, right: 0 }; // token of each column that has the tab stop
@@ -59,6 +61,16 @@ export function headView() {
     bar.selectAll('svg.hv-swatches').data([null]).join('svg').attr('class', 'hv-swatches');
     bar.selectAll('div.hv-filter').data([null]).join('div').attr('class', 'hv-filter segmented')
       .attr('role', 'group').attr('aria-label', 'Sentence pair filter');
+    const prune = bar.selectAll('label.hv-prune').data([null]).join((e) => {
+      const l = e.append('label').attr('class', 'hv-prune');
+      l.append('span').text('Links carrying ');
+      l.append('input').attr('type', 'range').attr('min', 50).attr('max', 100).attr('step', 5)
+        .attr('aria-label', 'Share of each row\'s mass the lines drawn carry (percent)').style('width', '90px').style('vertical-align', 'middle');
+      l.append('output').style('display', 'inline-block').style('min-width', '2.6em').style('text-align', 'right');
+      l.append('span').text(' of each row');
+      return l;
+    });
+    prune.attr('title', 'Draw only the strongest links of each query that together carry this share of its row (100 %: every link above a small floor).');
     infoLine(root);
     const scroller = root.selectAll('div.hv-scroll').data([null]).join('div').attr('class', 'hv-scroll');
     const stage = scroller.selectAll('div.hv-stage').data([null]).join('div').attr('class', 'hv-stage stage');
@@ -69,7 +81,7 @@ export function headView() {
     svg.selectAll('g.right').data([null]).join('g').attr('class', 'right');
     root.selectAll('p.view-notes').data([null]).join('p').attr('class', 'view-notes');
     root.selectAll('p.view-hint').data([null]).join('p').attr('class', 'view-hint')
-      .text('Hover or tap a token to isolate its lines, click to freeze; click a head swatch to toggle it, double-click to show it alone. Keyboard: Tab to a column, arrows move, Enter freezes.');
+      .text('Hover or tap a token to isolate its lines, click to freeze, shift-click several to sum them as one span; click a head swatch to toggle it, double-click to show it alone. Keyboard: Tab to a column, arrows move, Enter freezes.');
   }
 
   function swatches(root, data, sel) {
@@ -157,6 +169,11 @@ export function headView() {
     root.select('.view-title').text(data.title);
     swatches(root, data, sel);
     pairFilter(root, data);
+    const pct = Math.round((data.share ?? 1) * 100);
+    root.select('label.hv-prune input').property('value', pct)
+      .on('input', (ev) => root.select('label.hv-prune output').text(`${ev.target.value} %`))
+      .on('change', (ev) => onShare(Number(ev.target.value) / 100));
+    root.select('label.hv-prune output').text(`${pct} %`);
     root.select('p.view-notes').text(notesOf(data).join(' '));
     textAlternative(root, data, sel);
     const info = infoLine(root);
@@ -272,12 +289,13 @@ export function headView() {
         if (!frozen) { focus = null; redraw(sc); }
       })
       .on('click', (ev, d) => {
+        if (ev.shiftKey) { onSpan(d.i); return; } // shift-click: add to / remove from the span
         toggleFreeze(sc, side, d.i);
         sc.info.set(`${sideName(side)} ${d.i}: ${d.l}${isFrozen(side, d.i) ? ' (frozen: only its lines are drawn)' : ''}`);
       });
     rows.select('rect').attr('x', anchor === 'end' ? -lay.labelW : 0).attr('y', 1).attr('width', lay.labelW)
       .attr('height', Math.max(1, lay.rowH - 2)).attr('rx', 3).attr('fill', sc.tint)
-      .attr('fill-opacity', (d) => 0.85 * weightFor(sc, side, d.i))
+      .attr('fill-opacity', (d) => 0.85 * Math.min(1, weightFor(sc, side, d.i)))
       .attr('stroke', (d) => (isFrozen(side, d.i) ? theme.fg : 'none'))
       .attr('stroke-dasharray', (d) => (isFrozen(side, d.i) ? '3 2' : null));
     rows.select('text').attr('x', anchor === 'end' ? -4 : 4).attr('y', lay.rowH / 2).attr('dy', '0.35em')
@@ -305,6 +323,7 @@ export function headView() {
       filter: data.hasPair ? data.filter : 'all',
       focus,
       minWeight: (lay.rowH < 10 ? 0.05 : K > 64 ? 0.03 : 0.005) * data.vmax,
+      share: data.share ?? 1,
       maxLines: 12000,
     });
     const alpha = (l) => Math.min(1, (l.w / data.vmax) * (focus ? 1 : 0.9));
@@ -343,6 +362,8 @@ export function headView() {
   view.size = function (b) { if (!arguments.length) return box; box = { width: b.width, height: b.height || null }; return view; };
   view.onHeads = function (f) { if (!arguments.length) return onHeads; onHeads = f; return view; };
   view.onFilter = function (f) { if (!arguments.length) return onFilter; onFilter = f; return view; };
+  view.onShare = function (f) { if (!arguments.length) return onShare; onShare = f; return view; };
+  view.onSpan = function (f) { if (!arguments.length) return onSpan; onSpan = f; return view; };
   return view;
 }
 
@@ -350,12 +371,16 @@ export function headView() {
 export const descriptor = {
   id: 'head',
   label: 'Head view',
-  controls: { layer: true, head: false, mean: false, words: true, mode: true },
+  controls: { layer: true, head: false, mean: false, words: true, mode: true, span: true },
   snapshot: true,
+  // keep: draw only the strongest links carrying this share of each row (1: all above a floor).
+  params: [{ key: 'keep', def: 1, parse: (raw) => (/^(0(\.\d{1,3})?|1(\.0{1,3})?)$/.test(raw) && Number(raw) >= 0.05 ? Number(raw) : null), expect: 'a share from 0.05 to 1' }],
   needs: (s) => ({ norms: s.mode === 'norm' }),
   create: (ctx) => headView()
     .onHeads((hs) => ctx.update({ heads: hs.length === ctx.nHeads() ? null : hs }))
-    .onFilter((f) => ctx.update({ filter: f })),
+    .onFilter((f) => ctx.update({ filter: f }))
+    .onShare((keep) => ctx.update({ keep }))
+    .onSpan((i) => ctx.toggleSpan(i)),
   prepare(run, s, { axis, src, lines, valueName, modeWord }) {
     const { H, T } = run;
     const all = Array.from({ length: H }, (_, h) => h);
@@ -364,10 +389,10 @@ export const descriptor = {
     const vmax = s.mode === 'norm' ? Math.max(1e-9, ...selected.map((h) => maxOf(mats[h]))) : 1;
     return {
       K: axis.K, labels: axis.labels, segs: axis.segs, H, mats, selected, filter: s.filter,
-      hasPair: !!s.text_b, valueName, vmax,
+      hasPair: !!s.text_b, valueName, vmax, share: s.keep,
       title: `Head view — layer ${s.layer}, ${selected.length} of ${H} heads (${modeWord}); queries left, keys right`,
       notes: [
-        `Line opacity = ${s.mode === 'norm' ? 'value-weighted norm ‖α f(x)‖ relative to the largest shown' : 'attention weight α'}; one colour per head; the weakest lines are not drawn.`,
+        `Line opacity = ${s.mode === 'norm' ? 'value-weighted norm ‖α f(x)‖ relative to the largest shown' : 'attention weight α'}; one colour per head; ${s.keep < 1 ? `per query, only the strongest links carrying ${Math.round(s.keep * 100)} % of its row are drawn` : 'the weakest lines are not drawn'}.`,
         ...lines.slice(1),
       ],
     };

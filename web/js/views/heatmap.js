@@ -36,6 +36,7 @@ export function heatmapView() {
   let theme = THEMES.light;
   let box = { width: 620, height: null };
   let onQuery = () => {};
+  let onSpan = () => {};
   let sel = null; // {i, j}: selected cell (tap or keyboard)
   let lastLabels = '';
 
@@ -146,8 +147,8 @@ export function heatmapView() {
       .attr('dy', '0.35em').attr('text-anchor', 'end').attr('font-size', g.fontSize)
       .attr('fill', theme.fg)
       .text((d) => clip(d.l, g.chars))
-      .on('click', (ev, d) => onQuery(d.i))
-      .on('mouseenter', (ev, d) => tooltip.show(ev, [`query ${d.i}: ${d.l}`, 'click: explain this row (neuron view)']))
+      .on('click', (ev, d) => (ev.shiftKey ? onSpan(d.i) : onQuery(d.i)))
+      .on('mouseenter', (ev, d) => tooltip.show(ev, [`query ${d.i}: ${d.l}`, 'click: explain this row (neuron view)', 'shift-click: add to / remove from the span']))
       .on('mouseleave', () => tooltip.hide());
     svg.select('g.cols').attr('transform', `translate(${g.left},${g.top - 6})`)
       .selectAll('text.col-label').data(shown, (d) => d.i)
@@ -155,7 +156,8 @@ export function heatmapView() {
       .attr('class', 'col-label')
       .attr('transform', (d) => `translate(${d.i * g.cell + g.cell / 2},0) rotate(-90)`)
       .attr('dy', '0.35em').attr('font-size', g.fontSize).attr('fill', theme.fg)
-      .text((d) => clip(d.l, g.chars));
+      .text((d) => clip(d.l, g.chars))
+      .on('click', (ev, d) => { if (ev.shiftKey) onSpan(d.i); });
     svg.select('g.axis-names').selectAll('text').data([
       { t: 'keys →', x: g.left, y: 12 },
       { t: 'queries ↓', x: 4, y: g.top - 8 },
@@ -235,6 +237,7 @@ export function heatmapView() {
       .on('click', (ev) => {
         const c = cellAt(ev);
         if (!c) return;
+        if (ev.shiftKey) { onSpan(c.i); return; } // shift-click: the query joins / leaves the span
         select(c);
         tooltip.show(ev, [`${data.labels[c.i]} → ${data.labels[c.j]}`, `${data.valueName}: ${fmt(data.matrix[c.i * K + c.j])}`]);
       })
@@ -293,6 +296,7 @@ export function heatmapView() {
   /** Kept for callers of the old API: the largest matrix side in px. */
   view.maxSize = function (v) { if (!arguments.length) return box.width; box = { width: v + 200, height: null }; return view; };
   view.onQuery = function (f) { if (!arguments.length) return onQuery; onQuery = f; return view; };
+  view.onSpan = function (f) { if (!arguments.length) return onSpan; onSpan = f; return view; };
   return view;
 }
 
@@ -300,10 +304,22 @@ export function heatmapView() {
 export const descriptor = {
   id: 'heatmap',
   label: 'Heatmap',
-  controls: { layer: true, head: true, mean: true, words: true, mode: true },
+  controls: { layer: true, head: true, mean: true, words: true, mode: true, span: true },
   snapshot: true,
+  // span: raw token indices summed as one (shift-click tokens; the head view
+  // uses it too, controls.span).
+  params: [{
+    key: 'span', def: null, expect: 'a comma-separated list of token numbers',
+    parse: (raw) => {
+      if (raw === '') return null;
+      const parts = raw.split(',');
+      if (parts.length > 512 || !parts.every((p) => /^\d{1,4}$/.test(p))) return null;
+      return [...new Set(parts.map(Number))].sort((a, b) => a - b);
+    },
+    format: (v) => v.join(','),
+  }],
   needs: (s) => ({ norms: s.mode === 'norm' }),
-  create: (ctx) => heatmapView().onQuery((i) => ctx.openNeuron(i)),
+  create: (ctx) => heatmapView().onQuery((i) => ctx.openNeuron(i)).onSpan((i) => ctx.toggleSpan(i)),
   prepare(run, s, { axis, src, lines, valueName, modeWord }) {
     const matrix = axis.transform(headMatrix(src[s.layer], run.H, run.T, s.head));
     const headTxt = s.head === 'mean' ? 'mean of heads' : `head ${s.head}`;
