@@ -9,7 +9,7 @@
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { scenario, ready, settled, fx, ROOT } from './harness.mjs';
+import { scenario, ready, settled, fx, ROOT, exportSvg } from './harness.mjs';
 
 const FIX = path.join(ROOT, 'tests/fixtures/analyze');
 const index = JSON.parse(fs.readFileSync(path.join(FIX, 'index.json'), 'utf8'));
@@ -45,7 +45,7 @@ async function exportedHeads(page) {
   return b.rows.map((r, i) => {
     const [, l, h] = r.match(/layer (\d+) head (\d+)/);
     const o = { layer: Number(l), head: Number(h) };
-    b.cols.forEach((c, k) => { o[c] = b.values[i][k]; });
+    b.cols.forEach((c, k) => { o[c.split(' ')[0]] = b.values[i][k]; }); // "class (0 vertical, …)" -> class
     return o;
   });
 }
@@ -90,6 +90,10 @@ for (const name of ['short', 'pair']) {
     await open(page, base, { text: c.text, ...(c.text_pair ? { text_b: c.text_pair } : {}), view: 'overview' });
     assert.match(await page.textContent('#token-info'), new RegExp(`^${c.T} tokens`));
     await checkOverview(page, c, name);
+    // SVG export: one circle per head, the class key and the notes.
+    const svg = await exportSvg(page);
+    assert.equal((svg.match(/<circle/g) || []).length, 72 + 5, 'glyphs + class key');
+    assert.match(svg, /Classes after Kovaleva/);
     if (c.pair) assert.ok(await page.$('select.ov-rank option[value="segment"]'), 'pairs rank by own segment');
     else assert.equal(await page.$('select.ov-rank option[value="segment"]'), null);
     await shot(page, `overview-${name}`);
@@ -238,4 +242,73 @@ scenario('rollout and overview with 512 tokens draw; a bad rank in the URL falls
   const ms = Number(await page.evaluate(() => document.body.dataset.renderMs));
   console.log(`#   512 tokens, "heads like this one" (72 JS distances over 512 x 512): drawn in ${ms.toFixed(0)} ms`);
   await shot(page, 'overview-512-like');
+}, { timeout: 300000 });
+
+/** The heatmap's text alternative: [{q, k, w}] of its strongest links. */
+const linkRows = (page) => page.$$eval('details.view-alt tbody tr', (trs) => trs.map((tr) => {
+  const td = [...tr.children].map((c) => c.textContent);
+  return { q: td[0], k: td[1], w: Number(td[td.length - 1]) };
+}));
+
+scenario('span selection: shift-click tokens in the heatmap and the head view sums attention to / from them (Hugging Face)', async ({ page, base, shot }) => {
+  const [l0] = fx.layers;
+  const T = fx.T;
+  await open(page, base, { text: fx.text, text_b: fx.text_b, view: 'heatmap', layer: String(l0), head: '4' });
+  await page.click('text.row-label >> nth=2', { modifiers: ['Shift'] });
+  await ready(page);
+  await page.click('text.row-label >> nth=3', { modifiers: ['Shift'] });
+  await ready(page);
+  await page.waitForFunction(() => /span=2(%2C|,)3/.test(location.search));
+  const labels = await page.$$eval('text.row-label', (ts) => ts.map((t) => t.textContent));
+  assert.equal(labels.length, T - 1);
+  assert.ok(labels[2].startsWith(`[${fx.tokens[2]}`), labels[2]);
+  assert.match(await page.textContent('#view'), /its row is the attention from the span/);
+  // The span-merged matrix from the Hugging Face attention: strongest links.
+  const a = fx.attentions[0];
+  const at = (i, j) => a[(4 * T + i) * T + j];
+  const unit = (u) => (u < 2 ? [u] : u === 2 ? [2, 3] : [u + 1]);
+  const ref = [];
+  for (let x = 0; x < T - 1; x++) for (let y = 0; y < T - 1; y++) {
+    let s = 0;
+    for (const i of unit(x)) for (const j of unit(y)) s += at(i, j);
+    ref.push({ x, y, s });
+  }
+  ref.sort((p, q) => q.s - p.s);
+  const rows = await linkRows(page);
+  assert.ok(rows.length >= 5);
+  rows.forEach((r, n) => assert.ok(Math.abs(r.w - ref[n].s) < 0.01, `link ${n}: page ${r.w}, reference ${ref[n].s}`));
+  assert.ok(rows.some((r) => r.q.startsWith('2: [') || r.k.startsWith('2: [')), 'the span is among the strongest links');
+  await shot(page, 'span-heatmap');
+  // The same span in the head view (URL state carries it).
+  await page.click('#view-tabs button[data-view="head"]');
+  await ready(page);
+  const left = await page.$$eval('.hv-svg g.left g.tok', (gs) => gs.map((g) => g.getAttribute('aria-label')));
+  assert.equal(left.length, T - 1);
+  assert.match(left[2], /^query 2: \[/);
+  // Shift-click the span again: it is cleared.
+  await page.click('.hv-svg g.left g.tok >> nth=2', { modifiers: ['Shift'] });
+  await ready(page);
+  await page.waitForFunction(() => !location.search.includes('span='));
+  assert.equal((await page.$$('.hv-svg g.left g.tok')).length, T);
+  await shot(page, 'span-head-cleared');
+});
+
+scenario('head view pruning: the slider keeps the strongest links carrying a share of each row, in the URL; 512 tokens legible', async ({ page, base, shot }) => {
+  await open(page, base, { text: fx.text, view: 'head', layer: '1' });
+  const count = () => page.getAttribute('.hv-stage', 'data-lines').then(Number);
+  const before = await count();
+  await page.$eval('label.hv-prune input', (el) => { el.value = '50'; el.dispatchEvent(new Event('input')); el.dispatchEvent(new Event('change')); });
+  await ready(page);
+  await page.waitForFunction(() => location.search.includes('keep=0.5'));
+  const half = await count();
+  assert.ok(half > 0 && half < before, `${half} lines at 50 % vs ${before}`);
+  assert.match(await page.textContent('#view'), /only the strongest links carrying 50 % of its row/);
+  const c = CASE('max512');
+  await page.goto(`${base}?${new URLSearchParams({ text: c.text, view: 'head', keep: '0.9' })}`);
+  await ready(page);
+  assert.match(await page.textContent('#token-info'), /^512 tokens/);
+  const n512 = await count();
+  assert.ok(n512 > 0 && n512 <= 12000, `${n512} lines for 512 tokens at 90 %`);
+  console.log(`#   head view, 512 tokens, 12 heads, 90 % of each row: ${n512} lines`);
+  await shot(page, 'head-512-prune90');
 }, { timeout: 300000 });

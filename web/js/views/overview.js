@@ -308,14 +308,14 @@ export const descriptor = {
   },
   /** Export (CSV/JSON): one row per head with its features. */
   shown(run, s) {
-    const cols = ['class', ...FEATURES.map((f) => f[0])];
+    const cols = [`class (${CLASSES.map((c, i) => `${i} ${c}`).join(', ')})`, ...FEATURES.map((f) => f[0])];
     const heads = run.analysis.heads;
     return {
       view: 'overview', mode: 'attn', what: 'head features', hide: false, renorm: false, words: false,
       text: s.text, text_b: s.text_b || '', tokens: run.tokens.slice(),
       blocks: [{
         layer: 'all', head: 'all', rows: heads.map((f) => `layer ${f.layer} head ${f.head}`), cols,
-        values: heads.flatMap((f) => cols.map((c) => (c === 'class' ? CLASSES.indexOf(f.class) : (f[c] === null ? NaN : f[c])))),
+        values: heads.flatMap((f) => cols.map((c, k) => (k === 0 ? CLASSES.indexOf(f.class) : (f[c] === null ? NaN : f[c])))),
       }],
     };
   },
