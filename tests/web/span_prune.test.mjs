@@ -68,3 +68,13 @@ test('pruning: per row, the strongest links carrying the share, no more', () => 
   for (const l of p90) assert.ok(l.w >= thr[l.i]);
   assert.deepEqual(rowShareThresholds(new Float32Array(4), 2, 0.9), Float32Array.from([Infinity, Infinity]));
 });
+
+test('CSV/JSON export of a heatmap with a span holds the span-merged matrix', async () => {
+  const { shownMatrices } = await import('../../web/js/export_data.js');
+  const r = { ...run, L: 2, H, attn: fx.attentions.map((a) => Float32Array.from(a)), norms: null };
+  const s = { view: 'heatmap', mode: 'attn', layer: 1, head: 4, words: false, hide: false, renorm: true, span: [2, 3, 4], text: fx.text, text_b: fx.text_b };
+  const shown = shownMatrices(r, s);
+  const ax = spanAxis(tokenAxis(run, {}), [2, 3, 4]);
+  assert.deepEqual(shown.blocks[0].rows, ax.labels);
+  assert.deepEqual(shown.blocks[0].values, Array.from(ax.transform(m)));
+});

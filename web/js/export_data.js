@@ -14,7 +14,7 @@
 // query label then its values. Fields with a comma, quote or line break are
 // quoted (RFC 4180). Values: 6 significant digits.
 
-import { tokenAxis, headMatrix } from './data.js';
+import { tokenAxis, headMatrix, spanAxis } from './data.js';
 
 /** The matrices a view shows for a run and a page state. */
 export function shownMatrices(run, s) {
@@ -22,7 +22,9 @@ export function shownMatrices(run, s) {
   const src = s.mode === 'norm' ? run.norms : run.attn;
   if (!src) throw new Error(`the run holds no ${s.mode === 'norm' ? 'norms' : 'attention'}`);
   const what = s.mode === 'norm' ? 'value-weighted norm' : 'attention';
-  const axis = tokenAxis(run, { words: s.words && s.view !== 'neuron', hideSpecials: s.hide, renorm: s.renorm });
+  let axis = tokenAxis(run, { words: s.words && s.view !== 'neuron', hideSpecials: s.hide, renorm: s.renorm });
+  // A span (shift-click, views with controls.span) is one unit, as drawn.
+  if (s.span && (s.view === 'heatmap' || s.view === 'head')) axis = spanAxis(axis, s.span.filter((t) => t < T));
   const block = (layer, head) => {
     if (!src[layer]) throw new Error(`layer ${layer} is not in this run`);
     return { layer, head, rows: axis.labels, cols: axis.labels, values: Array.from(axis.transform(headMatrix(src[layer], H, T, head))) };
