@@ -231,7 +231,22 @@ scenario('rollout and overview with 512 tokens draw; a bad rank in the URL falls
   await page.goto(`${base}?${new URLSearchParams({ text: c.text, view: 'rollout', layer: '5' })}`);
   await ready(page);
   assert.match(await page.textContent('#token-info'), /^512 tokens/);
+  const withRollout = Number(await page.evaluate(() => document.body.dataset.runMs));
   await shot(page, 'rollout-512');
+  // The same text in the heatmap: a run without the analysis (tab switch,
+  // then new text so the run is fresh).
+  await page.click('#view-tabs button[data-view="heatmap"]');
+  await ready(page);
+  await page.fill('#text-a', `${c.text} `);
+  await page.evaluate(() => { document.body.dataset.state = 'loading'; });
+  await page.dispatchEvent('#text-a', 'input');
+  await ready(page);
+  const plain = Number(await page.evaluate(() => document.body.dataset.runMs));
+  console.log(`#   512 tokens in the worker: run with the analysis and the raw rollout ${withRollout.toFixed(0)} ms, plain run ${plain.toFixed(0)} ms`);
+  // Back to the rollout: the run lacks the analysis, so the model runs again.
+  await page.click('#view-tabs button[data-view="rollout"]');
+  await ready(page);
+  assert.match(await page.textContent('.view-title'), /^Rollout/);
   await page.goto(`${base}?${new URLSearchParams({ text: c.text, view: 'overview', rank: 'sideways' })}`);
   const s = await settled(page);
   assert.equal(s, 'ready');
