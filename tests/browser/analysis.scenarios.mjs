@@ -128,7 +128,7 @@ scenario('heads overview: rank and filter ("heads that attend to the previous to
   assert.equal(await page.$eval('select.ov-rank', (s) => s.value), 'prev');
 });
 
-scenario('heads overview: click selects a head, its buttons open it in the other views; Enter opens the heatmap', async ({ page, base }) => {
+scenario('heads overview: click selects a head, its buttons open it in the other views; arrows move, Enter opens the heatmap', async ({ page, base }) => {
   await open(page, base, { text: fx.text, text_b: fx.text_b, view: 'overview' });
   await page.click('g.ov-head[data-layer="3"][data-head="7"]');
   await page.waitForFunction(() => location.search.includes('layer=3') && location.search.includes('head=7'));
@@ -138,12 +138,17 @@ scenario('heads overview: click selects a head, its buttons open it in the other
   await ready(page);
   assert.match(page.url(), /view=head&layer=3/);
   await open(page, base, { text: fx.text, view: 'overview', layer: '2', head: '5' });
-  await page.focus('g.ov-head[data-layer="4"][data-head="1"]');
+  // Keyboard: one tab stop (the open head), arrows move, Enter opens.
+  assert.deepEqual(await page.$$eval('g.ov-head[tabindex="0"]', (gs) => gs.map((x) => `${x.dataset.layer}/${x.dataset.head}`)), ['2/5']);
+  await page.focus('g.ov-head[tabindex="0"]');
+  await page.keyboard.press('ArrowRight');
+  await page.keyboard.press('ArrowDown');
+  assert.match(await page.textContent('.view-info .info-text'), /^layer 3, head 6: /);
   await page.keyboard.press('Enter');
   await ready(page);
   const u = new URL(page.url());
-  assert.deepEqual([u.searchParams.get('view'), u.searchParams.get('layer'), u.searchParams.get('head')], ['heatmap', '4', '1']);
-  assert.match(await page.textContent('.view-title'), /layer 4, head 1/);
+  assert.deepEqual([u.searchParams.get('view'), u.searchParams.get('layer'), u.searchParams.get('head')], ['heatmap', '3', '6']);
+  assert.match(await page.textContent('.view-title'), /layer 3, head 6/);
 });
 
 /** Mean over rows of the base-2 Jensen–Shannon distance of two maps. */

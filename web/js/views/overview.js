@@ -114,7 +114,7 @@ export function overviewView() {
       .selectAll('svg.ov-svg').data([null]).join('svg').attr('class', 'ov-svg');
     root.selectAll('p.view-notes').data([null]).join('p').attr('class', 'view-notes');
     root.selectAll('p.view-hint').data([null]).join('p').attr('class', 'view-hint')
-      .text('Click or tap a head to select it and open it in another view; double click or Enter opens it as a heatmap. Keyboard: Tab to a head, Enter opens it.');
+      .text('Click or tap a head to select it and open it in another view; double click or Enter opens it as a heatmap. Keyboard: Tab to the grid, arrows move, Enter opens.');
   }
 
   function label(d) { return `layer ${d.l}, head ${d.h}`; }
@@ -216,10 +216,22 @@ export function overviewView() {
     };
     g.on('click', (ev, d) => pick(d))
       .on('dblclick', (ev, d) => onOpen(null, d.l, d.h))
-      .on('keydown', (ev, d) => { if (ev.key === 'Enter' || ev.key === ' ') { ev.preventDefault(); onOpen(null, d.l, d.h); } })
+      .on('keydown', (ev, d) => {
+        if (ev.key === 'Enter' || ev.key === ' ') { ev.preventDefault(); onOpen(null, d.l, d.h); return; }
+        // Arrows move along the grid (one tab stop for all heads).
+        const k = all.indexOf(d);
+        const to = { ArrowLeft: k - 1, ArrowRight: k + 1, ArrowUp: k - H, ArrowDown: k + H, Home: 0, End: all.length - 1 }[ev.key];
+        if (to === undefined) return;
+        ev.preventDefault();
+        const next = all[Math.max(0, Math.min(all.length - 1, to))];
+        const node = g.filter((x) => x === next).node();
+        g.attr('tabindex', (x) => (x === next ? 0 : -1));
+        if (node) { node.focus(); info.set(describe(next, data)); }
+      })
       .on('mouseenter mousemove', (ev, d) => tooltip.show(ev, describe(d, data).split(' · ')))
       .on('mouseleave', () => tooltip.hide());
     const cur = all.find((d) => d.l === data.layer && d.h === data.head);
+    g.attr('tabindex', (d) => (d === (cur || all[0]) ? 0 : -1));
     info.set(cur ? describe(cur, data) : `Layer ${data.layer}, head ${data.head} is open in the other views${data.rank === 'layer' ? '' : ' (not among the heads shown)'}.`);
     // "Open in" buttons for the open head: every view that shows one head.
     const btns = root.select('div.view-info').style('flex-wrap', 'wrap').selectAll('button.ov-open').data(openIn).join('button')
