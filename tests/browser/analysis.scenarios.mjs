@@ -332,3 +332,14 @@ scenario('head view pruning: the slider keeps the strongest links carrying a sha
   console.log(`#   head view, 512 tokens, 12 heads, 90 % of each row: ${n512} lines`);
   await shot(page, 'head-512-prune90');
 }, { timeout: 300000 });
+
+scenario('one-word input: overview, rollout, span and pruning still draw', async ({ page, base }) => {
+  for (const params of [{ view: 'overview' }, { view: 'overview', rank: 'like' }, { view: 'rollout', mode: 'norm' },
+    { view: 'heatmap', span: '1' }, { view: 'head', keep: '0.5', span: '0,1' }]) {
+    await page.goto(`${base}?${new URLSearchParams({ text: 'Hi', ...params })}`);
+    await ready(page);
+    assert.match(await page.textContent('#token-info'), /^3 tokens/);
+    assert.equal(await page.$eval('#notices', (n) => n.querySelectorAll('.notice.error').length), 0, JSON.stringify(params));
+  }
+  assert.equal((await page.$$('.hv-svg g.left g.tok')).length, 2, '[CLS] and hi as one span, then [SEP]');
+});
