@@ -48,13 +48,18 @@ def make_variant(name, W, cfg, hess):
     proj = projections(cfg)
     parts = name.split("+")
     proj_mode, emb_mode = parts[0], parts[1] if len(parts) > 1 else "q8"
-    f16_layers = set()
+    f16_layers, f32_layers = set(), set()
     for p in parts[2:]:
         if p.startswith("f16L"):
             f16_layers |= {int(c) for c in p[4:]}
+        if p.startswith("f32L"):
+            f32_layers |= {int(c) for c in p[4:]}
     for n in proj:
         layer = int(n.split(".")[2])
         w = W[n]
+        if layer in f32_layers:
+            nbytes += w.size * 4
+            continue
         if layer in f16_layers:
             out[n] = w.astype(np.float16).astype(np.float32)
             nbytes += w.size * 2
@@ -125,6 +130,9 @@ def main():
     items = fidelity.load_corpus(os.path.join(ROOT, "tests/corpus/fidelity.jsonl"))
     if os.environ.get("SIM_LIMIT"):
         items = items[: int(os.environ["SIM_LIMIT"])]
+    if os.environ.get("SIM_IDS"):  # a comma-separated list of corpus ids
+        want = set(os.environ["SIM_IDS"].split(","))
+        items = [it for it in items if it["id"] in want]
     ref = attentions(hf_model(W, d), items)
     hess = None
     variants = sys.argv[1:] or ["rtn+q8", "gptq+q8", "gptq+f32"]
