@@ -7,6 +7,8 @@ import { VIEW_IDS, VIEW_PARAMS } from './views/index.js';
 // ?text=..&text_b=..&model=..&view=heatmap|head|model|neuron&layer=..&head=N|mean
 //  &mode=attn|norm&query=..&theme=light|dark&embed=1&hide=1&renorm=0&words=1
 //  &filter=all|aa|ab|ba|bb&heads=0,3,7
+//  plus the views' own parameters (views/*.js descriptor.params): rank=, min=
+//  (heads overview), keep= (head-view pruning), span=3,4 (heatmap, head view)
 // or, instead of text/text_b, ?z=<compressed texts> (see permalinkSearch):
 //   z = base64url (RFC 4648 §5, no padding) of deflate-raw (RFC 1951) of the
 //   UTF-8 JSON array [text, text_b]. Permalinks use z when it is shorter
