@@ -21,7 +21,7 @@
 /* BERT's punctuation rule, on one code point. */
 static int is_punct_cp(uint32_t c) {
     if ((c >= 33 && c <= 47) || (c >= 58 && c <= 64) || (c >= 91 && c <= 96) || (c >= 123 && c <= 126)) return 1;
-    return c >= 128 && bl_uc_class(c) == BL_UC_PUNCT;
+    return c >= 128 && bli_uc_class(c) == BL_UC_PUNCT;
 }
 
 /* 1 if s is non-empty valid UTF-8 whose every character is punctuation. */
@@ -64,11 +64,11 @@ static int meta_int(const bl_model *m, const char *key, int32_t *out) {
 int bl_token_roles(const bl_model *m, const int32_t *ids, int32_t T, uint8_t *roles, char *err, size_t errlen) {
     int32_t cls, sep;
     if (!m || !ids || !roles || T < 1) {
-        bl_set_err(err, errlen, "bl_token_roles: missing model, ids or roles");
+        bli_set_err(err, errlen, "bl_token_roles: missing model, ids or roles");
         return -1;
     }
     if (meta_int(m, "tokenizer.cls_id", &cls) || meta_int(m, "tokenizer.sep_id", &sep)) {
-        bl_set_err(err, errlen, "the bundle names no [CLS] / [SEP] ids");
+        bli_set_err(err, errlen, "the bundle names no [CLS] / [SEP] ids");
         return -1;
     }
     const bl_tokenizer *tk = bl_model_tokenizer(m);
@@ -152,7 +152,7 @@ int bl_head_analyze(const float *a, int32_t T, const uint8_t *roles, const int32
 
 int bl_rollout(const float *mix, int32_t L, int32_t T, int normalize, float *out, char *err, size_t errlen) {
     if (!mix || !out || L < 1 || T < 1) {
-        bl_set_err(err, errlen, "bl_rollout: no matrices");
+        bli_set_err(err, errlen, "bl_rollout: no matrices");
         return -1;
     }
     const size_t TT = (size_t)T * T;
@@ -161,7 +161,7 @@ int bl_rollout(const float *mix, int32_t L, int32_t T, int normalize, float *out
         free(at);
         free(r);
         free(nr);
-        bl_set_err(err, errlen, "out of memory for a %d-token rollout", T);
+        bli_set_err(err, errlen, "out of memory for a %d-token rollout", T);
         return -1;
     }
     for (int32_t l = 0; l < L; l++) {
@@ -216,20 +216,20 @@ void bl_analysis_free(bl_analysis *a) {
 int bl_analyze(const bl_state *s, const int32_t *ids, const int32_t *type_ids, bl_analysis *out, char *err,
                size_t errlen) {
     if (!out) {
-        bl_set_err(err, errlen, "bl_analyze: no output");
+        bli_set_err(err, errlen, "bl_analyze: no output");
         return -1;
     }
     memset(out, 0, sizeof *out);
     const int32_t T = bl_state_tokens(s);
     if (!s || !ids || T < 1) {
-        bl_set_err(err, errlen, "bl_analyze: run bl_forward first");
+        bli_set_err(err, errlen, "bl_analyze: run bl_forward first");
         return -1;
     }
     const bl_model *m = bl_state_model(s);
     const bl_config *c = bl_model_config(m);
     const int32_t L = c->n_layers, NH = c->n_heads;
     if (!bl_attention(s, 0)) {
-        bl_set_err(err, errlen, "bl_analyze: the state did not keep attention (BL_KEEP_ATTN)");
+        bli_set_err(err, errlen, "bl_analyze: the state did not keep attention (BL_KEEP_ATTN)");
         return -1;
     }
     const size_t TT = (size_t)T * T;
@@ -240,7 +240,7 @@ int bl_analyze(const bl_state *s, const int32_t *ids, const int32_t *type_ids, b
     out->rollout = malloc((size_t)L * TT * sizeof(float));
     if (with_norms) out->rollout_norm = malloc((size_t)L * TT * sizeof(float));
     if (!roles || !mix || !out->heads || !out->rollout || (with_norms && !out->rollout_norm)) {
-        bl_set_err(err, errlen, "out of memory analysing %d tokens", T);
+        bli_set_err(err, errlen, "out of memory analysing %d tokens", T);
         goto fail;
     }
     if (bl_token_roles(m, ids, T, roles, err, errlen)) goto fail;
@@ -284,67 +284,67 @@ fail:
 
 /* ----------------------------------------------------------------- JSON */
 
-static void jfloat(bl_jbuf *b, double x) {
+static void jfloat(bli_jbuf *b, double x) {
     char tmp[32];
     int n = isfinite(x) ? snprintf(tmp, sizeof tmp, "%.9g", x) : snprintf(tmp, sizeof tmp, "null");
-    bl_json_raw(b, tmp, (size_t)n);
+    bli_json_raw(b, tmp, (size_t)n);
 }
 
-static void jmatrices(bl_jbuf *b, const float *x, int32_t L, int32_t T) {
-    bl_json_raw(b, "[", 1);
+static void jmatrices(bli_jbuf *b, const float *x, int32_t L, int32_t T) {
+    bli_json_raw(b, "[", 1);
     for (int32_t l = 0; l < L; l++) {
-        bl_json_raw(b, l ? ",[" : "[", l ? 2 : 1);
+        bli_json_raw(b, l ? ",[" : "[", l ? 2 : 1);
         for (int32_t i = 0; i < T; i++) {
-            bl_json_raw(b, i ? ",[" : "[", i ? 2 : 1);
+            bli_json_raw(b, i ? ",[" : "[", i ? 2 : 1);
             const float *r = x + ((size_t)l * T + i) * T;
             for (int32_t j = 0; j < T; j++) {
-                if (j) bl_json_raw(b, ",", 1);
+                if (j) bli_json_raw(b, ",", 1);
                 jfloat(b, r[j]);
             }
-            bl_json_raw(b, "]", 1);
+            bli_json_raw(b, "]", 1);
         }
-        bl_json_raw(b, "]", 1);
+        bli_json_raw(b, "]", 1);
     }
-    bl_json_raw(b, "]", 1);
+    bli_json_raw(b, "]", 1);
 }
 
-void bl_json_analysis(bl_jbuf *b, const bl_tokenizer *tk, const int32_t *ids, const bl_analysis *a, int with_rollout) {
-    bl_json_raw(b, "{\"tokens\":[", 11);
+void bli_json_analysis(bli_jbuf *b, const bl_tokenizer *tk, const int32_t *ids, const bl_analysis *a, int with_rollout) {
+    bli_json_raw(b, "{\"tokens\":[", 11);
     for (int32_t t = 0; t < a->T; t++) {
         const char *s = bl_token_str(tk, ids[t]);
-        if (t) bl_json_raw(b, ",", 1);
-        bl_json_string(b, s ? s : "", s ? strlen(s) : 0);
+        if (t) bli_json_raw(b, ",", 1);
+        bli_json_string(b, s ? s : "", s ? strlen(s) : 0);
     }
-    bl_json_raw(b, "],\"pair\":", 9);
-    bl_json_raw(b, a->pair ? "true" : "false", a->pair ? 4 : 5);
-    bl_json_raw(b, ",\"heads\":[", 10);
+    bli_json_raw(b, "],\"pair\":", 9);
+    bli_json_raw(b, a->pair ? "true" : "false", a->pair ? 4 : 5);
+    bli_json_raw(b, ",\"heads\":[", 10);
     for (int32_t l = 0; l < a->n_layers; l++)
         for (int32_t h = 0; h < a->n_heads; h++) {
             const bl_head_features *f = &a->heads[(size_t)l * a->n_heads + h];
             char tmp[64];
             int n = snprintf(tmp, sizeof tmp, "%s{\"layer\":%d,\"head\":%d", l || h ? "," : "", l, h);
-            bl_json_raw(b, tmp, (size_t)n);
+            bli_json_raw(b, tmp, (size_t)n);
             const struct { const char *k; float v; } fs[] = {
                 {"entropy", f->entropy}, {"cls", f->cls},   {"sep", f->sep},         {"punct", f->punct},
                 {"prev", f->prev},       {"self", f->self}, {"next", f->next},       {"segment", f->segment},
                 {"confidence", f->confidence}};
             for (size_t k = 0; k < sizeof fs / sizeof *fs; k++) {
                 n = snprintf(tmp, sizeof tmp, ",\"%s\":", fs[k].k);
-                bl_json_raw(b, tmp, (size_t)n);
+                bli_json_raw(b, tmp, (size_t)n);
                 jfloat(b, fs[k].v);
             }
             n = snprintf(tmp, sizeof tmp, ",\"class\":\"%s\"}", bl_head_class_name(f->klass));
-            bl_json_raw(b, tmp, (size_t)n);
+            bli_json_raw(b, tmp, (size_t)n);
         }
-    bl_json_raw(b, "]", 1);
+    bli_json_raw(b, "]", 1);
     if (with_rollout) {
-        bl_json_raw(b, ",\"rollout\":", 11);
+        bli_json_raw(b, ",\"rollout\":", 11);
         jmatrices(b, a->rollout, a->n_layers, a->T);
-        bl_json_raw(b, ",\"rollout_norm\":", 16);
+        bli_json_raw(b, ",\"rollout_norm\":", 16);
         if (a->rollout_norm)
             jmatrices(b, a->rollout_norm, a->n_layers, a->T);
         else
-            bl_json_raw(b, "null", 4);
+            bli_json_raw(b, "null", 4);
     }
-    bl_json_raw(b, "}", 1);
+    bli_json_raw(b, "}", 1);
 }

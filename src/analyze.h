@@ -12,6 +12,6 @@
 #include "bertlens.h"
 #include "json.h"
 
-void bl_json_analysis(bl_jbuf *b, const bl_tokenizer *tk, const int32_t *ids, const bl_analysis *a, int with_rollout);
+void bli_json_analysis(bli_jbuf *b, const bl_tokenizer *tk, const int32_t *ids, const bl_analysis *a, int with_rollout);
 
 #endif

@@ -57,7 +57,7 @@ static void crc_init(void) {
     crc_ready = 1;
 }
 
-uint32_t bl_crc32(uint32_t crc, const void *data, size_t n) {
+uint32_t bli_crc32(uint32_t crc, const void *data, size_t n) {
     if (!crc_ready) crc_init();
     const uint8_t *p = data;
     crc = ~crc;
@@ -87,7 +87,7 @@ static uint32_t le32(const uint8_t *p) {
 }
 static uint64_t le64(const uint8_t *p) { return (uint64_t)le32(p) | (uint64_t)le32(p + 4) << 32; }
 
-uint64_t bl_dtype_nbytes(int dtype, int n_dims, const int64_t *dims) {
+uint64_t bli_dtype_nbytes(int dtype, int n_dims, const int64_t *dims) {
     if (n_dims < 1 || n_dims > BL_MAX_DIMS) return 0;
     uint64_t n = 1;
     for (int i = 0; i < n_dims; i++) {
@@ -127,7 +127,7 @@ typedef struct {
 static int need(reader *r, uint64_t n) {
     if (r->failed) return 0;
     if ((uint64_t)(r->end - r->p) < n) {
-        bl_set_err(r->err, r->errlen, "%s ends in the middle of an entry (needs %llu more bytes)", r->what,
+        bli_set_err(r->err, r->errlen, "%s ends in the middle of an entry (needs %llu more bytes)", r->what,
                    (unsigned long long)n);
         r->failed = 1;
         return 0;
@@ -228,31 +228,31 @@ void bl_model_meta_format(const bl_model *m, int i, char *buf, size_t buflen) {
 static int parse_meta(bl_model *m, reader *r) {
     m->meta = calloc(m->n_meta ? m->n_meta : 1, sizeof *m->meta);
     if (!m->meta) {
-        bl_set_err(r->err, r->errlen, "out of memory reading metadata");
+        bli_set_err(r->err, r->errlen, "out of memory reading metadata");
         return 0;
     }
     for (uint32_t i = 0; i < m->n_meta; i++) {
         uint32_t klen = rd32(r);
         if (r->failed) return 0;
         if (klen < 1 || klen > MAX_KEY) {
-            bl_set_err(r->err, r->errlen, "metadata entry %u: key length %u out of range 1..%u", i, klen, MAX_KEY);
+            bli_set_err(r->err, r->errlen, "metadata entry %u: key length %u out of range 1..%u", i, klen, MAX_KEY);
             return 0;
         }
         const uint8_t *kp = rdbytes(r, klen);
         if (!kp) return 0;
         if (memchr(kp, 0, klen)) {
-            bl_set_err(r->err, r->errlen, "metadata entry %u: key contains a NUL byte", i);
+            bli_set_err(r->err, r->errlen, "metadata entry %u: key contains a NUL byte", i);
             return 0;
         }
         meta_entry *e = &m->meta[i];
         e->key = dup_n(kp, klen);
         if (!e->key) {
-            bl_set_err(r->err, r->errlen, "out of memory reading metadata");
+            bli_set_err(r->err, r->errlen, "out of memory reading metadata");
             return 0;
         }
         for (uint32_t j = 0; j < i; j++)
             if (strcmp(m->meta[j].key, e->key) == 0) {
-                bl_set_err(r->err, r->errlen, "metadata key '%s' appears twice", e->key);
+                bli_set_err(r->err, r->errlen, "metadata key '%s' appears twice", e->key);
                 return 0;
             }
         e->type = rd32(r);
@@ -264,18 +264,18 @@ static int parse_meta(bl_model *m, reader *r) {
             uint32_t n = rd32(r);
             if (r->failed) return 0;
             if (n >= MAX_STR) {
-                bl_set_err(r->err, r->errlen, "metadata '%s': string length %u too large", e->key, n);
+                bli_set_err(r->err, r->errlen, "metadata '%s': string length %u too large", e->key, n);
                 return 0;
             }
             const uint8_t *p = rdbytes(r, n);
             if (!p) return 0;
             if (memchr(p, 0, n)) {
-                bl_set_err(r->err, r->errlen, "metadata '%s': string contains a NUL byte", e->key);
+                bli_set_err(r->err, r->errlen, "metadata '%s': string contains a NUL byte", e->key);
                 return 0;
             }
             e->str = dup_n(p, n);
             if (!e->str) {
-                bl_set_err(r->err, r->errlen, "out of memory reading metadata");
+                bli_set_err(r->err, r->errlen, "out of memory reading metadata");
                 return 0;
             }
             break;
@@ -284,7 +284,7 @@ static int parse_meta(bl_model *m, reader *r) {
             uint32_t n = rd32(r);
             if (r->failed) return 0;
             if (n >= MAX_STRARR) {
-                bl_set_err(r->err, r->errlen, "metadata '%s': array of %u strings is too large", e->key, n);
+                bli_set_err(r->err, r->errlen, "metadata '%s': array of %u strings is too large", e->key, n);
                 return 0;
             }
             e->count = n;
@@ -293,7 +293,7 @@ static int parse_meta(bl_model *m, reader *r) {
                 uint32_t len = rd32(r);
                 if (r->failed) return 0;
                 if (len >= MAX_ITEM) {
-                    bl_set_err(r->err, r->errlen, "metadata '%s': item %u has length %u (max %u)", e->key, k, len,
+                    bli_set_err(r->err, r->errlen, "metadata '%s': item %u has length %u (max %u)", e->key, k, len,
                                MAX_ITEM - 1);
                     return 0;
                 }
@@ -302,13 +302,13 @@ static int parse_meta(bl_model *m, reader *r) {
             break;
         }
         default:
-            bl_set_err(r->err, r->errlen, "metadata '%s': unknown type %u", e->key, e->type);
+            bli_set_err(r->err, r->errlen, "metadata '%s': unknown type %u", e->key, e->type);
             return 0;
         }
         if (r->failed) return 0;
     }
     if (r->p != r->end) {
-        bl_set_err(r->err, r->errlen, "metadata section has %lld unexpected trailing bytes", (long long)(r->end - r->p));
+        bli_set_err(r->err, r->errlen, "metadata section has %lld unexpected trailing bytes", (long long)(r->end - r->p));
         return 0;
     }
     return 1;
@@ -318,15 +318,15 @@ static int meta_u32(const bl_model *m, const char *key, uint32_t lo, uint32_t hi
                     size_t errlen) {
     const meta_entry *e = find_meta(m, key);
     if (!e) {
-        bl_set_err(err, errlen, "required metadata '%s' is missing", key);
+        bli_set_err(err, errlen, "required metadata '%s' is missing", key);
         return 0;
     }
     if (e->type != BL_META_U32) {
-        bl_set_err(err, errlen, "metadata '%s' must be a u32 (type %u found)", key, e->type);
+        bli_set_err(err, errlen, "metadata '%s' must be a u32 (type %u found)", key, e->type);
         return 0;
     }
     if (e->u32 < lo || e->u32 > hi) {
-        bl_set_err(err, errlen, "metadata '%s' = %u is out of range %u..%u", key, e->u32, lo, hi);
+        bli_set_err(err, errlen, "metadata '%s' = %u is out of range %u..%u", key, e->u32, lo, hi);
         return 0;
     }
     *out = (int32_t)e->u32;
@@ -344,35 +344,35 @@ static int parse_config(bl_model *m, char *err, size_t errlen) {
         !meta_u32(m, "bert.vocab_size", 5, 1000000, &c->vocab_size, err, errlen))
         return 0;
     if (c->hidden % c->n_heads) {
-        bl_set_err(err, errlen, "bert.hidden (%d) is not a multiple of bert.n_heads (%d)", c->hidden, c->n_heads);
+        bli_set_err(err, errlen, "bert.hidden (%d) is not a multiple of bert.n_heads (%d)", c->hidden, c->n_heads);
         return 0;
     }
     const meta_entry *e = find_meta(m, "bert.ln_eps");
     if (!e || e->type != BL_META_F32) {
-        bl_set_err(err, errlen, "required metadata 'bert.ln_eps' (f32) is missing");
+        bli_set_err(err, errlen, "required metadata 'bert.ln_eps' (f32) is missing");
         return 0;
     }
     memcpy(&c->ln_eps, &e->u32, 4);
     if (!(c->ln_eps > 0.0f && c->ln_eps < 1.0f)) {
-        bl_set_err(err, errlen, "bert.ln_eps = %g is not in (0, 1)", (double)c->ln_eps);
+        bli_set_err(err, errlen, "bert.ln_eps = %g is not in (0, 1)", (double)c->ln_eps);
         return 0;
     }
     const char *act = bl_model_meta_str(m, "bert.activation");
     if (!act) {
-        bl_set_err(err, errlen, "required metadata 'bert.activation' (string) is missing");
+        bli_set_err(err, errlen, "required metadata 'bert.activation' (string) is missing");
         return 0;
     }
     if (!strcmp(act, "gelu")) c->activation = BL_ACT_GELU;
     else if (!strcmp(act, "gelu_tanh")) c->activation = BL_ACT_GELU_TANH;
     else if (!strcmp(act, "relu")) c->activation = BL_ACT_RELU;
     else {
-        bl_set_err(err, errlen, "unsupported activation '%s' (gelu, gelu_tanh, relu)", act);
+        bli_set_err(err, errlen, "unsupported activation '%s' (gelu, gelu_tanh, relu)", act);
         return 0;
     }
     static const char *strs[] = {"source.name", "source.license", "source.sha256", "converter.version", "weights.dtype"};
     for (size_t i = 0; i < sizeof strs / sizeof *strs; i++)
         if (!bl_model_meta_str(m, strs[i])) {
-            bl_set_err(err, errlen, "required metadata '%s' (string) is missing", strs[i]);
+            bli_set_err(err, errlen, "required metadata '%s' (string) is missing", strs[i]);
             return 0;
         }
     return 1;
@@ -381,11 +381,11 @@ static int parse_config(bl_model *m, char *err, size_t errlen) {
 static int build_tokenizer(bl_model *m, char *err, size_t errlen) {
     const meta_entry *v = find_meta(m, "tokenizer.vocab");
     if (!v || v->type != BL_META_STRARR) {
-        bl_set_err(err, errlen, "required metadata 'tokenizer.vocab' (string array) is missing");
+        bli_set_err(err, errlen, "required metadata 'tokenizer.vocab' (string array) is missing");
         return 0;
     }
     if ((int32_t)v->count != m->cfg.vocab_size) {
-        bl_set_err(err, errlen, "tokenizer.vocab has %u tokens but bert.vocab_size is %d", v->count, m->cfg.vocab_size);
+        bli_set_err(err, errlen, "tokenizer.vocab has %u tokens but bert.vocab_size is %d", v->count, m->cfg.vocab_size);
         return 0;
     }
     bl_tokenizer_opts o;
@@ -405,7 +405,7 @@ static int build_tokenizer(bl_model *m, char *err, size_t errlen) {
     if (!strs || !lens) {
         free(strs);
         free(lens);
-        bl_set_err(err, errlen, "out of memory building the vocabulary");
+        bli_set_err(err, errlen, "out of memory building the vocabulary");
         return 0;
     }
     const uint8_t *p = v->arr; /* already bounds-checked by parse_meta */
@@ -419,7 +419,7 @@ static int build_tokenizer(bl_model *m, char *err, size_t errlen) {
     free(strs);
     free(lens);
     if (!m->tok) {
-        bl_set_err(err, errlen, "tokenizer: %s", why);
+        bli_set_err(err, errlen, "tokenizer: %s", why);
         return 0;
     }
     return 1;
@@ -428,7 +428,7 @@ static int build_tokenizer(bl_model *m, char *err, size_t errlen) {
 static int parse_table(bl_model *m, reader *r, uint64_t data_size, uint32_t alignment, const uint8_t *data) {
     m->tensors = calloc(m->n_tensors ? m->n_tensors : 1, sizeof *m->tensors);
     if (!m->tensors) {
-        bl_set_err(r->err, r->errlen, "out of memory reading the tensor table");
+        bli_set_err(r->err, r->errlen, "out of memory reading the tensor table");
         return 0;
     }
     uint64_t prev_end = 0;
@@ -437,7 +437,7 @@ static int parse_table(bl_model *m, reader *r, uint64_t data_size, uint32_t alig
         uint32_t nlen = rd32(r);
         if (r->failed) return 0;
         if (nlen < 1 || nlen > MAX_KEY) {
-            bl_set_err(r->err, r->errlen, "tensor %u: name length %u out of range 1..%u", i, nlen, MAX_KEY);
+            bli_set_err(r->err, r->errlen, "tensor %u: name length %u out of range 1..%u", i, nlen, MAX_KEY);
             return 0;
         }
         const uint8_t *np = rdbytes(r, nlen);
@@ -445,22 +445,22 @@ static int parse_table(bl_model *m, reader *r, uint64_t data_size, uint32_t alig
         char name[MAX_KEY + 1];
         safe_name(name, sizeof name, np, nlen);
         if (memchr(np, 0, nlen)) {
-            bl_set_err(r->err, r->errlen, "tensor %u: name contains a NUL byte", i);
+            bli_set_err(r->err, r->errlen, "tensor %u: name contains a NUL byte", i);
             return 0;
         }
         t->name = dup_n(np, nlen);
         if (!t->name) {
-            bl_set_err(r->err, r->errlen, "out of memory reading the tensor table");
+            bli_set_err(r->err, r->errlen, "out of memory reading the tensor table");
             return 0;
         }
         uint32_t dtype = rd32(r), nd = rd32(r);
         if (r->failed) return 0;
         if (dtype > BL_Q4) {
-            bl_set_err(r->err, r->errlen, "tensor '%s': unknown dtype %u", name, dtype);
+            bli_set_err(r->err, r->errlen, "tensor '%s': unknown dtype %u", name, dtype);
             return 0;
         }
         if (nd < 1 || nd > BL_MAX_DIMS) {
-            bl_set_err(r->err, r->errlen, "tensor '%s': %u dimensions (1..%d allowed)", name, nd, BL_MAX_DIMS);
+            bli_set_err(r->err, r->errlen, "tensor '%s': %u dimensions (1..%d allowed)", name, nd, BL_MAX_DIMS);
             return 0;
         }
         t->dtype = (int32_t)dtype;
@@ -469,7 +469,7 @@ static int parse_table(bl_model *m, reader *r, uint64_t data_size, uint32_t alig
             uint64_t v = rd64(r);
             if (r->failed) return 0;
             if (v < 1 || v > (uint64_t)MAX_DIM) {
-                bl_set_err(r->err, r->errlen, "tensor '%s': dimension %u = %llu is absurd", name, d,
+                bli_set_err(r->err, r->errlen, "tensor '%s': dimension %u = %llu is absurd", name, d,
                            (unsigned long long)v);
                 return 0;
             }
@@ -478,57 +478,57 @@ static int parse_table(bl_model *m, reader *r, uint64_t data_size, uint32_t alig
         uint64_t off = rd64(r), nbytes = rd64(r);
         uint32_t crc = rd32(r);
         if (r->failed) return 0;
-        uint64_t want = bl_dtype_nbytes(t->dtype, t->n_dims, t->dims);
+        uint64_t want = bli_dtype_nbytes(t->dtype, t->n_dims, t->dims);
         if (want == 0) {
-            bl_set_err(r->err, r->errlen, "tensor '%s': shape is invalid for dtype %s", name, bl_dtype_name(t->dtype));
+            bli_set_err(r->err, r->errlen, "tensor '%s': shape is invalid for dtype %s", name, bl_dtype_name(t->dtype));
             return 0;
         }
         if (nbytes != want) {
-            bl_set_err(r->err, r->errlen, "tensor '%s': %llu bytes recorded, %llu expected for its shape and dtype", name,
+            bli_set_err(r->err, r->errlen, "tensor '%s': %llu bytes recorded, %llu expected for its shape and dtype", name,
                        (unsigned long long)nbytes, (unsigned long long)want);
             return 0;
         }
         if (off % alignment) {
-            bl_set_err(r->err, r->errlen, "tensor '%s': offset %llu is not a multiple of the alignment %u", name,
+            bli_set_err(r->err, r->errlen, "tensor '%s': offset %llu is not a multiple of the alignment %u", name,
                        (unsigned long long)off, alignment);
             return 0;
         }
         if (off < prev_end) {
-            bl_set_err(r->err, r->errlen, "tensor '%s': overlaps the previous tensor or is out of order", name);
+            bli_set_err(r->err, r->errlen, "tensor '%s': overlaps the previous tensor or is out of order", name);
             return 0;
         }
         if (off > data_size || nbytes > data_size - off) {
-            bl_set_err(r->err, r->errlen, "tensor '%s': data [%llu, +%llu) lies outside the data section (%llu bytes)",
+            bli_set_err(r->err, r->errlen, "tensor '%s': data [%llu, +%llu) lies outside the data section (%llu bytes)",
                        name, (unsigned long long)off, (unsigned long long)nbytes, (unsigned long long)data_size);
             return 0;
         }
         /* The bytes between the previous tensor and this one must be zero. */
         for (uint64_t k = prev_end; k < off; k++)
             if (data[k]) {
-                bl_set_err(r->err, r->errlen, "nonzero padding byte in the data section at data offset %llu",
+                bli_set_err(r->err, r->errlen, "nonzero padding byte in the data section at data offset %llu",
                            (unsigned long long)k);
                 return 0;
             }
         t->data = data + off;
         t->nbytes = nbytes;
-        if (CRC_MISMATCH(bl_crc32(0, t->data, nbytes), crc)) {
-            bl_set_err(r->err, r->errlen, "tensor '%s': checksum mismatch (data damaged)", name);
+        if (CRC_MISMATCH(bli_crc32(0, t->data, nbytes), crc)) {
+            bli_set_err(r->err, r->errlen, "tensor '%s': checksum mismatch (data damaged)", name);
             return 0;
         }
         for (uint32_t j = 0; j < i; j++)
             if (strcmp(m->tensors[j].name, t->name) == 0) {
-                bl_set_err(r->err, r->errlen, "tensor '%s' appears twice", name);
+                bli_set_err(r->err, r->errlen, "tensor '%s' appears twice", name);
                 return 0;
             }
         prev_end = off + nbytes;
     }
     if (r->p != r->end) {
-        bl_set_err(r->err, r->errlen, "tensor table has %lld unexpected trailing bytes", (long long)(r->end - r->p));
+        bli_set_err(r->err, r->errlen, "tensor table has %lld unexpected trailing bytes", (long long)(r->end - r->p));
         return 0;
     }
     for (uint64_t k = prev_end; k < data_size; k++)
         if (data[k]) {
-            bl_set_err(r->err, r->errlen, "nonzero byte after the last tensor at data offset %llu", (unsigned long long)k);
+            bli_set_err(r->err, r->errlen, "nonzero byte after the last tensor at data offset %llu", (unsigned long long)k);
             return 0;
         }
     return 1;
@@ -539,20 +539,20 @@ static int check_tensor(const bl_model *m, const char *name, int64_t d0, int64_t
                         size_t errlen) {
     const bl_tensor *t = bl_model_find_tensor(m, name);
     if (!t) {
-        bl_set_err(err, errlen, "required tensor '%s' is missing", name);
+        bli_set_err(err, errlen, "required tensor '%s' is missing", name);
         return 0;
     }
     int nd = d1 ? 2 : 1;
     if (t->n_dims != nd || t->dims[0] != d0 || (nd == 2 && t->dims[1] != d1)) {
         if (nd == 2)
-            bl_set_err(err, errlen, "tensor '%s' has the wrong shape (expected [%lld, %lld])", name, (long long)d0,
+            bli_set_err(err, errlen, "tensor '%s' has the wrong shape (expected [%lld, %lld])", name, (long long)d0,
                        (long long)d1);
         else
-            bl_set_err(err, errlen, "tensor '%s' has the wrong shape (expected [%lld])", name, (long long)d0);
+            bli_set_err(err, errlen, "tensor '%s' has the wrong shape (expected [%lld])", name, (long long)d0);
         return 0;
     }
     if (f32_only && t->dtype != BL_F32) {
-        bl_set_err(err, errlen, "tensor '%s' must be f32 (found %s)", name, bl_dtype_name(t->dtype));
+        bli_set_err(err, errlen, "tensor '%s' must be f32 (found %s)", name, bl_dtype_name(t->dtype));
         return 0;
     }
     return 1;
@@ -574,7 +574,7 @@ static int check_tensors(const bl_model *m, char *err, size_t errlen) {
     const bl_config *c = &m->cfg;
     for (size_t k = 0; k < sizeof model_tensors / sizeof *model_tensors; k++) {
         const tensor_spec *t = &model_tensors[k];
-        if (!check_tensor(m, t->name, bl_dim_size(c, t->d0), bl_dim_size(c, t->d1), t->f32_only, err, errlen))
+        if (!check_tensor(m, t->name, bli_dim_size(c, t->d0), bli_dim_size(c, t->d1), t->f32_only, err, errlen))
             return 0;
     }
     char name[128];
@@ -582,7 +582,7 @@ static int check_tensors(const bl_model *m, char *err, size_t errlen) {
         for (size_t k = 0; k < sizeof layer_tensors / sizeof *layer_tensors; k++) {
             const tensor_spec *t = &layer_tensors[k];
             snprintf(name, sizeof name, t->name, l);
-            if (!check_tensor(m, name, bl_dim_size(c, t->d0), bl_dim_size(c, t->d1), t->f32_only, err, errlen))
+            if (!check_tensor(m, name, bli_dim_size(c, t->d0), bli_dim_size(c, t->d1), t->f32_only, err, errlen))
                 return 0;
         }
     return 1;
@@ -591,31 +591,31 @@ static int check_tensors(const bl_model *m, char *err, size_t errlen) {
 bl_model *bl_model_load(const void *data, size_t size, char *err, size_t errlen) {
     const uint8_t *b = data;
     if (!data) {
-        bl_set_err(err, errlen, "no bundle data");
+        bli_set_err(err, errlen, "no bundle data");
         return NULL;
     }
     if (size < BL_HEADER_SIZE) {
         if (size >= 2 && b[0] == 0x1f && b[1] == 0x8b)
-            bl_set_err(err, errlen, "this is a gzip file: decompress the bundle before loading it");
+            bli_set_err(err, errlen, "this is a gzip file: decompress the bundle before loading it");
         else
-            bl_set_err(err, errlen, "file too small to be a bundle (%zu bytes, header is %u)", size, BL_HEADER_SIZE);
+            bli_set_err(err, errlen, "file too small to be a bundle (%zu bytes, header is %u)", size, BL_HEADER_SIZE);
         return NULL;
     }
     if (memcmp(b, BL_BUNDLE_MAGIC, 8) != 0) {
         if (b[0] == 0x1f && b[1] == 0x8b)
-            bl_set_err(err, errlen, "this is a gzip file: decompress the bundle before loading it");
+            bli_set_err(err, errlen, "this is a gzip file: decompress the bundle before loading it");
         else
-            bl_set_err(err, errlen, "not a bertlens bundle (bad magic)");
+            bli_set_err(err, errlen, "not a bertlens bundle (bad magic)");
         return NULL;
     }
     uint32_t version = le32(b + 8);
     if (version != BL_BUNDLE_VERSION) {
-        bl_set_err(err, errlen, "unsupported bundle format version %u (this build reads version %u)", version,
+        bli_set_err(err, errlen, "unsupported bundle format version %u (this build reads version %u)", version,
                    BL_BUNDLE_VERSION);
         return NULL;
     }
-    if (CRC_MISMATCH(bl_crc32(0, b, 92), le32(b + 92))) {
-        bl_set_err(err, errlen, "header checksum mismatch (header damaged)");
+    if (CRC_MISMATCH(bli_crc32(0, b, 92), le32(b + 92))) {
+        bli_set_err(err, errlen, "header checksum mismatch (header damaged)");
         return NULL;
     }
     uint32_t alignment = le32(b + 12);
@@ -623,20 +623,20 @@ bl_model *bl_model_load(const void *data, size_t size, char *err, size_t errlen)
     uint64_t table_off = le64(b + 40), table_size = le64(b + 48), data_off = le64(b + 56), data_size = le64(b + 64);
     uint32_t n_meta = le32(b + 72), n_tensors = le32(b + 76), meta_crc = le32(b + 80), table_crc = le32(b + 84);
     if (file_size != size) {
-        bl_set_err(err, errlen, "file is %zu bytes but the header says %llu (%s)", size, (unsigned long long)file_size,
+        bli_set_err(err, errlen, "file is %zu bytes but the header says %llu (%s)", size, (unsigned long long)file_size,
                    size < file_size ? "truncated" : "trailing garbage");
         return NULL;
     }
     if (alignment < 16 || alignment > 4096 || (alignment & (alignment - 1))) {
-        bl_set_err(err, errlen, "alignment %u is not a power of two in 16..4096", alignment);
+        bli_set_err(err, errlen, "alignment %u is not a power of two in 16..4096", alignment);
         return NULL;
     }
     if (le32(b + 88) != 0) {
-        bl_set_err(err, errlen, "reserved header field is not zero");
+        bli_set_err(err, errlen, "reserved header field is not zero");
         return NULL;
     }
     if (n_meta > MAX_META || n_tensors > MAX_TENSORS) {
-        bl_set_err(err, errlen, "absurd counts: %u metadata entries, %u tensors (max %u each)", n_meta, n_tensors,
+        bli_set_err(err, errlen, "absurd counts: %u metadata entries, %u tensors (max %u each)", n_meta, n_tensors,
                    MAX_META);
         return NULL;
     }
@@ -644,28 +644,28 @@ bl_model *bl_model_load(const void *data, size_t size, char *err, size_t errlen)
     if (meta_off != BL_HEADER_SIZE || meta_size > size || table_off != meta_off + meta_size || table_size > size ||
         table_end > size || data_off < table_end || data_off - table_end >= alignment || data_off % alignment ||
         data_off > size || data_size != size - data_off) {
-        bl_set_err(err, errlen, "section offsets are inconsistent (meta %llu+%llu, table %llu+%llu, data %llu+%llu)",
+        bli_set_err(err, errlen, "section offsets are inconsistent (meta %llu+%llu, table %llu+%llu, data %llu+%llu)",
                    (unsigned long long)meta_off, (unsigned long long)meta_size, (unsigned long long)table_off,
                    (unsigned long long)table_size, (unsigned long long)data_off, (unsigned long long)data_size);
         return NULL;
     }
-    if (CRC_MISMATCH(bl_crc32(0, b + meta_off, meta_size), meta_crc)) {
-        bl_set_err(err, errlen, "metadata checksum mismatch (metadata damaged)");
+    if (CRC_MISMATCH(bli_crc32(0, b + meta_off, meta_size), meta_crc)) {
+        bli_set_err(err, errlen, "metadata checksum mismatch (metadata damaged)");
         return NULL;
     }
-    if (CRC_MISMATCH(bl_crc32(0, b + table_off, table_size), table_crc)) {
-        bl_set_err(err, errlen, "tensor table checksum mismatch (table damaged)");
+    if (CRC_MISMATCH(bli_crc32(0, b + table_off, table_size), table_crc)) {
+        bli_set_err(err, errlen, "tensor table checksum mismatch (table damaged)");
         return NULL;
     }
     for (uint64_t k = table_end; k < data_off; k++)
         if (b[k]) {
-            bl_set_err(err, errlen, "nonzero padding byte at file offset %llu", (unsigned long long)k);
+            bli_set_err(err, errlen, "nonzero padding byte at file offset %llu", (unsigned long long)k);
             return NULL;
         }
 
     bl_model *m = calloc(1, sizeof *m);
     if (!m) {
-        bl_set_err(err, errlen, "out of memory");
+        bli_set_err(err, errlen, "out of memory");
         return NULL;
     }
     m->bytes = b;

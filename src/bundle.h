@@ -83,7 +83,7 @@
  *     u32 n_dims     1..4
  *     u64 dims[n_dims]   outermost first; dims[n_dims-1] is the input dim K
  *     u64 offset     from data_offset, multiple of alignment
- *     u64 nbytes     must equal bl_dtype_nbytes(dtype, dims)
+ *     u64 nbytes     must equal bli_dtype_nbytes(dtype, dims)
  *     u32 crc        CRC-32 of the tensor's nbytes bytes
  *   Tensors appear in increasing offset order and do not overlap.
  *
@@ -120,12 +120,12 @@
 
 enum { BL_META_U32 = 0, BL_META_I32 = 1, BL_META_F32 = 2, BL_META_STR = 3, BL_META_STRARR = 4 };
 
-/* zlib-compatible CRC-32, incremental: crc = bl_crc32(crc, p, n), start at 0. */
-uint32_t bl_crc32(uint32_t crc, const void *data, size_t n);
+/* zlib-compatible CRC-32, incremental: crc = bli_crc32(crc, p, n), start at 0. */
+uint32_t bli_crc32(uint32_t crc, const void *data, size_t n);
 
 /* Bytes a tensor of this dtype and shape occupies, or 0 if the shape is
  * invalid for the dtype (e.g. K not a multiple of 32 for Q8/Q4, overflow). */
-uint64_t bl_dtype_nbytes(int dtype, int n_dims, const int64_t *dims);
+uint64_t bli_dtype_nbytes(int dtype, int n_dims, const int64_t *dims);
 
 /* The required tensors, one list for the loader (bundle.c checks each is
  * present with its shape and dtype) and the encoder (encoder.c binds each to
@@ -166,7 +166,7 @@ enum { BL_DTYPES_F32, BL_DTYPES_ANY };
     X(ln2_b, "encoder.layer.%d.output.LayerNorm.bias", HIDDEN, NONE, F32)
 
 /* Size of a BL_DIM_* unit under config c (0 for NONE). */
-static inline int64_t bl_dim_size(const bl_config *c, int dim) {
+static inline int64_t bli_dim_size(const bl_config *c, int dim) {
     switch (dim) {
     case BL_DIM_HIDDEN: return c->hidden;
     case BL_DIM_INTERMEDIATE: return c->intermediate;

@@ -36,7 +36,7 @@ typedef struct {
 static int read_bundle(const char *path, void **out, size_t *out_size, char *err, size_t errlen) {
     gzFile f = gzopen(path, "rb");
     if (!f) {
-        bl_set_err(err, errlen, "cannot open %s: %s", path, strerror(errno ? errno : ENOENT));
+        bli_set_err(err, errlen, "cannot open %s: %s", path, strerror(errno ? errno : ENOENT));
         return -1;
     }
     size_t cap = 1 << 20, n = 0;
@@ -47,7 +47,7 @@ static int read_bundle(const char *path, void **out, size_t *out_size, char *err
             if (cap >= CLI_MAX_BUNDLE) {
                 free(buf);
                 gzclose(f);
-                bl_set_err(err, errlen, "%s: larger than %zu bytes once inflated", path, CLI_MAX_BUNDLE);
+                bli_set_err(err, errlen, "%s: larger than %zu bytes once inflated", path, CLI_MAX_BUNDLE);
                 return -1;
             }
             uint8_t *nb = aligned_alloc(64, cap * 2);
@@ -62,7 +62,7 @@ static int read_bundle(const char *path, void **out, size_t *out_size, char *err
         if (got < 0) {
             int zerr;
             const char *msg = gzerror(f, &zerr);
-            bl_set_err(err, errlen, "%s: cannot decompress: %s", path, msg ? msg : "read error");
+            bli_set_err(err, errlen, "%s: cannot decompress: %s", path, msg ? msg : "read error");
             free(buf);
             gzclose(f);
             return -1;
@@ -73,7 +73,7 @@ static int read_bundle(const char *path, void **out, size_t *out_size, char *err
             int zerr;
             const char *msg = gzerror(f, &zerr);
             if (zerr != Z_OK) {
-                bl_set_err(err, errlen, "%s: truncated or damaged gzip file (%s)", path,
+                bli_set_err(err, errlen, "%s: truncated or damaged gzip file (%s)", path,
                            zerr == Z_BUF_ERROR ? "it ends before the gzip trailer" : msg ? msg : "read error");
                 free(buf);
                 gzclose(f);
@@ -90,7 +90,7 @@ static int read_bundle(const char *path, void **out, size_t *out_size, char *err
 oom:
     free(buf);
     gzclose(f);
-    bl_set_err(err, errlen, "%s: out of memory", path);
+    bli_set_err(err, errlen, "%s: out of memory", path);
     return -1;
 }
 
@@ -207,7 +207,7 @@ static int cmd_tokenize(int argc, char **argv) {
     const bl_tokenizer *tk = bl_model_tokenizer(cb.model);
     int32_t max_pos = bl_model_config(cb.model)->max_positions;
     char err[512];
-    bl_jbuf out = {0};
+    bli_jbuf out = {0};
     bl_tokens toks;
     int rc = 0;
     if (!jsonl) {
@@ -216,7 +216,7 @@ static int cmd_tokenize(int argc, char **argv) {
             fprintf(stderr, "bertlens: %s\n", err);
             rc = 1;
         } else {
-            bl_json_tokens(&out, tk, &toks, 0);
+            bli_json_tokens(&out, tk, &toks, 0);
             bl_tokens_free(&toks);
             if (out.oom) {
                 fprintf(stderr, "bertlens: out of memory\n");
@@ -235,15 +235,15 @@ static int cmd_tokenize(int argc, char **argv) {
             char *a, *b;
             size_t alen, blen;
             int32_t max_len;
-            bl_jbuf_reset(&out);
-            if (bl_json_read_input(line, n, &a, &alen, &b, &blen, &max_len, err, sizeof err)) {
-                bl_json_error(&out, err);
+            bli_jbuf_reset(&out);
+            if (bli_json_read_input(line, n, &a, &alen, &b, &blen, &max_len, err, sizeof err)) {
+                bli_json_error(&out, err);
             } else {
                 if (max_len <= 0 || max_len > max_pos) max_len = max_pos;
                 if (bl_tokenize(tk, a, alen, b, blen, max_len, &toks, err, sizeof err)) {
-                    bl_json_error(&out, err);
+                    bli_json_error(&out, err);
                 } else {
-                    bl_json_tokens(&out, tk, &toks, 0);
+                    bli_json_tokens(&out, tk, &toks, 0);
                     bl_tokens_free(&toks);
                 }
                 free(a);
@@ -263,7 +263,7 @@ static int cmd_tokenize(int argc, char **argv) {
             rc = 1;
         }
     }
-    bl_jbuf_free(&out);
+    bli_jbuf_free(&out);
     close_bundle(&cb);
     return rc;
 }
@@ -397,7 +397,7 @@ static int parse_attend(int argc, char **argv, int internal, attend_opts *o) {
 }
 
 /* A token string as JSON (json.h's escaping, shared with tokenize). */
-static void json_str(const char *s) { bl_json_write_string(stdout, s ? s : "", s ? strlen(s) : 0); }
+static void json_str(const char *s) { bli_json_write_string(stdout, s ? s : "", s ? strlen(s) : 0); }
 
 /* Print n floats as a JSON list, %.9g (round-trips f32). */
 static void json_floats(const float *x, size_t n) {
@@ -608,7 +608,7 @@ static int cmd_analyze(int argc, char **argv) {
     bl_tokens toks;
     bl_state *s = NULL;
     bl_analysis an;
-    bl_jbuf out = {0};
+    bli_jbuf out = {0};
     int rc = 1, have_toks = 0;
     memset(&an, 0, sizeof an);
     const char *b = argc == 3 ? argv[2] : NULL;
@@ -625,7 +625,7 @@ static int cmd_analyze(int argc, char **argv) {
         fprintf(stderr, "bertlens: %s\n", err);
         goto close;
     }
-    bl_json_analysis(&out, tk, toks.ids, &an, 1);
+    bli_json_analysis(&out, tk, toks.ids, &an, 1);
     if (out.oom) {
         fprintf(stderr, "bertlens: out of memory\n");
         goto close;
@@ -634,7 +634,7 @@ static int cmd_analyze(int argc, char **argv) {
     fputc('\n', stdout);
     rc = fflush(stdout) ? 1 : 0;
 close:
-    bl_jbuf_free(&out);
+    bli_jbuf_free(&out);
     bl_analysis_free(&an);
     bl_state_free(s);
     if (have_toks) bl_tokens_free(&toks);

@@ -26,9 +26,9 @@
 #include <string.h>
 
 typedef struct {
-    bl_weight wq, wk, wv, wo; /* [hidden][hidden]                   */
-    bl_weight w1;             /* [intermediate][hidden]             */
-    bl_weight w2;             /* [hidden][intermediate]             */
+    blk_weight wq, wk, wv, wo; /* [hidden][hidden]                   */
+    blk_weight w1;             /* [intermediate][hidden]             */
+    blk_weight w2;             /* [hidden][intermediate]             */
     const float *bq, *bk, *bv, *bo; /* [hidden]                     */
     const float *b1;                /* [intermediate]               */
     const float *b2;                /* [hidden]                     */
@@ -44,8 +44,8 @@ struct bl_state {
     int32_t T;           /* tokens of the last forward (0: none yet)      */
     int32_t qk_layer;    /* layer of queries/keys                         */
 
-    /* weights (borrowed from the model, SIMD copies owned by the bl_weight) */
-    bl_weight word;                 /* [vocab][hidden]                   */
+    /* weights (borrowed from the model, SIMD copies owned by the blk_weight) */
+    blk_weight word;                 /* [vocab][hidden]                   */
     const float *pos;               /* [max_positions][hidden]           */
     const float *type;              /* [type_vocab_size][hidden]         */
     const float *emb_ln_g, *emb_ln_b; /* [hidden]                        */
@@ -81,7 +81,7 @@ static const bl_tensor *tensor(const bl_model *m, const char *fmt, int32_t l, ch
     char name[128];
     snprintf(name, sizeof name, fmt, l);
     const bl_tensor *t = bl_model_find_tensor(m, name);
-    if (!t) bl_set_err(err, errlen, "bundle has no tensor %s", name);
+    if (!t) bli_set_err(err, errlen, "bundle has no tensor %s", name);
     return t;
 }
 
@@ -95,33 +95,33 @@ static int bind_F32(const float **dst, const bl_model *m, const char *fmt, int32
 }
 
 /* A matrix [d0][d1] of any dtype, packed for the SIMD kernels. */
-static int bind_ANY(bl_weight *w, const bl_model *m, const char *fmt, int32_t l, int64_t d0, int64_t d1, char *err,
+static int bind_ANY(blk_weight *w, const bl_model *m, const char *fmt, int32_t l, int64_t d0, int64_t d1, char *err,
                     size_t errlen) {
     memset(w, 0, sizeof *w);
     const bl_tensor *t = tensor(m, fmt, l, err, errlen);
     if (!t) return -1;
-    if (bl_weight_init(w, t->dtype, (int32_t)d0, (int32_t)d1, t->data)) {
-        bl_set_err(err, errlen, "tensor %s: the kernels cannot read it", t->name);
+    if (blk_weight_init(w, t->dtype, (int32_t)d0, (int32_t)d1, t->data)) {
+        bli_set_err(err, errlen, "tensor %s: the kernels cannot read it", t->name);
         return -1;
     }
-    if (bl_weight_pack(w)) {
-        bl_set_err(err, errlen, "out of memory preparing %s", t->name);
+    if (blk_weight_pack(w)) {
+        bli_set_err(err, errlen, "out of memory preparing %s", t->name);
         return -1;
     }
     return 0;
 }
 
 static void free_weights(bl_state *s) {
-    bl_weight_free(&s->word);
+    blk_weight_free(&s->word);
     if (s->layers)
         for (int32_t l = 0; l < s->c.n_layers; l++) {
             layer_weights *w = &s->layers[l];
-            bl_weight_free(&w->wq);
-            bl_weight_free(&w->wk);
-            bl_weight_free(&w->wv);
-            bl_weight_free(&w->wo);
-            bl_weight_free(&w->w1);
-            bl_weight_free(&w->w2);
+            blk_weight_free(&w->wq);
+            blk_weight_free(&w->wk);
+            blk_weight_free(&w->wv);
+            blk_weight_free(&w->wo);
+            blk_weight_free(&w->w1);
+            blk_weight_free(&w->w2);
         }
     free(s->layers);
     free(s->gram);
@@ -133,12 +133,12 @@ static int build_weights(bl_state *s, const bl_model *m, char *err, size_t errle
     /* The word embedding is only read row by row: no SIMD copy. */
     const bl_tensor *we = bl_model_find_tensor(m, "embeddings.word_embeddings.weight");
     if (!we || we->n_dims != 2 || we->dims[0] != c->vocab_size || we->dims[1] != H ||
-        bl_weight_init(&s->word, we->dtype, c->vocab_size, H, we->data)) {
-        bl_set_err(err, errlen, "bundle has no usable embeddings.word_embeddings.weight [%d, %d]", c->vocab_size, H);
+        blk_weight_init(&s->word, we->dtype, c->vocab_size, H, we->data)) {
+        bli_set_err(err, errlen, "bundle has no usable embeddings.word_embeddings.weight [%d, %d]", c->vocab_size, H);
         return -1;
     }
 #define BIND(field, name, d0, d1, dtypes)                                                              \
-    if (bind_##dtypes(&W->field, m, name, l, bl_dim_size(c, BL_DIM_##d0), bl_dim_size(c, BL_DIM_##d1), err, \
+    if (bind_##dtypes(&W->field, m, name, l, bli_dim_size(c, BL_DIM_##d0), bli_dim_size(c, BL_DIM_##d1), err, \
                       errlen))                                                                           \
         return -1;
     {
@@ -148,7 +148,7 @@ static int build_weights(bl_state *s, const bl_model *m, char *err, size_t errle
     }
     s->layers = calloc((size_t)c->n_layers, sizeof *s->layers);
     if (!s->layers) {
-        bl_set_err(err, errlen, "out of memory");
+        bli_set_err(err, errlen, "out of memory");
         return -1;
     }
     for (int32_t l = 0; l < c->n_layers; l++) {
@@ -166,12 +166,12 @@ static int build_gram(bl_state *s, char *err, size_t errlen) {
     float *row = malloc((size_t)H * sizeof(float));
     if (!s->gram || !row) {
         free(row);
-        bl_set_err(err, errlen, "out of memory");
+        bli_set_err(err, errlen, "out of memory");
         return -1;
     }
     for (int32_t l = 0; l < L; l++)
         for (int32_t o = 0; o < H; o++) {
-            bl_weight_row(&s->layers[l].wo, o, row);
+            blk_weight_row(&s->layers[l].wo, o, row);
             for (int32_t h = 0; h < NH; h++) {
                 double *g = s->gram + ((size_t)l * NH + h) * d * d;
                 const float *r = row + h * d;
@@ -210,16 +210,16 @@ static size_t max_sz(size_t a, size_t b) { return a > b ? a : b; }
 int bl_state_reserve(bl_state *s, int32_t max_tokens, unsigned flags, char *err, size_t errlen) {
     const bl_config *c = &s->c;
     if (max_tokens <= 0 || max_tokens > c->max_positions) {
-        bl_set_err(err, errlen, "max_tokens %d out of range 1..%d", max_tokens, c->max_positions);
+        bli_set_err(err, errlen, "max_tokens %d out of range 1..%d", max_tokens, c->max_positions);
         return -1;
     }
     if ((flags & BL_KEEP_NORMS) && !s->gram && build_gram(s, err, errlen)) return -1;
     free_buffers(s);
     const size_t T = (size_t)max_tokens, H = (size_t)c->hidden, I = (size_t)c->intermediate,
                  NH = (size_t)c->n_heads, L = (size_t)c->n_layers, d = H / NH;
-    size_t nscratch = max_sz(bl_matmul_scratch_floats(max_tokens, (int32_t)max_sz(H, I)),
-                             max_sz(bl_matmul_nt_scratch_floats(max_tokens, (int32_t)d),
-                                    bl_matmul_nt_scratch_floats((int32_t)d, max_tokens)));
+    size_t nscratch = max_sz(blk_matmul_scratch_floats(max_tokens, (int32_t)max_sz(H, I)),
+                             max_sz(blk_matmul_nt_scratch_floats(max_tokens, (int32_t)d),
+                                    blk_matmul_nt_scratch_floats((int32_t)d, max_tokens)));
     int ok = (s->x = malloc(T * H * 4)) && (s->x2 = malloc(T * H * 4)) && (s->q = malloc(T * H * 4)) &&
              (s->k = malloc(T * H * 4)) && (s->v = malloc(T * H * 4)) && (s->ctx = malloc(T * H * 4)) &&
              (s->ffn = malloc(T * I * 4)) && (s->att = malloc(T * T * 4)) && (s->fnorm = malloc(NH * T * 4)) &&
@@ -230,7 +230,7 @@ int bl_state_reserve(bl_state *s, int32_t max_tokens, unsigned flags, char *err,
     if (ok && (flags & BL_KEEP_HIDDEN)) ok = (s->hidden = malloc((L + 1) * T * H * 4)) != NULL;
     if (!ok) {
         free_buffers(s);
-        bl_set_err(err, errlen, "out of memory allocating buffers for %d tokens", max_tokens);
+        bli_set_err(err, errlen, "out of memory allocating buffers for %d tokens", max_tokens);
         return -1;
     }
     s->max_tokens = max_tokens;
@@ -240,23 +240,23 @@ int bl_state_reserve(bl_state *s, int32_t max_tokens, unsigned flags, char *err,
 
 bl_state *bl_state_new(const bl_model *m, int32_t max_tokens, unsigned flags, char *err, size_t errlen) {
     if (!m) {
-        bl_set_err(err, errlen, "no model");
+        bli_set_err(err, errlen, "no model");
         return NULL;
     }
     const bl_config *c = bl_model_config(m);
     if (c->n_layers <= 0 || c->n_heads <= 0 || c->hidden <= 0 || c->hidden % c->n_heads || c->intermediate <= 0 ||
         c->max_positions <= 0 || c->type_vocab_size <= 0 || c->vocab_size <= 0 || c->activation < BL_ACT_GELU ||
         c->activation > BL_ACT_RELU) {
-        bl_set_err(err, errlen, "unsupported model configuration");
+        bli_set_err(err, errlen, "unsupported model configuration");
         return NULL;
     }
     if (max_tokens <= 0 || max_tokens > c->max_positions) {
-        bl_set_err(err, errlen, "max_tokens %d out of range 1..%d", max_tokens, c->max_positions);
+        bli_set_err(err, errlen, "max_tokens %d out of range 1..%d", max_tokens, c->max_positions);
         return NULL;
     }
     bl_state *s = calloc(1, sizeof *s);
     if (!s) {
-        bl_set_err(err, errlen, "out of memory");
+        bli_set_err(err, errlen, "out of memory");
         return NULL;
     }
     s->model = m;
@@ -296,32 +296,32 @@ static void value_norms(bl_state *s, int32_t l, int32_t T) {
 int bl_forward(bl_state *s, const int32_t *ids, const int32_t *type_ids, int32_t T, int32_t qk_layer, char *err,
                size_t errlen) {
     if (!s || !ids) {
-        bl_set_err(err, errlen, "bl_forward: missing state or ids");
+        bli_set_err(err, errlen, "bl_forward: missing state or ids");
         return -1;
     }
     const bl_config *c = &s->c;
     const int32_t H = c->hidden, NH = c->n_heads, L = c->n_layers, d = H / NH;
     s->T = 0;
     if (!s->max_tokens) {
-        bl_set_err(err, errlen, "the state has no buffers (its last bl_state_reserve failed)");
+        bli_set_err(err, errlen, "the state has no buffers (its last bl_state_reserve failed)");
         return -1;
     }
     if (T <= 0 || T > s->max_tokens) {
-        bl_set_err(err, errlen, "%d tokens: must be 1..%d", T, s->max_tokens);
+        bli_set_err(err, errlen, "%d tokens: must be 1..%d", T, s->max_tokens);
         return -1;
     }
     if ((s->flags & BL_KEEP_QK) && (qk_layer < 0 || qk_layer >= L)) {
-        bl_set_err(err, errlen, "qk layer %d out of range 0..%d", qk_layer, L - 1);
+        bli_set_err(err, errlen, "qk layer %d out of range 0..%d", qk_layer, L - 1);
         return -1;
     }
     for (int32_t t = 0; t < T; t++) {
         if (ids[t] < 0 || ids[t] >= c->vocab_size) {
-            bl_set_err(err, errlen, "token %d: id %d out of range 0..%d", t, ids[t], c->vocab_size - 1);
+            bli_set_err(err, errlen, "token %d: id %d out of range 0..%d", t, ids[t], c->vocab_size - 1);
             return -1;
         }
         int32_t ty = type_ids ? type_ids[t] : 0;
         if (ty < 0 || ty >= c->type_vocab_size) {
-            bl_set_err(err, errlen, "token %d: type id %d out of range 0..%d", t, ty, c->type_vocab_size - 1);
+            bli_set_err(err, errlen, "token %d: type id %d out of range 0..%d", t, ty, c->type_vocab_size - 1);
             return -1;
         }
     }
@@ -330,10 +330,10 @@ int bl_forward(bl_state *s, const int32_t *ids, const int32_t *type_ids, int32_t
     for (int32_t t = 0; t < T; t++) {
         float *x = s->x + (size_t)t * H;
         const float *p = s->pos + (size_t)t * H, *ty = s->type + (size_t)(type_ids ? type_ids[t] : 0) * H;
-        bl_weight_row(&s->word, ids[t], x);
+        blk_weight_row(&s->word, ids[t], x);
         for (int32_t i = 0; i < H; i++) x[i] += p[i] + ty[i];
     }
-    bl_layernorm(s->x, NULL, T, H, s->emb_ln_g, s->emb_ln_b, c->ln_eps);
+    blk_layernorm(s->x, NULL, T, H, s->emb_ln_g, s->emb_ln_b, c->ln_eps);
     if (s->hidden) memcpy(s->hidden, s->x, (size_t)T * H * 4);
 
     const float scale = 1.0f / sqrtf((float)d);
@@ -341,9 +341,9 @@ int bl_forward(bl_state *s, const int32_t *ids, const int32_t *type_ids, int32_t
         const layer_weights *w = &s->layers[l];
         { /* q, k, v = x Wq^T + bq, x Wk^T + bk, x Wv^T + bv (x packed once) */
             float *const y[3] = {s->q, s->k, s->v};
-            const bl_weight *const ws[3] = {&w->wq, &w->wk, &w->wv};
+            const blk_weight *const ws[3] = {&w->wq, &w->wk, &w->wv};
             const float *const bs[3] = {w->bq, w->bk, w->bv};
-            bl_matmul_shared(3, y, s->x, T, ws, bs, -1, s->scratch);
+            blk_matmul_shared(3, y, s->x, T, ws, bs, -1, s->scratch);
         }
         if (s->queries && l == qk_layer)
             for (int32_t h = 0; h < NH; h++) {
@@ -355,10 +355,10 @@ int bl_forward(bl_state *s, const int32_t *ids, const int32_t *type_ids, int32_t
         for (int32_t h = 0; h < NH; h++) {
             float *a = s->attn ? s->attn + ((size_t)l * NH + h) * T * T : s->att; /* [T][T] */
             /* scores a[i][j] = q_h[i] . k_h[j], then softmax of scale * scores */
-            bl_matmul_nt(a, T, s->q + (size_t)h * d, H, T, s->k + (size_t)h * d, H, 1, T, d, s->scratch);
-            bl_softmax(a, T, T, scale);
+            blk_matmul_nt(a, T, s->q + (size_t)h * d, H, T, s->k + (size_t)h * d, H, 1, T, d, s->scratch);
+            blk_softmax(a, T, T, scale);
             /* ctx_h[i][e] = sum_j a[i][j] v[j][h*d + e] */
-            bl_matmul_nt(s->ctx + (size_t)h * d, H, a, T, T, s->v + (size_t)h * d, 1, H, d, T, s->scratch);
+            blk_matmul_nt(s->ctx + (size_t)h * d, H, a, T, T, s->v + (size_t)h * d, 1, H, d, T, s->scratch);
             if (s->norms) {
                 float *nm = s->norms + ((size_t)l * NH + h) * T * T;
                 const float *f = s->fnorm + (size_t)h * T;
@@ -368,16 +368,16 @@ int bl_forward(bl_state *s, const int32_t *ids, const int32_t *type_ids, int32_t
         }
 
         /* x = LN(x + ctx Wo + bo) */
-        bl_matmul(s->x2, s->ctx, T, &w->wo, w->bo, s->scratch);
-        bl_layernorm(s->x2, s->x, T, H, w->ln1_g, w->ln1_b, c->ln_eps);
+        blk_matmul(s->x2, s->ctx, T, &w->wo, w->bo, s->scratch);
+        blk_layernorm(s->x2, s->x, T, H, w->ln1_g, w->ln1_b, c->ln_eps);
         float *tmp = s->x;
         s->x = s->x2;
         s->x2 = tmp;
 
         /* x = LN(x + act(x W1 + b1) W2 + b2) */
-        bl_matmul_act(s->ffn, s->x, T, &w->w1, w->b1, c->activation, s->scratch);
-        bl_matmul(s->x2, s->ffn, T, &w->w2, w->b2, s->scratch);
-        bl_layernorm(s->x2, s->x, T, H, w->ln2_g, w->ln2_b, c->ln_eps);
+        blk_matmul_act(s->ffn, s->x, T, &w->w1, w->b1, c->activation, s->scratch);
+        blk_matmul(s->x2, s->ffn, T, &w->w2, w->b2, s->scratch);
+        blk_layernorm(s->x2, s->x, T, H, w->ln2_g, w->ln2_b, c->ln_eps);
         tmp = s->x;
         s->x = s->x2;
         s->x2 = tmp;

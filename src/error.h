@@ -11,7 +11,7 @@
 #if defined(__GNUC__)
 __attribute__((format(printf, 3, 4)))
 #endif
-static inline void bl_set_err(char *err, size_t errlen, const char *fmt, ...) {
+static inline void bli_set_err(char *err, size_t errlen, const char *fmt, ...) {
     if (!err || errlen == 0) return;
     va_list ap;
     va_start(ap, fmt);

@@ -118,9 +118,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if ((rc == 0) != ok) __builtin_trap();
     if (rc == 0) {
         check(tok[cased], &k, is_pair, max_tokens, ua, ub);
-        bl_jbuf j = {0};
-        bl_json_tokens(&j, tok[cased], &k, 1);
-        bl_jbuf_free(&j);
+        bli_jbuf j = {0};
+        bli_json_tokens(&j, tok[cased], &k, 1);
+        bli_jbuf_free(&j);
         bl_tokens_free(&k);
     } else if (!strstr(err, "invalid UTF-8")) {
         __builtin_trap();
@@ -130,7 +130,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     char *a2, *b2;
     size_t la, lb;
     int32_t ml;
-    if (bl_json_read_input((const char *)data, size, &a2, &la, &b2, &lb, &ml, err, sizeof err) == 0) {
+    if (bli_json_read_input((const char *)data, size, &a2, &la, &b2, &lb, &ml, err, sizeof err) == 0) {
         if (bl_tokenize(tok[cased], a2, la, b2, lb, 0, &k, err, sizeof err) == 0) bl_tokens_free(&k);
         free(a2);
         free(b2);

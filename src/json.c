@@ -8,18 +8,18 @@
 
 /* ------------------------------------------------------------ writer */
 
-void bl_jbuf_reset(bl_jbuf *b) {
+void bli_jbuf_reset(bli_jbuf *b) {
     b->len = 0;
     b->oom = 0;
     if (b->data) b->data[0] = 0;
 }
 
-void bl_jbuf_free(bl_jbuf *b) {
+void bli_jbuf_free(bli_jbuf *b) {
     free(b->data);
     memset(b, 0, sizeof *b);
 }
 
-void bl_json_raw(bl_jbuf *b, const char *s, size_t n) {
+void bli_json_raw(bli_jbuf *b, const char *s, size_t n) {
     if (b->oom) return;
     if (b->len + n + 1 > b->cap) {
         size_t cap = b->cap ? b->cap : 256;
@@ -37,15 +37,15 @@ void bl_json_raw(bl_jbuf *b, const char *s, size_t n) {
     b->data[b->len] = 0;
 }
 
-static void raw_str(bl_jbuf *b, const char *s) { bl_json_raw(b, s, strlen(s)); }
+static void raw_str(bli_jbuf *b, const char *s) { bli_json_raw(b, s, strlen(s)); }
 
-void bl_json_int(bl_jbuf *b, long long v) {
+void bli_json_int(bli_jbuf *b, long long v) {
     char tmp[24];
     size_t i = sizeof tmp;
     unsigned long long u = v < 0 ? 0ull - (unsigned long long)v : (unsigned long long)v;
     do tmp[--i] = (char)('0' + u % 10); while (u /= 10);
     if (v < 0) tmp[--i] = '-';
-    bl_json_raw(b, tmp + i, sizeof tmp - i);
+    bli_json_raw(b, tmp + i, sizeof tmp - i);
 }
 
 /* Length of the valid UTF-8 sequence at s[0..n), or 0 if invalid. */
@@ -67,9 +67,9 @@ static size_t utf8_valid_len(const unsigned char *s, size_t n) {
     return need + 1;
 }
 
-void bl_json_string(bl_jbuf *b, const char *s, size_t n) {
+void bli_json_string(bli_jbuf *b, const char *s, size_t n) {
     const unsigned char *u = (const unsigned char *)s;
-    bl_json_raw(b, "\"", 1);
+    bli_json_raw(b, "\"", 1);
     size_t run = 0; /* start of the pending run of bytes copied verbatim */
     for (size_t i = 0; i < n;) {
         unsigned c = u[i];
@@ -84,7 +84,7 @@ void bl_json_string(bl_jbuf *b, const char *s, size_t n) {
         else if (c < 0x20 || c == 0x7F) snprintf(tmp, sizeof tmp, "\\u%04x", c), esc = tmp;
         else if (len == 0) esc = "\\ufffd", len = 1;
         if (esc) {
-            bl_json_raw(b, s + run, i - run);
+            bli_json_raw(b, s + run, i - run);
             raw_str(b, esc);
             i += len;
             run = i;
@@ -92,61 +92,61 @@ void bl_json_string(bl_jbuf *b, const char *s, size_t n) {
             i += len;
         }
     }
-    bl_json_raw(b, s + run, n - run);
-    bl_json_raw(b, "\"", 1);
+    bli_json_raw(b, s + run, n - run);
+    bli_json_raw(b, "\"", 1);
 }
 
-int bl_json_write_string(FILE *f, const char *s, size_t n) {
-    bl_jbuf b = {0};
-    bl_json_string(&b, s, n);
+int bli_json_write_string(FILE *f, const char *s, size_t n) {
+    bli_jbuf b = {0};
+    bli_json_string(&b, s, n);
     int rc = b.oom || fwrite(b.data, 1, b.len, f) != b.len ? -1 : 0;
-    bl_jbuf_free(&b);
+    bli_jbuf_free(&b);
     return rc;
 }
 
-void bl_json_tokens(bl_jbuf *b, const bl_tokenizer *t, const bl_tokens *k, int with_n_a) {
+void bli_json_tokens(bli_jbuf *b, const bl_tokenizer *t, const bl_tokens *k, int with_n_a) {
     raw_str(b, "{\"tokens\":[");
     for (int32_t i = 0; i < k->n; i++) {
         const char *s = bl_token_str(t, k->ids[i]);
         if (i) raw_str(b, ",");
-        if (s) bl_json_string(b, s, strlen(s));
+        if (s) bli_json_string(b, s, strlen(s));
         else raw_str(b, "null");
     }
     raw_str(b, "],\"ids\":[");
     for (int32_t i = 0; i < k->n; i++) {
         if (i) raw_str(b, ",");
-        bl_json_int(b, k->ids[i]);
+        bli_json_int(b, k->ids[i]);
     }
     raw_str(b, "],\"type_ids\":[");
     for (int32_t i = 0; i < k->n; i++) {
         if (i) raw_str(b, ",");
-        bl_json_int(b, k->type_ids[i]);
+        bli_json_int(b, k->type_ids[i]);
     }
     raw_str(b, "],\"offsets\":[");
     for (int32_t i = 0; i < k->n; i++) {
         raw_str(b, i ? ",[" : "[");
-        bl_json_int(b, k->offsets[2 * i]);
+        bli_json_int(b, k->offsets[2 * i]);
         raw_str(b, ",");
-        bl_json_int(b, k->offsets[2 * i + 1]);
+        bli_json_int(b, k->offsets[2 * i + 1]);
         raw_str(b, "]");
     }
     raw_str(b, "],\"word_ids\":[");
     for (int32_t i = 0; i < k->n; i++) {
         if (i) raw_str(b, ",");
         if (k->word_ids[i] < 0) raw_str(b, "null");
-        else bl_json_int(b, k->word_ids[i]);
+        else bli_json_int(b, k->word_ids[i]);
     }
     raw_str(b, k->truncated ? "],\"truncated\":true" : "],\"truncated\":false");
     if (with_n_a) {
         raw_str(b, ",\"n_a\":");
-        bl_json_int(b, k->n_a);
+        bli_json_int(b, k->n_a);
     }
     raw_str(b, "}");
 }
 
-void bl_json_error(bl_jbuf *b, const char *msg) {
+void bli_json_error(bli_jbuf *b, const char *msg) {
     raw_str(b, "{\"error\":");
-    bl_json_string(b, msg, strlen(msg));
+    bli_json_string(b, msg, strlen(msg));
     raw_str(b, "}");
 }
 
@@ -182,13 +182,13 @@ static int hex4(reader *r, unsigned *v) {
 static int read_string(reader *r, char **out, size_t *outlen) {
     skip_ws(r);
     if (r->i >= r->n || r->s[r->i] != '"') {
-        bl_set_err(r->err, r->errlen, "expected a JSON string at byte %zu", r->i);
+        bli_set_err(r->err, r->errlen, "expected a JSON string at byte %zu", r->i);
         return -1;
     }
     r->i++;
     char *buf = malloc(r->n - r->i + 1); /* decoded text is never longer than the source */
     if (!buf) {
-        bl_set_err(r->err, r->errlen, "out of memory");
+        bli_set_err(r->err, r->errlen, "out of memory");
         return -1;
     }
     size_t m = 0;
@@ -242,11 +242,11 @@ static int read_string(reader *r, char **out, size_t *outlen) {
     }
 bad:
     free(buf);
-    bl_set_err(r->err, r->errlen, "malformed JSON string near byte %zu", r->i);
+    bli_set_err(r->err, r->errlen, "malformed JSON string near byte %zu", r->i);
     return -1;
 lone:
     free(buf);
-    bl_set_err(r->err, r->errlen, "JSON string has a lone surrogate (not valid UTF-8) near byte %zu", r->i);
+    bli_set_err(r->err, r->errlen, "JSON string has a lone surrogate (not valid UTF-8) near byte %zu", r->i);
     return -1;
 }
 
@@ -273,7 +273,7 @@ static int read_int(reader *r, long long *v) {
     *v = neg ? -x : x;
     return 0;
 bad:
-    bl_set_err(r->err, r->errlen, "expected an integer at byte %zu", start);
+    bli_set_err(r->err, r->errlen, "expected an integer at byte %zu", start);
     return -1;
 }
 
@@ -307,11 +307,11 @@ static int skip_value(reader *r, int depth) {
     while (r->i < r->n && strchr("+-0123456789.eE", r->s[r->i])) r->i++;
     if (r->i > start) return 0;
 bad:
-    bl_set_err(r->err, r->errlen, "malformed JSON near byte %zu", r->i);
+    bli_set_err(r->err, r->errlen, "malformed JSON near byte %zu", r->i);
     return -1;
 }
 
-int bl_json_read_input(const char *line, size_t len, char **a, size_t *alen, char **b, size_t *blen,
+int bli_json_read_input(const char *line, size_t len, char **a, size_t *alen, char **b, size_t *blen,
                        int32_t *max_length, char *err, size_t errlen) {
     reader r = {line, len, 0, err, errlen};
     *a = *b = NULL;
@@ -331,7 +331,7 @@ int bl_json_read_input(const char *line, size_t len, char **a, size_t *alen, cha
             skip_ws(&r);
             if (r.i >= r.n || r.s[r.i++] != ':') {
                 free(key);
-                bl_set_err(err, errlen, "expected ':' at byte %zu", r.i);
+                bli_set_err(err, errlen, "expected ':' at byte %zu", r.i);
                 goto fail;
             }
             skip_ws(&r);
@@ -344,7 +344,7 @@ int bl_json_read_input(const char *line, size_t len, char **a, size_t *alen, cha
                 long long v = 0;
                 rc = read_int(&r, &v);
                 if (!rc && (v < 0 || v > 1000000)) {
-                    bl_set_err(err, errlen, "max_length %lld out of range", v);
+                    bli_set_err(err, errlen, "max_length %lld out of range", v);
                     rc = -1;
                 }
                 *max_length = (int32_t)v;
@@ -356,20 +356,20 @@ int bl_json_read_input(const char *line, size_t len, char **a, size_t *alen, cha
             skip_ws(&r);
             if (r.i < r.n && r.s[r.i] == ',') { r.i++; continue; }
             if (r.i < r.n && r.s[r.i] == '}') { r.i++; break; }
-            bl_set_err(err, errlen, "expected ',' or '}' at byte %zu", r.i);
+            bli_set_err(err, errlen, "expected ',' or '}' at byte %zu", r.i);
             goto fail;
         }
         if (!*a) {
-            bl_set_err(err, errlen, "object has no \"text\" string");
+            bli_set_err(err, errlen, "object has no \"text\" string");
             goto fail;
         }
     } else {
-        bl_set_err(err, errlen, "expected a JSON string or object");
+        bli_set_err(err, errlen, "expected a JSON string or object");
         return -1;
     }
     skip_ws(&r);
     if (r.i != r.n) {
-        bl_set_err(err, errlen, "trailing characters at byte %zu", r.i);
+        bli_set_err(err, errlen, "trailing characters at byte %zu", r.i);
         goto fail;
     }
     return 0;

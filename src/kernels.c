@@ -36,7 +36,7 @@
 
 /* ------------------------------------------------------------ weights */
 
-float bl_half_to_float(uint16_t h) {
+float blk_half_to_float(uint16_t h) {
     uint32_t sign = (uint32_t)(h >> 15) << 31, exp = (h >> 10) & 0x1f, man = h & 0x3ff, bits;
     if (exp == 0) {
         if (man == 0) {
@@ -59,7 +59,7 @@ float bl_half_to_float(uint16_t h) {
     return f;
 }
 
-int bl_weight_init(bl_weight *w, int32_t dtype, int32_t n, int32_t k, const uint8_t *data) {
+int blk_weight_init(blk_weight *w, int32_t dtype, int32_t n, int32_t k, const uint8_t *data) {
     memset(w, 0, sizeof *w);
     if (n <= 0 || k <= 0 || !data) return -1;
     if ((dtype == BL_Q8 || dtype == BL_Q4) && k % BL_QBLOCK) return -1;
@@ -71,7 +71,7 @@ int bl_weight_init(bl_weight *w, int32_t dtype, int32_t n, int32_t k, const uint
     return 0;
 }
 
-void bl_weight_free(bl_weight *w) {
+void blk_weight_free(blk_weight *w) {
     free(w->pf);
     free(w->pq);
     free(w->ps);
@@ -81,14 +81,14 @@ void bl_weight_free(bl_weight *w) {
 }
 
 /* Scale of row r, block b of a q8/q4 weight (scales follow the quants). */
-static float qscale(const bl_weight *w, int32_t r, int32_t b) {
+static float qscale(const blk_weight *w, int32_t r, int32_t b) {
     size_t qbytes = w->dtype == BL_Q8 ? (size_t)w->n * w->k : (size_t)w->n * w->k / 2;
     float s;
     memcpy(&s, w->data + qbytes + ((size_t)r * (w->k / BL_QBLOCK) + b) * 4, 4);
     return s;
 }
 
-void bl_weight_row(const bl_weight *w, int32_t r, float *out) {
+void blk_weight_row(const blk_weight *w, int32_t r, float *out) {
     const int32_t k = w->k;
     switch (w->dtype) {
     case BL_F32:
@@ -98,7 +98,7 @@ void bl_weight_row(const bl_weight *w, int32_t r, float *out) {
         for (int32_t i = 0; i < k; i++) {
             uint16_t h;
             memcpy(&h, w->data + ((size_t)r * k + i) * 2, 2);
-            out[i] = bl_half_to_float(h);
+            out[i] = blk_half_to_float(h);
         }
         break;
     case BL_Q8: {
@@ -126,7 +126,7 @@ void bl_weight_row(const bl_weight *w, int32_t r, float *out) {
 
 #ifdef __wasm_simd128__
 /* Integer value of element (r, i) of a q8/q4 weight. */
-static int qvalue(const bl_weight *w, int32_t r, int32_t i) {
+static int qvalue(const blk_weight *w, int32_t r, int32_t i) {
     if (w->dtype == BL_Q8) return ((const int8_t *)w->data)[(size_t)r * w->k + i];
     int32_t b = i / BL_QBLOCK, j = i % BL_QBLOCK;
     uint8_t byte = w->data[(size_t)r * w->k / 2 + b * 16 + (j & 15)];
@@ -134,7 +134,7 @@ static int qvalue(const bl_weight *w, int32_t r, int32_t i) {
 }
 #endif
 
-int bl_weight_pack(bl_weight *w) {
+int blk_weight_pack(blk_weight *w) {
 #ifdef __wasm_simd128__
     const int32_t n = w->n, k = w->k, np = (n + BL_PANEL - 1) / BL_PANEL;
     if (w->dtype == BL_F32 || w->dtype == BL_F16) {
@@ -142,11 +142,11 @@ int bl_weight_pack(bl_weight *w) {
         w->pf = calloc((size_t)np * k * BL_PANEL, sizeof(float));
         if (!row || !w->pf) {
             free(row);
-            bl_weight_free(w);
+            blk_weight_free(w);
             return -1;
         }
         for (int32_t r = 0; r < n; r++) { /* pf[p][k][c] = W[p*8+c][k] */
-            bl_weight_row(w, r, row);
+            blk_weight_row(w, r, row);
             float *dst = w->pf + (size_t)(r / BL_PANEL) * k * BL_PANEL + r % BL_PANEL;
             for (int32_t i = 0; i < k; i++) dst[(size_t)i * BL_PANEL] = row[i];
         }
@@ -156,7 +156,7 @@ int bl_weight_pack(bl_weight *w) {
         w->pq = calloc((size_t)np * k * BL_PANEL, sizeof(int16_t));
         w->ps = calloc((size_t)np * nb * BL_PANEL, sizeof(float));
         if (!w->pq || !w->ps) {
-            bl_weight_free(w);
+            blk_weight_free(w);
             return -1;
         }
         for (int32_t r = 0; r < n; r++) {
@@ -173,7 +173,7 @@ int bl_weight_pack(bl_weight *w) {
     return 0;
 }
 
-size_t bl_matmul_scratch_floats(int32_t T, int32_t k) {
+size_t blk_matmul_scratch_floats(int32_t T, int32_t k) {
     /* SIMD: rows padded to a multiple of 4, packed f32 [T4][k] or int16 [T4][k] + row scales [T4];
      * scalar: one weight row [k] */
     size_t T4 = ((size_t)T + 3) / 4 * 4;
@@ -195,25 +195,25 @@ static float dot_scalar(const float *a, const float *b, int32_t n) {
     return (s[0] + s[1]) + (s[2] + s[3]);
 }
 
-void bl_matmul_scalar(float *y, const float *x, int32_t T, const bl_weight *w, const float *bias, float *scratch) {
+void blk_matmul_scalar(float *y, const float *x, int32_t T, const blk_weight *w, const float *bias, float *scratch) {
     const int32_t n = w->n, k = w->k;
     float *row = scratch; /* [k] one dequantized weight row */
     for (int32_t j = 0; j < n; j++) {
-        bl_weight_row(w, j, row);
+        blk_weight_row(w, j, row);
         float b = bias ? bias[j] : 0.0f;
         for (int32_t t = 0; t < T; t++) y[(size_t)t * n + j] = b + dot_scalar(x + (size_t)t * k, row, k);
     }
 }
 
-/* bl_matmul_nt packs x in chunks of this many rows (a multiple of 4). */
+/* blk_matmul_nt packs x in chunks of this many rows (a multiple of 4). */
 #define NT_ROWS 64
 
-size_t bl_matmul_nt_scratch_floats(int32_t N, int32_t K) {
+size_t blk_matmul_nt_scratch_floats(int32_t N, int32_t K) {
     /* B in panels [N/8][K][8], then one chunk of packed rows [NT_ROWS][K], then mk_f32_long's block sums [32] */
     return (size_t)((N + BL_PANEL - 1) / BL_PANEL) * BL_PANEL * K + (size_t)NT_ROWS * K + 16 + 32;
 }
 
-void bl_matmul_nt_scalar(float *y, int32_t ldy, const float *x, int32_t ldx, int32_t T, const float *b,
+void blk_matmul_nt_scalar(float *y, int32_t ldy, const float *x, int32_t ldx, int32_t T, const float *b,
                          int32_t bn, int32_t bk, int32_t N, int32_t K, float *scratch) {
     (void)scratch;
     for (int32_t i = 0; i < T; i++)
@@ -224,7 +224,7 @@ void bl_matmul_nt_scalar(float *y, int32_t ldy, const float *x, int32_t ldx, int
         }
 }
 
-void bl_layernorm_scalar(float *x, const float *res, int32_t T, int32_t n, const float *g, const float *b,
+void blk_layernorm_scalar(float *x, const float *res, int32_t T, int32_t n, const float *g, const float *b,
                          float eps) {
     for (int32_t t = 0; t < T; t++) {
         float *r = x + (size_t)t * n;
@@ -240,7 +240,7 @@ void bl_layernorm_scalar(float *x, const float *res, int32_t T, int32_t n, const
     }
 }
 
-void bl_softmax_scalar(float *x, int32_t T, int32_t n, float scale) {
+void blk_softmax_scalar(float *x, int32_t T, int32_t n, float scale) {
     for (int32_t t = 0; t < T; t++) {
         float *r = x + (size_t)t * n, mx = r[0];
         for (int32_t i = 1; i < n; i++) mx = r[i] > mx ? r[i] : mx;
@@ -254,7 +254,7 @@ void bl_softmax_scalar(float *x, int32_t T, int32_t n, float scale) {
     }
 }
 
-void bl_activate_scalar(float *x, size_t n, int32_t act) {
+void blk_activate_scalar(float *x, size_t n, int32_t act) {
     for (size_t i = 0; i < n; i++) {
         float v = x[i];
         if (act == BL_ACT_GELU)
@@ -268,31 +268,31 @@ void bl_activate_scalar(float *x, size_t n, int32_t act) {
 
 #ifndef __wasm_simd128__
 /* Scalar build: the scalar references are the kernels. */
-void bl_matmul(float *y, const float *x, int32_t T, const bl_weight *w, const float *bias, float *scratch) {
-    bl_matmul_scalar(y, x, T, w, bias, scratch);
+void blk_matmul(float *y, const float *x, int32_t T, const blk_weight *w, const float *bias, float *scratch) {
+    blk_matmul_scalar(y, x, T, w, bias, scratch);
 }
-void bl_matmul_act(float *y, const float *x, int32_t T, const bl_weight *w, const float *bias, int32_t act,
+void blk_matmul_act(float *y, const float *x, int32_t T, const blk_weight *w, const float *bias, int32_t act,
                    float *scratch) {
-    bl_matmul_scalar(y, x, T, w, bias, scratch);
-    if (act >= 0) bl_activate_scalar(y, (size_t)T * w->n, act);
+    blk_matmul_scalar(y, x, T, w, bias, scratch);
+    if (act >= 0) blk_activate_scalar(y, (size_t)T * w->n, act);
 }
-void bl_matmul_shared(int n, float *const *y, const float *x, int32_t T, const bl_weight *const *w,
+void blk_matmul_shared(int n, float *const *y, const float *x, int32_t T, const blk_weight *const *w,
                       const float *const *bias, int32_t act, float *scratch) {
-    for (int i = 0; i < n; i++) bl_matmul_act(y[i], x, T, w[i], bias[i], act, scratch);
+    for (int i = 0; i < n; i++) blk_matmul_act(y[i], x, T, w[i], bias[i], act, scratch);
 }
-void bl_matmul_nt(float *y, int32_t ldy, const float *x, int32_t ldx, int32_t T, const float *b, int32_t bn,
+void blk_matmul_nt(float *y, int32_t ldy, const float *x, int32_t ldx, int32_t T, const float *b, int32_t bn,
                   int32_t bk, int32_t N, int32_t K, float *scratch) {
-    bl_matmul_nt_scalar(y, ldy, x, ldx, T, b, bn, bk, N, K, scratch);
+    blk_matmul_nt_scalar(y, ldy, x, ldx, T, b, bn, bk, N, K, scratch);
 }
-void bl_layernorm(float *x, const float *res, int32_t T, int32_t n, const float *g, const float *b, float eps) {
-    bl_layernorm_scalar(x, res, T, n, g, b, eps);
+void blk_layernorm(float *x, const float *res, int32_t T, int32_t n, const float *g, const float *b, float eps) {
+    blk_layernorm_scalar(x, res, T, n, g, b, eps);
 }
-void bl_softmax(float *x, int32_t T, int32_t n, float scale) { bl_softmax_scalar(x, T, n, scale); }
-void bl_activate(float *x, size_t n, int32_t act) { bl_activate_scalar(x, n, act); }
-void bl_erf_vec(float *x, size_t n) {
+void blk_softmax(float *x, int32_t T, int32_t n, float scale) { blk_softmax_scalar(x, T, n, scale); }
+void blk_activate(float *x, size_t n, int32_t act) { blk_activate_scalar(x, n, act); }
+void blk_erf_vec(float *x, size_t n) {
     for (size_t i = 0; i < n; i++) x[i] = erff(x[i]);
 }
-void bl_exp_vec(float *x, size_t n) {
+void blk_exp_vec(float *x, size_t n) {
     for (size_t i = 0; i < n; i++) x[i] = expf(x[i]);
 }
 #else
@@ -376,7 +376,7 @@ INLINE v128_t v_erf(v128_t x) {
     return wasm_v128_or(r, sign);
 }
 
-void bl_erf_vec(float *x, size_t n) {
+void blk_erf_vec(float *x, size_t n) {
     size_t i = 0;
     for (; i + 4 <= n; i += 4) wasm_v128_store(x + i, v_erf(wasm_v128_load(x + i)));
     for (; i < n; i++) {
@@ -386,7 +386,7 @@ void bl_erf_vec(float *x, size_t n) {
     }
 }
 
-void bl_exp_vec(float *x, size_t n) {
+void blk_exp_vec(float *x, size_t n) {
     size_t i = 0;
     for (; i + 4 <= n; i += 4) wasm_v128_store(x + i, v_exp(wasm_v128_load(x + i)));
     for (; i < n; i++) {
@@ -696,7 +696,7 @@ static void quantize_rows(int32_t *xq, float *sx, const float *x, int32_t T, int
 }
 
 /* y[T][N] = quantized rows (xq, sx from quantize_rows) times w's q8 panels. */
-static void matmul_q8_quantized(float *y, const int32_t *xq, const float *sx, int32_t T, const bl_weight *w,
+static void matmul_q8_quantized(float *y, const int32_t *xq, const float *sx, int32_t T, const blk_weight *w,
                                 const float *bias, int32_t act) {
     const int32_t N = w->n, K = w->k, nb = K / BL_QBLOCK;
     for (int32_t p = 0; p * BL_PANEL < N; p++) {
@@ -716,12 +716,12 @@ static void matmul_q8_quantized(float *y, const int32_t *xq, const float *sx, in
     }
 }
 
-void bl_matmul_act(float *y, const float *x, int32_t T, const bl_weight *w, const float *bias, int32_t act,
+void blk_matmul_act(float *y, const float *x, int32_t T, const blk_weight *w, const float *bias, int32_t act,
                    float *scratch) {
-    bl_matmul_shared(1, &y, x, T, &w, &bias, act, scratch);
+    blk_matmul_shared(1, &y, x, T, &w, &bias, act, scratch);
 }
 
-void bl_matmul_shared(int n, float *const *y, const float *x, int32_t T, const bl_weight *const *w,
+void blk_matmul_shared(int n, float *const *y, const float *x, int32_t T, const blk_weight *const *w,
                       const float *const *bias, int32_t act, float *scratch) {
     const int32_t K = w[0]->k, T4 = (T + 3) / 4 * 4;
     int same = 1; /* all weights in the same SIMD layout */
@@ -738,17 +738,17 @@ void bl_matmul_shared(int n, float *const *y, const float *x, int32_t T, const b
         for (int i = 0; i < n; i++) matmul_q8_quantized(y[i], xq, sx, T, w[i], bias[i], act);
     } else {
         for (int i = 0; i < n; i++) {
-            bl_matmul_scalar(y[i], x, T, w[i], bias[i], scratch);
-            if (act >= 0) bl_activate(y[i], (size_t)T * w[i]->n, act);
+            blk_matmul_scalar(y[i], x, T, w[i], bias[i], scratch);
+            if (act >= 0) blk_activate(y[i], (size_t)T * w[i]->n, act);
         }
     }
 }
 
-void bl_matmul(float *y, const float *x, int32_t T, const bl_weight *w, const float *bias, float *scratch) {
-    bl_matmul_act(y, x, T, w, bias, -1, scratch);
+void blk_matmul(float *y, const float *x, int32_t T, const blk_weight *w, const float *bias, float *scratch) {
+    blk_matmul_act(y, x, T, w, bias, -1, scratch);
 }
 
-void bl_matmul_nt(float *y, int32_t ldy, const float *x, int32_t ldx, int32_t T, const float *b, int32_t bn,
+void blk_matmul_nt(float *y, int32_t ldy, const float *x, int32_t ldx, int32_t T, const float *b, int32_t bn,
                   int32_t bk, int32_t N, int32_t K, float *scratch) {
     /* pack B into panels scratch[p][k][8] (zero-padded), then x in chunks
      * of NT_ROWS rows behind them, then the f32 kernel */
@@ -791,7 +791,7 @@ void bl_matmul_nt(float *y, int32_t ldy, const float *x, int32_t ldx, int32_t T,
     }
 }
 
-void bl_layernorm(float *x, const float *res, int32_t T, int32_t n, const float *g, const float *b, float eps) {
+void blk_layernorm(float *x, const float *res, int32_t T, int32_t n, const float *g, const float *b, float eps) {
     for (int32_t t = 0; t < T; t++) {
         float *r = x + (size_t)t * n;
         const float *rr = res ? res + (size_t)t * n : NULL;
@@ -838,7 +838,7 @@ void bl_layernorm(float *x, const float *res, int32_t T, int32_t n, const float 
         s = wasm_f32x4_add(s, e);                                                     \
     }
 
-void bl_softmax(float *x, int32_t T, int32_t n, float scale) {
+void blk_softmax(float *x, int32_t T, int32_t n, float scale) {
     for (int32_t t = 0; t < T; t++) {
         float *r = x + (size_t)t * n;
         v128_t m0 = wasm_f32x4_splat(-INFINITY), m1 = m0; /* two chains of pmax */
@@ -871,7 +871,7 @@ void bl_softmax(float *x, int32_t T, int32_t n, float scale) {
 }
 #undef SOFTMAX_EXP_ROW
 
-void bl_activate(float *x, size_t n, int32_t act) {
+void blk_activate(float *x, size_t n, int32_t act) {
     size_t i = 0;
     for (; i + 4 <= n; i += 4) wasm_v128_store(x + i, v_act(wasm_v128_load(x + i), act));
     for (; i < n; i++) {

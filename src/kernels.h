@@ -6,8 +6,8 @@
  * at compile time; otherwise the un-suffixed name is the scalar reference.
  *
  * Weight matrices follow torch Linear: W[n][k], n = output, k = input.
- * A bl_weight wraps the bundle bytes (read by the scalar path) and, for the
- * SIMD path, a copy re-laid-out into panels once at setup time (bl_weight_pack)
+ * A blk_weight wraps the bundle bytes (read by the scalar path) and, for the
+ * SIMD path, a copy re-laid-out into panels once at setup time (blk_weight_pack)
  * so the forward pass never converts weights.
  */
 #ifndef BL_KERNELS_H
@@ -18,76 +18,76 @@
 
 #define BL_PANEL 8 /* output columns per packed panel (SIMD layouts) */
 
-typedef struct bl_weight {
+typedef struct blk_weight {
     int32_t dtype;        /* bl_dtype of data                                   */
     int32_t n, k;         /* rows (outputs) x columns (inputs)                  */
     const uint8_t *data;  /* bundle bytes: f32/f16 [n][k]; q8 int8 [n][k] then
                              f32 scale [n][k/32]; q4 packed [n][k/2] then scale  */
-    /* SIMD layout (NULL in scalar builds), owned, built by bl_weight_pack:
+    /* SIMD layout (NULL in scalar builds), owned, built by blk_weight_pack:
      *   f32/f16 -> pf[n_panels][k][8]          floats, zero-padded columns
      *   q8/q4   -> pq[n_panels][k/2][8][2]     int16 pairs (k even, k odd)
      *              ps[n_panels][k/32][8]       f32 block scales              */
     float *pf;
     int16_t *pq;
     float *ps;
-} bl_weight;
+} blk_weight;
 
 /* Wrap bundle bytes; checks n, k > 0 and k % 32 == 0 for q8/q4. 0 ok / -1. */
-int bl_weight_init(bl_weight *w, int32_t dtype, int32_t n, int32_t k, const uint8_t *data);
+int blk_weight_init(blk_weight *w, int32_t dtype, int32_t n, int32_t k, const uint8_t *data);
 /* Build the SIMD layout (no-op in scalar builds). 0 ok / -1 out of memory. */
-int bl_weight_pack(bl_weight *w);
-void bl_weight_free(bl_weight *w);
+int blk_weight_pack(blk_weight *w);
+void blk_weight_free(blk_weight *w);
 /* Dequantize row r of w into out[k] (any dtype). */
-void bl_weight_row(const bl_weight *w, int32_t r, float *out);
+void blk_weight_row(const blk_weight *w, int32_t r, float *out);
 
-/* Scratch floats bl_matmul needs for T rows of width k (activation quantization,
+/* Scratch floats blk_matmul needs for T rows of width k (activation quantization,
  * a dequantized weight row for the scalar path). */
-size_t bl_matmul_scratch_floats(int32_t T, int32_t k);
+size_t blk_matmul_scratch_floats(int32_t T, int32_t k);
 
 /* y[T][n] = x[T][k] * W^T + bias (bias may be NULL). Rows of x and y are
  * contiguous (stride k and n). */
-void bl_matmul(float *y, const float *x, int32_t T, const bl_weight *w, const float *bias, float *scratch);
-void bl_matmul_scalar(float *y, const float *x, int32_t T, const bl_weight *w, const float *bias, float *scratch);
-/* bl_matmul then bl_activate(y, T * n, act) (act < 0: none); the SIMD path
+void blk_matmul(float *y, const float *x, int32_t T, const blk_weight *w, const float *bias, float *scratch);
+void blk_matmul_scalar(float *y, const float *x, int32_t T, const blk_weight *w, const float *bias, float *scratch);
+/* blk_matmul then blk_activate(y, T * n, act) (act < 0: none); the SIMD path
  * applies the activation to each tile in registers before storing it. */
-void bl_matmul_act(float *y, const float *x, int32_t T, const bl_weight *w, const float *bias, int32_t act,
+void blk_matmul_act(float *y, const float *x, int32_t T, const blk_weight *w, const float *bias, int32_t act,
                    float *scratch);
 
 /* n products of the same x with weights of the same k (e.g. Q, K and V):
  * y[i] = act(x * w[i]^T + bias[i]) (bias[i] may be NULL, act < 0: none).
  * The SIMD path packs or quantizes x once for all of them. */
-void bl_matmul_shared(int n, float *const *y, const float *x, int32_t T, const bl_weight *const *w,
+void blk_matmul_shared(int n, float *const *y, const float *x, int32_t T, const blk_weight *const *w,
                       const float *const *bias, int32_t act, float *scratch);
 
 /* Activation x activation product used by attention:
  *   y[i*ldy + n] = sum_k x[i*ldx + k] * b[n*bn + k*bk]     i < T, n < N, k < K
  * (b is addressed with two strides, so K_h and V_h^T are read in place).
- * scratch: bl_matmul_nt_scratch_floats(N, K) floats. */
-size_t bl_matmul_nt_scratch_floats(int32_t N, int32_t K);
-void bl_matmul_nt(float *y, int32_t ldy, const float *x, int32_t ldx, int32_t T, const float *b, int32_t bn,
+ * scratch: blk_matmul_nt_scratch_floats(N, K) floats. */
+size_t blk_matmul_nt_scratch_floats(int32_t N, int32_t K);
+void blk_matmul_nt(float *y, int32_t ldy, const float *x, int32_t ldx, int32_t T, const float *b, int32_t bn,
                   int32_t bk, int32_t N, int32_t K, float *scratch);
-void bl_matmul_nt_scalar(float *y, int32_t ldy, const float *x, int32_t ldx, int32_t T, const float *b,
+void blk_matmul_nt_scalar(float *y, int32_t ldy, const float *x, int32_t ldx, int32_t T, const float *b,
                          int32_t bn, int32_t bk, int32_t N, int32_t K, float *scratch);
 
 /* LayerNorm over each of T rows of width n, in place on x, with an optional
  * residual added first: x = LN(x + res) * g + b  (res may be NULL). */
-void bl_layernorm(float *x, const float *res, int32_t T, int32_t n, const float *g, const float *b, float eps);
-void bl_layernorm_scalar(float *x, const float *res, int32_t T, int32_t n, const float *g, const float *b,
+void blk_layernorm(float *x, const float *res, int32_t T, int32_t n, const float *g, const float *b, float eps);
+void blk_layernorm_scalar(float *x, const float *res, int32_t T, int32_t n, const float *g, const float *b,
                          float eps);
 
 /* Row softmax in place of exp(scale * x): each of T rows of width n sums to 1. */
-void bl_softmax(float *x, int32_t T, int32_t n, float scale);
-void bl_softmax_scalar(float *x, int32_t T, int32_t n, float scale);
+void blk_softmax(float *x, int32_t T, int32_t n, float scale);
+void blk_softmax_scalar(float *x, int32_t T, int32_t n, float scale);
 
 /* Activation in place over n values: act = bl_activation (GELU erf, GELU tanh, ReLU). */
-void bl_activate(float *x, size_t n, int32_t act);
-void bl_activate_scalar(float *x, size_t n, int32_t act);
+void blk_activate(float *x, size_t n, int32_t act);
+void blk_activate_scalar(float *x, size_t n, int32_t act);
 
 /* Elementwise helpers exported for tests: erf and exp of the SIMD path applied
  * to n values (scalar builds use libm). */
-void bl_erf_vec(float *x, size_t n);
-void bl_exp_vec(float *x, size_t n);
+void blk_erf_vec(float *x, size_t n);
+void blk_exp_vec(float *x, size_t n);
 
-float bl_half_to_float(uint16_t h);
+float blk_half_to_float(uint16_t h);
 
 #endif

@@ -72,36 +72,36 @@ static int32_t vocab_find(const bl_tokenizer *t, const char *prefix, size_t plen
 bl_tokenizer *bl_tokenizer_new(const char *const *vocab, const uint32_t *vocab_len, int32_t n_vocab,
                                const bl_tokenizer_opts *opts, char *err, size_t errlen) {
     if (!vocab || !vocab_len || !opts || n_vocab <= 0 || n_vocab > (1 << 24)) {
-        bl_set_err(err, errlen, "tokenizer: bad arguments (vocabulary of %d entries)", (int)n_vocab);
+        bli_set_err(err, errlen, "tokenizer: bad arguments (vocabulary of %d entries)", (int)n_vocab);
         return NULL;
     }
     const int32_t specials[N_SPECIAL] = {opts->unk_id, opts->cls_id, opts->sep_id, opts->pad_id, opts->mask_id};
     for (int k = 0; k < N_SPECIAL; k++) {
         int required = k < 3;
         if (specials[k] >= n_vocab || (required && specials[k] < 0) || specials[k] < -1) {
-            bl_set_err(err, errlen, "tokenizer: special token id %d out of range (vocabulary of %d)",
+            bli_set_err(err, errlen, "tokenizer: special token id %d out of range (vocabulary of %d)",
                     (int)specials[k], (int)n_vocab);
             return NULL;
         }
     }
     if (opts->max_chars_per_word <= 0) {
-        bl_set_err(err, errlen, "tokenizer: max_chars_per_word must be positive");
+        bli_set_err(err, errlen, "tokenizer: max_chars_per_word must be positive");
         return NULL;
     }
     size_t total = 0;
     for (int32_t i = 0; i < n_vocab; i++) {
         if (!vocab[i] && vocab_len[i]) {
-            bl_set_err(err, errlen, "tokenizer: vocabulary entry %d is NULL", (int)i);
+            bli_set_err(err, errlen, "tokenizer: vocabulary entry %d is NULL", (int)i);
             return NULL;
         }
         if (vocab_len[i] > 4096) {
-            bl_set_err(err, errlen, "tokenizer: vocabulary entry %d is %u bytes long", (int)i, vocab_len[i]);
+            bli_set_err(err, errlen, "tokenizer: vocabulary entry %d is %u bytes long", (int)i, vocab_len[i]);
             return NULL;
         }
         total += vocab_len[i] + 1;
     }
     if (total > UINT32_MAX / 2) {
-        bl_set_err(err, errlen, "tokenizer: vocabulary too large");
+        bli_set_err(err, errlen, "tokenizer: vocabulary too large");
         return NULL;
     }
     bl_tokenizer *t = calloc(1, sizeof *t);
@@ -144,18 +144,18 @@ bl_tokenizer *bl_tokenizer_new(const char *const *vocab, const uint32_t *vocab_l
     if (!t->bmp) goto oom;
     for (uint32_t c = 0; c < 0x10000; c++) {
         uint32_t d[BL_UC_MAX_DECOMP], l[BL_UC_MAX_LOWER];
-        int f = bl_uc_class(c);
+        int f = bli_uc_class(c);
         if (c < 0xD800 || c > 0xDFFF) {
-            if (bl_uc_decompose(c, d) != 1 || d[0] != c) f |= BMP_DECOMP;
-            if (bl_uc_ccc(c)) f |= BMP_CCC;
-            if (bl_uc_lower(c, l) != 1 || l[0] != c) f |= BMP_LOWER;
+            if (bli_uc_decompose(c, d) != 1 || d[0] != c) f |= BMP_DECOMP;
+            if (bli_uc_ccc(c)) f |= BMP_CCC;
+            if (bli_uc_lower(c, l) != 1 || l[0] != c) f |= BMP_LOWER;
         }
         t->bmp[c] = (uint8_t)f;
     }
     return t;
 oom:
     bl_tokenizer_free(t);
-    bl_set_err(err, errlen, "tokenizer: out of memory");
+    bli_set_err(err, errlen, "tokenizer: out of memory");
     return NULL;
 }
 
@@ -263,7 +263,7 @@ static int decode_utf8(work *w, const char *text, size_t len, const char *which,
     if (grow((void **)&w->orig, &w->orig_cap, len + 1, sizeof(uint32_t)) ||
         grow((void **)&w->u16, &w->u16_cap, len + 1, sizeof(int32_t))) {
         w->oom = 1;
-        bl_set_err(err, errlen, "tokenizer: out of memory");
+        bli_set_err(err, errlen, "tokenizer: out of memory");
         return -1;
     }
     for (size_t i = 0; i < len;) {
@@ -273,23 +273,23 @@ static int decode_utf8(work *w, const char *text, size_t len, const char *which,
         else if ((c & 0xF0) == 0xE0) { c &= 0x0F; need = 2; min = 0x800; }
         else if ((c & 0xF8) == 0xF0) { c &= 0x07; need = 3; min = 0x10000; }
         else {
-            bl_set_err(err, errlen, "invalid UTF-8 in %s at byte %zu: unexpected byte 0x%02X", which, i, s[i]);
+            bli_set_err(err, errlen, "invalid UTF-8 in %s at byte %zu: unexpected byte 0x%02X", which, i, s[i]);
             return -1;
         }
         if (need && i + need >= len) {
-            bl_set_err(err, errlen, "invalid UTF-8 in %s at byte %zu: truncated sequence", which, i);
+            bli_set_err(err, errlen, "invalid UTF-8 in %s at byte %zu: truncated sequence", which, i);
             return -1;
         }
         for (uint32_t k = 1; k <= need; k++) {
             if ((s[i + k] & 0xC0) != 0x80) {
-                bl_set_err(err, errlen, "invalid UTF-8 in %s at byte %zu: bad continuation byte 0x%02X", which,
+                bli_set_err(err, errlen, "invalid UTF-8 in %s at byte %zu: bad continuation byte 0x%02X", which,
                         i + k, s[i + k]);
                 return -1;
             }
             c = (c << 6) | (s[i + k] & 0x3F);
         }
         if (c < min || c > 0x10FFFF || (c >= 0xD800 && c <= 0xDFFF)) {
-            bl_set_err(err, errlen, "invalid UTF-8 in %s at byte %zu: %s", which, i,
+            bli_set_err(err, errlen, "invalid UTF-8 in %s at byte %zu: %s", which, i,
                     c < min ? "overlong encoding" : c > 0x10FFFF ? "code point above U+10FFFF" : "surrogate code point");
             return -1;
         }
@@ -323,11 +323,11 @@ static size_t utf8_put(char *out, uint32_t c) {
 /* ------------------------------------------------------------ normalizer */
 
 static inline int klass(const bl_tokenizer *t, uint32_t c) {
-    return c < 0x10000 ? t->bmp[c] & 7 : bl_uc_class(c);
+    return c < 0x10000 ? t->bmp[c] & 7 : bli_uc_class(c);
 }
 
 static inline int ccc(const bl_tokenizer *t, uint32_t c) {
-    return (c < 0x10000 && !(t->bmp[c] & BMP_CCC)) ? 0 : bl_uc_ccc(c);
+    return (c < 0x10000 && !(t->bmp[c] & BMP_CCC)) ? 0 : bli_uc_ccc(c);
 }
 
 /* Normalize original characters [from, to) into w->a. */
@@ -359,7 +359,7 @@ static int normalize(const bl_tokenizer *t, work *w, size_t from, size_t to) {
             uint32_t c = a->cp[i];
             if (c < 0x10000 && !(t->bmp[c] & BMP_DECOMP)) { b->cp[b->n] = c, b->src[b->n++] = a->src[i]; continue; }
             uint32_t d[BL_UC_MAX_DECOMP];
-            int nd = bl_uc_decompose(c, d);
+            int nd = bli_uc_decompose(c, d);
             for (int k = 0; k < nd; k++) b->cp[b->n] = d[k], b->src[b->n++] = a->src[i];
         }
         for (size_t i = 0; i < b->n;) {
@@ -389,7 +389,7 @@ static int normalize(const bl_tokenizer *t, work *w, size_t from, size_t to) {
             uint32_t c = a->cp[i];
             if (c < 0x10000 && !(t->bmp[c] & BMP_LOWER)) { b->cp[b->n] = c, b->src[b->n++] = a->src[i]; continue; }
             uint32_t l[BL_UC_MAX_LOWER];
-            int nl = bl_uc_lower(c, l);
+            int nl = bli_uc_lower(c, l);
             for (int k = 0; k < nl; k++) b->cp[b->n] = l[k], b->src[b->n++] = a->src[i];
         }
         chars tmp = *a; /* swap so the result is in w->a */
@@ -485,7 +485,7 @@ static size_t match_special(const bl_tokenizer *t, const work *w, size_t i, int3
 static int tokenize_text(const bl_tokenizer *t, work *w, const char *text, size_t len, const char *which,
                          toklist *out, char *err, size_t errlen) {
     if (len > MAX_TEXT_BYTES) {
-        bl_set_err(err, errlen, "%s is too long: %zu bytes (limit %u)", which, len, MAX_TEXT_BYTES);
+        bli_set_err(err, errlen, "%s is too long: %zu bytes (limit %u)", which, len, MAX_TEXT_BYTES);
         return -1;
     }
     if (decode_utf8(w, text, len, which, err, errlen)) return -1;
@@ -511,7 +511,7 @@ static int tokenize_text(const bl_tokenizer *t, work *w, const char *text, size_
     return 0;
 oom:
     w->oom = 1;
-    bl_set_err(err, errlen, "tokenizer: out of memory");
+    bli_set_err(err, errlen, "tokenizer: out of memory");
     return -1;
 }
 
@@ -520,12 +520,12 @@ oom:
 int bl_tokenize(const bl_tokenizer *t, const char *text, size_t len, const char *text_b, size_t len_b,
                 int32_t max_tokens, bl_tokens *out, char *err, size_t errlen) {
     if (!out) {
-        bl_set_err(err, errlen, "tokenize: no output");
+        bli_set_err(err, errlen, "tokenize: no output");
         return -1;
     }
     memset(out, 0, sizeof *out);
     if (!t || (!text && len)) {
-        bl_set_err(err, errlen, "tokenize: no tokenizer or text");
+        bli_set_err(err, errlen, "tokenize: no tokenizer or text");
         return -1;
     }
     if (!text) text = "";
@@ -533,7 +533,7 @@ int bl_tokenize(const bl_tokenizer *t, const char *text, size_t len, const char 
     int pair = text_b != NULL && len_b > 0;
     int n_special = pair ? 3 : 2;
     if (max_tokens < 0 || (max_tokens > 0 && max_tokens < n_special)) {
-        bl_set_err(err, errlen, "tokenize: max_tokens %d cannot hold the %d special tokens", (int)max_tokens,
+        bli_set_err(err, errlen, "tokenize: max_tokens %d cannot hold the %d special tokens", (int)max_tokens,
                 n_special);
         return -1;
     }
@@ -566,7 +566,7 @@ int bl_tokenize(const bl_tokenizer *t, const char *text, size_t len, const char 
     out->offsets = malloc(2 * n * sizeof(int32_t));
     out->word_ids = malloc(n * sizeof(int32_t));
     if (!out->ids || !out->type_ids || !out->offsets || !out->word_ids) {
-        bl_set_err(err, errlen, "tokenizer: out of memory");
+        bli_set_err(err, errlen, "tokenizer: out of memory");
         goto done;
     }
     size_t k = 0;

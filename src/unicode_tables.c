@@ -7,7 +7,7 @@
 #include "unicode.h"
 #include <stddef.h>
 
-const char bl_unicode_version[] = "14.0.0";
+const char bli_unicode_version[] = "14.0.0";
 
 #if BL_UC_MAX_DECOMP < 4
 #error "BL_UC_MAX_DECOMP too small"
@@ -833,12 +833,12 @@ static uint32_t run_lookup(const uint32_t *runs, size_t n, uint32_t cp, int shif
     return runs[lo] & ((1u << shift) - 1);
 }
 
-int bl_uc_class(uint32_t cp) {
+int bli_uc_class(uint32_t cp) {
     if (cp > 0x10FFFF) return BL_UC_OTHER;
     return (int)run_lookup(class_runs, sizeof class_runs / sizeof class_runs[0], cp, 3);
 }
 
-int bl_uc_ccc(uint32_t cp) {
+int bli_uc_ccc(uint32_t cp) {
     if (cp < 0x300 || cp > 0x10FFFF) return 0;
     return (int)run_lookup(ccc_runs, sizeof ccc_runs / sizeof ccc_runs[0], cp, 8);
 }
@@ -867,11 +867,11 @@ static int decompose_into(uint32_t cp, uint32_t *out, int n) {
     return n;
 }
 
-int bl_uc_decompose(uint32_t cp, uint32_t out[BL_UC_MAX_DECOMP]) {
+int bli_uc_decompose(uint32_t cp, uint32_t out[BL_UC_MAX_DECOMP]) {
     return decompose_into(cp, out, 0);
 }
 
-int bl_uc_lower(uint32_t cp, uint32_t out[BL_UC_MAX_LOWER]) {
+int bli_uc_lower(uint32_t cp, uint32_t out[BL_UC_MAX_LOWER]) {
     if (cp < 0x80) {
         out[0] = (cp >= 'A' && cp <= 'Z') ? cp + 32 : cp;
         return 1;

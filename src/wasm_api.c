@@ -75,21 +75,21 @@ static void unload(void) {
 /* JSON text comes from json.h (shared with the CLI); the last result is kept
  * in g.json until the next call. */
 
-static void jb_printf(bl_jbuf *b, const char *fmt, ...) {
+static void jb_printf(bli_jbuf *b, const char *fmt, ...) {
     char tmp[256];
     va_list ap;
     va_start(ap, fmt);
     int n = vsnprintf(tmp, sizeof tmp, fmt, ap);
     va_end(ap);
-    if (n >= 0) bl_json_raw(b, tmp, (size_t)n < sizeof tmp ? (size_t)n : sizeof tmp - 1);
+    if (n >= 0) bli_json_raw(b, tmp, (size_t)n < sizeof tmp ? (size_t)n : sizeof tmp - 1);
 }
 
-static void jb_str(bl_jbuf *b, const char *s) { bl_json_string(b, s ? s : "", s ? strlen(s) : 0); }
+static void jb_str(bli_jbuf *b, const char *s) { bli_json_string(b, s ? s : "", s ? strlen(s) : 0); }
 
 /* Hand the buffer out as the current JSON result (freed on the next one). */
-static const char *jb_finish(bl_jbuf *b) {
+static const char *jb_finish(bli_jbuf *b) {
     if (b->oom) {
-        bl_jbuf_free(b);
+        bli_jbuf_free(b);
         set_error("out of memory building JSON");
         return NULL;
     }
@@ -138,7 +138,7 @@ EMSCRIPTEN_KEEPALIVE const char *blw_info_json(void) {
     }
     static const char *acts[] = {"gelu", "gelu_tanh", "relu"};
     const bl_config *c = bl_model_config(g.model);
-    bl_jbuf b = {0};
+    bli_jbuf b = {0};
     jb_printf(&b, "{\"config\":{\"n_layers\":%d,\"n_heads\":%d,\"hidden\":%d,\"intermediate\":%d,", c->n_layers,
               c->n_heads, c->hidden, c->intermediate);
     jb_printf(&b, "\"max_positions\":%d,\"type_vocab_size\":%d,\"vocab_size\":%d,", c->max_positions,
@@ -147,13 +147,13 @@ EMSCRIPTEN_KEEPALIVE const char *blw_info_json(void) {
               c->activation >= 0 && c->activation <= 2 ? acts[c->activation] : "?");
     char val[512];
     for (int i = 0; i < bl_model_n_meta(g.model); i++) {
-        if (i) bl_json_raw(&b, ",", 1);
+        if (i) bli_json_raw(&b, ",", 1);
         jb_str(&b, bl_model_meta_key(g.model, i));
-        bl_json_raw(&b, ":", 1);
+        bli_json_raw(&b, ":", 1);
         bl_model_meta_format(g.model, i, val, sizeof val);
         jb_str(&b, val);
     }
-    bl_json_raw(&b, "},\"dtype\":", 10);
+    bli_json_raw(&b, "},\"dtype\":", 10);
     jb_str(&b, bl_model_meta_str(g.model, "weights.dtype"));
     uint64_t params = 0, bytes = 0;
     for (int i = 0; i < bl_model_n_tensors(g.model); i++) {
@@ -187,12 +187,12 @@ static int tokenize(const char *a, const char *b, int max_tokens, bl_tokens *out
 
 EMSCRIPTEN_KEEPALIVE const char *blw_tokenize_json(const char *a, const char *b, int max_tokens) {
     bl_tokens t;
-    bl_jbuf j = {0};
+    bli_jbuf j = {0};
     if (tokenize(a, b, max_tokens, &t)) {
-        bl_json_error(&j, g.err);
+        bli_json_error(&j, g.err);
         return jb_finish(&j);
     }
-    bl_json_tokens(&j, bl_model_tokenizer(g.model), &t, 0);
+    bli_json_tokens(&j, bl_model_tokenizer(g.model), &t, 0);
     bl_tokens_free(&t);
     return jb_finish(&j);
 }
@@ -253,8 +253,8 @@ EMSCRIPTEN_KEEPALIVE const char *blw_tokens_json(void) {
         set_error("no tokens: call blw_run first");
         return NULL;
     }
-    bl_jbuf j = {0};
-    bl_json_tokens(&j, bl_model_tokenizer(g.model), &g.toks, 1);
+    bli_jbuf j = {0};
+    bli_json_tokens(&j, bl_model_tokenizer(g.model), &g.toks, 1);
     return jb_finish(&j);
 }
 
@@ -278,8 +278,8 @@ EMSCRIPTEN_KEEPALIVE const char *blw_analyze_json(int with_rollout) {
         return NULL;
     }
     if (bl_analyze(g.state, g.toks.ids, g.toks.type_ids, &g.an, g.err, sizeof g.err)) return NULL;
-    bl_jbuf b = {0};
-    bl_json_analysis(&b, bl_model_tokenizer(g.model), g.toks.ids, &g.an, with_rollout);
+    bli_jbuf b = {0};
+    bli_json_analysis(&b, bl_model_tokenizer(g.model), g.toks.ids, &g.an, with_rollout);
     return jb_finish(&b);
 }
 
@@ -315,37 +315,37 @@ EMSCRIPTEN_KEEPALIVE int blw_head_analyze(const float *a, int T, const uint8_t *
  * Run one kernel, scalar reference (simd = 0) or the build's selected
  * version (simd = 1), on caller-provided buffers. */
 
-/* The fused projection + activation (bl_matmul_act; act < 0: none) against
+/* The fused projection + activation (blk_matmul_act; act < 0: none) against
  * the scalar matmul followed by the scalar activation (simd = 0). */
 EMSCRIPTEN_KEEPALIVE int blw_k_matmul_act(int simd, float *y, const float *x, int T, int dtype, int n, int k,
                                           const uint8_t *wdata, const float *bias, int act) {
-    bl_weight w;
-    if (bl_weight_init(&w, dtype, n, k, wdata)) {
+    blk_weight w;
+    if (blk_weight_init(&w, dtype, n, k, wdata)) {
         set_error("bad weight shape/dtype");
         return -1;
     }
-    if (simd && bl_weight_pack(&w)) {
+    if (simd && blk_weight_pack(&w)) {
         set_error("out of memory");
         return -1;
     }
-    float *scratch = malloc(bl_matmul_scratch_floats(T, k) * sizeof(float));
+    float *scratch = malloc(blk_matmul_scratch_floats(T, k) * sizeof(float));
     if (!scratch) {
-        bl_weight_free(&w);
+        blk_weight_free(&w);
         set_error("out of memory");
         return -1;
     }
     if (simd) {
-        bl_matmul_act(y, x, T, &w, bias, act, scratch);
+        blk_matmul_act(y, x, T, &w, bias, act, scratch);
     } else {
-        bl_matmul_scalar(y, x, T, &w, bias, scratch);
-        if (act >= 0) bl_activate_scalar(y, (size_t)T * n, act);
+        blk_matmul_scalar(y, x, T, &w, bias, scratch);
+        if (act >= 0) blk_activate_scalar(y, (size_t)T * n, act);
     }
     free(scratch);
-    bl_weight_free(&w);
+    blk_weight_free(&w);
     return 0;
 }
 
-/* The plain projection: bl_matmul is bl_matmul_act with no activation. */
+/* The plain projection: blk_matmul is blk_matmul_act with no activation. */
 EMSCRIPTEN_KEEPALIVE int blw_k_matmul(int simd, float *y, const float *x, int T, int dtype, int n, int k,
                                       const uint8_t *wdata, const float *bias) {
     return blw_k_matmul_act(simd, y, x, T, dtype, n, k, wdata, bias, -1);
@@ -353,15 +353,15 @@ EMSCRIPTEN_KEEPALIVE int blw_k_matmul(int simd, float *y, const float *x, int T,
 
 EMSCRIPTEN_KEEPALIVE int blw_k_matmul_nt(int simd, float *y, int ldy, const float *x, int ldx, int T, const float *b,
                                          int bn, int bk, int N, int K) {
-    float *scratch = malloc(bl_matmul_nt_scratch_floats(N, K) * sizeof(float));
+    float *scratch = malloc(blk_matmul_nt_scratch_floats(N, K) * sizeof(float));
     if (!scratch) {
         set_error("out of memory");
         return -1;
     }
     if (simd)
-        bl_matmul_nt(y, ldy, x, ldx, T, b, bn, bk, N, K, scratch);
+        blk_matmul_nt(y, ldy, x, ldx, T, b, bn, bk, N, K, scratch);
     else
-        bl_matmul_nt_scalar(y, ldy, x, ldx, T, b, bn, bk, N, K, scratch);
+        blk_matmul_nt_scalar(y, ldy, x, ldx, T, b, bn, bk, N, K, scratch);
     free(scratch);
     return 0;
 }
@@ -369,36 +369,36 @@ EMSCRIPTEN_KEEPALIVE int blw_k_matmul_nt(int simd, float *y, int ldy, const floa
 EMSCRIPTEN_KEEPALIVE void blw_k_layernorm(int simd, float *x, const float *res, int T, int n, const float *gam,
                                           const float *beta, float eps) {
     if (simd)
-        bl_layernorm(x, res, T, n, gam, beta, eps);
+        blk_layernorm(x, res, T, n, gam, beta, eps);
     else
-        bl_layernorm_scalar(x, res, T, n, gam, beta, eps);
+        blk_layernorm_scalar(x, res, T, n, gam, beta, eps);
 }
 
 EMSCRIPTEN_KEEPALIVE void blw_k_softmax(int simd, float *x, int T, int n, float scale) {
     if (simd)
-        bl_softmax(x, T, n, scale);
+        blk_softmax(x, T, n, scale);
     else
-        bl_softmax_scalar(x, T, n, scale);
+        blk_softmax_scalar(x, T, n, scale);
 }
 
 EMSCRIPTEN_KEEPALIVE void blw_k_activate(int simd, float *x, int n, int act) {
     if (simd)
-        bl_activate(x, (size_t)n, act);
+        blk_activate(x, (size_t)n, act);
     else
-        bl_activate_scalar(x, (size_t)n, act);
+        blk_activate_scalar(x, (size_t)n, act);
 }
 
 /* erf / exp: simd = 1 -> the kernels' own approximations, 0 -> libm. */
 EMSCRIPTEN_KEEPALIVE void blw_k_erf(int simd, float *x, int n) {
     if (simd)
-        bl_erf_vec(x, (size_t)n);
+        blk_erf_vec(x, (size_t)n);
     else
         for (int i = 0; i < n; i++) x[i] = erff(x[i]);
 }
 
 EMSCRIPTEN_KEEPALIVE void blw_k_exp(int simd, float *x, int n) {
     if (simd)
-        bl_exp_vec(x, (size_t)n);
+        blk_exp_vec(x, (size_t)n);
     else
         for (int i = 0; i < n; i++) x[i] = expf(x[i]);
 }

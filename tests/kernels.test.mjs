@@ -130,7 +130,7 @@ for (const dtype of [BL_F32, BL_F16, BL_Q8, BL_Q4]) {
 check(M._blw_k_matmul(1, 0, 0, 1, BL_Q8, 4, 33, 8, 0) === -1, 'matmul refuses q8 with k % 32 != 0');
 
 // ------------------------------------ matmul + activation (fused on SIMD)
-// bl_matmul_act applies the activation to each output tile in registers; the
+// blk_matmul_act applies the activation to each output tile in registers; the
 // reference is the scalar matmul followed by the scalar activation. Allowed:
 // the matmul tolerance carried through the activation (slope <= 1.13) plus
 // the activation's own tolerance.

@@ -248,12 +248,12 @@ static uint32_t run_lookup(const uint32_t *runs, size_t n, uint32_t cp, int shif
     return runs[lo] & ((1u << shift) - 1);
 }
 
-int bl_uc_class(uint32_t cp) {
+int bli_uc_class(uint32_t cp) {
     if (cp > 0x10FFFF) return BL_UC_OTHER;
     return (int)run_lookup(class_runs, sizeof class_runs / sizeof class_runs[0], cp, 3);
 }
 
-int bl_uc_ccc(uint32_t cp) {
+int bli_uc_ccc(uint32_t cp) {
     if (cp < 0x300 || cp > 0x10FFFF) return 0;
     return (int)run_lookup(ccc_runs, sizeof ccc_runs / sizeof ccc_runs[0], cp, 8);
 }
@@ -282,11 +282,11 @@ static int decompose_into(uint32_t cp, uint32_t *out, int n) {
     return n;
 }
 
-int bl_uc_decompose(uint32_t cp, uint32_t out[BL_UC_MAX_DECOMP]) {
+int bli_uc_decompose(uint32_t cp, uint32_t out[BL_UC_MAX_DECOMP]) {
     return decompose_into(cp, out, 0);
 }
 
-int bl_uc_lower(uint32_t cp, uint32_t out[BL_UC_MAX_LOWER]) {
+int bli_uc_lower(uint32_t cp, uint32_t out[BL_UC_MAX_LOWER]) {
     if (cp < 0x80) {
         out[0] = (cp >= 'A' && cp <= 'Z') ? cp + 32 : cp;
         return 1;
@@ -321,7 +321,7 @@ def generate():
                ' * tokenizers (older category/normalization tables, newer lower-casing).\n'
                ' */' % (ud.unidata_version, sys.version_info[0], sys.version_info[1]))
     out.append('#include "unicode.h"\n#include <stddef.h>\n')
-    out.append('const char bl_unicode_version[] = "%s";\n' % ud.unidata_version)
+    out.append('const char bli_unicode_version[] = "%s";\n' % ud.unidata_version)
     out.append('#if BL_UC_MAX_DECOMP < %d\n#error "BL_UC_MAX_DECOMP too small"\n#endif\n' % max_decomp)
     out.append('/* class runs: (first code point << 3) | BL_UC_* class, sorted; %d runs */' % len(class_runs))
     out.append('static const uint32_t class_runs[] = {\n%s\n};\n'
