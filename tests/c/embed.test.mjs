@@ -32,3 +32,15 @@ test('embed_example reports a missing bundle', () => {
   assert.equal(e.status, 1);
   assert.match(e.stderr, /cannot read/);
 });
+
+test('every bl_ symbol of libbertlens.a is declared in bertlens.h (internal names use blk_/bli_)', () => {
+  const nm = spawnSync('nm', ['-g', '--defined-only', path.join(ROOT, 'build/libbertlens.a')], { encoding: 'utf8' });
+  assert.equal(nm.status, 0, nm.stderr);
+  const header = fs.readFileSync(path.join(ROOT, 'src/bertlens.h'), 'utf8');
+  const declared = new Set([...header.matchAll(/\b(bl_[a-z0-9_]+)\s*\(/g)].map((m) => m[1]));
+  const symbols = [...nm.stdout.matchAll(/^[0-9a-f]+ [A-Z] (\w+)$/gm)].map((m) => m[1]);
+  assert.ok(symbols.length > 50, `nm listed ${symbols.length} symbols`);
+  const stray = symbols.filter((n) => n.startsWith('bl_') && !declared.has(n));
+  assert.deepEqual(stray, [], 'public-prefixed symbols missing from bertlens.h');
+  assert.ok(symbols.some((n) => n.startsWith('blk_')) && symbols.some((n) => n.startsWith('bli_')));
+});
