@@ -213,8 +213,8 @@ void bl_analysis_free(bl_analysis *a) {
     memset(a, 0, sizeof *a);
 }
 
-int bl_analyze(const bl_state *s, const int32_t *ids, const int32_t *type_ids, bl_analysis *out, char *err,
-               size_t errlen) {
+int bl_analyze(const bl_state *s, const int32_t *ids, const int32_t *type_ids, int what, bl_analysis *out,
+               char *err, size_t errlen) {
     if (!out) {
         bli_set_err(err, errlen, "bl_analyze: no output");
         return -1;
@@ -233,13 +233,14 @@ int bl_analyze(const bl_state *s, const int32_t *ids, const int32_t *type_ids, b
         return -1;
     }
     const size_t TT = (size_t)T * T;
-    const int with_norms = bl_norms(s, 0) != NULL;
+    const int with_rollout = what == BL_ANALYZE_ROLLOUT;
+    const int with_norms = with_rollout && bl_norms(s, 0) != NULL;
     uint8_t *roles = malloc((size_t)T);
     float *mix = malloc((size_t)L * TT * sizeof(float));
     out->heads = malloc((size_t)L * NH * sizeof *out->heads);
-    out->rollout = malloc((size_t)L * TT * sizeof(float));
+    if (with_rollout) out->rollout = malloc((size_t)L * TT * sizeof(float));
     if (with_norms) out->rollout_norm = malloc((size_t)L * TT * sizeof(float));
-    if (!roles || !mix || !out->heads || !out->rollout || (with_norms && !out->rollout_norm)) {
+    if (!roles || !mix || !out->heads || (with_rollout && !out->rollout) || (with_norms && !out->rollout_norm)) {
         bli_set_err(err, errlen, "out of memory analysing %d tokens", T);
         goto fail;
     }
@@ -259,7 +260,7 @@ int bl_analyze(const bl_state *s, const int32_t *ids, const int32_t *type_ids, b
         for (int32_t h = 0; h < NH; h++)
             bl_head_analyze(att + (size_t)h * TT, T, roles, type_ids, &out->heads[(size_t)l * NH + h]);
     }
-    if (bl_rollout(mix, L, T, 0, out->rollout, err, errlen)) goto fail;
+    if (with_rollout && bl_rollout(mix, L, T, 0, out->rollout, err, errlen)) goto fail;
     if (with_norms) {
         for (int32_t l = 0; l < L; l++) {
             const float *nm = bl_norms(s, l);
@@ -337,7 +338,7 @@ void bli_json_analysis(bli_jbuf *b, const bl_tokenizer *tk, const int32_t *ids, 
             bli_json_raw(b, tmp, (size_t)n);
         }
     bli_json_raw(b, "]", 1);
-    if (with_rollout) {
+    if (with_rollout && a->rollout) {
         bli_json_raw(b, ",\"rollout\":", 11);
         jmatrices(b, a->rollout, a->n_layers, a->T);
         bli_json_raw(b, ",\"rollout_norm\":", 16);

@@ -269,12 +269,18 @@ typedef struct bl_analysis {
     float *rollout_norm;     /* [n_layers][T][T], NULL without BL_KEEP_NORMS   */
 } bl_analysis;
 
+/* What bl_analyze computes: the per-head features and classes always;
+ * the rollouts (L matrix products of T x T, the costly part: ~1 s at 512
+ * tokens in wasm) only when asked. */
+enum { BL_ANALYZE_HEADS = 0, BL_ANALYZE_ROLLOUT = 1 };
+
 /* Everything above for the last bl_forward of s (which must have kept
  * BL_KEEP_ATTN; with BL_KEEP_NORMS also rollout_norm). ids / type_ids are the
- * ones given to that bl_forward (type_ids may be NULL). Fills *out (free with
- * bl_analysis_free); returns 0, or -1 with a reason. */
-int bl_analyze(const bl_state *s, const int32_t *ids, const int32_t *type_ids, bl_analysis *out, char *err,
-               size_t errlen);
+ * ones given to that bl_forward (type_ids may be NULL). what: BL_ANALYZE_HEADS
+ * (rollout and rollout_norm stay NULL) or BL_ANALYZE_ROLLOUT. Fills *out (free
+ * with bl_analysis_free); returns 0, or -1 with a reason. */
+int bl_analyze(const bl_state *s, const int32_t *ids, const int32_t *type_ids, int what, bl_analysis *out,
+               char *err, size_t errlen);
 void bl_analysis_free(bl_analysis *a);
 
 #ifdef __cplusplus

@@ -621,7 +621,7 @@ static int cmd_analyze(int argc, char **argv) {
         fprintf(stderr, "bertlens: note: the text was truncated to %d tokens (the model's maximum)\n", toks.n);
     if (!(s = bl_state_new(cb.model, toks.n, BL_KEEP_ATTN | BL_KEEP_NORMS, err, sizeof err)) ||
         bl_forward(s, toks.ids, toks.type_ids, toks.n, 0, err, sizeof err) ||
-        bl_analyze(s, toks.ids, toks.type_ids, &an, err, sizeof err)) {
+        bl_analyze(s, toks.ids, toks.type_ids, BL_ANALYZE_ROLLOUT, &an, err, sizeof err)) {
         fprintf(stderr, "bertlens: %s\n", err);
         goto close;
     }

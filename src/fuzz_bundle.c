@@ -31,7 +31,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
             const int32_t ids[4] = {0, 1 % c->vocab_size, 2 % c->vocab_size, 0}, types[4] = {0, 0, 1 % c->type_vocab_size, 0};
             bl_analysis an;
             if (s && bl_forward(s, ids, types, 4, 0, err, sizeof err) == 0 &&
-                bl_analyze(s, ids, types, &an, err, sizeof err) == 0)
+                bl_analyze(s, ids, types, BL_ANALYZE_ROLLOUT, &an, err, sizeof err) == 0)
                 bl_analysis_free(&an);
             bl_state_free(s);
         }

@@ -267,19 +267,23 @@ EMSCRIPTEN_KEEPALIVE const float *blw_hidden(int layer) { return bl_hidden(g.sta
 /* ----------------------------------------------------------- analyses */
 
 /* bl_analyze of the last blw_run as JSON (format in analyze.h): head
- * features and classes, and with with_rollout != 0 the rollout matrices too
- * (rollout_norm when that run kept norms: flags BL_KEEP_ATTN |
- * BL_KEEP_NORMS). The analysis is kept until the next run or load, for
- * blw_rollout. NULL + blw_error on failure. */
+ * features and classes. with_rollout: 0 computes no rollout (the costly
+ * part); 1 computes the rollouts (rollout_norm when that run kept norms:
+ * flags BL_KEEP_ATTN | BL_KEEP_NORMS) and writes them into the JSON; 2
+ * computes them for blw_rollout only (the page reads them as floats: at 512
+ * tokens the JSON would be ~45 MB). The analysis is kept until the next run
+ * or load. NULL + blw_error on failure. */
 EMSCRIPTEN_KEEPALIVE const char *blw_analyze_json(int with_rollout) {
     bl_analysis_free(&g.an);
     if (!g.has_toks || !g.toks_ran || !g.state || bl_state_tokens(g.state) != g.toks.n) {
         set_error("no text run: call blw_run first");
         return NULL;
     }
-    if (bl_analyze(g.state, g.toks.ids, g.toks.type_ids, &g.an, g.err, sizeof g.err)) return NULL;
+    if (bl_analyze(g.state, g.toks.ids, g.toks.type_ids, with_rollout ? BL_ANALYZE_ROLLOUT : BL_ANALYZE_HEADS, &g.an,
+                   g.err, sizeof g.err))
+        return NULL;
     bli_jbuf b = {0};
-    bli_json_analysis(&b, bl_model_tokenizer(g.model), g.toks.ids, &g.an, with_rollout);
+    bli_json_analysis(&b, bl_model_tokenizer(g.model), g.toks.ids, &g.an, with_rollout == 1);
     return jb_finish(&b);
 }
 

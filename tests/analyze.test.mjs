@@ -169,9 +169,18 @@ if (ENGINES.includes('wasm')) {
         const row = Array.from(M.HEAPF32.subarray(ptr / 4 + (c.T - 1) * c.T, ptr / 4 + c.T * c.T));
         assert.deepEqual(row, got[key][last][c.T - 1].map(Math.fround), `${c.name}: blw_rollout row vs JSON`);
       }
+      // 2: rollouts kept for blw_rollout, not written into the JSON
+      const kept = JSON.parse(M.UTF8ToString(M._blw_analyze_json(2)));
+      assert.equal(kept.rollout, undefined);
+      assert.deepEqual(kept.heads, got.heads);
+      const ptr = M._blw_rollout(0, 0);
+      assert.ok(ptr, `${c.name}: blw_rollout after blw_analyze_json(2): ${wasmError(M)}`);
+      assert.deepEqual(Array.from(M.HEAPF32.subarray(ptr / 4, ptr / 4 + c.T)), got.rollout[0][0].map(Math.fround));
+      // 0: features only; no rollout is computed
       const lean = JSON.parse(M.UTF8ToString(M._blw_analyze_json(0)));
       assert.equal(lean.rollout, undefined);
       assert.deepEqual(lean.heads, got.heads);
+      assert.equal(M._blw_rollout(0, 0), 0, 'features only: no rollout');
     }
   });
 
@@ -185,7 +194,7 @@ if (ENGINES.includes('wasm')) {
     const p = putString(M, 'A short text.');
     assert.ok(M._blw_run(p, 0, 3, 0) > 0);
     M._free(p);
-    assert.ok(M._blw_analyze_json(0));
+    assert.ok(M._blw_analyze_json(2));
     assert.ok(M._blw_rollout(0, 0));
     const ids = putInts(M, [101, 2023, 102]);
     assert.equal(M._blw_forward_ids(ids, 0, 3, 3, 0), 3);

@@ -122,7 +122,8 @@ const handlers = {
     let rollout = null;
     let rolloutNorm = null;
     if (analysis >= ANALYSIS.HEADS) {
-      const p = mod._blw_analyze_json(0);
+      // 2: compute the rollouts for blw_rollout below; 0: features only.
+      const p = mod._blw_analyze_json(analysis >= ANALYSIS.ROLLOUT ? 2 : 0);
       if (!p) throw new Error(lastError('the analysis failed'));
       heads = JSON.parse(mod.UTF8ToString(p));
       if (heads.error) throw new Error(heads.error);
