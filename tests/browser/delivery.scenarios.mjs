@@ -194,6 +194,40 @@ scenario('download error: damaged gzip from a list without checksums says it cou
   await downloadError(page, base, { message: /^The model all-MiniLM-L6-v2 \(q8\) arrived damaged \(it could not be unpacked\)/, detail: /^gzip: / });
 });
 
+scenario('after a failed download the picker lists both models and switching to the other one works', async ({ page, base, context, shot }) => {
+  // context.route: the service worker's requests too (it controls the page after the first load).
+  await context.route('**/models/all-minilm-l6-v2.q8.*.blb.gz', (r) => r.fulfill({ status: 404, contentType: 'text/plain', body: 'not found' }));
+  await page.goto(`${base}?text=${encodeURIComponent('Pick another model.')}`);
+  assert.equal(await settled(page), 'error');
+  assert.match(await page.textContent('.notice.error'), /does not have the model all-MiniLM-L6-v2 \(q8\)/);
+  const options = () => page.$$eval('#model-select option', (os) => os.map((o) => [o.value, o.textContent]));
+  const listed = await options();
+  assert.deepEqual(listed.map((o) => o[0]), ['', 'minilm-l6-q8', 'minilm-l6-f16']);
+  assert.match(listed[0][1], /No model loaded/);
+  assert.equal(await page.$eval('#model-select', (s) => s.value), '');
+  assert.ok(await page.isEnabled('#model-select'));
+  await shot(page, 'failed-load-picker');
+  // The other listed model loads and draws.
+  await page.evaluate(() => { document.body.dataset.state = 'loading'; });
+  await page.selectOption('#model-select', 'minilm-l6-f16');
+  await ready(page);
+  assert.match(await page.textContent('#model-info'), /all-MiniLM-L6-v2 \(f16, exact\) · 6 layers × 12 heads.*weights f16/);
+  assert.deepEqual((await texts(page, '.row-label')).slice(1, 4), ['pick', 'another', 'model']);
+  assert.deepEqual((await options()).map((o) => o[0]), ['minilm-l6-q8', 'minilm-l6-f16']);
+  assert.equal(await page.$eval('#model-select', (s) => s.value), 'minilm-l6-f16');
+  // A second failure keeps the model in use, and the picker says so.
+  await page.evaluate(() => { document.body.dataset.state = 'loading'; });
+  await page.selectOption('#model-select', 'minilm-l6-q8');
+  assert.equal(await settled(page), 'error');
+  assert.equal(await page.$eval('#model-select', (s) => s.value), 'minilm-l6-f16');
+  // Once the server has the file again, picking it loads it.
+  await context.unroute('**/models/all-minilm-l6-v2.q8.*.blb.gz');
+  await page.evaluate(() => { document.body.dataset.state = 'loading'; });
+  await page.selectOption('#model-select', 'minilm-l6-q8');
+  await ready(page);
+  assert.match(await page.textContent('#model-info'), /weights q8/);
+}, { allowConsoleErrors: RESOURCE_ERRORS });
+
 scenario('storage refused: the model still loads, with a note that it will be downloaded again next time', async ({ page, base, shot }) => {
   await page.addInitScript(() => {
     if (window.caches) caches.open = () => Promise.reject(new DOMException('An attempt was made to break through the security policy of the user agent.', 'SecurityError'));

@@ -154,13 +154,13 @@ async function startLive() {
     fail('index', `${e.message} You can still open a bundle file of your own.`, e.detail);
     return;
   }
-  fillModelPicker();
   let entry = app.models.find((m) => m.id === app.state.model);
   if (app.state.model && !entry) {
     notice('model-param', 'warn', `Unknown model "${app.state.model}"; using the default model.`);
     app.state.model = '';
   }
   entry = entry || app.models.find((m) => m.default) || app.models[0];
+  fillModelPicker(entry);
   await useListedModel(entry);
 }
 
@@ -264,13 +264,19 @@ function applyChrome() {
     : 'Showing attention weights α: how much each query token (row) takes from each key token (column); every row sums to 1. Switch to norms to weigh them by what is actually moved.';
 }
 
-function fillModelPicker() {
+/** The model picker: every listed model (and the user's file in use). With
+ *  no model loaded (e.g. after a failed download) a first line says so, and
+ *  choosing any listed model, the failed one included, starts its load.
+ *  pending: the listed entry whose load is under way, shown as chosen. */
+function fillModelPicker(pending = null) {
   const sel = d3.select('#model-select');
   const opts = app.models.map((m) => ({ value: m.id, label: `${m.name || m.id}${m.bytes ? ` — ${formatBytes(m.bytes)}` : ''}` }));
   if (app.localName) opts.push({ value: '__local__', label: `file: ${app.localName}` });
+  const current = app.localName ? '__local__' : (app.entry && app.info ? app.entry.id : (pending ? pending.id : ''));
+  if (!current && opts.length) opts.unshift({ value: '', label: 'No model loaded — choose one' });
   sel.selectAll('option').data(opts, (o) => o.value).join('option')
     .attr('value', (o) => o.value).text((o) => o.label);
-  sel.property('value', app.localName ? '__local__' : (app.entry ? app.entry.id : ''));
+  sel.property('value', current);
 }
 
 function wireControls() {
@@ -387,6 +393,7 @@ async function useListedModel(entry) {
     endModelLoad(seq);
     $('progress').hidden = true;
     fail('load', e.message, e.detail);
+    fillModelPicker(); // back to the model in use, or "no model loaded"
     return;
   }
   if (seq !== app.loadSeq) return;
@@ -441,7 +448,7 @@ async function loadIntoEngine(buffer, seq, name) {
   if (res.error) {
     const tail = res.restored ? ' The previous model is still loaded.' : '';
     fail('load', `Could not load ${name}: ${res.error}.${tail}`);
-    if (!res.restored) { app.info = null; app.run = null; }
+    if (!res.restored) { app.info = null; app.run = null; app.entry = null; app.localName = null; }
     fillModelPicker();
     return false;
   }
