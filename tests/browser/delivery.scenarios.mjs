@@ -336,6 +336,23 @@ scenario('one-file page: dist/bertlens.html from file:// with all network blocke
   assert.deepEqual(await texts(page, '.row-label'), fx.tokens);
   assert.match(await page.textContent('.view-title'), /layer 1, mean of heads/);
   await shot(page, 'one-file-head');
+  // "Download HTML" works from file:// too (the viewer is built into the
+  // page): the standalone file opens from disk and draws the same tokens.
+  const [dl] = await Promise.all([page.waitForEvent('download'), page.click('#export-html')]);
+  assert.equal(await page.$('.notice.error'), null, 'no export error');
+  const html = fs.readFileSync(await dl.path(), 'utf8');
+  assert.ok(html.includes('id="bertlens-snapshot"'));
+  assert.ok(!html.includes('id="bertlens-engine-wasm"') && !html.includes('id="bertlens-viewer"'), 'no engine or model in the standalone file');
+  const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'bertlens-onefile-export-')), 'standalone.html');
+  fs.writeFileSync(file, html);
+  const p2 = await page.context().newPage();
+  await p2.goto(pathToFileURL(file).href);
+  await ready(p2);
+  assert.deepEqual(await texts(p2, '.row-label'), fx.tokens);
+  assert.match(await p2.textContent('#token-info'), /drawn from the snapshot's 8-bit numbers/);
+  await shot(p2, 'one-file-standalone-export');
+  await p2.close();
+  fs.rmSync(path.dirname(file), { recursive: true, force: true });
 }, { network: 'none' });
 
 scenario('dist/index.html opened from file:// says what to do instead of a dead page', async ({ page, shot }) => {

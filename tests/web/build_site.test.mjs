@@ -74,7 +74,10 @@ test('build_site writes a self-consistent, content-hashed dist', () => {
         assert.deepEqual(Buffer.from(block('bertlens-engine-wasm'), 'base64'), fs.readFileSync(path.join(wasm, 'bertlens.wasm')));
         assert.equal(JSON.parse(block('bertlens-models')).models[0].inline, 'bertlens-bundle-0');
         assert.match(code[1], /engine: true/);
+        assert.equal(Buffer.from(block('bertlens-viewer'), 'base64').toString('utf8'), fs.readFileSync(path.join(dist, 'viewer.html'), 'utf8'),
+          'bertlens.html carries viewer.html (its "Download HTML" cannot fetch it from file://)');
       } else {
+        assert.equal(block('bertlens-viewer'), undefined);
         assert.equal(block('bertlens-bundle-0'), undefined);
         assert.equal(block('bertlens-engine-wasm'), undefined);
         assert.match(code[1], /engine: false/);

@@ -7,7 +7,7 @@ import { parseState, serializeState, fitToModel, fitQuery, embedSnippet, DEFAULT
 import { tokenAxis, spanAxis } from './data.js';
 import { Engine, hasWasmSimd } from './engine.js';
 import { makeRunRequest, resultCovers } from './protocol.js';
-import { fetchIndex, loadListedBundle, loadFileBundle, formatBytes } from './bundles.js';
+import { fetchIndex, loadListedBundle, loadFileBundle, formatBytes, base64ToBytes } from './bundles.js';
 import { THEMES, viewBox } from './views/common.js';
 import { VIEW_LIST, viewById, HEAD_VIEW_ID } from './views/index.js';
 import { RunScheduler } from './scheduler.js';
@@ -742,6 +742,17 @@ async function share(kind) {
   if (app.localName) notice('share-local', 'warn', 'This view uses a bundle from a local file; the link opens the model from the list instead.');
 }
 
+/** The viewer page (dist/viewer.html) that a standalone file is made of:
+ *  built into the one-file page (#bertlens-viewer, base64), else fetched. */
+async function viewerTemplate() {
+  const inline = document.getElementById('bertlens-viewer');
+  if (inline) return new TextDecoder().decode(base64ToBytes(inline.textContent));
+  if (location.protocol === 'file:') throw new Error('this page was opened from a file and has no viewer built in; open bertlens.html, or export from the bertlens site');
+  const res = await fetch(absolute('viewer.html'));
+  if (!res.ok) throw new Error(`the viewer page could not be fetched (HTTP ${res.status})`);
+  return res.text();
+}
+
 /** Download the view as a standalone HTML file, or its numbers as CSV/JSON. */
 async function exportData(kind) {
   const s = app.state;
@@ -755,12 +766,10 @@ async function exportData(kind) {
       const snap = await currentSnapshotText();
       if (!viewById(s.view).snapshot) throw new Error(`a standalone file cannot hold the ${viewById(s.view).label.toLowerCase()}; use a link instead`);
       if (!snap) throw new Error(`a standalone file holds inputs of up to ${MAX_TOKENS} tokens; this one has ${app.run.T}`);
-      if (location.protocol === 'file:') throw new Error('this page was opened from a file; export from the bertlens site');
-      const res = await fetch(absolute('viewer.html'));
-      if (!res.ok) throw new Error(`the viewer page could not be fetched (HTTP ${res.status})`);
+      const template = await viewerTemplate();
       const base = `${location.origin}${location.pathname}`;
       const { search } = await permalinkSearch({ ...s, embed: false }, { run: app.run.snapshot ? null : app.run, maxChars: MAX_PERMALINK - base.length - 1 });
-      const html = standaloneHtml(await res.text(), snap, `bertlens ${s.view} view: ${s.text}`, `${base}?${search}`);
+      const html = standaloneHtml(template, snap, `bertlens ${s.view} view: ${s.text}`, `${base}?${search}`);
       saveFile(new Blob([html], { type: 'text/html' }), `${name}.html`);
     } else {
       const shown = (viewById(s.view).shown || shownMatrices)(app.run, s);
