@@ -9,7 +9,7 @@
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { scenario, ready, settled, fx, ROOT, exportSvg } from './harness.mjs';
+import { scenario, ready, settled, typeText, fx, ROOT, exportSvg } from './harness.mjs';
 
 const FIX = path.join(ROOT, 'tests/fixtures/analyze');
 const index = JSON.parse(fs.readFileSync(path.join(FIX, 'index.json'), 'utf8'));
@@ -332,6 +332,27 @@ scenario('head view pruning: the slider keeps the strongest links carrying a sha
   console.log(`#   head view, 512 tokens, 12 heads, 90 % of each row: ${n512} lines`);
   await shot(page, 'head-512-prune90');
 }, { timeout: 300000 });
+
+scenario('span positions past the end of a URL are dropped with a notice; new text clears the span', async ({ page, base }) => {
+  const T = fx.T;
+  await open(page, base, { text: fx.text, text_b: fx.text_b, view: 'heatmap', layer: '0', head: '4', span: `2,3,${T + 3}` });
+  assert.match(await page.textContent('#notices'), new RegExp(`Token ${T + 3} of the span does not exist \\(${T} tokens\\); the span keeps 2, 3\\.`));
+  const labels = await page.$$eval('text.row-label', (ts) => ts.map((t) => t.textContent));
+  assert.equal(labels.length, T - 1);
+  assert.equal(labels[2], `[${fx.tokens[2]} ${fx.tokens[3]}]`);
+  await page.waitForFunction(() => /span=2(%2C|,)3(&|$)/.test(location.search));
+  // Other text, other tokens: the old positions mean nothing there.
+  await typeText(page, '#text-a', 'A completely different sentence about rivers.');
+  await page.waitForFunction(() => !location.search.includes('span='));
+  const after = await page.$$eval('text.row-label', (ts) => ts.map((t) => t.textContent));
+  assert.ok(!after.some((l) => l.startsWith('[') && l.includes(' ')), after.join(' '));
+  assert.doesNotMatch(await page.textContent('#view'), /its row is the attention from the span/);
+  // A new span on the new tokens works as before.
+  await page.evaluate(() => { document.body.dataset.state = 'loading'; });
+  await page.click('text.row-label >> nth=2', { modifiers: ['Shift'] });
+  await ready(page);
+  await page.waitForFunction(() => /span=2(&|$)/.test(location.search));
+});
 
 scenario('one-word input: overview, rollout, span and pruning still draw', async ({ page, base }) => {
   for (const params of [{ view: 'overview' }, { view: 'overview', rank: 'like' }, { view: 'rollout', mode: 'norm' },

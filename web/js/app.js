@@ -3,7 +3,7 @@
 // All user text, URL values and bundle metadata reach the page as text only
 // (textContent / d3 .text()), never as HTML.
 
-import { parseState, serializeState, fitToModel, fitQuery, embedSnippet, DEFAULTS } from './state.js';
+import { parseState, serializeState, fitToModel, fitQuery, fitSpan, embedSnippet, DEFAULTS } from './state.js';
 import { tokenAxis, spanAxis } from './data.js';
 import { Engine, hasWasmSimd } from './engine.js';
 import { makeRunRequest, resultCovers } from './protocol.js';
@@ -36,6 +36,7 @@ const app = {
   inputAt: 0,
   snap: null, // snapshot drawn without the model (snapshot mode), else null
   liveStarted: false, // the engine and model load were started
+  spanTokens: null, // the tokens (joined) the span's positions refer to
 };
 
 // The views (views/index.js registry): one chart each; what a view needs,
@@ -193,6 +194,7 @@ async function startFromSnapshot() {
   app.info = { config: { n_layers: snap.L, n_heads: snap.H, hidden: snap.H * snap.d }, meta: {} };
   app.run = runFromSnapshot(snap);
   app.runKey = runKeyOf(app.state);
+  keepSpanFor(app.run);
   afterModelLoaded();
   d3.select('#model-select').selectAll('option').data([snap.model]).join('option')
     .attr('value', (m) => m.id || '').text((m) => m.name || m.id || 'model');
@@ -520,6 +522,7 @@ app.scheduler = new RunScheduler({
     app.run = result;
     app.runKey = job.key;
     clearNotice('run');
+    keepSpanFor(result);
     if (viewById(app.state.view).query) {
       const q = fitQuery(app.state, result.T);
       app.state = q.state;
@@ -533,6 +536,21 @@ app.scheduler = new RunScheduler({
   deliver: () => draw(),
   fail: (e) => fail('run', `The model could not run on this text: ${e.message}`),
 });
+
+/** The span holds raw token positions: new tokens (the text changed) clear
+ *  it; positions past the end (a span= in the URL) are dropped with a notice. */
+function keepSpanFor(run) {
+  const tokens = run.tokens.join('\u0000');
+  if (app.state.span) {
+    if (app.spanTokens !== null && app.spanTokens !== tokens) app.state = { ...app.state, span: null };
+    else {
+      const f = fitSpan(app.state, run.T);
+      app.state = f.state;
+      for (const text of f.notices) notice('span', 'warn', text);
+    }
+  }
+  app.spanTokens = tokens;
+}
 
 /** Debounced run (delay: how long runs take; 0: at once). */
 function scheduleRun(delay) {

@@ -185,6 +185,21 @@ export function fitQuery(state, nTokens) {
   };
 }
 
+/** The span (span=, shift-click) fitted to nTokens tokens: positions past
+ *  the end are dropped with a notice (none left: no span). */
+export function fitSpan(state, nTokens) {
+  const span = state.span;
+  if (!span || !span.length) return { state, notices: [] };
+  const kept = span.filter((t) => t < nTokens);
+  if (kept.length === span.length) return { state, notices: [] };
+  const gone = span.filter((t) => t >= nTokens);
+  const which = `${gone.length === 1 ? 'Token' : 'Tokens'} ${gone.join(', ')} of the span ${gone.length === 1 ? 'does' : 'do'} not exist (${nTokens} tokens)`;
+  return {
+    state: { ...state, span: kept.length ? kept : null },
+    notices: [kept.length ? `${which}; the span keeps ${kept.join(', ')}.` : `${which}; no span is shown.`],
+  };
+}
+
 /** URL query string for a state. text, model, view, layer, head and mode are
  *  always written (a permalink should not depend on today's defaults); the
  *  rest only when they differ from the default. */
