@@ -197,6 +197,21 @@ def gptq_q8(w, h, block=32, damp=0.01, lazy=128):
     return q, scale
 
 
+def qn_rtn_dequant(w, bits, block=32):
+    """Round to nearest with `bits`-bit symmetric integers (scale = max|w| /
+    (2^(bits-1) - 1) per block of 32), decoded back to float32. For bits <= 12
+    the products still fit the q8 kernels' int16 panels and int32 block sums
+    (|x| <= 32767 from the int16 activations, 32 products per block: 2^15 *
+    2047 * 32 < 2^31), so such weights would run at q8 speed; only storage
+    and download grow."""
+    qmax = 2 ** (bits - 1) - 1
+    r = w.reshape(-1, block).astype(np.float32)
+    scale = (np.abs(r).max(axis=1) / qmax).astype(np.float32)
+    inv = np.where(scale > 0, 1.0 / np.where(scale > 0, scale, 1), 0).astype(np.float32)
+    q = np.clip(np.rint(r * inv[:, None]), -qmax, qmax)
+    return (q * scale[:, None]).reshape(w.shape).astype(np.float32)
+
+
 def qk_embed(w, bits, block):
     """Symmetric `bits`-bit integers in blocks of `block` along the row, one
     float16 scale per block (scale = max|w| / (2^(bits-1) - 1))."""

@@ -7,7 +7,10 @@ Each variant is a recipe for the stored weights (see VARIANTS). Its weights
 are quantized with tools/fidelity.py's numpy code exactly as the converter
 would, decoded back to float32 and loaded into Hugging Face BertModel (eager,
 fp32); the attention of every input of tests/corpus/fidelity.jsonl is
-compared with the unquantized model's. Prints per variant: worst input's
+compared with the unquantized model's. A variant is PROJ[+EMB[+f16L…]]:
+PROJ rtn, rtn16, gptq, gptqao, f16, or intB / intB0.B1.….B5 (B-bit integers
+per block of 32, one width or one per layer); EMB q8, f16, f32, qBbK (B <= 8
+bits, blocks of K) or intB. Prints per variant: worst input's
 max |Δ|, inputs over 0.02 and 0.01, mean |Δ| (worst input), row-argmax
 agreement (worst input), and the stored bytes of the weights.
 """
@@ -64,6 +67,12 @@ def make_variant(name, W, cfg, hess):
             out[n] = w.astype(np.float16).astype(np.float32)
             nbytes += w.size * 2
             continue
+        if proj_mode.startswith("int"):  # int10 = all layers 10-bit; int10.10.8.8.8.8 = per layer
+            per = [int(b) for b in proj_mode[3:].split(".")]
+            bits = per[layer] if len(per) > 1 else per[0]
+            out[n] = fidelity.qn_rtn_dequant(w, bits)
+            nbytes += w.size * bits // 8 + w.size // 32 * 4
+            continue
         if proj_mode == "rtn":
             q, s = fidelity.q8_rtn(w)
         elif proj_mode == "rtn16":
@@ -94,6 +103,10 @@ def make_variant(name, W, cfg, hess):
     elif emb_mode == "f16":
         out[e] = w.astype(np.float16).astype(np.float32)
         nbytes += w.size * 2
+    elif emb_mode.startswith("int"):
+        bits = int(emb_mode[3:])
+        out[e] = fidelity.qn_rtn_dequant(w, bits)
+        nbytes += w.size * bits // 8 + w.size // 32 * 4
     elif emb_mode.startswith("q") and emb_mode[1:].split("b")[0].isdigit():
         bits, blk = emb_mode[1:].split("b") if "b" in emb_mode else (emb_mode[1:], "32")
         out[e] = fidelity.qk_embed_dequant(*fidelity.qk_embed(w, int(bits), int(blk)), int(bits), int(blk))
