@@ -8,7 +8,8 @@ import {
   encodeSnapshot, decodeSnapshot, snapshotFromRun, packSnapshot, unpackSnapshot, runFromSnapshot,
   snapshotCovers, snapshotPlan, deflateRaw, toBase64Url, crc32, SnapshotError, MAX_TOKENS,
 } from '../../web/js/snapshot.js';
-import { headMatrix, neuronColumns } from '../../web/js/data.js';
+import { headMatrix, neuronColumns, tokenAxis } from '../../web/js/data.js';
+import { gunzipSync } from 'node:zlib';
 
 const fx = JSON.parse(readFileSync(new URL('./fixtures/minilm-pair.json', import.meta.url)));
 const { T, H, d } = fx;
@@ -185,3 +186,59 @@ test('a small snapshot text that inflates to more than 16 MB is refused', async 
   assert.ok(bomb.length < 40000, `${bomb.length}`);
   await assert.rejects(decodeSnapshot(bomb), /expands to more than/);
 });
+
+// Word merging from a snapshot: the live page groups with character offsets
+// ("didn't" is one word); the snapshot carries them, so it groups the same.
+// Tokens, type ids, word ids and offsets: BertTokenizerFast's, from
+// tests/fixtures/tokenizer/uncased.jsonl.gz (line 0 of the tokenizer corpus).
+test('snapshot offsets: "merge subwords into words" groups like the live run (HF offsets); old snapshots fall back to word ids', async () => {
+  const root = new URL('../../', import.meta.url);
+  const text = JSON.parse(readFileSync(new URL('tests/corpus/tokenizer.jsonl', root), 'utf8').split('\n')[0]).text;
+  const hf = JSON.parse(gunzipSync(readFileSync(new URL('tests/fixtures/tokenizer/uncased.jsonl.gz', root))).toString('utf8').split('\n')[0]);
+  assert.match(text, /didn't/);
+  const n = hf.ids.length;
+  const tokens = hf.offsets.map(([a, b], i) => (hf.word_ids[i] === null ? (i === 0 ? '[CLS]' : '[SEP]')
+    : (i > 0 && hf.word_ids[i - 1] === hf.word_ids[i] ? '##' : '') + text.slice(a, b).toLowerCase()));
+  const uniform = new Float32Array(n * n).fill(1 / n);
+  const live = {
+    tokens, typeIds: hf.type_ids, wordIds: hf.word_ids.map((w) => (w === null ? -1 : w)), offsets: hf.offsets,
+    T: n, L: 1, H: 1, d: 4, truncated: false, attn: [uniform], norms: null, q: null, k: null, qkLayer: -1,
+  };
+  const state = { ...base, layer: 0, head: 0, words: true, text, text_b: '' };
+  const snap = snapshotFromRun(live, state, model);
+  const back = await decodeSnapshot(await encodeSnapshot(snap));
+  assert.deepEqual(back.offsets, hf.offsets);
+  const labels = (r) => tokenAxis(r, { words: true }).labels;
+  const liveLabels = labels(live);
+  assert.ok(liveLabels.includes("didn't"), liveLabels.join(' | '));
+  assert.deepEqual(labels(runFromSnapshot(back)), liveLabels);
+  assert.deepEqual(tokenAxis(runFromSnapshot(back), { words: true }).members, tokenAxis(live, { words: true }).members);
+  // A snapshot written before offsets existed (no "offsets" in its meta).
+  const old = await decodeSnapshot(await encodeSnapshot({ ...snap, offsets: null }));
+  assert.equal(old.offsets, null);
+  const oldLabels = labels(runFromSnapshot(old));
+  assert.ok(!oldLabels.includes("didn't") && oldLabels.includes('didn'), oldLabels.join(' | '));
+  assert.equal(oldLabels.length, liveLabels.length + 2, 'word ids split "didn\'t" into three');
+  // Offsets that are not T pairs are refused with a reason.
+  for (const bad of [hf.offsets.slice(1), hf.offsets.map(([a, b], i) => (i === 3 ? [b + 1, b] : [a, b])), hf.offsets.map(() => 'x')]) {
+    await assert.rejects(decodeSnapshot(await encodeSnapshotUnchecked({ ...snap, offsets: bad })), /token offsets are not T pairs/);
+  }
+});
+
+/** The text form of a snapshot object, skipping packSnapshot's own checks
+ *  (a damaged snapshot from elsewhere): its meta written as given. */
+async function encodeSnapshotUnchecked(o) {
+  const good = packSnapshot({ ...o, offsets: null });
+  const metaLen = new DataView(good.buffer, good.byteOffset).getUint32(8, true);
+  const meta = JSON.parse(new TextDecoder().decode(good.subarray(12, 12 + metaLen)));
+  const metaBytes = new TextEncoder().encode(JSON.stringify({ ...meta, offsets: o.offsets }));
+  const body = new Uint8Array(good.length - 4 - metaLen + metaBytes.length);
+  body.set(good.subarray(0, 8));
+  new DataView(body.buffer).setUint32(8, metaBytes.length, true);
+  body.set(metaBytes, 12);
+  body.set(good.subarray(12 + metaLen, good.length - 4), 12 + metaBytes.length);
+  const out = new Uint8Array(body.length + 4);
+  out.set(body);
+  new DataView(out.buffer).setUint32(body.length, crc32(body), true);
+  return toBase64Url(await deflateRaw(out));
+}

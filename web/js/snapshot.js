@@ -41,7 +41,13 @@
 //   filter, heads, theme, text, text_b, model},
 //   "model": {"id", "name", "bytes"}, "tokens": [T strings],
 //   "type_ids": [T × 0|1], "word_ids": [T × int, -1 for specials],
-//   "truncated": bool}
+//   "truncated": bool, "offsets": [T × [start, end]]}
+// offsets (optional; written since 2026-11): each token's character span in
+// its own segment's text, as the live run has them ([0, 0] for specials), so
+// "merge subwords into words" groups exactly as on the live page ("didn't"
+// is one word). A snapshot without them still decodes: words then follow the
+// word ids ("didn't" is three). Present but not T pairs of integers
+// 0 <= start <= end: a SnapshotError.
 // Rounding error: attention within 0.5/255 of the model's value; a norm
 // within s·0.5/255; q/k within c/2. Bad input throws SnapshotError with a
 // sentence a reader understands; nothing here aborts the page.
@@ -206,6 +212,7 @@ export function snapshotFromRun(run, state, model = {}) {
     state: pickState(state),
     model: { id: model.id || state.model || '', name: model.name || '', bytes: Number(model.bytes) || 0 },
     tokens: run.tokens.slice(), typeIds: Array.from(run.typeIds), wordIds: Array.from(run.wordIds),
+    offsets: run.offsets && run.offsets.length === T ? run.offsets.map(([a, b]) => [a, b]) : null,
     truncated: !!run.truncated,
     attn: take(run.attn, 'attn'), norms: take(run.norms, 'norms'), qk,
   };
@@ -224,6 +231,12 @@ function checkSizes(o) {
   if (!ok(T, 1, MAX_TOKENS)) throw new SnapshotError(`a snapshot holds 1 to ${MAX_TOKENS} tokens, not ${T}`);
   if (!ok(L, 1, 255) || !ok(H, 1, 255) || !ok(d, 1, 255)) throw new SnapshotError('layers, heads and head width must be 1 to 255');
   if (o.tokens.length !== T || o.typeIds.length !== T || o.wordIds.length !== T) throw new SnapshotError('token lists do not have T entries');
+  if (o.offsets != null) {
+    const pair = (p) => Array.isArray(p) && p.length === 2 && Number.isInteger(p[0]) && Number.isInteger(p[1]) && p[0] >= 0 && p[0] <= p[1];
+    if (!Array.isArray(o.offsets) || o.offsets.length !== T || !o.offsets.every(pair)) {
+      throw new SnapshotError('its token offsets are not T pairs of character positions');
+    }
+  }
 }
 
 function writeBlocks(w, blocks) {
@@ -242,6 +255,7 @@ export function packSnapshot(o) {
   w.u8(T); w.u8(o.L); w.u8(o.H); w.u8(d);
   const meta = new TextEncoder().encode(JSON.stringify({
     state: o.state, model: o.model, tokens: o.tokens, type_ids: o.typeIds, word_ids: o.wordIds, truncated: !!o.truncated,
+    ...(o.offsets ? { offsets: o.offsets } : {}),
   }));
   w.u32(meta.length);
   w.bytes(meta);
@@ -335,6 +349,7 @@ export function unpackSnapshot(bytes) {
   const o = {
     T, L, H, d, state: meta.state, model: cleanModel(meta.model), tokens: meta.tokens.map(String),
     typeIds: meta.type_ids.map(Number), wordIds: meta.word_ids.map(Number), truncated: !!meta.truncated,
+    offsets: meta.offsets === undefined ? null : meta.offsets,
   };
   checkSizes(o);
   const n = T * T;
@@ -427,7 +442,7 @@ export function runFromSnapshot(o) {
   }
   const nA = o.typeIds.filter((t) => t === 0).length;
   return {
-    tokens: o.tokens, typeIds: o.typeIds, wordIds: o.wordIds, offsets: null, nA, truncated: o.truncated,
+    tokens: o.tokens, typeIds: o.typeIds, wordIds: o.wordIds, offsets: o.offsets || null, nA, truncated: o.truncated,
     T, L, H, d, attn: fill(o.attn), norms: fill(o.norms), q, k, qkLayer: o.qk ? o.qk.layer : -1,
     ms: 0, snapshot: o,
   };
