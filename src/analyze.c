@@ -213,6 +213,15 @@ void bl_analysis_free(bl_analysis *a) {
     memset(a, 0, sizeof *a);
 }
 
+/* out[k] = (sum over the NH heads of x[h][k]) / div (x: [NH][TT]). */
+static void sum_heads(float *out, const float *x, int32_t NH, size_t TT, double div) {
+    for (size_t k = 0; k < TT; k++) {
+        double sum = 0;
+        for (int32_t h = 0; h < NH; h++) sum += x[(size_t)h * TT + k];
+        out[k] = (float)(sum / div);
+    }
+}
+
 int bl_analyze(const bl_state *s, const int32_t *ids, const int32_t *type_ids, int what, bl_analysis *out,
                char *err, size_t errlen) {
     if (!out) {
@@ -236,11 +245,11 @@ int bl_analyze(const bl_state *s, const int32_t *ids, const int32_t *type_ids, i
     const int with_rollout = what == BL_ANALYZE_ROLLOUT;
     const int with_norms = with_rollout && bl_norms(s, 0) != NULL;
     uint8_t *roles = malloc((size_t)T);
-    float *mix = malloc((size_t)L * TT * sizeof(float));
+    float *mix = with_rollout ? malloc((size_t)L * TT * sizeof(float)) : NULL; /* [L][T][T] */
     out->heads = malloc((size_t)L * NH * sizeof *out->heads);
     if (with_rollout) out->rollout = malloc((size_t)L * TT * sizeof(float));
     if (with_norms) out->rollout_norm = malloc((size_t)L * TT * sizeof(float));
-    if (!roles || !mix || !out->heads || (with_rollout && !out->rollout) || (with_norms && !out->rollout_norm)) {
+    if (!roles || (with_rollout && !mix) || !out->heads || (with_rollout && !out->rollout) || (with_norms && !out->rollout_norm)) {
         bli_set_err(err, errlen, "out of memory analysing %d tokens", T);
         goto fail;
     }
@@ -251,26 +260,13 @@ int bl_analyze(const bl_state *s, const int32_t *ids, const int32_t *type_ids, i
     out->pair = is_pair(type_ids, T);
     for (int32_t l = 0; l < L; l++) {
         const float *att = bl_attention(s, l);
-        float *mm = mix + (size_t)l * TT;
-        for (size_t k = 0; k < TT; k++) {
-            double sum = 0;
-            for (int32_t h = 0; h < NH; h++) sum += att[(size_t)h * TT + k];
-            mm[k] = (float)(sum / NH);
-        }
+        if (with_rollout) sum_heads(mix + (size_t)l * TT, att, NH, TT, NH);
         for (int32_t h = 0; h < NH; h++)
             bl_head_analyze(att + (size_t)h * TT, T, roles, type_ids, &out->heads[(size_t)l * NH + h]);
     }
     if (with_rollout && bl_rollout(mix, L, T, 0, out->rollout, err, errlen)) goto fail;
     if (with_norms) {
-        for (int32_t l = 0; l < L; l++) {
-            const float *nm = bl_norms(s, l);
-            float *mm = mix + (size_t)l * TT;
-            for (size_t k = 0; k < TT; k++) {
-                double sum = 0;
-                for (int32_t h = 0; h < NH; h++) sum += nm[(size_t)h * TT + k];
-                mm[k] = (float)sum;
-            }
-        }
+        for (int32_t l = 0; l < L; l++) sum_heads(mix + (size_t)l * TT, bl_norms(s, l), NH, TT, 1.0);
         if (bl_rollout(mix, L, T, 1, out->rollout_norm, err, errlen)) goto fail;
     }
     free(roles);

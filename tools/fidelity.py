@@ -126,17 +126,24 @@ def hessian(xs):
     return h.astype(np.float32).astype(np.float64)
 
 
+def _gptq_inputs(w, h):
+    """float64 copies of w [R][K] and h [K][K]; inputs that never fired (zero
+    diagonal) get H = 1 and zero weights, so they cost nothing."""
+    W = np.array(w, dtype=np.float64)
+    H = np.array(h, dtype=np.float64)
+    dead = np.diag(H) == 0
+    H[dead, dead] = 1.0
+    W[:, dead] = 0.0
+    return W, H
+
+
 def gptq_q8_actorder(w, h, block=32, damp=0.01):
     """GPTQ with columns taken in decreasing order of H's diagonal (the inputs
     with the largest energy first) and static block scales: each Q8 block's
     scale is fixed beforehand from the original weights (max|w| / 127, with
     room for GPTQ's updates: clamped at +-127)."""
-    W = np.array(w, dtype=np.float64)
+    W, H = _gptq_inputs(w, h)
     R, K = W.shape
-    H = np.array(h, dtype=np.float64)
-    dead = np.diag(H) == 0
-    H[dead, dead] = 1.0
-    W[:, dead] = 0.0
     scale = (np.abs(np.asarray(w, np.float32)).reshape(R, K // block, block).max(axis=2) / 127.0).astype(np.float32)
     perm = np.argsort(-np.diag(H), kind="stable")
     H = H[perm][:, perm]
@@ -165,12 +172,8 @@ def gptq_q8_actorder(w, h, block=32, damp=0.01):
 
 def gptq_q8(w, h, block=32, damp=0.01, lazy=128):
     """GPTQ into the Q8 layout. w [R][K] float, h [K][K]. Returns (q int8 [R][K], scale f32 [R][K/block])."""
-    W = np.array(w, dtype=np.float64)
+    W, H = _gptq_inputs(w, h)
     R, K = W.shape
-    H = np.array(h, dtype=np.float64)
-    dead = np.diag(H) == 0
-    H[dead, dead] = 1.0
-    W[:, dead] = 0.0
     H += np.eye(K) * (damp * np.mean(np.diag(H)))
     # Upper Cholesky factor of H^-1: row i holds how column i's error spreads onward.
     Hinv = np.linalg.cholesky(np.linalg.inv(H)).T
