@@ -257,10 +257,31 @@ scenario('rollout and overview with 512 tokens draw; a bad rank in the URL falls
   assert.equal(s, 'ready');
   assert.match(await page.textContent('#notices'), /rank=sideways/);
   assert.equal((await glyphs(page)).length, 72);
+  // "Heads like this one": the distances come from the worker (from the
+  // run it still holds: no new model run), the main thread stays free.
+  // Long tasks (> 50 ms) on the main thread are recorded while it switches.
+  await page.evaluate(() => {
+    window.__long = [];
+    new PerformanceObserver((l) => { for (const e of l.getEntries()) window.__long.push(e.duration); }).observe({ type: 'longtask' });
+  });
+  const runMs = await page.evaluate(() => document.body.dataset.runMs);
+  await page.evaluate(() => { document.body.dataset.state = 'loading'; });
   await page.selectOption('select.ov-rank', 'like');
   await ready(page);
+  assert.equal(await page.evaluate(() => document.body.dataset.runMs), runMs, 'no new model run for the distances');
+  assert.equal((await glyphs(page))[0].layer, 0, 'the open head (layer 0, head 0) first');
   const ms = Number(await page.evaluate(() => document.body.dataset.renderMs));
-  console.log(`#   512 tokens, "heads like this one" (72 JS distances over 512 x 512): drawn in ${ms.toFixed(0)} ms`);
+  // Another open head: distances again, still without a run.
+  await page.evaluate(() => { document.body.dataset.state = 'loading'; });
+  await page.selectOption('#layer', '3');
+  await ready(page);
+  assert.equal(await page.evaluate(() => document.body.dataset.runMs), runMs, 'no new model run for another head');
+  const first = (await glyphs(page))[0];
+  assert.deepEqual([first.layer, first.head], [3, 0]);
+  const long = await page.evaluate(() => window.__long);
+  const likeMs = await page.evaluate(() => document.body.dataset.likeMs);
+  console.log(`#   512 tokens, "heads like this one" (72 JS distances over 512 x 512, in the worker: ${likeMs} ms): drawn in ${ms.toFixed(0)} ms; `
+    + `longest main-thread task during the two switches ${long.length ? Math.max(...long).toFixed(0) : '< 50'} ms`);
   await shot(page, 'overview-512-like');
 }, { timeout: 300000 });
 

@@ -35,7 +35,11 @@ test('makeRunRequest: one object, flags from needs', () => {
   assert.equal(makeRunRequest({ a: 'x', b: '' }).b, null);
   assert.throws(() => makeRunRequest({ a: 5 }), /text a/);
   assert.throws(() => makeRunRequest({ a: 'x', needs: { qk: true }, layer: -2 }), /layer/);
-  assert.deepEqual(mergeNeeds({ norms: true }, { analysis: ANALYSIS.HEADS }, null), { norms: true, qk: false, analysis: ANALYSIS.HEADS });
+  assert.deepEqual(mergeNeeds({ norms: true }, { analysis: ANALYSIS.HEADS }, null), { norms: true, qk: false, analysis: ANALYSIS.HEADS, like: null });
+  // "Heads like this one": the head the distances are to, only when asked.
+  assert.deepEqual(makeRunRequest({ a: 'x', needs: { analysis: ANALYSIS.HEADS, like: [1, 2] } }).like, [1, 2]);
+  assert.equal('like' in makeRunRequest({ a: 'x', needs: { like: null } }), false);
+  assert.throws(() => makeRunRequest({ a: 'x', needs: { like: [1, -1] } }), /not a \[layer, head\] pair/);
 });
 
 function fakeResult(over = {}) {
@@ -44,7 +48,7 @@ function fakeResult(over = {}) {
   return {
     tokens: ['[CLS]', 'a', '[SEP]'], typeIds: [0, 0, 0], wordIds: [-1, 0, -1], offsets: null, nA: 3, truncated: false,
     T, L, H, d, attn: per(H * T * T), norms: null, q: null, k: null, qkLayer: -1, flags: KEEP.ATTN,
-    analysis: null, rollout: null, rolloutNorm: null, ms: 1, ...over,
+    analysis: null, rollout: null, rolloutNorm: null, like: null, runId: 1, ms: 1, ...over,
   };
 }
 
@@ -67,4 +71,10 @@ test('resultCovers: what a run kept versus what a view needs', () => {
   assert.ok(resultCovers(r2, { analysis: ANALYSIS.ROLLOUT }, 0));
   assert.ok(!resultCovers(r2, { analysis: ANALYSIS.ROLLOUT, norms: true }, 0));
   assert.ok(!resultCovers(fakeResult({ q: new Float32Array(24), qkLayer: 1 }), { qk: true }, 0));
+  const r3 = fakeResult({ analysis: { pair: false, heads: new Array(4).fill({}) }, like: { of: [1, 0], dist: new Float64Array(4) } });
+  assert.ok(checkResult(r3));
+  assert.ok(resultCovers(r3, { analysis: ANALYSIS.HEADS, like: [1, 0] }, 0));
+  assert.ok(!resultCovers(r3, { analysis: ANALYSIS.HEADS, like: [1, 1] }, 0));
+  assert.ok(!resultCovers(r2, { analysis: ANALYSIS.HEADS, like: [1, 0] }, 0));
+  assert.throws(() => checkResult(fakeResult({ like: { of: [0, 0], dist: new Float64Array(3) } })), /"like"/);
 });

@@ -109,3 +109,73 @@ test('run requests through worker.js: result shape, flags, analysis and rollouts
   assert.equal(noNorm.result.rolloutNorm, null);
   assert.equal(noNorm.result.rollout.length, r.L);
 });
+
+// "Heads like this one" (heads overview): the worker computes the
+// Jensen–Shannon distances. Checked against the entropy form of the same
+// distance, JSD(p, q) = H(m) − (H(p) + H(q)) / 2 with m = (p + q) / 2 in bits,
+// written here from the definition, on the run's own attention; and against
+// views/overview.js distancesTo (what the page computed before).
+function entropyFormDistance(a, b, T) {
+  const h = (x) => (x > 0 ? -x * Math.log2(x) : 0);
+  let total = 0;
+  for (let i = 0; i < T; i++) {
+    let hm = 0; let hp = 0; let hq = 0;
+    for (let j = 0; j < T; j++) {
+      const p = a[i * T + j];
+      const q = b[i * T + j];
+      hm += h((p + q) / 2); hp += h(p); hq += h(q);
+    }
+    total += Math.sqrt(Math.max(0, hm - (hp + hq) / 2));
+  }
+  return total / T;
+}
+
+test('like requests: the worker returns every head\'s JS distance to the chosen one, from the run or from its last run', async () => {
+  const { distancesTo } = await import('../../web/js/views/overview.js');
+  const { makeLikeRequest, resultCovers } = await import('../../web/js/protocol.js');
+  const send = startWorker();
+  assert.equal((await send('init', { glueUrl: null, wasmUrl: 'x.wasm', wasmBinary: wasmBinary(), protocol: WORKER_PROTOCOL })).ok, true);
+  const bytes = fs.readFileSync(BUNDLE);
+  assert.equal((await send('load', { bytes: bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.length) })).ok, true);
+  const c = index.cases.find((x) => x.name === 'pair-medium');
+  const needs = { analysis: ANALYSIS.HEADS, like: [2, 5] };
+  const res = await send('run', { request: makeRunRequest({ a: c.text, b: c.text_pair, needs }) });
+  assert.equal(res.ok, true, res.error);
+  const r = checkResult(res.result);
+  assert.deepEqual(r.like.of, [2, 5]);
+  assert.ok(resultCovers(r, needs, 0));
+  assert.ok(!resultCovers(r, { ...needs, like: [0, 1] }, 0), 'distances to another head are not covered');
+  const n = r.T * r.T;
+  const check = (like, [layer, head]) => {
+    const ref = r.attn[layer].subarray(head * n, (head + 1) * n);
+    const page = distancesTo(r.attn, r.L, r.H, r.T, layer, head);
+    let worst = 0;
+    for (let l = 0; l < r.L; l++) {
+      for (let h = 0; h < r.H; h++) {
+        const k = l * r.H + h;
+        assert.equal(like.dist[k], page[k], `L${l}H${h}: as overview.js`);
+        const want = l === layer && h === head ? 0 : entropyFormDistance(ref, r.attn[l].subarray(h * n, (h + 1) * n), r.T);
+        worst = Math.max(worst, Math.abs(like.dist[k] - want));
+      }
+    }
+    assert.ok(worst < 1e-6, `entropy form: worst ${worst}`);
+    assert.equal(like.dist[layer * r.H + head], 0);
+    assert.ok(Math.min(...like.dist.filter((_, k) => k !== layer * r.H + head)) > 0.01, 'other heads differ');
+    return worst;
+  };
+  const w1 = check(r.like, [2, 5]);
+  // Another head, from the attention the worker still holds (no new run).
+  const again = await send('like', { request: makeLikeRequest(r.runId, [4, 0]) });
+  assert.equal(again.ok, true, again.error);
+  assert.deepEqual(again.result.of, [4, 0]);
+  const w2 = check(again.result, [4, 0]);
+  console.log(`# worker.js like distances: worst |difference| from the entropy form ${Math.max(w1, w2).toExponential(2)}`);
+  assert.equal((await send('like', { request: makeLikeRequest(r.runId, [6, 0]) })).ok, false, 'no layer 6');
+  // After another run, the old run's distances are refused.
+  const next = await send('run', { request: makeRunRequest({ a: 'Another text.' }) });
+  assert.equal(next.result.runId, r.runId + 1);
+  assert.equal(next.result.like, null);
+  const stale = await send('like', { request: makeLikeRequest(r.runId, [0, 0]) });
+  assert.equal(stale.ok, false);
+  assert.match(stale.error, /stale/);
+});

@@ -6,7 +6,7 @@
 import { parseState, serializeState, fitToModel, fitQuery, fitSpan, embedSnippet, DEFAULTS } from './state.js';
 import { tokenAxis, spanAxis } from './data.js';
 import { Engine, hasWasmSimd } from './engine.js';
-import { makeRunRequest, resultCovers } from './protocol.js';
+import { makeRunRequest, makeLikeRequest, resultCovers } from './protocol.js';
 import { fetchIndex, loadListedBundle, loadFileBundle, formatBytes, base64ToBytes } from './bundles.js';
 import { THEMES, viewBox } from './views/common.js';
 import { VIEW_LIST, viewById, HEAD_VIEW_ID } from './views/index.js';
@@ -515,9 +515,25 @@ app.scheduler = new RunScheduler({
     setPageState('loading');
     const s = app.state;
     const needs = viewById(s.view).needs(s);
-    return { key: runKeyOf(s), request: makeRunRequest({ a: s.text, b: s.text_b || null, needs, layer: s.layer }) };
+    const key = runKeyOf(s);
+    const job = { key, request: makeRunRequest({ a: s.text, b: s.text_b || null, needs, layer: s.layer }) };
+    // Only the distances to another head are missing ("heads like this
+    // one"): the worker computes them from the last run, without a new run.
+    const run = app.run;
+    if (needs.like && run && !run.snapshot && app.runKey === key && run.runId
+      && resultCovers(run, { ...needs, like: null }, s.layer)) job.like = { base: run, request: makeLikeRequest(run.runId, needs.like) };
+    return job;
   },
-  execute: (job) => app.engine.run(job.request),
+  async execute(job) {
+    if (job.like) {
+      try {
+        const like = await app.engine.like(job.like.request);
+        document.body.dataset.likeMs = like.ms.toFixed(1); // worker time (tests print it)
+        return { ...job.like.base, like };
+      } catch { /* the worker ran the model since: run it again */ }
+    }
+    return app.engine.run(job.request);
+  },
   keep(result, job) {
     app.run = result;
     app.runKey = job.key;

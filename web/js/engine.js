@@ -60,4 +60,9 @@ export class Engine {
   /** Run the model: request from protocol.js makeRunRequest; the result is
    *  checked against protocol.js RESULT_FIELDS. */
   async run(request) { return checkResult(await this.call('run', { request })); }
+
+  /** Distances of every head to one head, from the worker's last run
+   *  (request from protocol.js makeLikeRequest): {of, dist, ms}; rejects
+   *  when the worker ran the model again since. */
+  like(request) { return this.call('like', { request }); }
 }

@@ -15,9 +15,15 @@
 //   analysis  ANALYSIS.NONE | HEADS (blw_analyze_json: per-head features and
 //             classes) | ROLLOUT (the same plus every layer's rollout
 //             matrix, and the norm-based one when flags has KEEP.NORMS)
-// The result (checkResult): see RESULT_FIELDS.
+//   like      (only when asked) [layer, head]: the result's `like` holds the
+//             Jensen–Shannon distance of every head to that one (the heads
+//             overview's "heads like this one"), computed in the worker
+// The result (checkResult): see RESULT_FIELDS. Each result has a runId; a
+// like request (makeLikeRequest) asks the worker for the distances to
+// another head from the attention of its last run, if that run is runId
+// (else it refuses and the page runs the model again).
 
-export const PROTOCOL_VERSION = 2;
+export const PROTOCOL_VERSION = 3;
 
 /** BL_KEEP_* of src/bertlens.h. */
 export const KEEP = Object.freeze({ ATTN: 1, NORMS: 2, QK: 4, HIDDEN: 8 });
@@ -30,12 +36,13 @@ export const WORKER_PROTOCOL = Object.freeze({ version: PROTOCOL_VERSION, KEEP, 
 /** What a view asks of the engine, e.g. {norms: true, qk: true,
  *  analysis: ANALYSIS.HEADS}; several needs merge to the widest. */
 export function mergeNeeds(...list) {
-  const out = { norms: false, qk: false, analysis: ANALYSIS.NONE };
+  const out = { norms: false, qk: false, analysis: ANALYSIS.NONE, like: null };
   for (const n of list) {
     if (!n) continue;
     out.norms = out.norms || !!n.norms;
     out.qk = out.qk || !!n.qk;
     out.analysis = Math.max(out.analysis, n.analysis || ANALYSIS.NONE);
+    out.like = out.like || n.like || null;
   }
   return out;
 }
@@ -49,7 +56,22 @@ export function makeRunRequest({ a, b = null, needs = {}, layer = 0 }) {
   if (n.norms) flags |= KEEP.NORMS;
   if (n.qk) flags |= KEEP.QK;
   if (n.qk && !(Number.isInteger(layer) && layer >= 0)) throw new RangeError(`run request: q/k layer ${layer} is not a layer`);
-  return { a, b: b || null, flags, qkLayer: n.qk ? layer : -1, analysis: n.analysis };
+  if (n.like) checkHead(n.like);
+  return { a, b: b || null, flags, qkLayer: n.qk ? layer : -1, analysis: n.analysis, ...(n.like ? { like: [...n.like] } : {}) };
+}
+
+function checkHead(h) {
+  if (!Array.isArray(h) || h.length !== 2 || !h.every((x) => Number.isInteger(x) && x >= 0)) {
+    throw new RangeError(`"heads like this one": ${JSON.stringify(h)} is not a [layer, head] pair`);
+  }
+}
+
+/** The distances of every head to head [layer, head] from the attention of
+ *  the worker's run runId (a result's runId). */
+export function makeLikeRequest(runId, like) {
+  checkHead(like);
+  if (!Number.isInteger(runId)) throw new TypeError('like request: runId must be an integer');
+  return { runId, like: [...like] };
 }
 
 /** Does a result hold everything `needs` asks for (at `layer`)? */
@@ -60,6 +82,7 @@ export function resultCovers(run, needs, layer) {
   if (n.qk && (!run.q || run.qkLayer !== layer)) return false;
   if (n.analysis >= ANALYSIS.HEADS && !run.analysis) return false;
   if (n.analysis >= ANALYSIS.ROLLOUT && (!run.rollout || (n.norms && !run.rolloutNorm))) return false;
+  if (n.like && !(run.like && run.like.of[0] === n.like[0] && run.like.of[1] === n.like[1])) return false;
   return true;
 }
 
@@ -67,7 +90,10 @@ export function resultCovers(run, needs, layer) {
  *  [H][T][T] per layer; q/k Float32Array [H][T][d] of layer qkLayer;
  *  analysis {pair, heads: [{layer, head, entropy, cls, sep, punct, prev,
  *  self, next, segment, confidence, class}]} (src/analyze.h); rollout /
- *  rolloutNorm one Float32Array [T][T] per layer. */
+ *  rolloutNorm one Float32Array [T][T] per layer; like null or {of: [layer,
+ *  head], dist: Float64Array [L][H]} (Jensen–Shannon distance, base 2, mean
+ *  over rows, as views/overview.js jsDistance); runId the worker's count of
+ *  runs. */
 export const RESULT_FIELDS = Object.freeze([
   ['tokens', (v, r) => Array.isArray(v) && v.length === r.T],
   ['typeIds', (v, r) => Array.isArray(v) && v.length === r.T],
@@ -88,6 +114,8 @@ export const RESULT_FIELDS = Object.freeze([
   ['analysis', (v, r) => v === null || (Array.isArray(v.heads) && v.heads.length === r.L * r.H)],
   ['rollout', (v, r) => v === null || perLayer(v, r.L, r.T * r.T)],
   ['rolloutNorm', (v, r) => v === null || perLayer(v, r.L, r.T * r.T)],
+  ['like', (v, r) => v === null || (Array.isArray(v.of) && v.of.length === 2 && v.dist instanceof Float64Array && v.dist.length === r.L * r.H)],
+  ['runId', (v) => Number.isInteger(v) && v > 0],
   ['ms', (v) => typeof v === 'number' && v >= 0],
 ]);
 

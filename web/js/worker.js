@@ -3,18 +3,55 @@
 // Emscripten glue (MODULARIZE, factory createBertlens) is loaded with
 // importScripts.
 //
-// Messages in:  {id, type: 'init'|'load'|'run', ...}   (see engine.js)
+// Messages in:  {id, type: 'init'|'load'|'run'|'like', ...}   (see engine.js)
 // Messages out: {id, ok: true, result} or {id, ok: false, error}
 // The run request and its result: web/js/protocol.js. This classic worker
 // cannot import that module; 'init' brings its WORKER_PROTOCOL (the KEEP_*
 // flag values and analysis levels), so no flag value is written here.
 /* global createBertlens, importScripts */
 
-const WORKER_PROTOCOL_VERSION = 2; // protocol.js PROTOCOL_VERSION this file speaks
+const WORKER_PROTOCOL_VERSION = 3; // protocol.js PROTOCOL_VERSION this file speaks
 let P = null; // WORKER_PROTOCOL from the page
 
 let mod = null;
 let info = null;
+let runCount = 0; // runId of the last run (its attention is still in the wasm heap)
+let lastT = 0; // its token count
+
+/** Jensen–Shannon distance (base 2, in [0, 1]) between two heads' attention
+ *  maps a, b [T][T], mean over rows: the same sum as views/overview.js
+ *  jsDistance (a classic worker cannot import it; tests/web/worker.test.mjs
+ *  checks the two agree). */
+function jsDistance(a, b, T) {
+  let total = 0;
+  for (let i = 0; i < T; i++) {
+    let js = 0;
+    const o = i * T;
+    for (let j = 0; j < T; j++) {
+      const p = a[o + j];
+      const q = b[o + j];
+      const m = 0.5 * (p + q);
+      if (p > 0) js += p * Math.log2(p / m);
+      if (q > 0) js += q * Math.log2(q / m);
+    }
+    total += Math.sqrt(Math.max(0, 0.5 * js));
+  }
+  return total / T;
+}
+
+/** {of: [layer, head], dist: Float64Array [L][H]} from per-layer attention
+ *  ([H][T][T] each; attnOf(l) returns layer l's). */
+function likeDistances(attnOf, L, H, T, [layer, head]) {
+  if (layer >= L || head >= H) throw new Error(`there is no layer ${layer}, head ${head} to compare the heads with`);
+  const n = T * T;
+  const ref = attnOf(layer).slice(head * n, (head + 1) * n);
+  const dist = new Float64Array(L * H);
+  for (let l = 0; l < L; l++) {
+    const a = attnOf(l);
+    for (let h = 0; h < H; h++) dist[l * H + h] = (l === layer && h === head) ? 0 : jsDistance(ref, a.subarray(h * n, (h + 1) * n), T);
+  }
+  return { of: [layer, head], dist };
+}
 
 function cstring(s) {
   const n = mod.lengthBytesUTF8(s) + 1;
@@ -73,7 +110,7 @@ const handlers = {
 
   run({ request }) {
     if (!info) throw new Error('No model is loaded.');
-    const { a, b, flags, qkLayer, analysis } = request;
+    const { a, b, flags, qkLayer, analysis, like } = request;
     const { KEEP, ANALYSIS } = P;
     const t0 = performance.now();
     const pa = cstring(a);
@@ -85,6 +122,8 @@ const handlers = {
       mod._free(pa);
       if (pb) mod._free(pb);
     }
+    runCount++;
+    lastT = T;
     if (T < 0) throw new Error(lastError('the model run failed'));
     const tok = JSON.parse(mod.UTF8ToString(mod._blw_tokens_json()));
     if (tok.error) throw new Error(tok.error);
@@ -144,14 +183,35 @@ const handlers = {
         if (flags & KEEP.NORMS) rolloutNorm = layers(1);
       }
     }
+    const likeOut = like && attn ? likeDistances((l) => attn[l], L, H, T, like) : null;
+    if (likeOut) transfer.push(likeOut.dist.buffer);
     const result = {
       tokens: tok.tokens, typeIds: tok.type_ids, offsets: tok.offsets,
       wordIds: tok.word_ids.map((w) => (w === null ? -1 : w)), // JSON null (special) -> -1
       nA: tok.n_a, truncated: !!tok.truncated, T, L, H, d, attn, norms, q, k,
       qkLayer: flags & KEEP.QK ? qkLayer : -1, flags,
-      analysis: heads, rollout, rolloutNorm, ms: performance.now() - t0,
+      analysis: heads, rollout, rolloutNorm, like: likeOut, runId: runCount, ms: performance.now() - t0,
     };
     return [result, transfer];
+  },
+
+  // Distances to another head from the last run's attention, still in the
+  // wasm heap (read in place, not copied); refused when a newer run replaced it.
+  like({ request }) {
+    const { runId, like } = request;
+    if (!info || runId !== runCount) throw new Error('stale: the model ran again since');
+    const L = info.config.n_layers;
+    const H = info.config.n_heads;
+    const T = lastT;
+    const attnOf = (l) => {
+      const p = mod._blw_attention(l);
+      if (!p) throw new Error(`no attention for layer ${l}`);
+      return mod.HEAPF32.subarray(p >> 2, (p >> 2) + H * T * T);
+    };
+    const t0 = performance.now();
+    const out = likeDistances(attnOf, L, H, T, like);
+    out.ms = performance.now() - t0;
+    return [out, [out.dist.buffer]];
   },
 };
 

@@ -5,15 +5,16 @@
 // draws). Rank the heads by any feature and keep only those reaching a
 // threshold ("heads that attend to the previous token": rank by prev, at
 // least 0.5), or rank them by how alike their attention maps are to the
-// open head (Jensen–Shannon distance, Clark et al. 2019; computed here from
-// the run's attention). A click selects a head and offers to open it in the
+// open head (Jensen–Shannon distance, Clark et al. 2019; computed in the
+// model worker from the run's attention: needs() asks for it, protocol.js). A click selects a head and offers to open it in the
 // other views; Enter or a double click opens it in the heatmap.
 //
 // State (URL): rank = layer | <feature> | like, min = the threshold (for
 // like: the largest distance kept).
 //
 // data = {L, H, T, heads[L*H] (analysis features), layer, head, rank, min,
-//         dist[L*H] | null (JS distance to the open head, rank=like),
+//         dist[L*H] | null (JS distance to the open head, rank=like; the
+//         run's like.dist from the worker),
 //         pair, title, notes[]}
 
 import { THEMES, tooltip, fmt, infoLine, linksTable, exportContext, chromeHeight, textWidth } from './common.js';
@@ -288,7 +289,7 @@ export const descriptor = {
   controls: { layer: true, head: true, mean: false, words: false, mode: false },
   snapshot: false,
   axis: false,
-  needs: () => ({ analysis: ANALYSIS.HEADS }),
+  needs: (s) => ({ analysis: ANALYSIS.HEADS, like: s.rank === 'like' ? [s.layer, s.head === 'mean' ? 0 : s.head] : null }),
   params: [
     { key: 'rank', def: 'layer', parse: (raw) => (RANKS.includes(raw) ? raw : null), expect: `one of ${RANKS.join(', ')}` },
     { key: 'min', def: 0, parse: (raw) => (/^\d{1,3}(\.\d{1,4})?$/.test(raw) && Number(raw) <= 100 ? Number(raw) : null), expect: 'a number from 0 to 100' },
@@ -305,9 +306,12 @@ export const descriptor = {
     const head = s.head === 'mean' ? 0 : s.head;
     let dist = null;
     if (s.rank === 'like') {
-      const key = `${s.layer}/${head}`;
-      if (distCache.run !== run || distCache.key !== key) distCache = { run, key, dist: distancesTo(run.attn, L, H, T, s.layer, head) };
-      dist = distCache.dist;
+      if (run.like && run.like.of[0] === s.layer && run.like.of[1] === head) dist = run.like.dist; // from the worker
+      else { // (a run without them: computed here, once)
+        const key = `${s.layer}/${head}`;
+        if (distCache.run !== run || distCache.key !== key) distCache = { run, key, dist: distancesTo(run.attn, L, H, T, s.layer, head) };
+        dist = distCache.dist;
+      }
     }
     return {
       L, H, T, heads: run.analysis.heads, layer: s.layer, head, rank: s.rank, min: s.min, dist, pair: !!run.analysis.pair,
