@@ -114,6 +114,7 @@ test-native: build/bertlens
 	$(NODE) tests/encoder.test.mjs --native
 	$(NODE) tests/shapes.test.mjs --native
 	BERTLENS_ANALYZE=native $(NODE) --test tests/analyze.test.mjs
+	BERTLENS_ABLATION=native $(NODE) --test tests/ablation.test.mjs
 
 test-asan: build/asan/bertlens
 	BERTLENS_BIN=build/asan/bertlens $(PYTHON) tests/test_bundle.py
@@ -128,6 +129,7 @@ test-wasm: build/wasm/bertlens.js
 	$(NODE) tests/shapes.test.mjs --wasm
 	$(NODE) tests/kernels.test.mjs
 	BERTLENS_ANALYZE=wasm $(NODE) --test tests/analyze.test.mjs
+	BERTLENS_ABLATION=wasm $(NODE) --test tests/ablation.test.mjs
 
 test-web:
 	$(NODE) --test tests/web/

@@ -179,6 +179,21 @@ void bl_state_free(bl_state *s);
  * Returns 0, or -1 with a reason (bad id, T out of range, ...). */
 int bl_forward(bl_state *s, const int32_t *ids, const int32_t *type_ids, int32_t T, int32_t qk_layer, char *err,
                size_t errlen);
+/* Head ablation, with Hugging Face's head_mask meaning: the attention
+ * probabilities of a masked head are multiplied by 0, so its context vector
+ * (its share of the input to the output projection) is zero; the output
+ * projection's bias, the residual and everything else run as usual. The
+ * attention (and norms) returned for a masked head are then all zeros.
+ * mask: [n_layers][n_heads] bytes, non-zero = masked (a whole layer: every
+ * head of it; "all but these": every other byte set); NULL unmasks all.
+ * The state copies the mask (its buffer is allocated by bl_state_new, so
+ * bl_forward still allocates nothing); it stays in force for every later
+ * bl_forward, across bl_state_reserve, until set again. A state starts
+ * unmasked; with nothing masked the forward pass does no extra work.
+ * Returns the number of masked heads, or -1 for a NULL state. */
+int bl_state_set_head_mask(bl_state *s, const uint8_t *mask);
+/* The state's current mask, [n_layers][n_heads], 1 = masked. */
+const uint8_t *bl_state_head_mask(const bl_state *s);
 /* The model a state was made for (given to bl_state_new). */
 const bl_model *bl_state_model(const bl_state *s);
 

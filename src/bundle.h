@@ -72,6 +72,10 @@
  *     fidelity.argmax     worst input's share of attention rows whose
  *                         argmax key agrees, percent floored to 0.1, "98.9" STR
  *     fidelity.set        what was measured: "<file>, N inputs, M tokens" STR
+ *     sentence.max_seq_length  the token limit of the sentence-transformers
+ *                         checkpoint (sentence_bert_config.json's
+ *                         max_seq_length, decimal, e.g. "256"): `bertlens
+ *                         embed` truncates there; absent: max_positions STR
  *   The fidelity.* figures come from one numpy forward (float64) of the
  *   dequantized and of the fp32 weights on the held-out set
  *   tests/corpus/fidelity_heldout.jsonl; written as text so that rebuilding the

@@ -3,7 +3,9 @@
  *   bertlens info BUNDLE                               metadata + tensor summary
  *   bertlens tokenize BUNDLE TEXT [TEXT_B]             one JSON object
  *   bertlens tokenize --jsonl BUNDLE                   JSON lines in, JSON lines out
- *   bertlens attend [--layer N] [--qk] [--norms] BUNDLE TEXT [TEXT_B]
+ *   bertlens attend [--layer N] [--qk] [--norms] [--ablate L:H,..|--keep L:H,..] BUNDLE TEXT [TEXT_B]
+ *   bertlens embed [--ablate L:H,..|--keep L:H,..] BUNDLE TEXT [TEXT...]
+ *                                                      sentence embeddings (JSON lines)
  *   bertlens analyze BUNDLE TEXT [TEXT_B]              head features, rollout (JSON)
  *   bertlens test-attend ...                           internal: attend + test outputs
  *
@@ -16,6 +18,7 @@
 #include "json.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -295,6 +298,7 @@ typedef struct {
     int n_ids, n_types;
     int32_t *rows;            /* test-attend: print only these query rows  */
     int n_rows;               /* -1: every row                             */
+    const char *ablate, *keep; /* head specs (see parse_heads), or NULL    */
     const char *bundle, *text, *text_b;
 } attend_opts;
 
@@ -343,6 +347,101 @@ static int int_list_opt(const char *name, const char *arg, int32_t **v, int *n) 
     return 0;
 }
 
+/* ------------------------------------------------------- head masks */
+
+/* A head list "L:H[,L:H...]" (L:* = every head of layer L) into sel
+ * [L][NH] (1 = listed). Strict: decimal numbers only, no empty items, every
+ * layer and head in range. Returns 0, or -1 with a reason in err. */
+static int parse_heads(const char *spec, int L, int NH, uint8_t *sel, char *err, size_t errlen) {
+    memset(sel, 0, (size_t)L * NH);
+    const char *p = spec;
+    if (!*p) {
+        bli_set_err(err, errlen, "empty head list (expected L:H[,L:H...], L:* for a whole layer)");
+        return -1;
+    }
+    for (;;) {
+        const char *item = p;
+        long v[2] = {0, -1};
+        for (int part = 0; part < 2; part++) {
+            if (part == 1 && *p == '*') {
+                p++;
+                break;
+            }
+            if (*p < '0' || *p > '9') goto bad;
+            long x = 0;
+            while (*p >= '0' && *p <= '9') {
+                x = x * 10 + (*p++ - '0');
+                if (x > 1000000) goto bad;
+            }
+            v[part] = x;
+            if (part == 0) {
+                if (*p != ':') goto bad;
+                p++;
+            }
+        }
+        if (*p && *p != ',') goto bad;
+        if (v[0] >= L) {
+            bli_set_err(err, errlen, "'%.*s': layer %ld out of range 0..%d", (int)(p - item), item, v[0], L - 1);
+            return -1;
+        }
+        if (v[1] >= NH) {
+            bli_set_err(err, errlen, "'%.*s': head %ld out of range 0..%d", (int)(p - item), item, v[1], NH - 1);
+            return -1;
+        }
+        for (int h = 0; h < NH; h++)
+            if (v[1] < 0 || h == v[1]) sel[(size_t)v[0] * NH + h] = 1;
+        if (!*p) return 0;
+        p++; /* ',' */
+        continue;
+    bad:
+        while (*p && *p != ',') p++;
+        bli_set_err(err, errlen, "'%.*s' is not a head (expected L:H or L:*, e.g. 2:5 or 3:*)", (int)(p - item),
+                    item);
+        return -1;
+    }
+}
+
+/* Apply --ablate / --keep (at most one given) to s. Prints why not. */
+static int apply_heads(bl_state *s, const char *ablate, const char *keep) {
+    if (!ablate && !keep) return 0;
+    const bl_config *c = bl_model_config(bl_state_model(s));
+    const int L = c->n_layers, NH = c->n_heads;
+    uint8_t *sel = malloc((size_t)L * NH);
+    char err[256];
+    if (!sel) {
+        fprintf(stderr, "bertlens: out of memory\n");
+        return -1;
+    }
+    if (parse_heads(ablate ? ablate : keep, L, NH, sel, err, sizeof err)) {
+        fprintf(stderr, "bertlens: %s: %s\n", ablate ? "--ablate" : "--keep", err);
+        free(sel);
+        return -1;
+    }
+    if (keep)
+        for (int i = 0; i < L * NH; i++) sel[i] = !sel[i];
+    bl_state_set_head_mask(s, sel);
+    free(sel);
+    return 0;
+}
+
+/* --ablate or --keep at argv[*i] (value in argv[*i + 1]) into *ablate or *keep.
+ * Returns 1 if it was one of them, 0 if not, -1 on a bad use. */
+static int heads_opt(int argc, char **argv, int *i, const char **ablate, const char **keep) {
+    const char *a = argv[*i];
+    int is_ablate = !strcmp(a, "--ablate"), is_keep = !strcmp(a, "--keep");
+    if (!is_ablate && !is_keep) return 0;
+    if (*i + 1 >= argc) {
+        fprintf(stderr, "bertlens: %s needs a head list L:H[,L:H...]\n", a);
+        return -1;
+    }
+    if (*ablate || *keep) {
+        fprintf(stderr, "bertlens: give --ablate or --keep once, not both or twice\n");
+        return -1;
+    }
+    *(is_ablate ? ablate : keep) = argv[++*i];
+    return 1;
+}
+
 /* attend's arguments into o; internal = 1 (test-attend) also takes the test
  * options. Prints why not and returns -1. */
 static int parse_attend(int argc, char **argv, int internal, attend_opts *o) {
@@ -354,7 +453,10 @@ static int parse_attend(int argc, char **argv, int internal, attend_opts *o) {
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i];
         int has_val = i + 1 < argc;
-        if (!strcmp(a, "--layer") && has_val) {
+        int ho = heads_opt(argc, argv, &i, &o->ablate, &o->keep);
+        if (ho < 0) return -1;
+        if (ho) {
+        } else if (!strcmp(a, "--layer") && has_val) {
             char *end;
             o->layer = (int)strtol(argv[++i], &end, 10);
             if (*end || o->layer < 0) {
@@ -383,7 +485,8 @@ static int parse_attend(int argc, char **argv, int internal, attend_opts *o) {
         }
     }
     if (npos < (o->ids ? 1 : 2) || npos > (o->ids ? 1 : 3)) {
-        fprintf(stderr, "usage: bertlens attend [--layer N] [--qk] [--norms] BUNDLE TEXT [TEXT_B]\n");
+        fprintf(stderr, "usage: bertlens attend [--layer N] [--qk] [--norms] [--ablate L:H,...|--keep L:H,...] "
+                        "BUNDLE TEXT [TEXT_B]\n");
         return -1;
     }
     if (o->types && o->n_types != o->n_ids) {
@@ -533,6 +636,7 @@ static int run_attend(const attend_opts *o) {
         fprintf(stderr, "bertlens: %s\n", err);
         goto close;
     }
+    if (apply_heads(s, o->ablate, o->keep)) goto close;
     int l0 = o->layer >= 0 ? o->layer : 0, l1 = o->layer >= 0 ? o->layer + 1 : L, nl = l1 - l0;
     if (bl_forward(s, ids, types, T, l0, err, sizeof err)) {
         fprintf(stderr, "bertlens: %s\n", err);
@@ -588,6 +692,129 @@ static int cmd_attend(int argc, char **argv, int internal) {
     attend_opts o;
     int rc = parse_attend(argc, argv, internal, &o) ? 1 : run_attend(&o);
     attend_opts_free(&o);
+    return rc;
+}
+
+/* -------------------------------------------------------------- embed */
+
+/* bertlens embed [--ablate L:H,...|--keep L:H,...] BUNDLE TEXT [TEXT...]
+ *
+ * The sentence-transformers embedding of each text: the mean of the final
+ * hidden states over every token ([CLS] and [SEP] included), divided by its
+ * L2 norm; texts truncated at the bundle's sentence.max_seq_length (bundle.h;
+ * when absent, the model's max positions, said on stderr). One JSON line per
+ * text {"tokens": [...], "embedding": [hidden]}, then with several texts
+ * {"cosine": [[...]]} (the dot products of the unit embeddings). */
+static int cmd_embed(int argc, char **argv) {
+    const char *ablate = NULL, *keep = NULL;
+    int first = -1;
+    for (int i = 0; i < argc && first < 0; i++) {
+        int ho = heads_opt(argc, argv, &i, &ablate, &keep);
+        if (ho < 0) return 1;
+        if (ho) continue;
+        if (argv[i][0] == '-' && argv[i][1] == '-') {
+            fprintf(stderr, "bertlens: embed: unknown option %s\n", argv[i]);
+            return 1;
+        }
+        first = i;
+    }
+    if (first < 0 || argc - first < 2) {
+        fprintf(stderr, "usage: bertlens embed [--ablate L:H,...|--keep L:H,...] BUNDLE TEXT [TEXT...]\n");
+        return 1;
+    }
+    const char *path = argv[first];
+    char **texts = argv + first + 1;
+    const int n = argc - first - 1;
+    cli_bundle cb;
+    if (open_bundle(path, &cb)) return 1;
+    const bl_model *m = cb.model;
+    const bl_config *c = bl_model_config(m);
+    const bl_tokenizer *tk = bl_model_tokenizer(m);
+    const int H = c->hidden;
+    int rc = 1;
+    char err[512] = "";
+    bl_state *s = NULL;
+    float *emb = calloc((size_t)n * H, sizeof(float));
+    double *mean = calloc((size_t)H, sizeof(double));
+    if (!emb || !mean) {
+        fprintf(stderr, "bertlens: out of memory\n");
+        goto close;
+    }
+    int32_t max_len = c->max_positions;
+    const char *msl = bl_model_meta_str(m, "sentence.max_seq_length");
+    if (msl) {
+        char *end;
+        errno = 0;
+        long v = strtol(msl, &end, 10);
+        if (end == msl || *end || errno || v <= 0) {
+            fprintf(stderr, "bertlens: %s: bad sentence.max_seq_length '%s'\n", path, msl);
+            goto close;
+        }
+        if (v < max_len) max_len = (int32_t)v;
+    } else {
+        fprintf(stderr, "bertlens: note: the bundle has no sentence.max_seq_length; truncating at the model's "
+                        "%d positions\n", max_len);
+    }
+    for (int k = 0; k < n; k++) {
+        bl_tokens toks;
+        if (bl_tokenize(tk, texts[k], strlen(texts[k]), NULL, 0, max_len, &toks, err, sizeof err)) {
+            fprintf(stderr, "bertlens: text %d: cannot tokenize: %s\n", k + 1, err);
+            goto close;
+        }
+        const int T = toks.n;
+        int bad = 0;
+        if (!s) {
+            bad = !(s = bl_state_new(m, max_len, 0, err, sizeof err)) || apply_heads(s, ablate, keep);
+            if (!s) fprintf(stderr, "bertlens: %s\n", err);
+        }
+        if (!bad && bl_forward(s, toks.ids, toks.type_ids, T, 0, err, sizeof err)) {
+            fprintf(stderr, "bertlens: %s\n", err);
+            bad = 1;
+        }
+        if (bad) {
+            bl_tokens_free(&toks);
+            goto close;
+        }
+        if (toks.truncated)
+            fprintf(stderr, "bertlens: note: text %d was truncated to %d tokens\n", k + 1, T);
+        const float *fin = bl_hidden(s, c->n_layers);
+        memset(mean, 0, (size_t)H * sizeof(double));
+        for (int t = 0; t < T; t++)
+            for (int i = 0; i < H; i++) mean[i] += fin[(size_t)t * H + i];
+        double norm = 0;
+        for (int i = 0; i < H; i++) norm += (mean[i] / T) * (mean[i] / T);
+        norm = sqrt(norm);
+        float *e = emb + (size_t)k * H;
+        for (int i = 0; i < H; i++) e[i] = (float)(mean[i] / T / (norm > 1e-12 ? norm : 1e-12));
+        printf("{\"tokens\":[");
+        for (int t = 0; t < T; t++) {
+            if (t) putchar(',');
+            json_str(bl_token_str(tk, toks.ids[t]));
+        }
+        printf("],\"embedding\":");
+        json_floats(e, (size_t)H);
+        printf("}\n");
+        bl_tokens_free(&toks);
+    }
+    if (n > 1) {
+        printf("{\"cosine\":[");
+        for (int a = 0; a < n; a++) {
+            printf(a ? ",[" : "[");
+            for (int b = 0; b < n; b++) {
+                double dot = 0;
+                for (int i = 0; i < H; i++) dot += (double)emb[(size_t)a * H + i] * emb[(size_t)b * H + i];
+                printf(b ? ",%.9g" : "%.9g", dot);
+            }
+            putchar(']');
+        }
+        printf("]}\n");
+    }
+    rc = fflush(stdout) ? 1 : 0;
+close:
+    free(emb);
+    free(mean);
+    bl_state_free(s);
+    close_bundle(&cb);
     return rc;
 }
 
@@ -651,7 +878,9 @@ static void usage(FILE *f) {
             "  bertlens info BUNDLE\n"
             "  bertlens tokenize BUNDLE TEXT [TEXT_B]\n"
             "  bertlens tokenize --jsonl BUNDLE        (JSON lines on stdin)\n"
-            "  bertlens attend [--layer N] [--qk] [--norms] BUNDLE TEXT [TEXT_B]\n"
+            "  bertlens attend [--layer N] [--qk] [--norms] [--ablate L:H,...|--keep L:H,...] BUNDLE TEXT [TEXT_B]\n"
+            "                      --ablate masks these heads (L:* a whole layer), --keep all but these\n"
+            "  bertlens embed [--ablate ...|--keep ...] BUNDLE TEXT [TEXT...]   sentence embeddings, cosines\n"
             "  bertlens analyze BUNDLE TEXT [TEXT_B]   head features + classes, rollout\n",
             BL_VERSION);
 }
@@ -667,6 +896,7 @@ int main(int argc, char **argv) {
     if (!strcmp(cmd, "attend")) return cmd_attend(argc - 2, argv + 2, 0);
     if (!strcmp(cmd, "test-attend")) return cmd_attend(argc - 2, argv + 2, 1); /* internal, for tests */
     if (!strcmp(cmd, "analyze")) return cmd_analyze(argc - 2, argv + 2);
+    if (!strcmp(cmd, "embed")) return cmd_embed(argc - 2, argv + 2);
     if (!strcmp(cmd, "-h") || !strcmp(cmd, "--help") || !strcmp(cmd, "help")) {
         usage(stdout);
         return 0;

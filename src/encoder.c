@@ -51,6 +51,8 @@ struct bl_state {
     const float *emb_ln_g, *emb_ln_b; /* [hidden]                        */
     layer_weights *layers;          /* [n_layers]                        */
     double *gram;                   /* [n_layers][H][d][d] if KEEP_NORMS */
+    uint8_t *head_mask;             /* [n_layers][H], 1 = masked (bl_state_set_head_mask) */
+    int32_t n_masked;               /* heads masked (0: the unmasked path) */
 
     /* activations (compact: a [T][...] buffer holds T rows back to back) */
     float *x;        /* [T][hidden] residual stream                       */
@@ -125,6 +127,7 @@ static void free_weights(bl_state *s) {
         }
     free(s->layers);
     free(s->gram);
+    free(s->head_mask);
 }
 
 static int build_weights(bl_state *s, const bl_model *m, char *err, size_t errlen) {
@@ -261,6 +264,11 @@ bl_state *bl_state_new(const bl_model *m, int32_t max_tokens, unsigned flags, ch
     }
     s->model = m;
     s->c = *c;
+    if (!(s->head_mask = calloc((size_t)c->n_layers * c->n_heads, 1))) {
+        bli_set_err(err, errlen, "out of memory");
+        free(s);
+        return NULL;
+    }
     if (build_weights(s, m, err, errlen) || bl_state_reserve(s, max_tokens, flags, err, errlen)) {
         bl_state_free(s);
         return NULL;
@@ -354,6 +362,13 @@ int bl_forward(bl_state *s, const int32_t *ids, const int32_t *type_ids, int32_t
 
         for (int32_t h = 0; h < NH; h++) {
             float *a = s->attn ? s->attn + ((size_t)l * NH + h) * T * T : s->att; /* [T][T] */
+            if (s->n_masked && s->head_mask[(size_t)l * NH + h]) {
+                /* masked head: probabilities times 0, so its context is 0 */
+                memset(a, 0, (size_t)T * T * 4);
+                for (int32_t t = 0; t < T; t++) memset(s->ctx + (size_t)t * H + (size_t)h * d, 0, (size_t)d * 4);
+                if (s->norms) memset(s->norms + ((size_t)l * NH + h) * T * T, 0, (size_t)T * T * 4);
+                continue;
+            }
             /* scores a[i][j] = q_h[i] . k_h[j], then softmax of scale * scores */
             blk_matmul_nt(a, T, s->q + (size_t)h * d, H, T, s->k + (size_t)h * d, H, 1, T, d, s->scratch);
             blk_softmax(a, T, T, scale);
@@ -411,4 +426,17 @@ const float *bl_hidden(const bl_state *s, int32_t layer) {
 }
 
 int32_t bl_state_tokens(const bl_state *s) { return s ? s->T : 0; }
+
+int bl_state_set_head_mask(bl_state *s, const uint8_t *mask) {
+    if (!s) return -1;
+    const size_t n = (size_t)s->c.n_layers * s->c.n_heads;
+    s->n_masked = 0;
+    for (size_t i = 0; i < n; i++) {
+        s->head_mask[i] = mask && mask[i] ? 1 : 0;
+        s->n_masked += s->head_mask[i];
+    }
+    return s->n_masked;
+}
+
+const uint8_t *bl_state_head_mask(const bl_state *s) { return s ? s->head_mask : NULL; }
 const bl_model *bl_state_model(const bl_state *s) { return s ? s->model : NULL; }

@@ -10,6 +10,7 @@
  *   blw_forward_ids blw_tokens_json blw_attention blw_norms blw_queries
  *   blw_keys blw_hidden                       (the API in README / common.md)
  *   blw_analyze_json blw_rollout blw_head_analyze   analyses (analyze.c)
+ *   blw_set_head_mask blw_embedding          head ablation, sentence embedding
  *   blw_k_*                                   kernels, scalar or SIMD, for tests
  */
 #include "bertlens.h"
@@ -42,6 +43,9 @@ static struct {
     int toks_ran;       /* the state holds the run of toks (not of a
                            later blw_forward_ids on other ids)      */
     bl_analysis an;     /* kept by blw_analyze_json for blw_rollout */
+    uint8_t *mask;      /* [n_layers][n_heads] head mask (1 = masked),
+                           applied to every state; NULL: none set   */
+    float *emb;         /* [hidden] last blw_embedding              */
     char *json;         /* last returned JSON string (owned)        */
     char err[512];
 } g;
@@ -65,9 +69,13 @@ static void unload(void) {
     bl_state_free(g.state);
     bl_model_free(g.model);
     free(g.bytes);
+    free(g.mask);
+    free(g.emb);
     g.state = NULL;
     g.model = NULL;
     g.bytes = NULL;
+    g.mask = NULL;
+    g.emb = NULL;
     g.capacity = 0;
 }
 
@@ -213,6 +221,7 @@ static int ensure_state(int32_t T, unsigned flags) {
     g.capacity = 0;
     if (!g.state) {
         if (!(g.state = bl_state_new(g.model, cap, flags, g.err, sizeof g.err))) return -1;
+        bl_state_set_head_mask(g.state, g.mask);
     } else if (bl_state_reserve(g.state, cap, flags, g.err, sizeof g.err)) {
         return -1;
     }
@@ -263,6 +272,62 @@ EMSCRIPTEN_KEEPALIVE const float *blw_norms(int layer) { return bl_norms(g.state
 EMSCRIPTEN_KEEPALIVE const float *blw_queries(void) { return bl_queries(g.state); }
 EMSCRIPTEN_KEEPALIVE const float *blw_keys(void) { return bl_keys(g.state); }
 EMSCRIPTEN_KEEPALIVE const float *blw_hidden(int layer) { return bl_hidden(g.state, layer); }
+
+/* ------------------------------------------------------------ ablation */
+
+/* Head ablation (bl_state_set_head_mask's meaning): mask is [n_layers]
+ * [n_heads] bytes, non-zero = that head's attention probabilities times 0;
+ * NULL unmasks every head. It applies to every later run until set again or
+ * another model is loaded (a load starts unmasked). Returns the number of
+ * masked heads, or -1 (no model, out of memory). */
+EMSCRIPTEN_KEEPALIVE int blw_set_head_mask(const uint8_t *mask) {
+    if (!g.model) {
+        set_error("no model loaded");
+        return -1;
+    }
+    const bl_config *c = bl_model_config(g.model);
+    const size_t n = (size_t)c->n_layers * c->n_heads;
+    if (!g.mask && !(g.mask = malloc(n))) {
+        set_error("out of memory");
+        return -1;
+    }
+    int count = 0;
+    for (size_t i = 0; i < n; i++) count += (g.mask[i] = mask && mask[i] ? 1 : 0);
+    if (g.state) bl_state_set_head_mask(g.state, g.mask);
+    return count;
+}
+
+/* The sentence-transformers embedding of the last run: the mean of the final
+ * hidden states over all its tokens ([CLS]/[SEP] included), divided by its
+ * L2 norm; [hidden] floats, valid until the next call that runs or loads.
+ * It embeds the tokens as run: to match sentence-transformers, run the text
+ * alone, truncated at the model's max_seq_length (bundle metadata
+ * sentence.max_seq_length, when present). NULL if nothing has run. */
+EMSCRIPTEN_KEEPALIVE const float *blw_embedding(void) {
+    const int32_t T = g.state ? bl_state_tokens(g.state) : 0;
+    if (!T) {
+        set_error("no run: call blw_run first");
+        return NULL;
+    }
+    const bl_config *c = bl_model_config(g.model);
+    const int32_t H = c->hidden;
+    if (!g.emb && !(g.emb = malloc((size_t)H * sizeof(float)))) {
+        set_error("out of memory");
+        return NULL;
+    }
+    const float *fin = bl_hidden(g.state, c->n_layers);
+    double norm = 0;
+    for (int32_t i = 0; i < H; i++) {
+        double sum = 0;
+        for (int32_t t = 0; t < T; t++) sum += fin[(size_t)t * H + i];
+        g.emb[i] = (float)(sum / T);
+        norm += (double)g.emb[i] * g.emb[i];
+    }
+    norm = sqrt(norm);
+    if (norm < 1e-12) norm = 1e-12;
+    for (int32_t i = 0; i < H; i++) g.emb[i] = (float)(g.emb[i] / norm);
+    return g.emb;
+}
 
 /* ----------------------------------------------------------- analyses */
 

@@ -479,6 +479,18 @@ def build_bundle(cfg, tok, tensors, provenance):
     return bytes(out)
 
 
+def sentence_max_seq_length(d, root):
+    """max_seq_length of a sentence-transformers checkpoint
+    (sentence_bert_config.json), or None when the file is absent."""
+    path = find_file("sentence_bert_config.json", d, root)
+    if path is None:
+        return None
+    v = read_json(path).get("max_seq_length")
+    if not isinstance(v, int) or isinstance(v, bool) or v <= 0:
+        raise ConvertError(f"{path}: max_seq_length must be a positive integer, not {v!r}")
+    return v
+
+
 def convert(src, out, dtype="q8", embed_dtype=None, name=None, license=None, cased=False, calib=None,
             heldout=None):
     if dtype not in DTYPES:
@@ -506,6 +518,9 @@ def convert(src, out, dtype="q8", embed_dtype=None, name=None, license=None, cas
         "weights.embed_dtype": embed_dtype,
         "weights.rounding": "gptq" if hess is not None else "nearest",
     }
+    msl = sentence_max_seq_length(d, src)
+    if msl is not None:
+        provenance["sentence.max_seq_length"] = str(msl)
     if heldout:
         provenance.update(stage_fidelity(sd, cfg, deq, heldout))
     blob = build_bundle(cfg, tok, tensors, provenance)
