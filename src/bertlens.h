@@ -13,7 +13,7 @@
  *   kernels.c    matmul / layernorm / softmax / gelu, scalar + wasm SIMD
  *   analyze.c    head features + pattern class, attention rollout
  *   wasm_api.c   thin EMSCRIPTEN_KEEPALIVE boundary for the web worker
- *   cli.c        build/bertlens: info | tokenize | attend | analyze
+ *   cli.c        build/bertlens: info | tokenize | attend | analyze | embed
  *
  * Embedding: `make lib` builds build/libbertlens.a; include only this header
  * and link with -lbertlens -lm (tests/c/embed_example.c is a complete program):

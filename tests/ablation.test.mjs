@@ -92,6 +92,7 @@ function wasmEngine(M) {
     return { T, tokens };
   };
   return {
+    M,
     run(bundle, c) {
       load(bundle);
       setMask(c);
@@ -105,7 +106,7 @@ function wasmEngine(M) {
       setMask(c);
       return texts.map((t) => {
         const { tokens } = run1(t, null, 0);
-        return { tokens, embedding: floats(M, M._blw_embedding(), 384) };
+        return { tokens, embedding: floats(M, M._blw_embedding(), c.embeddings[0].embedding.shape[0]) };
       });
     },
   };
@@ -179,6 +180,37 @@ for (const [name, make] of engines) {
   test(`${name}: q8 default bundle, figures (embedding cosine >= ${MIN_Q8_EMB_COSINE})`, async () => {
     const e = await make();
     compare(e, Q8, false);
+  });
+}
+
+if (ONLY !== 'native') {
+  test('wasm: mask and embedding calls refuse without a model or a run; a load starts unmasked', async () => {
+    const M = await createModule(WASM_JS);
+    const m = M._malloc(L * NH);
+    M.HEAPU8.fill(1, m, m + L * NH);
+    assert.equal(M._blw_set_head_mask(m), -1);
+    assert.match(wasmError(M), /no model/);
+    loadBundle(M, F32);
+    assert.equal(M._blw_embedding(), 0);
+    assert.match(wasmError(M), /no run/);
+    assert.equal(M._blw_set_head_mask(m), L * NH);
+    assert.equal(M._blw_set_head_mask(0), 0);
+    const layer = index.cases.find((c) => c.ablate === '3:*' && !c.input.text_pair);
+    const none = index.cases.find((c) => !c.ablate && !c.keep && !c.input.text_pair);
+    const hidden = none.embeddings[0].embedding.shape[0];
+    const embed = () => {
+      const p = putString(M, none.input.text);
+      assert.ok(M._blw_run(p, 0, 0, 0) > 0, wasmError(M));
+      M._free(p);
+      return floats(M, M._blw_embedding(), hidden);
+    };
+    M.HEAPU8.fill(0, m, m + L * NH);
+    M.HEAPU8.fill(1, m + 3 * NH, m + 4 * NH);
+    assert.equal(M._blw_set_head_mask(m), NH);
+    M._free(m);
+    assert.ok(cosine(embed(), ref(layer.embeddings[0].embedding)) >= MIN_F32_EMB_COSINE, 'layer 3 masked');
+    loadBundle(M, F32); // a new load: no mask
+    assert.ok(cosine(embed(), ref(none.embeddings[0].embedding)) >= MIN_F32_EMB_COSINE, 'unmasked after load');
   });
 }
 
