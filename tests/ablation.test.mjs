@@ -241,6 +241,7 @@ if (ONLY !== 'wasm') {
     assert.equal(j.tokens.length, index.max_seq_length);
     assert.equal(j.tokens.at(-1), '[SEP]');
     assert.doesNotMatch(r.stderr, /no sentence\.max_seq_length/);
+    assert.match(cli(['info', F32]).stdout, /sentence\.max_seq_length\s+256\n/); // written by tools/convert.py
     const q = cli(['embed', Q8, 'The cat sat.']);
     assert.equal(q.status, 0, q.stderr);
     assert.match(q.stderr, /no sentence\.max_seq_length; truncating at the model's 512 positions/);

@@ -8,7 +8,9 @@
 CHECKPOINT_DIR holds config.json, model.safetensors (or pytorch_model.bin,
 which needs torch), vocab.txt or tokenizer.json, and optionally
 tokenizer_config.json. sentence-transformers folders (weights in the root or
-in 0_Transformer/) work too. The bundle format is specified in src/bundle.h.
+in 0_Transformer/) work too; their sentence_bert_config.json max_seq_length,
+when present, becomes the bundle key sentence.max_seq_length (where `bertlens
+embed` truncates). The bundle format is specified in src/bundle.h.
 
 Stages: config -> vocab -> [calib] -> tensors -> [fidelity] -> write. One log
 line per tensor with its dtype and the quantization error (max |w - w'|,
