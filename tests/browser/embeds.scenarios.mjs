@@ -369,3 +369,44 @@ scenario('standalone HTML export opens from file:// and draws without the model'
     fs.rmSync(path.dirname(file), { recursive: true, force: true });
   }
 });
+
+scenario('embed code on a phone: a 720-px neuron embed shrinks to the blog column, no sideways scroll in the post or the frame', async ({ page, base, shot }) => {
+  // The blogger copies a wide (neuron view) embed on a desktop.
+  await open(page, base, { ...PAIR, view: 'neuron' });
+  const snip = await copied(page, '#copy-embed');
+  const width = Number(snip.match(/width="(\d+)"/)[1]);
+  assert.ok(width > 390, `the proposed frame (${width} px) is wider than a phone`);
+  // A phone-ready blog post on another origin; a reader on a 390-px phone
+  // in a fresh profile.
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'bertlens-phoneblog-'));
+  fs.writeFileSync(path.join(dir, 'post.html'), `<!doctype html><html><head><meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1"><link rel="icon" href="data:,"><title>post</title></head>
+<body style="margin:16px"><p>A post read on a phone.</p>${snip}</body></html>`);
+  const blog = await serve(dir);
+  const { context, profile } = await launchChromium({ viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true });
+  try {
+    const p = context.pages()[0] || await context.newPage();
+    const errors = [];
+    p.on('pageerror', (e) => errors.push(e.message));
+    p.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); });
+    await p.goto(`${blog.url}post.html`);
+    const frameEl = await p.waitForSelector('iframe');
+    await frameEl.scrollIntoViewIfNeeded();
+    const frame = await frameEl.contentFrame();
+    await frame.waitForFunction(() => document.body && document.body.dataset.state === 'ready', null, { timeout: 60000 });
+    const host = await p.evaluate(() => ({ sw: document.documentElement.scrollWidth, fw: document.querySelector('iframe').getBoundingClientRect().width }));
+    assert.ok(host.sw <= 390, `the post scrolls sideways: ${host.sw} px wide on a 390-px phone`);
+    assert.ok(host.fw <= 390 - 32, `frame ${host.fw} px in a 358-px column`);
+    const inner = await frame.evaluate(() => ({ sw: document.documentElement.scrollWidth, cw: document.documentElement.clientWidth,
+      title: document.querySelector('.view-title')?.textContent }));
+    assert.ok(inner.sw <= inner.cw, `the embed scrolls sideways inside its frame: ${inner.sw} > ${inner.cw}`);
+    assert.match(inner.title, /Neuron view/);
+    assert.deepEqual(errors, []);
+    await shot(p, 'embed-phone-blog');
+  } finally {
+    await context.close();
+    fs.rmSync(profile, { recursive: true, force: true });
+    await blog.close();
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}, { viewport: { width: 1280, height: 900 } });

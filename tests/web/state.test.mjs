@@ -84,6 +84,8 @@ test('embed snippet is a single iframe with an escaped embed=1 URL', () => {
   const { state } = parseState(url.search);
   assert.equal(state.embed, true);
   assert.equal(state.text, '"><script>x</script>');
+  // A host column narrower than the frame (a phone) shrinks the frame.
+  assert.match(snip.match(/style="([^"]*)"/)[1], /(^|;)max-width:100%(;|$)/);
 });
 
 

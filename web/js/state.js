@@ -237,7 +237,10 @@ export function embedSnippet(baseUrl, state, { width = 720, height = 560, search
   }
   const url = `${baseUrl}?${query}${snapshot ? `#s=${snapshot}` : ''}`;
   const esc = url.replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
-  return `<iframe src="${esc}" width="${width}" height="${height}" style="border:0" title="bertlens attention view" loading="lazy"></iframe>`;
+  // max-width: on a host column narrower than the proposed width (a phone)
+  // the frame shrinks instead of widening the host page; the view lays
+  // itself out for the box it gets.
+  return `<iframe src="${esc}" width="${width}" height="${height}" style="border:0;max-width:100%" title="bertlens attention view" loading="lazy"></iframe>`;
 }
 
 /** A frame size (CSS px) that fits a view of K shown tokens of a model with
