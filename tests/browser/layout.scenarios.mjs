@@ -272,3 +272,26 @@ scenario('exports carry title, legend and head key, and no page instructions', a
   assert.ok(t.includes('“&lt;b&gt;bold&lt;/b&gt; &amp; "quotes"”') || t.includes('“&lt;b&gt;bold&lt;/b&gt; &amp; &quot;quotes&quot;”'), 'escaped text in the title');
   assert.equal((await inspectSvg(page, t)).unsafe, 0);
 });
+
+scenario('phone: a tapped cell\'s info line is shown whole (two lines, not cut) and the tap does not move the matrix', async ({ page, base, context, shot }) => {
+  await open(page, base, { ...PAIR, view: 'heatmap', layer: fx.layers[1], head: 4 });
+  const cdp = await context.newCDPSession(page);
+  await cdp.send('Emulation.setTouchEmulationEnabled', { enabled: true, maxTouchPoints: 1 });
+  await page.$eval('rect.hm-hit', (r) => r.scrollIntoView({ block: 'center' }));
+  const before = await page.$eval('rect.hm-hit', (r) => { const b = r.getBoundingClientRect(); return { x: b.x, y: b.y, w: b.width }; });
+  const cell = before.w / fx.T;
+  const [qi, kj] = [17, 3]; // "sleeping" → "##bel": long labels
+  const pt = { x: before.x + (kj + 0.5) * cell, y: before.y + (qi + 0.5) * cell };
+  await cdp.send('Input.dispatchTouchEvent', { type: 'touchStart', touchPoints: [pt] });
+  await cdp.send('Input.dispatchTouchEvent', { type: 'touchEnd', touchPoints: [] });
+  await page.waitForFunction(() => /query \d+, key \d+/.test(document.querySelector('.view-info .info-text').textContent));
+  const info = await page.$eval('.view-info .info-text', (t) => ({
+    text: t.textContent, sw: t.scrollWidth, cw: t.clientWidth, sh: t.scrollHeight, ch: t.clientHeight,
+  }));
+  assert.match(info.text, new RegExp(`^${fx.tokens[qi]} → ${fx.tokens[kj]}: attention \\d\\.\\d+ \\(query ${qi}, key ${kj}\\)$`));
+  assert.ok(info.sw <= info.cw && info.sh <= info.ch + 1, `the info line is cut: ${JSON.stringify(info)}`);
+  assert.ok(await page.isVisible('.view-info button.info-action'), 'the neuron-view button is still there');
+  const after = await page.$eval('rect.hm-hit', (r) => r.getBoundingClientRect().y);
+  assert.ok(Math.abs(after - before.y) < 1, `the matrix moved ${after - before.y} px on the tap`);
+  await shot(page, 'phone-heatmap-tap-info');
+}, { viewport: { width: 390, height: 844 } });
