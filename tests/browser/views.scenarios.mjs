@@ -439,3 +439,15 @@ scenario('out-of-range query token falls back with a notice', async ({ base, con
   assert.equal(await p2.$eval('#neuron-query', (s) => s.value), '0');
   await p2.close();
 });
+
+scenario('blank input (only spaces) says why only [CLS] and [SEP] show; a sentence clears it', async ({ page, base, shot }) => {
+  await open(page, base, { text: 'hello' });
+  assert.doesNotMatch(await page.textContent('#token-info'), /no words/);
+  await typeText(page, '#text-a', '     ');
+  assert.deepEqual(await texts(page, '.row-label'), ['[CLS]', '[SEP]']);
+  assert.match(await page.textContent('#token-info'), /^2 tokens · .*no words in the text: only \[CLS\] and \[SEP\] are shown/);
+  await shot(page, 'heatmap-blank-input');
+  await typeText(page, '#text-a', '!?');
+  assert.deepEqual(await texts(page, '.row-label'), ['[CLS]', '!', '?', '[SEP]']);
+  assert.doesNotMatch(await page.textContent('#token-info'), /no words/);
+});

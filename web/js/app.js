@@ -649,7 +649,9 @@ function draw({ keepState = false } = {}) {
   }
   clearNotice('draw');
   const nA = run.typeIds.filter((t) => t === 0).length;
-  $('token-info').textContent = `${run.T} tokens${s.text_b ? ` (A: ${nA}, B: ${run.T - nA})` : ''} · ${run.snapshot ? 'drawn from the snapshot\'s 8-bit numbers, without the model' : `model ran in ${run.ms.toFixed(0)} ms`}`;
+  // Blank (or whitespace-only) input still runs: say why only [CLS]/[SEP] show.
+  const blank = run.wordIds && !run.wordIds.some((w) => w >= 0) ? ' · no words in the text: only [CLS] and [SEP] are shown; type a sentence' : '';
+  $('token-info').textContent = `${run.T} tokens${s.text_b ? ` (A: ${nA}, B: ${run.T - nA})` : ''} · ${run.snapshot ? 'drawn from the snapshot\'s 8-bit numbers, without the model' : `model ran in ${run.ms.toFixed(0)} ms`}${blank}`;
   syncUrl();
   if (s.embed) notifyHeight();
   const ms = performance.now() - t0;
