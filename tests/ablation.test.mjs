@@ -242,8 +242,14 @@ if (ONLY !== 'wasm') {
     assert.equal(j.tokens.at(-1), '[SEP]');
     assert.doesNotMatch(r.stderr, /no sentence\.max_seq_length/);
     assert.match(cli(['info', F32]).stdout, /sentence\.max_seq_length\s+256\n/); // written by tools/convert.py
-    const q = cli(['embed', Q8, 'The cat sat.']);
+    // the published default carries the key too (make_models)
+    const q = cli(['embed', Q8, long]);
     assert.equal(q.status, 0, q.stderr);
-    assert.match(q.stderr, /no sentence\.max_seq_length; truncating at the model's 512 positions/);
+    assert.equal(JSON.parse(q.stdout).tokens.length, 256);
+    assert.doesNotMatch(q.stderr, /no sentence\.max_seq_length/);
+    // a bundle without it (the tiny random BERT has no sentence_bert_config.json) says so
+    const t = cli(['embed', TINY, 'The cat sat.']);
+    assert.equal(t.status, 0, t.stderr);
+    assert.match(t.stderr, /no sentence\.max_seq_length; truncating at the model's 512 positions/);
   });
 }
