@@ -54,6 +54,7 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 import numpy as np  # noqa: E402
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from make_models import minilm_dir  # noqa: E402
+from make_encoder_fixtures import BinWriter  # noqa: E402
 import torch  # noqa: E402
 from transformers import AutoTokenizer, BertModel  # noqa: E402
 
@@ -150,21 +151,6 @@ def rollout(mix):
         r = at if r is None else at @ r
         out[layer] = r
     return out
-
-
-class BinWriter:
-    def __init__(self, path):
-        self.f, self.off = open(path, "wb"), 0
-
-    def add(self, arr):
-        a = np.ascontiguousarray(arr, dtype="<f4")
-        self.f.write(a.tobytes())
-        entry = {"offset": self.off, "shape": list(a.shape)}
-        self.off += a.nbytes
-        return entry
-
-    def close(self):
-        self.f.close()
 
 
 def write_png(path, rgb):
