@@ -137,6 +137,29 @@ def _gptq_inputs(w, h):
     return W, H
 
 
+def _gptq_sweep(W, Hinv, q, col_scale, out_col, lazy=128):
+    """GPTQ's column sweep, shared by both variants: quantize column i of W
+    (float64 [R][K], updated in place) with the scales col_scale(i, Wb, j)
+    returns (float64 [R]; Wb is the current lazy block, j = i - its start),
+    write it to q[:, out_col(i)], and spread its rounding error over the
+    columns still to come through the upper Cholesky factor Hinv of H^-1."""
+    K = W.shape[1]
+    for b0 in range(0, K, lazy):
+        b1 = min(b0 + lazy, K)
+        Wb = W[:, b0:b1].copy()
+        Err = np.zeros_like(Wb)
+        for j in range(b1 - b0):
+            i = b0 + j
+            s = col_scale(i, Wb, j)
+            col = Wb[:, j]
+            qi = np.clip(np.rint(np.divide(col, s, out=np.zeros_like(col), where=s > 0)), -127, 127)
+            q[:, out_col(i)] = qi.astype(np.int8)
+            e = (col - qi * s) / Hinv[i, i]
+            Wb[:, j:] -= np.outer(e, Hinv[i, i:b1])
+            Err[:, j] = e
+        W[:, b1:] -= Err @ Hinv[b0:b1, b1:]
+
+
 def gptq_q8_actorder(w, h, block=32, damp=0.01):
     """GPTQ with columns taken in decreasing order of H's diagonal (the inputs
     with the largest energy first) and static block scales: each Q8 block's
@@ -152,21 +175,7 @@ def gptq_q8_actorder(w, h, block=32, damp=0.01):
     Hinv = np.linalg.cholesky(np.linalg.inv(H)).T
     s_cols = scale.astype(np.float64)[:, perm // block]  # [R][K] scale of each permuted column
     q = np.zeros((R, K), dtype=np.int8)
-    lazy = 128
-    for b0 in range(0, K, lazy):
-        b1 = min(b0 + lazy, K)
-        Wb = W[:, b0:b1].copy()
-        Err = np.zeros_like(Wb)
-        for j in range(b1 - b0):
-            i = b0 + j
-            s = s_cols[:, i]
-            col = Wb[:, j]
-            qi = np.clip(np.rint(np.divide(col, s, out=np.zeros_like(col), where=s > 0)), -127, 127)
-            q[:, perm[i]] = qi.astype(np.int8)
-            e = (col - qi * s) / Hinv[i, i]
-            Wb[:, j:] -= np.outer(e, Hinv[i, i:b1])
-            Err[:, j] = e
-        W[:, b1:] -= Err @ Hinv[b0:b1, b1:]
+    _gptq_sweep(W, Hinv, q, lambda i, Wb, j: s_cols[:, i], lambda i: perm[i])
     return q, scale
 
 
@@ -180,23 +189,13 @@ def gptq_q8(w, h, block=32, damp=0.01, lazy=128):
     assert K % block == 0 and lazy % block == 0
     q = np.zeros((R, K), dtype=np.int8)
     scale = np.zeros((R, K // block), dtype=np.float32)
-    for b0 in range(0, K, lazy):
-        b1 = min(b0 + lazy, K)
-        Wb = W[:, b0:b1].copy()
-        Err = np.zeros_like(Wb)
-        for j in range(b1 - b0):
-            i = b0 + j
-            if i % block == 0:  # this block's scale from the already-updated weights
-                s = (np.abs(Wb[:, j:j + block]).max(axis=1) / 127.0).astype(np.float32)
-                scale[:, i // block] = s
-            s = scale[:, i // block].astype(np.float64)
-            col = Wb[:, j]
-            qi = np.clip(np.rint(np.divide(col, s, out=np.zeros_like(col), where=s > 0)), -127, 127)
-            q[:, i] = qi.astype(np.int8)
-            e = (col - qi * s) / Hinv[i, i]
-            Wb[:, j:] -= np.outer(e, Hinv[i, i:b1])
-            Err[:, j] = e
-        W[:, b1:] -= Err @ Hinv[b0:b1, b1:]
+
+    def block_scale(i, Wb, j):
+        if i % block == 0:  # this block's scale from the already-updated weights
+            scale[:, i // block] = (np.abs(Wb[:, j:j + block]).max(axis=1) / 127.0).astype(np.float32)
+        return scale[:, i // block].astype(np.float64)
+
+    _gptq_sweep(W, Hinv, q, block_scale, lambda i: i, lazy)
     return q, scale
 
 
