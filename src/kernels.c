@@ -30,8 +30,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#ifdef __wasm_simd128__
+#if defined(__wasm_simd128__)
 #include <wasm_simd128.h>
+#elif BLK_SIMD
+#include "simd_x86.h"
 #endif
 
 /* ------------------------------------------------------------ weights */
@@ -57,6 +59,33 @@ float blk_half_to_float(uint16_t h) {
     float f;
     memcpy(&f, &bits, 4);
     return f;
+}
+
+#if BLK_SIMD && !defined(__wasm_simd128__)
+static int blk_avx2_state = -1; /* -1: not decided yet */
+/* AVX2+FMA micro-kernels run when the CPU has both, unless the environment
+ * says BERTLENS_SIMD=sse4.1 (tests compare both paths with the scalar one).
+ * Decided once; relaxed atomics since any thread may ask first. */
+static int blk_have_avx2(void) {
+    int have = __atomic_load_n(&blk_avx2_state, __ATOMIC_RELAXED);
+    if (have < 0) {
+        const char *env = getenv("BERTLENS_SIMD");
+        __builtin_cpu_init();
+        have = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && !(env && !strcmp(env, "sse4.1"));
+        __atomic_store_n(&blk_avx2_state, have, __ATOMIC_RELAXED);
+    }
+    return have;
+}
+#endif
+
+const char *blk_simd_name(void) {
+#if defined(__wasm_simd128__)
+    return "wasm-simd128";
+#elif BLK_SIMD
+    return blk_have_avx2() ? "avx2+fma" : "sse4.1";
+#else
+    return "scalar";
+#endif
 }
 
 int blk_weight_init(blk_weight *w, int32_t dtype, int32_t n, int32_t k, const uint8_t *data) {
@@ -124,7 +153,7 @@ void blk_weight_row(const blk_weight *w, int32_t r, float *out) {
     }
 }
 
-#ifdef __wasm_simd128__
+#if BLK_SIMD
 /* Integer value of element (r, i) of a q8/q4 weight. */
 static int qvalue(const blk_weight *w, int32_t r, int32_t i) {
     if (w->dtype == BL_Q8) return ((const int8_t *)w->data)[(size_t)r * w->k + i];
@@ -135,7 +164,7 @@ static int qvalue(const blk_weight *w, int32_t r, int32_t i) {
 #endif
 
 int blk_weight_pack(blk_weight *w) {
-#ifdef __wasm_simd128__
+#if BLK_SIMD
     const int32_t n = w->n, k = w->k, np = (n + BL_PANEL - 1) / BL_PANEL;
     if (w->dtype == BL_F32 || w->dtype == BL_F16) {
         float *row = malloc((size_t)k * sizeof(float));
@@ -266,7 +295,7 @@ void blk_activate_scalar(float *x, size_t n, int32_t act) {
     }
 }
 
-#ifndef __wasm_simd128__
+#if !BLK_SIMD
 /* Scalar build: the scalar references are the kernels. */
 void blk_matmul(float *y, const float *x, int32_t T, const blk_weight *w, const float *bias, float *scratch) {
     blk_matmul_scalar(y, x, T, w, bias, scratch);
@@ -299,6 +328,11 @@ void blk_exp_vec(float *x, size_t n) {
 /* -------------------------------------------------------- SIMD kernels */
 
 #define INLINE static inline __attribute__((always_inline))
+#ifdef __clang__
+#define NO_UNROLL _Pragma("clang loop unroll(disable)")
+#else
+#define NO_UNROLL _Pragma("GCC unroll 1")
+#endif
 
 /* exp(x) for x in [-87.3, 88.3] (clamped to it; the callers need x <= 0 or
  * only saturation above): 2^n * p(r), r = x - n ln2, |r| <= ln2/2,
@@ -623,7 +657,7 @@ INLINE void mk_q8(float *y, int32_t ldy, const int32_t *xq, const float *sx, con
         Q8_STEP(SET);
         xq += 4;
         pq += 16;
-#pragma clang loop unroll(disable)
+        NO_UNROLL
         for (const int32_t *end = xq + 4 * (BL_QBLOCK / 2 - 1); xq != end; xq += 4, pq += 16) Q8_STEP(ADD);
 #undef SET
 #undef ADD

@@ -1,9 +1,12 @@
 /* kernels.h — internal numeric kernels of the encoder (not public API).
  *
  * Every kernel has a scalar reference (name ends in _scalar) that is always
- * compiled. When built with wasm SIMD128 (-msimd128, __wasm_simd128__) a
- * vector version sits beside it (_simd) and the un-suffixed name selects it
- * at compile time; otherwise the un-suffixed name is the scalar reference.
+ * compiled. When built with SIMD (BLK_SIMD: wasm SIMD128, -msimd128; or
+ * x86-64 SSE4.1, -msse4.1, through src/simd_x86.h) a vector version sits
+ * beside it and the un-suffixed name selects it at compile time; otherwise
+ * the un-suffixed name is the scalar reference. On x86-64 the hottest
+ * micro-kernels also have AVX2+FMA versions chosen at run time
+ * (blk_simd_name says which path runs).
  *
  * Weight matrices follow torch Linear: W[n][k], n = output, k = input.
  * A blk_weight wraps the bundle bytes (read by the scalar path) and, for the
@@ -15,6 +18,12 @@
 
 #include <stddef.h>
 #include <stdint.h>
+
+#if defined(__wasm_simd128__) || (defined(__x86_64__) && defined(__SSE4_1__))
+#define BLK_SIMD 1
+#else
+#define BLK_SIMD 0
+#endif
 
 #define BL_PANEL 8 /* output columns per packed panel (SIMD layouts) */
 
@@ -89,5 +98,8 @@ void blk_erf_vec(float *x, size_t n);
 void blk_exp_vec(float *x, size_t n);
 
 float blk_half_to_float(uint16_t h);
+
+/* Which kernels run: "scalar", "wasm-simd128", "sse4.1" or "avx2+fma". */
+const char *blk_simd_name(void);
 
 #endif
