@@ -149,7 +149,7 @@ test-browser: site
 	$(NODE) tests/browser/run.mjs
 
 # ------------------------------------------------------------------- bench
-bench: wasm site
+bench: native wasm site
 	$(NODE) tools/bench.mjs
 
 # -------------------------------------------------------------------- fuzz

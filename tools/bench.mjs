@@ -17,7 +17,10 @@
 //      web app's flags (BL_KEEP_ATTN) and with no extras, against
 //      onnxruntime-web on the exported ONNX model with the same token ids:
 //      f32 bundle vs ORT fp32, q8 bundle vs ORT dynamic int8 (per channel);
-//   3. tokenizer and page benchmarks of the other helpers, as child
+//   3. the native CLI (build/bertlens bench --stdin, a child process that
+//      times bl_forward itself) against the wasm module on the same ids,
+//      runs alternating, f32 and q8 bundles, attention kept;
+//   4. tokenizer and page benchmarks of the other helpers, as child
 //      processes, when their scripts exist.
 //
 // FLOP count (a multiply-add is 2 FLOPs), per layer, T tokens, hidden H,
@@ -34,7 +37,7 @@
 // committed); without them only the bertlens half runs.
 
 import { existsSync, readFileSync, readdirSync, writeFileSync, mkdirSync } from 'node:fs';
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { dirname, join, basename, relative } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { gunzipSync } from 'node:zlib';
@@ -50,7 +53,7 @@ const rel = (p) => relative(ROOT, p) || '.';
 
 function parseArgs(argv) {
   const o = { runs: 30, warmup: 3, Ts: [16, 128, 512], ort: true, children: true, json: join(ROOT, 'build/bench/results.json'),
-    wasm: join(ROOT, 'build/wasm') };
+    wasm: join(ROOT, 'build/wasm'), native: join(ROOT, 'build/bertlens') };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     const val = () => {
@@ -63,11 +66,14 @@ function parseArgs(argv) {
     else if (a === '--quick') { o.runs = 5; o.warmup = 1; o.Ts = [16, 128]; }
     else if (a === '--no-ort') o.ort = false;
     else if (a === '--no-children') o.children = false;
+    else if (a === '--no-native') o.native = null;
+    else if (a === '--native') o.native = val(); // the native CLI to time against wasm
     else if (a === '--json') o.json = val();
     else if (a === '--wasm') o.wasm = val(); // directory with bertlens.js + bertlens.wasm (compare builds)
     else if (a === '--cold') o.cold = val(); // internal: one cold-start measurement in this fresh process
     else if (a === '-h' || a === '--help') {
       console.log('usage: node tools/bench.mjs [--runs N] [--warmup N] [--T 16,128,512] [--quick] [--no-ort] [--no-children] [--json FILE] [--wasm DIR]');
+      console.log('       [--native BIN | --no-native]  (native CLI vs wasm section; default build/bertlens)');
       console.log('       (--cold bertlens|ort: one cold start, used by the bench itself in child processes)');
       process.exit(0);
     } else throw new Error(`unknown option ${a}`);
@@ -116,6 +122,8 @@ function tokenIds(T) {
 // that load from other processes hits all of them alike and the ratio
 // stays fair on a busy machine. Also returns the share of the wall time
 // this process was on a CPU (near 100% = nobody else competed).
+// A function that resolves to a number reports its own time in ms (the
+// native CLI times its forward pass itself, without the pipe round trip).
 async function timeInterleaved(fns, warmup, runs) {
   for (let i = 0; i < warmup; i++) for (const fn of fns) await fn();
   const ms = fns.map(() => []);
@@ -123,8 +131,8 @@ async function timeInterleaved(fns, warmup, runs) {
   for (let i = 0; i < runs; i++) {
     for (let j = 0; j < fns.length; j++) {
       const t0 = performance.now();
-      await fns[j]();
-      ms[j].push(performance.now() - t0);
+      const own = await fns[j]();
+      ms[j].push(typeof own === 'number' ? own : performance.now() - t0);
     }
   }
   const c = process.cpuUsage(c0), wall = performance.now() - w0;
@@ -179,6 +187,37 @@ class Bertlens {
     if (T !== this.T) throw new Error(`blw_forward_ids returned ${T}: ${this.error()}`);
   }
   floats(ptr, n) { return ptr ? floats(this.M, ptr, n) : null; }
+}
+
+// ------------------------------------------------------------- native CLI
+
+// build/bertlens bench --stdin: one child per bundle; run(T) asks for one
+// forward pass of T tokens (the same ids as tokenIds(T)) and resolves to the
+// time the child measured around bl_forward.
+class NativeBench {
+  constructor(bin, bundlePath, flags) {
+    this.child = spawn(bin, ['bench', '--stdin', '--flags', flags ? 'attn' : 'none', bundlePath],
+      { stdio: ['pipe', 'pipe', 'inherit'] });
+    this.waiting = [];
+    this.buf = '';
+    this.child.stdout.setEncoding('utf8');
+    this.child.stdout.on('data', (d) => {
+      this.buf += d;
+      let nl;
+      while ((nl = this.buf.indexOf('\n')) >= 0) {
+        const line = this.buf.slice(0, nl);
+        this.buf = this.buf.slice(nl + 1);
+        this.waiting.shift()?.resolve(JSON.parse(line));
+      }
+    });
+    this.child.on('exit', (code) => { for (const w of this.waiting.splice(0)) w.reject(new Error(`native bench exited (${code})`)); });
+  }
+  async run(T) {
+    const r = await new Promise((resolve, reject) => { this.waiting.push({ resolve, reject }); this.child.stdin.write(`${T}\n`); });
+    this.simd = r.simd;
+    return r.ms;
+  }
+  close() { this.child.stdin.end(); }
 }
 
 // -------------------------------------------------------------------- ORT
@@ -287,6 +326,49 @@ async function coldChild(engine, wasmDir) {
   return { model: basename(model), session: t1 - t0, first: t2 - t1, total: t2 - t0, second: t3 - t2,
     steps: [['session', 'import + InferenceSession.create (runtime compile included)'], ['first', 'first run (T=12)'],
       ['total', 'total to first output'], ['second', 'second run (not in total)']] };
+}
+
+// Native CLI and wasm on the f32 and q8 bundles, one forward each in turn.
+async function nativeVsWasm(opt, factory, wasmBinary, results, note) {
+  console.log(`\n== native CLI (${rel(opt.native)} bench --stdin) vs wasm (blw_forward_ids), attention kept, runs alternating`);
+  if (!existsSync(opt.native)) { note(`${rel(opt.native)} missing (make native): native section skipped`); return; }
+  const rows = [];
+  results.native = [];
+  for (const d of ['f32', 'q8']) {
+    let p = join(ROOT, `build/models/all-minilm-l6-v2.${d}.blb`);
+    if (!existsSync(p)) p = join(ROOT, `models/all-minilm-l6-v2.${d}.blb.gz`);
+    if (!existsSync(p)) { note(`no ${d} bundle for the native section (make test-models)`); continue; }
+    const bytes = p.endsWith('.gz') ? new Uint8Array(gunzipSync(readFileSync(p))) : new Uint8Array(readFileSync(p));
+    const b = await Bertlens.create(factory, wasmBinary);
+    const cfg = b.load(bytes).config;
+    const nat = new NativeBench(opt.native, p, BL_KEEP_ATTN);
+    try {
+      for (const T of opt.Ts) {
+        if (T > cfg.max_positions) continue;
+        b.setIds(tokenIds(T));
+        // 512 tokens take ~1 s a run on this machine: fewer runs there
+        const runs = T >= 512 ? Math.min(opt.runs, 10) : opt.runs;
+        const { stats: [w, n], cpuShare } = await timeInterleaved([() => b.forward(BL_KEEP_ATTN), () => nat.run(T)],
+          opt.warmup, runs);
+        const row = { model: rel(p), dtype: d, T, runs, wasmMedian: w.median, wasmMin: w.min, nativeMedian: n.median,
+          nativeMin: n.min, ratio: w.median / n.median, simd: nat.simd, cpuShare };
+        results.native.push(row);
+        const line = [basename(p), d, nat.simd, T, f1(w.median), f1(w.min), f1(n.median), f1(n.min), f2(row.ratio),
+          (100 * cpuShare).toFixed(0)];
+        rows.push(line);
+        console.log(`  ${line.join('  ')}`);
+      }
+    } catch (e) {
+      note(`native section: ${e.message}`);
+    } finally {
+      nat.close();
+    }
+  }
+  if (rows.length) {
+    console.log(table(['model', 'dtype', 'native kernels', 'T', 'wasm median ms', 'wasm min ms', 'native median ms',
+      'native min ms', 'ratio wasm/native', 'cpu %'], rows));
+    console.log('ratio > 1: the native CLI is faster; cpu % is this (wasm) process\'s share of the wall time.');
+  }
 }
 
 async function main() {
@@ -473,7 +555,10 @@ async function main() {
     'ratio > 1: bertlens faster; bertlens and ORT runs alternate within a row; cpu % = CPU time of this ' +
     'process / wall time over the row (well below 100: other processes competed, numbers are noisy).');
 
-  // ---- 3. other helpers' benchmarks
+  // ---- 3. native CLI vs wasm
+  if (factory && opt.native) await nativeVsWasm(opt, factory, wasmBinary, results, note);
+
+  // ---- 4. other helpers' benchmarks
   console.log('\n== tokenizer and page benchmarks');
   const quick = opt.runs < 30;
   if (!opt.children) console.log('skipped (--no-children)');
