@@ -27,6 +27,11 @@ WEB_SRC  := $(shell find web -type f 2>/dev/null)
 
 DEFAULT_MODEL := models/all-minilm-l6-v2.q8.blb.gz
 
+# x86-64: the SIMD kernels (src/simd_x86.h, SSE4.1; AVX2+FMA micro-kernels
+# chosen at run time). Empty elsewhere: the scalar kernels. NATIVE_SIMD= on
+# the command line builds the scalar reference path.
+NATIVE_SIMD ?= $(if $(filter x86_64%,$(shell $(CC) -dumpmachine)),-msse4.1)
+
 .PHONY: all native lib test-embed wasm site serve test bench fuzz models setup clean \
         test-native test-asan test-wasm test-web test-browser test-models test-fidelity \
         check-tools
@@ -38,7 +43,13 @@ native: build/bertlens
 
 build/bertlens: $(LIB_SRC) src/cli.c $(HDRS)
 	@mkdir -p build
-	$(CC) $(CFLAGS) $(WARN) -o $@ $(LIB_SRC) src/cli.c -lz -lm
+	$(CC) $(CFLAGS) $(NATIVE_SIMD) $(WARN) -o $@ $(LIB_SRC) src/cli.c -lz -lm
+
+# The kernels' test entry points (src/wasm_api.c's blw_k_*) as a native
+# program, for tests/kernels.test.mjs --native.
+build/kernel_host: tests/c/kernel_host.c $(LIB_SRC) src/wasm_api.c $(HDRS)
+	@mkdir -p build
+	$(CC) $(CFLAGS) $(NATIVE_SIMD) $(WARN) -o $@ $< $(LIB_SRC) src/wasm_api.c -lm
 
 # The static library for embedding: every library source, the public header only.
 LIB_OBJ := $(patsubst src/%.c,build/lib/%.o,$(LIB_SRC))
@@ -46,7 +57,7 @@ lib: build/libbertlens.a build/include/bertlens.h
 
 build/lib/%.o: src/%.c $(HDRS)
 	@mkdir -p build/lib
-	$(CC) $(CFLAGS) $(WARN) -c -o $@ $<
+	$(CC) $(CFLAGS) $(NATIVE_SIMD) $(WARN) -c -o $@ $<
 
 build/libbertlens.a: $(LIB_OBJ)
 	rm -f $@
@@ -67,7 +78,12 @@ test-embed: build/embed_example build/bertlens
 build/asan/bertlens: $(LIB_SRC) src/cli.c $(HDRS)
 	@mkdir -p build/asan
 	clang -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer \
-	  $(WARN) -o $@ $(LIB_SRC) src/cli.c -lz -lm
+	  $(NATIVE_SIMD) $(WARN) -o $@ $(LIB_SRC) src/cli.c -lz -lm
+
+build/asan/kernel_host: tests/c/kernel_host.c $(LIB_SRC) src/wasm_api.c $(HDRS)
+	@mkdir -p build/asan
+	clang -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer \
+	  $(NATIVE_SIMD) $(WARN) -o $@ $< $(LIB_SRC) src/wasm_api.c -lm
 
 # -------------------------------------------------------------------- wasm
 WASM_EXPORTS := $(shell tools/wasm_exports.sh)
@@ -107,7 +123,9 @@ test-models:
 test: check-tools native test-models test-native test-embed test-asan wasm test-wasm test-fidelity site test-web test-browser
 	@echo "ALL TESTS PASSED"
 
-test-native: build/bertlens
+test-native: build/bertlens build/kernel_host
+	$(NODE) tests/kernels.test.mjs --native
+	BERTLENS_SIMD=sse4.1 $(NODE) tests/kernels.test.mjs --native
 	$(PYTHON) tools/gen_unicode.py --check
 	$(PYTHON) tests/test_bundle.py
 	$(NODE) tests/tokenizer.test.mjs --native
@@ -116,7 +134,8 @@ test-native: build/bertlens
 	BERTLENS_ANALYZE=native $(NODE) --test tests/analyze.test.mjs
 	BERTLENS_ABLATION=native $(NODE) --test tests/ablation.test.mjs
 
-test-asan: build/asan/bertlens
+test-asan: build/asan/bertlens build/asan/kernel_host
+	BERTLENS_KERNEL_HOST=build/asan/kernel_host $(NODE) tests/kernels.test.mjs --native
 	BERTLENS_BIN=build/asan/bertlens $(PYTHON) tests/test_bundle.py
 	BERTLENS_BIN=build/asan/bertlens $(NODE) tests/tokenizer.test.mjs --native --quick
 	BERTLENS_BIN=build/asan/bertlens $(NODE) tests/encoder.test.mjs --native --quick
@@ -156,7 +175,7 @@ bench: native wasm site
 FUZZ_SECONDS ?= 60
 build/fuzz/%: src/fuzz_%.c $(LIB_SRC) $(HDRS)
 	@mkdir -p build/fuzz
-	clang -O1 -g -fsanitize=fuzzer,address,undefined -DFUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION $(WARN) -o $@ $< $(LIB_SRC) -lm
+	clang -O1 -g -fsanitize=fuzzer,address,undefined -DFUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION $(NATIVE_SIMD) $(WARN) -o $@ $< $(LIB_SRC) -lm
 
 fuzz: build/fuzz/bundle build/fuzz/tokenizer
 	@mkdir -p build/fuzz/corpus-bundle build/fuzz/corpus-tokenizer

@@ -109,13 +109,7 @@ static const char *jb_finish(bli_jbuf *b) {
 
 /* ---------------------------------------------------------------- API */
 
-EMSCRIPTEN_KEEPALIVE int blw_simd(void) {
-#ifdef __wasm_simd128__
-    return 1;
-#else
-    return 0;
-#endif
-}
+EMSCRIPTEN_KEEPALIVE int blw_simd(void) { return BLK_SIMD; }
 
 EMSCRIPTEN_KEEPALIVE const char *blw_error(void) { return g.err; }
 

@@ -1,12 +1,17 @@
-// kernels.test.mjs — wasm SIMD128 kernels against their scalar references.
+// kernels.test.mjs — SIMD kernels against their scalar references.
 //
-//   node tests/kernels.test.mjs            (needs build/wasm/bertlens.js; $BERTLENS_WASM overrides)
+//   node tests/kernels.test.mjs            wasm SIMD128 (needs build/wasm/bertlens.js; $BERTLENS_WASM overrides)
+//   node tests/kernels.test.mjs --native   x86-64 SSE4.1 / AVX2+FMA (needs build/kernel_host, $BERTLENS_KERNEL_HOST
+//                                          overrides; $BERTLENS_SIMD=sse4.1 keeps the run-time choice on SSE4.1)
 //
 // Every kernel of src/kernels.c runs twice on the same random inputs of awkward
 // sizes (not multiples of the SIMD widths): blw_k_*(1, ...) = the build's SIMD
 // kernel, blw_k_*(0, ...) = the scalar reference (erf/exp: libm erff/expf).
+// Natively the same entry points run in build/kernel_host (tests/lib/native_kernels.mjs).
 import path from 'node:path';
+import fs from 'node:fs';
 import { createModule } from '../tools/wasm_node.mjs';
+import { createNativeKernels } from './lib/native_kernels.mjs';
 
 // Tolerances, relative to the size of what is summed where a sum is involved.
 const TOL_MATMUL_F32 = 1e-5;   // |d| / sum_k |x_k w_k| (summation order only)
@@ -24,6 +29,8 @@ const BL_F32 = 0, BL_F16 = 1, BL_Q8 = 2, BL_Q4 = 3;
 
 const ROOT = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..');
 const WASM_JS = process.env.BERTLENS_WASM || path.join(ROOT, 'build/wasm/bertlens.js');
+const NATIVE = process.argv.includes('--native');
+const HOST = process.env.BERTLENS_KERNEL_HOST || path.join(ROOT, 'build/kernel_host');
 
 let seed = 12345;
 function rand() { // mulberry32
@@ -40,8 +47,13 @@ function check(ok, what) {
   if (!ok) { failures++; console.log(`  FAIL ${what}`); }
 }
 
-const M = await createModule(WASM_JS);
-check(M._blw_simd() === 1, 'the wasm build uses SIMD128 (else this test compares scalar with scalar)');
+if (NATIVE && !fs.existsSync(HOST)) {
+  console.error(`kernels.test: ${HOST} missing (make build/kernel_host)`);
+  process.exit(1);
+}
+const M = NATIVE ? createNativeKernels(HOST) : await createModule(WASM_JS);
+check(M._blw_simd() === 1, `the ${NATIVE ? 'native' : 'wasm'} build uses SIMD (else this test compares scalar with scalar)`);
+if (NATIVE) console.log(`native SIMD kernels: ${M.simdName()}`);
 
 // heap helpers: copy in, run, copy out (re-read views after every call: memory may grow)
 function alloc(bytes) { return M._malloc(Math.max(bytes, 4)); }
@@ -279,6 +291,7 @@ for (const [act, tol, name] of [[0, TOL_GELU, 'gelu'], [1, TOL_GELU_TANH, 'gelu_
 
 console.log('kernel           worst difference (SIMD vs scalar unless noted)');
 for (const [k, v] of Object.entries(worst)) console.log(`  ${k.padEnd(34)} ${v.toExponential(2)}`);
+if (NATIVE) check(await M.close() === 0, 'kernel_host exits cleanly');
 if (failures) {
   console.log(`kernels.test: ${failures} of ${checks} checks FAILED`);
   process.exit(1);
