@@ -133,6 +133,7 @@ test-native: build/bertlens build/kernel_host
 	$(NODE) tests/shapes.test.mjs --native
 	BERTLENS_ANALYZE=native $(NODE) --test tests/analyze.test.mjs
 	BERTLENS_ABLATION=native $(NODE) --test tests/ablation.test.mjs
+	$(NODE) --test tests/npy.test.mjs
 
 test-asan: build/asan/bertlens build/asan/kernel_host
 	BERTLENS_KERNEL_HOST=build/asan/kernel_host $(NODE) tests/kernels.test.mjs --native

@@ -6,7 +6,9 @@
  *   bertlens attend [--layer N] [--qk] [--norms] [--ablate L:H,..|--keep L:H,..] BUNDLE TEXT [TEXT_B]
  *   bertlens embed [--ablate L:H,..|--keep L:H,..] BUNDLE TEXT [TEXT...]
  *                                                      sentence embeddings (JSON lines)
+ *   bertlens attend --npy DIR ... BUNDLE TEXT [TEXT_B] the same arrays as .npy files in DIR
  *   bertlens analyze BUNDLE TEXT [TEXT_B]              head features, rollout (JSON)
+ *   bertlens bench [--tokens 16,128,512] BUNDLE        forward-pass timings (JSON lines)
  *   bertlens test-attend ...                           internal: attend + test outputs
  *
  * BUNDLE may be plain (.blb) or gzip-compressed (.blb.gz). Any error: a
@@ -23,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <zlib.h>
 
@@ -301,6 +304,7 @@ typedef struct {
     int32_t *rows;            /* test-attend: print only these query rows  */
     int n_rows;               /* -1: every row                             */
     const char *ablate, *keep; /* head specs (see parse_heads), or NULL    */
+    const char *npy_dir;       /* --npy DIR: .npy files instead of JSON     */
     const char *bundle, *text, *text_b;
 } attend_opts;
 
@@ -467,6 +471,8 @@ static int parse_attend(int argc, char **argv, int internal, attend_opts *o) {
             }
         } else if (!strcmp(a, "--qk")) {
             o->qk = 1;
+        } else if (!strcmp(a, "--npy") && has_val && !internal) {
+            o->npy_dir = argv[++i];
         } else if (!strcmp(a, "--norms")) {
             o->norms = 1;
         } else if (internal && !strcmp(a, "--hidden")) {
@@ -488,7 +494,7 @@ static int parse_attend(int argc, char **argv, int internal, attend_opts *o) {
     }
     if (npos < (o->ids ? 1 : 2) || npos > (o->ids ? 1 : 3)) {
         fprintf(stderr, "usage: bertlens attend [--layer N] [--qk] [--norms] [--ablate L:H,...|--keep L:H,...] "
-                        "BUNDLE TEXT [TEXT_B]\n");
+                        "[--npy DIR] BUNDLE TEXT [TEXT_B]\n");
         return -1;
     }
     if (o->types && o->n_types != o->n_ids) {
@@ -589,6 +595,129 @@ static void emit_attn_summaries(const bl_state *s, int l0, int l1, int NH, int T
     putchar(']');
 }
 
+/* --npy DIR: the arrays as NumPy .npy files (format 1.0, float32 C order,
+ * header padded to 64 bytes) instead of JSON on stdout:
+ *   DIR/attention_L<l>.npy  [head][T][T]       every listed layer
+ *   DIR/norms_L<l>.npy      [head][T][T]       with --norms
+ *   DIR/queries_L<l>.npy, DIR/keys_L<l>.npy   [head][T][d_head] with --qk
+ *   DIR/tokens.json         {"tokens", "ids", "type_ids", "truncated",
+ *                            "layers", "files"}, also printed on stdout
+ * DIR is created if missing (its parent must exist). Each file is written
+ * under a temporary name and renamed when complete, so a failure leaves no
+ * half-written array behind. */
+
+/* Write `path` atomically (path.tmp, then rename); fill(f, ctx) writes the bytes. */
+static int write_file_atomic(const char *path, int (*fill)(FILE *, const void *), const void *ctx) {
+    char tmp[4096];
+    if (snprintf(tmp, sizeof tmp, "%s.tmp", path) >= (int)sizeof tmp) {
+        fprintf(stderr, "bertlens: %s: path too long\n", path);
+        return -1;
+    }
+    FILE *f = fopen(tmp, "wb");
+    if (!f) {
+        fprintf(stderr, "bertlens: cannot write %s: %s\n", tmp, strerror(errno));
+        return -1;
+    }
+    int bad = fill(f, ctx);
+    bad |= ferror(f);
+    if (fclose(f)) bad = 1;
+    if (bad || rename(tmp, path)) {
+        fprintf(stderr, "bertlens: cannot write %s: %s\n", path, strerror(errno ? errno : EIO));
+        remove(tmp);
+        return -1;
+    }
+    return 0;
+}
+
+typedef struct {
+    const float *x;
+    int shape[3];
+} npy_array;
+
+static int fill_npy(FILE *f, const void *ctx) {
+    const npy_array *a = ctx;
+    const uint16_t one = 1;
+    char head[128];
+    int n = snprintf(head, sizeof head, "{'descr': '%cf4', 'fortran_order': False, 'shape': (%d, %d, %d), }",
+                     *(const uint8_t *)&one ? '<' : '>', a->shape[0], a->shape[1], a->shape[2]);
+    int total = (10 + n + 1 + 63) / 64 * 64; /* magic, version, length, header, '\n' */
+    uint16_t hlen = (uint16_t)(total - 10);
+    uint8_t pre[10] = {0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0, (uint8_t)(hlen & 255), (uint8_t)(hlen >> 8)};
+    memset(head + n, ' ', (size_t)(total - 10 - n - 1));
+    head[total - 10 - 1] = '\n';
+    size_t count = (size_t)a->shape[0] * a->shape[1] * a->shape[2];
+    return fwrite(pre, 1, 10, f) != 10 || fwrite(head, 1, (size_t)hlen, f) != hlen || fwrite(a->x, 4, count, f) != count;
+}
+
+typedef struct {
+    const bl_tokenizer *tk;
+    const int32_t *ids, *types;
+    int T, truncated, l0, l1, norms, qk;
+} npy_index;
+
+static int fill_tokens_json(FILE *f, const void *ctx) {
+    const npy_index *x = ctx;
+    fputs("{\"tokens\":[", f);
+    for (int t = 0; t < x->T; t++) {
+        const char *s = bl_token_str(x->tk, x->ids[t]);
+        if (t) fputc(',', f);
+        bli_json_write_string(f, s ? s : "", s ? strlen(s) : 0);
+    }
+    fputs("],\"ids\":[", f);
+    for (int t = 0; t < x->T; t++) fprintf(f, t ? ",%d" : "%d", x->ids[t]);
+    fputs("],\"type_ids\":[", f);
+    for (int t = 0; t < x->T; t++) fprintf(f, t ? ",%d" : "%d", x->types ? x->types[t] : 0);
+    fprintf(f, "],\"truncated\":%s,\"layers\":[", x->truncated ? "true" : "false");
+    for (int l = x->l0; l < x->l1; l++) fprintf(f, l > x->l0 ? ",%d" : "%d", l);
+    fputs("],\"files\":{", f);
+    static const char *kinds[] = {"attention", "norms", "queries", "keys"};
+    for (int k = 0, first = 1; k < 4; k++) {
+        if ((k == 1 && !x->norms) || (k >= 2 && !x->qk)) continue;
+        fprintf(f, "%s\"%s\":[", first ? "" : ",", kinds[k]);
+        first = 0;
+        for (int l = x->l0; l < x->l1; l++) fprintf(f, "%s\"%s_L%d.npy\"", l > x->l0 ? "," : "", kinds[k], l);
+        fputc(']', f);
+    }
+    fputs("}}\n", f);
+    return 0;
+}
+
+/* Write every array of the last forward (and qs/ks for --qk) into o->npy_dir. */
+static int emit_npy(const attend_opts *o, const bl_state *s, const npy_index *ix, const float *qs, const float *ks,
+                    int NH, int d) {
+    if (mkdir(o->npy_dir, 0777) && errno != EEXIST) {
+        fprintf(stderr, "bertlens: cannot create %s: %s\n", o->npy_dir, strerror(errno));
+        return -1;
+    }
+    char path[4096];
+    const int T = ix->T;
+    for (int l = ix->l0; l < ix->l1; l++) {
+        const size_t per = (size_t)NH * T * d;
+        struct {
+            const char *kind;
+            const float *x;
+            int cols;
+        } arrays[] = {{"attention", bl_attention(s, l), T},
+                      {"norms", ix->norms ? bl_norms(s, l) : NULL, T},
+                      {"queries", qs ? qs + (size_t)(l - ix->l0) * per : NULL, d},
+                      {"keys", ks ? ks + (size_t)(l - ix->l0) * per : NULL, d}};
+        for (size_t k = 0; k < sizeof arrays / sizeof *arrays; k++) {
+            if (!arrays[k].x) continue;
+            npy_array a = {arrays[k].x, {NH, T, arrays[k].cols}};
+            if (snprintf(path, sizeof path, "%s/%s_L%d.npy", o->npy_dir, arrays[k].kind, l) >= (int)sizeof path) {
+                fprintf(stderr, "bertlens: %s: path too long\n", o->npy_dir);
+                return -1;
+            }
+            if (write_file_atomic(path, fill_npy, &a)) return -1;
+        }
+    }
+    if (snprintf(path, sizeof path, "%s/tokens.json", o->npy_dir) >= (int)sizeof path ||
+        write_file_atomic(path, fill_tokens_json, ix))
+        return -1;
+    fill_tokens_json(stdout, ix);
+    return fflush(stdout) ? -1 : 0;
+}
+
 static int run_attend(const attend_opts *o) {
     int rc = 1;
     cli_bundle cb;
@@ -662,6 +791,11 @@ static int run_attend(const attend_opts *o) {
         }
     }
 
+    if (o->npy_dir) {
+        npy_index ix = {tk, ids, types, T, toks.truncated, l0, l1, o->norms, o->qk};
+        rc = emit_npy(o, s, &ix, qs, ks, NH, d) ? 1 : 0;
+        goto close;
+    }
     printf("{\"tokens\":[");
     for (int t = 0; t < T; t++) {
         if (t) putchar(',');
@@ -1033,10 +1167,13 @@ static void usage(FILE *f) {
             "  bertlens info BUNDLE\n"
             "  bertlens tokenize BUNDLE TEXT [TEXT_B]\n"
             "  bertlens tokenize --jsonl BUNDLE        (JSON lines on stdin)\n"
-            "  bertlens attend [--layer N] [--qk] [--norms] [--ablate L:H,...|--keep L:H,...] BUNDLE TEXT [TEXT_B]\n"
+            "  bertlens attend [--layer N] [--qk] [--norms] [--ablate L:H,...|--keep L:H,...] [--npy DIR] BUNDLE TEXT [TEXT_B]\n"
             "                      --ablate masks these heads (L:* a whole layer), --keep all but these\n"
+            "                      --npy DIR writes DIR/attention_L<l>.npy (float32 [head][T][T]; norms_, queries_,\n"
+            "                      keys_ likewise) and DIR/tokens.json instead of JSON on stdout\n"
             "  bertlens embed [--ablate ...|--keep ...] BUNDLE TEXT [TEXT...]   sentence embeddings, cosines\n"
-            "  bertlens analyze BUNDLE TEXT [TEXT_B]   head features + classes, rollout\n",
+            "  bertlens analyze BUNDLE TEXT [TEXT_B]   head features + classes, rollout\n"
+            "  bertlens bench [--tokens 16,128,512] [--runs N] [--flags attn|none] BUNDLE   forward-pass timings\n",
             BL_VERSION);
 }
 
