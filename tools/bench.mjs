@@ -67,13 +67,14 @@ function parseArgs(argv) {
     else if (a === '--no-ort') o.ort = false;
     else if (a === '--no-children') o.children = false;
     else if (a === '--no-native') o.native = null;
+    else if (a === '--only') o.only = val(); // time only bundles whose file name contains this
     else if (a === '--native') o.native = val(); // the native CLI to time against wasm
     else if (a === '--json') o.json = val();
     else if (a === '--wasm') o.wasm = val(); // directory with bertlens.js + bertlens.wasm (compare builds)
     else if (a === '--cold') o.cold = val(); // internal: one cold-start measurement in this fresh process
     else if (a === '-h' || a === '--help') {
       console.log('usage: node tools/bench.mjs [--runs N] [--warmup N] [--T 16,128,512] [--quick] [--no-ort] [--no-children] [--json FILE] [--wasm DIR]');
-      console.log('       [--native BIN | --no-native]  (native CLI vs wasm section; default build/bertlens)');
+      console.log('       [--native BIN | --no-native] [--only NAME_PART]  (native CLI vs wasm section; default build/bertlens)');
       console.log('       (--cold bertlens|ort: one cold start, used by the bench itself in child processes)');
       process.exit(0);
     } else throw new Error(`unknown option ${a}`);
@@ -237,12 +238,14 @@ async function loadOrt() {
   return ort;
 }
 
+// What blw_forward_ids gets: token ids and type ids (one unpadded sequence,
+// no attention mask). The export returns last_hidden_state and every layer's
+// attention (tools/export_onnx.py), as bertlens does with BL_KEEP_ATTN.
 function ortFeeds(ort, ids) {
   const T = ids.length;
   const big = BigInt64Array.from(ids, (v) => BigInt(v));
   return {
     input_ids: new ort.Tensor('int64', big, [1, T]),
-    attention_mask: new ort.Tensor('int64', new BigInt64Array(T).fill(1n), [1, T]),
     token_type_ids: new ort.Tensor('int64', new BigInt64Array(T), [1, T]),
   };
 }
@@ -426,7 +429,15 @@ async function main() {
   const ortSess = {}; // dtype -> session, created once
   const getOrt = async (dtype) => {
     if (!ort || !onnx[dtype]) return null;
-    if (!ortSess[dtype]) ortSess[dtype] = await ortSession(ort, readFileSync(onnx[dtype]));
+    if (!ortSess[dtype]) {
+      const sess = await ortSession(ort, readFileSync(onnx[dtype]));
+      if (!sess.outputNames.includes('attentions_0') || sess.inputNames.includes('attention_mask')) {
+        note(`${rel(onnx[dtype])} is an older export (no attention outputs): run python3 tools/export_onnx.py again`);
+        ort = null;
+        return null;
+      }
+      ortSess[dtype] = sess;
+    }
     return ortSess[dtype];
   };
 
@@ -456,7 +467,8 @@ async function main() {
   }
 
   // ---- 2. forward passes
-  const { bundles, notes } = findBundles();
+  const { bundles: found, notes } = findBundles();
+  const bundles = opt.only ? found.filter((b) => basename(b.path).includes(opt.only)) : found;
   notes.forEach(note);
   const header = ['model', 'dtype', 'flags', 'T', 'median ms', 'p90 ms', 'GFLOP/s', 'heap MB',
     'ORT', 'ORT median ms', 'ORT p90 ms', 'ORT GFLOP/s', 'ratio ORT/bl', 'cpu %'];
@@ -491,7 +503,8 @@ async function main() {
       // set, and switching flags rebuilds it (not a per-run cost).
       for (const fr of FLAG_ROWS) {
         const fns = [() => b.forward(fr.flags)];
-        if (ortRun) fns.push(ortRun);
+        // ORT always returns every layer's attention: compared on the row where bertlens does too
+        if (ortRun && fr.flags & BL_KEEP_ATTN) fns.push(ortRun);
         const { stats: [st, o], cpuShare } = await timeInterleaved(fns, opt.warmup, opt.runs);
         const row = {
           model: rel(bd.path), dtype, flags: fr.name, T, median: st.median, p90: st.p90, gflops: gf / (st.median / 1e3),

