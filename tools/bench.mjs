@@ -187,6 +187,17 @@ class Bertlens {
     const T = this.M._blw_forward_ids(this.idsPtr, this.typesPtr, this.T, flags, 0);
     if (T !== this.T) throw new Error(`blw_forward_ids returned ${T}: ${this.error()}`);
   }
+  // forward, then copy what the ONNX export returns (every layer's attention,
+  // the final hidden states) out of the wasm heap into JS arrays, as
+  // onnxruntime-web hands its outputs over: the same work on both sides.
+  forwardOut() {
+    this.forward(BL_KEEP_ATTN);
+    const c = this.info.config, T = this.T, out = [];
+    const copy = (ptr, n) => new Float32Array(this.M.HEAPF32.buffer, ptr, n).slice(); // a memcpy
+    for (let l = 0; l < c.n_layers; l++) out.push(copy(this.M._blw_attention(l), c.n_heads * T * T));
+    out.push(copy(this.M._blw_hidden(c.n_layers), T * c.hidden));
+    return out;
+  }
   floats(ptr, n) { return ptr ? floats(this.M, ptr, n) : null; }
 }
 
@@ -502,9 +513,11 @@ async function main() {
       // One flag set at a time: the module keeps one encoder state per flag
       // set, and switching flags rebuilds it (not a per-run cost).
       for (const fr of FLAG_ROWS) {
-        const fns = [() => b.forward(fr.flags)];
-        // ORT always returns every layer's attention: compared on the row where bertlens does too
-        if (ortRun && fr.flags & BL_KEEP_ATTN) fns.push(ortRun);
+        // ORT always returns every layer's attention: compared on the row where
+        // bertlens keeps it too, both handing attention + final hidden states to JS
+        const withOrt = ortRun && fr.flags & BL_KEEP_ATTN;
+        const fns = [withOrt ? () => b.forwardOut() : () => b.forward(fr.flags)];
+        if (withOrt) fns.push(ortRun);
         const { stats: [st, o], cpuShare } = await timeInterleaved(fns, opt.warmup, opt.runs);
         const row = {
           model: rel(bd.path), dtype, flags: fr.name, T, median: st.median, p90: st.p90, gflops: gf / (st.median / 1e3),
