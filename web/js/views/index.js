@@ -31,6 +31,7 @@ import { descriptor as model } from './model.js';
 import { descriptor as neuron } from './neuron.js';
 import { descriptor as overview } from './overview.js';
 import { descriptor as rollout } from './rollout.js';
+import { descriptor as compare } from './compare.js';
 
 export const VIEW_LIST = Object.freeze([
   heatmap,
@@ -39,6 +40,7 @@ export const VIEW_LIST = Object.freeze([
   neuron,
   overview,
   rollout,
+  compare,
 ]);
 
 export const VIEW_IDS = Object.freeze(VIEW_LIST.map((v) => v.id));

@@ -39,37 +39,6 @@ export const FEATURES = [
 ];
 export const RANKS = ['layer', ...FEATURES.map((f) => f[0]), 'like'];
 
-/** Jensen–Shannon distance (base 2, so in [0, 1]) between two heads'
- *  attention maps a, b [T][T], averaged over rows (queries). */
-export function jsDistance(a, b, T) {
-  let total = 0;
-  for (let i = 0; i < T; i++) {
-    let js = 0;
-    const o = i * T;
-    for (let j = 0; j < T; j++) {
-      const p = a[o + j];
-      const q = b[o + j];
-      const m = 0.5 * (p + q);
-      if (p > 0) js += p * Math.log2(p / m);
-      if (q > 0) js += q * Math.log2(q / m);
-    }
-    total += Math.sqrt(Math.max(0, 0.5 * js));
-  }
-  return total / T;
-}
-
-/** JS distance of every head to head (layer, head), from per-layer
- *  attention [H][T][T]. */
-export function distancesTo(attn, L, H, T, layer, head) {
-  const n = T * T;
-  const ref = attn[layer].subarray(head * n, (head + 1) * n);
-  const out = new Float64Array(L * H);
-  for (let l = 0; l < L; l++) {
-    for (let h = 0; h < H; h++) out[l * H + h] = (l === layer && h === head) ? 0 : jsDistance(ref, attn[l].subarray(h * n, (h + 1) * n), T);
-  }
-  return out;
-}
-
 /** The heads in the order and selection of a rank / threshold: [{l, h, v}]. */
 export function rankHeads({ heads, L, H, rank, min, dist }) {
   const all = [];
@@ -91,6 +60,7 @@ export function overviewView() {
   let onPick = () => {};
   let onRank = () => {};
   let onOpen = () => {};
+  let onAblate = null; // (l, h) -> true when the click switched a head off / on
   let openIn = [];
 
   function view(root, data) {
@@ -196,6 +166,7 @@ export function overviewView() {
       e.append('rect').attr('class', 'ov-cell');
       e.append('circle').attr('class', 'ov-glyph');
       e.append('text').attr('class', 'ov-name');
+      e.append('path').attr('class', 'ov-off');
       return e;
     });
     g.attr('transform', (d) => { const p = pos.get(`${d.l}/${d.h}`); return `translate(${p.x},${p.y})`; })
@@ -215,7 +186,11 @@ export function overviewView() {
       info.set(describe(d, data), { label: 'Open as heatmap', run: () => onOpen(null, d.l, d.h) });
       onPick(d.l, d.h);
     };
-    g.on('click', (ev, d) => pick(d))
+    g.select('path.ov-off').attr('d', (d) => (data.off && data.off.has(`${d.l}/${d.h}`)
+      ? `M${-cell / 2 + 4},${-cellY / 2 + 4}L${cell / 2 - 4},${cellY / 2 - 4}M${cell / 2 - 4},${-cellY / 2 + 4}L${-cell / 2 + 4},${cellY / 2 - 4}` : null))
+      .attr('stroke', theme.muted).attr('stroke-width', 2).attr('pointer-events', 'none');
+    g.attr('data-off', (d) => (data.off && data.off.has(`${d.l}/${d.h}`) ? 1 : null));
+    g.on('click', (ev, d) => { if (!(onAblate && onAblate(d.l, d.h))) pick(d); })
       .on('dblclick', (ev, d) => onOpen(null, d.l, d.h))
       .on('keydown', (ev, d) => {
         if (ev.key === 'Enter' || ev.key === ' ') { ev.preventDefault(); onOpen(null, d.l, d.h); return; }
@@ -277,10 +252,9 @@ export function overviewView() {
   view.onRank = function (f) { onRank = f; return view; };
   view.onOpen = function (f) { onOpen = f; return view; };
   view.openIn = function (list) { openIn = list; return view; };
+  view.onAblate = function (f) { onAblate = f; return view; };
   return view;
 }
-
-let distCache = { run: null, key: '', dist: null };
 
 /** The registry entry (views/index.js). */
 export const descriptor = {
@@ -299,22 +273,22 @@ export const descriptor = {
     .onPick((layer, head) => ctx.update({ layer, head }))
     .onRank((patch) => ctx.update(patch))
     .onOpen((id, layer, head) => (id ? ctx.update({ view: id, layer, head }) : ctx.openHead(layer, head)))
-    .openIn(ctx.viewsShowingOneHead()),
+    .openIn(ctx.viewsShowingOneHead())
+    // In the page's "Switch heads off" mode a click toggles the head.
+    .onAblate((l, h) => (ctx.ablating && ctx.ablating() ? (ctx.toggleAblate(l, h), true) : false)),
   prepare(run, s) {
     if (!run.analysis) throw new Error('the run holds no analysis');
     const { L, H, T } = run;
     const head = s.head === 'mean' ? 0 : s.head;
     let dist = null;
     if (s.rank === 'like') {
-      if (run.like && run.like.of[0] === s.layer && run.like.of[1] === head) dist = run.like.dist; // from the worker
-      else { // (a run without them: computed here, once)
-        const key = `${s.layer}/${head}`;
-        if (distCache.run !== run || distCache.key !== key) distCache = { run, key, dist: distancesTo(run.attn, L, H, T, s.layer, head) };
-        dist = distCache.dist;
-      }
+      // From the worker (src/analyze.c bl_head_compare); needs() asks for them.
+      if (!(run.like && run.like.of[0] === s.layer && run.like.of[1] === head)) throw new Error('the run holds no distances to this head');
+      dist = run.like.dist;
     }
     return {
       L, H, T, heads: run.analysis.heads, layer: s.layer, head, rank: s.rank, min: s.min, dist, pair: !!run.analysis.pair,
+      off: new Set((run.mask || []).map(([l, h]) => `${l}/${h}`)),
       title: `Heads overview — ${L} layers × ${H} heads; colour: pattern class, size: confidence`,
       notes: [
         'Classes after Kovaleva et al. (2019): vertical = most rows attend to the same few tokens ([CLS], [SEP], punctuation); diagonal = to themselves or a neighbour; block = within their own sentence (pairs); heterogeneous = none of these. Confidence = mean over rows of the row\'s largest weight.',
