@@ -188,7 +188,7 @@ const ablIndex = JSON.parse(fs.readFileSync(path.join(ABL, 'index.json'), 'utf8'
 const ablBin = fs.readFileSync(path.join(ABL, 'ablation.bin'));
 const hfAttn = (e) => new Float32Array(ablBin.buffer.slice(ablBin.byteOffset + e.offset, ablBin.byteOffset + e.offset + e.shape.reduce((a, b) => a * b, 1) * 4));
 const TOL_JS_SAME_INPUT = 1e-6; // the same float32 matrices: only the float32 result rounds
-const TOL_JS_F32_RUN = 2e-4; // our f32 bundle's attention against HF's (max |Δ| 2.5e-6) through the sqrt
+const TOL_JS_F32_RUN = 1e-5; // our f32 bundle's attention against HF's (max |Δ| 2.5e-6); measured 5.7e-7
 
 test('blw_head_compare on Hugging Face attention equals numpy (JS distance, max |Δ|)', async () => {
   const { createModule } = await import('../../tools/wasm_node.mjs');

@@ -45,8 +45,9 @@ export function compareView() {
     const hasDiff = !data.error && !!data.js;
     root.select('.cmp-body').style('display', hasDiff ? null : 'none');
     if (hasDiff) {
-      grid(root, data);
-      diffMap(root, data);
+      const info = infoLine(root); // (once: each call hides its button)
+      diffMap(root, data, info);
+      grid(root, data, info);
       ranking(root, data);
     }
     root.select('p.view-notes').text(data.notes.join(' '));
@@ -99,7 +100,7 @@ export function compareView() {
     ms.property('value', data.cmp.model || '').on('change', (ev) => onUpdate({ cmp_model: ev.target.value }));
   }
 
-  function grid(root, data) {
+  function grid(root, data, info) {
     const { L, H, js, off } = data;
     const cell = Math.max(18, Math.min(34, Math.floor((Math.min(box.width, 520) - 40) / H)));
     const left = 34;
@@ -115,7 +116,6 @@ export function compareView() {
     svg.selectAll('text.cmp-h').data(d3.range(H)).join('text').attr('class', 'cmp-h').attr('y', top - 5)
       .attr('x', (h) => left + h * cell + cell / 2).attr('text-anchor', 'middle').text((h) => `${h}`);
     const heads = d3.range(L * H).map((k) => ({ l: Math.floor(k / H), h: k % H, v: js[k], m: data.maxAbs[k], off: off.has(`${Math.floor(k / H)}/${k % H}`) }));
-    const info = infoLine(root);
     const say = (d) => `Layer ${d.l}, head ${d.h}: ${d.off ? 'switched off · ' : ''}JS distance ${fmt(d.v)}, max |Δ| ${fmt(d.m)}`;
     const g = svg.selectAll('g.cmp-head').data(heads, (d) => `${d.l}/${d.h}`).join((e) => {
       const n = e.append('g').attr('class', 'cmp-head').attr('tabindex', -1).attr('role', 'button');
@@ -141,10 +141,13 @@ export function compareView() {
     lg.selectAll('g.legend-axis text, text.legend-title').attr('fill', theme.fg);
     lg.selectAll('g.legend-axis line, g.legend-axis path').attr('stroke', theme.muted);
     const cur = heads.find((d) => d.l === data.layer && d.h === (data.head === 'mean' ? 0 : data.head));
-    if (cur) info.set(say(cur));
+    const best = data.ranked.find((d) => !d.off);
+    const jump = best && cur && (best.l !== cur.l || best.h !== cur.h)
+      ? { label: `Show the most changed head, ${best.l}:${best.h}`, run: () => onUpdate({ layer: best.l, head: best.h }) } : null;
+    if (cur) info.set(data.head === 'mean' ? `Layer ${data.layer}, mean of heads` : say(cur), jump);
   }
 
-  function diffMap(root, data) {
+  function diffMap(root, data, info) {
     const { K, diff } = data;
     const label = (i) => data.labels[i];
     const longest = d3.max(data.labels, (l) => Math.min(14, l.length)) || 4;
@@ -173,7 +176,6 @@ export function compareView() {
       .attr('y', (i) => top + i * cell + cell / 2).attr('dy', '0.35em').attr('text-anchor', 'end').text((i) => clip(label(i), 14));
     svg.selectAll('text.cmp-col').data(shown).join('text').attr('class', 'cmp-col')
       .attr('transform', (i) => `translate(${left + i * cell + cell / 2},${top - 4}) rotate(-90)`).attr('dy', '0.35em').text((i) => clip(label(i), 14));
-    const info = infoLine(root);
     svg.selectAll('rect.cmp-hit').data([null]).join('rect').attr('class', 'cmp-hit').attr('x', left).attr('y', top)
       .attr('width', side).attr('height', side).attr('fill', 'transparent')
       .on('pointermove click', (ev) => {
@@ -186,7 +188,7 @@ export function compareView() {
       })
       .on('pointerleave', () => tooltip.hide());
     const lg = svg.selectAll('g.legend').data([null]).join('g').attr('class', 'legend').attr('transform', `translate(${Math.min(left, 20)},${top + side + 30})`);
-    drawLegendBar(lg, { interp: theme.div, domain: [-m, m], title: 'B − A (attention)', id: 'cmpdiff', width: Math.min(200, Math.max(120, side)) });
+    drawLegendBar(lg, { interp: theme.div, domain: [-m, m], title: m > 1e-6 ? 'B − A (attention)' : 'B − A (attention): no difference', id: 'cmpdiff', width: Math.min(200, Math.max(120, side)), format: m < 0.05 ? '.1~e' : '.2~f' });
     lg.selectAll('g.legend-axis text, text.legend-title').attr('fill', theme.fg).attr('font-size', 10);
     lg.selectAll('g.legend-axis line, g.legend-axis path').attr('stroke', theme.muted);
   }
