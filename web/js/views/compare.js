@@ -25,9 +25,9 @@ import { compareKey } from '../compare_runs.js';
 const d3 = globalThis.d3;
 
 const KIND_LABEL = {
-  ablate: 'the same input with all heads on (head ablation)',
+  ablate: 'all heads on (ablation)',
   text: 'another text (minimal pair)',
-  model: 'another model of the same shape',
+  model: 'another model',
 };
 
 export function compareView() {
@@ -290,7 +290,7 @@ export const descriptor = {
     for (let l = 0; l < L; l++) for (let h = 0; h < H; h++) rows.push(`layer ${l} head ${h}`);
     return {
       view: 'compare', mode: 'attn', what: `B − A (${c.kind}${s.ablate ? `, ablate=${s.ablate}` : ''})`, hide: false, renorm: false, words: c.align.how === 'words',
-      text: s.text, text_b: s.text_b || '', tokens: run.tokens.slice(),
+      text: s.text, text_b: s.text_b || '', tokens: run.tokens.slice(), ablate: s.ablate || '',
       blocks: [
         { layer: 'all', head: 'all', rows, cols: ['js_distance', 'max_abs_diff'], values: rows.flatMap((_, k) => [c.js[k], c.maxAbs[k]]) },
         { layer: s.layer, head: s.head, rows: labels, cols: labels, values: Array.from(diff) },

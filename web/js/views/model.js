@@ -19,6 +19,7 @@ import { THEMES, sizeCanvas, tooltip, drawLegendBar, exportable, fmt, infoLine, 
 } from './common.js';
 import { modelLayout } from './layout.js';
 import { poolMatrix, maxOf, strongestLinks, headMatrix } from '../data.js';
+import { maskSet } from '../compare.js';
 
 const d3 = globalThis.d3;
 
@@ -277,7 +278,7 @@ export const descriptor = {
     const cache = new Map();
     return {
       L, H, K: axis.K, labels: axis.labels, layer: s.layer, head: s.head, valueName,
-      off: new Set((run.mask || []).map(([l, h]) => `${l}/${h}`)), ablating: !!(env.ablating && env.ablating()),
+      off: maskSet(s.ablate, L, H), ablating: !!(env.ablating && env.ablating()),
       mat: (l, h) => {
         const k = `${l}/${h}`;
         if (!cache.has(k)) cache.set(k, axis.transform(headMatrix(src[l], H, T, h)));

@@ -19,6 +19,7 @@
 
 import { THEMES, tooltip, fmt, infoLine, linksTable, exportContext, chromeHeight, textWidth } from './common.js';
 import { ANALYSIS } from '../protocol.js';
+import { maskSet } from '../compare.js';
 
 const d3 = globalThis.d3;
 
@@ -288,7 +289,7 @@ export const descriptor = {
     }
     return {
       L, H, T, heads: run.analysis.heads, layer: s.layer, head, rank: s.rank, min: s.min, dist, pair: !!run.analysis.pair,
-      off: new Set((run.mask || []).map(([l, h]) => `${l}/${h}`)),
+      off: maskSet(s.ablate, L, H),
       title: `Heads overview — ${L} layers × ${H} heads; colour: pattern class, size: confidence`,
       notes: [
         'Classes after Kovaleva et al. (2019): vertical = most rows attend to the same few tokens ([CLS], [SEP], punctuation); diagonal = to themselves or a neighbour; block = within their own sentence (pairs); heterogeneous = none of these. Confidence = mean over rows of the row\'s largest weight.',
@@ -301,7 +302,7 @@ export const descriptor = {
     const cols = [`class (${CLASSES.map((c, i) => `${i} ${c}`).join(', ')})`, ...FEATURES.map((f) => f[0])];
     const heads = run.analysis.heads;
     return {
-      view: 'overview', mode: 'attn', what: 'head features', hide: false, renorm: false, words: false,
+      view: 'overview', mode: 'attn', what: 'head features', hide: false, renorm: false, words: false, ablate: s.ablate || '',
       text: s.text, text_b: s.text_b || '', tokens: run.tokens.slice(),
       blocks: [{
         layer: 'all', head: 'all', rows: heads.map((f) => `layer ${f.layer} head ${f.head}`), cols,
