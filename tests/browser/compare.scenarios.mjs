@@ -13,6 +13,7 @@ import { createModule, loadBundle, putString, floats, wasmError } from '../../to
 
 const Q8 = path.join(ROOT, 'models/all-minilm-l6-v2.q8.blb.gz');
 const F16 = path.join(ROOT, 'models/all-minilm-l6-v2.f16.blb.gz');
+const F32 = path.join(ROOT, 'build/models/all-minilm-l6-v2.f32.blb'); // make test-models
 const TOL = 2e-5; // the same wasm code and bundle in Node: float32 rounding only
 const SENT = 'The doctor asked the nurse a question because she was tired.';
 const PAIR = ['The doctor asked the nurse a question.', 'She answered it quickly.'];
@@ -233,6 +234,27 @@ scenario('compare: two models (q8 default against the f16 exact bundle), sentenc
   const PA = await nodeRun(Q8, `${PAIR[0]} `, PAIR[1]);
   const PB = await nodeRun(F16, `${PAIR[0]} `, PAIR[1]);
   await checkGrid(page, await nodeCompare(PA, PB), 12, 'q8 vs f16, pair');
+});
+
+scenario('compare: a bundle file as the second model; a model of another shape is refused with a message', async ({ page, base }) => {
+  await open(page, base, { text: SENT, view: 'compare', cmp: 'model' });
+  // 2 layers × 4 heads: refused, the page stays usable.
+  await page.setInputFiles('input.cmp-file', path.join(ROOT, 'build/models/tiny-bert.f32.blb'));
+  await page.waitForSelector('#notices .notice.error');
+  assert.match(await page.textContent('#notices'), /The second model has 2 layers × 4 heads .* heads can only be compared between models of the same shape/);
+  assert.equal(await page.evaluate(() => document.body.dataset.state), 'ready');
+  // The f32 bundle of the same model: compared head by head.
+  await page.evaluate(() => { document.body.dataset.state = 'loading'; });
+  await page.setInputFiles('input.cmp-file', F32);
+  await ready(page);
+  assert.match(await page.textContent('.cmp-lines'), /B: your bundle file all-minilm-l6-v2\.f32\.blb/);
+  const A = await nodeRun(Q8, SENT, null);
+  const B = await nodeRun(F32, SENT, null);
+  await checkGrid(page, await nodeCompare(A, B), 12, 'q8 vs a dropped f32 bundle');
+  // A link cannot carry the file: reloading says so.
+  await page.goto(page.url());
+  await ready(page);
+  assert.match(await page.textContent('.cmp-lines'), /choose the file again/);
 });
 
 scenario('compare: a bad ablate= value gives a clear notice and the page stays usable; out-of-range heads dropped', async ({ page, base }) => {

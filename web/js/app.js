@@ -8,7 +8,7 @@ import { tokenAxis, spanAxis } from './data.js';
 import { Engine, hasWasmSimd } from './engine.js';
 import { makeRunRequest, makeLikeRequest, resultCovers, mergeNeeds } from './protocol.js';
 import { comparing, fitAblate, toggleHead, maskSet } from './compare.js';
-import { Comparer, compareKey } from './compare_runs.js';
+import { Comparer, compareKey, LOCAL_MODEL } from './compare_runs.js';
 import { ablationBar } from './ablation_bar.js';
 import { fetchIndex, loadListedBundle, loadFileBundle, formatBytes, base64ToBytes } from './bundles.js';
 import { THEMES, viewBox } from './views/common.js';
@@ -62,6 +62,8 @@ const viewCtx = {
   ablating: () => abl.on,
   toggleAblate: (l, h) => update({ ablate: toggleHead(app.state.ablate, l, h, app.info.config.n_layers, app.info.config.n_heads) }),
   masked: () => (app.info ? maskSet(app.state.ablate, app.info.config.n_layers, app.info.config.n_heads) : new Set()),
+  // A bundle file of the reader's as the second model of a comparison.
+  compareWithFile: (file) => compareWithFile(file),
   // Views that can show one head the user picked elsewhere (tab order).
   viewsShowingOneHead: () => VIEW_LIST.filter((v) => v.controls.layer && v.axis !== false).map((v) => ({ id: v.id, label: v.label })),
 };
@@ -87,6 +89,24 @@ const comparer = new Comparer({
   },
   pageInfo: () => app.info,
 });
+
+async function compareWithFile(file) {
+  if (!app.engine || !app.info) return;
+  try {
+    const buffer = await loadFileBundle(file);
+    await comparer.useFile(file.name, async (engine) => {
+      const res = await engine.load(buffer);
+      if (res.error) throw new Error(`Could not load ${file.name}: ${res.error}.`);
+      return res.info;
+    });
+    clearNotice('cmp-file');
+  } catch (e) {
+    notice('cmp-file', 'error', e.message);
+    return;
+  }
+  if (app.run) app.run = { ...app.run, compare: null }; // a new second model: compare again
+  update({ view: 'compare', cmp: 'model', cmp_model: LOCAL_MODEL });
+}
 
 /** What the run must hold for state s: the view's needs, and the
  *  comparison when one is shown (compare view, or heads switched off). */
@@ -748,6 +768,7 @@ function drawView(run, s) {
     valueName: s.mode === 'norm' ? '‖α f(x)‖' : 'attention',
     modeWord: s.mode === 'norm' ? 'value-weighted norms' : 'attention',
     models: app.models,
+    cmpFileName: comparer.second && comparer.second.id === LOCAL_MODEL ? comparer.second.name : '',
     ablating: () => abl.on,
   };
   views[s.view].theme(theme).size(box)(root, v.prepare(run, s, env));

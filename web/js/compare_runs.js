@@ -20,6 +20,9 @@ export function compareKey(s) {
   return JSON.stringify([s.text, s.text_b || '', s.model, s.ablate, p.kind, p.text, p.text_b, p.model]);
 }
 
+/** cmp_model value of a bundle file the reader chose (not in any URL). */
+export const LOCAL_MODEL = 'local';
+
 export class Comparer {
   /** mainEngine() -> the page's Engine; makeEngine() -> a started Engine
    *  for a second model; loadModel(engine, id) -> its blw_info (throws
@@ -42,12 +45,27 @@ export class Comparer {
     if (kind !== 'model') return { engine: this.mainEngine(), info: this.pageInfo() };
     if (!id) throw new Error('Choose a second model to compare with.');
     if (this.second && this.second.id === id) return this.second;
+    if (id === LOCAL_MODEL) throw new Error('The second model was a bundle file of your own, which a link cannot carry: choose the file again ("Bundle file…").');
+    return this.useModel(id, (engine) => this.loadModel(engine, id));
+  }
+
+  /** A bundle file as the second model (loadModel for its bytes). */
+  async useFile(name, load) {
+    this.partners.clear();
+    const second = await this.useModel(LOCAL_MODEL, load);
+    second.name = name;
+    return second;
+  }
+
+  /** Start a second engine and load a model into it with load(engine) ->
+   *  info; refused unless it has the page model's shape. */
+  async useModel(id, load) {
     if (this.second) this.second.engine.worker.terminate();
     this.second = null;
     const engine = await this.makeEngine();
     let info;
     try {
-      info = await this.loadModel(engine, id);
+      info = await load(engine);
     } catch (e) {
       engine.worker.terminate();
       throw e;

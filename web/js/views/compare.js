@@ -20,7 +20,7 @@
 
 import { THEMES, tooltip, fmt, fmtSigned, drawLegendBar, clip, exportable, cellMarks, SVG_MAX_CELLS, infoLine, linksTable, exportContext, sizeCanvas } from './common.js';
 import { CMP_KINDS, parseAblate, headDifference, describeMask, maskSet } from '../compare.js';
-import { compareKey } from '../compare_runs.js';
+import { compareKey, LOCAL_MODEL } from '../compare_runs.js';
 
 const d3 = globalThis.d3;
 
@@ -34,6 +34,7 @@ export function compareView() {
   let theme = THEMES.light;
   let box = { width: 720, height: null };
   let onUpdate = () => {};
+  let onFile = () => {};
 
   function view(root, data) {
     tooltip.hide();
@@ -65,7 +66,13 @@ export function compareView() {
       .attr('spellcheck', 'false').attr('aria-label', 'Second text of the minimal pair');
     tl.append('label').text(' its sentence B ').append('input').attr('type', 'text').attr('class', 'cmp-text-b').attr('maxlength', 20000)
       .attr('spellcheck', 'false').attr('aria-label', 'Sentence B of the second text (for pairs)');
-    bar.append('label').attr('class', 'cmp-model-ctl').text('Second model ').append('select').attr('class', 'cmp-model').attr('aria-label', 'Second model');
+    const mc = bar.append('div').attr('class', 'cmp-model-ctl');
+    mc.append('label').text('Second model ').append('select').attr('class', 'cmp-model').attr('aria-label', 'Second model');
+    mc.append('button').attr('type', 'button').attr('class', 'cmp-file-btn').text('Bundle file…')
+      .attr('title', 'Compare with a bundle of your own (.blb or .blb.gz) of the same shape, e.g. a fine-tuned model')
+      .on('click', () => mc.select('input.cmp-file').node().click());
+    mc.append('input').attr('type', 'file').attr('class', 'cmp-file').attr('accept', '.blb,.gz').property('hidden', true)
+      .on('change', (ev) => { const f = ev.target.files && ev.target.files[0]; if (f) onFile(f); ev.target.value = ''; });
     root.append('div').attr('class', 'cmp-lines');
     infoLine(root);
     const body = root.append('div').attr('class', 'cmp-body');
@@ -207,6 +214,7 @@ export function compareView() {
   view.theme = function (t) { if (!arguments.length) return theme; theme = t; return view; };
   view.size = function (b) { if (!arguments.length) return box; box = { width: b.width, height: b.height || null }; return view; };
   view.onUpdate = function (f) { onUpdate = f; return view; };
+  view.onFile = function (f) { onFile = f; return view; };
   return view;
 }
 
@@ -255,15 +263,17 @@ export const descriptor = {
     { key: 'cmp_model', def: '', parse: (raw) => (/^[A-Za-z0-9._-]{1,100}$/.test(raw) ? raw : null), expect: 'a model id' },
   ],
   needs: (s) => ({ embed: true, compare: compareKey(s) }),
-  create: (ctx) => compareView().onUpdate((patch) => ctx.update(patch)),
+  create: (ctx) => compareView().onUpdate((patch) => ctx.update(patch)).onFile((file) => ctx.compareWithFile(file)),
   prepare(run, s, env) {
     const c = run.compare;
     const L = run.L;
     const H = run.H;
-    const modelName = (id) => (env.models || []).find((m) => m.id === id)?.name || id || 'the default model';
+    const modelName = (id) => (id === LOCAL_MODEL ? `your bundle file ${env.cmpFileName || ''}`.trim()
+      : (env.models || []).find((m) => m.id === id)?.name || id || 'the default model');
     const base = {
       title: `Compare — B against A, ${L} layers × ${H} heads`, kind: c ? c.kind : s.cmp, L, H, layer: s.layer, head: s.head,
-      models: (env.models || []).map((m) => ({ id: m.id, name: m.name || m.id })),
+      models: [...(env.models || []).map((m) => ({ id: m.id, name: m.name || m.id })),
+        ...(env.cmpFileName ? [{ id: LOCAL_MODEL, name: `file: ${env.cmpFileName}` }] : [])],
       cmp: { text: s.cmp_text, text_b: s.cmp_text_b, model: s.cmp_model },
       notes: ['Jensen–Shannon distance (base 2, 0 = the same map, 1 = nothing in common) per query row, mean over rows; computed in C (src/analyze.c). A switched-off head\'s attention is all zeros: it is crossed out and not ranked.'],
       lines: [], error: null, js: null,
