@@ -94,7 +94,10 @@ export function compareView() {
   function controls(root, data) {
     const kindSel = root.select('select.cmp-kind');
     kindSel.selectAll('option').data(CMP_KINDS).join('option').attr('value', (k) => k).text((k) => KIND_LABEL[k]);
-    kindSel.property('value', data.kind).on('change', (ev) => onUpdate({ cmp: ev.target.value }));
+    // A minimal pair starts from the page's own text, to be edited.
+    kindSel.property('value', data.kind).on('change', (ev) => onUpdate({
+      cmp: ev.target.value, ...(ev.target.value === 'text' && !data.cmp.text ? { cmp_text: data.page.text, cmp_text_b: data.page.text_b } : {}),
+    }));
     const texts = root.select('.cmp-texts').style('display', data.kind === 'text' ? null : 'none');
     for (const [cls, key] of [['cmp-text', 'text'], ['cmp-text-b', 'text_b']]) {
       const input = texts.select(`input.${cls}`);
@@ -275,6 +278,7 @@ export const descriptor = {
       models: [...(env.models || []).map((m) => ({ id: m.id, name: m.name || m.id })),
         ...(env.cmpFileName ? [{ id: LOCAL_MODEL, name: `file: ${env.cmpFileName}` }] : [])],
       cmp: { text: s.cmp_text, text_b: s.cmp_text_b, model: s.cmp_model },
+      page: { text: s.text, text_b: s.text_b || '' },
       notes: ['Jensen–Shannon distance (base 2, 0 = the same map, 1 = nothing in common) per query row, mean over rows; computed in C (src/analyze.c). A switched-off head\'s attention is all zeros: it is crossed out and not ranked.'],
       lines: [], error: null, js: null,
     };
