@@ -65,6 +65,7 @@ export function overviewView() {
   let openIn = [];
 
   function view(root, data) {
+    tooltip.hide(); // (a tap shows one; the redraw it causes removes it)
     if (root.select('.ov-stage').empty()) build(root);
     update(root, data);
   }
