@@ -707,6 +707,13 @@ function legendLines(s) {
       ? '[CLS]/[SEP] hidden; every row renormalized to sum to 1 over the tokens shown.'
       : '[CLS]/[SEP] hidden, not renormalized: a row now sums to 1 minus what went to the hidden tokens.');
   }
+  if (s.ablate && app.info) {
+    const c = app.info.config;
+    const off = maskSet(s.ablate, c.n_layers, c.n_heads);
+    const v = viewById(s.view);
+    if (v.controls.head && s.head !== 'mean' && off.has(`${s.layer}/${s.head}`)) lines.push(`Layer ${s.layer}, head ${s.head} is switched off (head ablation): its attention is all zeros.`);
+    else if (off.size) lines.push(`${off.size} head${off.size > 1 ? 's are' : ' is'} switched off (ablate=${s.ablate}): every view shows the ablated model.`);
+  }
   if (s.words && viewById(s.view).controls.words) lines.push('Word level (Clark et al. 2019): attention to a word is the sum over its pieces, attention from a word the mean over its pieces, so rows still sum to 1. A word is the text between spaces (“didn\'t” is one), punctuation at its ends apart.');
   return lines;
 }
