@@ -175,6 +175,15 @@ scenario('compare: minimal pair, sentence (same token count) and pair; figures m
   assert.ok(m && Math.abs(Number(m[1]) - cos(A.emb[0], B.emb[0])) < 1e-5, `${m && m[1]} vs ${cos(A.emb[0], B.emb[0])}`);
   assert.ok((await page.$$eval('.cmp-row', (x) => x.map((e) => e.textContent))).includes('she/he'), 'the differing token is labelled A/B');
   await shot(page, 'compare-minimal-pair');
+  // Keyboard: the grid is one tab stop; arrows move, Enter selects the head.
+  await page.focus('g.cmp-head[tabindex="0"]');
+  await page.keyboard.press('ArrowDown');
+  await page.keyboard.press('ArrowRight');
+  assert.match(await page.textContent('.view-info .info-text'), /^Layer 1, head 1: JS distance/);
+  await page.evaluate(() => { document.body.dataset.state = 'loading'; });
+  await page.keyboard.press('Enter');
+  await ready(page);
+  assert.match(page.url(), /layer=1&head=1/);
   // The URL holds the comparison; a fresh load reproduces it.
   const url = page.url();
   assert.equal(new URL(url).searchParams.get('cmp_text'), b);
@@ -255,6 +264,18 @@ scenario('compare: a bundle file as the second model; a model of another shape i
   await page.goto(page.url());
   await ready(page);
   assert.match(await page.textContent('.cmp-lines'), /choose the file again/);
+});
+
+scenario('compare: a pair with heads switched off: the two sentences\' similarity before and after, as wasm', async ({ page, base }) => {
+  await open(page, base, { text: PAIR[0], text_b: PAIR[1], view: 'heatmap', layer: 1, head: 4, ablate: '1:4,3:*' });
+  const line = await page.textContent('#ablation .abl-summary');
+  const m = line.match(/similarity of the two sentences \(encoded alone\) ([0-9]+\.[0-9]+) → ([0-9]+\.[0-9]+)/);
+  assert.ok(m, line);
+  const A = await nodeRun(Q8, PAIR[0], PAIR[1]);
+  const B = await nodeRun(Q8, PAIR[0], PAIR[1], [[1, 4], ...Array.from({ length: 12 }, (_, h) => [3, h])]);
+  assert.ok(Math.abs(Number(m[1]) - cos(A.emb[0], A.emb[1])) < 1e-4, `${m[1]} vs ${cos(A.emb[0], A.emb[1])}`);
+  assert.ok(Math.abs(Number(m[2]) - cos(B.emb[0], B.emb[1])) < 1e-4, `${m[2]} vs ${cos(B.emb[0], B.emb[1])}`);
+  assert.match(await page.textContent('#view .view-notes'), /Layer 1, head 4 is switched off/);
 });
 
 scenario('compare: a bad ablate= value gives a clear notice and the page stays usable; out-of-range heads dropped', async ({ page, base }) => {

@@ -142,7 +142,18 @@ export function compareView() {
     g.select('path.cmp-x').attr('d', (d) => (d.off ? `M4,4L${cell - 4},${cell - 4}M${cell - 4},4L4,${cell - 4}` : null))
       .attr('stroke', theme.muted).attr('stroke-width', 1.5);
     g.on('click', (ev, d) => onUpdate({ layer: d.l, head: d.h }))
-      .on('keydown', (ev, d) => { if (ev.key === 'Enter' || ev.key === ' ') { ev.preventDefault(); onUpdate({ layer: d.l, head: d.h }); } })
+      .on('keydown', (ev, d) => {
+        if (ev.key === 'Enter' || ev.key === ' ') { ev.preventDefault(); onUpdate({ layer: d.l, head: d.h }); return; }
+        // Arrows move the focus over the grid (one tab stop), Enter selects.
+        const to = { ArrowLeft: [d.l, d.h - 1], ArrowRight: [d.l, d.h + 1], ArrowUp: [d.l - 1, d.h], ArrowDown: [d.l + 1, d.h] }[ev.key];
+        if (!to) return;
+        ev.preventDefault();
+        const [l, h] = [Math.max(0, Math.min(L - 1, to[0])), Math.max(0, Math.min(H - 1, to[1]))];
+        const next = g.filter((x) => x.l === l && x.h === h);
+        g.attr('tabindex', -1);
+        next.attr('tabindex', 0).node().focus();
+        info.set(say(next.datum()));
+      })
       .on('mouseenter mousemove', (ev, d) => tooltip.show(ev, [say(d)]))
       .on('mouseleave', () => tooltip.hide());
     g.attr('tabindex', (d) => (d.l === data.layer && d.h === (data.head === 'mean' ? 0 : data.head) ? 0 : -1));
