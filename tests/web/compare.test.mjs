@@ -67,7 +67,7 @@ test('what is compared: partner run and sides per kind; when a comparison runs',
   assert.deepEqual(sides('text', 'page', 'partner'), { A: 'page', B: 'partner' });
   assert.equal(comparing({ ...DEFAULTS }), false);
   assert.equal(comparing({ ...DEFAULTS, ablate: '0:1' }), true);
-  assert.equal(comparing({ ...DEFAULTS, view: 'compare' }), true);
+  assert.equal(comparing({ ...DEFAULTS, view: 'compare' }), false, 'the compare view asks by its needs()');
   assert.notEqual(compareKey({ ...s, cmp: 'text' }), compareKey({ ...s, cmp: 'text', cmp_text: 'd' }));
   assert.notEqual(compareKey(s), compareKey({ ...s, ablate: '1:2' }));
 });

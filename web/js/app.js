@@ -105,7 +105,7 @@ async function compareWithFile(file) {
     return;
   }
   if (app.run) app.run = { ...app.run, compare: null }; // a new second model: compare again
-  update({ view: 'compare', cmp: 'model', cmp_model: LOCAL_MODEL });
+  update({ cmp: 'model', cmp_model: LOCAL_MODEL });
 }
 
 /** What the run must hold for state s: the view's needs, and the

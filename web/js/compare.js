@@ -137,9 +137,11 @@ export function describeMask(text, L, H) {
   return `${n} of ${L * H} heads switched off (${text})`;
 }
 
-/** Is a comparison wanted (its run and embeddings computed) in state s? */
-export function comparing(s, compareViewId = 'compare') {
-  return s.view === compareViewId || !!s.ablate;
+/** Is a comparison wanted in every view of state s (heads are switched off:
+ *  the ablation line shows its embedding figure)? The compare view asks for
+ *  one itself (its needs()). */
+export function comparing(s) {
+  return !!s.ablate;
 }
 
 /** What the comparison run is, for state s: {kind, text, text_b, model,
