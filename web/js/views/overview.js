@@ -195,7 +195,7 @@ export function overviewView() {
     g.on('click', (ev, d) => { if (!(onAblate && onAblate(d.l, d.h))) pick(d); })
       .on('dblclick', (ev, d) => onOpen(null, d.l, d.h))
       .on('keydown', (ev, d) => {
-        if (ev.key === 'Enter' || ev.key === ' ') { ev.preventDefault(); onOpen(null, d.l, d.h); return; }
+        if (ev.key === 'Enter' || ev.key === ' ') { ev.preventDefault(); if (!(onAblate && onAblate(d.l, d.h))) onOpen(null, d.l, d.h); return; }
         // Arrows move along the grid (one tab stop for all heads).
         const k = all.indexOf(d);
         const to = { ArrowLeft: k - 1, ArrowRight: k + 1, ArrowUp: k - H, ArrowDown: k + H, Home: 0, End: all.length - 1 }[ev.key];
