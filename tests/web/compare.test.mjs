@@ -10,7 +10,7 @@ import {
   parseAblate, fitAblate, formatMask, toggleHead, toggleLayer, allBut, describeMask, maskSet, comparing, partnerOf, sides,
   alignRuns, headDifference, rankChanges, embeddingFigures, cosine,
 } from '../../web/js/compare.js';
-import { parseState, serializeState, DEFAULTS } from '../../web/js/state.js';
+import { parseState, serializeState, DEFAULTS, permalinkSearch, MAX_PERMALINK } from '../../web/js/state.js';
 import { snapshotFromRun } from '../../web/js/snapshot.js';
 import { shownMatrices, toJSON } from '../../web/js/export_data.js';
 import { compareKey } from '../../web/js/compare_runs.js';
@@ -153,4 +153,16 @@ test('snapshots and exports carry the switched-off heads', () => {
   assert.match(shown.what, /heads 0:1 switched off/);
   assert.equal(JSON.parse(toJSON(shown)).heads_switched_off, '0:1');
   assert.equal('heads_switched_off' in JSON.parse(toJSON(shownMatrices(run, { ...s, ablate: '' }))), false);
+});
+
+test('permalinks stay within MAX_PERMALINK with a long second text', async () => {
+  const long = Array.from({ length: 3000 }, (_, i) => `w${(i * 7919) % 10007}`).join(' ');
+  const { search, cut } = await permalinkSearch({ ...DEFAULTS, text: 'a short text', view: 'compare', cmp: 'text', cmp_text: long }, { maxChars: MAX_PERMALINK });
+  assert.ok(search.length <= MAX_PERMALINK, `${search.length}`);
+  assert.ok(cut);
+  const back = parseState(search).state;
+  assert.ok(back.cmp_text.length > 1000 && long.startsWith(back.cmp_text), 'keeps the start of the second text');
+  const short = await permalinkSearch({ ...DEFAULTS, text: 'a', cmp: 'text', cmp_text: 'b' });
+  assert.equal(short.cut, null);
+  assert.equal(parseState(short.search).state.cmp_text, 'b');
 });
