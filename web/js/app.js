@@ -58,10 +58,9 @@ const viewCtx = {
   },
   nHeads: () => app.info.config.n_heads,
   // Head ablation (ablation_bar.js): in its mode a click on a head switches
-  // it off or on; masked() is the Set of 'l/h' switched off.
+  // it off or on.
   ablating: () => abl.on,
   toggleAblate: (l, h) => update({ ablate: toggleHead(app.state.ablate, l, h, app.info.config.n_layers, app.info.config.n_heads) }),
-  masked: () => (app.info ? maskSet(app.state.ablate, app.info.config.n_layers, app.info.config.n_heads) : new Set()),
   // A bundle file of the reader's as the second model of a comparison.
   compareWithFile: (file) => compareWithFile(file),
   // Views that can show one head the user picked elsewhere (tab order).
