@@ -99,9 +99,9 @@ export class Comparer {
     const p = partnerOf(s);
     const t0 = performance.now();
     if (p.kind === 'text' && !p.text.trim()) return { key, kind: p.kind, error: 'Type the second text of the minimal pair above to compare with it.' };
-    let partner;
+    let partner = p.kind === 'ablate' && !(pageMask && pageMask.length) ? pageRun : null; // nothing off: the same run
     try {
-      partner = await this.partnerRun(p, pageMask);
+      if (!partner) partner = await this.partnerRun(p, pageMask);
     } catch (e) {
       return { key, kind: p.kind, error: e.message };
     }
