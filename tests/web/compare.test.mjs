@@ -166,3 +166,47 @@ test('permalinks stay within MAX_PERMALINK with a long second text', async () =>
   assert.equal(short.cut, null);
   assert.equal(parseState(short.search).state.cmp_text, 'b');
 });
+
+// compare_runs.js with stand-in engines (the real worker and C distances are
+// tested in worker.test.mjs and the browser scenarios): which runs a
+// comparison costs, and the refusals it reports.
+function standInEngine(L = 2, H = 2, log = []) {
+  return {
+    log,
+    worker: { terminate() { log.push('terminate'); } },
+    async run(req) {
+      log.push(`run ${req.a}${req.mask ? ` mask ${JSON.stringify(req.mask)}` : ''}`);
+      const r = fakeRun(['[CLS]', req.a, '[SEP]'], [-1, 0, -1], (l, h, i, j) => 1 + (req.mask ? i * j : 0), { L, H });
+      return { ...r, embeddings: [Float32Array.from([1, req.mask ? 1 : 0])] };
+    },
+    async compare(req) {
+      log.push('compare');
+      const n = req.a.length * req.H;
+      return { js: new Float64Array(n).fill(0.25), maxAbs: new Float64Array(n).fill(0.5), ms: 0 };
+    },
+  };
+}
+
+test('Comparer: an ablation click costs one page run, the unmasked partner is kept; errors are sentences', async () => {
+  const { Comparer } = await import('../../web/js/compare_runs.js');
+  const log = [];
+  const main = standInEngine(2, 2, log);
+  const info = { config: { n_layers: 2, n_heads: 2, hidden: 2 } };
+  const c = new Comparer({ mainEngine: () => main, makeEngine: async () => standInEngine(3, 2), loadModel: async () => ({ config: { n_layers: 3, n_heads: 2, hidden: 2 } }), pageInfo: () => info });
+  const s = { ...DEFAULTS, text: 'x', ablate: '0:1' };
+  const page1 = await main.run({ a: 'x', mask: [[0, 1]] });
+  const r1 = await c.compare(s, page1, [[0, 1]], maskSet('0:1', 2, 2));
+  assert.deepEqual(log, ['run x mask [[0,1]]', 'run x', 'compare']);
+  assert.equal(r1.B, page1, 'B: the page\'s (ablated) run');
+  assert.notEqual(r1.A, page1, 'A: the unmasked partner');
+  assert.equal(r1.ranked.at(-1).off, true, 'the switched-off head is ranked last');
+  assert.ok(Math.abs(r1.emb.self - Math.SQRT1_2) < 1e-7);
+  log.length = 0;
+  const page2 = await main.run({ a: 'x', mask: [[0, 1], [1, 0]] }); // the next click
+  await c.compare({ ...s, ablate: '0:1,1:0' }, page2, [[0, 1], [1, 0]], maskSet('0:1,1:0', 2, 2));
+  assert.deepEqual(log, ['run x mask [[0,1],[1,0]]', 'compare'], 'no second partner run');
+  assert.match((await c.compare({ ...s, cmp: 'text', cmp_text: ' ' }, page2, [], new Set())).error, /Type the second text/);
+  assert.match((await c.compare({ ...s, cmp: 'model', cmp_model: '' }, page2, [], new Set())).error, /Choose a second model/);
+  assert.match((await c.compare({ ...s, cmp: 'model', cmp_model: 'other' }, page2, [], new Set())).error, /The second model has 3 layers × 2 heads \(hidden 2\) and this one 2 × 2 \(hidden 2\)/);
+  assert.match((await c.compare({ ...s, cmp: 'model', cmp_model: 'local' }, page2, [], new Set())).error, /choose the file again/);
+});
