@@ -8,7 +8,7 @@
 
 import assert from 'node:assert/strict';
 import path from 'node:path';
-import { scenario, ready, settled, typeText, ROOT } from './harness.mjs';
+import { scenario, ready, typeText, exportSvg, ROOT } from './harness.mjs';
 import { createModule, loadBundle, putString, floats, wasmError } from '../../tools/wasm_node.mjs';
 
 const Q8 = path.join(ROOT, 'models/all-minilm-l6-v2.q8.blb.gz');
@@ -175,6 +175,12 @@ scenario('compare: minimal pair, sentence (same token count) and pair; figures m
   assert.ok(m && Math.abs(Number(m[1]) - cos(A.emb[0], B.emb[0])) < 1e-5, `${m && m[1]} vs ${cos(A.emb[0], B.emb[0])}`);
   assert.ok((await page.$$eval('.cmp-row', (x) => x.map((e) => e.textContent))).includes('she/he'), 'the differing token is labelled A/B');
   await shot(page, 'compare-minimal-pair');
+  // Export SVG holds the grid and the difference, with the comparison lines as notes.
+  const svg = await exportSvg(page);
+  assert.match(svg, /Jensen–Shannon distance per head/);
+  assert.match(svg, /Difference B − A, layer 0, head 0/);
+  assert.match(svg, /she\/he/);
+  assert.match(svg, /Aligned by token position/);
   // Keyboard: the grid is one tab stop; arrows move, Enter selects the head.
   await page.focus('g.cmp-head[tabindex="0"]');
   await page.keyboard.press('ArrowDown');

@@ -24,6 +24,9 @@ import { compareKey, LOCAL_MODEL } from '../compare_runs.js';
 
 const d3 = globalThis.d3;
 
+/** Legend tick format for a scale reaching m. */
+const tickFormat = (m) => (m >= 0.05 ? '.2~f' : m >= 0.001 ? '.3~f' : '.1~e');
+
 const KIND_LABEL = {
   ablate: 'all heads on (ablation)',
   text: 'another text (minimal pair)',
@@ -47,8 +50,9 @@ export function compareView() {
     root.select('.cmp-body').style('display', hasDiff ? null : 'none');
     if (hasDiff) {
       const info = infoLine(root); // (once: each call hides its button)
-      diffMap(root, data, info);
-      grid(root, data, info);
+      const a = grid(root, data, info);
+      const b = diffMap(root, data, info);
+      place(root, a, b);
       ranking(root, data);
     }
     root.select('p.view-notes').text(data.notes.join(' '));
@@ -75,17 +79,13 @@ export function compareView() {
       .on('change', (ev) => { const f = ev.target.files && ev.target.files[0]; if (f) onFile(f); ev.target.value = ''; });
     root.append('div').attr('class', 'cmp-lines');
     infoLine(root);
-    const body = root.append('div').attr('class', 'cmp-body');
-    const g = body.append('div').attr('class', 'cmp-grid-box');
-    g.append('div').attr('class', 'cmp-sub').text('Jensen–Shannon distance per head (B against A)');
-    g.append('div').attr('class', 'cmp-scroll').style('max-width', '100%').style('overflow', 'auto')
-      .append('div').attr('class', 'stage cmp-grid-stage').append('svg').attr('class', 'cmp-grid');
-    const d = body.append('div').attr('class', 'cmp-diff-box');
-    d.append('div').attr('class', 'cmp-sub cmp-diff-title');
-    const st = d.append('div').attr('class', 'cmp-scroll').style('max-width', '100%').style('overflow', 'auto')
-      .append('div').attr('class', 'stage cmp-diff-stage').style('position', 'relative');
-    st.append('canvas').attr('class', 'cmp-cells').style('position', 'absolute');
-    st.append('svg').attr('class', 'cmp-diff').style('position', 'relative');
+    // One stage (exports take one): the grid, and beside or below it the
+    // difference (canvas cells + SVG labels), placed by place().
+    const st = root.append('div').attr('class', 'cmp-body').style('max-width', '100%').style('overflow', 'auto')
+      .append('div').attr('class', 'stage cmp-stage');
+    st.append('svg').attr('class', 'cmp-grid');
+    st.append('canvas').attr('class', 'cmp-cells');
+    st.append('svg').attr('class', 'cmp-diff');
     root.append('p').attr('class', 'view-notes');
     root.append('p').attr('class', 'view-hint')
       .text('Click or tap a head in the grid to see its difference; switch heads off in the model view or the heads overview ("Switch heads off").');
@@ -114,13 +114,14 @@ export function compareView() {
     const { L, H, js, off } = data;
     const cell = Math.max(18, Math.min(34, Math.floor((Math.min(box.width, 520) - 40) / H)));
     const left = 34;
-    const top = 18;
-    const W = left + H * cell + 4;
+    const top = 36;
+    const W = Math.max(left + H * cell + 4, 300);
     const Hh = top + L * cell + 46;
     const vmax = Math.max(1e-6, d3.max(js));
     const colour = (v) => theme.seq(Math.min(1, v / vmax));
     const svg = root.select('svg.cmp-grid').attr('width', W).attr('height', Hh).attr('font-size', 10).attr('fill', theme.fg);
-    root.select('.cmp-grid-stage').style('width', `${W}px`).style('height', `${Hh}px`);
+    svg.selectAll('text.cmp-sub').data(['Jensen–Shannon distance per head (B against A)']).join('text').attr('class', 'cmp-sub')
+      .attr('x', 0).attr('y', 12).attr('font-size', 12).attr('font-weight', 600).text((t) => t);
     svg.selectAll('text.cmp-l').data(d3.range(L)).join('text').attr('class', 'cmp-l').attr('x', left - 4)
       .attr('y', (l) => top + l * cell + cell / 2).attr('dy', '0.35em').attr('text-anchor', 'end').text((l) => `L${l}`);
     svg.selectAll('text.cmp-h').data(d3.range(H)).join('text').attr('class', 'cmp-h').attr('y', top - 5)
@@ -158,7 +159,7 @@ export function compareView() {
       .on('mouseleave', () => tooltip.hide());
     g.attr('tabindex', (d) => (d.l === data.layer && d.h === (data.head === 'mean' ? 0 : data.head) ? 0 : -1));
     const lg = svg.selectAll('g.legend').data([null]).join('g').attr('class', 'legend').attr('transform', `translate(${left},${top + L * cell + 24})`);
-    drawLegendBar(lg, { interp: (t) => theme.seq(t), domain: [0, vmax], title: 'JS distance', id: 'cmpjs', width: Math.min(160, H * cell) });
+    drawLegendBar(lg, { interp: (t) => theme.seq(t), domain: [0, vmax], title: 'JS distance', id: 'cmpjs', width: Math.min(160, H * cell), format: tickFormat(vmax) });
     lg.selectAll('g.legend-axis text, text.legend-title').attr('fill', theme.fg);
     lg.selectAll('g.legend-axis line, g.legend-axis path').attr('stroke', theme.muted);
     const cur = heads.find((d) => d.l === data.layer && d.h === (data.head === 'mean' ? 0 : data.head));
@@ -166,6 +167,7 @@ export function compareView() {
     const jump = best && cur && (best.l !== cur.l || best.h !== cur.h)
       ? { label: `Show the most changed head, ${best.l}:${best.h}`, run: () => onUpdate({ layer: best.l, head: best.h }) } : null;
     if (cur) info.set(data.head === 'mean' ? `Layer ${data.layer}, mean of heads` : say(cur), jump);
+    return { W, H: Hh };
   }
 
   function diffMap(root, data, info) {
@@ -173,7 +175,7 @@ export function compareView() {
     const label = (i) => data.labels[i];
     const longest = d3.max(data.labels, (l) => Math.min(14, l.length)) || 4;
     const left = Math.min(150, 10 + longest * 6.5);
-    const top = left;
+    const top = left + 22;
     const avail = Math.max(160, Math.min(box.width, 640) - left - 10);
     const cell = Math.max(2, Math.min(26, Math.floor(avail / Math.max(1, K))));
     const side = cell * K;
@@ -181,16 +183,18 @@ export function compareView() {
     const Hh = top + side + 60;
     const m = Math.max(1e-6, d3.max(diff, (v) => Math.abs(v)));
     const colour = (v) => theme.div(Math.max(-1, Math.min(1, v / m)) * 0.5 + 0.5);
-    root.select('.cmp-diff-title').text(`Difference B − A, layer ${data.layer}, ${data.head === 'mean' ? 'mean of heads' : `head ${data.head}`} (attention; blue: B higher, orange: A higher)`);
-    const stage = root.select('.cmp-diff-stage').style('width', `${W}px`).style('height', `${Hh}px`);
-    const canvas = stage.select('canvas.cmp-cells').style('left', `${left}px`).style('top', `${top}px`).node();
+    const canvas = root.select('canvas.cmp-cells').node();
     const ctx = sizeCanvas(canvas, side, side);
     for (let i = 0; i < K; i++) for (let j = 0; j < K; j++) { ctx.fillStyle = colour(diff[i * K + j]); ctx.fillRect(j * cell, i * cell, cell, cell); }
     exportable(canvas, () => (K * K > SVG_MAX_CELLS ? { node: null, note: `Difference cells (${K} × ${K}) are an embedded PNG image.` } : {
       node: cellMarks('cmp-cells', (put) => { for (let i = 0; i < K; i++) for (let j = 0; j < K; j++) put(j * cell, i * cell, cell, cell, colour(diff[i * K + j])); }),
       note: `Difference cells: ${K * K} vector rectangles.`,
     }));
-    const svg = stage.select('svg.cmp-diff').attr('width', W).attr('height', Hh).attr('font-size', Math.min(11, Math.max(7, cell - 2))).attr('fill', theme.fg);
+    const svg = root.select('svg.cmp-diff').attr('width', W).attr('height', Hh).attr('font-size', Math.min(11, Math.max(7, cell - 2))).attr('fill', theme.fg);
+    svg.selectAll('text.cmp-sub').data([`Difference B − A, layer ${data.layer}, ${data.head === 'mean' ? 'mean of heads' : `head ${data.head}`}`,
+      '(attention; blue: B higher, orange: A higher)'])
+      .join('text').attr('class', 'cmp-sub').attr('x', 0).attr('y', (t, i) => 12 + i * 14).attr('font-size', (t, i) => (i ? 11 : 12))
+      .attr('font-weight', (t, i) => (i ? 400 : 600)).text((t) => t);
     const step = Math.max(1, Math.ceil(9 / cell));
     const shown = d3.range(K).filter((i) => i % step === 0);
     svg.selectAll('text.cmp-row').data(shown).join('text').attr('class', 'cmp-row').attr('x', left - 4)
@@ -209,9 +213,22 @@ export function compareView() {
       })
       .on('pointerleave', () => tooltip.hide());
     const lg = svg.selectAll('g.legend').data([null]).join('g').attr('class', 'legend').attr('transform', `translate(${Math.min(left, 20)},${top + side + 30})`);
-    drawLegendBar(lg, { interp: theme.div, domain: [-m, m], title: m > 1e-6 ? 'B − A (attention)' : 'B − A (attention): no difference', id: 'cmpdiff', width: Math.min(200, Math.max(120, side)), format: m < 0.05 ? '.1~e' : '.2~f' });
+    drawLegendBar(lg, { interp: theme.div, domain: [-m, m], title: m > 1e-6 ? 'B − A (attention)' : 'B − A (attention): no difference', id: 'cmpdiff', width: Math.min(200, Math.max(120, side)), format: tickFormat(m) });
     lg.selectAll('g.legend-axis text, text.legend-title').attr('fill', theme.fg).attr('font-size', 10);
     lg.selectAll('g.legend-axis line, g.legend-axis path').attr('stroke', theme.muted);
+    return { W, H: Hh, left, top };
+  }
+
+  /** The grid (a) and the difference (b) side by side when they fit the
+   *  width, else stacked; the stage takes their extent. */
+  function place(root, a, b) {
+    const gap = 24;
+    const beside = a.W + gap + b.W <= box.width;
+    const x = beside ? a.W + gap : 0;
+    const y = beside ? 0 : a.H + 8;
+    root.select('svg.cmp-diff').style('left', `${x}px`).style('top', `${y}px`);
+    root.select('canvas.cmp-cells').style('left', `${x + b.left}px`).style('top', `${y + b.top}px`);
+    root.select('.cmp-stage').style('width', `${Math.max(a.W, x + b.W)}px`).style('height', `${Math.max(a.H, y + b.H)}px`);
   }
 
   function ranking(root, data) {
