@@ -238,7 +238,8 @@ export function compareView() {
       columns: [{ key: 'n', title: '#' }, { key: 'lh', title: 'layer:head' }, { key: 'js', title: 'JS distance', fmt }, { key: 'maxAbs', title: 'max |Δ|', fmt }],
       rows: rows.map((d, k) => ({ n: k + 1, lh: `${d.l}:${d.h}`, js: d.js, maxAbs: d.maxAbs })),
     });
-    root.select('details.view-alt').property('open', true);
+    const det = root.select('details.view-alt');
+    if (!det.classed('cmp-opened')) det.classed('cmp-opened', true).property('open', true); // open once; the reader may close it
   }
 
   view.preferredSize = () => ({ width: 720, height: 900 });
