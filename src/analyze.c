@@ -1,5 +1,6 @@
 /* analyze.c — reading attention: per-head features and pattern class, and
- * attention rollout (raw and norm-based). Definitions in bertlens.h
+ * attention rollout (raw and norm-based), and two runs compared head by head
+ * (bl_head_compare). Definitions in bertlens.h
  * ("analyses"); one implementation used by the CLI (`bertlens analyze`) and
  * the page (blw_analyze_json in wasm_api.c).
  *
@@ -200,6 +201,27 @@ int bl_rollout(const float *mix, int32_t L, int32_t T, int normalize, float *out
     free(at);
     free(r);
     free(nr);
+    return 0;
+}
+
+/* ------------------------------------------------------------ comparing */
+
+int bl_head_compare(const float *a, const float *b, int32_t T, bl_head_diff *out) {
+    if (!a || !b || !out || T < 1) return -1;
+    double total = 0, mx = 0;
+    for (int32_t i = 0; i < T; i++) {
+        const float *p = a + (size_t)i * T, *q = b + (size_t)i * T;
+        double js = 0;
+        for (int32_t j = 0; j < T; j++) {
+            const double x = p[j], y = q[j], m = 0.5 * (x + y), d = fabs(y - x);
+            if (x > 0) js += x * log2(x / m);
+            if (y > 0) js += y * log2(y / m);
+            if (d > mx) mx = d;
+        }
+        total += sqrt(fmax(0.0, 0.5 * js));
+    }
+    out->js = total / T;
+    out->max_abs = mx;
     return 0;
 }
 

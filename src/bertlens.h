@@ -298,6 +298,21 @@ int bl_analyze(const bl_state *s, const int32_t *ids, const int32_t *type_ids, i
                char *err, size_t errlen);
 void bl_analysis_free(bl_analysis *a);
 
+/* Comparing two runs head by head (the page's ablation, minimal-pair and
+ * two-model comparisons; the heads overview's "heads like this one"). For
+ * two [T][T] maps a and b of one head (rows = queries):
+ *   js       Jensen-Shannon distance per row, mean over rows: with
+ *            m = (p + q) / 2, sqrt(0.5 KL(p||m) + 0.5 KL(q||m)) in bits
+ *            (base 2, so each row's distance is in [0, 1]; 0 ln 0 = 0).
+ *            A masked head's all-zero row against a distribution gives
+ *            sqrt(1/2): it is not a distribution, compare such heads apart.
+ *   max_abs  the largest |b_ij - a_ij|
+ * Sums in double. Returns 0, or -1 for T < 1 or a NULL pointer. */
+typedef struct bl_head_diff {
+    double js, max_abs;
+} bl_head_diff;
+int bl_head_compare(const float *a, const float *b, int32_t T, bl_head_diff *out);
+
 #ifdef __cplusplus
 }
 #endif

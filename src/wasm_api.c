@@ -10,6 +10,7 @@
  *   blw_forward_ids blw_tokens_json blw_attention blw_norms blw_queries
  *   blw_keys blw_hidden                       (the API in README / common.md)
  *   blw_analyze_json blw_rollout blw_head_analyze   analyses (analyze.c)
+ *   blw_head_compare                          two runs' heads compared (analyze.c)
  *   blw_set_head_mask blw_embedding          head ablation, sentence embedding
  *   blw_k_*                                   kernels, scalar or SIMD, for tests
  */
@@ -371,6 +372,30 @@ EMSCRIPTEN_KEEPALIVE int blw_head_analyze(const float *a, int T, const uint8_t *
     const float v[10] = {f.entropy, f.cls, f.sep, f.punct, f.prev, f.self, f.next, f.segment, f.confidence,
                          (float)f.klass};
     memcpy(out, v, sizeof v);
+    return 0;
+}
+
+/* bl_head_compare for n heads: head k of a (at a + k * a_stride floats;
+ * a_stride 0: the same head a for every k) against head k of b (at
+ * b + k * T * T), each [T][T]. out[2k] = Jensen-Shannon distance (base 2,
+ * mean over rows), out[2k + 1] = max |b - a|. The pointers may be into the
+ * state's attention (blw_attention) or into _malloc'ed copies of another
+ * run's. Returns 0, or -1. */
+EMSCRIPTEN_KEEPALIVE int blw_head_compare(const float *a, int a_stride, const float *b, int n, int T, float *out) {
+    if (!a || !b || !out || n < 1 || T < 1 || a_stride < 0) {
+        set_error("blw_head_compare: no heads to compare");
+        return -1;
+    }
+    const size_t TT = (size_t)T * T;
+    for (int k = 0; k < n; k++) {
+        bl_head_diff d;
+        if (bl_head_compare(a + (size_t)k * a_stride, b + (size_t)k * TT, T, &d)) {
+            set_error("blw_head_compare: bad head %d", k);
+            return -1;
+        }
+        out[2 * k] = (float)d.js;
+        out[2 * k + 1] = (float)d.max_abs;
+    }
     return 0;
 }
 

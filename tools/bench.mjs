@@ -591,6 +591,7 @@ async function main() {
   else results.children = [
     childBench('tools/bench_tokenizer.mjs', ['--wasm', join(opt.wasm, 'bertlens.js'), ...(quick ? ['--mb', '0.25'] : [])]),
     childBench('tools/bench_page.mjs', quick ? ['--runs', '3'] : []),
+    childBench('tools/bench_compare.mjs', ['--wasm', join(opt.wasm, 'bertlens.js'), ...(quick ? ['--runs', '5'] : [])]),
   ];
 
   if (opt.json) {

@@ -35,7 +35,13 @@ test('makeRunRequest: one object, flags from needs', () => {
   assert.equal(makeRunRequest({ a: 'x', b: '' }).b, null);
   assert.throws(() => makeRunRequest({ a: 5 }), /text a/);
   assert.throws(() => makeRunRequest({ a: 'x', needs: { qk: true }, layer: -2 }), /layer/);
-  assert.deepEqual(mergeNeeds({ norms: true }, { analysis: ANALYSIS.HEADS }, null), { norms: true, qk: false, analysis: ANALYSIS.HEADS, like: null });
+  assert.deepEqual(mergeNeeds({ norms: true }, { analysis: ANALYSIS.HEADS }, null), { norms: true, qk: false, analysis: ANALYSIS.HEADS, like: null, embed: false, compare: null });
+  // Head ablation and embeddings: only when asked; heads checked.
+  const m = makeRunRequest({ a: 'x', needs: { embed: true }, mask: [[0, 3], [2, 5]] });
+  assert.deepEqual(m.mask, [[0, 3], [2, 5]]);
+  assert.equal(m.embed, true);
+  assert.equal('mask' in makeRunRequest({ a: 'x', mask: [] }), false);
+  assert.throws(() => makeRunRequest({ a: 'x', mask: [[0, -1]] }), /not a \[layer, head\] pair/);
   // "Heads like this one": the head the distances are to, only when asked.
   assert.deepEqual(makeRunRequest({ a: 'x', needs: { analysis: ANALYSIS.HEADS, like: [1, 2] } }).like, [1, 2]);
   assert.equal('like' in makeRunRequest({ a: 'x', needs: { like: null } }), false);
@@ -48,7 +54,7 @@ function fakeResult(over = {}) {
   return {
     tokens: ['[CLS]', 'a', '[SEP]'], typeIds: [0, 0, 0], wordIds: [-1, 0, -1], offsets: null, nA: 3, truncated: false,
     T, L, H, d, attn: per(H * T * T), norms: null, q: null, k: null, qkLayer: -1, flags: KEEP.ATTN,
-    analysis: null, rollout: null, rolloutNorm: null, like: null, runId: 1, ms: 1, ...over,
+    analysis: null, rollout: null, rolloutNorm: null, like: null, mask: null, embeddings: null, runId: 1, ms: 1, ...over,
   };
 }
 
@@ -77,4 +83,13 @@ test('resultCovers: what a run kept versus what a view needs', () => {
   assert.ok(!resultCovers(r3, { analysis: ANALYSIS.HEADS, like: [1, 1] }, 0));
   assert.ok(!resultCovers(r2, { analysis: ANALYSIS.HEADS, like: [1, 0] }, 0));
   assert.throws(() => checkResult(fakeResult({ like: { of: [0, 0], dist: new Float64Array(3) } })), /"like"/);
+  // Embeddings: one per text encoded alone; the page's comparison by key.
+  const r4 = fakeResult({ embeddings: [new Float32Array(4)], mask: [[0, 1]] });
+  assert.ok(checkResult(r4));
+  assert.ok(resultCovers(r4, { embed: true }, 0));
+  assert.ok(!resultCovers(r, { embed: true }, 0));
+  assert.throws(() => checkResult(fakeResult({ embeddings: [new Float32Array(4), new Float32Array(4)] })), /"embeddings"/);
+  assert.ok(!resultCovers(r4, { compare: 'k1' }, 0));
+  assert.ok(resultCovers({ ...r4, compare: { key: 'k1' } }, { compare: 'k1' }, 0));
+  assert.ok(!resultCovers({ ...r4, compare: { key: 'k0' } }, { compare: 'k1' }, 0));
 });

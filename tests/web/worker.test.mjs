@@ -111,10 +111,10 @@ test('run requests through worker.js: result shape, flags, analysis and rollouts
 });
 
 // "Heads like this one" (heads overview): the worker computes the
-// Jensen–Shannon distances. Checked against the entropy form of the same
-// distance, JSD(p, q) = H(m) − (H(p) + H(q)) / 2 with m = (p + q) / 2 in bits,
-// written here from the definition, on the run's own attention; and against
-// views/overview.js distancesTo (what the page computed before).
+// Jensen–Shannon distances in C (bl_head_compare). Checked against the
+// entropy form of the same distance, JSD(p, q) = H(m) − (H(p) + H(q)) / 2
+// with m = (p + q) / 2 in bits, written here from the definition, on the
+// run's own attention (numpy's, on Hugging Face attention, further below).
 function entropyFormDistance(a, b, T) {
   const h = (x) => (x > 0 ? -x * Math.log2(x) : 0);
   let total = 0;
@@ -131,7 +131,6 @@ function entropyFormDistance(a, b, T) {
 }
 
 test('like requests: the worker returns every head\'s JS distance to the chosen one, from the run or from its last run', async () => {
-  const { distancesTo } = await import('../../web/js/views/overview.js');
   const { makeLikeRequest, resultCovers } = await import('../../web/js/protocol.js');
   const send = startWorker();
   assert.equal((await send('init', { glueUrl: null, wasmUrl: 'x.wasm', wasmBinary: wasmBinary(), protocol: WORKER_PROTOCOL })).ok, true);
@@ -148,12 +147,10 @@ test('like requests: the worker returns every head\'s JS distance to the chosen 
   const n = r.T * r.T;
   const check = (like, [layer, head]) => {
     const ref = r.attn[layer].subarray(head * n, (head + 1) * n);
-    const page = distancesTo(r.attn, r.L, r.H, r.T, layer, head);
     let worst = 0;
     for (let l = 0; l < r.L; l++) {
       for (let h = 0; h < r.H; h++) {
         const k = l * r.H + h;
-        assert.equal(like.dist[k], page[k], `L${l}H${h}: as overview.js`);
         const want = l === layer && h === head ? 0 : entropyFormDistance(ref, r.attn[l].subarray(h * n, (h + 1) * n), r.T);
         worst = Math.max(worst, Math.abs(like.dist[k] - want));
       }
@@ -178,4 +175,103 @@ test('like requests: the worker returns every head\'s JS distance to the chosen 
   const stale = await send('like', { request: makeLikeRequest(r.runId, [0, 0]) });
   assert.equal(stale.ok, false);
   assert.match(stale.error, /stale/);
+});
+
+// Comparing two runs (compare view, head ablation, heads overview): per-head
+// Jensen–Shannon distance and max |Δ| in C (src/analyze.c bl_head_compare,
+// wasm blw_head_compare), against numpy on Hugging Face attention
+// (tests/fixtures/compare/, tools/make_compare_fixtures.py: unmasked vs
+// masked runs of tests/fixtures/ablation/).
+const CMP = JSON.parse(fs.readFileSync(path.join(ROOT, 'tests/fixtures/compare/index.json'), 'utf8'));
+const ABL = path.join(ROOT, 'tests/fixtures/ablation');
+const ablIndex = JSON.parse(fs.readFileSync(path.join(ABL, 'index.json'), 'utf8'));
+const ablBin = fs.readFileSync(path.join(ABL, 'ablation.bin'));
+const hfAttn = (e) => new Float32Array(ablBin.buffer.slice(ablBin.byteOffset + e.offset, ablBin.byteOffset + e.offset + e.shape.reduce((a, b) => a * b, 1) * 4));
+const TOL_JS_SAME_INPUT = 1e-6; // the same float32 matrices: only the float32 result rounds
+const TOL_JS_F32_RUN = 1e-5; // our f32 bundle's attention against HF's (max |Δ| 2.5e-6); measured 5.7e-7
+
+test('blw_head_compare on Hugging Face attention equals numpy (JS distance, max |Δ|)', async () => {
+  const { createModule } = await import('../../tools/wasm_node.mjs');
+  const M = await createModule(DEFAULT_WASM_JS, { print: () => {}, printErr: () => {} });
+  let worst = 0;
+  for (const c of CMP.cases) {
+    const A = hfAttn(c.a.attn);
+    const [Lall, H, T] = c.a.attn.shape;
+    const TT = T * T;
+    const put = (x) => { const p = M._malloc(x.length * 4); M.HEAPF32.set(x, p >> 2); return p; };
+    let pa; let pb; let n; let stride;
+    if (c.like) {
+      pa = put(A.subarray((c.like[0] * H + c.like[1]) * TT, (c.like[0] * H + c.like[1] + 1) * TT));
+      pb = put(A); n = Lall * H; stride = 0;
+    } else {
+      pa = put(A.subarray(c.first_layer * H * TT)); pb = put(hfAttn(c.b.attn)); n = (Lall - c.first_layer) * H; stride = TT;
+    }
+    const po = M._malloc(n * 8);
+    assert.equal(M._blw_head_compare(pa, stride, pb, n, T, po), 0);
+    const out = new Float32Array(M.HEAPF32.buffer, po, 2 * n);
+    const js = c.js.flat();
+    const mx = c.max_abs.flat();
+    for (let k = 0; k < n; k++) {
+      worst = Math.max(worst, Math.abs(out[2 * k] - js[k]), Math.abs(out[2 * k + 1] - mx[k]));
+    }
+    if (!c.like) { // a masked head (all zeros) against its own map: sqrt(1/2)
+      const [l, h] = c.mask.flatMap((row, li) => row.map((v, hi) => [li, hi, v])).find(([, , v]) => v);
+      if (l >= c.first_layer) assert.ok(Math.abs(out[2 * ((l - c.first_layer) * H + h)] - Math.SQRT1_2) < 1e-6, `${c.mask_name}: masked head`);
+    }
+    M._free(pa); M._free(pb); M._free(po);
+  }
+  assert.ok(worst <= TOL_JS_SAME_INPUT, `worst ${worst}`);
+  console.log(`# blw_head_compare vs numpy on HF attention (${CMP.cases.length} cases): worst |difference| ${worst.toExponential(2)}`);
+  assert.equal(M._blw_head_compare(0, 0, 0, 1, 4, 0), -1, 'refuses NULL');
+});
+
+test('worker.js: masked runs, embeddings of each text alone, and the compare message against Hugging Face / numpy', async () => {
+  const send = startWorker();
+  assert.equal((await send('init', { glueUrl: null, wasmUrl: 'x.wasm', wasmBinary: wasmBinary(), protocol: WORKER_PROTOCOL })).ok, true);
+  const bytes = fs.readFileSync(BUNDLE);
+  assert.equal((await send('load', { bytes: bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.length) })).ok, true);
+  const { makeCompareRequest } = await import('../../web/js/protocol.js');
+  const { cosine } = await import('../../web/js/compare.js');
+  let worstJs = 0; let worstMax = 0; let minCos = 1;
+  for (const c of CMP.cases.filter((x) => !x.like)) {
+    const abl = ablIndex.cases.find((x) => x.mask_name === c.mask_name && JSON.stringify(x.input) === JSON.stringify(c.input));
+    const base = ablIndex.cases.find((x) => x.mask_name === 'none' && JSON.stringify(x.input) === JSON.stringify(c.input));
+    const mask = c.mask.flatMap((row, l) => row.flatMap((v, h) => (v ? [[l, h]] : [])));
+    const run = async (m) => {
+      const r = await send('run', { request: makeRunRequest({ a: c.input.text, b: c.input.text_pair || null, needs: { embed: true }, mask: m }) });
+      assert.equal(r.ok, true, r.error);
+      return checkResult(r.result);
+    };
+    const A = await run(null);
+    const B = await run(mask);
+    assert.deepEqual(B.mask, mask);
+    assert.equal(B.embeddings.length, c.input.text_pair ? 2 : 1);
+    // Embeddings of each text alone, masked, against HF's.
+    B.embeddings.forEach((e, k) => { minCos = Math.min(minCos, cosine(e, hfAttn(abl.embeddings[k].embedding))); });
+    A.embeddings.forEach((e, k) => { minCos = Math.min(minCos, cosine(e, hfAttn(base.embeddings[k].embedding))); });
+    // Masked heads are all zeros.
+    for (const [l, h] of mask) assert.ok(B.attn[l].subarray(h * B.T * B.T, (h + 1) * B.T * B.T).every((v) => v === 0));
+    const res = await send('compare', { request: makeCompareRequest(A.attn, B.attn, A.H, A.T) });
+    assert.equal(res.ok, true, res.error);
+    const js = c.js.flat();
+    const mx = c.max_abs.flat();
+    for (let k = 0; k < js.length; k++) {
+      const g = c.first_layer * A.H + k;
+      worstJs = Math.max(worstJs, Math.abs(res.result.js[g] - js[k]));
+      worstMax = Math.max(worstMax, Math.abs(res.result.maxAbs[g] - mx[k]));
+    }
+    // Layers before the first masked one are untouched.
+    for (let g = 0; g < c.first_layer * A.H; g++) assert.ok(res.result.js[g] < 1e-3 && res.result.maxAbs[g] < 1e-5, `head ${g} before the mask`);
+  }
+  console.log(`# worker.js compare vs numpy on HF (f32 bundle): JS distance worst |difference| ${worstJs.toExponential(2)}, max |Δ| ${worstMax.toExponential(2)}; embeddings cosine >= ${minCos.toFixed(7)}`);
+  assert.ok(worstJs <= TOL_JS_F32_RUN, `JS distance worst ${worstJs}`);
+  assert.ok(worstMax <= 1e-5, `max |Δ| worst ${worstMax}`);
+  assert.ok(minCos >= 0.999999, `embedding cosine ${minCos}`);
+  // Refusals: a head outside the model; runs of another shape.
+  const bad = await send('run', { request: makeRunRequest({ a: 'x', mask: [[6, 0]] }) });
+  assert.equal(bad.ok, false);
+  assert.match(bad.error, /no layer 6, head 0/);
+  const shape = await send('compare', { request: { a: [new Float32Array(4)], b: [new Float32Array(9)], H: 1, K: 2 } });
+  assert.equal(shape.ok, false);
+  assert.match(shape.error, /differ in shape/);
 });

@@ -6,7 +6,10 @@
 import { parseState, serializeState, fitToModel, fitQuery, fitSpan, embedSnippet, DEFAULTS } from './state.js';
 import { tokenAxis, spanAxis } from './data.js';
 import { Engine, hasWasmSimd } from './engine.js';
-import { makeRunRequest, makeLikeRequest, resultCovers } from './protocol.js';
+import { makeRunRequest, makeLikeRequest, resultCovers, mergeNeeds } from './protocol.js';
+import { comparing, fitAblate, toggleHead, maskSet } from './compare.js';
+import { Comparer, compareKey, LOCAL_MODEL } from './compare_runs.js';
+import { ablationBar } from './ablation_bar.js';
 import { fetchIndex, loadListedBundle, loadFileBundle, formatBytes, base64ToBytes } from './bundles.js';
 import { THEMES, viewBox } from './views/common.js';
 import { VIEW_LIST, viewById, HEAD_VIEW_ID } from './views/index.js';
@@ -54,10 +57,67 @@ const viewCtx = {
     update({ span: cur.size ? [...cur].sort((a, b) => a - b) : null });
   },
   nHeads: () => app.info.config.n_heads,
+  // Head ablation (ablation_bar.js): in its mode a click on a head switches
+  // it off or on.
+  ablating: () => abl.on,
+  toggleAblate: (l, h) => update({ ablate: toggleHead(app.state.ablate, l, h, app.info.config.n_layers, app.info.config.n_heads) }),
+  // A bundle file of the reader's as the second model of a comparison.
+  compareWithFile: (file) => compareWithFile(file),
   // Views that can show one head the user picked elsewhere (tab order).
   viewsShowingOneHead: () => VIEW_LIST.filter((v) => v.controls.layer && v.axis !== false).map((v) => ({ id: v.id, label: v.label })),
 };
 const views = Object.fromEntries(VIEW_LIST.map((v) => [v.id, v.create(viewCtx)]));
+const abl = ablationBar($('ablation'), { update: (patch) => update(patch) });
+
+// Comparisons (compare.js): the partner run, on this engine or on a second
+// model's own worker, and the per-head distances computed in C.
+const comparer = new Comparer({
+  mainEngine: () => app.engine,
+  async makeEngine() {
+    const e = new Engine(absolute(ASSETS.worker));
+    await e.init(ASSETS.glue && absolute(ASSETS.glue), ASSETS.wasm && absolute(ASSETS.wasm), ASSETS.wasmBinary?.());
+    return e;
+  },
+  async loadModel(engine, id) {
+    const entry = app.models.find((m) => m.id === id);
+    if (!entry) throw new Error(`There is no model "${id}" in this site's list to compare with.`);
+    const buffer = await loadListedBundle(entry, document.baseURI, () => {}, () => {}, { keep: app.entry ? [app.entry] : [] });
+    const res = await engine.load(buffer);
+    if (res.error) throw new Error(`Could not load ${entry.name || id}: ${res.error}.`);
+    return res.info;
+  },
+  pageInfo: () => app.info,
+});
+
+async function compareWithFile(file) {
+  if (!app.engine || !app.info) return;
+  try {
+    const buffer = await loadFileBundle(file);
+    await comparer.useFile(file.name, async (engine) => {
+      const res = await engine.load(buffer);
+      if (res.error) throw new Error(`Could not load ${file.name}: ${res.error}.`);
+      return res.info;
+    });
+    clearNotice('cmp-file');
+  } catch (e) {
+    notice('cmp-file', 'error', e.message);
+    return;
+  }
+  if (app.run) app.run = { ...app.run, compare: null }; // a new second model: compare again
+  update({ cmp: 'model', cmp_model: LOCAL_MODEL });
+}
+
+/** What the run must hold for state s: the view's needs, and the
+ *  comparison when one is shown (compare view, or heads switched off). */
+function needsOf(s) {
+  const n = viewById(s.view).needs(s);
+  return comparing(s) ? mergeNeeds(n, { embed: true, compare: compareKey(s) }) : n;
+}
+
+/** The heads switched off in state s, as [[layer, head], ...]. */
+function maskOf(s) {
+  return app.info ? fitAblate(s.ablate, app.info.config.n_layers, app.info.config.n_heads).heads : [];
+}
 const currentView = () => viewById(app.state.view);
 
 // ---------------------------------------------------------------- notices
@@ -455,6 +515,7 @@ async function loadIntoEngine(buffer, seq, name) {
     return false;
   }
   app.info = res.info;
+  comparer.reset(); // its runs were of the previous model
   app.snap = null; // live from now on
   clearOffer();
   app.run = null;
@@ -467,6 +528,9 @@ function afterModelLoaded() {
   const fit = fitToModel(app.state, { layers: c.n_layers, heads: c.n_heads });
   app.state = fit.state;
   notices(fit.notices);
+  const ab = fitAblate(app.state.ablate, c.n_layers, c.n_heads);
+  app.state = { ...app.state, ablate: ab.text };
+  notices(ab.notices);
   d3.select('#layer').selectAll('option').data(d3.range(c.n_layers)).join('option')
     .attr('value', (l) => l).text((l) => `${l}`);
   d3.select('#head').selectAll('option').data([...d3.range(c.n_heads), 'mean']).join('option')
@@ -494,7 +558,7 @@ function afterModelLoaded() {
 // ------------------------------------------------------------- model runs
 
 function runKeyOf(s) {
-  return JSON.stringify([s.text, s.text_b]);
+  return JSON.stringify([s.text, s.text_b, s.ablate]);
 }
 
 function runIsCurrent() {
@@ -502,7 +566,7 @@ function runIsCurrent() {
   if (!app.run || app.runKey !== runKeyOf(s)) return false;
   const v = viewById(s.view);
   if (app.run.snapshot && !(v.snapshot && snapshotCovers(app.run.snapshot, s).ok)) return false;
-  return resultCovers(app.run, v.needs(s), s.layer);
+  return resultCovers(app.run, app.run.snapshot ? v.needs(s) : needsOf(s), s.layer);
 }
 
 /** Model runs, latest input wins (scheduler.js): the job is built from the
@@ -514,25 +578,37 @@ app.scheduler = new RunScheduler({
     if (!app.info) return null;
     setPageState('loading');
     const s = app.state;
-    const needs = viewById(s.view).needs(s);
+    const needs = needsOf(s);
     const key = runKeyOf(s);
-    const job = { key, request: makeRunRequest({ a: s.text, b: s.text_b || null, needs, layer: s.layer }) };
+    const mask = maskOf(s);
+    const job = { key, request: makeRunRequest({ a: s.text, b: s.text_b || null, needs, layer: s.layer, mask }) };
+    if (needs.compare) job.compare = { state: { ...s }, mask };
     // Only the distances to another head are missing ("heads like this
     // one"): the worker computes them from the last run, without a new run.
     const run = app.run;
-    if (needs.like && run && !run.snapshot && app.runKey === key && run.runId
-      && resultCovers(run, { ...needs, like: null }, s.layer)) job.like = { base: run, request: makeLikeRequest(run.runId, needs.like) };
+    const same = run && !run.snapshot && app.runKey === key && run.runId;
+    if (needs.like && same && resultCovers(run, { ...needs, like: null, compare: null }, s.layer)) job.like = { base: run, request: makeLikeRequest(run.runId, needs.like) };
+    // Only the comparison is missing (another partner): no new page run.
+    else if (same && resultCovers(run, { ...needs, compare: null }, s.layer)) job.reuse = run;
     return job;
   },
   async execute(job) {
+    let run = job.reuse || null;
     if (job.like) {
       try {
         const like = await app.engine.like(job.like.request);
         document.body.dataset.likeMs = like.ms.toFixed(1); // worker time (tests print it)
-        return { ...job.like.base, like };
+        run = { ...job.like.base, like };
       } catch { /* the worker ran the model since: run it again */ }
     }
-    return app.engine.run(job.request);
+    if (!run) run = await app.engine.run(job.request);
+    if (job.compare && !(run.compare && run.compare.key === compareKey(job.compare.state))) {
+      const s = job.compare.state;
+      const off = maskSet(s.ablate, run.L, run.H);
+      run = { ...run, compare: await comparer.compare(s, run, job.compare.mask, off) };
+      document.body.dataset.compareMs = run.compare.ms ? run.compare.ms.toFixed(1) : '';
+    }
+    return run;
   },
   keep(result, job) {
     app.run = result;
@@ -630,6 +706,13 @@ function legendLines(s) {
       ? '[CLS]/[SEP] hidden; every row renormalized to sum to 1 over the tokens shown.'
       : '[CLS]/[SEP] hidden, not renormalized: a row now sums to 1 minus what went to the hidden tokens.');
   }
+  if (s.ablate && app.info) {
+    const c = app.info.config;
+    const off = maskSet(s.ablate, c.n_layers, c.n_heads);
+    const v = viewById(s.view);
+    if (v.controls.head && s.head !== 'mean' && off.has(`${s.layer}/${s.head}`)) lines.push(`Layer ${s.layer}, head ${s.head} is switched off (head ablation): its attention probabilities are multiplied by 0, so its attention is all zeros${v.query ? '; q · k and the softmax below are what it computes before that' : ''}.`);
+    else if (off.size) lines.push(`${off.size} head${off.size > 1 ? 's are' : ' is'} switched off (ablate=${s.ablate}): every view shows the ablated model.`);
+  }
   if (s.words && viewById(s.view).controls.words) lines.push('Word level (Clark et al. 2019): attention to a word is the sum over its pieces, attention from a word the mean over its pieces, so rows still sum to 1. A word is the text between spaces (“didn\'t” is one), punctuation at its ends apart.');
   return lines;
 }
@@ -690,8 +773,12 @@ function drawView(run, s) {
     lines,
     valueName: s.mode === 'norm' ? '‖α f(x)‖' : 'attention',
     modeWord: s.mode === 'norm' ? 'value-weighted norms' : 'attention',
+    models: app.models,
+    cmpFileName: comparer.second && comparer.second.id === LOCAL_MODEL ? comparer.second.name : '',
+    ablating: () => abl.on,
   };
   views[s.view].theme(theme).size(box)(root, v.prepare(run, s, env));
+  abl.render({ state: s, L: run.L, H: run.H, run });
 }
 
 // ------------------------------------------------------------ export/share

@@ -178,8 +178,9 @@ async function readWithProgress(res, total, progress) {
  *  Cache Storage, 'inline': built into the page). Keeps only this bundle in
  *  the cache afterwards. Returns the decompressed ArrayBuffer; throws a
  *  DeliveryError. note(text, detail) hears of problems that do not stop the
- *  load (the model could not be stored for next time). */
-export async function loadListedBundle(entry, baseUrl, progress = () => {}, note = () => {}) {
+ *  load (the model could not be stored for next time). keep: other entries
+ *  whose stored copies stay (a second model loaded to compare with). */
+export async function loadListedBundle(entry, baseUrl, progress = () => {}, note = () => {}, { keep = [] } = {}) {
   const name = entry.name || entry.file;
   const what = `the model ${name}`;
   if (entry.inline) {
@@ -247,7 +248,8 @@ export async function loadListedBundle(entry, baseUrl, progress = () => {}, note
     }
     if (cache) {
       try {
-        for (const req of await cache.keys()) if (req.url !== url) await cache.delete(req);
+        const kept = new Set([url, ...keep.map((e) => new URL(`models/${e.file}`, baseUrl).href)]);
+        for (const req of await cache.keys()) if (!kept.has(req.url)) await cache.delete(req);
         await cache.put(url, new Response(raw, {
           headers: { 'Content-Type': 'application/octet-stream', 'x-bertlens-sha256': entry.sha256 || '' },
         }));

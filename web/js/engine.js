@@ -65,4 +65,8 @@ export class Engine {
    *  (request from protocol.js makeLikeRequest): {of, dist, ms}; rejects
    *  when the worker ran the model again since. */
   like(request) { return this.call('like', { request }); }
+
+  /** Two runs' attention compared head by head in C (request from
+   *  protocol.js makeCompareRequest): {js, maxAbs, ms}, Float64Array [L][H]. */
+  compare(request) { return this.call('compare', { request }); }
 }

@@ -57,7 +57,7 @@ export function shorten(text, n = 80) {
 
 /** The one-line title of an export: model, view, layer, head or mean, mode
  *  and the text (both texts of a pair), shortened. */
-export function titleLine({ model = '', view, layer, head, mode, text = '', text_b: textB = '', query, queryLabel = null }) {
+export function titleLine({ model = '', view, layer, head, mode, text = '', text_b: textB = '', query, queryLabel = null, ablate = '' }) {
   const parts = ['bertlens'];
   if (model) parts.push(model);
   parts.push(`${view} view`);
@@ -65,6 +65,7 @@ export function titleLine({ model = '', view, layer, head, mode, text = '', text
   if (view === 'heatmap') parts.push(head === 'mean' ? 'mean of heads' : `head ${head}`);
   if (view === 'neuron') parts.push(`head ${head === 'mean' ? 0 : head}`, `query ${query}${queryLabel ? ` (${queryLabel})` : ''}`);
   parts.push(mode === 'norm' ? 'value-weighted norms' : 'attention');
+  if (ablate) parts.push(`heads off ${ablate}`);
   const quoted = textB ? `“${shorten(text, 48)}” / “${shorten(textB, 48)}”` : `“${shorten(text, 96)}”`;
   return `${parts.join(' · ')} · ${quoted}`;
 }

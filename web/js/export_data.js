@@ -21,7 +21,7 @@ export function shownMatrices(run, s) {
   const { L, H, T } = run;
   const src = s.mode === 'norm' ? run.norms : run.attn;
   if (!src) throw new Error(`the run holds no ${s.mode === 'norm' ? 'norms' : 'attention'}`);
-  const what = s.mode === 'norm' ? 'value-weighted norm' : 'attention';
+  const what = `${s.mode === 'norm' ? 'value-weighted norm' : 'attention'}${s.ablate ? ` (heads ${s.ablate} switched off)` : ''}`;
   let axis = tokenAxis(run, { words: s.words && s.view !== 'neuron', hideSpecials: s.hide, renorm: s.renorm });
   // A span (shift-click, views with controls.span) is one unit, as drawn.
   if (s.span && (s.view === 'heatmap' || s.view === 'head')) axis = spanAxis(axis, s.span.filter((t) => t < T));
@@ -47,7 +47,7 @@ export function shownMatrices(run, s) {
   } else throw new Error(`unknown view ${s.view}`);
   return {
     view: s.view, mode: s.mode, what, hide: s.hide, renorm: s.renorm, words: s.words && s.view !== 'neuron',
-    text: s.text, text_b: s.text_b || '', tokens: run.tokens.slice(), blocks,
+    text: s.text, text_b: s.text_b || '', tokens: run.tokens.slice(), blocks, ablate: s.ablate || '',
   };
 }
 
@@ -85,7 +85,7 @@ export function toJSON(shown, model = {}) {
     bertlens: 1, model: model.id || '', model_name: model.name || '',
     text: shown.text, text_b: shown.text_b, view: shown.view, mode: shown.mode, values_are: shown.what,
     hide_specials: shown.hide, renormalized: shown.hide ? shown.renorm : false, words_merged: shown.words,
-    tokens: shown.tokens, blocks,
+    tokens: shown.tokens, ...(shown.ablate ? { heads_switched_off: shown.ablate } : {}), blocks,
   }, null, 1);
 }
 

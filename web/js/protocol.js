@@ -18,12 +18,21 @@
 //   like      (only when asked) [layer, head]: the result's `like` holds the
 //             Jensen–Shannon distance of every head to that one (the heads
 //             overview's "heads like this one"), computed in the worker
+//             (src/analyze.c bl_head_compare)
+//   mask      (only when set) [[layer, head], ...]: heads switched off for
+//             this run (blw_set_head_mask; Hugging Face's head_mask meaning)
+//   embed     (only when asked) the result's `embeddings` holds the
+//             sentence-transformers embedding of each text encoded on its
+//             own: [A] for one sentence, [A, B] for a pair
+// A compare request (makeCompareRequest) hands the worker two runs'
+// attention, aligned by the page (compare.js), and gets per-head
+// Jensen–Shannon distances and max |Δ| computed in C.
 // The result (checkResult): see RESULT_FIELDS. Each result has a runId; a
 // like request (makeLikeRequest) asks the worker for the distances to
 // another head from the attention of its last run, if that run is runId
 // (else it refuses and the page runs the model again).
 
-export const PROTOCOL_VERSION = 3;
+export const PROTOCOL_VERSION = 4;
 
 /** BL_KEEP_* of src/bertlens.h. */
 export const KEEP = Object.freeze({ ATTN: 1, NORMS: 2, QK: 4, HIDDEN: 8 });
@@ -36,9 +45,11 @@ export const WORKER_PROTOCOL = Object.freeze({ version: PROTOCOL_VERSION, KEEP, 
 /** What a view asks of the engine, e.g. {norms: true, qk: true,
  *  analysis: ANALYSIS.HEADS}; several needs merge to the widest. */
 export function mergeNeeds(...list) {
-  const out = { norms: false, qk: false, analysis: ANALYSIS.NONE, like: null };
+  const out = { norms: false, qk: false, analysis: ANALYSIS.NONE, like: null, embed: false, compare: null };
   for (const n of list) {
     if (!n) continue;
+    out.embed = out.embed || !!n.embed;
+    out.compare = out.compare || n.compare || null;
     out.norms = out.norms || !!n.norms;
     out.qk = out.qk || !!n.qk;
     out.analysis = Math.max(out.analysis, n.analysis || ANALYSIS.NONE);
@@ -48,7 +59,7 @@ export function mergeNeeds(...list) {
 }
 
 /** The one request object the page sends for a run. */
-export function makeRunRequest({ a, b = null, needs = {}, layer = 0 }) {
+export function makeRunRequest({ a, b = null, needs = {}, layer = 0, mask = null }) {
   if (typeof a !== 'string') throw new TypeError('run request: text a must be a string');
   if (b !== null && typeof b !== 'string') throw new TypeError('run request: text b must be a string or null');
   const n = mergeNeeds(needs);
@@ -57,7 +68,23 @@ export function makeRunRequest({ a, b = null, needs = {}, layer = 0 }) {
   if (n.qk) flags |= KEEP.QK;
   if (n.qk && !(Number.isInteger(layer) && layer >= 0)) throw new RangeError(`run request: q/k layer ${layer} is not a layer`);
   if (n.like) checkHead(n.like);
-  return { a, b: b || null, flags, qkLayer: n.qk ? layer : -1, analysis: n.analysis, ...(n.like ? { like: [...n.like] } : {}) };
+  if (mask !== null && !Array.isArray(mask)) throw new TypeError('run request: mask must be a list of [layer, head] pairs');
+  if (mask) mask.forEach(checkHead);
+  return {
+    a, b: b || null, flags, qkLayer: n.qk ? layer : -1, analysis: n.analysis,
+    ...(n.like ? { like: [...n.like] } : {}),
+    ...(mask && mask.length ? { mask: mask.map(([l, h]) => [l, h]) } : {}),
+    ...(n.embed ? { embed: true } : {}),
+  };
+}
+
+/** Two runs' attention compared head by head in the worker (C): a, b per
+ *  layer Float32Array [H][K][K], aligned to the same K tokens or words. */
+export function makeCompareRequest(a, b, H, K) {
+  if (!Array.isArray(a) || !Array.isArray(b) || a.length !== b.length || !a.length) throw new TypeError('compare request: two lists of layers of one length');
+  const n = H * K * K;
+  if (![...a, ...b].every((x) => x instanceof Float32Array && x.length === n)) throw new RangeError(`compare request: every layer must be ${H} × ${K} × ${K} floats`);
+  return { a, b, H, K };
 }
 
 function checkHead(h) {
@@ -83,6 +110,10 @@ export function resultCovers(run, needs, layer) {
   if (n.analysis >= ANALYSIS.HEADS && !run.analysis) return false;
   if (n.analysis >= ANALYSIS.ROLLOUT && (!run.rollout || (n.norms && !run.rolloutNorm))) return false;
   if (n.like && !(run.like && run.like.of[0] === n.like[0] && run.like.of[1] === n.like[1])) return false;
+  if (n.embed && !run.embeddings) return false;
+  // compare: the key (compare_runs.js compareKey) of the comparison the page
+  // attaches to its run (run.compare), not part of the worker's result.
+  if (n.compare && !(run.compare && run.compare.key === n.compare)) return false;
   return true;
 }
 
@@ -92,8 +123,9 @@ export function resultCovers(run, needs, layer) {
  *  self, next, segment, confidence, class}]} (src/analyze.h); rollout /
  *  rolloutNorm one Float32Array [T][T] per layer; like null or {of: [layer,
  *  head], dist: Float64Array [L][H]} (Jensen–Shannon distance, base 2, mean
- *  over rows, as views/overview.js jsDistance); runId the worker's count of
- *  runs. */
+ *  over rows, src/analyze.c bl_head_compare); mask the heads switched off
+ *  (null: none); embeddings null or one Float32Array [hidden] per text
+ *  encoded alone; runId the worker's count of runs. */
 export const RESULT_FIELDS = Object.freeze([
   ['tokens', (v, r) => Array.isArray(v) && v.length === r.T],
   ['typeIds', (v, r) => Array.isArray(v) && v.length === r.T],
@@ -115,6 +147,8 @@ export const RESULT_FIELDS = Object.freeze([
   ['rollout', (v, r) => v === null || perLayer(v, r.L, r.T * r.T)],
   ['rolloutNorm', (v, r) => v === null || perLayer(v, r.L, r.T * r.T)],
   ['like', (v, r) => v === null || (Array.isArray(v.of) && v.of.length === 2 && v.dist instanceof Float64Array && v.dist.length === r.L * r.H)],
+  ['mask', (v) => v === null || (Array.isArray(v) && v.every((p) => Array.isArray(p) && p.length === 2))],
+  ['embeddings', (v, r) => v === null || (Array.isArray(v) && v.length === (r.typeIds.includes(1) ? 2 : 1) && v.every((e) => e instanceof Float32Array))],
   ['runId', (v) => Number.isInteger(v) && v > 0],
   ['ms', (v) => typeof v === 'number' && v >= 0],
 ]);

@@ -218,7 +218,8 @@ export function snapshotFromRun(run, state, model = {}) {
   };
 }
 
-const STATE_KEYS = ['view', 'layer', 'head', 'mode', 'query', 'hide', 'renorm', 'words', 'filter', 'heads', 'theme', 'text', 'text_b', 'model'];
+// ablate: the heads switched off in the run the numbers come from (compare.js).
+const STATE_KEYS = ['view', 'layer', 'head', 'mode', 'query', 'hide', 'renorm', 'words', 'filter', 'heads', 'theme', 'text', 'text_b', 'model', 'ablate'];
 function pickState(s) {
   const o = {};
   for (const k of STATE_KEYS) if (s[k] !== undefined) o[k] = s[k];
@@ -452,6 +453,7 @@ export function runFromSnapshot(o) {
  *  why}, why completing "It does not hold …". */
 export function snapshotCovers(o, s) {
   if (s.text !== o.state.text || (s.text_b || '') !== (o.state.text_b || '')) return { ok: false, why: 'numbers for new text (the text was changed)' };
+  if ((s.ablate || '') !== (o.state.ablate || '')) return { ok: false, why: 'numbers with other heads switched off' };
   const src = s.mode === 'norm' ? o.norms : o.attn;
   const have = new Set(src.map((b) => b.layer * 256 + b.head));
   const has = (l, h) => have.has(l * 256 + h);

@@ -360,10 +360,14 @@ export async function permalinkSearch(state, { run = null, maxChars = MAX_PERMAL
   };
   let lo = 0;
   let hi = 1;
-  let best = await searchFor({ ...used, text: '', text_b: '' });
+  // A minimal pair's second text (compare view, cmp_text / cmp_text_b) is
+  // not compressed: it is cut by the same fraction, in characters.
+  const cmp = (f) => (used.cmp_text || used.cmp_text_b
+    ? { cmp_text: cutTo(used.cmp_text || '', null, f), cmp_text_b: cutTo(used.cmp_text_b || '', null, f) } : {});
+  let best = await searchFor({ ...used, text: '', text_b: '', ...cmp(0) });
   for (let it = 0; it < 16; it++) {
     const f = (lo + hi) / 2;
-    const s = await searchFor({ ...used, text: cutTo(used.text, endsA, f), text_b: cutTo(used.text_b, endsB, f) });
+    const s = await searchFor({ ...used, text: cutTo(used.text, endsA, f), text_b: cutTo(used.text_b, endsB, f), ...cmp(f) });
     if (s.length <= maxChars) { lo = f; best = s; } else hi = f;
   }
   const of = endsA ? endsA.length + (endsB ? endsB.length : 0) : used.text.length + used.text_b.length;

@@ -3,14 +3,14 @@
 // Emscripten glue (MODULARIZE, factory createBertlens) is loaded with
 // importScripts.
 //
-// Messages in:  {id, type: 'init'|'load'|'run'|'like', ...}   (see engine.js)
+// Messages in:  {id, type: 'init'|'load'|'run'|'like'|'compare', ...}   (see engine.js)
 // Messages out: {id, ok: true, result} or {id, ok: false, error}
 // The run request and its result: web/js/protocol.js. This classic worker
 // cannot import that module; 'init' brings its WORKER_PROTOCOL (the KEEP_*
 // flag values and analysis levels), so no flag value is written here.
 /* global createBertlens, importScripts */
 
-const WORKER_PROTOCOL_VERSION = 3; // protocol.js PROTOCOL_VERSION this file speaks
+const WORKER_PROTOCOL_VERSION = 4; // protocol.js PROTOCOL_VERSION this file speaks
 let P = null; // WORKER_PROTOCOL from the page
 
 let mod = null;
@@ -18,39 +18,103 @@ let info = null;
 let runCount = 0; // runId of the last run (its attention is still in the wasm heap)
 let lastT = 0; // its token count
 
-/** Jensen–Shannon distance (base 2, in [0, 1]) between two heads' attention
- *  maps a, b [T][T], mean over rows: the same sum as views/overview.js
- *  jsDistance (a classic worker cannot import it; tests/web/worker.test.mjs
- *  checks the two agree). */
-function jsDistance(a, b, T) {
-  let total = 0;
-  for (let i = 0; i < T; i++) {
-    let js = 0;
-    const o = i * T;
-    for (let j = 0; j < T; j++) {
-      const p = a[o + j];
-      const q = b[o + j];
-      const m = 0.5 * (p + q);
-      if (p > 0) js += p * Math.log2(p / m);
-      if (q > 0) js += q * Math.log2(q / m);
-    }
-    total += Math.sqrt(Math.max(0, 0.5 * js));
+/** Heads compared in C (src/analyze.c bl_head_compare through
+ *  blw_head_compare): n heads of [T][T] at heap pointer pa (stride aStride
+ *  floats; 0: the same head for all) against n heads at pb. Returns
+ *  {js, maxAbs} (Float64Array [n] each: Jensen–Shannon distance, base 2,
+ *  mean over rows; max |b − a|), written at js/maxAbs offset `at`. */
+function compareHeads(pa, aStride, pb, n, T, out, at) {
+  const po = mod._malloc(2 * n * 4);
+  if (!po) throw new Error('out of memory comparing heads');
+  try {
+    if (mod._blw_head_compare(pa, aStride, pb, n, T, po) !== 0) throw new Error(lastError('the heads could not be compared'));
+    const r = mod.HEAPF32.subarray(po >> 2, (po >> 2) + 2 * n);
+    for (let k = 0; k < n; k++) { out.js[at + k] = r[2 * k]; out.maxAbs[at + k] = r[2 * k + 1]; }
+  } finally {
+    mod._free(po);
   }
-  return total / T;
 }
 
-/** {of: [layer, head], dist: Float64Array [L][H]} from per-layer attention
- *  ([H][T][T] each; attnOf(l) returns layer l's). */
-function likeDistances(attnOf, L, H, T, [layer, head]) {
+/** {of: [layer, head], dist: Float64Array [L][H]}: the Jensen–Shannon
+ *  distance of every head of the run in the wasm state to that one (the
+ *  heads overview's "heads like this one"). */
+function likeDistances(L, H, T, [layer, head]) {
   if (layer >= L || head >= H) throw new Error(`there is no layer ${layer}, head ${head} to compare the heads with`);
-  const n = T * T;
-  const ref = attnOf(layer).slice(head * n, (head + 1) * n);
-  const dist = new Float64Array(L * H);
+  const ref = mod._blw_attention(layer) + head * T * T * 4;
+  const out = { js: new Float64Array(L * H), maxAbs: new Float64Array(L * H) };
   for (let l = 0; l < L; l++) {
-    const a = attnOf(l);
-    for (let h = 0; h < H; h++) dist[l * H + h] = (l === layer && h === head) ? 0 : jsDistance(ref, a.subarray(h * n, (h + 1) * n), T);
+    const p = mod._blw_attention(l);
+    if (!p) throw new Error(`no attention for layer ${l}`);
+    compareHeads(ref, 0, p, H, T, out, l * H);
   }
-  return { of: [layer, head], dist };
+  out.js[layer * H + head] = 0;
+  return { of: [layer, head], dist: out.js };
+}
+
+/** Copy per-layer Float32Arrays into one _malloc'ed block (caller frees). */
+function putLayers(layers) {
+  const n = layers.reduce((s, a) => s + a.length, 0);
+  const p = mod._malloc(n * 4);
+  if (!p) throw new Error('out of memory copying attention');
+  let at = p >> 2;
+  for (const a of layers) { mod.HEAPF32.set(a, at); at += a.length; }
+  return p;
+}
+
+/** The head mask of a request ([[layer, head], ...] or null) into the wasm
+ *  state: every run sets it, so a run without one is unmasked. */
+function setMask(mask, L, H) {
+  let p = 0;
+  if (mask && mask.length) {
+    p = mod._malloc(L * H);
+    if (!p) throw new Error('out of memory for the head mask');
+    mod.HEAPU8.fill(0, p, p + L * H);
+    for (const [l, h] of mask) {
+      if (!(Number.isInteger(l) && Number.isInteger(h) && l >= 0 && l < L && h >= 0 && h < H)) {
+        mod._free(p);
+        throw new Error(`there is no layer ${l}, head ${h} to switch off (this model has ${L} layers × ${H} heads)`);
+      }
+      mod.HEAPU8[p + l * H + h] = 1;
+    }
+  }
+  const n = mod._blw_set_head_mask(p);
+  if (p) mod._free(p);
+  if (n < 0) throw new Error(lastError('the head mask could not be set'));
+}
+
+/** The model's max_seq_length (sentence-transformers truncation), else its positions. */
+function maxSeqLength() {
+  const v = Number(info.meta && info.meta['sentence.max_seq_length']);
+  return Number.isInteger(v) && v > 0 ? v : info.config.max_positions;
+}
+
+/** The sentence embedding of one text on its own, as sentence-transformers
+ *  computes it (truncated at max_seq_length): one forward of its tokens. */
+function embedAlone(text, flags, qkLayer) {
+  const pt = cstring(text);
+  let tok;
+  try {
+    tok = JSON.parse(mod.UTF8ToString(mod._blw_tokenize_json(pt, 0, maxSeqLength())));
+  } finally {
+    mod._free(pt);
+  }
+  if (tok.error) throw new Error(tok.error);
+  const T = tok.ids.length;
+  const pi = mod._malloc(T * 8);
+  try {
+    mod.HEAP32.set(tok.ids, pi >> 2);
+    mod.HEAP32.set(tok.type_ids, (pi >> 2) + T);
+    if (mod._blw_forward_ids(pi, pi + T * 4, T, flags, qkLayer) < 0) throw new Error(lastError('the model run failed'));
+  } finally {
+    mod._free(pi);
+  }
+  return embeddingNow();
+}
+
+function embeddingNow() {
+  const p = mod._blw_embedding();
+  if (!p) throw new Error(lastError('no sentence embedding'));
+  return floats(p, info.config.hidden);
 }
 
 function cstring(s) {
@@ -110,9 +174,15 @@ const handlers = {
 
   run({ request }) {
     if (!info) throw new Error('No model is loaded.');
-    const { a, b, flags, qkLayer, analysis, like } = request;
+    const { a, b, flags, qkLayer, analysis, like, mask = null, embed = false } = request;
     const { KEEP, ANALYSIS } = P;
     const t0 = performance.now();
+    const L = info.config.n_layers;
+    const H = info.config.n_heads;
+    setMask(mask, L, H);
+    // Embeddings of texts on their own (a pair's two sentences) run first,
+    // so the state ends holding the requested run ('like' reads it).
+    const embeddings = embed && b ? [embedAlone(a, flags, qkLayer), embedAlone(b, flags, qkLayer)] : null;
     const pa = cstring(a);
     const pb = b ? cstring(b) : 0;
     let T;
@@ -122,13 +192,11 @@ const handlers = {
       mod._free(pa);
       if (pb) mod._free(pb);
     }
-    runCount++;
+    const runId = ++runCount;
     lastT = T;
     if (T < 0) throw new Error(lastError('the model run failed'));
     const tok = JSON.parse(mod.UTF8ToString(mod._blw_tokens_json()));
     if (tok.error) throw new Error(tok.error);
-    const L = info.config.n_layers;
-    const H = info.config.n_heads;
     const d = info.config.hidden / H;
     const transfer = [];
     const grab = (fn) => {
@@ -183,14 +251,18 @@ const handlers = {
         if (flags & KEEP.NORMS) rolloutNorm = layers(1);
       }
     }
-    const likeOut = like && attn ? likeDistances((l) => attn[l], L, H, T, like) : null;
+    const likeOut = like && attn ? likeDistances(L, H, T, like) : null;
     if (likeOut) transfer.push(likeOut.dist.buffer);
+    let embOut = embeddings;
+    if (embed && !b) embOut = [T <= maxSeqLength() ? embeddingNow() : embedAlone(a, flags, qkLayer)];
+    if (embed && !b && T > maxSeqLength()) runCount++; // the state no longer holds this run
     const result = {
       tokens: tok.tokens, typeIds: tok.type_ids, offsets: tok.offsets,
       wordIds: tok.word_ids.map((w) => (w === null ? -1 : w)), // JSON null (special) -> -1
       nA: tok.n_a, truncated: !!tok.truncated, T, L, H, d, attn, norms, q, k,
       qkLayer: flags & KEEP.QK ? qkLayer : -1, flags,
-      analysis: heads, rollout, rolloutNorm, like: likeOut, runId: runCount, ms: performance.now() - t0,
+      analysis: heads, rollout, rolloutNorm, like: likeOut, runId, ms: performance.now() - t0,
+      mask: mask ? mask.map(([l, h]) => [l, h]) : null, embeddings: embOut,
     };
     return [result, transfer];
   },
@@ -200,18 +272,34 @@ const handlers = {
   like({ request }) {
     const { runId, like } = request;
     if (!info || runId !== runCount) throw new Error('stale: the model ran again since');
-    const L = info.config.n_layers;
-    const H = info.config.n_heads;
-    const T = lastT;
-    const attnOf = (l) => {
-      const p = mod._blw_attention(l);
-      if (!p) throw new Error(`no attention for layer ${l}`);
-      return mod.HEAPF32.subarray(p >> 2, (p >> 2) + H * T * T);
-    };
     const t0 = performance.now();
-    const out = likeDistances(attnOf, L, H, T, like);
+    const out = likeDistances(info.config.n_layers, info.config.n_heads, lastT, like);
     out.ms = performance.now() - t0;
     return [out, [out.dist.buffer]];
+  },
+
+  // Two runs' attention compared head by head, in C: a and b are per-layer
+  // Float32Arrays [H][K][K] (already aligned by the page), any model's.
+  compare({ request }) {
+    if (!mod) throw new Error('the model engine has not started');
+    const { a, b, H, K } = request;
+    const L = a.length;
+    if (!L || b.length !== L || a.some((x, l) => x.length !== H * K * K || b[l].length !== H * K * K)) {
+      throw new Error('the two runs to compare differ in shape');
+    }
+    const t0 = performance.now();
+    const pa = putLayers(a);
+    let pb = 0;
+    const out = { js: new Float64Array(L * H), maxAbs: new Float64Array(L * H) };
+    try {
+      pb = putLayers(b);
+      compareHeads(pa, K * K, pb, L * H, K, out, 0);
+    } finally {
+      mod._free(pa);
+      if (pb) mod._free(pb);
+    }
+    out.ms = performance.now() - t0;
+    return [out, [out.js.buffer, out.maxAbs.buffer]];
   },
 };
 

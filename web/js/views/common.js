@@ -95,7 +95,7 @@ export const fmtSigned = (v) => (v >= 0 ? `+${fmt(v)}` : fmt(v));
 
 /** A horizontal colour legend: gradient bar from 0 to max with ticks.
  *  g is an SVG <g>; interp maps 0..1 to colours. */
-export function drawLegendBar(g, { interp, domain, width = 180, title, id }) {
+export function drawLegendBar(g, { interp, domain, width = 180, title, id, format = '.2~f' }) {
   const gradId = `grad-${id}`;
   const defs = g.selectAll('defs').data([null]).join('defs');
   const grad = defs.selectAll('linearGradient').data([null]).join('linearGradient').attr('id', gradId);
@@ -110,7 +110,7 @@ export function drawLegendBar(g, { interp, domain, width = 180, title, id }) {
   const scale = d3.scaleLinear().domain(domain).range([0, width]);
   g.selectAll('g.legend-axis').data([null]).join('g').attr('class', 'legend-axis')
     .attr('transform', 'translate(0,10)')
-    .call(d3.axisBottom(scale).ticks(4).tickSize(4).tickFormat(d3.format('.2~f')));
+    .call(d3.axisBottom(scale).ticks(4).tickSize(4).tickFormat(d3.format(format)));
 }
 
 /** Approximate text width in px for the UI font (no layout pass). */

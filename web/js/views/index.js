@@ -11,11 +11,15 @@
 //                 analysis}) for state s
 //   create(ctx)   the chart (a function (root, data) with .theme(), .size(),
 //                 optional .preferredSize({K, L, H, d})); ctx = {update(patch),
-//                 openHead(layer, head), openNeuron(shownIndex), nHeads()}
+//                 openHead(layer, head), openNeuron(shownIndex), nHeads(),
+//                 ablating(), toggleAblate(layer, head), compareWithFile(file)}
 //   prepare(run, s, env)  the chart's data (title and legend notes
 //                 included); env = {axis (data.js tokenAxis), src (attn or
 //                 norms per layer), lines (the page's legend lines), valueName,
-//                 modeWord}
+//                 modeWord, models (models/index.json entries), ablating()
+//                 (the "Switch heads off" mode is on), cmpFileName}; a run
+//                 may carry run.compare (compare_runs.js) when needs() asked
+//                 for {compare: key}
 //   snapshot      whether a snapshot (snapshot.js) can hold what it draws
 //   shown(run, s) optional: the numbers an export (CSV/JSON) holds, in
 //                 export_data.js shownMatrices' form; default shownMatrices
@@ -31,6 +35,7 @@ import { descriptor as model } from './model.js';
 import { descriptor as neuron } from './neuron.js';
 import { descriptor as overview } from './overview.js';
 import { descriptor as rollout } from './rollout.js';
+import { descriptor as compare } from './compare.js';
 
 export const VIEW_LIST = Object.freeze([
   heatmap,
@@ -39,6 +44,7 @@ export const VIEW_LIST = Object.freeze([
   neuron,
   overview,
   rollout,
+  compare,
 ]);
 
 export const VIEW_IDS = Object.freeze(VIEW_LIST.map((v) => v.id));

@@ -8,13 +8,18 @@
 // Layout (layout.js modelLayout): every head of a layer always in one row;
 // thumbnails shrink to the width (and in an embed, the height) given.
 //
+// Heads switched off (head ablation, data.off) are greyed and crossed; in
+// the page's "Switch heads off" mode a click toggles a head instead of
+// opening it (the registry entry decides, through ctx.ablating()).
+//
 // data = {L, H, K, labels[K], mat(l, h) -> K*K Float32Array, layer, head,
-//         valueName, notes[], title}
+//         valueName, notes[], title, off Set('l/h') of heads switched off}
 
 import { THEMES, sizeCanvas, tooltip, drawLegendBar, exportable, fmt, infoLine, linksTable, exportContext, chromeHeight, preferredSize
 } from './common.js';
 import { modelLayout } from './layout.js';
 import { poolMatrix, maxOf, strongestLinks, headMatrix } from '../data.js';
+import { maskSet } from '../compare.js';
 
 const d3 = globalThis.d3;
 
@@ -43,6 +48,7 @@ export function modelView() {
     svg.selectAll('rect.mv-current').data([null]).join('rect').attr('class', 'mv-current');
     svg.selectAll('rect.mv-hover').data([null]).join('rect').attr('class', 'mv-hover');
     svg.selectAll('rect.mv-focus').data([null]).join('rect').attr('class', 'mv-focus');
+    svg.selectAll('g.mv-offs').data([null]).join('g').attr('class', 'mv-offs').attr('pointer-events', 'none');
     svg.selectAll('rect.mv-hit').data([null]).join('rect').attr('class', 'mv-hit');
     svg.selectAll('g.legend').data([null]).join('g').attr('class', 'legend');
     root.selectAll('p.view-notes').data([null]).join('p').attr('class', 'view-notes');
@@ -148,6 +154,17 @@ export function modelView() {
 
   /** The open head (solid), the hovered one (dashed), the keyboard cursor. */
   function marks({ data, g, svg }) {
+    const off = [...(data.off || [])].map((k) => k.split('/').map(Number));
+    const step = g.S + g.gap;
+    const x = svg.select('g.mv-offs').selectAll('g.mv-off').data(off, (d) => d.join('/')).join((e) => {
+      const n = e.append('g').attr('class', 'mv-off');
+      n.append('rect');
+      n.append('path');
+      return n;
+    }).attr('data-layer', (d) => d[0]).attr('data-head', (d) => d[1])
+      .attr('transform', ([l, h]) => `translate(${g.left + h * step},${g.top + l * step})`);
+    x.select('rect').attr('width', g.S).attr('height', g.S).attr('fill', theme.grid).attr('opacity', 0.85);
+    x.select('path').attr('d', `M2,2L${g.S - 2},${g.S - 2}M${g.S - 2},2L2,${g.S - 2}`).attr('stroke', theme.muted).attr('stroke-width', 1.5);
     const current = svg.select('rect.mv-current').attr('fill', 'none').attr('stroke', theme.accent).attr('stroke-width', 2.5);
     if (data.head === 'mean') current.attr('visibility', 'hidden');
     else boxAt(current.attr('visibility', 'visible'), g, data.layer, data.head);
@@ -173,7 +190,8 @@ export function modelView() {
         const c = cellAt(ev);
         if (!c) { hover.attr('visibility', 'hidden'); tooltip.hide(); return; }
         boxAt(hover.attr('visibility', 'visible'), g, c.l, c.h);
-        tooltip.show(ev, [describe(c), `largest ${data.valueName}: ${peaks[c.l][c.h].toFixed(3)}`, 'click: open as heatmap']);
+        const isOff = data.off && data.off.has(`${c.l}/${c.h}`);
+        tooltip.show(ev, [describe(c) + (isOff ? ' (switched off)' : ''), `largest ${data.valueName}: ${peaks[c.l][c.h].toFixed(3)}`, data.ablating ? 'click: switch this head off / on' : 'click: open as heatmap']);
         info.set(`Layer ${c.l}, head ${c.h}: largest ${data.valueName} ${peaks[c.l][c.h].toFixed(3)}`);
       })
       .on('mouseleave', () => { hover.attr('visibility', 'hidden'); tooltip.hide(); })
@@ -253,12 +271,14 @@ export const descriptor = {
   controls: { layer: false, head: false, mean: false, words: true, mode: true },
   snapshot: true,
   needs: (s) => ({ norms: s.mode === 'norm' }),
-  create: (ctx) => modelView().onOpen((layer, head) => ctx.openHead(layer, head)),
-  prepare(run, s, { axis, src, lines, valueName, modeWord }) {
+  create: (ctx) => modelView().onOpen((layer, head) => (ctx.ablating && ctx.ablating() ? ctx.toggleAblate(layer, head) : ctx.openHead(layer, head))),
+  prepare(run, s, env) {
+    const { axis, src, lines, valueName, modeWord } = env;
     const { L, H, T } = run;
     const cache = new Map();
     return {
       L, H, K: axis.K, labels: axis.labels, layer: s.layer, head: s.head, valueName,
+      off: maskSet(s.ablate, L, H), ablating: !!(env.ablating && env.ablating()),
       mat: (l, h) => {
         const k = `${l}/${h}`;
         if (!cache.has(k)) cache.set(k, axis.transform(headMatrix(src[l], H, T, h)));

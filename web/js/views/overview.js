@@ -19,6 +19,7 @@
 
 import { THEMES, tooltip, fmt, infoLine, linksTable, exportContext, chromeHeight, textWidth } from './common.js';
 import { ANALYSIS } from '../protocol.js';
+import { maskSet } from '../compare.js';
 
 const d3 = globalThis.d3;
 
@@ -38,37 +39,6 @@ export const FEATURES = [
   ['segment', '→ own segment', 'mean attention kept in the query\'s own sentence (pairs)'],
 ];
 export const RANKS = ['layer', ...FEATURES.map((f) => f[0]), 'like'];
-
-/** Jensen–Shannon distance (base 2, so in [0, 1]) between two heads'
- *  attention maps a, b [T][T], averaged over rows (queries). */
-export function jsDistance(a, b, T) {
-  let total = 0;
-  for (let i = 0; i < T; i++) {
-    let js = 0;
-    const o = i * T;
-    for (let j = 0; j < T; j++) {
-      const p = a[o + j];
-      const q = b[o + j];
-      const m = 0.5 * (p + q);
-      if (p > 0) js += p * Math.log2(p / m);
-      if (q > 0) js += q * Math.log2(q / m);
-    }
-    total += Math.sqrt(Math.max(0, 0.5 * js));
-  }
-  return total / T;
-}
-
-/** JS distance of every head to head (layer, head), from per-layer
- *  attention [H][T][T]. */
-export function distancesTo(attn, L, H, T, layer, head) {
-  const n = T * T;
-  const ref = attn[layer].subarray(head * n, (head + 1) * n);
-  const out = new Float64Array(L * H);
-  for (let l = 0; l < L; l++) {
-    for (let h = 0; h < H; h++) out[l * H + h] = (l === layer && h === head) ? 0 : jsDistance(ref, attn[l].subarray(h * n, (h + 1) * n), T);
-  }
-  return out;
-}
 
 /** The heads in the order and selection of a rank / threshold: [{l, h, v}]. */
 export function rankHeads({ heads, L, H, rank, min, dist }) {
@@ -91,9 +61,11 @@ export function overviewView() {
   let onPick = () => {};
   let onRank = () => {};
   let onOpen = () => {};
+  let onAblate = null; // (l, h) -> true when the click switched a head off / on
   let openIn = [];
 
   function view(root, data) {
+    tooltip.hide(); // (a tap shows one; the redraw it causes removes it)
     if (root.select('.ov-stage').empty()) build(root);
     update(root, data);
   }
@@ -196,6 +168,7 @@ export function overviewView() {
       e.append('rect').attr('class', 'ov-cell');
       e.append('circle').attr('class', 'ov-glyph');
       e.append('text').attr('class', 'ov-name');
+      e.append('path').attr('class', 'ov-off');
       return e;
     });
     g.attr('transform', (d) => { const p = pos.get(`${d.l}/${d.h}`); return `translate(${p.x},${p.y})`; })
@@ -215,10 +188,14 @@ export function overviewView() {
       info.set(describe(d, data), { label: 'Open as heatmap', run: () => onOpen(null, d.l, d.h) });
       onPick(d.l, d.h);
     };
-    g.on('click', (ev, d) => pick(d))
+    g.select('path.ov-off').attr('d', (d) => (data.off && data.off.has(`${d.l}/${d.h}`)
+      ? `M${-cell / 2 + 4},${-cellY / 2 + 4}L${cell / 2 - 4},${cellY / 2 - 4}M${cell / 2 - 4},${-cellY / 2 + 4}L${-cell / 2 + 4},${cellY / 2 - 4}` : null))
+      .attr('stroke', theme.muted).attr('stroke-width', 2).attr('pointer-events', 'none');
+    g.attr('data-off', (d) => (data.off && data.off.has(`${d.l}/${d.h}`) ? 1 : null));
+    g.on('click', (ev, d) => { if (!(onAblate && onAblate(d.l, d.h))) pick(d); })
       .on('dblclick', (ev, d) => onOpen(null, d.l, d.h))
       .on('keydown', (ev, d) => {
-        if (ev.key === 'Enter' || ev.key === ' ') { ev.preventDefault(); onOpen(null, d.l, d.h); return; }
+        if (ev.key === 'Enter' || ev.key === ' ') { ev.preventDefault(); if (!(onAblate && onAblate(d.l, d.h))) onOpen(null, d.l, d.h); return; }
         // Arrows move along the grid (one tab stop for all heads).
         const k = all.indexOf(d);
         const to = { ArrowLeft: k - 1, ArrowRight: k + 1, ArrowUp: k - H, ArrowDown: k + H, Home: 0, End: all.length - 1 }[ev.key];
@@ -277,10 +254,9 @@ export function overviewView() {
   view.onRank = function (f) { onRank = f; return view; };
   view.onOpen = function (f) { onOpen = f; return view; };
   view.openIn = function (list) { openIn = list; return view; };
+  view.onAblate = function (f) { onAblate = f; return view; };
   return view;
 }
-
-let distCache = { run: null, key: '', dist: null };
 
 /** The registry entry (views/index.js). */
 export const descriptor = {
@@ -299,22 +275,22 @@ export const descriptor = {
     .onPick((layer, head) => ctx.update({ layer, head }))
     .onRank((patch) => ctx.update(patch))
     .onOpen((id, layer, head) => (id ? ctx.update({ view: id, layer, head }) : ctx.openHead(layer, head)))
-    .openIn(ctx.viewsShowingOneHead()),
+    .openIn(ctx.viewsShowingOneHead())
+    // In the page's "Switch heads off" mode a click toggles the head.
+    .onAblate((l, h) => (ctx.ablating && ctx.ablating() ? (ctx.toggleAblate(l, h), true) : false)),
   prepare(run, s) {
     if (!run.analysis) throw new Error('the run holds no analysis');
     const { L, H, T } = run;
     const head = s.head === 'mean' ? 0 : s.head;
     let dist = null;
     if (s.rank === 'like') {
-      if (run.like && run.like.of[0] === s.layer && run.like.of[1] === head) dist = run.like.dist; // from the worker
-      else { // (a run without them: computed here, once)
-        const key = `${s.layer}/${head}`;
-        if (distCache.run !== run || distCache.key !== key) distCache = { run, key, dist: distancesTo(run.attn, L, H, T, s.layer, head) };
-        dist = distCache.dist;
-      }
+      // From the worker (src/analyze.c bl_head_compare); needs() asks for them.
+      if (!(run.like && run.like.of[0] === s.layer && run.like.of[1] === head)) throw new Error('the run holds no distances to this head');
+      dist = run.like.dist;
     }
     return {
       L, H, T, heads: run.analysis.heads, layer: s.layer, head, rank: s.rank, min: s.min, dist, pair: !!run.analysis.pair,
+      off: maskSet(s.ablate, L, H),
       title: `Heads overview — ${L} layers × ${H} heads; colour: pattern class, size: confidence`,
       notes: [
         'Classes after Kovaleva et al. (2019): vertical = most rows attend to the same few tokens ([CLS], [SEP], punctuation); diagonal = to themselves or a neighbour; block = within their own sentence (pairs); heterogeneous = none of these. Confidence = mean over rows of the row\'s largest weight.',
@@ -327,7 +303,7 @@ export const descriptor = {
     const cols = [`class (${CLASSES.map((c, i) => `${i} ${c}`).join(', ')})`, ...FEATURES.map((f) => f[0])];
     const heads = run.analysis.heads;
     return {
-      view: 'overview', mode: 'attn', what: 'head features', hide: false, renorm: false, words: false,
+      view: 'overview', mode: 'attn', what: 'head features', hide: false, renorm: false, words: false, ablate: s.ablate || '',
       text: s.text, text_b: s.text_b || '', tokens: run.tokens.slice(),
       blocks: [{
         layer: 'all', head: 'all', rows: heads.map((f) => `layer ${f.layer} head ${f.head}`), cols,

@@ -47,7 +47,7 @@ export const descriptor = {
     const axis = tokenAxis(run, { words: s.words, hideSpecials: s.hide, renorm: s.renorm });
     return {
       view: 'rollout', mode: s.mode, what: s.mode === 'norm' ? 'norm-based rollout' : 'rollout',
-      hide: s.hide, renorm: s.renorm, words: s.words, text: s.text, text_b: s.text_b || '', tokens: run.tokens.slice(),
+      hide: s.hide, renorm: s.renorm, words: s.words, ablate: s.ablate || '', text: s.text, text_b: s.text_b || '', tokens: run.tokens.slice(),
       blocks: [{ layer: s.layer, head: 'all', rows: axis.labels, cols: axis.labels, values: Array.from(axis.transform(matrixOf(run, s))) }],
     };
   },
