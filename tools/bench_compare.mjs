@@ -90,6 +90,7 @@ async function pageBench() {
           .observe(document.body, { attributes: true, attributeFilter: ['data-state'] });
       });
       const ms = [];
+      const parts = { run: [], compare: [], draw: [] }; // the page's own figures (body data-*)
       for (let i = 0; i < RUNS + 2; i++) {
         await page.$eval('rect.mv-hit', (r) => r.scrollIntoView({ block: 'center' }));
         const box = await (await page.$('rect.mv-hit')).boundingBox();
@@ -98,9 +99,12 @@ async function pageBench() {
         await page.mouse.click(box.x + (h + 0.5) * (box.width / 12), box.y + (l + 0.5) * (box.height / 6));
         await ready();
         await page.waitForFunction(() => window.blT1 > 0);
-        if (i >= 2) ms.push(await page.evaluate(() => window.blT1 - window.blT0));
+        if (i < 2) continue;
+        ms.push(await page.evaluate(() => window.blT1 - window.blT0));
+        const d = await page.evaluate(() => ({ ...document.body.dataset }));
+        parts.run.push(Number(d.runMs)); parts.compare.push(Number(d.compareMs)); parts.draw.push(Number(d.renderMs));
       }
-      rows.push([`${name} (T = ${T})`, ms]);
+      rows.push([`${name} (T = ${T})`, ms, parts]);
     }
   } finally {
     await context.close();
@@ -108,7 +112,10 @@ async function pageBench() {
     await srv.close();
   }
   console.log(`page (headless Chromium), ablation click -> redrawn, median of ${RUNS} (min–max):`);
-  for (const [name, ms] of rows) console.log(`  ${name.padEnd(32)} ${f1(median(ms))} ms  (${f1(Math.min(...ms))}–${f1(Math.max(...ms))})`);
+  for (const [name, ms, p] of rows) {
+    console.log(`  ${name.padEnd(32)} ${f1(median(ms))} ms  (${f1(Math.min(...ms))}–${f1(Math.max(...ms))})`
+      + `; of which worker run ${f1(median(p.run))}, comparison ${f1(median(p.compare))}, drawing ${f1(median(p.draw))}`);
+  }
 }
 
 await wasmBench();
