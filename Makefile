@@ -158,7 +158,7 @@ test-web:
 # tests/corpus/fidelity.jsonl (wasm), per-input bars of issue 9: the f16
 # "exact" bundle is held to them; the q8 default misses them today, so its
 # figures are only reported (README, Fidelity).
-# Native: the first 40 inputs of <= 64 tokens (the scalar CLI is slow).
+# Native: the first 40 inputs of <= 64 tokens (wasm covers the whole corpus).
 test-fidelity: build/wasm/bertlens.js build/bertlens test-models
 	$(NODE) tests/fidelity.test.mjs --bundle models/all-minilm-l6-v2.f16.blb.gz
 	$(NODE) tests/fidelity.test.mjs --report

@@ -16,9 +16,9 @@
 // every row without a near-tie, sampled rows within 1e-5).
 // Prints one line per failing input and a summary (worst input per figure,
 // inputs over 0.02 and 0.01). --json writes every input's figures. --report:
-// --native N: the native CLI ($BERTLENS_BIN attend on ids, scalar and ~5 s per
-// 512-token forward) instead of wasm, on the first N inputs of at most 64
-// tokens. --report:
+// --native N: the native CLI ($BERTLENS_BIN attend on ids; the x86 SIMD kernels,
+// or the scalar ones elsewhere) instead of wasm, on the first N inputs of at
+// most 64 tokens (the wasm run covers the whole corpus). --report:
 // print the figures, exit 0 even when bars are missed (for a bundle known to
 // miss them, so a regression in the test itself still shows).
 import { spawnSync } from 'node:child_process';
