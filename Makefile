@@ -32,7 +32,7 @@ DEFAULT_MODEL := models/all-minilm-l6-v2.q8.blb.gz
 # the command line builds the scalar reference path.
 NATIVE_SIMD ?= $(if $(filter x86_64%,$(shell $(CC) -dumpmachine)),-msse4.1)
 
-.PHONY: all native lib test-embed wasm site serve test bench fuzz models setup clean \
+.PHONY: all native lib test-embed wasm wasm-relaxed test-wasm-relaxed site serve test bench fuzz models setup clean \
         test-native test-asan test-wasm test-web test-browser test-models test-fidelity \
         check-tools
 
@@ -100,6 +100,37 @@ build/wasm/bertlens.js: $(LIB_SRC) src/wasm_api.c $(HDRS)
 	@case "$(WASM_EXPORTS)" in *_blw_load*) ;; *) echo "tools/wasm_exports.sh found no blw_* exports in src/wasm_api.c" >&2; exit 1;; esac
 	$(EMCC) $(EMFLAGS) -o $@ $(LIB_SRC) src/wasm_api.c
 	@test -s build/wasm/bertlens.wasm || { echo "emcc wrote no build/wasm/bertlens.wasm" >&2; rm -f $@; exit 1; }
+
+# Relaxed-SIMD variant (optional; not part of `make test` or the site):
+# f32x4.relaxed_madd (F32_MADD in src/kernels.c) in the f32 and q8 tiles.
+# Emscripten 3.1.6's clang (14) and Binaryen (108) predate the final
+# relaxed-SIMD opcodes, so: clang-19 (apt-get install clang-19 lld-19) under
+# the -14 names Debian's emcc calls, objects linked at -O1 (no wasm-opt) with
+# -sWASM_BIGINT and Emscripten's Python metadata reader, so that no Binaryen
+# tool reads the module after wasm-ld. Node 20 runs it only with
+# --experimental-wasm-relaxed-simd (browsers: Chrome 114+ by default).
+RELAXED_LLVM := build/llvm19
+EMLINK := $(filter-out -O3 -msimd128 -std=c11,$(EMFLAGS))
+wasm-relaxed: build/wasm-relaxed/bertlens.js
+
+$(RELAXED_LLVM)/.stamp:
+	@test -x /usr/lib/llvm-19/bin/clang || { echo "wasm-relaxed needs clang-19 and lld-19: apt-get install clang-19 lld-19" >&2; exit 1; }
+	@mkdir -p $(RELAXED_LLVM)
+	@for f in /usr/lib/llvm-19/bin/*; do ln -sf $$f $(RELAXED_LLVM)/$$(basename $$f); ln -sf $$f $(RELAXED_LLVM)/$$(basename $$f)-14; done
+	@touch $@
+
+build/wasm-relaxed/bertlens.js: $(LIB_SRC) src/wasm_api.c $(HDRS) $(RELAXED_LLVM)/.stamp
+	@mkdir -p build/wasm-relaxed/obj
+	@for f in $(LIB_SRC) src/wasm_api.c; do \
+	  echo "clang-19 -mrelaxed-simd $$f"; \
+	  EM_LLVM_ROOT=$(CURDIR)/$(RELAXED_LLVM) $(EMCC) -O3 -msimd128 -mrelaxed-simd -std=c11 -c \
+	    -o build/wasm-relaxed/obj/$$(basename $$f .c).o $$f || exit 1; done
+	EMCC_READ_METADATA=python EM_LLVM_ROOT=$(CURDIR)/$(RELAXED_LLVM) $(EMCC) -O1 -msimd128 -mrelaxed-simd \
+	  $(EMLINK) -sWASM_BIGINT -o $@ $(patsubst src/%.c,build/wasm-relaxed/obj/%.o,$(LIB_SRC) src/wasm_api.c)
+
+test-wasm-relaxed: build/wasm-relaxed/bertlens.js
+	BERTLENS_WASM=build/wasm-relaxed/bertlens.js $(NODE) --experimental-wasm-relaxed-simd tests/kernels.test.mjs
+	BERTLENS_WASM=build/wasm-relaxed/bertlens.js $(NODE) --experimental-wasm-relaxed-simd tests/encoder.test.mjs --wasm
 
 # -------------------------------------------------------------------- site
 site: dist/.stamp

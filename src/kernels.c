@@ -329,6 +329,14 @@ void blk_exp_vec(float *x, size_t n) {
 /* -------------------------------------------------------- SIMD kernels */
 
 #define INLINE static inline __attribute__((always_inline))
+
+/* a * b + c: one f32x4.relaxed_madd in a relaxed-SIMD build (-mrelaxed-simd;
+ * V8 runs it as a fused multiply-add where the CPU has FMA), else mul + add. */
+#ifdef __wasm_relaxed_simd__
+#define F32_MADD(a, b, c) wasm_f32x4_relaxed_madd((a), (b), (c))
+#else
+#define F32_MADD(a, b, c) wasm_f32x4_add((c), wasm_f32x4_mul((a), (b)))
+#endif
 #ifdef __clang__
 #define NO_UNROLL _Pragma("clang loop unroll(disable)")
 #else
@@ -530,17 +538,17 @@ static void pack_rows_f32(float *xp, const float *x, int32_t ldx, int32_t T, int
     do {                                                                        \
         v128_t w0_ = wasm_v128_load(pw), w1_ = wasm_v128_load((pw) + 4), s_;    \
         s_ = wasm_v128_load32_splat(xp);                                        \
-        a00 = wasm_f32x4_add(a00, wasm_f32x4_mul(s_, w0_));                     \
-        a01 = wasm_f32x4_add(a01, wasm_f32x4_mul(s_, w1_));                     \
+        a00 = F32_MADD(s_, w0_, a00);                     \
+        a01 = F32_MADD(s_, w1_, a01);                     \
         s_ = wasm_v128_load32_splat((xp) + 1);                                  \
-        a10 = wasm_f32x4_add(a10, wasm_f32x4_mul(s_, w0_));                     \
-        a11 = wasm_f32x4_add(a11, wasm_f32x4_mul(s_, w1_));                     \
+        a10 = F32_MADD(s_, w0_, a10);                     \
+        a11 = F32_MADD(s_, w1_, a11);                     \
         s_ = wasm_v128_load32_splat((xp) + 2);                                  \
-        a20 = wasm_f32x4_add(a20, wasm_f32x4_mul(s_, w0_));                     \
-        a21 = wasm_f32x4_add(a21, wasm_f32x4_mul(s_, w1_));                     \
+        a20 = F32_MADD(s_, w0_, a20);                     \
+        a21 = F32_MADD(s_, w1_, a21);                     \
         s_ = wasm_v128_load32_splat((xp) + 3);                                  \
-        a30 = wasm_f32x4_add(a30, wasm_f32x4_mul(s_, w0_));                     \
-        a31 = wasm_f32x4_add(a31, wasm_f32x4_mul(s_, w1_));                     \
+        a30 = F32_MADD(s_, w0_, a30);                     \
+        a31 = F32_MADD(s_, w1_, a31);                     \
     } while (0)
 
 /* Write the first `rows` rows of the tile (bias, activation) into y. */
@@ -804,14 +812,14 @@ INLINE void mk_q8(float *y, int32_t ldy, const int32_t *xq, const float *sx, con
 #undef ADD
 #undef Q8_STEP
         v128_t s0 = wasm_v128_load(ps), s1 = wasm_v128_load(ps + 4);
-        f00 = wasm_f32x4_add(f00, wasm_f32x4_mul(wasm_f32x4_convert_i32x4(i00), s0));
-        f01 = wasm_f32x4_add(f01, wasm_f32x4_mul(wasm_f32x4_convert_i32x4(i01), s1));
-        f10 = wasm_f32x4_add(f10, wasm_f32x4_mul(wasm_f32x4_convert_i32x4(i10), s0));
-        f11 = wasm_f32x4_add(f11, wasm_f32x4_mul(wasm_f32x4_convert_i32x4(i11), s1));
-        f20 = wasm_f32x4_add(f20, wasm_f32x4_mul(wasm_f32x4_convert_i32x4(i20), s0));
-        f21 = wasm_f32x4_add(f21, wasm_f32x4_mul(wasm_f32x4_convert_i32x4(i21), s1));
-        f30 = wasm_f32x4_add(f30, wasm_f32x4_mul(wasm_f32x4_convert_i32x4(i30), s0));
-        f31 = wasm_f32x4_add(f31, wasm_f32x4_mul(wasm_f32x4_convert_i32x4(i31), s1));
+        f00 = F32_MADD(wasm_f32x4_convert_i32x4(i00), s0, f00);
+        f01 = F32_MADD(wasm_f32x4_convert_i32x4(i01), s1, f01);
+        f10 = F32_MADD(wasm_f32x4_convert_i32x4(i10), s0, f10);
+        f11 = F32_MADD(wasm_f32x4_convert_i32x4(i11), s1, f11);
+        f20 = F32_MADD(wasm_f32x4_convert_i32x4(i20), s0, f20);
+        f21 = F32_MADD(wasm_f32x4_convert_i32x4(i21), s1, f21);
+        f30 = F32_MADD(wasm_f32x4_convert_i32x4(i30), s0, f30);
+        f31 = F32_MADD(wasm_f32x4_convert_i32x4(i31), s1, f31);
     }
     v128_t s;
     s = wasm_f32x4_splat(sx[0]);

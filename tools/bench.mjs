@@ -20,7 +20,12 @@
 //   3. the native CLI (build/bertlens bench --stdin, a child process that
 //      times bl_forward itself) against the wasm module on the same ids,
 //      runs alternating, f32 and q8 bundles, attention kept;
-//   4. tokenizer and page benchmarks of the other helpers, as child
+//   4. the relaxed-SIMD build (build/wasm-relaxed, `make wasm-relaxed`)
+//      against the plain SIMD build, when it exists and this V8 runs it
+//      (WebAssembly.validate on a one-instruction relaxed module; Node 20
+//      needs --experimental-wasm-relaxed-simd, which the bench sets, as
+//      browsers enable it by default since Chrome 114);
+//   5. tokenizer and page benchmarks of the other helpers, as child
 //      processes, when their scripts exist.
 //
 // FLOP count (a multiply-add is 2 FLOPs), per layer, T tokens, hidden H,
@@ -53,7 +58,7 @@ const rel = (p) => relative(ROOT, p) || '.';
 
 function parseArgs(argv) {
   const o = { runs: 30, warmup: 3, Ts: [16, 128, 512], ort: true, children: true, json: join(ROOT, 'build/bench/results.json'),
-    wasm: join(ROOT, 'build/wasm'), native: join(ROOT, 'build/bertlens') };
+    wasm: join(ROOT, 'build/wasm'), native: join(ROOT, 'build/bertlens'), relaxed: join(ROOT, 'build/wasm-relaxed') };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     const val = () => {
@@ -68,13 +73,15 @@ function parseArgs(argv) {
     else if (a === '--no-children') o.children = false;
     else if (a === '--no-native') o.native = null;
     else if (a === '--only') o.only = val(); // time only bundles whose file name contains this
+    else if (a === '--relaxed') o.relaxed = val(); // the relaxed-SIMD build (make wasm-relaxed) to time against --wasm
+    else if (a === '--no-relaxed') o.relaxed = null;
     else if (a === '--native') o.native = val(); // the native CLI to time against wasm
     else if (a === '--json') o.json = val();
     else if (a === '--wasm') o.wasm = val(); // directory with bertlens.js + bertlens.wasm (compare builds)
     else if (a === '--cold') o.cold = val(); // internal: one cold-start measurement in this fresh process
     else if (a === '-h' || a === '--help') {
       console.log('usage: node tools/bench.mjs [--runs N] [--warmup N] [--T 16,128,512] [--quick] [--no-ort] [--no-children] [--json FILE] [--wasm DIR]');
-      console.log('       [--native BIN | --no-native] [--only NAME_PART]  (native CLI vs wasm section; default build/bertlens)');
+      console.log('       [--native BIN | --no-native] [--relaxed DIR | --no-relaxed] [--only NAME_PART]');
       console.log('       (--cold bertlens|ort: one cold start, used by the bench itself in child processes)');
       process.exit(0);
     } else throw new Error(`unknown option ${a}`);
@@ -342,6 +349,55 @@ async function coldChild(engine, wasmDir) {
       ['total', 'total to first output'], ['second', 'second run (not in total)']] };
 }
 
+// (module (func (param v128 v128 v128) (result v128)
+//   local.get 0 local.get 1 local.get 2 f32x4.relaxed_madd))
+const RELAXED_PROBE = new Uint8Array([0, 97, 115, 109, 1, 0, 0, 0, 1, 8, 1, 96, 3, 123, 123, 123, 1, 123, 3, 2, 1, 0,
+  10, 13, 1, 11, 0, 32, 0, 32, 1, 32, 2, 253, 133, 2, 11]);
+const relaxedSimd = () => WebAssembly.validate(RELAXED_PROBE);
+
+// The f32 and q8 bundles in build/models, else the published ones.
+function bundlePath(d) {
+  const p = join(ROOT, `build/models/all-minilm-l6-v2.${d}.blb`);
+  return existsSync(p) ? p : join(ROOT, `models/all-minilm-l6-v2.${d}.blb.gz`);
+}
+const readBundle = (p) => (p.endsWith('.gz') ? new Uint8Array(gunzipSync(readFileSync(p))) : new Uint8Array(readFileSync(p)));
+
+// The relaxed-SIMD build against the plain one, one forward each in turn.
+async function relaxedVsPlain(opt, factory, wasmBinary, results, note) {
+  console.log(`\n== relaxed SIMD (${rel(opt.relaxed)}) vs SIMD128 (${rel(opt.wasm)}), attention kept, runs alternating`);
+  const js = join(opt.relaxed, 'bertlens.js'), wasm = join(opt.relaxed, 'bertlens.wasm');
+  if (!existsSync(js) || !existsSync(wasm)) { note(`${rel(opt.relaxed)} missing (make wasm-relaxed): relaxed section skipped`); return; }
+  if (!relaxedSimd()) { note('this V8 does not run relaxed SIMD: relaxed section skipped'); return; }
+  const rFactory = loadFactory(js), rBinary = new Uint8Array(readFileSync(wasm));
+  const rows = [];
+  results.relaxed = [];
+  for (const d of ['f32', 'q8']) {
+    const p = bundlePath(d);
+    if (!existsSync(p)) continue;
+    const bytes = readBundle(p);
+    const plain = await Bertlens.create(factory, wasmBinary), relaxed = await Bertlens.create(rFactory, rBinary);
+    const cfg = plain.load(bytes).config;
+    relaxed.load(bytes);
+    for (const T of opt.Ts) {
+      if (T > cfg.max_positions) continue;
+      plain.setIds(tokenIds(T));
+      relaxed.setIds(tokenIds(T));
+      const runs = T >= 512 ? Math.min(opt.runs, 10) : opt.runs;
+      const { stats: [a, b], cpuShare } = await timeInterleaved([() => plain.forward(BL_KEEP_ATTN),
+        () => relaxed.forward(BL_KEEP_ATTN)], opt.warmup, runs);
+      const row = { model: rel(p), dtype: d, T, runs, plainMedian: a.median, relaxedMedian: b.median, ratio: a.median / b.median, cpuShare };
+      results.relaxed.push(row);
+      const line = [basename(p), d, T, f1(a.median), f1(b.median), f2(row.ratio), (100 * cpuShare).toFixed(0)];
+      rows.push(line);
+      console.log(`  ${line.join('  ')}`);
+    }
+  }
+  if (rows.length) {
+    console.log(table(['model', 'dtype', 'T', 'SIMD128 median ms', 'relaxed median ms', 'ratio SIMD128/relaxed', 'cpu %'], rows));
+    console.log('ratio > 1: the relaxed build is faster.');
+  }
+}
+
 // Native CLI and wasm on the f32 and q8 bundles, one forward each in turn.
 async function nativeVsWasm(opt, factory, wasmBinary, results, note) {
   console.log(`\n== native CLI (${rel(opt.native)} bench --stdin) vs wasm (blw_forward_ids), attention kept, runs alternating`);
@@ -349,10 +405,9 @@ async function nativeVsWasm(opt, factory, wasmBinary, results, note) {
   const rows = [];
   results.native = [];
   for (const d of ['f32', 'q8']) {
-    let p = join(ROOT, `build/models/all-minilm-l6-v2.${d}.blb`);
-    if (!existsSync(p)) p = join(ROOT, `models/all-minilm-l6-v2.${d}.blb.gz`);
+    const p = bundlePath(d);
     if (!existsSync(p)) { note(`no ${d} bundle for the native section (make test-models)`); continue; }
-    const bytes = p.endsWith('.gz') ? new Uint8Array(gunzipSync(readFileSync(p))) : new Uint8Array(readFileSync(p));
+    const bytes = readBundle(p);
     const b = await Bertlens.create(factory, wasmBinary);
     const cfg = b.load(bytes).config;
     const nat = new NativeBench(opt.native, p, BL_KEEP_ATTN);
@@ -393,6 +448,7 @@ async function main() {
   // seconds in baseline (Liftoff) code on a busy 2-core machine, which the
   // warm-up runs would not reliably cover. Same treatment for both engines.
   v8.setFlagsFromString('--no-liftoff');
+  v8.setFlagsFromString('--experimental-wasm-relaxed-simd'); // Node 20; browsers ship it (section 4)
   const cpu = os.cpus()[0]?.model ?? 'unknown cpu';
   console.log(`bertlens bench — node ${process.version}, ${cpu}, ${os.cpus().length} cores, ` +
     `load average ${os.loadavg().map((x) => x.toFixed(2)).join(' ')}`);
@@ -584,7 +640,10 @@ async function main() {
   // ---- 3. native CLI vs wasm
   if (factory && opt.native) await nativeVsWasm(opt, factory, wasmBinary, results, note);
 
-  // ---- 4. other helpers' benchmarks
+  // ---- 4. relaxed SIMD vs plain SIMD
+  if (factory && opt.relaxed) await relaxedVsPlain(opt, factory, wasmBinary, results, note);
+
+  // ---- 5. other helpers' benchmarks
   console.log('\n== tokenizer and page benchmarks');
   const quick = opt.runs < 30;
   if (!opt.children) console.log('skipped (--no-children)');
