@@ -129,8 +129,8 @@ build/wasm-relaxed/bertlens.js: $(LIB_SRC) src/wasm_api.c $(HDRS) $(RELAXED_LLVM
 	  $(EMLINK) -sWASM_BIGINT -o $@ $(patsubst src/%.c,build/wasm-relaxed/obj/%.o,$(LIB_SRC) src/wasm_api.c)
 
 test-wasm-relaxed: build/wasm-relaxed/bertlens.js
-	BERTLENS_WASM=build/wasm-relaxed/bertlens.js $(NODE) --experimental-wasm-relaxed-simd tests/kernels.test.mjs
-	BERTLENS_WASM=build/wasm-relaxed/bertlens.js $(NODE) --experimental-wasm-relaxed-simd tests/encoder.test.mjs --wasm
+	BERTLENS_WASM=$(CURDIR)/build/wasm-relaxed/bertlens.js $(NODE) --experimental-wasm-relaxed-simd tests/kernels.test.mjs
+	BERTLENS_WASM=$(CURDIR)/build/wasm-relaxed/bertlens.js $(NODE) --experimental-wasm-relaxed-simd tests/encoder.test.mjs --wasm
 
 # -------------------------------------------------------------------- site
 site: dist/.stamp
