@@ -92,9 +92,13 @@ const char *bl_model_meta_key(const bl_model *m, int i);
 void bl_model_meta_format(const bl_model *m, int i, char *buf, size_t buflen);
 
 /* Tensor table access, for `bertlens info` and the encoder. */
-typedef enum { BL_F32 = 0, BL_F16 = 1, BL_Q8 = 2, BL_Q4 = 3 } bl_dtype;
+/* Q8H, Q9..Q12: 8..12-bit integers, one float16 scale per block (src/bundle.h). */
+typedef enum {
+    BL_F32 = 0, BL_F16 = 1, BL_Q8 = 2, BL_Q4 = 3, BL_Q8H = 4, BL_Q9 = 5, BL_Q10 = 6, BL_Q11 = 7, BL_Q12 = 8,
+    BL_N_DTYPES = 9
+} bl_dtype;
 #define BL_MAX_DIMS 4
-#define BL_QBLOCK 32 /* q8/q4 block length along the input (last) dimension */
+#define BL_QBLOCK 32 /* q8/q4/QN block length along the input (last) dimension */
 
 typedef struct bl_tensor {
     const char *name;       /* NUL-terminated copy owned by the model      */

@@ -101,6 +101,9 @@ uint64_t bli_dtype_nbytes(int dtype, int n_dims, const int64_t *dims) {
     case BL_F16: return 2 * n;
     case BL_Q8: return k % BL_QBLOCK ? 0 : n + 4 * (n / BL_QBLOCK);
     case BL_Q4: return k % BL_QBLOCK ? 0 : n / 2 + 4 * (n / BL_QBLOCK);
+    case BL_Q8H: case BL_Q9: case BL_Q10: case BL_Q11: case BL_Q12:
+        /* high plane, low bits, two planes of float16 scales (bundle.h, QN); K % 32 keeps the low plane whole bytes */
+        return k % BL_QBLOCK ? 0 : n + n * (uint64_t)(bli_qn_bits(dtype) - 8) / 8 + 2 * (n / BL_QBLOCK);
     default: return 0;
     }
 }
@@ -111,6 +114,11 @@ const char *bl_dtype_name(int dtype) {
     case BL_F16: return "f16";
     case BL_Q8: return "q8";
     case BL_Q4: return "q4";
+    case BL_Q8H: return "q8h";
+    case BL_Q9: return "q9";
+    case BL_Q10: return "q10";
+    case BL_Q11: return "q11";
+    case BL_Q12: return "q12";
     default: return "?";
     }
 }
@@ -455,8 +463,9 @@ static int parse_table(bl_model *m, reader *r, uint64_t data_size, uint32_t alig
         }
         uint32_t dtype = rd32(r), nd = rd32(r);
         if (r->failed) return 0;
-        if (dtype > BL_Q4) {
-            bli_set_err(r->err, r->errlen, "tensor '%s': unknown dtype %u", name, dtype);
+        if (dtype >= BL_N_DTYPES) {
+            bli_set_err(r->err, r->errlen, "tensor '%s': unknown dtype %u (0..%d: f32 f16 q8 q4 q8h q9 q10 q11 q12)",
+                       name, dtype, BL_N_DTYPES - 1);
             return 0;
         }
         if (nd < 1 || nd > BL_MAX_DIMS) {

@@ -83,7 +83,7 @@
  *
  * Tensor table entry (packed)
  *     u32 name_len (1..255), name bytes
- *     u32 dtype      0 F32, 1 F16, 2 Q8, 3 Q4
+ *     u32 dtype      0 F32, 1 F16, 2 Q8, 3 Q4, 4 Q8H, 5 Q9, 6 Q10, 7 Q11, 8 Q12
  *     u32 n_dims     1..4
  *     u64 dims[n_dims]   outermost first; dims[n_dims-1] is the input dim K
  *     u64 offset     from data_offset, multiple of alignment
@@ -100,6 +100,23 @@
  *        block b, byte i (0..15) at r*K/2 + b*16 + i holds element b*32+i in
  *        its low nibble and element b*32+16+i in its high nibble;
  *        w = scale * (nibble - 8)
+ *   QN   Q8H, Q9, Q10, Q11, Q12: B = 8, 9, 10, 11, 12-bit integers q in
+ *        [-(2^(B-1) - 1), 2^(B-1) - 1], one float16 scale per block of 32
+ *        elements along the row (K % 32 == 0). With N = R*K, E = B - 8:
+ *          int8   hi[N]         q >> E (arithmetic shift: floor(q / 2^E))
+ *          uint8  lo[N*E/8]     the E low bits of every element (q & (2^E - 1))
+ *                               as one little-endian bit stream: bit j of
+ *                               element n is bit (n*E + j) % 8 of byte
+ *                               (n*E + j) / 8 (empty for Q8H)
+ *          uint8  slo[N/32]     low byte of each float16 scale
+ *          uint8  shi[N/32]     high byte of each float16 scale
+ *        q[n] = hi[n] * 2^E + the low bits of n; scale[i] = slo[i] | shi[i] << 8;
+ *        w[r][k] = scale[(r*K + k) / 32] * q[r*K + k].
+ *        The planes are apart so that gzip sees byte symbols of one kind each:
+ *        hi has the distribution of q8's bytes, the low bits are near-uniform
+ *        and cost their width, the scales' high bytes (sign, exponent) repeat.
+ *        Every B <= 12 fits the q8 SIMD kernels' int16 weight panels and int32
+ *        block sums unchanged (kernels.c), so these dtypes run at q8 speed.
  *   LayerNorm weights, biases, position and token-type embeddings are F32;
  *   embeddings.word_embeddings.weight and the projection weights may use any
  *   dtype.
@@ -130,6 +147,9 @@ uint32_t bli_crc32(uint32_t crc, const void *data, size_t n);
 /* Bytes a tensor of this dtype and shape occupies, or 0 if the shape is
  * invalid for the dtype (e.g. K not a multiple of 32 for Q8/Q4, overflow). */
 uint64_t bli_dtype_nbytes(int dtype, int n_dims, const int64_t *dims);
+
+/* QN dtypes (see Data layouts): bits per integer, or 0 for F32, F16, Q8, Q4. */
+static inline int bli_qn_bits(int dtype) { return dtype >= BL_Q8H && dtype <= BL_Q12 ? dtype - BL_Q8H + 8 : 0; }
 
 /* The required tensors, one list for the loader (bundle.c checks each is
  * present with its shape and dtype) and the encoder (encoder.c binds each to

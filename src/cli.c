@@ -170,8 +170,8 @@ static int cmd_info(int argc, char **argv) {
     }
 
     /* Tensor summary: count and bytes per dtype, then every tensor. */
-    uint64_t bytes[4] = {0}, params = 0;
-    int count[4] = {0};
+    uint64_t bytes[BL_N_DTYPES] = {0}, params = 0;
+    int count[BL_N_DTYPES] = {0};
     int n = bl_model_n_tensors(m);
     for (int i = 0; i < n; i++) {
         const bl_tensor *tt = bl_model_tensor(m, i);
@@ -182,7 +182,7 @@ static int cmd_info(int argc, char **argv) {
         count[tt->dtype]++;
     }
     printf("tensors      %d, %llu parameters\n", n, (unsigned long long)params);
-    for (int d = 0; d < 4; d++)
+    for (int d = 0; d < BL_N_DTYPES; d++)
         if (count[d]) printf("  %-4s %4d tensors %12llu bytes\n", bl_dtype_name(d), count[d], (unsigned long long)bytes[d]);
     for (int i = 0; i < n; i++) {
         const bl_tensor *tt = bl_model_tensor(m, i);

@@ -25,6 +25,7 @@
  */
 #include "kernels.h"
 #include "bertlens.h"
+#include "bundle.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -92,8 +93,8 @@ const char *blk_simd_name(void) {
 int blk_weight_init(blk_weight *w, int32_t dtype, int32_t n, int32_t k, const uint8_t *data) {
     memset(w, 0, sizeof *w);
     if (n <= 0 || k <= 0 || !data) return -1;
-    if ((dtype == BL_Q8 || dtype == BL_Q4) && k % BL_QBLOCK) return -1;
-    if (dtype < BL_F32 || dtype > BL_Q4) return -1;
+    if (dtype < BL_F32 || dtype >= BL_N_DTYPES) return -1;
+    if (dtype != BL_F32 && dtype != BL_F16 && k % BL_QBLOCK) return -1;
     w->dtype = dtype;
     w->n = n;
     w->k = k;
@@ -110,12 +111,36 @@ void blk_weight_free(blk_weight *w) {
     w->ps = NULL;
 }
 
-/* Scale of row r, block b of a q8/q4 weight (scales follow the quants). */
+/* Scale of row r, block b (of 32) of a q8/q4/QN weight (scales follow the quants). */
 static float qscale(const blk_weight *w, int32_t r, int32_t b) {
-    size_t qbytes = w->dtype == BL_Q8 ? (size_t)w->n * w->k : (size_t)w->n * w->k / 2;
+    const size_t n = (size_t)w->n * w->k;
+    const int bits = bli_qn_bits(w->dtype);
+    if (bits) { /* QN: the two byte planes of the float16 scales follow the high and low planes */
+        const uint8_t *slo = w->data + n + n * (size_t)(bits - 8) / 8, *shi = slo + n / BL_QBLOCK;
+        size_t i = (size_t)r * (w->k / BL_QBLOCK) + b;
+        return blk_half_to_float((uint16_t)(slo[i] | shi[i] << 8));
+    }
+    size_t qbytes = w->dtype == BL_Q8 ? n : n / 2;
     float s;
     memcpy(&s, w->data + qbytes + ((size_t)r * (w->k / BL_QBLOCK) + b) * 4, 4);
     return s;
+}
+
+/* Integer of element (r, i) of a QN weight: high plane * 2^E + its E low bits. */
+static int qn_value(const blk_weight *w, int32_t r, int32_t i) {
+    const int e = bli_qn_bits(w->dtype) - 8;
+    const size_t n = (size_t)r * w->k + i;
+    int v = ((const int8_t *)w->data)[n] * (1 << e);
+    if (e) {
+        const uint8_t *lo = w->data + (size_t)w->n * w->k;
+        size_t bit = n * (size_t)e;
+        /* E <= 4 bits starting at bit % 8 <= 7 span at most two bytes; the
+         * second is read only when the bits reach it (never past the plane) */
+        unsigned two = lo[bit / 8];
+        if (bit % 8 + (size_t)e > 8) two |= (unsigned)lo[bit / 8 + 1] << 8;
+        v += (int)((two >> (bit % 8)) & ((1u << e) - 1));
+    }
+    return v;
 }
 
 void blk_weight_row(const blk_weight *w, int32_t r, float *out) {
@@ -151,13 +176,20 @@ void blk_weight_row(const blk_weight *w, int32_t r, float *out) {
         }
         break;
     }
+    default: /* QN */
+        for (int32_t b = 0; b < k / BL_QBLOCK; b++) {
+            float s = qscale(w, r, b);
+            for (int i = 0; i < BL_QBLOCK; i++) out[b * BL_QBLOCK + i] = s * (float)qn_value(w, r, b * BL_QBLOCK + i);
+        }
+        break;
     }
 }
 
 #if BLK_SIMD
-/* Integer value of element (r, i) of a q8/q4 weight. */
+/* Integer value of element (r, i) of a q8/q4/QN weight. */
 static int qvalue(const blk_weight *w, int32_t r, int32_t i) {
     if (w->dtype == BL_Q8) return ((const int8_t *)w->data)[(size_t)r * w->k + i];
+    if (w->dtype != BL_Q4) return qn_value(w, r, i);
     int32_t b = i / BL_QBLOCK, j = i % BL_QBLOCK;
     uint8_t byte = w->data[(size_t)r * w->k / 2 + b * 16 + (j & 15)];
     return (int)(j < 16 ? byte & 15 : byte >> 4) - 8;

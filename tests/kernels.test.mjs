@@ -18,6 +18,7 @@ const TOL_MATMUL_F32 = 1e-5;   // |d| / sum_k |x_k w_k| (summation order only)
 const TOL_MATMUL_F16 = 1e-5;   // same, weights converted to f32 at pack time
 const TOL_MATMUL_Q8 = 1e-4;    // |d| / (max|x| sum_k |w_k|): int16 activations
 const TOL_MATMUL_Q4 = 1e-4;
+const TOL_MATMUL_QN = 1e-4;    // q8h, q9..q12: the same int16 panels as q8
 const TOL_MATMUL_NT = 1e-5;    // attention products, f32
 const TOL_LAYERNORM = 2e-5;    // absolute, outputs O(|gamma|)
 const TOL_SOFTMAX = 2e-6;      // absolute, probabilities
@@ -25,7 +26,8 @@ const TOL_EXP_REL = 5e-7;      // relative to expf
 const TOL_ERF = 5e-7;          // absolute vs erff
 const TOL_GELU = 1e-5;         // absolute, x in [-12, 12] (erf: brief's bar is 1e-4)
 const TOL_GELU_TANH = 1e-5;
-const BL_F32 = 0, BL_F16 = 1, BL_Q8 = 2, BL_Q4 = 3;
+const BL_F32 = 0, BL_F16 = 1, BL_Q8 = 2, BL_Q4 = 3, BL_Q8H = 4, BL_Q12 = 8;
+const QN = [4, 5, 6, 7, 8]; // q8h, q9, q10, q11, q12: dtype - 4 + 8 bits (src/bundle.h)
 
 const ROOT = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..');
 const WASM_JS = process.env.BERTLENS_WASM || path.join(ROOT, 'build/wasm/bertlens.js');
@@ -72,8 +74,34 @@ const getF = (p, n) => Float32Array.from(new Float32Array(M.HEAPF32.buffer, p, n
 const worst = {};
 function note(name, v) { worst[name] = Math.max(worst[name] || 0, v); }
 
+// A random float16 bit pattern with exponent in [lo, hi) and its value.
+function randomHalf(lo, hi) {
+  const sign = rand() < 0.5 ? 1 : 0, exp = lo + Math.floor(rand() * (hi - lo)), man = Math.floor(rand() * 1024);
+  return { bits: (sign << 15) | (exp << 10) | man, value: (sign ? -1 : 1) * 2 ** (exp - 15) * (1 + man / 1024) };
+}
+
+// QN layout (src/bundle.h), written from the spec: int8 high plane q >> E,
+// the E low bits as a little-endian bit stream, then the low and the high
+// bytes of the float16 block scales. Integers cover [-qmax, qmax] with both
+// ends present in every row (q12: the int32 block sums' worst case).
+function randomQN(dtype, n, k) {
+  const B = dtype - BL_Q8H + 8, E = B - 8, qmax = 2 ** (B - 1) - 1, N = n * k, nb = N / 32;
+  const bytes = new Uint8Array(N + N * E / 8 + 2 * nb), deq = new Float32Array(N);
+  const scales = Array.from({ length: nb }, () => randomHalf(3, 9)); // negative scales are valid too
+  for (let i = 0; i < nb; i++) { bytes[N + N * E / 8 + i] = scales[i].bits & 255; bytes[N + N * E / 8 + nb + i] = scales[i].bits >> 8; }
+  for (let i = 0; i < N; i++) {
+    const q = i % k === 0 ? qmax : i % k === 1 ? -qmax : Math.floor(rand() * (2 * qmax + 1)) - qmax;
+    bytes[i] = (q >> E) & 255;
+    const low = q & ((1 << E) - 1);
+    for (let j = 0; j < E; j++) if (low >> j & 1) bytes[N + ((i * E + j) >> 3)] |= 1 << ((i * E + j) & 7);
+    deq[i] = Math.fround(scales[Math.floor(i / 32)].value) * q;
+  }
+  return { bytes, deq };
+}
+
 // Random weights in bundle layout for dtype: returns {bytes, deq: Float32Array(n*k)}
 function randomWeight(dtype, n, k) {
+  if (QN.includes(dtype)) return randomQN(dtype, n, k);
   if (dtype === BL_F32) { const w = uniform(n * k, -1, 1); return { bytes: new Uint8Array(w.buffer), deq: w }; }
   if (dtype === BL_F16) {
     const h = new Uint16Array(n * k), deq = new Float32Array(n * k);
@@ -105,9 +133,10 @@ function randomWeight(dtype, n, k) {
 }
 
 // ---------------------------------------------------------------- matmul
-const names = { [BL_F32]: 'f32', [BL_F16]: 'f16', [BL_Q8]: 'q8', [BL_Q4]: 'q4' };
+const names = { [BL_F32]: 'f32', [BL_F16]: 'f16', [BL_Q8]: 'q8', [BL_Q4]: 'q4', 4: 'q8h', 5: 'q9', 6: 'q10', 7: 'q11', 8: 'q12' };
 const tols = { [BL_F32]: TOL_MATMUL_F32, [BL_F16]: TOL_MATMUL_F16, [BL_Q8]: TOL_MATMUL_Q8, [BL_Q4]: TOL_MATMUL_Q4 };
-for (const dtype of [BL_F32, BL_F16, BL_Q8, BL_Q4]) {
+for (const d of QN) tols[d] = TOL_MATMUL_QN;
+for (const dtype of [BL_F32, BL_F16, BL_Q8, BL_Q4, ...QN]) {
   const Ks = dtype >= BL_Q8 ? [32, 64, 96, 160, 544] : [1, 3, 31, 64, 100, 600]; // f32 K > 512: blocked sums
   for (const T of [1, 2, 3, 5, 17]) for (const N of [1, 7, 9, 33, 64]) for (const K of Ks) {
     const x = uniform(T * K, -3, 3);
@@ -145,6 +174,8 @@ for (const dtype of [BL_F32, BL_F16, BL_Q8, BL_Q4]) {
 }
 // a bad shape is refused, not run
 check(M._blw_k_matmul(1, 0, 0, 1, BL_Q8, 4, 33, 8, 0) === -1, 'matmul refuses q8 with k % 32 != 0');
+check(M._blw_k_matmul(1, 0, 0, 1, BL_Q12, 4, 48, 8, 0) === -1, 'matmul refuses q12 with k % 32 != 0');
+check(M._blw_k_matmul(1, 0, 0, 1, BL_Q12 + 1, 4, 32, 8, 0) === -1, 'matmul refuses an unknown dtype');
 
 // ------------------------------------ matmul + activation (fused on SIMD)
 // blk_matmul_act applies the activation to each output tile in registers; the

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """convert.py — Hugging Face BERT checkpoint -> bertlens bundle (.blb / .blb.gz).
 
-    python3 tools/convert.py CHECKPOINT_DIR OUT.blb[.gz] [--dtype f32|f16|q8|q4]
+    python3 tools/convert.py CHECKPOINT_DIR OUT.blb[.gz] [--dtype f32|f16|q8|q4|q8h|q9|q10|q11|q12]
             [--embed-dtype DTYPE] [--name NAME] [--license SPDX] [--cased]
             [--calib SET.jsonl] [--heldout SET.jsonl]
 
@@ -16,9 +16,10 @@ Stages: config -> vocab -> [calib] -> tensors -> [fidelity] -> write. One log
 line per tensor with its dtype and the quantization error (max |w - w'|,
 RMS(w - w') / RMS(w)).
 
---calib: q8 projections are rounded with GPTQ (tools/fidelity.py) from the
-inputs each projection sees on these token-id inputs (fp32 model, float64),
-instead of round-to-nearest. The file format does not change.
+--calib: q8 and QN (q8h, q9..q12) projections are rounded with GPTQ
+(tools/fidelity.py) from the inputs each projection sees on these token-id
+inputs (fp32 model, float64), instead of round-to-nearest. The file format
+does not change.
 --heldout: the bundle's dequantized weights and the source's fp32 weights run
 the same numpy forward on these inputs; the attention figures are stored in
 the bundle's metadata (fidelity.* keys, src/bundle.h).
@@ -47,7 +48,9 @@ FORMAT_VERSION = 1
 HEADER_SIZE = 96
 ALIGN = 64
 QBLOCK = 32
-DTYPES = {"f32": 0, "f16": 1, "q8": 2, "q4": 3}
+DTYPES = {"f32": 0, "f16": 1, "q8": 2, "q4": 3, "q8h": 4, "q9": 5, "q10": 6, "q11": 7, "q12": 8}
+QN_BITS = {"q8h": 8, "q9": 9, "q10": 10, "q11": 11, "q12": 12}  # src/bundle.h, QN layouts
+GPTQ_DTYPES = ("q8",) + tuple(QN_BITS)  # rounded with GPTQ when --calib is given
 META_U32, META_I32, META_F32, META_STR, META_STRARR = range(5)
 
 
@@ -271,6 +274,18 @@ def quant_q4(w):
     return packed.tobytes() + scale.astype("<f4").tobytes(), deq
 
 
+def quant_qn(w, bits, hess=None):
+    """QN (bits 8..12, float16 block scales): round to nearest
+    (fidelity.qn_rtn), or GPTQ from the layer's input Hessian (fidelity.gptq_qn)."""
+    if hess is None:
+        q, scale = fidelity.qn_rtn(w, bits, QBLOCK)
+    else:
+        q, scale = fidelity.gptq_qn(w, hess, bits, QBLOCK)
+    if not np.all(np.isfinite(scale.astype(np.float32))):
+        raise ConvertError(f"weights up to {np.abs(w).max():g} overflow a float16 block scale")
+    return fidelity.qn_pack(q, scale, bits), fidelity.qn_dequant(q, scale, QBLOCK)
+
+
 def encode(w, dtype):
     w = np.ascontiguousarray(w, dtype=np.float32)
     if dtype == "f32":
@@ -280,6 +295,8 @@ def encode(w, dtype):
         return h.tobytes(), h.astype(np.float32)
     if w.shape[-1] % QBLOCK:
         raise ConvertError(f"last dimension {w.shape[-1]} is not a multiple of {QBLOCK}: cannot use {dtype}")
+    if dtype in QN_BITS:
+        return quant_qn(w, QN_BITS[dtype])
     return quant_q8(w) if dtype == "q8" else quant_q4(w)
 
 
@@ -380,6 +397,10 @@ def stage_tensors(sd, cfg, dtype, embed_dtype, hess=None, deq_out=None):
             q, scale = fidelity.gptq_q8(w, hess[name], QBLOCK)
             data = q.tobytes() + scale.astype("<f4").tobytes()
             deq = fidelity.q8_dequant(q, scale, QBLOCK)
+        elif hess is not None and kind == "linear" and dt in QN_BITS:
+            if w.shape[-1] % QBLOCK:
+                raise ConvertError(f"last dimension {w.shape[-1]} is not a multiple of {QBLOCK}: cannot use {dt}")
+            data, deq = quant_qn(w, QN_BITS[dt], hess[name])
         else:
             data, deq = encode(w, dt)
         if deq_out is not None and dt != "f32":
@@ -496,7 +517,7 @@ def sentence_max_seq_length(d, root):
 def convert(src, out, dtype="q8", embed_dtype=None, name=None, license=None, cased=False, calib=None,
             heldout=None):
     if dtype not in DTYPES:
-        raise ConvertError(f"unknown dtype {dtype!r} (f32, f16, q8, q4)")
+        raise ConvertError(f"unknown dtype {dtype!r} ({', '.join(DTYPES)})")
     embed_dtype = embed_dtype or dtype
     if embed_dtype not in DTYPES:
         raise ConvertError(f"unknown embedding dtype {embed_dtype!r}")
@@ -504,7 +525,7 @@ def convert(src, out, dtype="q8", embed_dtype=None, name=None, license=None, cas
     cfg = stage_config(d)
     tok = stage_vocab(d, src, cfg, cased)
     sd, wpath = read_weights(d)
-    hess = stage_calib(sd, cfg, calib) if calib and dtype == "q8" else None
+    hess = stage_calib(sd, cfg, calib) if calib and dtype in GPTQ_DTYPES else None
     deq = {}
     tensors = stage_tensors(sd, cfg, dtype, embed_dtype, hess, deq)
     if license is None:
@@ -549,7 +570,8 @@ def main(argv=None):
     ap.add_argument("--name", help="source model name recorded in the bundle")
     ap.add_argument("--license", help="licence of the source weights (SPDX id)")
     ap.add_argument("--cased", action="store_true", help="force a cased tokenizer (no lower-casing or accent stripping)")
-    ap.add_argument("--calib", help="calibration set (JSON lines with ids, type_ids): GPTQ rounding for q8 projections")
+    ap.add_argument("--calib", help="calibration set (JSON lines with ids, type_ids): GPTQ rounding for q8 and "
+                    "q8h..q12 projections")
     ap.add_argument("--heldout", help="held-out set (JSON lines): measure attention fidelity, store it in the bundle")
     a = ap.parse_args(argv)
     try:

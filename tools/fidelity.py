@@ -137,12 +137,13 @@ def _gptq_inputs(w, h):
     return W, H
 
 
-def _gptq_sweep(W, Hinv, q, col_scale, out_col, lazy=128):
-    """GPTQ's column sweep, shared by both variants: quantize column i of W
+def _gptq_sweep(W, Hinv, q, col_scale, out_col, lazy=128, qmax=127):
+    """GPTQ's column sweep, shared by every variant: quantize column i of W
     (float64 [R][K], updated in place) with the scales col_scale(i, Wb, j)
     returns (float64 [R]; Wb is the current lazy block, j = i - its start),
     write it to q[:, out_col(i)], and spread its rounding error over the
-    columns still to come through the upper Cholesky factor Hinv of H^-1."""
+    columns still to come through the upper Cholesky factor Hinv of H^-1.
+    Integers are clamped to [-qmax, qmax]; np.rint rounds half to even."""
     K = W.shape[1]
     for b0 in range(0, K, lazy):
         b1 = min(b0 + lazy, K)
@@ -152,8 +153,8 @@ def _gptq_sweep(W, Hinv, q, col_scale, out_col, lazy=128):
             i = b0 + j
             s = col_scale(i, Wb, j)
             col = Wb[:, j]
-            qi = np.clip(np.rint(np.divide(col, s, out=np.zeros_like(col), where=s > 0)), -127, 127)
-            q[:, out_col(i)] = qi.astype(np.int8)
+            qi = np.clip(np.rint(np.divide(col, s, out=np.zeros_like(col), where=s > 0)), -qmax, qmax)
+            q[:, out_col(i)] = qi.astype(q.dtype)
             e = (col - qi * s) / Hinv[i, i]
             Wb[:, j:] -= np.outer(e, Hinv[i, i:b1])
             Err[:, j] = e
@@ -181,21 +182,36 @@ def gptq_q8_actorder(w, h, block=32, damp=0.01):
 
 def gptq_q8(w, h, block=32, damp=0.01, lazy=128):
     """GPTQ into the Q8 layout. w [R][K] float, h [K][K]. Returns (q int8 [R][K], scale f32 [R][K/block])."""
+    return _gptq_blocks(w, h, 127, np.float32, np.int8, block, damp, lazy)
+
+
+def gptq_qn(w, h, bits, block=32, damp=0.01, lazy=128):
+    """GPTQ into the QN layout (bits 9..12): integers in [-(2^(bits-1)-1),
+    2^(bits-1)-1], one float16 scale per block. Returns (q int16 [R][K],
+    scale f16 [R][K/block])."""
+    return _gptq_blocks(w, h, 2 ** (bits - 1) - 1, np.float16, np.int16, block, damp, lazy)
+
+
+def _gptq_blocks(w, h, qmax, scale_dtype, q_dtype, block, damp, lazy):
+    """GPTQ with per-block scales: each block's scale is max|w| / qmax of the
+    block's weights as already updated by the sweep, in float64, rounded to
+    scale_dtype (float32 or float16, round to nearest even); the integers are
+    chosen with that rounded scale."""
     W, H = _gptq_inputs(w, h)
     R, K = W.shape
     H += np.eye(K) * (damp * np.mean(np.diag(H)))
     # Upper Cholesky factor of H^-1: row i holds how column i's error spreads onward.
     Hinv = np.linalg.cholesky(np.linalg.inv(H)).T
     assert K % block == 0 and lazy % block == 0
-    q = np.zeros((R, K), dtype=np.int8)
-    scale = np.zeros((R, K // block), dtype=np.float32)
+    q = np.zeros((R, K), dtype=q_dtype)
+    scale = np.zeros((R, K // block), dtype=scale_dtype)
 
     def block_scale(i, Wb, j):
         if i % block == 0:  # this block's scale from the already-updated weights
-            scale[:, i // block] = (np.abs(Wb[:, j:j + block]).max(axis=1) / 127.0).astype(np.float32)
+            scale[:, i // block] = (np.abs(Wb[:, j:j + block]).max(axis=1) / float(qmax)).astype(scale_dtype)
         return scale[:, i // block].astype(np.float64)
 
-    _gptq_sweep(W, Hinv, q, block_scale, lambda i: i, lazy)
+    _gptq_sweep(W, Hinv, q, block_scale, lambda i: i, lazy, qmax)
     return q, scale
 
 
@@ -234,3 +250,60 @@ def qk_embed_dequant(q, scale, bits, block):
 def qk_embed_nbytes(shape, bits, block):
     n = int(np.prod(shape))
     return n * bits // 8 + n // block * 2
+
+
+def qn_scale(amax, qmax):
+    """A QN block scale: max|w| / qmax (float64), rounded to float16 (round to nearest even)."""
+    return (np.asarray(amax, np.float64) / float(qmax)).astype(np.float16)
+
+
+def qn_rtn(w, bits, block=32):
+    """Round to nearest into the QN layout (bits 8..12): per block of `block`
+    along the row, scale = qn_scale(max|w|, qmax), qmax = 2^(bits-1) - 1;
+    q = rint(w / scale) in float64 (np.rint: half to even), clamped to
+    [-qmax, qmax] (the float16 scale may round below max|w| / qmax); a zero
+    scale gives q = 0. Returns (q int16 [R][K], scale f16 [R][K/block])."""
+    qmax = 2 ** (bits - 1) - 1
+    r = np.asarray(w, np.float32).reshape(-1, block).astype(np.float64)
+    scale = qn_scale(np.abs(r).max(axis=1), qmax)
+    s = scale.astype(np.float64)[:, None]
+    q = np.clip(np.rint(np.divide(r, s, out=np.zeros_like(r), where=s > 0)), -qmax, qmax).astype(np.int16)
+    return q.reshape(w.shape), scale.reshape(w.shape[0], -1)
+
+
+def qn_dequant(q, scale, block=32):
+    R, K = q.shape
+    return (q.reshape(R, K // block, block).astype(np.float32)
+            * scale.astype(np.float32)[:, :, None]).reshape(R, K)
+
+
+def qn_pack(q, scale, bits):
+    """QN bytes (src/bundle.h): the high plane int8 q >> (bits-8) (arithmetic
+    shift: floor), then the low plane of the bits-8 low bits of every element
+    as one little-endian bit stream (element n at bits n*(bits-8) ...), then
+    the low bytes and then the high bytes of the float16 scales."""
+    e = bits - 8
+    q = np.asarray(q, np.int16).reshape(-1)
+    out = (q >> e).astype(np.int8).tobytes()
+    if e:
+        low = (q & ((1 << e) - 1)).astype(np.uint8)
+        bitsarr = ((low[:, None] >> np.arange(e, dtype=np.uint8)) & 1).astype(np.uint8)
+        out += np.packbits(bitsarr.reshape(-1), bitorder="little").tobytes()
+    s = np.frombuffer(np.asarray(scale, "<f2").tobytes(), np.uint8)
+    return out + s[0::2].tobytes() + s[1::2].tobytes()
+
+
+def qn_unpack(data, shape, bits, block=32):
+    """Inverse of qn_pack: (q int16 shape, scale f16 [R][K/block])."""
+    n = int(np.prod(shape))
+    e = bits - 8
+    q = np.frombuffer(data, np.int8, n).astype(np.int16) * (1 << e)
+    nlow = n * e // 8
+    if e:
+        b = np.unpackbits(np.frombuffer(data, np.uint8, nlow, n), bitorder="little").reshape(n, e)
+        q = q + (b.astype(np.int16) << np.arange(e, dtype=np.int16)).sum(axis=1).astype(np.int16)
+    ns = n // block
+    planes = np.frombuffer(data, np.uint8, 2 * ns, n + nlow)
+    s = np.empty(2 * ns, np.uint8)
+    s[0::2], s[1::2] = planes[:ns], planes[ns:]
+    return q.reshape(shape), s.view("<f2").reshape(shape[0], -1)

@@ -17,6 +17,7 @@ agreement (worst input), and the stored bytes of the weights.
 import os
 import sys
 import time
+import zlib
 
 import numpy as np
 
@@ -45,9 +46,34 @@ def calib_hessians(W, cfg):
     return {k: fidelity.hessian(v) for k, v in caps.items()}
 
 
+_memo = {}
+
+
+def gz(data):
+    """Bytes of data after zlib level 9 (what gzip -9 of the bundle pays for it, give or take the framing)."""
+    return len(zlib.compress(data, 9))
+
+
+def qn_tensor(n, w, bits, block=32, hess=None):
+    """(dequantized weights, gzip bytes) of one tensor in the QN layout (GPTQ when hess is given)."""
+    key = (n, bits, block, hess is not None)
+    if key not in _memo:
+        if hess is not None:
+            q, s = fidelity.gptq_qn(w, hess, bits, block)
+        else:
+            q, s = fidelity.qn_rtn(w, bits, block)
+        packed = fidelity.qn_pack(q, s, bits) if block == 32 or bits == 8 else None
+        if packed is None:  # other block sizes: same planes, scales per `block`
+            packed = fidelity.qn_pack(q, np.zeros((1, 0), np.float16), bits) + s.astype("<f2").tobytes()
+        _memo[key] = (fidelity.qn_dequant(q, s, block), gz(packed))
+    return _memo[key]
+
+
 def make_variant(name, W, cfg, hess):
+    """(weights, raw bytes, gzip bytes) of a variant; gzip bytes only for the QN modes (else 0)."""
     out = dict(W)
     nbytes = 0
+    gzbytes = 0
     proj = projections(cfg)
     parts = name.split("+")
     proj_mode, emb_mode = parts[0], parts[1] if len(parts) > 1 else "q8"
@@ -66,6 +92,13 @@ def make_variant(name, W, cfg, hess):
         if layer in f16_layers:
             out[n] = w.astype(np.float16).astype(np.float32)
             nbytes += w.size * 2
+            continue
+        if proj_mode[:2] in ("gq", "rq"):  # gq10 = GPTQ 10-bit QN; gq10.10.9.9.9.9 = per layer
+            per = [int(b) for b in proj_mode[2:].split(".")]
+            bits = per[layer] if len(per) > 1 else per[0]
+            out[n], g = qn_tensor(n, w, bits, 32, hess[n] if proj_mode[0] == "g" else None)
+            gzbytes += g
+            nbytes += w.size * bits // 8 + w.size // 32 * 2
             continue
         if proj_mode.startswith("int"):  # int10 = all layers 10-bit; int10.10.8.8.8.8 = per layer
             per = [int(b) for b in proj_mode[3:].split(".")]
@@ -103,6 +136,11 @@ def make_variant(name, W, cfg, hess):
     elif emb_mode == "f16":
         out[e] = w.astype(np.float16).astype(np.float32)
         nbytes += w.size * 2
+    elif emb_mode.startswith("e"):  # e8 = 8-bit QN, blocks of 32; e8b384 = blocks of 384 (one per row)
+        bits, blk = (emb_mode[1:].split("b") + ["32"])[:2]
+        out[e], g = qn_tensor(e, w, int(bits), int(blk))
+        gzbytes += g
+        nbytes += w.size * int(bits) // 8 + w.size // int(blk) * 2
     elif emb_mode.startswith("int"):
         bits = int(emb_mode[3:])
         out[e] = fidelity.qn_rtn_dequant(w, bits)
@@ -113,7 +151,7 @@ def make_variant(name, W, cfg, hess):
         nbytes += fidelity.qk_embed_nbytes(w.shape, int(bits), int(blk))
     else:
         raise SystemExit(f"unknown embedding mode {emb_mode}")
-    return out, nbytes
+    return out, nbytes, gzbytes
 
 
 def hf_model(W, cfg_dir):
@@ -150,19 +188,18 @@ def main():
     hess = None
     variants = sys.argv[1:] or ["rtn+q8", "gptq+q8", "gptq+f32"]
     print(f"| variant | max \\|Δ\\| (worst input) | inputs > 0.02 | inputs > 0.01 | mean \\|Δ\\| (worst) "
-          f"| argmax (worst) | argmax (all rows) | weight bytes |", flush=True)
+          f"| argmax (worst) | argmax (all rows) | weight bytes | weight bytes, zlib -9 |", flush=True)
     for v in variants:
-        if "gptq" in v and hess is None:
-            if os.path.exists("/tmp/hess.npz"):
-                hess = dict(np.load("/tmp/hess.npz"))
-                continue_ok = True
+        if ("gptq" in v or v.startswith("gq")) and hess is None:
+            if os.path.exists("/tmp/fid_hess.npz"):
+                hess = dict(np.load("/tmp/fid_hess.npz"))
             else:
                 t = time.time()
                 hess = calib_hessians(W, cfg)
-                np.savez("/tmp/hess.npz", **hess)
+                np.savez("/tmp/fid_hess.npz", **hess)
                 print(f"(calibration: {time.time() - t:.1f} s)", file=sys.stderr)
         t = time.time()
-        Wv, nbytes = make_variant(v, W, cfg, hess)
+        Wv, nbytes, gzbytes = make_variant(v, W, cfg, hess)
         tq = time.time() - t
         got = attentions(hf_model(Wv, d), items)
         figs = [fidelity.attention_figures(r, g) for r, g in zip(ref, got)]
@@ -173,7 +210,7 @@ def main():
         worst = int(mx.argmax())
         print(f"| {v} | {mx.max():.4f} ({items[worst]['id']}) | {(mx > 0.02).sum()} | {(mx > 0.01).sum()} "
               f"| {mn.max():.2e} | {ag.min() * 100:.2f} % | {(ag * rows).sum() / rows.sum() * 100:.3f} % "
-              f"| {nbytes} |  (quantize {tq:.1f} s)", flush=True)
+              f"| {nbytes} | {gzbytes} |  (quantize {tq:.1f} s)", flush=True)
 
 
 if __name__ == "__main__":
