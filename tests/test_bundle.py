@@ -185,6 +185,25 @@ class Rejects(unittest.TestCase):
         t[1] = (name, dt, (shape[0] // 2, shape[1]), data[: len(data) // 2])
         self.assertRejected(convert.build_bundle(cfg, tok, t, PROV), r"wrong shape")
 
+    def test_qn_dtypes(self):
+        # Every QN dtype loads (bertlens info names it) and runs; a QN tensor
+        # whose byte count misses the layout, or an unknown dtype, is refused.
+        for dt in convert.QN_BITS:
+            p = write(f"tiny-{dt}.blb", tiny_bundle(dtype=dt))
+            r = run("info", p)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            self.assertRegex(r.stdout.decode(), rf"\n  {dt} +\d+ tensors")
+            r = run("attend", p, "the cat")
+            self.assertEqual(r.returncode, 0, r.stderr)
+        cfg, tok, tensors = tiny_parts(dtype="q10")
+        t = list(tensors)
+        i = next(j for j, e in enumerate(t) if e[1] == convert.DTYPES["q10"])
+        name, dt, shape, data = t[i]
+        t[i] = (name, dt, shape, data[:-2])  # one float16 scale short
+        self.assertRejected(convert.build_bundle(cfg, tok, t, PROV), rf"tensor '{name}': \d+ bytes recorded, \d+ expected")
+        t[i] = (name, 9, shape, data)
+        self.assertRejected(convert.build_bundle(cfg, tok, t, PROV), rf"tensor '{name}': unknown dtype 9")
+
     def test_metadata_problems(self):
         cfg, tok, tensors = tiny_parts()
         t = dict(tok)
@@ -304,6 +323,37 @@ class Converter(unittest.TestCase):
         scale = np.frombuffer(data[R * K // 2 :], "<f4")[:, None]
         nib = np.concatenate([packed & 15, packed >> 4], axis=1).astype(np.float32) - 8
         self.assertLessEqual((np.abs(nib * scale - w.reshape(-1, 32)) / blocks).max(), 1 / 8 * 1.01)
+
+    def test_qn_roundtrip(self):
+        # QN bytes decoded by the layout of src/bundle.h, written here apart
+        # from fidelity.qn_unpack: the high plane times 2^E plus E low bits
+        # read one at a time from the bit stream, scales from their two byte
+        # planes. Error within half a step of each block's float16 scale.
+        rng = np.random.default_rng(3)
+        R, K = 6, 96
+        w = (rng.standard_normal((R, K)) * rng.uniform(0.01, 3, (R, 1))).astype(np.float32)
+        n = R * K
+        for dt, bits in convert.QN_BITS.items():
+            data, deq = convert.encode(w, dt)
+            e, qmax = bits - 8, 2 ** (bits - 1) - 1
+            self.assertEqual(len(data), n + n * e // 8 + 2 * (n // 32))
+            hi = np.frombuffer(data, np.int8, n).astype(np.int64)
+            low = np.zeros(n, np.int64)
+            for i in range(n):
+                for j in range(e):
+                    bit = i * e + j
+                    low[i] |= ((data[n + bit // 8] >> (bit % 8)) & 1) << j
+            q = hi * 2**e + low
+            self.assertLessEqual(np.abs(q).max(), qmax)
+            so = n + n * e // 8
+            sb = np.array([data[so + i] | data[so + n // 32 + i] << 8 for i in range(n // 32)], np.uint16)
+            scale = sb.view(np.float16).astype(np.float64)[:, None]
+            got = (q.reshape(-1, 32) * scale).astype(np.float32)
+            self.assertTrue(np.array_equal(got.reshape(R, K), deq), dt)
+            err = np.abs(got - w.reshape(-1, 32)).max(axis=1)
+            # half a step, or at the clamped end the float16 rounding of max|w| / qmax
+            bound = scale[:, 0] * 0.5 + np.abs(w.reshape(-1, 32)).max(axis=1) * 2.0**-11
+            self.assertTrue(np.all(err <= bound * 1.0001), dt)
 
     def test_gptq_beats_nearest_on_its_inputs(self):
         # GPTQ minimises the error of the layer's outputs on the calibration

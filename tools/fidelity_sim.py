@@ -8,9 +8,14 @@ are quantized with tools/fidelity.py's numpy code exactly as the converter
 would, decoded back to float32 and loaded into Hugging Face BertModel (eager,
 fp32); the attention of every input of tests/corpus/fidelity.jsonl is
 compared with the unquantized model's. A variant is PROJ[+EMB[+f16L…]]:
-PROJ rtn, rtn16, gptq, gptqao, f16, or intB / intB0.B1.….B5 (B-bit integers
-per block of 32, one width or one per layer); EMB q8, f16, f32, qBbK (B <= 8
-bits, blocks of K) or intB. Prints per variant: worst input's
+PROJ rtn, rtn16, gptq, gptqao, f16, intB / intB0.B1.….B5 (B-bit integers
+per block of 32, one width or one per layer, f32 scales) or gqB / rqB (the
+QN dtypes, GPTQ or round to nearest, one width or one per layer as intB);
+EMB q8, f16, f32, qBbK (B <= 8 bits, blocks of K), intB, or eB / eBbK (QN,
+B bits, blocks of 32 or K). Further parts: f16L01 / f32L01 (layers 0 and 1
+unquantized), and for the QN modes KINDS=B (e.g. qk=11: query and key
+projections at 11 bits; kinds q k v o i d = query, key, value, attention
+output, intermediate, output). Prints per variant: worst input's
 max |Δ|, inputs over 0.02 and 0.01, mean |Δ| (worst input), row-argmax
 agreement (worst input), and the stored bytes of the weights.
 """
@@ -78,7 +83,13 @@ def make_variant(name, W, cfg, hess):
     parts = name.split("+")
     proj_mode, emb_mode = parts[0], parts[1] if len(parts) > 1 else "q8"
     f16_layers, f32_layers = set(), set()
+    kind_bits = {}  # qk=11: query and key projections at 11 bits (QN modes)
+    kinds = {"q": "attention.self.query", "k": "attention.self.key", "v": "attention.self.value",
+             "o": "attention.output.dense", "i": "intermediate.dense", "d": "output.dense"}
     for p in parts[2:]:
+        if "=" in p:
+            ks, b = p.split("=")
+            kind_bits.update({kinds[c]: int(b) for c in ks})
         if p.startswith("f16L"):
             f16_layers |= {int(c) for c in p[4:]}
         if p.startswith("f32L"):
@@ -96,6 +107,7 @@ def make_variant(name, W, cfg, hess):
         if proj_mode[:2] in ("gq", "rq"):  # gq10 = GPTQ 10-bit QN; gq10.10.9.9.9.9 = per layer
             per = [int(b) for b in proj_mode[2:].split(".")]
             bits = per[layer] if len(per) > 1 else per[0]
+            bits = next((b for kn, b in kind_bits.items() if kn + ".weight" in n), bits)
             out[n], g = qn_tensor(n, w, bits, 32, hess[n] if proj_mode[0] == "g" else None)
             gzbytes += g
             nbytes += w.size * bits // 8 + w.size // 32 * 2
@@ -208,6 +220,10 @@ def main():
         ag = np.array([f[2] for f in figs])
         rows = np.array([r.shape[0] * r.shape[1] * r.shape[2] for r in ref])
         worst = int(mx.argmax())
+        if os.environ.get("SIM_WORST"):  # write the ids of this variant's inputs, worst first, with their max
+            with open(os.environ["SIM_WORST"] + "." + v, "w") as f:
+                for i in np.argsort(-mx, kind="stable"):
+                    f.write(f"{items[i]['id']} {mx[i]:.5f} {len(items[i]['ids'])}\n")
         print(f"| {v} | {mx.max():.4f} ({items[worst]['id']}) | {(mx > 0.02).sum()} | {(mx > 0.01).sum()} "
               f"| {mn.max():.2e} | {ag.min() * 100:.2f} % | {(ag * rows).sum() / rows.sum() * 100:.3f} % "
               f"| {nbytes} | {gzbytes} |  (quantize {tq:.1f} s)", flush=True)
