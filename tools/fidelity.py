@@ -307,3 +307,95 @@ def qn_unpack(data, shape, bits, block=32):
     s = np.empty(2 * ns, np.uint8)
     s[0::2], s[1::2] = planes[:ns], planes[ns:]
     return q.reshape(shape), s.view("<f2").reshape(shape[0], -1)
+
+
+def qn_step_scales(w, bits, step, block=32):
+    """QN block scales for a fixed quantization step: each block's scale is
+    step[row] (float64 [R]) unless max|w| of the block needs a larger one to
+    fit [-qmax, qmax] (then max|w| / qmax), rounded to float16. With one step
+    for a whole tensor the rounding error is the same everywhere (no block
+    pays for its largest element) and the scale planes repeat, so gzip
+    stores them almost for free; the integers then take as many bits as
+    their spread needs, which gzip's Huffman codes of the high plane follow."""
+    qmax = 2 ** (bits - 1) - 1
+    R, K = w.shape
+    bmax = np.abs(np.asarray(w, np.float32)).reshape(R, K // block, block).max(axis=2).astype(np.float64)
+    s = np.maximum(np.asarray(step, np.float64)[:, None], bmax / float(qmax))
+    s16 = s.astype(np.float16)
+    # float16 rounding may land below max|w| / qmax: step up one ulp there (never overflow: clamped anyway)
+    low = s16.astype(np.float64) * qmax < bmax
+    s16[low] = np.nextafter(s16[low], np.float16(np.inf))
+    return s16
+
+
+def qn_fixed(w, bits, step, block=32):
+    """Round to nearest with the scales of qn_step_scales. Returns (q int16, scale f16)."""
+    qmax = 2 ** (bits - 1) - 1
+    scale = qn_step_scales(w, bits, step, block)
+    r = np.asarray(w, np.float32).reshape(-1, block).astype(np.float64)
+    sc = scale.reshape(-1).astype(np.float64)[:, None]
+    q = np.clip(np.rint(np.divide(r, sc, out=np.zeros_like(r), where=sc > 0)), -qmax, qmax).astype(np.int16)
+    return q.reshape(w.shape), scale
+
+
+def gptq_qn_fixed(w, h, bits, step, block=32, damp=0.01, lazy=128):
+    """GPTQ into QN with the static scales of qn_step_scales (fixed before
+    the sweep from the original weights; GPTQ's updates are clamped)."""
+    W, H = _gptq_inputs(w, h)
+    R, K = W.shape
+    scale = qn_step_scales(w, bits, step, block)
+    H += np.eye(K) * (damp * np.mean(np.diag(H)))
+    Hinv = np.linalg.cholesky(np.linalg.inv(H)).T
+    s_cols = scale.astype(np.float64)[:, np.arange(K) // block]
+    q = np.zeros((R, K), dtype=np.int16)
+    _gptq_sweep(W, Hinv, q, lambda i, Wb, j: s_cols[:, i], lambda i: i, lazy, 2 ** (bits - 1) - 1)
+    return q, scale
+
+
+def tensor_step(w, ratio):
+    """One quantization step for every row of w: RMS(w) / ratio (float64 [R])."""
+    w64 = np.asarray(w, np.float64)
+    return np.full(w64.shape[0], np.sqrt(np.mean(w64 * w64)) / float(ratio))
+
+
+def embed_step(w, ratio, hot):
+    """Steps for a lookup table: the median row RMS / ratio for every row,
+    except the `hot` rows of largest L2 norm (ties: lower row first), which
+    get step 0, i.e. the finest scale their blocks fit (max|w| / qmax). Rows
+    of large norm are the frequent and special tokens ([CLS], [SEP],
+    punctuation) that attention heads gather on, where an error moves the
+    most attention."""
+    w64 = np.asarray(w, np.float64)
+    step = np.full(w64.shape[0], np.median(np.sqrt(np.mean(w64 * w64, axis=1))) / float(ratio))
+    if hot:
+        step[np.argsort(-np.sqrt(np.sum(w64 * w64, axis=1)), kind="stable")[:hot]] = 0.0
+    return step
+
+
+def qn_level_scales(w, bits, levels, block=32):
+    """QN block scales max|w| / levels[row] (levels <= qmax: a row with fewer
+    levels is stored coarser), rounded to float16 and stepped up one ulp where
+    the rounding fell below max|w| / qmax."""
+    qmax = 2 ** (bits - 1) - 1
+    R, K = w.shape
+    bmax = np.abs(np.asarray(w, np.float32)).reshape(R, K // block, block).max(axis=2).astype(np.float64)
+    s16 = (bmax / np.asarray(levels, np.float64)[:, None]).astype(np.float16)
+    low = s16.astype(np.float64) * qmax < bmax
+    s16[low] = np.nextafter(s16[low], np.float16(np.inf))
+    return s16
+
+
+def qn_with_scales(w, bits, scale, block=32):
+    """Round to nearest with given float16 block scales: q = rint(w / scale)
+    in float64 (half to even), clamped to [-qmax, qmax]; zero scale: q = 0."""
+    qmax = 2 ** (bits - 1) - 1
+    r = np.asarray(w, np.float32).reshape(-1, block).astype(np.float64)
+    sc = np.asarray(scale).reshape(-1).astype(np.float64)[:, None]
+    q = np.clip(np.rint(np.divide(r, sc, out=np.zeros_like(r), where=sc > 0)), -qmax, qmax).astype(np.int16)
+    return q.reshape(w.shape)
+
+
+def hot_rows(w, hot):
+    """The `hot` rows of largest L2 norm (float64; ties: lower row first)."""
+    w64 = np.asarray(w, np.float64)
+    return np.argsort(-np.sqrt(np.sum(w64 * w64, axis=1)), kind="stable")[:hot]

@@ -62,9 +62,17 @@ def gz(data):
 def qn_tensor(n, w, bits, block=32, hess=None):
     """(dequantized weights, gzip bytes) of one tensor in the QN layout (GPTQ when hess is given)."""
     key = (n, bits, block, hess is not None)
+    cache = os.environ.get("SIM_CACHE")  # a folder: GPTQ results kept between runs
+    path = cache and os.path.join(cache, f"{n}.{bits}.{block}.npz")
     if key not in _memo:
-        if hess is not None:
+        if hess is not None and path and os.path.exists(path):
+            z = np.load(path)
+            q, s = z["q"], z["s"]
+        elif hess is not None:
             q, s = fidelity.gptq_qn(w, hess, bits, block)
+            if path:
+                os.makedirs(cache, exist_ok=True)
+                np.savez(path, q=q, s=s)
         else:
             q, s = fidelity.qn_rtn(w, bits, block)
         packed = fidelity.qn_pack(q, s, bits) if block == 32 or bits == 8 else None
@@ -103,6 +111,17 @@ def make_variant(name, W, cfg, hess):
         if layer in f16_layers:
             out[n] = w.astype(np.float16).astype(np.float32)
             nbytes += w.size * 2
+            continue
+        if proj_mode[:2] == "gs":  # gs128 = GPTQ, fixed step RMS(W) / 128, 12-bit
+            m = float(proj_mode[2:])
+            m = next((b for kn, b in kind_bits.items() if kn + ".weight" in n), m)
+            key = (n, "gs", m)
+            if key not in _memo:
+                q, sc = fidelity.gptq_qn_fixed(w, hess[n], 12, fidelity.tensor_step(w, m))
+                _memo[key] = (fidelity.qn_dequant(q, sc), gz(fidelity.qn_pack(q, sc, 12)))
+            out[n], g = _memo[key]
+            gzbytes += g
+            nbytes += w.size * 12 // 8 + w.size // 32 * 2
             continue
         if proj_mode[:2] in ("gq", "rq"):  # gq10 = GPTQ 10-bit QN; gq10.10.9.9.9.9 = per layer
             per = [int(b) for b in proj_mode[2:].split(".")]
@@ -148,6 +167,22 @@ def make_variant(name, W, cfg, hess):
     elif emb_mode == "f16":
         out[e] = w.astype(np.float16).astype(np.float32)
         nbytes += w.size * 2
+    elif emb_mode.startswith("l"):  # l127.h256 = block max / 127 (12-bit container), 256 largest rows max / 2047
+        lv, _, hot = emb_mode[1:].partition(".h")
+        levels = np.full(w.shape[0], float(lv))
+        if hot:
+            levels[fidelity.hot_rows(w, int(hot))] = 2047.0
+        sc = fidelity.qn_level_scales(w, 12, levels)
+        q = fidelity.qn_with_scales(w, 12, sc)
+        out[e] = fidelity.qn_dequant(q, sc)
+        gzbytes += gz(fidelity.qn_pack(q, sc, 12))
+        nbytes += w.size * 12 // 8 + w.size // 32 * 2
+    elif emb_mode.startswith("s"):  # s66 = fixed step median-row-RMS / 66, 12-bit; s66.h1024: 1024 largest rows finest
+        m, _, hot = emb_mode[1:].partition(".h")
+        q, sc = fidelity.qn_fixed(w, 12, fidelity.embed_step(w, float(m), int(hot or 0)))
+        out[e] = fidelity.qn_dequant(q, sc)
+        gzbytes += gz(fidelity.qn_pack(q, sc, 12))
+        nbytes += w.size * 12 // 8 + w.size // 32 * 2
     elif emb_mode.startswith("e"):  # e8 = 8-bit QN, blocks of 32; e8b384 = blocks of 384 (one per row)
         bits, blk = (emb_mode[1:].split("b") + ["32"])[:2]
         out[e], g = qn_tensor(e, w, int(bits), int(blk))
@@ -202,7 +237,7 @@ def main():
     print(f"| variant | max \\|Δ\\| (worst input) | inputs > 0.02 | inputs > 0.01 | mean \\|Δ\\| (worst) "
           f"| argmax (worst) | argmax (all rows) | weight bytes | weight bytes, zlib -9 |", flush=True)
     for v in variants:
-        if ("gptq" in v or v.startswith("gq")) and hess is None:
+        if ("gptq" in v or v.startswith("gq") or v.startswith("gs")) and hess is None:
             if os.path.exists("/tmp/fid_hess.npz"):
                 hess = dict(np.load("/tmp/fid_hess.npz"))
             else:
