@@ -31,17 +31,19 @@ typedef struct blk_weight {
     int32_t dtype;        /* bl_dtype of data                                   */
     int32_t n, k;         /* rows (outputs) x columns (inputs)                  */
     const uint8_t *data;  /* bundle bytes: f32/f16 [n][k]; q8 int8 [n][k] then
-                             f32 scale [n][k/32]; q4 packed [n][k/2] then scale  */
+                             f32 scale [n][k/32]; q4 packed [n][k/2] then scale;
+                             q8h..q12: the QN planes of src/bundle.h          */
     /* SIMD layout (NULL in scalar builds), owned, built by blk_weight_pack:
      *   f32/f16 -> pf[n_panels][k][8]          floats, zero-padded columns
-     *   q8/q4   -> pq[n_panels][k/2][8][2]     int16 pairs (k even, k odd)
+     *   q8/q4/QN -> pq[n_panels][k/2][8][2]    int16 pairs (k even, k odd)
      *              ps[n_panels][k/32][8]       f32 block scales              */
     float *pf;
     int16_t *pq;
     float *ps;
 } blk_weight;
 
-/* Wrap bundle bytes; checks n, k > 0 and k % 32 == 0 for q8/q4. 0 ok / -1. */
+/* Wrap bundle bytes; checks n, k > 0, a known dtype and k % 32 == 0 for the
+ * integer dtypes. 0 ok / -1. */
 int blk_weight_init(blk_weight *w, int32_t dtype, int32_t n, int32_t k, const uint8_t *data);
 /* Build the SIMD layout (no-op in scalar builds). 0 ok / -1 out of memory. */
 int blk_weight_pack(blk_weight *w);

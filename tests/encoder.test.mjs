@@ -4,8 +4,8 @@
 //   node tests/encoder.test.mjs --wasm [--quick]     runs build/wasm/bertlens.js ($BERTLENS_WASM)
 //
 // References: tests/fixtures/encoder/ (tools/make_encoder_fixtures.py, BertModel
-// eager fp32). Bundles: build/models/{all-minilm-l6-v2,tiny-bert}.{f32,q8,q4}.blb
-// (make test-models). For every bundle the same figures are printed; f32 and q8
+// eager fp32). Bundles: build/models/{all-minilm-l6-v2,tiny-bert}.{f32,q8,q4,q10}.blb
+// (make test-models). For every bundle the same figures are printed; f32, q8 and q10
 // are held to the bars below, q4 to the bars it is known to meet (Q4_* below).
 // --quick: the short inputs of both models only (for the sanitizer build).
 import { spawnSync } from 'node:child_process';
@@ -20,7 +20,7 @@ const TOL_F32_ATTN_MAX = 1e-5;   // attention probabilities, max |d|
 const TOL_F32_HIDDEN_MAX = 1e-4; // hidden states, max |d|
 const TOL_F32_QK_REL = 1e-5;     // queries/keys, max |d| / max |ref|
 const TOL_F32_NORMS_REL = 1e-5;  // value-weighted norms, max |d| / max |ref|
-// q8 bundle
+// q8 bundle, and the q10 bundle (QN dtype, 10-bit, every matrix) held to the same bars
 const TOL_Q8_ATTN_MAX = 0.02;
 const TOL_Q8_ATTN_MEAN = 1e-3;
 const MIN_Q8_ARGMAX = 0.99;      // share of attention rows with the same argmax key
@@ -48,7 +48,7 @@ if (!MODE) {
 const BIN = process.env.BERTLENS_BIN || path.join(ROOT, 'build/bertlens');
 const WASM_JS = process.env.BERTLENS_WASM || path.join(ROOT, 'build/wasm/bertlens.js');
 const BUNDLES = { minilm: 'all-minilm-l6-v2', tiny: 'tiny-bert' };
-const DTYPES = ['f32', 'q8', 'q4'];
+const DTYPES = ['f32', 'q8', 'q4', 'q10'];
 
 let failures = 0;
 function check(ok, what) {
@@ -249,7 +249,7 @@ async function main() {
           if (c.kind === 'rows') check(s.colmean.max <= TOL_F32_ATTN_MAX, `${what}: attention column means max|d| ${s.colmean.max}`);
         }
       }
-      const bars = dt === 'q8' ? [TOL_Q8_ATTN_MAX, TOL_Q8_ATTN_MEAN, key === 'tiny' ? MIN_Q8_ARGMAX_TINY : MIN_Q8_ARGMAX, MIN_Q8_COSINE]
+      const bars = dt === 'q8' || dt === 'q10' ? [TOL_Q8_ATTN_MAX, TOL_Q8_ATTN_MEAN, key === 'tiny' ? MIN_Q8_ARGMAX_TINY : MIN_Q8_ARGMAX, MIN_Q8_COSINE]
         : dt === 'q4' ? [TOL_Q4_ATTN_MAX, TOL_Q4_ATTN_MEAN, MIN_Q4_ARGMAX, MIN_Q4_COSINE] : null;
       const agree = tot.agree / tot.rows;
       console.log(`${key.padEnd(7)} ${dt.padEnd(5)} ALL               ${fmt(tot.attn.max).padEnd(9)} ${fmt(tot.attn.mean).padEnd(9)} ${fmt(tot.hidden.max).padEnd(9)}  ${fmt(tot.qk.rel).padEnd(9)} ${fmt(tot.norms.rel).padEnd(9)} ${(100 * agree).toFixed(2).padStart(6)}%  min ${tot.cosMin.toFixed(6)}`);

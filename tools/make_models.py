@@ -87,11 +87,11 @@ def test_bundles():
     conv_mtime = os.path.getmtime(os.path.join(HERE, "convert.py"))
     jobs = []
     src = need_minilm()
-    for dt in ("f32", "q8", "q4"):
+    for dt in ("f32", "q8", "q4", "q10"):
         jobs.append((src, f"all-minilm-l6-v2.{dt}.blb", dt, MINILM["source"], MINILM["license"]))
     tiny = os.path.join(ROOT, "tests", "fixtures", "tiny-bert")
     if os.path.isfile(os.path.join(tiny, "config.json")):
-        for dt in ("f32", "q8", "q4"):
+        for dt in ("f32", "q8", "q4", "q10"):
             jobs.append((tiny, f"tiny-bert.{dt}.blb", dt, "bertlens/tiny-random-bert", "MIT"))
     else:
         print("make_models: tests/fixtures/tiny-bert is missing; tiny bundles skipped")
