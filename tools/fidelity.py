@@ -19,6 +19,13 @@ gptq_q8(w, hessian, block)
     yet rounded through the inverse Hessian of the layer's inputs (Frantar et
     al. 2022, "GPTQ"), in float64. Deterministic: no random numbers, fixed
     column order, Hessians rounded to float32 before use.
+gptq_qn(w, hessian, bits, block), qn_rtn(w, bits, block)
+    The same into the QN layouts (q8h, q9..q12: 8..12-bit integers, float16
+    block scales); qn_pack / qn_unpack write and read their bytes (src/bundle.h).
+qn_fixed, gptq_qn_fixed, qn_level_scales, qn_with_scales, tensor_step,
+embed_step, hot_rows
+    Other choices of QN block scales (one step per tensor, finer rows), used
+    only by tools/fidelity_sim.py's experiments (README, Fidelity).
 """
 import json
 import math
