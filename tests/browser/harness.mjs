@@ -54,10 +54,11 @@ export function scenario(name, fn, opts = {}) {
 
 // ------------------------------------------------------------------ helpers
 
-/** Wait until the page is no longer 'loading'; returns the state. */
+/** Wait until the page is no longer 'loading' (and its URL follows the
+ *  redraw: app.js updates it once the frame is painted); returns the state. */
 export async function settled(page, timeout = 90000) {
-  await page.waitForFunction(() => document.body && document.body.dataset.state && document.body.dataset.state !== 'loading',
-    null, { timeout });
+  await page.waitForFunction(() => document.body && document.body.dataset.state && document.body.dataset.state !== 'loading'
+    && !document.body.dataset.urlPending, null, { timeout });
   return page.evaluate(() => document.body.dataset.state);
 }
 

@@ -667,6 +667,26 @@ function update(patch) {
   else scheduleRun(0);
 }
 
+/** The URL follows a redraw once its frame is painted: history.replaceState
+ *  can block the page for tens of ms (4–48 ms a call measured in headless
+ *  Chromium during an ablation click), more than the model view takes to
+ *  draw. One update per frame however many redraws; body[data-url-pending]
+ *  is set until it is done (the browser tests wait for it). */
+let urlDue = false;
+function syncUrlAfterPaint() {
+  if (urlDue) return;
+  urlDue = true;
+  document.body.dataset.urlPending = '1';
+  const run = () => {
+    if (!urlDue) return;
+    urlDue = false;
+    delete document.body.dataset.urlPending;
+    syncUrl();
+  };
+  requestAnimationFrame(() => setTimeout(run, 0));
+  setTimeout(run, 200); // no frames in a hidden tab
+}
+
 let syncSeq = 0;
 function syncUrl() {
   if (app.state.embed && window.self !== window.top) return; // keep an embed's URL as given
@@ -735,7 +755,7 @@ function draw({ keepState = false } = {}) {
   // Blank (or whitespace-only) input still runs: say why only [CLS]/[SEP] show.
   const blank = run.wordIds && !run.wordIds.some((w) => w >= 0) ? ' · no words in the text: only [CLS] and [SEP] are shown; type a sentence' : '';
   $('token-info').textContent = `${run.T} tokens${s.text_b ? ` (A: ${nA}, B: ${run.T - nA})` : ''} · ${run.snapshot ? 'drawn from the snapshot\'s 8-bit numbers, without the model' : `model ran in ${run.ms.toFixed(0)} ms`}${blank}`;
-  syncUrl();
+  syncUrlAfterPaint();
   if (s.embed) notifyHeight();
   const ms = performance.now() - t0;
   document.body.dataset.renderMs = ms.toFixed(1);

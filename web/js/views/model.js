@@ -18,7 +18,7 @@
 import { THEMES, sizeCanvas, tooltip, drawLegendBar, exportable, fmt, infoLine, linksTable, exportContext, chromeHeight, preferredSize
 } from './common.js';
 import { modelLayout } from './layout.js';
-import { poolMatrix, maxOf, strongestLinks, headMatrix } from '../data.js';
+import { poolMatrix, maxOf, strongestLinks } from '../data.js';
 import { maskSet } from '../compare.js';
 
 const d3 = globalThis.d3;
@@ -82,7 +82,9 @@ export function modelView() {
       height: frame.height ? frame.height - chromeHeight(root.node(), root.select('.mv-scroll').node()) : null,
     });
     const stage = root.select('.mv-stage').style('width', `${g.W}px`).style('height', `${g.H}px`);
-    const peaks = paintThumbs(stage, data, g);
+    const px = thumbnails(data, Math.min(g.S, Math.max(data.K, 1)));
+    paintGrid(stage.select('canvas.mv-thumbs'), px, g);
+    const { peaks } = px;
     const svg = stage.select('svg.mv-svg').attr('width', g.W).attr('height', g.H)
       .attr('font-family', 'system-ui, sans-serif');
     axisLabels(svg, data, g);
@@ -91,47 +93,87 @@ export function modelView() {
     wirePointer(sc);
     wireKeyboard(sc);
     legend(svg, data, g);
-    textAlternative(root, data, peaks);
+    const alt = root.node();
+    if (alt.blAltOf !== px) { textAlternative(root, data, peaks); alt.blAltOf = px; }
     exportContext(root, { notes: data.notes || [] });
   }
 
-  /** Every thumbnail into one canvas: each matrix max-pooled to the
-   *  thumbnail size and scaled to its own maximum (weak heads still show
-   *  their pattern; the tooltip gives the numbers). Returns each head's peak. */
-  function paintThumbs(stage, data, g) {
+  // Thumbnail pixels, kept per run: every head's matrix max-pooled to P x P
+  // and scaled to its own maximum (weak heads still show their pattern; the
+  // tooltip gives the numbers), in one atlas canvas of L rows x H columns of
+  // P x P pixels. A redraw that changes only the open head, the switched-off
+  // marks, the "Switch heads off" mode or the size paints from the atlas; new
+  // numbers (another run, mode, axis or theme: data.pixelKey) rebuild it with
+  // one putImageData. Max-pooling keeps the largest value, so a thumbnail's
+  // maximum is its head's peak.
+  let px = null; // {key, source, P, atlas, peaks}
+  const luts = new Map(); // theme name -> Uint32Array(256) of packed RGBA
+
+  function lutFor(t) {
+    if (!luts.has(t.name)) {
+      const lut = new Uint32Array(256);
+      const bytes = new Uint8Array(lut.buffer);
+      for (let i = 0; i < 256; i++) {
+        const c = d3.rgb(t.seq(i / 255));
+        bytes.set([c.r, c.g, c.b, 255], 4 * i); // RGBA in memory order, whatever the endianness
+      }
+      luts.set(t.name, lut);
+    }
+    return luts.get(t.name);
+  }
+
+  function thumbnails(data, P) {
+    const key = `${data.pixelKey}|${theme.name}|${P}`;
+    if (px && px.key === key && px.source === data.source) return px;
     const { L, H, K } = data;
-    const { S, gap, gridW, gridH } = g;
-    const canvas = stage.select('canvas.mv-thumbs').style('left', `${g.left}px`).style('top', `${g.top}px`).node();
-    const ctx = sizeCanvas(canvas, gridW, gridH);
-    ctx.clearRect(0, 0, gridW, gridH);
-    const P = Math.min(S, Math.max(K, 1)); // pooled resolution
-    const lut = d3.range(256).map((i) => d3.rgb(theme.seq(i / 255)));
-    const tmp = document.createElement('canvas');
-    tmp.width = P; tmp.height = P;
-    const tctx = tmp.getContext('2d');
-    const img = tctx.createImageData(P, P);
+    const lut = lutFor(theme);
+    const atlas = (px && px.atlas) || document.createElement('canvas');
+    if (atlas.width !== H * P) atlas.width = H * P;
+    if (atlas.height !== L * P) atlas.height = L * P;
+    const actx = atlas.getContext('2d');
+    const img = actx.createImageData(H * P, L * P);
+    const out = new Uint32Array(img.data.buffer);
+    const rowLen = H * P;
     const peaks = [];
-    ctx.imageSmoothingEnabled = false;
     for (let l = 0; l < L; l++) {
       peaks.push([]);
       for (let h = 0; h < H; h++) {
         const mat = data.mat(l, h);
-        const pooled = poolMatrix(mat, K, P);
-        const vmax = maxOf(pooled) || 1;
-        peaks[l].push(maxOf(mat));
-        for (let p = 0; p < P * P; p++) {
-          const c = lut[Math.min(255, Math.round((255 * pooled[p]) / vmax))];
-          img.data[4 * p] = c.r; img.data[4 * p + 1] = c.g; img.data[4 * p + 2] = c.b; img.data[4 * p + 3] = 255;
+        const pooled = P === K ? mat : poolMatrix(mat, K, P);
+        const peak = maxOf(pooled);
+        peaks[l].push(peak);
+        const scale = 255 / (peak || 1);
+        let o = l * P * rowLen + h * P;
+        for (let y = 0, p = 0; y < P; y++, o += rowLen) {
+          for (let x = 0; x < P; x++, p++) out[o + x] = lut[Math.min(255, Math.round(pooled[p] * scale))];
         }
-        tctx.putImageData(img, 0, 0);
-        ctx.drawImage(tmp, h * (S + gap), l * (S + gap), S, S);
       }
     }
+    actx.putImageData(img, 0, 0);
+    px = { key, source: data.source, P, atlas, peaks };
+    return px;
+  }
+
+  /** The atlas onto the page's canvas, one head per thumbnail; nothing to do
+   *  when the canvas already shows this atlas at this geometry. */
+  function paintGrid(sel, pix, g) {
+    const canvas = sel.style('left', `${g.left}px`).style('top', `${g.top}px`).node();
+    const dpr = Math.min(2, globalThis.devicePixelRatio || 1);
+    const painted = `${g.S}|${g.gap}|${g.gridW}|${g.gridH}|${dpr}`;
+    if (canvas.blPainted && canvas.blPainted.px === pix && canvas.blPainted.geometry === painted) return;
+    const { S, gap, gridW, gridH } = g;
+    const ctx = sizeCanvas(canvas, gridW, gridH);
+    ctx.clearRect(0, 0, gridW, gridH);
+    ctx.imageSmoothingEnabled = false;
+    const { P, atlas, peaks } = pix;
+    for (let l = 0; l < peaks.length; l++) {
+      for (let h = 0; h < peaks[l].length; h++) ctx.drawImage(atlas, h * P, l * P, P, P, h * (S + gap), l * (S + gap), S, S);
+    }
+    canvas.blPainted = { px: pix, geometry: painted };
     exportable(canvas, () => ({
       node: null,
-      note: `Model-view thumbnails (${L} layers × ${H} heads) are one embedded PNG image; open a thumbnail as a heatmap for a vector export of its cells.`,
+      note: `Model-view thumbnails (${peaks.length} layers × ${peaks[0].length} heads) are one embedded PNG image; open a thumbnail as a heatmap for a vector export of its cells.`,
     }));
-    return peaks;
   }
 
   function axisLabels(svg, data, g) {
@@ -248,6 +290,9 @@ export function modelView() {
 
   function legend(svg, data, g) {
     const lg = svg.select('g.legend').attr('transform', `translate(${Math.min(g.left, 8)},${g.top + g.gridH + 30})`);
+    const key = `${data.valueName}|${theme.name}|${Math.min(180, g.W - 20)}`;
+    if (lg.node().blKey === key) return; // its axis is the slowest part of a redraw
+    lg.node().blKey = key;
     drawLegendBar(lg, { interp: theme.seq, domain: [0, 1], title: `${data.valueName} ÷ each thumbnail’s own maximum`, id: 'mv', width: Math.min(180, g.W - 20) });
     lg.selectAll('g.legend-axis text, text.legend-title').attr('fill', theme.fg);
     lg.selectAll('text.legend-title').attr('font-size', 11);
@@ -276,12 +321,18 @@ export const descriptor = {
     const { axis, src, lines, valueName, modeWord } = env;
     const { L, H, T } = run;
     const cache = new Map();
+    const n = T * T;
     return {
       L, H, K: axis.K, labels: axis.labels, layer: s.layer, head: s.head, valueName,
       off: maskSet(s.ablate, L, H), ablating: !!(env.ablating && env.ablating()),
+      // What the thumbnails' pixels are made of: the run's per-layer arrays
+      // (the same object until the next run) and how the axis shapes them.
+      source: src,
+      pixelKey: [s.mode, s.words, s.hide, s.renorm].join('|'),
+      // Read-only views into the run (no copy of the 512 x 512 matrices).
       mat: (l, h) => {
         const k = `${l}/${h}`;
-        if (!cache.has(k)) cache.set(k, axis.transform(headMatrix(src[l], H, T, h)));
+        if (!cache.has(k)) cache.set(k, axis.transform(src[l].subarray(h * n, h * n + n)));
         return cache.get(k);
       },
       title: `Model view — ${L} layers × ${H} heads (${modeWord}); click a thumbnail to open it`,
