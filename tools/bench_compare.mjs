@@ -13,7 +13,14 @@
 //                32-token sentence and a 16 + 16-token pair (a pair also
 //                re-embeds its two sentences alone: three forwards)
 //
-// Usage: node tools/bench_compare.mjs [--runs N] [--wasm build/wasm/bertlens.js]
+//   model view   the same page at 512 tokens (the model's limit): what the
+//   at 512       model view's redraw costs (body data-render-ms) after an
+//                ablation click (new run: every thumbnail pooled again),
+//                after "hide [CLS]/[SEP]" (same run, another axis: pooled
+//                again), and after a window resize (same thumbnails, new
+//                size: painted from the view's cache)
+//
+// Usage: node tools/bench_compare.mjs [--runs N] [--wasm build/wasm/bertlens.js] [--only page|model512]
 // Called by tools/bench.mjs (make bench) as a child script.
 
 import fs from 'node:fs';
@@ -118,5 +125,70 @@ async function pageBench() {
   }
 }
 
-await wasmBench();
-await pageBench();
+// ------------------------------------------------ the model view at 512
+async function modelView512() {
+  const DIST = path.join(ROOT, 'dist');
+  if (!fs.existsSync(path.join(DIST, 'index.html'))) { console.log('model view at 512: skipped (dist/ is missing: make site)'); return; }
+  const srv = await serve(DIST, { csp: cspFromNetlify(ROOT) });
+  const { context, profile } = await launchChromium({ viewport: { width: 1280, height: 900 } });
+  await context.route('**/*', (r) => (new URL(r.request().url()).hostname === '127.0.0.1' ? r.continue() : r.abort()));
+  const page = await context.newPage();
+  const ready = () => page.waitForFunction(() => document.body.dataset.state === 'ready' && !document.body.dataset.urlPending, null, { timeout: 120000 });
+  const n = Math.max(3, Math.min(RUNS, 7));
+  const rows = [];
+  let T = 0;
+  try {
+    const long = Array.from({ length: 20 }, () => TEXT32).join(' '); // 600 words: truncated to 512 tokens
+    await page.goto(`${srv.url}?${new URLSearchParams({ text: long, view: 'model', ablate: '0:0' })}`);
+    await ready();
+    T = await page.evaluate(() => Number(/(\d+) tokens/.exec(document.getElementById('token-info').textContent)[1]));
+    const drawMs = () => page.evaluate(() => Number(document.body.dataset.renderMs));
+    // Ablation click: a new run, then the redraw.
+    await page.click('#ablation .abl-toggle');
+    const click = { total: [], run: [], draw: [] };
+    for (let i = 0; i < n + 1; i++) {
+      await page.$eval('rect.mv-hit', (r) => r.scrollIntoView({ block: 'center' }));
+      const box = await (await page.$('rect.mv-hit')).boundingBox();
+      const l = 1 + (i % 5); const h = i % 12;
+      const t0 = Date.now();
+      await page.evaluate(() => { document.body.dataset.state = 'loading'; });
+      await page.mouse.click(box.x + (h + 0.5) * (box.width / 12), box.y + (l + 0.5) * (box.height / 6));
+      await ready();
+      if (i === 0) continue;
+      click.total.push(Date.now() - t0);
+      click.run.push(await page.evaluate(() => Number(document.body.dataset.runMs)));
+      click.draw.push(await drawMs());
+    }
+    await page.click('#ablation .abl-toggle');
+    // Hide [CLS]/[SEP] on and off: the same run on another axis.
+    const hide = [];
+    for (let i = 0; i < n + 1; i++) {
+      await page.evaluate(() => { document.body.dataset.state = 'loading'; });
+      await page.click('#hide');
+      await ready();
+      if (i) hide.push(await drawMs());
+    }
+    // Resize: the same thumbnails at another size (the page redraws 150 ms after the last resize event).
+    const resize = [];
+    for (let i = 0; i < n + 1; i++) {
+      await page.evaluate(() => { window.blDrawn = 0; new MutationObserver((m, o) => { window.blDrawn = 1; o.disconnect(); }).observe(document.body, { attributes: true, attributeFilter: ['data-render-ms'] }); });
+      await page.setViewportSize({ width: i % 2 ? 1280 : 1180, height: 900 });
+      await page.waitForFunction(() => window.blDrawn === 1, null, { timeout: 30000 });
+      if (i) resize.push(await drawMs());
+    }
+    rows.push([`ablation click (new run)`, click.draw, `click -> redrawn ${f1(median(click.total))} ms, worker run ${f1(median(click.run))} ms`]);
+    rows.push(['hide [CLS]/[SEP] (same run, new axis)', hide, '']);
+    rows.push(['window resize (same thumbnails)', resize, '']);
+  } finally {
+    await context.close();
+    fs.rmSync(profile, { recursive: true, force: true });
+    await srv.close();
+  }
+  console.log(`model view at ${T} tokens (headless Chromium, 6 x 12 thumbnails at 1280 px), its redraw (data-render-ms), median of ${n} (min–max):`);
+  for (const [name, ms, tail] of rows) console.log(`  ${name.padEnd(40)} ${f1(median(ms))} ms  (${f1(Math.min(...ms))}–${f1(Math.max(...ms))})${tail ? `; ${tail}` : ''}`);
+}
+
+const only = opt('--only', '');
+if (!only) await wasmBench();
+if (!only || only === 'page') await pageBench();
+if (!only || only === 'model512') await modelView512();

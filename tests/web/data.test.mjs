@@ -168,6 +168,18 @@ test('thumbnail pooling keeps peaks and sizes', () => {
   const p = poolMatrix(m, T, 8);
   assert.equal(p.length, 64);
   close(maxOf(p), maxOf(m), 0, 'max survives max-pooling');
+  // Every pooled cell is the largest of the cells mapped onto it (row i to
+  // floor(i S / T), column j likewise), sizes that do and do not divide T.
+  for (const S of [1, 3, 7, 8, T - 1]) {
+    const q = poolMatrix(m, T, S);
+    for (let y = 0; y < S; y++) {
+      for (let x = 0; x < S; x++) {
+        let want = 0;
+        for (let i = 0; i < T; i++) for (let j = 0; j < T; j++) if (Math.floor((i * S) / T) === y && Math.floor((j * S) / T) === x) want = Math.max(want, m[i * T + j]);
+        assert.equal(q[y * S + x], want, `S ${S} cell ${y},${x}`);
+      }
+    }
+  }
   const up = poolMatrix(m, T, 44);
   close(up[0], m[0], 0, 'upsampled corner');
   close(up[44 * 44 - 1], m[T * T - 1], 0, 'upsampled far corner');

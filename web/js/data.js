@@ -350,12 +350,19 @@ export function poolMatrix(mat, K, S) {
     }
     return out;
   }
+  // Key j falls in pooled column floor(j S / K): columns are runs of keys,
+  // from[x] .. from[x + 1] - 1 (one pass over the 512 x 512 matrices of a
+  // long input, no division per cell).
+  const from = new Int32Array(S + 1);
+  for (let j = K - 1; j >= 0; j--) from[Math.floor((j * S) / K)] = j;
+  from[S] = K;
   for (let i = 0; i < K; i++) {
-    const y = Math.floor((i * S) / K);
-    for (let j = 0; j < K; j++) {
-      const x = Math.floor((j * S) / K);
-      const v = mat[i * K + j];
-      if (v > out[y * S + x]) out[y * S + x] = v;
+    const o = Math.floor((i * S) / K) * S;
+    const row = i * K;
+    for (let x = 0; x < S; x++) {
+      let m = out[o + x];
+      for (let j = row + from[x], end = row + from[x + 1]; j < end; j++) if (mat[j] > m) m = mat[j];
+      out[o + x] = m;
     }
   }
   return out;
@@ -375,13 +382,15 @@ export function pairBoundary(segs) {
 export function strongestLinks(mat, K, n = 10) {
   // One pass keeping the n best in order (n is small; K*K may be 262,144).
   const best = [];
+  let floor = -Infinity; // the n-th best so far, once there are n
   for (let p = 0; p < K * K; p++) {
     const w = mat[p];
-    if (best.length === n && !(w > best[n - 1].weight)) continue;
+    if (!(w > floor) && best.length === n) continue;
     let at = best.length;
     while (at > 0 && best[at - 1].weight < w) at--;
     best.splice(at, 0, { query: Math.floor(p / K), key: p % K, weight: w });
     if (best.length > n) best.pop();
+    if (best.length === n) floor = best[n - 1].weight;
   }
   return best;
 }

@@ -96,6 +96,9 @@ export function swatchLayout({ H, width }) {
 
 // ------------------------------------------------------------ model view
 
+/** Largest thumbnail side of the model view (CSS px). */
+export const MODEL_MAX_THUMB = 96;
+
 /** Model-view geometry: L x H thumbnails; all heads always in one row. */
 export function modelLayout({ L, H, width, height = null }) {
   const narrow = width < 520;
@@ -105,7 +108,7 @@ export function modelLayout({ L, H, width, height = null }) {
   const legend = 64;
   let S = Math.floor((width - left - 10) / H) - gap;
   if (height) S = Math.min(S, Math.floor((height - top - legend) / L) - gap);
-  S = clampTo(S, 6, 96);
+  S = clampTo(S, 6, MODEL_MAX_THUMB);
   const gridW = H * (S + gap);
   const gridH = L * (S + gap);
   return { S, gap, left, top, gridW, gridH, narrow, W: Math.max(left + gridW + 10, Math.min(width, 240)), H: top + gridH + legend };

@@ -17,7 +17,7 @@
 
 import { THEMES, sizeCanvas, tooltip, drawLegendBar, exportable, fmt, infoLine, linksTable, exportContext, chromeHeight, preferredSize
 } from './common.js';
-import { modelLayout } from './layout.js';
+import { modelLayout, MODEL_MAX_THUMB } from './layout.js';
 import { poolMatrix, maxOf, strongestLinks } from '../data.js';
 import { maskSet } from '../compare.js';
 
@@ -82,7 +82,7 @@ export function modelView() {
       height: frame.height ? frame.height - chromeHeight(root.node(), root.select('.mv-scroll').node()) : null,
     });
     const stage = root.select('.mv-stage').style('width', `${g.W}px`).style('height', `${g.H}px`);
-    const px = thumbnails(data, Math.min(g.S, Math.max(data.K, 1)));
+    const px = thumbnails(data, g.S);
     paintGrid(stage.select('canvas.mv-thumbs'), px, g);
     const { peaks } = px;
     const svg = stage.select('svg.mv-svg').attr('width', g.W).attr('height', g.H)
@@ -93,20 +93,27 @@ export function modelView() {
     wirePointer(sc);
     wireKeyboard(sc);
     legend(svg, data, g);
-    const alt = root.node();
-    if (alt.blAltOf !== px) { textAlternative(root, data, peaks); alt.blAltOf = px; }
+    const was = root.node().blAltOf; // the table changes with the numbers only
+    if (!was || was.source !== data.source || was.key !== data.pixelKey) {
+      textAlternative(root, data, peaks);
+      root.node().blAltOf = { source: data.source, key: data.pixelKey };
+    }
     exportContext(root, { notes: data.notes || [] });
   }
 
-  // Thumbnail pixels, kept per run: every head's matrix max-pooled to P x P
-  // and scaled to its own maximum (weak heads still show their pattern; the
-  // tooltip gives the numbers), in one atlas canvas of L rows x H columns of
-  // P x P pixels. A redraw that changes only the open head, the switched-off
-  // marks, the "Switch heads off" mode or the size paints from the atlas; new
-  // numbers (another run, mode, axis or theme: data.pixelKey) rebuild it with
-  // one putImageData. Max-pooling keeps the largest value, so a thumbnail's
+  // Thumbnail pixels, kept per run. Each head's matrix is max-pooled once to
+  // at most MODEL_MAX_THUMB cells a side (base: kept while the run, mode and
+  // axis stay the same, data.source and data.pixelKey), then to the
+  // thumbnail's P = min(S, K) from there, scaled to its own maximum (weak
+  // heads still show their pattern; the tooltip gives the numbers), and
+  // written into one atlas canvas (L rows x H columns of P x P pixels, one
+  // putImageData). A redraw that changes only the open head, the
+  // switched-off marks or the "Switch heads off" mode paints nothing; a new
+  // size pools the base again (72 x 96 x 96 cells, not 72 x 512 x 512).
+  // Every pixel is the largest of the cells it covers, so a thumbnail's
   // maximum is its head's peak.
-  let px = null; // {key, source, P, atlas, peaks}
+  let base = null; // {source, key, P0, mats[L][H], peaks[L][H]}
+  let px = null; // {base, key, P, atlas}
   const luts = new Map(); // theme name -> Uint32Array(256) of packed RGBA
 
   function lutFor(t) {
@@ -122,10 +129,32 @@ export function modelView() {
     return luts.get(t.name);
   }
 
-  function thumbnails(data, P) {
-    const key = `${data.pixelKey}|${theme.name}|${P}`;
-    if (px && px.key === key && px.source === data.source) return px;
+  function pooledBase(data) {
+    if (base && base.source === data.source && base.key === data.pixelKey) return base;
     const { L, H, K } = data;
+    const P0 = Math.min(Math.max(K, 1), MODEL_MAX_THUMB);
+    const mats = [];
+    const peaks = [];
+    for (let l = 0; l < L; l++) {
+      mats.push([]);
+      peaks.push([]);
+      for (let h = 0; h < H; h++) {
+        const mat = data.mat(l, h);
+        const pooled = P0 === K ? mat : poolMatrix(mat, K, P0);
+        mats[l].push(pooled);
+        peaks[l].push(maxOf(pooled));
+      }
+    }
+    base = { source: data.source, key: data.pixelKey, P0, mats, peaks };
+    return base;
+  }
+
+  function thumbnails(data, S) {
+    const b = pooledBase(data);
+    const P = Math.min(S, b.P0);
+    const key = `${theme.name}|${P}`;
+    if (px && px.base === b && px.key === key) return px;
+    const { L, H } = data;
     const lut = lutFor(theme);
     const atlas = (px && px.atlas) || document.createElement('canvas');
     if (atlas.width !== H * P) atlas.width = H * P;
@@ -134,15 +163,10 @@ export function modelView() {
     const img = actx.createImageData(H * P, L * P);
     const out = new Uint32Array(img.data.buffer);
     const rowLen = H * P;
-    const peaks = [];
     for (let l = 0; l < L; l++) {
-      peaks.push([]);
       for (let h = 0; h < H; h++) {
-        const mat = data.mat(l, h);
-        const pooled = P === K ? mat : poolMatrix(mat, K, P);
-        const peak = maxOf(pooled);
-        peaks[l].push(peak);
-        const scale = 255 / (peak || 1);
+        const pooled = P === b.P0 ? b.mats[l][h] : poolMatrix(b.mats[l][h], b.P0, P);
+        const scale = 255 / (b.peaks[l][h] || 1);
         let o = l * P * rowLen + h * P;
         for (let y = 0, p = 0; y < P; y++, o += rowLen) {
           for (let x = 0; x < P; x++, p++) out[o + x] = lut[Math.min(255, Math.round(pooled[p] * scale))];
@@ -150,7 +174,7 @@ export function modelView() {
       }
     }
     actx.putImageData(img, 0, 0);
-    px = { key, source: data.source, P, atlas, peaks };
+    px = { base: b, key, P, atlas, peaks: b.peaks };
     return px;
   }
 
