@@ -10,6 +10,7 @@ import { makeRunRequest, makeLikeRequest, resultCovers, mergeNeeds } from './pro
 import { comparing, fitAblate, toggleHead, maskSet } from './compare.js';
 import { Comparer, compareKey, LOCAL_MODEL } from './compare_runs.js';
 import { ablationBar } from './ablation_bar.js';
+import { spanBar } from './span_bar.js';
 import { fetchIndex, loadListedBundle, loadFileBundle, formatBytes, base64ToBytes } from './bundles.js';
 import { THEMES, viewBox } from './views/common.js';
 import { VIEW_LIST, viewById, HEAD_VIEW_ID } from './views/index.js';
@@ -68,6 +69,7 @@ const viewCtx = {
 };
 const views = Object.fromEntries(VIEW_LIST.map((v) => [v.id, v.create(viewCtx)]));
 const abl = ablationBar($('ablation'), { update: (patch) => update(patch) });
+const spans = spanBar($('span-ctl'), $('view'), { update: (patch) => update(patch) });
 
 // Comparisons (compare.js): the partner run, on this engine or on a second
 // model's own worker, and the per-head distances computed in C.
@@ -784,7 +786,7 @@ function drawView(run, s) {
   const lines = legendLines(s);
   if (v.controls.span && s.span) {
     axis = spanAxis(axis, s.span.filter((t) => t < run.T));
-    if (axis.spanLabel) lines.push(`Span ${axis.spanLabel} (shift-click tokens to add or remove them): its row is the attention from the span and its column the attention to the span, each summed over its tokens.`);
+    if (axis.spanLabel) lines.push(`Span ${axis.spanLabel} (shift-click tokens, or tap them after “Select span”, to add or remove them): its row is the attention from the span and its column the attention to the span, each summed over its tokens.`);
   }
   app.axis = axis;
   const env = {
@@ -799,6 +801,7 @@ function drawView(run, s) {
   };
   views[s.view].theme(theme).size(box)(root, v.prepare(run, s, env));
   abl.render({ state: s, L: run.L, H: run.H, run });
+  spans.render({ state: s, canSpan: !!v.controls.span });
 }
 
 // ------------------------------------------------------------ export/share

@@ -212,28 +212,43 @@ export function overviewView() {
     g.attr('tabindex', (d) => (d === (cur || all[0]) ? 0 : -1));
     info.set(cur ? describe(cur, data) : `Layer ${data.layer}, head ${data.head} is open in the other views${data.rank === 'layer' ? '' : ' (not among the heads shown)'}.`);
     // "Open in" buttons for the open head: every view that shows one head.
-    const btns = root.select('div.view-info').style('flex-wrap', 'wrap').selectAll('button.ov-open').data(openIn).join('button')
-      .attr('class', 'ov-open').attr('type', 'button').style('margin-left', '6px')
+    const btns = root.select('div.view-info').selectAll('button.ov-open').data(openIn).join('button')
+      .attr('class', 'ov-open').attr('type', 'button')
       .text((v) => v.label).on('click', (ev, v) => onOpen(v.id, data.layer, data.head));
     btns.attr('aria-label', (v) => `Open layer ${data.layer}, head ${data.head} in the ${v.label}`);
 
-    // Legend: class colours and the size key.
+    // Legend: the class colours, then the size key, flowed left to right in
+    // rows as wide as the grid (each key as wide as its own label).
     const lg = svg.selectAll('g.legend').data([null]).join('g').attr('class', 'legend')
       .attr('transform', `translate(${bar}, ${top + rows * cellY + 10})`);
-    const items = CLASSES.map((k, i) => ({ k, c: CLASS_COLOURS[i] }));
-    const keyW = 9 + d3.max(CLASSES, (k) => textWidth(k, 11)) + 14;
-    const perRow = Math.max(1, Math.floor((W - bar) / keyW));
-    lg.selectAll('g.key').data(items).join((enter) => {
+    const sizes = [0.25, 1].map((v) => ({ v, r: Math.max(1.5, Math.min(6, rMax) * Math.sqrt(v)) }));
+    const items = [...CLASSES.map((k, i) => ({ k, c: CLASS_COLOURS[i], text: k })),
+      { k: 'size', c: theme.muted, text: 'size: confidence', sizes }];
+    let x = 0;
+    let y = 0;
+    const avail = W - bar;
+    for (const it of items) {
+      // lead: from the key's left edge to its text (one swatch, or the two sizes)
+      const lead = it.sizes ? 2 * (sizes[0].r + sizes[1].r) + 7 : 14;
+      it.w = lead + textWidth(it.text, 11) + 8;
+      if (x > 0 && x + it.w > avail) { x = 0; y += 15; }
+      it.x = x; it.y = y; it.lead = lead;
+      x += it.w;
+    }
+    lg.selectAll('g.key').data(items, (d) => d.k).join((enter) => {
       const e = enter.append('g').attr('class', 'key');
-      e.append('circle').attr('r', 5);
-      e.append('text').attr('x', 9).attr('dominant-baseline', 'middle').attr('font-size', 11);
+      e.append('text').attr('dominant-baseline', 'middle').attr('font-size', 11);
       return e;
-    }).attr('transform', (d, i) => `translate(${(i % perRow) * keyW + 5}, ${Math.floor(i / perRow) * 15})`)
-      .call((k) => k.select('circle').attr('fill', (d) => d.c))
-      .call((k) => k.select('text').attr('fill', theme.fg).text((d) => d.k));
-    const lgRows = Math.ceil(items.length / perRow);
-    svg.attr('height', Hh + Math.max(0, lgRows - 2) * 15);
-    root.select('.ov-stage').style('height', `${Hh + Math.max(0, lgRows - 2) * 15}px`);
+    }).attr('transform', (d) => `translate(${d.x + 5}, ${d.y})`)
+      .call((k) => k.selectAll('circle').data((d) => (d.sizes
+        ? [{ r: d.sizes[0].r, cx: d.sizes[0].r - 5 }, { r: d.sizes[1].r, cx: 2 * d.sizes[0].r + 3 + d.sizes[1].r - 5 }] : [{ r: 5, cx: 0 }])
+        .map((z) => ({ ...z, fill: d.c })))
+        .join('circle').attr('cx', (z) => z.cx).attr('r', (z) => z.r).attr('fill', (z) => z.fill))
+      .call((k) => k.select('text').attr('x', (d) => d.lead - 5).attr('fill', theme.fg).text((d) => d.text));
+    // Two legend rows were planned for (legendH); as tall as the rows drawn.
+    const stageH = top + rows * cellY + 10 + y + 12;
+    svg.attr('height', stageH);
+    root.select('.ov-stage').style('height', `${stageH}px`);
 
     exportContext(root, { notes: data.notes || [] });
     linksTable(root, {
