@@ -92,7 +92,7 @@ for (const name of ['short', 'pair']) {
     await checkOverview(page, c, name);
     // SVG export: one circle per head, the class key and the notes.
     const svg = await exportSvg(page);
-    assert.equal((svg.match(/<circle/g) || []).length, 72 + 5, 'glyphs + class key');
+    assert.equal((svg.match(/<circle/g) || []).length, 72 + 5 + 2, 'glyphs + class key + the two circles of the size key');
     assert.match(svg, /Classes after Kovaleva/);
     if (c.pair) assert.ok(await page.$('select.ov-rank option[value="segment"]'), 'pairs rank by own segment');
     else assert.equal(await page.$('select.ov-rank option[value="segment"]'), null);

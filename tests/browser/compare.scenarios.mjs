@@ -8,7 +8,7 @@
 
 import assert from 'node:assert/strict';
 import path from 'node:path';
-import { scenario, ready, typeText, exportSvg, ROOT } from './harness.mjs';
+import { scenario, ready, typeText, exportSvg, touchTap, ROOT } from './harness.mjs';
 import { createModule, loadBundle, putString, floats, wasmError } from '../../tools/wasm_node.mjs';
 
 const Q8 = path.join(ROOT, 'models/all-minilm-l6-v2.q8.blb.gz');
@@ -296,13 +296,6 @@ scenario('compare: a bad ablate= value gives a clear notice and the page stays u
 });
 
 /** A touch tap (Chromium's touch events) at the middle of sel. */
-async function touchTap(page, cdp, sel) {
-  await page.$eval(sel, (e) => e.scrollIntoView({ block: 'center' }));
-  const b = await page.$eval(sel, (e) => { const r = e.getBoundingClientRect(); return { x: r.x + r.width / 2, y: r.y + r.height / 2 }; });
-  await cdp.send('Input.dispatchTouchEvent', { type: 'touchStart', touchPoints: [b] });
-  await cdp.send('Input.dispatchTouchEvent', { type: 'touchEnd', touchPoints: [] });
-}
-
 scenario('compare: heads overview in ablate mode switches heads off (touch tap); phone width 390', async ({ page, base, context, shot }) => {
   await open(page, base, { text: SENT, view: 'overview' });
   const cdp = await context.newCDPSession(page);

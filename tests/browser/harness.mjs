@@ -86,6 +86,15 @@ export async function clickAndRedraw(page, sel) {
   await ready(page);
 }
 
+/** A touch tap (CDP touch events; the page needs touch emulation on) in the
+ *  middle of the first element matching sel, scrolled into view first. */
+export async function touchTap(page, cdp, sel) {
+  await page.$eval(sel, (e) => e.scrollIntoView({ block: 'center' }));
+  const b = await page.$eval(sel, (e) => { const r = e.getBoundingClientRect(); return { x: r.x + r.width / 2, y: r.y + r.height / 2 }; });
+  await cdp.send('Input.dispatchTouchEvent', { type: 'touchStart', touchPoints: [b] });
+  await cdp.send('Input.dispatchTouchEvent', { type: 'touchEnd', touchPoints: [] });
+}
+
 /** Distinct colours in a canvas (0 = blank). */
 export function canvasColours(page, sel) {
   return page.evaluate((s) => {

@@ -8,7 +8,7 @@
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { scenario, ready, clickAndRedraw, inspectSvg, exportSvg, texts, fx, SHOTS } from './harness.mjs';
+import { scenario, ready, clickAndRedraw, inspectSvg, exportSvg, texts, touchTap, fx, SHOTS } from './harness.mjs';
 
 const VIEWS = ['heatmap', 'head', 'model', 'neuron', 'overview', 'rollout'];
 const PAIR = { text: fx.text, text_b: fx.text_b };
@@ -294,4 +294,120 @@ scenario('phone: a tapped cell\'s info line is shown whole (two lines, not cut) 
   const after = await page.$eval('rect.hm-hit', (r) => r.getBoundingClientRect().y);
   assert.ok(Math.abs(after - before.y) < 1, `the matrix moved ${after - before.y} px on the tap`);
   await shot(page, 'phone-heatmap-tap-info');
+}, { viewport: { width: 390, height: 844 } });
+
+/** Boxes of the elements matching sel: [{l, r, t, b, text}]. */
+const boxesOf = (page, sel) => page.$$eval(sel, (els) => els.map((e) => {
+  const r = e.getBoundingClientRect();
+  return { l: r.left, r: r.right, t: r.top, b: r.bottom, text: e.textContent };
+}));
+
+function noOverlap(boxes, what) {
+  for (let i = 0; i < boxes.length; i++) {
+    for (let j = i + 1; j < boxes.length; j++) {
+      const [a, b] = [boxes[i], boxes[j]];
+      assert.ok(!(a.l < b.r - 0.5 && b.l < a.r - 0.5 && a.t < b.b - 0.5 && b.t < a.b - 0.5), `${what}: "${a.text}" and "${b.text}" overlap`);
+    }
+  }
+}
+
+scenario('phone 390x844: heads overview info line whole, a tap keeps the grid in place; ablation line in line with the view; compare view inside the screen', async ({ page, base, context, shot }) => {
+  await open(page, base, { ...PAIR, view: 'overview', layer: '3', head: '7' });
+  const cdp = await context.newCDPSession(page);
+  await cdp.send('Emulation.setTouchEmulationEnabled', { enabled: true, maxTouchPoints: 1 });
+  const whole = () => page.$eval('.view-info .info-text', (t) => ({ text: t.textContent, sw: t.scrollWidth, cw: t.clientWidth, sh: t.scrollHeight, ch: t.clientHeight }));
+  let info = await whole();
+  assert.match(info.text, /^layer 3, head 7: .* · own segment \d\.\d{3}$/, 'every feature, the pair\'s last');
+  assert.ok(info.sw <= info.cw && info.sh <= info.ch + 1, `the info line is cut: ${JSON.stringify(info)}`);
+  const gridY = () => page.$eval('g.ov-head[data-layer="0"][data-head="0"]', (g) => g.getBoundingClientRect().top + window.scrollY);
+  const before = await gridY();
+  await page.evaluate(() => { document.body.dataset.state = 'loading'; });
+  await touchTap(page, cdp, 'g.ov-head[data-layer="5"][data-head="11"]');
+  await ready(page);
+  info = await whole();
+  assert.match(info.text, /^layer 5, head 11: /);
+  assert.ok(info.sw <= info.cw && info.sh <= info.ch + 1, `the info line is cut after a tap: ${JSON.stringify(info)}`);
+  const after = await gridY();
+  assert.ok(Math.abs(after - before) < 1, `the grid moved ${after - before} px on the tap`);
+  const buttons = await boxesOf(page, '.view-info button');
+  assert.ok(buttons.length >= 3 && buttons.every((b) => b.r <= 390 && b.l >= 0), `open-in buttons inside the screen: ${JSON.stringify(buttons)}`);
+  await shot(page, 'phone-overview-info');
+  // The ablation line starts where the view does, as the other bars.
+  const toggle = (await boxesOf(page, '#ablation .abl-toggle'))[0];
+  const title = (await boxesOf(page, '#view .view-title'))[0];
+  assert.ok(Math.abs(toggle.l - title.l) < 1, `ablation line at ${toggle.l} px, view at ${title.l} px`);
+  // Compare view with a head off: the ablation line and every drawing inside 390 px.
+  await open(page, base, { ...PAIR, view: 'compare', ablate: '2:5' });
+  assert.ok(await page.evaluate(() => document.documentElement.scrollWidth) <= 390, 'no sideways scroll');
+  for (const sel of ['#ablation', '#ablation .abl-summary', '#ablation .abl-reset', 'svg.cmp-grid', 'canvas.cmp-cells', '.cmp-bar']) {
+    for (const b of await boxesOf(page, sel)) assert.ok(b.r <= 390 + 0.5 && b.l >= -0.5, `${sel} spans ${b.l}..${b.r} px`);
+  }
+  await shot(page, 'phone-compare-ablate');
+}, { viewport: { width: 390, height: 844 } });
+
+scenario('heads overview legend: one row of keys at 1280 px, wrapped without overlap at 390 px; the open-in buttons share a line', async ({ page, base, shot }) => {
+  for (const width of [1280, 390]) {
+    await page.setViewportSize({ width, height: 800 });
+    await open(page, base, { ...PAIR, view: 'overview' });
+    const keys = await boxesOf(page, '.ov-svg g.legend g.key');
+    assert.deepEqual(keys.map((k) => k.text), ['vertical', 'diagonal', 'vertical+diagonal', 'block', 'heterogeneous', 'size: confidence']);
+    noOverlap(keys, `legend at ${width} px`);
+    const svg = (await boxesOf(page, '.ov-svg'))[0];
+    assert.ok(keys.every((k) => k.r <= Math.min(width, svg.r) + 0.5), `legend inside the grid's width at ${width} px`);
+    const rows = new Set(keys.map((k) => Math.round(k.t)));
+    if (width === 1280) assert.equal(rows.size, 1, `one legend row at 1280 px: ${[...rows]}`);
+    assert.ok(Math.max(...keys.map((k) => k.b)) <= svg.b + 0.5, 'the legend ends inside its SVG');
+    const btns = await boxesOf(page, '.view-info button.ov-open');
+    if (width === 1280) assert.equal(new Set(btns.map((b) => Math.round(b.t))).size, 1, 'open-in buttons on one line');
+    await shot(page, `overview-legend-${width}`);
+  }
+}, { viewport: { width: 1280, height: 800 } });
+
+scenario('touch spans: "Select span", then taps on two tokens, make the span a shift-click makes; "Clear span" empties it', async ({ page, base, context, shot }) => {
+  const T = fx.T;
+  const params = { ...PAIR, view: 'heatmap', layer: String(fx.layers[0]), head: '4' };
+  const rows = () => page.$$eval('details.view-alt tbody tr', (trs) => trs.map((tr) => tr.textContent));
+  // What shift-clicks on tokens 2 and 3 give (the span in the URL).
+  await open(page, base, { ...params, span: '2,3' });
+  const want = { labels: await texts(page, 'text.row-label'), rows: await rows() };
+  assert.equal(want.labels.length, T - 1);
+  await open(page, base, params);
+  assert.ok(await page.isVisible('#span-ctl .span-toggle'), 'the toggle is offered');
+  assert.equal(await page.isVisible('#span-ctl .span-clear'), false, 'nothing to clear yet');
+  const cdp = await context.newCDPSession(page);
+  await cdp.send('Emulation.setTouchEmulationEnabled', { enabled: true, maxTouchPoints: 1 });
+  await touchTap(page, cdp, '#span-ctl .span-toggle');
+  await page.waitForFunction(() => document.querySelector('#span-ctl .span-toggle').getAttribute('aria-pressed') === 'true');
+  for (const nth of [2, 3]) {
+    await page.evaluate(() => { document.body.dataset.state = 'loading'; });
+    await touchTap(page, cdp, `text.row-label >> nth=${nth}`);
+    await ready(page);
+  }
+  assert.equal(new URL(page.url()).searchParams.get('span'), '2,3');
+  assert.equal(await page.$eval('#view', (v) => v.dataset.view), 'heatmap', 'a tap in span mode does not open the neuron view');
+  assert.deepEqual(await texts(page, 'text.row-label'), want.labels);
+  assert.deepEqual(await rows(), want.rows, 'the same span-summed links as the shift-click span');
+  assert.match(await page.textContent('#view'), /or tap them after “Select span”/);
+  await shot(page, 'phone-span-tapped');
+  // The head view: a tapped token leaves the span (no freeze).
+  await clickAndRedraw(page, '#view-tabs [data-view="head"]');
+  await page.evaluate(() => { document.body.dataset.state = 'loading'; });
+  await touchTap(page, cdp, '.hv-svg g.left g.tok >> nth=2');
+  await ready(page);
+  assert.equal(new URL(page.url()).searchParams.get('span'), null);
+  assert.equal((await page.$$('.hv-svg g.left g.tok')).length, T);
+  // Clear span: back to no span from any span.
+  await page.evaluate(() => { document.body.dataset.state = 'loading'; });
+  await touchTap(page, cdp, '.hv-svg g.left g.tok >> nth=5');
+  await ready(page);
+  assert.equal(new URL(page.url()).searchParams.get('span'), '5');
+  await page.evaluate(() => { document.body.dataset.state = 'loading'; });
+  await touchTap(page, cdp, '#span-ctl .span-clear');
+  await ready(page);
+  assert.equal(new URL(page.url()).searchParams.get('span'), null);
+  // Views without spans do not offer it; leaving for one ends the mode.
+  await clickAndRedraw(page, '#view-tabs [data-view="model"]');
+  assert.equal(await page.isVisible('#span-ctl'), false);
+  await clickAndRedraw(page, '#view-tabs [data-view="heatmap"]');
+  assert.equal(await page.getAttribute('#span-ctl .span-toggle', 'aria-pressed'), 'false');
 }, { viewport: { width: 390, height: 844 } });
