@@ -18,6 +18,8 @@ SHELL := /bin/bash
 CC      ?= cc
 CFLAGS  ?= -O2 -g
 WARN    := -Wall -Wextra -Wno-unused-parameter -std=c11 -D_POSIX_C_SOURCE=200809L
+# The forward pass's thread pool (src/threads.c) uses POSIX threads.
+PTHREAD := -pthread
 EMCC    := NODE_PATH=/usr/share/nodejs emcc
 NODE    := node
 PYTHON  ?= python3
@@ -45,13 +47,13 @@ native: build/bertlens
 
 build/bertlens: $(LIB_SRC) src/cli.c $(HDRS)
 	@mkdir -p build
-	$(CC) $(CFLAGS) $(NATIVE_SIMD) $(WARN) -o $@ $(LIB_SRC) src/cli.c -lz -lm
+	$(CC) $(CFLAGS) $(NATIVE_SIMD) $(WARN) $(PTHREAD) -o $@ $(LIB_SRC) src/cli.c -lz -lm
 
 # The kernels' test entry points (src/wasm_api.c's blw_k_*) as a native
 # program, for tests/kernels.test.mjs --native.
 build/kernel_host: tests/c/kernel_host.c $(LIB_SRC) src/wasm_api.c $(HDRS)
 	@mkdir -p build
-	$(CC) $(CFLAGS) $(NATIVE_SIMD) $(WARN) -o $@ $< $(LIB_SRC) src/wasm_api.c -lm
+	$(CC) $(CFLAGS) $(NATIVE_SIMD) $(WARN) $(PTHREAD) -o $@ $< $(LIB_SRC) src/wasm_api.c -lm
 
 # The static library for embedding: every library source, the public header only.
 LIB_OBJ := $(patsubst src/%.c,build/lib/%.o,$(LIB_SRC))
@@ -59,7 +61,7 @@ lib: build/libbertlens.a build/include/bertlens.h
 
 build/lib/%.o: src/%.c $(HDRS)
 	@mkdir -p build/lib
-	$(CC) $(CFLAGS) $(NATIVE_SIMD) $(WARN) -c -o $@ $<
+	$(CC) $(CFLAGS) $(NATIVE_SIMD) $(WARN) $(PTHREAD) -c -o $@ $<
 
 build/libbertlens.a: $(LIB_OBJ)
 	rm -f $@
@@ -71,7 +73,7 @@ build/include/bertlens.h: src/bertlens.h
 
 # A third-party program: sees bertlens.h and the archive, nothing else.
 build/embed_example: tests/c/embed_example.c build/libbertlens.a build/include/bertlens.h
-	$(CC) $(CFLAGS) $(WARN) -Ibuild/include -o $@ $< build/libbertlens.a -lm
+	$(CC) $(CFLAGS) $(WARN) -Ibuild/include -o $@ $< build/libbertlens.a -lm $(PTHREAD)
 
 test-embed: build/embed_example build/bertlens
 	$(NODE) --test tests/c/embed.test.mjs
@@ -80,12 +82,12 @@ test-embed: build/embed_example build/bertlens
 build/asan/bertlens: $(LIB_SRC) src/cli.c $(HDRS)
 	@mkdir -p build/asan
 	clang -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer \
-	  $(NATIVE_SIMD) $(WARN) -o $@ $(LIB_SRC) src/cli.c -lz -lm
+	  $(NATIVE_SIMD) $(WARN) $(PTHREAD) -o $@ $(LIB_SRC) src/cli.c -lz -lm
 
 build/asan/kernel_host: tests/c/kernel_host.c $(LIB_SRC) src/wasm_api.c $(HDRS)
 	@mkdir -p build/asan
 	clang -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer \
-	  $(NATIVE_SIMD) $(WARN) -o $@ $< $(LIB_SRC) src/wasm_api.c -lm
+	  $(NATIVE_SIMD) $(WARN) $(PTHREAD) -o $@ $< $(LIB_SRC) src/wasm_api.c -lm
 
 # -------------------------------------------------------------------- wasm
 WASM_EXPORTS := $(shell tools/wasm_exports.sh)
@@ -95,7 +97,18 @@ EMFLAGS := -O3 -msimd128 -std=c11 -sMODULARIZE=1 -sEXPORT_NAME=createBertlens \
            -sEXPORTED_FUNCTIONS=$(WASM_EXPORTS) \
            -sEXPORTED_RUNTIME_METHODS=UTF8ToString,stringToUTF8,lengthBytesUTF8
 
-wasm: build/wasm/bertlens.js
+# Two builds of the same sources: bertlens.{js,wasm} (one thread, runs
+# anywhere) and bertlens-mt.{js,wasm,worker.js} (pthreads on shared memory;
+# the page uses it only when crossOriginIsolated, web/js/worker.js).
+# The mt build starts its Workers with the module: one per core but the
+# caller's, 1..7 (Module.pthreadPoolSize overrides it, e.g. in tests), and
+# a thread beyond them is an error (POOL_SIZE_STRICT=2), never a deadlock.
+# Shared memory is allocated up front to its maximum's address space, hence
+# 2 GB there (512 tokens with everything kept need ~0.3 GB).
+MT_POOL := 'Math.max(1,Module["pthreadPoolSize"]||Math.min(7,((typeof navigator=="object"&&navigator.hardwareConcurrency)||2)-1))'
+EMFLAGS_MT := $(EMFLAGS) -pthread -sPTHREAD_POOL_SIZE=$(MT_POOL) -sPTHREAD_POOL_SIZE_STRICT=2 -sMAXIMUM_MEMORY=2GB -Wno-pthreads-mem-growth
+
+wasm: build/wasm/bertlens.js build/wasm/bertlens-mt.js
 
 build/wasm/bertlens.js: $(LIB_SRC) src/wasm_api.c $(HDRS)
 	@mkdir -p build/wasm
@@ -133,6 +146,14 @@ build/wasm-relaxed/bertlens.js: $(LIB_SRC) src/wasm_api.c $(HDRS) $(RELAXED_LLVM
 test-wasm-relaxed: build/wasm-relaxed/bertlens.js
 	BERTLENS_WASM=$(CURDIR)/build/wasm-relaxed/bertlens.js $(NODE) --experimental-wasm-relaxed-simd tests/kernels.test.mjs
 	BERTLENS_WASM=$(CURDIR)/build/wasm-relaxed/bertlens.js $(NODE) --experimental-wasm-relaxed-simd tests/encoder.test.mjs --wasm
+
+# The glue's Workers load bertlens-mt.worker.js, CommonJS: in Node it must
+# not be read as an ES module (this repository's package.json says "module").
+build/wasm/bertlens-mt.js: $(LIB_SRC) src/wasm_api.c $(HDRS)
+	@mkdir -p build/wasm
+	$(EMCC) $(EMFLAGS_MT) -o $@ $(LIB_SRC) src/wasm_api.c
+	@test -s build/wasm/bertlens-mt.wasm -a -s build/wasm/bertlens-mt.worker.js || { echo "emcc wrote no build/wasm/bertlens-mt.wasm / .worker.js" >&2; rm -f $@; exit 1; }
+	echo '{"type": "commonjs"}' > build/wasm/package.json
 
 # -------------------------------------------------------------------- site
 site: dist/.stamp
@@ -209,7 +230,7 @@ bench: native wasm site
 FUZZ_SECONDS ?= 60
 build/fuzz/%: src/fuzz_%.c $(LIB_SRC) $(HDRS)
 	@mkdir -p build/fuzz
-	clang -O1 -g -fsanitize=fuzzer,address,undefined -DFUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION $(NATIVE_SIMD) $(WARN) -o $@ $< $(LIB_SRC) -lm
+	clang -O1 -g -fsanitize=fuzzer,address,undefined -DFUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION $(NATIVE_SIMD) $(WARN) $(PTHREAD) -o $@ $< $(LIB_SRC) -lm
 
 fuzz: build/fuzz/bundle build/fuzz/tokenizer
 	@mkdir -p build/fuzz/corpus-bundle build/fuzz/corpus-tokenizer

@@ -40,6 +40,9 @@
  * A bl_model and its tokenizer are read-only after loading and may be shared
  * by any number of threads. A bl_state is not: give each thread its own
  * (bl_state_new on the shared model), or serialise the calls on one state.
+ * A state can itself run its forward pass on several threads
+ * (bl_state_set_threads; the library then starts and joins those threads
+ * itself): that changes none of the rules above and none of the results.
  */
 #ifndef BERTLENS_H
 #define BERTLENS_H
@@ -183,6 +186,20 @@ void bl_state_free(bl_state *s);
  * Returns 0, or -1 with a reason (bad id, T out of range, ...). */
 int bl_forward(bl_state *s, const int32_t *ids, const int32_t *type_ids, int32_t T, int32_t qk_layer, char *err,
                size_t errlen);
+/* Threads of the forward pass of s. A state starts with 1 (no thread is
+ * started). n > 1 starts n - 1 threads now, kept (asleep between calls)
+ * until the next bl_state_set_threads or bl_state_free, which joins them;
+ * bl_forward then splits each layer over the n threads by token rows and by
+ * heads, still allocating and starting nothing, and its results are bit for
+ * bit those of 1 thread. n = 0: one per logical core. n = 1 joins them.
+ * In a build without threads (the single-threaded wasm build) every n gives
+ * 1. Call it between bl_forward calls, from the thread that owns s; it
+ * keeps the results of the last bl_forward. Returns the number of threads
+ * now used, or -1 with a reason (n > 64, a thread could not be started, out
+ * of memory); the state then runs on its previous number of threads (on 1
+ * if those could not be started again). */
+int bl_state_set_threads(bl_state *s, int32_t n, char *err, size_t errlen);
+int32_t bl_state_threads(const bl_state *s); /* threads of s (1 by default) */
 /* Head ablation, with Hugging Face's head_mask meaning: the attention
  * probabilities of a masked head are multiplied by 0, so its context vector
  * (its share of the input to the output projection) is zero; the output

@@ -13,6 +13,10 @@
  *
  * BUNDLE may be plain (.blb) or gzip-compressed (.blb.gz). Any error: a
  * message on stderr and exit status 1.
+ *
+ * --threads N, anywhere after the program name: threads of every forward
+ * pass (bl_state_set_threads; default 0, one per logical core). The
+ * results do not depend on it.
  */
 #include "bertlens.h"
 #include "analyze.h"
@@ -124,6 +128,38 @@ static void close_bundle(cli_bundle *cb) {
     bl_model_free(cb->model);
     free(cb->bytes);
     memset(cb, 0, sizeof *cb);
+}
+
+/* ------------------------------------------------------------ threads */
+
+static int32_t cli_threads = 0; /* --threads N (0: one per core) */
+
+/* bl_state_new with the --threads count. */
+static bl_state *new_state(const bl_model *m, int32_t max_tokens, unsigned flags, char *err, size_t errlen) {
+    bl_state *s = bl_state_new(m, max_tokens, flags, err, errlen);
+    if (s && bl_state_set_threads(s, cli_threads, err, errlen) < 0) {
+        bl_state_free(s);
+        return NULL;
+    }
+    return s;
+}
+
+/* Take "--threads N" out of argv (wherever it is); -1 on a bad value. */
+static int take_threads_opt(int *argc, char **argv) {
+    for (int i = 1; i < *argc; i++) {
+        if (strcmp(argv[i], "--threads")) continue;
+        char *end = NULL;
+        long n = i + 1 < *argc ? strtol(argv[i + 1], &end, 10) : -1;
+        if (!end || *end || end == argv[i + 1] || n < 0 || n > 64) {
+            fprintf(stderr, "bertlens: --threads takes a number of threads, 1..64 (0: one per core)\n");
+            return -1;
+        }
+        cli_threads = (int32_t)n;
+        memmove(argv + i, argv + i + 2, (size_t)(*argc - i - 1) * sizeof *argv); /* keeps argv[argc] = NULL */
+        *argc -= 2;
+        return 0;
+    }
+    return 0;
 }
 
 /* --------------------------------------------------------------- info */
@@ -763,7 +799,7 @@ static int run_attend(const attend_opts *o) {
         }
     unsigned flags = BL_KEEP_ATTN | (o->norms ? BL_KEEP_NORMS : 0) | (o->qk ? BL_KEEP_QK : 0) |
                      (o->hidden ? BL_KEEP_HIDDEN : 0);
-    if (!(s = bl_state_new(m, T, flags, err, sizeof err))) {
+    if (!(s = new_state(m, T, flags, err, sizeof err))) {
         fprintf(stderr, "bertlens: %s\n", err);
         goto close;
     }
@@ -900,7 +936,7 @@ static int cmd_embed(int argc, char **argv) {
         const int T = toks.n;
         int bad = 0;
         if (!s) {
-            bad = !(s = bl_state_new(m, max_len, 0, err, sizeof err)) || apply_heads(s, ablate, keep);
+            bad = !(s = new_state(m, max_len, 0, err, sizeof err)) || apply_heads(s, ablate, keep);
             if (!s) fprintf(stderr, "bertlens: %s\n", err);
         }
         if (!bad && bl_forward(s, toks.ids, toks.type_ids, T, 0, err, sizeof err)) {
@@ -982,7 +1018,7 @@ static int cmd_analyze(int argc, char **argv) {
     have_toks = 1;
     if (toks.truncated)
         fprintf(stderr, "bertlens: note: the text was truncated to %d tokens (the model's maximum)\n", toks.n);
-    if (!(s = bl_state_new(cb.model, toks.n, BL_KEEP_ATTN | BL_KEEP_NORMS, err, sizeof err)) ||
+    if (!(s = new_state(cb.model, toks.n, BL_KEEP_ATTN | BL_KEEP_NORMS, err, sizeof err)) ||
         bl_forward(s, toks.ids, toks.type_ids, toks.n, 0, err, sizeof err) ||
         bl_analyze(s, toks.ids, toks.type_ids, BL_ANALYZE_ROLLOUT, &an, err, sizeof err)) {
         fprintf(stderr, "bertlens: %s\n", err);
@@ -1052,7 +1088,7 @@ static int bench_forward(bench_ctx *b, int32_t T, double *ms) {
         }
         b->ids = ids;
         if (b->s ? bl_state_reserve(b->s, T, b->flags, err, sizeof err)
-                 : !(b->s = bl_state_new(b->model, T, b->flags, err, sizeof err))) {
+                 : !(b->s = new_state(b->model, T, b->flags, err, sizeof err))) {
             fprintf(stderr, "bertlens: %s\n", err);
             return 1;
         }
@@ -1173,11 +1209,13 @@ static void usage(FILE *f) {
             "                      keys_ likewise) and DIR/tokens.json instead of JSON on stdout\n"
             "  bertlens embed [--ablate ...|--keep ...] BUNDLE TEXT [TEXT...]   sentence embeddings, cosines\n"
             "  bertlens analyze BUNDLE TEXT [TEXT_B]   head features + classes, rollout\n"
-            "  bertlens bench [--tokens 16,128,512] [--runs N] [--flags attn|none] BUNDLE   forward-pass timings\n",
+            "  bertlens bench [--tokens 16,128,512] [--runs N] [--flags attn|none] BUNDLE   forward-pass timings\n"
+            "  --threads N (any command): threads of the forward pass, default one per core\n",
             BL_VERSION);
 }
 
 int main(int argc, char **argv) {
+    if (take_threads_opt(&argc, argv)) return 1;
     if (argc < 2) {
         usage(stderr);
         return 1;

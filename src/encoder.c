@@ -14,13 +14,30 @@
  * G_h = Wo_h^T Wo_h, computed once per layer in bl_state_new.
  *
  * Everything is allocated in bl_state_new; bl_forward allocates nothing.
+ *
+ * Threads (bl_state_set_threads, threads.h): the pass runs as 2L + 1 tasks
+ * on the state's pool, each split without touching the kernels:
+ *   rows   embeddings + LayerNorm + the first Q/K/V projection; then per
+ *          layer: the output projection, both LayerNorms, the feed-forward
+ *          block and the next layer's Q/K/V projection. Thread w of n takes
+ *          token rows [t0, t1) (whole groups of 4, the kernels' tile
+ *          height): every one of these steps reads and writes only its own
+ *          rows (the weights are shared and read-only).
+ *   heads  scores, softmax, context, value norms of one head at a time,
+ *          heads handed out one by one to whichever thread is free.
+ * Each thread has its own kernel scratch (and [T][T] buffer when attention
+ * is not kept), sized by bl_state_reserve. Every row and every head is
+ * computed by the same kernel calls with the same inputs whatever the split,
+ * so the results are bit for bit those of one thread (tests/threads.test.mjs).
  */
 #include "bertlens.h"
 #include "bundle.h"
 #include "kernels.h"
 #include "error.h"
+#include "threads.h"
 
 #include <math.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -60,9 +77,14 @@ struct bl_state {
     float *q, *k, *v;/* [T][hidden]                                        */
     float *ctx;      /* [T][hidden] attention context, heads concatenated  */
     float *ffn;      /* [T][intermediate]                                  */
-    float *att;      /* [T][T] probabilities of one head when not kept     */
     float *fnorm;    /* [H][T] ||f_h(x_j)||                                */
-    float *scratch;  /* kernel scratch (activation quantization, packing)  */
+    /* per thread (slab w of thread w), sized by bl_state_reserve          */
+    float *att;      /* [n_threads][T*T] one head's probabilities when not kept */
+    float *scratch;  /* [n_threads][nscratch] kernel scratch (activation
+                        quantization, packing)                            */
+    size_t natt, nscratch; /* floats per thread in att, scratch           */
+    bli_pool *pool;  /* NULL: one thread                                  */
+    int32_t n_threads;
 
     /* results */
     float *attn;     /* [n_layers][H][T][T] if KEEP_ATTN                   */
@@ -128,6 +150,8 @@ static void free_weights(bl_state *s) {
     free(s->layers);
     free(s->gram);
     free(s->head_mask);
+    bli_pool_free(s->pool);
+    s->pool = NULL;
 }
 
 static int build_weights(bl_state *s, const bl_model *m, char *err, size_t errlen) {
@@ -210,6 +234,23 @@ void bl_state_free(bl_state *s) {
 
 static size_t max_sz(size_t a, size_t b) { return a > b ? a : b; }
 
+/* Per-thread slabs for n threads at the state's sizes: allocated first,
+ * then swapped in, so a failure leaves the old ones. */
+static int alloc_slabs(bl_state *s, int32_t n, char *err, size_t errlen) {
+    float *scratch = malloc((size_t)n * s->nscratch * 4), *att = NULL;
+    if (scratch && s->natt) att = malloc((size_t)n * s->natt * 4);
+    if (!scratch || (s->natt && !att)) {
+        free(scratch);
+        bli_set_err(err, errlen, "out of memory allocating buffers for %d threads", n);
+        return -1;
+    }
+    free(s->scratch);
+    free(s->att);
+    s->scratch = scratch;
+    s->att = att;
+    return 0;
+}
+
 int bl_state_reserve(bl_state *s, int32_t max_tokens, unsigned flags, char *err, size_t errlen) {
     const bl_config *c = &s->c;
     if (max_tokens <= 0 || max_tokens > c->max_positions) {
@@ -220,13 +261,14 @@ int bl_state_reserve(bl_state *s, int32_t max_tokens, unsigned flags, char *err,
     free_buffers(s);
     const size_t T = (size_t)max_tokens, H = (size_t)c->hidden, I = (size_t)c->intermediate,
                  NH = (size_t)c->n_heads, L = (size_t)c->n_layers, d = H / NH;
-    size_t nscratch = max_sz(blk_matmul_scratch_floats(max_tokens, (int32_t)max_sz(H, I)),
-                             max_sz(blk_matmul_nt_scratch_floats(max_tokens, (int32_t)d),
-                                    blk_matmul_nt_scratch_floats((int32_t)d, max_tokens)));
+    s->nscratch = max_sz(blk_matmul_scratch_floats(max_tokens, (int32_t)max_sz(H, I)),
+                         max_sz(blk_matmul_nt_scratch_floats(max_tokens, (int32_t)d),
+                                blk_matmul_nt_scratch_floats((int32_t)d, max_tokens)));
+    s->natt = (flags & BL_KEEP_ATTN) ? 0 : T * T;
     int ok = (s->x = malloc(T * H * 4)) && (s->x2 = malloc(T * H * 4)) && (s->q = malloc(T * H * 4)) &&
              (s->k = malloc(T * H * 4)) && (s->v = malloc(T * H * 4)) && (s->ctx = malloc(T * H * 4)) &&
-             (s->ffn = malloc(T * I * 4)) && (s->att = malloc(T * T * 4)) && (s->fnorm = malloc(NH * T * 4)) &&
-             (s->scratch = malloc(nscratch * 4));
+             (s->ffn = malloc(T * I * 4)) && (s->fnorm = malloc(NH * T * 4)) &&
+             !alloc_slabs(s, s->n_threads, NULL, 0);
     if (ok && (flags & BL_KEEP_ATTN)) ok = (s->attn = malloc(L * NH * T * T * 4)) != NULL;
     if (ok && (flags & BL_KEEP_NORMS)) ok = (s->norms = malloc(L * NH * T * T * 4)) != NULL;
     if (ok && (flags & BL_KEEP_QK)) ok = (s->queries = malloc(T * H * 4)) && (s->keys = malloc(T * H * 4));
@@ -240,6 +282,42 @@ int bl_state_reserve(bl_state *s, int32_t max_tokens, unsigned flags, char *err,
     s->flags = flags;
     return 0;
 }
+
+int bl_state_set_threads(bl_state *s, int32_t n, char *err, size_t errlen) {
+    if (!s) {
+        bli_set_err(err, errlen, "bl_state_set_threads: no state");
+        return -1;
+    }
+    if (n > BL_MAX_THREADS) {
+        bli_set_err(err, errlen, "%d threads: at most %d", n, BL_MAX_THREADS);
+        return -1;
+    }
+    if (n <= 0) n = bli_cores();
+    if (!bli_threads_supported()) n = 1;
+    if (n == s->n_threads) return n;
+    /* Slabs first (a failure keeps everything as it was); then the old
+     * threads are joined before the new ones start, as a thread pool of
+     * fixed size (wasm: the Workers started with the module) may not hold
+     * both. If the new ones cannot all start, the old number is restored,
+     * else one thread is left. */
+    if (s->max_tokens && n > s->n_threads && alloc_slabs(s, n, err, errlen)) return -1;
+    const int32_t old = s->n_threads;
+    bli_pool_free(s->pool);
+    s->pool = NULL;
+    s->n_threads = 1;
+    int failed = 0;
+    bli_pool *pool = bli_pool_new(n, &failed, err, errlen);
+    if (failed) {
+        s->pool = bli_pool_new(old, &failed, NULL, 0);
+        s->n_threads = failed ? 1 : old;
+        return -1;
+    }
+    s->pool = pool;
+    s->n_threads = n;
+    return n;
+}
+
+int32_t bl_state_threads(const bl_state *s) { return s ? s->n_threads : 0; }
 
 bl_state *bl_state_new(const bl_model *m, int32_t max_tokens, unsigned flags, char *err, size_t errlen) {
     if (!m) {
@@ -264,6 +342,7 @@ bl_state *bl_state_new(const bl_model *m, int32_t max_tokens, unsigned flags, ch
     }
     s->model = m;
     s->c = *c;
+    s->n_threads = 1;
     if (!(s->head_mask = calloc((size_t)c->n_layers * c->n_heads, 1))) {
         bli_set_err(err, errlen, "out of memory");
         free(s);
@@ -283,22 +362,128 @@ static void split_head(float *out, const float *in, int32_t T, int32_t H, int32_
     for (int32_t t = 0; t < T; t++) memcpy(out + (size_t)t * d, in + (size_t)t * H + (size_t)h * d, (size_t)d * 4);
 }
 
-/* fnorm[h][j] = ||f_h(x_j)|| = sqrt(v_h[j]^T G_h v_h[j]) for layer l. */
-static void value_norms(bl_state *s, int32_t l, int32_t T) {
+/* fnorm[h][j] = ||f_h(x_j)|| = sqrt(v_h[j]^T G_h v_h[j]) for layer l, head h. */
+static void value_norms(bl_state *s, int32_t l, int32_t h, int32_t T) {
     const int32_t NH = s->c.n_heads, H = s->c.hidden, d = H / NH;
-    for (int32_t h = 0; h < NH; h++) {
-        const double *g = s->gram + ((size_t)l * NH + h) * d * d;
-        for (int32_t j = 0; j < T; j++) {
-            const float *v = s->v + (size_t)j * H + (size_t)h * d;
-            double sum = 0.0;
-            for (int32_t a = 0; a < d; a++) {
-                double ga = 0.0;
-                for (int32_t b = 0; b < d; b++) ga += g[a * d + b] * v[b];
-                sum += v[a] * ga;
-            }
-            s->fnorm[(size_t)h * T + j] = (float)sqrt(sum > 0.0 ? sum : 0.0);
+    const double *g = s->gram + ((size_t)l * NH + h) * d * d;
+    for (int32_t j = 0; j < T; j++) {
+        const float *v = s->v + (size_t)j * H + (size_t)h * d;
+        double sum = 0.0;
+        for (int32_t a = 0; a < d; a++) {
+            double ga = 0.0;
+            for (int32_t b = 0; b < d; b++) ga += g[a * d + b] * v[b];
+            sum += v[a] * ga;
+        }
+        s->fnorm[(size_t)h * T + j] = (float)sqrt(sum > 0.0 ? sum : 0.0);
+    }
+}
+
+/* One task of the forward pass (see the top of the file). */
+typedef struct {
+    bl_state *s;
+    const int32_t *ids, *type_ids;
+    int32_t T;
+    int32_t l;        /* layer of the task                  */
+    atomic_int next;  /* heads task: the next head to claim */
+} fwd_task;
+
+/* Thread w of n: token rows [*t0, *t1), whole groups of 4 (may be empty). */
+static void rows_of(int32_t T, int w, int n, int32_t *t0, int32_t *t1) {
+    const int64_t groups = (T + 3) / 4;
+    *t0 = (int32_t)(4 * (groups * w / n));
+    *t1 = (int32_t)(4 * (groups * (w + 1) / n));
+    if (*t1 > T) *t1 = T;
+    if (*t0 > T) *t0 = T;
+}
+
+/* q, k, v rows [t0, t1) of layer l = x Wq^T + bq, x Wk^T + bk, x Wv^T + bv (x packed once). */
+static void qkv_rows(bl_state *s, int32_t l, int32_t t0, int32_t t1, float *scratch) {
+    const layer_weights *w = &s->layers[l];
+    const size_t o = (size_t)t0 * s->c.hidden;
+    float *const y[3] = {s->q + o, s->k + o, s->v + o};
+    const blk_weight *const ws[3] = {&w->wq, &w->wk, &w->wv};
+    const float *const bs[3] = {w->bq, w->bk, w->bv};
+    blk_matmul_shared(3, y, s->x + o, t1 - t0, ws, bs, -1, scratch);
+}
+
+/* Rows: embeddings, their LayerNorm, layer 0's q, k, v. */
+static void task_embed(void *arg, int w, int n) {
+    fwd_task *f = arg;
+    bl_state *s = f->s;
+    const int32_t H = s->c.hidden;
+    int32_t t0, t1;
+    rows_of(f->T, w, n, &t0, &t1);
+    if (t0 >= t1) return;
+    for (int32_t t = t0; t < t1; t++) {
+        float *x = s->x + (size_t)t * H;
+        const float *p = s->pos + (size_t)t * H, *ty = s->type + (size_t)(f->type_ids ? f->type_ids[t] : 0) * H;
+        blk_weight_row(&s->word, f->ids[t], x);
+        for (int32_t i = 0; i < H; i++) x[i] += p[i] + ty[i];
+    }
+    float *x = s->x + (size_t)t0 * H;
+    blk_layernorm(x, NULL, t1 - t0, H, s->emb_ln_g, s->emb_ln_b, s->c.ln_eps);
+    if (s->hidden) memcpy(s->hidden + (size_t)t0 * H, x, (size_t)(t1 - t0) * H * 4);
+    qkv_rows(s, 0, t0, t1, s->scratch + (size_t)w * s->nscratch);
+}
+
+/* Heads of layer l, claimed one at a time: scores, softmax, context
+ * (its d columns of ctx), value norms, kept queries/keys. */
+static void task_heads(void *arg, int w, int n) {
+    fwd_task *f = arg;
+    bl_state *s = f->s;
+    const int32_t T = f->T, l = f->l, H = s->c.hidden, NH = s->c.n_heads, d = H / NH;
+    const float scale = 1.0f / sqrtf((float)d);
+    float *scratch = s->scratch + (size_t)w * s->nscratch;
+    (void)n;
+    for (int32_t h; (h = atomic_fetch_add_explicit(&f->next, 1, memory_order_relaxed)) < NH;) {
+        float *a = s->attn ? s->attn + ((size_t)l * NH + h) * T * T : s->att + (size_t)w * s->natt; /* [T][T] */
+        if (s->queries && l == s->qk_layer) {
+            split_head(s->queries + (size_t)h * T * d, s->q, T, H, d, h);
+            split_head(s->keys + (size_t)h * T * d, s->k, T, H, d, h);
+        }
+        if (s->n_masked && s->head_mask[(size_t)l * NH + h]) {
+            /* masked head: probabilities times 0, so its context is 0 */
+            memset(a, 0, (size_t)T * T * 4);
+            for (int32_t t = 0; t < T; t++) memset(s->ctx + (size_t)t * H + (size_t)h * d, 0, (size_t)d * 4);
+            if (s->norms) memset(s->norms + ((size_t)l * NH + h) * T * T, 0, (size_t)T * T * 4);
+            continue;
+        }
+        /* scores a[i][j] = q_h[i] . k_h[j], then softmax of scale * scores */
+        blk_matmul_nt(a, T, s->q + (size_t)h * d, H, T, s->k + (size_t)h * d, H, 1, T, d, scratch);
+        blk_softmax(a, T, T, scale);
+        /* ctx_h[i][e] = sum_j a[i][j] v[j][h*d + e] */
+        blk_matmul_nt(s->ctx + (size_t)h * d, H, a, T, T, s->v + (size_t)h * d, 1, H, d, T, scratch);
+        if (s->norms) {
+            value_norms(s, l, h, T);
+            float *nm = s->norms + ((size_t)l * NH + h) * T * T;
+            const float *fn = s->fnorm + (size_t)h * T;
+            for (int32_t i = 0; i < T; i++)
+                for (int32_t j = 0; j < T; j++) nm[(size_t)i * T + j] = a[(size_t)i * T + j] * fn[j];
         }
     }
+}
+
+/* Rows: the rest of layer l, then layer l + 1's q, k, v.
+ *   x2 = LN(x + ctx Wo + bo);  x = LN(x2 + act(x2 W1 + b1) W2 + b2) */
+static void task_rows(void *arg, int w, int n) {
+    fwd_task *f = arg;
+    bl_state *s = f->s;
+    const bl_config *c = &s->c;
+    const int32_t l = f->l, H = c->hidden;
+    const layer_weights *lw = &s->layers[l];
+    int32_t t0, t1;
+    rows_of(f->T, w, n, &t0, &t1);
+    if (t0 >= t1) return;
+    const int32_t R = t1 - t0;
+    float *scratch = s->scratch + (size_t)w * s->nscratch;
+    float *x = s->x + (size_t)t0 * H, *x2 = s->x2 + (size_t)t0 * H, *ffn = s->ffn + (size_t)t0 * c->intermediate;
+    blk_matmul(x2, s->ctx + (size_t)t0 * H, R, &lw->wo, lw->bo, scratch);
+    blk_layernorm(x2, x, R, H, lw->ln1_g, lw->ln1_b, c->ln_eps);
+    blk_matmul_act(ffn, x2, R, &lw->w1, lw->b1, c->activation, scratch);
+    blk_matmul(x, ffn, R, &lw->w2, lw->b2, scratch);
+    blk_layernorm(x, x2, R, H, lw->ln2_g, lw->ln2_b, c->ln_eps);
+    if (s->hidden) memcpy(s->hidden + ((size_t)(l + 1) * f->T + t0) * H, x, (size_t)R * H * 4);
+    if (l + 1 < c->n_layers) qkv_rows(s, l + 1, t0, t1, scratch);
 }
 
 int bl_forward(bl_state *s, const int32_t *ids, const int32_t *type_ids, int32_t T, int32_t qk_layer, char *err,
@@ -308,7 +493,7 @@ int bl_forward(bl_state *s, const int32_t *ids, const int32_t *type_ids, int32_t
         return -1;
     }
     const bl_config *c = &s->c;
-    const int32_t H = c->hidden, NH = c->n_heads, L = c->n_layers, d = H / NH;
+    const int32_t L = c->n_layers;
     s->T = 0;
     if (!s->max_tokens) {
         bli_set_err(err, errlen, "the state has no buffers (its last bl_state_reserve failed)");
@@ -333,74 +518,17 @@ int bl_forward(bl_state *s, const int32_t *ids, const int32_t *type_ids, int32_t
             return -1;
         }
     }
+    s->qk_layer = qk_layer;
 
-    /* embeddings */
-    for (int32_t t = 0; t < T; t++) {
-        float *x = s->x + (size_t)t * H;
-        const float *p = s->pos + (size_t)t * H, *ty = s->type + (size_t)(type_ids ? type_ids[t] : 0) * H;
-        blk_weight_row(&s->word, ids[t], x);
-        for (int32_t i = 0; i < H; i++) x[i] += p[i] + ty[i];
-    }
-    blk_layernorm(s->x, NULL, T, H, s->emb_ln_g, s->emb_ln_b, c->ln_eps);
-    if (s->hidden) memcpy(s->hidden, s->x, (size_t)T * H * 4);
-
-    const float scale = 1.0f / sqrtf((float)d);
+    fwd_task f = {.s = s, .ids = ids, .type_ids = type_ids, .T = T, .l = 0};
+    bli_pool_run(s->pool, task_embed, &f);
     for (int32_t l = 0; l < L; l++) {
-        const layer_weights *w = &s->layers[l];
-        { /* q, k, v = x Wq^T + bq, x Wk^T + bk, x Wv^T + bv (x packed once) */
-            float *const y[3] = {s->q, s->k, s->v};
-            const blk_weight *const ws[3] = {&w->wq, &w->wk, &w->wv};
-            const float *const bs[3] = {w->bq, w->bk, w->bv};
-            blk_matmul_shared(3, y, s->x, T, ws, bs, -1, s->scratch);
-        }
-        if (s->queries && l == qk_layer)
-            for (int32_t h = 0; h < NH; h++) {
-                split_head(s->queries + (size_t)h * T * d, s->q, T, H, d, h);
-                split_head(s->keys + (size_t)h * T * d, s->k, T, H, d, h);
-            }
-        if (s->norms) value_norms(s, l, T);
-
-        for (int32_t h = 0; h < NH; h++) {
-            float *a = s->attn ? s->attn + ((size_t)l * NH + h) * T * T : s->att; /* [T][T] */
-            if (s->n_masked && s->head_mask[(size_t)l * NH + h]) {
-                /* masked head: probabilities times 0, so its context is 0 */
-                memset(a, 0, (size_t)T * T * 4);
-                for (int32_t t = 0; t < T; t++) memset(s->ctx + (size_t)t * H + (size_t)h * d, 0, (size_t)d * 4);
-                if (s->norms) memset(s->norms + ((size_t)l * NH + h) * T * T, 0, (size_t)T * T * 4);
-                continue;
-            }
-            /* scores a[i][j] = q_h[i] . k_h[j], then softmax of scale * scores */
-            blk_matmul_nt(a, T, s->q + (size_t)h * d, H, T, s->k + (size_t)h * d, H, 1, T, d, s->scratch);
-            blk_softmax(a, T, T, scale);
-            /* ctx_h[i][e] = sum_j a[i][j] v[j][h*d + e] */
-            blk_matmul_nt(s->ctx + (size_t)h * d, H, a, T, T, s->v + (size_t)h * d, 1, H, d, T, s->scratch);
-            if (s->norms) {
-                float *nm = s->norms + ((size_t)l * NH + h) * T * T;
-                const float *f = s->fnorm + (size_t)h * T;
-                for (int32_t i = 0; i < T; i++)
-                    for (int32_t j = 0; j < T; j++) nm[(size_t)i * T + j] = a[(size_t)i * T + j] * f[j];
-            }
-        }
-
-        /* x = LN(x + ctx Wo + bo) */
-        blk_matmul(s->x2, s->ctx, T, &w->wo, w->bo, s->scratch);
-        blk_layernorm(s->x2, s->x, T, H, w->ln1_g, w->ln1_b, c->ln_eps);
-        float *tmp = s->x;
-        s->x = s->x2;
-        s->x2 = tmp;
-
-        /* x = LN(x + act(x W1 + b1) W2 + b2) */
-        blk_matmul_act(s->ffn, s->x, T, &w->w1, w->b1, c->activation, s->scratch);
-        blk_matmul(s->x2, s->ffn, T, &w->w2, w->b2, s->scratch);
-        blk_layernorm(s->x2, s->x, T, H, w->ln2_g, w->ln2_b, c->ln_eps);
-        tmp = s->x;
-        s->x = s->x2;
-        s->x2 = tmp;
-
-        if (s->hidden) memcpy(s->hidden + (size_t)(l + 1) * T * H, s->x, (size_t)T * H * 4);
+        f.l = l;
+        atomic_store_explicit(&f.next, 0, memory_order_relaxed);
+        bli_pool_run(s->pool, task_heads, &f);
+        bli_pool_run(s->pool, task_rows, &f);
     }
     s->T = T;
-    s->qk_layer = qk_layer;
     return 0;
 }
 

@@ -12,12 +12,14 @@
  *   blw_analyze_json blw_rollout blw_head_analyze   analyses (analyze.c)
  *   blw_head_compare                          two runs' heads compared (analyze.c)
  *   blw_set_head_mask blw_embedding          head ablation, sentence embedding
+ *   blw_set_threads blw_threads blw_threaded threads of the forward pass
  *   blw_k_*                                   kernels, scalar or SIMD, for tests
  */
 #include "bertlens.h"
 #include "analyze.h"
 #include "json.h"
 #include "kernels.h"
+#include "threads.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -47,6 +49,8 @@ static struct {
     uint8_t *mask;      /* [n_layers][n_heads] head mask (1 = masked),
                            applied to every state; NULL: none set   */
     float *emb;         /* [hidden] last blw_embedding              */
+    int32_t threads;    /* blw_set_threads (0/1: one thread), given
+                           to every state                           */
     char *json;         /* last returned JSON string (owned)        */
     char err[512];
 } g;
@@ -217,6 +221,11 @@ static int ensure_state(int32_t T, unsigned flags) {
     if (!g.state) {
         if (!(g.state = bl_state_new(g.model, cap, flags, g.err, sizeof g.err))) return -1;
         bl_state_set_head_mask(g.state, g.mask);
+        if (g.threads > 1 && bl_state_set_threads(g.state, g.threads, g.err, sizeof g.err) < 0) {
+            bl_state_free(g.state);
+            g.state = NULL;
+            return -1;
+        }
     } else if (bl_state_reserve(g.state, cap, flags, g.err, sizeof g.err)) {
         return -1;
     }
@@ -224,6 +233,30 @@ static int ensure_state(int32_t T, unsigned flags) {
     g.flags = flags;
     return 0;
 }
+
+/* Threads of the forward pass from now on (this state and the next ones;
+ * see bl_state_set_threads). In the single-threaded build every n gives 1.
+ * In the pthreads build the threads come from the Workers Emscripten
+ * starts with the module (PTHREAD_POOL_SIZE, Makefile): ask for at most
+ * that many + 1. Returns the threads now used, or -1 (blw_error). */
+EMSCRIPTEN_KEEPALIVE int blw_set_threads(int n) {
+    if (n < 1) n = 1;
+    if (g.state) {
+        int got = bl_state_set_threads(g.state, n, g.err, sizeof g.err);
+        if (got < 0) return -1;
+        n = got;
+    } else if (!bli_threads_supported()) {
+        n = 1;
+    }
+    g.threads = n;
+    return n;
+}
+
+/* Threads the next forward pass runs on. */
+EMSCRIPTEN_KEEPALIVE int blw_threads(void) { return g.threads > 1 ? g.threads : 1; }
+
+/* 1 in the pthreads build (bertlens-mt), 0 in the single-threaded one. */
+EMSCRIPTEN_KEEPALIVE int blw_threaded(void) { return bli_threads_supported(); }
 
 EMSCRIPTEN_KEEPALIVE int blw_forward_ids(const int32_t *ids, const int32_t *type_ids, int T, int flags,
                                          int qk_layer) {
