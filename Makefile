@@ -158,7 +158,7 @@ build/wasm/bertlens-mt.js: $(LIB_SRC) src/wasm_api.c $(HDRS)
 # -------------------------------------------------------------------- site
 site: dist/.stamp
 
-dist/.stamp: build/wasm/bertlens.js $(WEB_SRC) models/index.json $(wildcard models/*.blb.gz) tools/build_site.mjs tools/inline_page.mjs node_modules/.package-lock.json
+dist/.stamp: build/wasm/bertlens.js build/wasm/bertlens-mt.js $(WEB_SRC) models/index.json $(wildcard models/*.blb.gz) tools/build_site.mjs tools/inline_page.mjs node_modules/.package-lock.json
 	$(NODE) tools/build_site.mjs
 	@touch $@
 
@@ -181,6 +181,7 @@ test-native: build/bertlens build/kernel_host
 	$(NODE) tests/kernels.test.mjs --native
 	BERTLENS_SIMD=sse4.1 $(NODE) tests/kernels.test.mjs --native
 	$(PYTHON) tools/gen_unicode.py --check
+	BERTLENS_THREADS_TEST=native $(NODE) --test tests/threads.test.mjs
 	$(PYTHON) tests/test_bundle.py
 	$(NODE) tests/tokenizer.test.mjs --native
 	$(NODE) tests/encoder.test.mjs --native
@@ -197,9 +198,15 @@ test-asan: build/asan/bertlens build/asan/kernel_host
 	BERTLENS_BIN=build/asan/bertlens $(NODE) tests/shapes.test.mjs --native --quick
 	BERTLENS_BIN=build/asan/bertlens BERTLENS_ANALYZE=native BERTLENS_QUICK=1 $(NODE) --test tests/analyze.test.mjs
 
-test-wasm: build/wasm/bertlens.js
+# Both wasm builds: the pthreads one (2 threads) must pass the same parity
+# tests, and give bit for bit the single-threaded build's numbers.
+MT_TEST := BERTLENS_WASM=build/wasm/bertlens-mt.js BERTLENS_THREADS=2
+test-wasm: build/wasm/bertlens.js build/wasm/bertlens-mt.js
 	$(NODE) tests/tokenizer.test.mjs --wasm
 	$(NODE) tests/encoder.test.mjs --wasm
+	$(MT_TEST) $(NODE) tests/encoder.test.mjs --wasm
+	$(MT_TEST) $(NODE) tests/shapes.test.mjs --wasm --quick
+	BERTLENS_THREADS_TEST=wasm $(NODE) --test tests/threads.test.mjs
 	$(NODE) tests/shapes.test.mjs --wasm
 	$(NODE) tests/kernels.test.mjs
 	BERTLENS_ANALYZE=wasm $(NODE) --test tests/analyze.test.mjs

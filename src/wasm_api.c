@@ -221,11 +221,8 @@ static int ensure_state(int32_t T, unsigned flags) {
     if (!g.state) {
         if (!(g.state = bl_state_new(g.model, cap, flags, g.err, sizeof g.err))) return -1;
         bl_state_set_head_mask(g.state, g.mask);
-        if (g.threads > 1 && bl_state_set_threads(g.state, g.threads, g.err, sizeof g.err) < 0) {
-            bl_state_free(g.state);
-            g.state = NULL;
-            return -1;
-        }
+        /* threads that cannot start leave the state on one (blw_threads says so) */
+        if (g.threads > 1 && bl_state_set_threads(g.state, g.threads, NULL, 0) < 0) g.threads = 1;
     } else if (bl_state_reserve(g.state, cap, flags, g.err, sizeof g.err)) {
         return -1;
     }
@@ -253,7 +250,10 @@ EMSCRIPTEN_KEEPALIVE int blw_set_threads(int n) {
 }
 
 /* Threads the next forward pass runs on. */
-EMSCRIPTEN_KEEPALIVE int blw_threads(void) { return g.threads > 1 ? g.threads : 1; }
+EMSCRIPTEN_KEEPALIVE int blw_threads(void) {
+    if (g.state) return bl_state_threads(g.state);
+    return g.threads > 1 ? g.threads : 1;
+}
 
 /* 1 in the pthreads build (bertlens-mt), 0 in the single-threaded one. */
 EMSCRIPTEN_KEEPALIVE int blw_threaded(void) { return bli_threads_supported(); }

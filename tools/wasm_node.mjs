@@ -13,16 +13,31 @@ export const DEFAULT_WASM_JS = process.env.BERTLENS_WASM || path.join(ROOT, 'bui
 
 /** The MODULARIZE factory (createBertlens) defined by the glue at jsPath. */
 export function loadFactory(jsPath) {
+  jsPath = path.resolve(jsPath); // the glue's __filename: what pthread Workers load
   const module = { exports: {} };
   const body = new Function('module', 'exports', 'require', '__filename', '__dirname',
     `${fs.readFileSync(jsPath, 'utf8')}\n;return (typeof module.exports === 'function') ? module.exports : createBertlens;`);
   return body(module, module.exports, createRequire(jsPath), jsPath, path.dirname(jsPath));
 }
 
-/** An instantiated module from glue jsPath and the .wasm beside it. */
-export function createModule(jsPath = DEFAULT_WASM_JS, options = {}) {
+/** $BERTLENS_THREADS: threads of every module createModule makes (the
+ *  pthreads build bertlens-mt.js only; unset or 1: one thread). */
+export const TEST_THREADS = Number(process.env.BERTLENS_THREADS || 1);
+
+/** An instantiated module from glue jsPath and the .wasm beside it.
+ *  The pthreads build (bertlens-mt.js) runs TEST_THREADS threads, starting
+ *  TEST_THREADS - 1 Workers (Node's worker_threads); those do not keep
+ *  the process alive (3.1.6's glue does not unref them itself). */
+export async function createModule(jsPath = DEFAULT_WASM_JS, options = {}) {
   const wasmBinary = fs.readFileSync(jsPath.replace(/\.js$/, '.wasm'));
-  return loadFactory(jsPath)({ wasmBinary, ...options });
+  const pool = TEST_THREADS > 1 ? { pthreadPoolSize: TEST_THREADS - 1 } : {};
+  const M = await loadFactory(jsPath)({ wasmBinary, ...pool, ...options });
+  for (const w of M.PThread?.unusedWorkers ?? []) w.unref?.();
+  if (TEST_THREADS > 1) {
+    if (!M._blw_threaded?.()) throw new Error(`BERTLENS_THREADS=${TEST_THREADS}, but ${path.basename(jsPath)} is not the pthreads build (bertlens-mt.js)`);
+    if (M._blw_set_threads(TEST_THREADS) !== TEST_THREADS) throw new Error(`blw_set_threads(${TEST_THREADS}): ${wasmError(M)}`);
+  }
+  return M;
 }
 
 /** The message of the last failed blw_* call. */

@@ -7,6 +7,28 @@ const SHELL = ['./', 'index.html'];
 const SHELL_CACHE = `bertlens-shell-${VERSION}`;
 const BUNDLE_CACHE = 'bertlens-bundles-v1';
 
+// Cross-origin isolation for hosts that cannot send headers: every
+// same-origin response this worker hands over carries COOP same-origin and
+// COEP require-corp (unless the server sent its own), so from the second
+// visit on (the first page load is not controlled yet) the page is
+// cross-origin isolated and web/js/worker.js picks the threaded engine.
+// In another site's iframe COOP does not apply and the frame stays
+// non-isolated: one thread. Everything the page loads is same-origin, so
+// require-corp blocks nothing.
+const ISOLATION = {
+  'Cross-Origin-Opener-Policy': 'same-origin',
+  'Cross-Origin-Embedder-Policy': 'require-corp',
+};
+
+function isolated(res) {
+  // opaque, redirect and error responses cannot be rebuilt (nor need to be)
+  if (!res || res.type !== 'basic' || !res.status || res.status === 206) return res;
+  if (Object.keys(ISOLATION).every((k) => res.headers.has(k))) return res;
+  const headers = new Headers(res.headers);
+  for (const [k, v] of Object.entries(ISOLATION)) if (!headers.has(k)) headers.set(k, v);
+  return new Response(res.body, { status: res.status, statusText: res.statusText, headers });
+}
+
 self.addEventListener('install', (event) => {
   event.waitUntil(caches.open(SHELL_CACHE).then((c) => c.addAll(SHELL)).then(() => self.skipWaiting()));
 });
@@ -30,7 +52,7 @@ self.addEventListener('fetch', (event) => {
   if (url.origin !== self.location.origin) return;
   const path = url.pathname;
   if (path.endsWith('.blb.gz') || path.endsWith('.blb')) {
-    event.respondWith(caches.open(BUNDLE_CACHE).then((c) => c.match(req)).then((hit) => hit || fetch(req)));
+    event.respondWith(caches.open(BUNDLE_CACHE).then((c) => c.match(req)).then((hit) => hit || fetch(req)).then(isolated));
     return;
   }
   // Only the app page itself is kept as 'index.html' (any ?query): other
@@ -44,14 +66,14 @@ self.addEventListener('fetch', (event) => {
       try {
         const res = await fetch(req);
         if (res.ok && (appPage || path.endsWith('/models/index.json'))) await cache.put(key, res.clone());
-        return res;
+        return isolated(res);
       } catch (e) {
         const hit = await cache.match(key, { ignoreSearch: req.mode === 'navigate' });
-        if (hit) return hit;
+        if (hit) return isolated(hit);
         throw e;
       }
     })());
     return;
   }
-  event.respondWith(caches.open(SHELL_CACHE).then((c) => c.match(req)).then((hit) => hit || fetch(req)));
+  event.respondWith(caches.open(SHELL_CACHE).then((c) => c.match(req)).then((hit) => hit || fetch(req)).then(isolated));
 });

@@ -13,7 +13,8 @@ import { serve, netlifyHeaders, headersFor } from '../browser/server.mjs';
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 const PATHS = ['/', '/index.html', '/sw.js', '/bertlens.html', '/viewer.html', '/models/index.json',
   '/models/m.0123456789ab.blb.gz', '/js/app.0123456789.js', '/wasm/bertlens.0123456789.wasm', '/css/app.0123456789.css'];
-const NAMES = ['content-security-policy', 'cache-control', 'content-disposition', 'content-type', 'x-content-type-options'];
+const NAMES = ['content-security-policy', 'cache-control', 'content-disposition', 'content-type', 'x-content-type-options',
+  'cross-origin-opener-policy', 'cross-origin-embedder-policy'];
 
 function site() {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'bertlens-serve-'));
@@ -45,6 +46,11 @@ test('netlify.toml rules: site CSP everywhere, one-file pages as downloads, immu
   assert.match(h('/js/app.0123456789.js')['Cache-Control'], /immutable/);
   assert.equal(h('/models/index.json')['Cache-Control'], 'no-cache');
   assert.equal(h('/models/m.0123456789ab.blb.gz')['Content-Encoding'], undefined, 'bundles keep their gzip bytes');
+  // cross-origin isolation (the threaded engine) for the page and what it loads
+  for (const p of PATHS) {
+    assert.equal(h(p)['Cross-Origin-Opener-Policy'], 'same-origin', p);
+    assert.equal(h(p)['Cross-Origin-Embedder-Policy'], 'require-corp', p);
+  }
 });
 
 test('tools/serve.py and tests/browser/server.mjs send the same headers', async (t) => {
@@ -66,4 +72,6 @@ test('tools/serve.py and tests/browser/server.mjs send the same headers', async 
   assert.deepEqual(fromPy, fromNode);
   assert.equal(fromNode['/bertlens.html']['content-disposition'], 'attachment; filename=bertlens.html');
   assert.equal(fromNode['/wasm/bertlens.0123456789.wasm']['content-type'], 'application/wasm');
+  assert.equal(fromPy['/']['cross-origin-embedder-policy'], 'require-corp');
+  assert.equal(fromPy['/index.html']['cross-origin-opener-policy'], 'same-origin');
 });

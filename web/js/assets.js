@@ -7,10 +7,14 @@
 //               source already contains it (bertlens.html)
 //   wasm        URL of the wasm binary, or null with wasmBinary
 //   wasmBinary  null, or a function returning the binary as an ArrayBuffer
+//   mt          the pthreads build {glue, wasm, worker} (worker: the glue's
+//               bertlens-mt.worker.js), used when the page is cross-origin
+//               isolated; absent: one thread only (the one-file pages)
 export const ASSETS = {
   engine: true,
   worker: 'js/worker.js',
   glue: 'wasm/bertlens.js',
   wasm: 'wasm/bertlens.wasm',
   wasmBinary: null,
+  mt: { glue: 'wasm/bertlens-mt.js', wasm: 'wasm/bertlens-mt.wasm', worker: 'wasm/bertlens-mt.worker.js' },
 };

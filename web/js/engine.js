@@ -2,6 +2,7 @@
 // SIMD check. What a run asks for and returns is web/js/protocol.js.
 
 import { WORKER_PROTOCOL, checkResult } from './protocol.js';
+import { ASSETS } from './assets.js';
 
 // (module (func (result v128) i32.const 0 i8x16.splat)) — validates only
 // where the engine implements wasm SIMD128.
@@ -49,9 +50,17 @@ export class Engine {
 
   /** Start the engine: glueUrl null when the glue is part of the worker's
    *  own source; wasmBinary (an ArrayBuffer, transferred) instead of
-   *  fetching wasmUrl. */
-  init(glueUrl, wasmUrl, wasmBinary = null) {
-    return this.call('init', { glueUrl, wasmUrl, wasmBinary, protocol: WORKER_PROTOCOL }, wasmBinary ? [wasmBinary] : []);
+   *  fetching wasmUrl. The worker picks the pthreads build (ASSETS.mt) when
+   *  the page is cross-origin isolated, else the single-threaded one.
+   *  Resolves to {simd, threads, threaded}; <html data-engine-threads>
+   *  says how many threads the model runs on. */
+  async init(glueUrl, wasmUrl, wasmBinary = null) {
+    const mt = ASSETS.mt && typeof document !== 'undefined'
+      ? Object.fromEntries(Object.entries(ASSETS.mt).map(([k, v]) => [k, new URL(v, document.baseURI).href]))
+      : null;
+    const out = await this.call('init', { glueUrl, wasmUrl, wasmBinary, protocol: WORKER_PROTOCOL, mt }, wasmBinary ? [wasmBinary] : []);
+    if (typeof document !== 'undefined') document.documentElement.dataset.engineThreads = String(out.threads);
+    return out;
   }
 
   /** Hand a decompressed bundle (ArrayBuffer, transferred) to the worker. */
