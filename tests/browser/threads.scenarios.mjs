@@ -2,9 +2,13 @@
 // isolated page (COOP + COEP, netlify.toml) runs the pthreads build
 // (bertlens-mt) and draws exactly what the single-threaded build draws on a
 // page without those headers; on a host that sends no such headers the
-// service worker adds them, so the second visit runs threaded.
+// service worker adds them, so the second visit runs threaded; an embed in
+// another site's (non-isolated) page runs one thread.
 
 import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { scenario, ready, fx, DIST, ROOT } from './harness.mjs';
 import { serve, cspFromNetlify } from './server.mjs';
 
@@ -85,5 +89,23 @@ scenario('threads: on a host without COOP/COEP the service worker isolates the s
     assert.equal(second.links, first.links);
   } finally {
     await plain.close();
+  }
+});
+
+scenario('threads: an embed in another site\'s page (not isolated) runs the single-threaded build', async ({ page, base }) => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'bertlens-host-'));
+  fs.writeFileSync(path.join(dir, 'post.html'), `<!doctype html><title>post</title><p>A blog post.</p>
+<iframe src="${base}?${new URLSearchParams({ ...PAIR, embed: '1' }).toString().replace(/&/g, '&amp;')}" width="720" height="560"></iframe>`);
+  const blog = await serve(dir); // another origin, no COOP/COEP of its own
+  try {
+    await page.goto(`${blog.url}post.html`);
+    const frame = await (await page.waitForSelector('iframe')).contentFrame();
+    await frame.waitForFunction(() => document.body && document.body.dataset.state === 'ready', null, { timeout: 90000 });
+    const got = await frame.evaluate(() => ({ isolated: self.crossOriginIsolated, threads: document.documentElement.dataset.engineThreads }));
+    assert.deepEqual(got, { isolated: false, threads: '1' });
+    assert.equal(await page.evaluate(() => self.crossOriginIsolated), false);
+  } finally {
+    await blog.close();
+    fs.rmSync(dir, { recursive: true, force: true });
   }
 });
