@@ -232,6 +232,7 @@ test-browser: site
 # ------------------------------------------------------------------- bench
 bench: native wasm site
 	$(NODE) tools/bench.mjs
+	$(NODE) tools/bench_threads.mjs
 
 # -------------------------------------------------------------------- fuzz
 FUZZ_SECONDS ?= 60

@@ -660,7 +660,12 @@ async function main() {
   }
 }
 
-main().catch((e) => {
-  console.error(`bench: ${e.stack || e.message}`);
-  process.exit(1);
-});
+// tools/bench_threads.mjs reuses the engines and the timing loop.
+export { Bertlens, timeInterleaved, tokenIds, loadOrt, ortSession, ortFeeds, flops, table, f1, f2, BL_KEEP_ATTN };
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  main().catch((e) => {
+    console.error(`bench: ${e.stack || e.message}`);
+    process.exit(1);
+  });
+}
