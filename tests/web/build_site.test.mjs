@@ -11,12 +11,20 @@ import { fileURLToPath } from 'node:url';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 
+/** Stand-ins for both engine builds (make wasm): one thread, and pthreads (-mt). */
+function fakeEngine(dir) {
+  for (const b of ['bertlens', 'bertlens-mt']) {
+    fs.writeFileSync(path.join(dir, `${b}.js`), `var createBertlens = function () {}; // ${b}\n`);
+    fs.writeFileSync(path.join(dir, `${b}.wasm`), Buffer.from([0, 0x61, 0x73, 0x6d, 1, 0, 0, 0, b.length]));
+  }
+  fs.writeFileSync(path.join(dir, 'bertlens-mt.worker.js'), '"use strict"; // pthread Worker\n');
+}
+
 test('build_site writes a self-consistent, content-hashed dist', () => {
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'bertlens-site-'));
   const wasm = path.join(tmp, 'wasm');
   fs.mkdirSync(wasm);
-  fs.writeFileSync(path.join(wasm, 'bertlens.js'), 'var createBertlens = function () {};\n');
-  fs.writeFileSync(path.join(wasm, 'bertlens.wasm'), Buffer.from([0, 0x61, 0x73, 0x6d, 1, 0, 0, 0]));
+  fakeEngine(wasm);
   const dist = path.join(tmp, 'dist');
   try {
     execFileSync(process.execPath, [path.join(ROOT, 'tools', 'build_site.mjs')], {
@@ -53,6 +61,11 @@ test('build_site writes a self-consistent, content-hashed dist', () => {
     const shell = JSON.parse(sw.match(/const SHELL = (\[[^\]]*\]);/)[1]);
     for (const f of shell.filter((x) => x !== './')) assert.ok(fs.existsSync(path.join(dist, f)), `sw shell ${f}`);
     assert.ok(shell.includes('index.html') && shell.some((f) => f.startsWith('wasm/bertlens.')));
+    // both engine builds: named in the asset map and pre-cached
+    const mt = JSON.parse(assets.match(/"mt": (\{[^}]*\})/)[1]);
+    assert.deepEqual(Object.keys(mt).sort(), ['glue', 'wasm', 'worker']);
+    assert.match(mt.worker, /^wasm\/bertlens-mt\.worker\.[0-9a-f]{10}\.js$/);
+    for (const f of Object.values(mt)) assert.ok(shell.includes(f), `sw shell has ${f}`);
     assert.ok(shell.includes('models/index.json'), 'the model list is pre-cached (offline after one visit)');
     assert.doesNotMatch(sw, /const VERSION = 'dev'/);
     // One-file pages: nothing to fetch, every script parses, the engine and
@@ -95,10 +108,8 @@ test('build_site refuses a wasm build older than the C sources, or an empty one'
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'bertlens-site-'));
   const wasm = path.join(tmp, 'wasm');
   fs.mkdirSync(wasm);
-  const js = path.join(wasm, 'bertlens.js');
   const bin = path.join(wasm, 'bertlens.wasm');
-  fs.writeFileSync(js, 'var createBertlens = function () {};\n');
-  fs.writeFileSync(bin, Buffer.from([0, 0x61, 0x73, 0x6d, 1, 0, 0, 0]));
+  fakeEngine(wasm);
   const build = () => {
     try {
       execFileSync(process.execPath, [path.join(ROOT, 'tools', 'build_site.mjs')], {

@@ -27,13 +27,14 @@ function refArray(c, name) {
   return new Float32Array(bin.buffer.slice(bin.byteOffset + e.offset, bin.byteOffset + e.offset + n * 4));
 }
 
-/** worker.js in this realm: send(type, args) -> its reply. */
-function startWorker() {
-  const factory = loadFactory(DEFAULT_WASM_JS);
+/** worker.js in this realm: send(type, args) -> its reply. scope: what
+ *  the worker's global has besides (crossOriginIsolated, navigator). */
+function startWorker({ factory = loadFactory(DEFAULT_WASM_JS), scope = {} } = {}) {
   const replies = new Map();
-  const self = { postMessage: (msg) => replies.get(msg.id)(msg) };
+  const self = { postMessage: (msg) => replies.get(msg.id)(msg), ...scope };
   const src = fs.readFileSync(path.join(ROOT, 'web/js/worker.js'), 'utf8');
-  new Function('self', 'importScripts', 'createBertlens', src)(self, () => { throw new Error('no importScripts here'); }, factory);
+  // importScripts(glue) has nothing to do: createBertlens is given
+  new Function('self', 'importScripts', 'createBertlens', src)(self, () => {}, factory);
   let id = 0;
   return (type, args) => new Promise((resolve) => {
     const n = ++id;
@@ -274,4 +275,35 @@ test('worker.js: masked runs, embeddings of each text alone, and the compare mes
   const shape = await send('compare', { request: { a: [new Float32Array(4)], b: [new Float32Array(9)], H: 1, K: 2 } });
   assert.equal(shape.ok, false);
   assert.match(shape.error, /differ in shape/);
+
+test('worker.js picks the pthreads build only when cross-origin isolated, one thread per core', async () => {
+  const MT_JS = path.join(ROOT, 'build/wasm/bertlens-mt.js');
+  if (!fs.existsSync(MT_JS)) throw new Error('build/wasm/bertlens-mt.js is missing: run make wasm');
+  const mtFactory = loadFactory(MT_JS);
+  // its Workers must not keep this test process alive (tools/wasm_node.mjs)
+  const factory = async (opts) => {
+    const M = await mtFactory(opts);
+    for (const w of M.PThread.unusedWorkers) w.unref();
+    return M;
+  };
+  // the pthread Workers load the glue and worker files from these paths
+  const mt = { glue: MT_JS, wasm: MT_JS.replace(/\.js$/, '.wasm'), worker: MT_JS.replace(/\.js$/, '.worker.js') };
+  const bin = fs.readFileSync(MT_JS.replace(/\.js$/, '.wasm'));
+  const mtBinary = bin.buffer.slice(bin.byteOffset, bin.byteOffset + bin.length);
+  // isolated, 2 cores: the mt build on 2 threads (its glue fetches nothing here: wasmBinary)
+  const iso = startWorker({ factory: (o) => factory({ ...o, wasmBinary: mtBinary }), scope: { crossOriginIsolated: true, navigator: { hardwareConcurrency: 2 } } });
+  const a = await iso('init', { glueUrl: null, wasmUrl: 'x.wasm', wasmBinary: null, protocol: WORKER_PROTOCOL, mt });
+  assert.equal(a.ok, true, a.error);
+  assert.deepEqual({ threads: a.result.threads, threaded: a.result.threaded }, { threads: 2, threaded: true });
+  const bytes = fs.readFileSync(BUNDLE);
+  assert.equal((await iso('load', { bytes: bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.length) })).ok, true);
+  const c = index.cases.find((x) => x.name === 'pair');
+  const r = await iso('run', { request: makeRunRequest({ a: c.text, b: c.text_pair }) });
+  assert.equal(r.ok, true, r.error);
+  assert.deepEqual(checkResult(r.result).tokens, c.tokens);
+  // not isolated (an embed in another site, a host without COOP/COEP): one thread, whatever mt says
+  const plain = startWorker({ scope: { crossOriginIsolated: false, navigator: { hardwareConcurrency: 2 } } });
+  const b = await plain('init', { glueUrl: null, wasmUrl: 'x.wasm', wasmBinary: wasmBinary(), protocol: WORKER_PROTOCOL, mt });
+  assert.equal(b.ok, true, b.error);
+  assert.deepEqual({ threads: b.result.threads, threaded: b.result.threaded }, { threads: 1, threaded: false });
 });
