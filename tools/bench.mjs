@@ -215,7 +215,8 @@ class Bertlens {
 // time the child measured around bl_forward.
 class NativeBench {
   constructor(bin, bundlePath, flags) {
-    this.child = spawn(bin, ['bench', '--stdin', '--flags', flags ? 'attn' : 'none', bundlePath],
+    // one thread, as the wasm build it alternates with (--threads: src/cli.c)
+    this.child = spawn(bin, ['--threads', '1', 'bench', '--stdin', '--flags', flags ? 'attn' : 'none', bundlePath],
       { stdio: ['pipe', 'pipe', 'inherit'] });
     this.waiting = [];
     this.buf = '';

@@ -12,7 +12,8 @@
 //   ortN  onnxruntime-web, wasm backend, numThreads N, SIMD (its own worker_threads)
 // Bundles: the published q8 (models/) vs ORT int8, and build/models' f32 vs
 // ORT fp32 when present. Attention of every layer kept (BL_KEEP_ATTN), as
-// the page asks. Ratios are of medians; "cpu" is this process's CPU time
+// the page asks, and copied into JS with the final hidden states, as ORT
+// returns them (tools/bench.mjs forwardOut). Ratios are of medians; "cpu" is this process's CPU time
 // (all its threads) over wall time for the row; the load average (1 min)
 // before and after each row says how busy the machine was.
 import { existsSync, readFileSync, writeFileSync, mkdirSync } from 'node:fs';
@@ -21,7 +22,7 @@ import { fileURLToPath } from 'node:url';
 import os from 'node:os';
 import v8 from 'node:v8';
 import { bundleBytes, createModule } from './wasm_node.mjs';
-import { Bertlens, timeInterleaved, tokenIds, loadOrt, ortSession, ortFeeds, table, f1, f2, BL_KEEP_ATTN } from './bench.mjs';
+import { Bertlens, timeInterleaved, tokenIds, loadOrt, ortSession, ortFeeds, table, f1, f2 } from './bench.mjs';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const rel = (p) => relative(ROOT, p) || '.';
@@ -83,7 +84,9 @@ async function main() {
       const ids = tokenIds(T);
       for (const b of Object.values(e)) b.setIds(ids);
       const feeds = session ? ortFeeds(ort, ids) : null;
-      const fns = [() => e.st.forward(BL_KEEP_ATTN), () => e.mtN.forward(BL_KEEP_ATTN), () => e.mt1.forward(BL_KEEP_ATTN)];
+      // forwardOut: the run, then every layer's attention and the final hidden
+      // states copied into JS, as onnxruntime-web returns them (tools/bench.mjs)
+      const fns = [() => e.st.forwardOut(), () => e.mtN.forwardOut(), () => e.mt1.forwardOut()];
       if (session) fns.push(() => session.run(feeds));
       const runs = T >= 512 ? Math.max(5, Math.round(opt.runs / 2)) : opt.runs;
       const l0 = load();

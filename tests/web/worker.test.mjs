@@ -275,6 +275,7 @@ test('worker.js: masked runs, embeddings of each text alone, and the compare mes
   const shape = await send('compare', { request: { a: [new Float32Array(4)], b: [new Float32Array(9)], H: 1, K: 2 } });
   assert.equal(shape.ok, false);
   assert.match(shape.error, /differ in shape/);
+});
 
 test('worker.js picks the pthreads build only when cross-origin isolated, one thread per core', async () => {
   const MT_JS = path.join(ROOT, 'build/wasm/bertlens-mt.js');
