@@ -23,7 +23,8 @@ NODE    := node
 PYTHON  ?= python3
 
 # The library: every src/*.c except the front ends and fuzz targets.
-LIB_SRC  := $(filter-out src/cli.c src/wasm_api.c src/fuzz_%.c,$(wildcard src/*.c))
+LIB_SRC  := $(filter-out src/cli.c src/cli_%.c src/wasm_api.c src/fuzz_%.c,$(wildcard src/*.c))
+CLI_SRC  := src/cli.c $(wildcard src/cli_*.c)
 HDRS     := $(wildcard src/*.h)
 WEB_SRC  := $(shell find web -type f 2>/dev/null)
 
@@ -43,9 +44,9 @@ all: site
 # ------------------------------------------------------------------ native
 native: build/bertlens
 
-build/bertlens: $(LIB_SRC) src/cli.c $(HDRS)
+build/bertlens: $(LIB_SRC) $(CLI_SRC) $(HDRS)
 	@mkdir -p build
-	$(CC) $(CFLAGS) $(NATIVE_SIMD) $(WARN) -o $@ $(LIB_SRC) src/cli.c -lz -lm
+	$(CC) $(CFLAGS) $(NATIVE_SIMD) $(WARN) -o $@ $(LIB_SRC) $(CLI_SRC) -lz -lm
 
 # The kernels' test entry points (src/wasm_api.c's blw_k_*) as a native
 # program, for tests/kernels.test.mjs --native.
@@ -77,10 +78,10 @@ test-embed: build/embed_example build/bertlens
 	$(NODE) --test tests/c/embed.test.mjs
 
 # AddressSanitizer + UndefinedBehaviorSanitizer build of the same CLI.
-build/asan/bertlens: $(LIB_SRC) src/cli.c $(HDRS)
+build/asan/bertlens: $(LIB_SRC) $(CLI_SRC) $(HDRS)
 	@mkdir -p build/asan
 	clang -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer \
-	  $(NATIVE_SIMD) $(WARN) -o $@ $(LIB_SRC) src/cli.c -lz -lm
+	  $(NATIVE_SIMD) $(WARN) -o $@ $(LIB_SRC) $(CLI_SRC) -lz -lm
 
 build/asan/kernel_host: tests/c/kernel_host.c $(LIB_SRC) src/wasm_api.c $(HDRS)
 	@mkdir -p build/asan
