@@ -5,8 +5,9 @@
             [--embed-dtype DTYPE] [--name NAME] [--license SPDX] [--cased]
             [--calib SET.jsonl] [--heldout SET.jsonl]
 
-CHECKPOINT_DIR holds config.json, model.safetensors (or pytorch_model.bin,
-which needs torch), vocab.txt or tokenizer.json, and optionally
+CHECKPOINT_DIR holds config.json, model.safetensors (or sharded:
+model.safetensors.index.json and its shards; or pytorch_model.bin, which
+needs torch), vocab.txt or tokenizer.json, and optionally
 tokenizer_config.json. sentence-transformers folders (weights in the root or
 in 0_Transformer/) work too; their sentence_bert_config.json max_seq_length,
 when present, becomes the bundle key sentence.max_seq_length (where `bertlens
@@ -54,6 +55,9 @@ GPTQ_DTYPES = ("q8",) + tuple(QN_BITS)  # rounded with GPTQ when --calib is give
 META_U32, META_I32, META_F32, META_STR, META_STRARR = range(5)
 
 
+SHARD_INDEX = "model.safetensors.index.json"
+
+
 class ConvertError(Exception):
     pass
 
@@ -69,7 +73,7 @@ def find_model_dir(path):
     them in the root or in 0_Transformer/)."""
     for cand in (path, os.path.join(path, "0_Transformer")):
         if os.path.isfile(os.path.join(cand, "config.json")) and any(
-            os.path.isfile(os.path.join(cand, w)) for w in ("model.safetensors", "pytorch_model.bin")
+            os.path.isfile(os.path.join(cand, w)) for w in ("model.safetensors", SHARD_INDEX, "pytorch_model.bin")
         ):
             return cand
     raise ConvertError(f"{path}: no config.json with model.safetensors or pytorch_model.bin found")
@@ -225,24 +229,45 @@ def read_safetensors(path):
     return out
 
 
+def shard_paths(index):
+    """The shards of a sharded checkpoint, sorted by file name."""
+    wm = read_json(index).get("weight_map")
+    if not isinstance(wm, dict) or not wm or not all(isinstance(f, str) and f and "/" not in f for f in wm.values()):
+        raise ConvertError(f"{index}: no weight_map of file names")
+    return [os.path.join(os.path.dirname(index), f) for f in sorted(set(wm.values()))]
+
+
 def read_weights(d):
+    """(tensors, path recorded as source.file, files whose bytes source.sha256
+    covers in order: the shards, sorted by name, of a sharded checkpoint)."""
     st = os.path.join(d, "model.safetensors")
     if os.path.isfile(st):
-        return read_safetensors(st), st
+        return read_safetensors(st), st, [st]
+    index = os.path.join(d, SHARD_INDEX)
+    if os.path.isfile(index):
+        sd = {}
+        shards = shard_paths(index)
+        for p in shards:
+            if not os.path.isfile(p):
+                raise ConvertError(f"{p} is listed in {SHARD_INDEX} but missing")
+            sd.update(read_safetensors(p))
+        return sd, index, shards
     pt = os.path.join(d, "pytorch_model.bin")
     try:
         import torch
     except ImportError:
         raise ConvertError(f"{pt} needs torch to read (pip install torch), or provide model.safetensors")
     sd = torch.load(pt, map_location="cpu", weights_only=True)
-    return {k: v.float().numpy() for k, v in sd.items()}, pt
+    return {k: v.float().numpy() for k, v in sd.items()}, pt, [pt]
 
 
-def sha256_file(path):
+def sha256_file(*paths):
+    """sha256 of the files' bytes, concatenated."""
     h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
+    for path in paths:
+        with open(path, "rb") as f:
+            for chunk in iter(lambda: f.read(1 << 20), b""):
+                h.update(chunk)
     return h.hexdigest()
 
 
@@ -524,7 +549,7 @@ def convert(src, out, dtype="q8", embed_dtype=None, name=None, license=None, cas
     d = find_model_dir(src)
     cfg = stage_config(d)
     tok = stage_vocab(d, src, cfg, cased)
-    sd, wpath = read_weights(d)
+    sd, wpath, wfiles = read_weights(d)
     hess = stage_calib(sd, cfg, calib) if calib and dtype in GPTQ_DTYPES else None
     deq = {}
     tensors = stage_tensors(sd, cfg, dtype, embed_dtype, hess, deq)
@@ -534,7 +559,7 @@ def convert(src, out, dtype="q8", embed_dtype=None, name=None, license=None, cas
     provenance = {
         "source.name": name or os.path.basename(os.path.abspath(src)),
         "source.license": license,
-        "source.sha256": sha256_file(wpath),
+        "source.sha256": sha256_file(*wfiles),
         "source.file": os.path.basename(wpath),
         "converter.version": CONVERTER_VERSION,
         "weights.dtype": dtype,
