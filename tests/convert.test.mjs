@@ -41,10 +41,15 @@ fs.mkdirSync(OUT, { recursive: true });
 ok(PYTHON, ['tools/make_random_bert.py', OUT, '--family', 'all']);
 fs.cpSync(path.join(ROOT, 'tests/fixtures/tiny-bert'), path.join(OUT, 'tiny-bert'), { recursive: true });
 
-/** The reference bundle of convert.py for (dir, args), cached per test run. */
+/** The reference bundle of convert.py for (dir, args), once per test run. */
+const refs = new Map();
 function reference(dir, args, out) {
-  ok(PYTHON, ['tools/convert.py', dir, out, ...args]);
-  return bytes(out);
+  const key = JSON.stringify([dir, args, out.endsWith('.gz')]);
+  if (!refs.has(key)) {
+    ok(PYTHON, ['tools/convert.py', dir, out, ...args]);
+    refs.set(key, bytes(out));
+  }
+  return refs.get(key);
 }
 
 /** First differing byte, for a readable failure. */
@@ -183,4 +188,69 @@ if (ENGINES.includes('native')) {
   });
 }
 
-export { CASES, BAD, OUT, reference, sameBytes, bytes };
+// ------------------------------------------------------------------ wasm
+/** The checkpoint folder as convert.js entries (names relative to it). */
+function folderEntries(dir) {
+  const out = [];
+  const walk = (sub) => {
+    for (const e of fs.readdirSync(path.join(dir, sub), { withFileTypes: true })) {
+      const rel = sub ? `${sub}/${e.name}` : e.name;
+      if (e.isDirectory()) walk(rel);
+      else {
+        const file = path.join(dir, rel);
+        out.push({
+          name: rel, size: fs.statSync(file).size,
+          read: async (start, end) => {
+            const fd = fs.openSync(file, 'r');
+            const b = Buffer.alloc(end - start);
+            fs.readSync(fd, b, 0, end - start, start);
+            fs.closeSync(fd);
+            return new Uint8Array(b.buffer, b.byteOffset, b.length);
+          },
+        });
+      }
+    }
+  };
+  walk('');
+  return out;
+}
+
+function optsOf(args, dir) {
+  const o = { name: path.basename(dir) };
+  for (let i = 0; i < args.length; i++) {
+    const k = { '--dtype': 'dtype', '--embed-dtype': 'embedDtype', '--name': 'name', '--license': 'license' }[args[i]];
+    if (k) o[k] = args[++i];
+    else if (args[i] === '--cased') o.cased = true;
+  }
+  return o;
+}
+
+if (ENGINES.includes('wasm')) {
+  const { createModule } = await import('../tools/wasm_node.mjs');
+  const { convertCheckpoint, directCaller } = await import('../web/js/convert.js');
+  const M = await createModule();
+  const call = directCaller(M);
+
+  test('the wasm converter (web/js/convert.js) writes the bytes of tools/convert.py', async () => {
+    for (const [k, c] of CASES.entries()) {
+      const dir = path.join(OUT, c.dir);
+      const want = reference(dir, c.args, path.join(OUT, `ref-${k}${c.gz ? '.blb.gz' : '.blb'}`));
+      const seen = [];
+      const { bytes: got, log } = await convertCheckpoint(call, folderEntries(dir), optsOf(c.args, dir), (p) => seen.push(p.stage));
+      sameBytes(Buffer.from(got), want, `wasm ${c.dir} ${c.args.join(' ')}`);
+      const nt = log.filter((l) => l.startsWith('[tensor] ') && !l.includes('skipped')).length;
+      assert.equal(seen.filter((s) => s === 'tensor').length, nt, 'one progress report per tensor');
+      assert.ok(seen.includes('hash'));
+    }
+  });
+
+  test('the wasm converter refuses bad checkpoints with the same messages', async () => {
+    for (const [what, make, re] of BAD.slice(1)) {
+      await assert.rejects(convertCheckpoint(call, folderEntries(make()), { name: 'bad' }), re, what);
+    }
+    // and it still converts after all those failures
+    const dir = path.join(OUT, 'tiny-bert');
+    const { bytes: got } = await convertCheckpoint(call, folderEntries(dir), { name: 'tiny-bert', dtype: 'q4' });
+    sameBytes(Buffer.from(got), reference(dir, ['--dtype', 'q4'], path.join(OUT, 'ref-q4.blb')), 'after failures');
+  });
+}
