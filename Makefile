@@ -168,6 +168,7 @@ test-native: build/bertlens build/kernel_host
 	BERTLENS_ANALYZE=native $(NODE) --test tests/analyze.test.mjs
 	BERTLENS_ABLATION=native $(NODE) --test tests/ablation.test.mjs
 	$(NODE) --test tests/npy.test.mjs
+	BERTLENS_CONVERT=native $(NODE) --test tests/convert.test.mjs
 
 test-asan: build/asan/bertlens build/asan/kernel_host
 	BERTLENS_KERNEL_HOST=build/asan/kernel_host $(NODE) tests/kernels.test.mjs --native
@@ -176,6 +177,7 @@ test-asan: build/asan/bertlens build/asan/kernel_host
 	BERTLENS_BIN=build/asan/bertlens $(NODE) tests/encoder.test.mjs --native --quick
 	BERTLENS_BIN=build/asan/bertlens $(NODE) tests/shapes.test.mjs --native --quick
 	BERTLENS_BIN=build/asan/bertlens BERTLENS_ANALYZE=native BERTLENS_QUICK=1 $(NODE) --test tests/analyze.test.mjs
+	BERTLENS_BIN=build/asan/bertlens BERTLENS_CONVERT=native BERTLENS_QUICK=1 $(NODE) --test tests/convert.test.mjs
 
 test-wasm: build/wasm/bertlens.js
 	$(NODE) tests/tokenizer.test.mjs --wasm
@@ -184,6 +186,7 @@ test-wasm: build/wasm/bertlens.js
 	$(NODE) tests/kernels.test.mjs
 	BERTLENS_ANALYZE=wasm $(NODE) --test tests/analyze.test.mjs
 	BERTLENS_ABLATION=wasm $(NODE) --test tests/ablation.test.mjs
+	BERTLENS_CONVERT=wasm $(NODE) --test tests/convert.test.mjs
 
 test-web:
 	$(NODE) --test tests/web/

@@ -137,3 +137,50 @@ export async function convertCheckpoint(call, entries, opts = {}, progress = () 
     await call('free');
   }
 }
+
+// ------------------------------------------------------------ browser side
+
+const CHECKPOINT_FILE = /(^|\/)(config\.json|vocab\.txt|tokenizer(_config)?\.json|pytorch_model\.bin|[^/]*\.safetensors(\.index\.json)?)$/;
+
+/** The files of a drop that is a checkpoint (a folder, or loose checkpoint
+ *  files): a Promise of File[] (each with .relPath under the dropped
+ *  folder), or null when the drop is something else (a bundle file). Call
+ *  it inside the drop event: the browser empties dataTransfer afterwards. */
+export function checkpointFromDrop(dt) {
+  const entries = Array.from(dt.items || []).filter((i) => i.kind === 'file')
+    .map((i) => (i.webkitGetAsEntry ? i.webkitGetAsEntry() : null)).filter(Boolean);
+  const files = Array.from(dt.files || []);
+  if (entries.some((e) => e.isDirectory)) return walkEntries(entries);
+  return files.some((f) => CHECKPOINT_FILE.test(f.name)) ? Promise.resolve(files) : null;
+}
+
+async function walkEntries(entries) {
+  const out = [];
+  const fileOf = (e) => new Promise((resolve, reject) => e.file(resolve, reject));
+  const children = async (dir) => {
+    const reader = dir.createReader(), all = [];
+    for (;;) {
+      const batch = await new Promise((resolve, reject) => reader.readEntries(resolve, reject));
+      if (!batch.length) return all;
+      all.push(...batch);
+    }
+  };
+  const walk = async (e, prefix, depth) => {
+    if (e.isFile) {
+      const f = await fileOf(e);
+      f.relPath = prefix + e.name;
+      out.push(f);
+    } else if (e.isDirectory && depth < 3) { // the folder and its 0_Transformer/ are enough
+      for (const c of await children(e)) await walk(c, `${prefix}${e.name}/`, depth + 1);
+    }
+  };
+  for (const e of entries) await walk(e, '', 0);
+  return out;
+}
+
+/** gzip bytes with the browser's CompressionStream, or null where it has none. */
+export async function gzipBytes(u8) {
+  if (typeof CompressionStream !== 'function') return null;
+  const stream = new Blob([u8]).stream().pipeThrough(new CompressionStream('gzip'));
+  return new Uint8Array(await new Response(stream).arrayBuffer());
+}
