@@ -10,7 +10,7 @@
 //   engine.conv(...)      the page's model worker (worker.js 'conv')
 // Both run one blw_conv_<fn> with args (numbers, strings; the string BYTES
 // marks where the heap copy of `bytes` goes) and shape the result
-// (convResult below): text for weight_name / log, [w, offset, n] for source,
+// (convResult below): text for weight_name / log, {w, off, n} for source,
 // the bundle's bytes for finish, else the number; {error} when it failed.
 
 export const BYTES = '\u0000bytes';
@@ -21,7 +21,7 @@ export function convResult(M, fn, r, lastError) {
   switch (fn) {
     case 'weight_name': return r ? M.UTF8ToString(r) : { error: lastError() };
     case 'log': return M.UTF8ToString(r);
-    case 'source': return r ? Array.from(M.HEAPF64.subarray(r >> 3, (r >> 3) + 3)) : { error: lastError() };
+    case 'source': return r ? { w: M.HEAPF64[r >> 3], off: M.HEAPF64[(r >> 3) + 1], n: M.HEAPF64[(r >> 3) + 2] } : { error: lastError() };
     case 'finish': return r ? M.HEAPU8.slice(r, r + M._blw_conv_size()) : { error: lastError() };
     case 'hash': case 'free': return 0;
     default: return r < 0 ? { error: lastError() } : r;
@@ -125,7 +125,7 @@ export async function convertCheckpoint(call, entries, opts = {}, progress = () 
       }
     }
     for (let t = 0; t < nt; t++) {
-      const [w, off, len] = check(await call('source', [t]));
+      const { w, off, n: len } = check(await call('source', [t]));
       const src = await weights[w].read(off, off + len);
       check(await call('tensor', [t, BYTES], src));
       await report('tensor', t + 1, nt);

@@ -296,7 +296,7 @@ const handlers = {
       switch (fn) {
         case 'weight_name': return r ? mod.UTF8ToString(r) : err();
         case 'log': return mod.UTF8ToString(r);
-        case 'source': return r ? Array.from(mod.HEAPF64.subarray(r >> 3, (r >> 3) + 3)) : err();
+        case 'source': return r ? { w: mod.HEAPF64[r >> 3], off: mod.HEAPF64[(r >> 3) + 1], n: mod.HEAPF64[(r >> 3) + 2] } : err();
         case 'finish': {
           if (!r) return err();
           const out = mod.HEAPU8.slice(r, r + mod._blw_conv_size());
