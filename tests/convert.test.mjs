@@ -10,12 +10,17 @@
 // tools/make_random_bert.py --family (numpy, generated into build/convert-test/):
 // "bert." / LayerNorm.gamma names, F16 / BF16 weights, sharded safetensors,
 // sentence-transformers folders, tokenizer.json-only, cased, multilingual and
-// Chinese vocabularies, pooler / MLM / classifier heads.
+// Chinese vocabularies, pooler / MLM / classifier heads. Each family is also
+// checked against Hugging Face (tests/fixtures/convert/, made by
+// tools/make_convert_fixtures.py with transformers): the converted f32 bundle
+// tokenizes the family's text as transformers' tokenizer does and gives its
+// attention.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
+import crypto from 'node:crypto';
 import zlib from 'node:zlib';
 
 const ROOT = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..');
@@ -26,6 +31,24 @@ const ENGINES = (process.env.BERTLENS_CONVERT || 'native,wasm').split(',');
 const QUICK = !!process.env.BERTLENS_QUICK;
 const FAMILIES = ['bert-uncased', 'bert-cased', 'multilingual', 'chinese', 'minilm-st', 'bge-e5-gte'];
 const DTYPES = ['f32', 'f16', 'q8', 'q4'];
+const TOL_ATTN = 1e-5; // f32 bundle vs Hugging Face fp32 attention, max |d|
+const FIX = path.join(ROOT, 'tests/fixtures/convert');
+const HF = JSON.parse(fs.readFileSync(path.join(FIX, 'index.json'), 'utf8'));
+const HF_BIN = fs.readFileSync(path.join(FIX, 'families.bin'));
+
+/** Hugging Face attention of family f: [L][H][T][T] flat. */
+function hfAttention(f) {
+  const n = f.shape.reduce((a, b) => a * b, 1);
+  return new Float32Array(HF_BIN.buffer.slice(HF_BIN.byteOffset + f.offset, HF_BIN.byteOffset + f.offset + 4 * n));
+}
+
+/** The regenerated family folder holds the files the references came from. */
+function sameCheckpoint(f) {
+  for (const [rel, want] of Object.entries(f.files)) {
+    const got = crypto.createHash('sha256').update(fs.readFileSync(path.join(OUT, f.family, rel))).digest('hex');
+    assert.equal(got, want, `${f.family}/${rel}: not the checkpoint of the Hugging Face references (numpy stream or generator changed?)`);
+  }
+}
 
 function run(cmd, argv, opts = {}) {
   return spawnSync(cmd, argv, { cwd: ROOT, encoding: 'utf8', maxBuffer: 1 << 26, ...opts });
@@ -82,6 +105,22 @@ if (ENGINES.includes('native')) {
       assert.ok(lines.length >= 21 && lines.every((l) => / (f32|f16|q8|q4) +max\|err\| \S+ +rel\.rms \S+$/.test(l)), r.stderr);
       if (c.gz) assert.equal(fs.readFileSync(out)[0], 0x1f, 'gzip output');
       ok(BIN, ['info', out]); // the loader accepts it
+    }
+  });
+
+  test('every family, converted natively, matches Hugging Face (tokens and attention)', () => {
+    for (const f of HF.families) {
+      sameCheckpoint(f);
+      const out = path.join(OUT, `hf-${f.family}.blb`);
+      ok(BIN, ['convert', path.join(OUT, f.family), out, '--dtype', 'f32']);
+      const got = JSON.parse(ok(BIN, ['attend', out, f.text]).stdout);
+      assert.deepEqual(got.tokens, f.tokens, `${f.family}: tokens`);
+      const want = hfAttention(f), flat = Float32Array.from(got.attentions.flat(Infinity));
+      assert.equal(flat.length, want.length, `${f.family}: attention size`);
+      let worst = 0;
+      want.forEach((v, i) => { worst = Math.max(worst, Math.abs(v - flat[i])); });
+      assert.ok(worst <= TOL_ATTN, `${f.family}: attention max |d| ${worst} > ${TOL_ATTN}`);
+      console.log(`# native ${f.family}: ${f.tokens.length} tokens, attention vs Hugging Face max |d| ${worst.toExponential(2)}`);
     }
   });
 
@@ -226,7 +265,7 @@ function optsOf(args, dir) {
 }
 
 if (ENGINES.includes('wasm')) {
-  const { createModule } = await import('../tools/wasm_node.mjs');
+  const { createModule, loadBytes, putString, floats, wasmError } = await import('../tools/wasm_node.mjs');
   const { convertCheckpoint, directCaller } = await import('../web/js/convert.js');
   const M = await createModule();
   const call = directCaller(M);
@@ -241,6 +280,27 @@ if (ENGINES.includes('wasm')) {
       const nt = log.filter((l) => l.startsWith('[tensor] ') && !l.includes('skipped')).length;
       assert.equal(seen.filter((s) => s === 'tensor').length, nt, 'one progress report per tensor');
       assert.ok(seen.includes('hash'));
+    }
+  });
+
+  test('every family, converted in wasm, matches Hugging Face (tokens and attention)', async () => {
+    for (const f of HF.families) {
+      sameCheckpoint(f);
+      const { bytes: b } = await convertCheckpoint(call, folderEntries(path.join(OUT, f.family)), { name: f.family, dtype: 'f32' });
+      assert.equal(loadBytes(M, b), 0, wasmError(M));
+      const ps = putString(M, f.text);
+      const T = M._blw_run(ps, 0, 1, 0);
+      M._free(ps);
+      assert.equal(T, f.tokens.length, `${f.family}: ${wasmError(M)}`);
+      assert.deepEqual(JSON.parse(M.UTF8ToString(M._blw_tokens_json())).tokens, f.tokens, `${f.family}: tokens`);
+      const [L, H] = f.shape, want = hfAttention(f);
+      let worst = 0;
+      for (let l = 0; l < L; l++) {
+        const a = floats(M, M._blw_attention(l), H * T * T);
+        a.forEach((v, i) => { worst = Math.max(worst, Math.abs(v - want[l * H * T * T + i])); });
+      }
+      assert.ok(worst <= TOL_ATTN, `${f.family}: attention max |d| ${worst} > ${TOL_ATTN}`);
+      console.log(`# wasm ${f.family}: ${f.tokens.length} tokens, attention vs Hugging Face max |d| ${worst.toExponential(2)}`);
     }
   });
 

@@ -51,6 +51,9 @@ GENERATOR_VERSION = 3
 SHAPES = {
     "bge-small-shape": {"layers": 12, "heads": 12, "hidden": 384, "intermediate": 1536, "seed": 384_12_12},
     "bert-base-shape": {"layers": 12, "heads": 12, "hidden": 768, "intermediate": 3072, "seed": 768_12_12},
+    # Not among the Hugging Face references (tools/make_shape_fixtures.py):
+    # for memory measurements only (tools/convert_memory.mjs).
+    "bert-large-shape": {"layers": 24, "heads": 16, "hidden": 1024, "intermediate": 4096, "seed": 1024_24_16},
 }
 VOCAB_SIZE = 5000
 # Sublayer weights: standard deviation GAIN / sqrt(fan_in), the same effect at
@@ -366,9 +369,15 @@ def make_family(out_root, name):
         if os.path.exists(os.path.join(md, f)):
             os.remove(os.path.join(md, f))
     if fam.get("tokjson"):
-        tj = {"version": "1.0", "normalizer": {"type": "BertNormalizer", "clean_text": True,
-                                              "handle_chinese_chars": True, "strip_accents": None,
-                                              "lowercase": bool(fam["lower"])},
+        specials = [{"id": toks.index(t), "content": t, "single_word": False, "lstrip": False, "rstrip": False,
+                     "normalized": False, "special": True} for t in ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")]
+        tj = {"version": "1.0", "truncation": None, "padding": None, "added_tokens": specials,
+              "normalizer": {"type": "BertNormalizer", "clean_text": True, "handle_chinese_chars": True,
+                             "strip_accents": None, "lowercase": bool(fam["lower"])},
+              "pre_tokenizer": {"type": "BertPreTokenizer"},
+              "post_processor": {"type": "BertProcessing", "sep": ["[SEP]", toks.index("[SEP]")],
+                                 "cls": ["[CLS]", toks.index("[CLS]")]},
+              "decoder": {"type": "WordPiece", "prefix": "##", "cleanup": True},
               "model": {"type": "WordPiece", "unk_token": "[UNK]", "continuing_subword_prefix": "##",
                         "max_input_chars_per_word": 100, "vocab": {t: i for i, t in enumerate(toks)}}}
         with open(os.path.join(md, "tokenizer.json"), "w", encoding="utf-8") as f:
