@@ -1075,8 +1075,21 @@ int bli_conv_source(const bli_conv *c, int t, int *w, uint64_t *off, uint64_t *n
 
 /* --------------------------------------------------------- quantize */
 
+/* Quantization error of a tensor, for its log line: max |w - w'|, and the
+ * sums for RMS(w - w') / RMS(w), in double as convert.py's float64. */
+typedef struct {
+    double emax, e2, w2;
+} qerr;
+
+static void qerr_add(qerr *q, float w, float deq) {
+    double e = fabs((double)deq - (double)w);
+    if (e > q->emax) q->emax = e;
+    q->e2 += e * e;
+    q->w2 += (double)w * (double)w;
+}
+
 /* q8: blocks of 32, scale = max|w| / 127 (convert.py quant_q8). */
-static void quant_q8(const float *w, size_t n, uint8_t *out, float *deq) {
+static void quant_q8(const float *w, size_t n, uint8_t *out, qerr *qe) {
     int8_t *q = (int8_t *)out;
     uint8_t *scales = out + n;
     for (size_t b = 0; b < n / BL_QBLOCK; b++) {
@@ -1094,7 +1107,7 @@ static void quant_q8(const float *w, size_t n, uint8_t *out, float *deq) {
             if (!(v >= -127)) v = v != v ? 0 : -127; /* NaN only from a subnormal scale */
             if (v > 127) v = 127;
             q[b * BL_QBLOCK + k] = (int8_t)v;
-            deq[b * BL_QBLOCK + k] = (float)q[b * BL_QBLOCK + k] * scale;
+            qerr_add(qe, r[k], (float)q[b * BL_QBLOCK + k] * scale);
         }
         float s = scale;
         memcpy(scales + 4 * b, &s, 4);
@@ -1102,7 +1115,7 @@ static void quant_q8(const float *w, size_t n, uint8_t *out, float *deq) {
 }
 
 /* q4: the element of largest magnitude maps to -8; nibble = q + 8 (convert.py quant_q4). */
-static void quant_q4(const float *w, size_t n, uint8_t *out, float *deq) {
+static void quant_q4(const float *w, size_t n, uint8_t *out, qerr *qe) {
     uint8_t *scales = out + n / 2;
     for (size_t b = 0; b < n / BL_QBLOCK; b++) {
         const float *r = w + b * BL_QBLOCK;
@@ -1119,13 +1132,19 @@ static void quant_q4(const float *w, size_t n, uint8_t *out, float *deq) {
             if (!(v >= -8)) v = v != v ? 0 : -8;
             if (v > 7) v = 7;
             q[k] = (int8_t)v;
-            deq[b * BL_QBLOCK + k] = (float)q[k] * scale;
+            qerr_add(qe, r[k], (float)q[k] * scale);
         }
         for (int i = 0; i < 16; i++)
             out[b * 16 + i] = (uint8_t)((uint8_t)(q[i] + 8) | (uint8_t)(q[16 + i] + 8) << 4);
         float s = scale;
         memcpy(scales + 4 * b, &s, 4);
     }
+}
+
+static int check_finite(const float *w, size_t n) {
+    for (size_t i = 0; i < n; i++)
+        if (!isfinite(w[i])) return -1;
+    return 0;
 }
 
 static int to_f32(const stensor *s, const uint8_t *p, float *w, size_t n) {
@@ -1167,15 +1186,21 @@ int bli_conv_tensor(bli_conv *c, int t, const void *src, bli_conv_sink sink, voi
     otensor *o = &c->ot[t];
     const stensor *s = &c->st[o->src];
     size_t n = (size_t)o->dims[0] * (size_t)(o->n_dims == 2 ? o->dims[1] : 1);
-    float *w = malloc(n * sizeof *w);
-    float *deq = o->dtype == BL_F32 ? w : malloc(n * sizeof *deq);
+    /* float32 sources are used in place (little-endian hosts: x86, arm, wasm;
+     * the driver's buffer is malloc'ed, so aligned): one tensor in memory,
+     * plus its encoded copy unless it stays f32. */
+    static const uint16_t one = 1;
+    int in_place = s->src == SRC_F32 && *(const uint8_t *)&one == 1 && (uintptr_t)src % sizeof(float) == 0;
+    float *wbuf = in_place ? NULL : malloc(n * sizeof *wbuf);
+    const float *w = in_place ? (const float *)src : wbuf;
     uint8_t *data = o->dtype == BL_F32 ? (uint8_t *)w : malloc((size_t)o->nbytes);
     int rc = -1;
-    if (!w || !deq || !data) {
+    qerr qe = {0, 0, 0};
+    if (!w || !data) {
         bli_set_err(err, errlen, "%s: out of memory (%zu values)", o->name, n);
         goto out;
     }
-    if (to_f32(s, src, w, n)) {
+    if (in_place ? check_finite(w, n) : to_f32(s, src, wbuf, n)) {
         bli_set_err(err, errlen, "%s: contains NaN or infinity", o->name);
         goto out;
     }
@@ -1185,20 +1210,15 @@ int bli_conv_tensor(bli_conv *c, int t, const void *src, bli_conv_sink sink, voi
             uint16_t h = f32_to_f16(w[i]);
             data[2 * i] = (uint8_t)h;
             data[2 * i + 1] = (uint8_t)(h >> 8);
-            deq[i] = f16_to_f32(h);
+            qerr_add(&qe, w[i], f16_to_f32(h));
         }
         break;
-    case BL_Q8: quant_q8(w, n, data, deq); break;
-    case BL_Q4: quant_q4(w, n, data, deq); break;
-    default: break; /* f32: the bytes are w (little-endian hosts: x86, arm, wasm) */
+    case BL_Q8: quant_q8(w, n, data, &qe); break;
+    case BL_Q4: quant_q4(w, n, data, &qe); break;
+    default: /* f32: the bytes are w's */
+        for (size_t i = 0; i < n; i++) qerr_add(&qe, w[i], w[i]);
     }
-    double emax = 0, e2 = 0, w2 = 0;
-    for (size_t i = 0; i < n; i++) {
-        double e = fabs((double)deq[i] - (double)w[i]);
-        if (e > emax) emax = e;
-        e2 += e * e;
-        w2 += (double)w[i] * (double)w[i];
-    }
+    double emax = qe.emax, e2 = qe.e2, w2 = qe.w2;
     double rms = sqrt(w2 / (double)n), rel = rms > 0 ? sqrt(e2 / (double)n) / rms : 0;
     char shape[48];
     if (o->n_dims == 2) snprintf(shape, sizeof shape, "[%lld, %lld]", (long long)o->dims[0], (long long)o->dims[1]);
@@ -1213,9 +1233,8 @@ int bli_conv_tensor(bli_conv *c, int t, const void *src, bli_conv_sink sink, voi
     o->done = 1;
     rc = 0;
 out:
-    if (deq != w) free(deq);
-    if (data != (uint8_t *)w) free(data);
-    free(w);
+    if (data != (const uint8_t *)w) free(data);
+    free(wbuf);
     return rc;
 }
 
