@@ -358,7 +358,6 @@ static const struct {
     {"deberta", "DeBERTa uses disentangled relative-position attention"},
     {"deberta-v2", "DeBERTa uses disentangled relative-position attention"},
     {"mpnet", "MPNet uses relative-position attention"},
-    {"electra", "ELECTRA checkpoints are not supported yet"},
     {"nomic_bert", "nomic-bert uses rotary positions and SwiGLU"},
     {"new", "this gte variant uses rotary positions"},
     {"modernbert", "ModernBERT uses rotary positions and GeGLU"},
@@ -401,14 +400,26 @@ static int stage_config(bli_conv *c, const bli_jv *cfg, char *err, size_t errlen
     const char *arch = archs && archs->type == BLI_JARR && archs->n && archs->items[0].type == BLI_JSTR
                            ? archs->items[0].str
                            : "?";
-    if (strcmp(type, "bert") != 0) {
+    if (strcmp(type, "bert") != 0 && strcmp(type, "electra") != 0) {
         const char *why = "bertlens converts BERT-architecture encoders with a WordPiece vocabulary";
         for (size_t i = 0; i < sizeof OTHER_ARCHS / sizeof *OTHER_ARCHS; i++)
             if (!strcmp(type, OTHER_ARCHS[i].type)) why = OTHER_ARCHS[i].why;
         bli_set_err(err, errlen,
                     "model_type is '%s' (%s): only BERT checkpoints (model_type 'bert': BERT, MiniLM, bge, e5, "
-                    "gte) are supported; %s",
+                    "gte) and ELECTRA discriminators are supported; %s",
                     type, arch, why);
+        return -1;
+    }
+    /* An ELECTRA encoder is BERT's (names under "electra."), unless its
+     * embeddings are narrower than the encoder and pass a projection first. */
+    const bli_jv *es = bli_jget(cfg, "embedding_size"), *hs = bli_jget(cfg, "hidden_size");
+    if (!strcmp(type, "electra") && es && hs &&
+        (es->type != BLI_JNUM || hs->type != BLI_JNUM || es->num != hs->num)) {
+        bli_set_err(err, errlen,
+                    "ELECTRA with embedding_size %g != hidden_size %g needs its embeddings_project layer, which "
+                    "bertlens does not run (ELECTRA checkpoints whose embedding_size equals hidden_size, such as "
+                    "the base and large discriminators, convert)",
+                    es->num, hs->num);
         return -1;
     }
     static const char *const acts[][2] = {
@@ -818,8 +829,8 @@ int bli_conv_header_size(const void *first8, uint64_t file_size, uint64_t *head,
 }
 
 static void normalize(char *n) {
-    static const char *const pre[] = {"bert.", "model."};
-    for (int i = 0; i < 2; i++) {
+    static const char *const pre[] = {"bert.", "model.", "electra."};
+    for (int i = 0; i < 3; i++) {
         size_t k = strlen(pre[i]);
         if (!strncmp(n, pre[i], k)) memmove(n, n + k, strlen(n + k) + 1);
     }

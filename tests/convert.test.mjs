@@ -29,7 +29,7 @@ const PYTHON = process.env.PYTHON || 'python3';
 const OUT = path.join(ROOT, 'build/convert-test');
 const ENGINES = (process.env.BERTLENS_CONVERT || 'native,wasm').split(',');
 const QUICK = !!process.env.BERTLENS_QUICK;
-const FAMILIES = ['bert-uncased', 'bert-cased', 'multilingual', 'chinese', 'minilm-st', 'bge-e5-gte'];
+const FAMILIES = ['bert-uncased', 'bert-cased', 'multilingual', 'chinese', 'minilm-st', 'bge-e5-gte', 'electra-disc'];
 const DTYPES = ['f32', 'f16', 'q8', 'q4'];
 const TOL_ATTN = 1e-5; // f32 bundle vs Hugging Face fp32 attention, max |d|
 const FIX = path.join(ROOT, 'tests/fixtures/convert');
@@ -120,7 +120,7 @@ if (ENGINES.includes('native')) {
       let worst = 0;
       want.forEach((v, i) => { worst = Math.max(worst, Math.abs(v - flat[i])); });
       assert.ok(worst <= TOL_ATTN, `${f.family}: attention max |d| ${worst} > ${TOL_ATTN}`);
-      console.log(`# native ${f.family}: ${f.tokens.length} tokens, attention vs Hugging Face max |d| ${worst.toExponential(2)}`);
+      console.log(`native ${f.family}: ${f.tokens.length} tokens, attention vs Hugging Face max |d| ${worst.toExponential(2)}`);
     }
   });
 
@@ -193,6 +193,9 @@ const BAD = [
     fs.rmSync(path.join(d, 'vocab.txt'));
     fs.writeFileSync(path.join(d, 'tokenizer.json'), JSON.stringify({ model: { type: 'BPE', vocab: { a: 0 }, merges: [] } }));
   }), /model_type is 'roberta' \(RobertaModel\): only BERT checkpoints .*byte-level BPE/],
+  ['ELECTRA with a narrower embedding', () => broken('electra-small', (d) => editJson(path.join(d, 'config.json'),
+    (c) => ({ ...c, model_type: 'electra', embedding_size: 32 }))), /ELECTRA with embedding_size 32 != hidden_size 64 needs its embeddings_project layer/],
+  ['DistilBERT', () => broken('distil', (d) => editJson(path.join(d, 'config.json'), (c) => ({ ...c, model_type: 'distilbert', architectures: ['DistilBertModel'] }))), /model_type is 'distilbert' \(DistilBertModel\): .*DistilBERT has different tensor names/],
   ['BPE tokenizer.json under a bert config', () => broken('bpe', (d) => {
     fs.rmSync(path.join(d, 'vocab.txt'));
     fs.writeFileSync(path.join(d, 'tokenizer.json'), JSON.stringify({ model: { type: 'BPE', vocab: { a: 0 }, merges: [] } }));
@@ -300,7 +303,7 @@ if (ENGINES.includes('wasm')) {
         a.forEach((v, i) => { worst = Math.max(worst, Math.abs(v - want[l * H * T * T + i])); });
       }
       assert.ok(worst <= TOL_ATTN, `${f.family}: attention max |d| ${worst} > ${TOL_ATTN}`);
-      console.log(`# wasm ${f.family}: ${f.tokens.length} tokens, attention vs Hugging Face max |d| ${worst.toExponential(2)}`);
+      console.log(`wasm ${f.family}: ${f.tokens.length} tokens, attention vs Hugging Face max |d| ${worst.toExponential(2)}`);
     }
   });
 

@@ -84,9 +84,19 @@ def stage_config(d):
         cfg = json.load(f)
     mt = cfg.get("model_type")
     archs = cfg.get("architectures") or []
-    if mt != "bert":
+    if mt not in ("bert", "electra"):
         raise ConvertError(
-            f"model_type is {mt!r}, architectures {archs}: only BERT checkpoints (model_type 'bert') are supported"
+            f"model_type is {mt!r}, architectures {archs}: only BERT checkpoints (model_type 'bert') and ELECTRA "
+            "discriminators are supported"
+        )
+    # An ELECTRA encoder is BERT's (names under "electra."), unless its
+    # embeddings are narrower than the encoder and pass a projection first.
+    emb = cfg.get("embedding_size", cfg.get("hidden_size"))
+    if mt == "electra" and emb != cfg.get("hidden_size"):
+        raise ConvertError(
+            f"ELECTRA with embedding_size {emb} != hidden_size {cfg.get('hidden_size')} needs its embeddings_project "
+            "layer, which bertlens does not run (ELECTRA checkpoints whose embedding_size equals hidden_size, such "
+            "as the base and large discriminators, convert)"
         )
     act = cfg.get("hidden_act", "gelu")
     acts = {"gelu": "gelu", "gelu_new": "gelu_tanh", "gelu_pytorch_tanh": "gelu_tanh", "relu": "relu"}
@@ -353,11 +363,11 @@ def canonical_names(cfg):
 
 
 def normalize_names(sd):
-    """Strip 'bert.' / 'model.' prefixes, map old gamma/beta LayerNorm names."""
+    """Strip 'bert.' / 'model.' / 'electra.' prefixes, map old gamma/beta LayerNorm names."""
     out = {}
     for k, v in sd.items():
         n = k
-        for pre in ("bert.", "model."):
+        for pre in ("bert.", "model.", "electra."):
             if n.startswith(pre):
                 n = n[len(pre):]
         n = n.replace("LayerNorm.gamma", "LayerNorm.weight").replace("LayerNorm.beta", "LayerNorm.bias")

@@ -230,14 +230,15 @@ def make(out_root, name, force=False):
 
 # ----------------------------------------------------------- families
 # Each family: a small shape, how its files are laid out, and its vocabulary.
-#   prefix   tensor name prefix ("bert." as BertForMaskedLM / classifiers)
+#   prefix   tensor name prefix ("bert." as BertForMaskedLM / classifiers, "electra.")
 #   old_ln   LayerNorm.gamma / LayerNorm.beta (original TF-converted BERT)
 #   dtype    safetensors dtype of every weight: F32, F16 or BF16
 #   shards   > 1: model.safetensors.index.json + that many shards
 #   st_dir   sentence-transformers folder: weights and config in 0_Transformer/
 #   vocab    "uncased" | "cased" | "multilingual" | "chinese"
 #   tokjson  vocabulary only in tokenizer.json (WordPiece), no vocab.txt
-#   heads    extra tensors the encoder does not use: pooler, mlm, classifier
+#   heads    extra tensors the encoder does not use: pooler, mlm, classifier, discriminator
+#   model_type  "electra": an ELECTRA discriminator (embedding_size = hidden)
 #   lower    do_lower_case of tokenizer_config.json (None: no such file)
 FAMILY_SHAPE = {"layers": 2, "heads": 4, "hidden": 64, "intermediate": 128}
 FAMILIES = {
@@ -248,6 +249,8 @@ FAMILIES = {
     "chinese": dict(vocab="chinese", lower=None, shards=2, seed=14),
     "minilm-st": dict(st_dir=True, vocab="uncased", lower=True, heads=["pooler"], seed=15,
                       shape={"layers": 3, "heads": 12, "hidden": 96, "intermediate": 384}),
+    "electra-disc": dict(prefix="electra.", heads=["discriminator"], vocab="uncased", lower=True, seed=17,
+                         model_type="electra"),
     "bge-e5-gte": dict(vocab="uncased", lower=True, seed=16, shards=3, act="gelu_new",
                        shape={"layers": 2, "heads": 2, "hidden": 32, "intermediate": 64}),
 }
@@ -289,6 +292,10 @@ def head_tensors(heads, H, V):
         out += [("cls.predictions.bias", [V]), ("cls.predictions.transform.dense.weight", [H, H]),
                 ("cls.predictions.transform.dense.bias", [H]), ("cls.predictions.transform.LayerNorm.weight", [H]),
                 ("cls.predictions.transform.LayerNorm.bias", [H])]
+    if "discriminator" in heads:
+        out += [("discriminator_predictions.dense.weight", [H, H]), ("discriminator_predictions.dense.bias", [H]),
+                ("discriminator_predictions.dense_prediction.weight", [1, H]),
+                ("discriminator_predictions.dense_prediction.bias", [1])]
     if "classifier" in heads:
         out += [("classifier.weight", [3, H]), ("classifier.bias", [3])]
     return out
@@ -322,7 +329,7 @@ def make_family(out_root, name):
         a = noise(bitgen, int(np.prod(dims)), std)
         if kind == "ln":
             a = (a + np.float32(1.0)).astype(np.float32)
-        if not n.startswith(("pooler.", "cls.", "classifier.")):
+        if not n.startswith(("pooler.", "cls.", "classifier.", "discriminator_predictions.")):
             n = fam.get("prefix", "") + n
         elif n.startswith("pooler."):
             n = fam.get("prefix", "") + n
@@ -362,6 +369,8 @@ def make_family(out_root, name):
                                 "BertForSequenceClassification" if "classifier" in fam.get("heads", []) else "BertModel"]
     if "act" in fam:
         cfg["hidden_act"] = fam["act"]
+    if fam.get("model_type") == "electra":  # an ELECTRA discriminator whose embeddings are as wide as the encoder
+        cfg.update(model_type="electra", architectures=["ElectraForPreTraining"], embedding_size=H)
     with open(os.path.join(md, "config.json"), "w") as f:
         json.dump(cfg, f, indent=2)
     toks = family_vocab(fam["vocab"])
