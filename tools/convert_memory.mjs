@@ -24,7 +24,7 @@ const MB = (n) => `${(n / 1048576).toFixed(0)} MB`;
 const shapes = process.argv.slice(2).length ? process.argv.slice(2) : ['bert-base-shape', 'bert-large-shape'];
 
 function peakRss(args) {
-  const r = spawnSync('/usr/bin/time', ['-v', BIN, ...args], { encoding: 'utf8', maxBuffer: 1 << 28 });
+  const r = spawnSync('/usr/bin/time', ['-v', BIN, ...args], { encoding: 'utf8', stdio: ['ignore', 'ignore', 'pipe'] });
   if (r.status !== 0) throw new Error(`${args.join(' ')}: ${r.stderr.slice(-2000)}`);
   return Number(r.stderr.match(/Maximum resident set size \(kbytes\): (\d+)/)[1]) * 1024;
 }
