@@ -140,6 +140,18 @@ static const int SRC_SIZE[] = {4, 2, 2, 8, 8, 0};
 static const char *const DTYPE_NAMES[] = {"f32", "f16", "q8", "q4"};
 #define N_DTYPES 4
 
+/* DistilBERT names -> BERT names, replaced in this order (convert.py
+ * DISTIL_NAMES); its missing token-type embeddings become DISTIL_TYPES rows
+ * of zeros. */
+static const char *const DISTIL_NAMES[][2] = {
+    {"transformer.layer.", "encoder.layer."},          {".attention.q_lin.", ".attention.self.query."},
+    {".attention.k_lin.", ".attention.self.key."},     {".attention.v_lin.", ".attention.self.value."},
+    {".attention.out_lin.", ".attention.output.dense."}, {".sa_layer_norm.", ".attention.output.LayerNorm."},
+    {".ffn.lin1.", ".intermediate.dense."},            {".ffn.lin2.", ".output.dense."},
+    {".output_layer_norm.", ".output.LayerNorm."}};
+#define DISTIL_TYPES 2
+#define DISTIL_TOKEN_TYPES "embeddings.token_type_embeddings.weight"
+
 typedef struct {
     char *name; /* relative to the checkpoint folder */
     char *bytes; /* NULL: only the size is known */
@@ -168,6 +180,7 @@ typedef struct {
 
 struct bli_conv {
     int dtype, embed_dtype, cased;
+    int distil; /* a DistilBERT checkpoint */
     char *name, *license;
     bli_conv_log log;
     void *log_ctx;
@@ -353,7 +366,6 @@ static const struct {
     {"roberta", "RoBERTa uses a byte-level BPE tokenizer and offset positions, not BERT's WordPiece"},
     {"xlm-roberta", "XLM-RoBERTa uses a SentencePiece tokenizer and offset positions, not BERT's WordPiece"},
     {"camembert", "CamemBERT is RoBERTa-based (SentencePiece tokenizer)"},
-    {"distilbert", "DistilBERT has different tensor names and no token types"},
     {"albert", "ALBERT shares one layer's weights across layers and uses SentencePiece"},
     {"deberta", "DeBERTa uses disentangled relative-position attention"},
     {"deberta-v2", "DeBERTa uses disentangled relative-position attention"},
@@ -400,13 +412,14 @@ static int stage_config(bli_conv *c, const bli_jv *cfg, char *err, size_t errlen
     const char *arch = archs && archs->type == BLI_JARR && archs->n && archs->items[0].type == BLI_JSTR
                            ? archs->items[0].str
                            : "?";
-    if (strcmp(type, "bert") != 0 && strcmp(type, "electra") != 0) {
+    c->distil = !strcmp(type, "distilbert");
+    if (strcmp(type, "bert") != 0 && strcmp(type, "electra") != 0 && !c->distil) {
         const char *why = "bertlens converts BERT-architecture encoders with a WordPiece vocabulary";
         for (size_t i = 0; i < sizeof OTHER_ARCHS / sizeof *OTHER_ARCHS; i++)
             if (!strcmp(type, OTHER_ARCHS[i].type)) why = OTHER_ARCHS[i].why;
         bli_set_err(err, errlen,
                     "model_type is '%s' (%s): only BERT checkpoints (model_type 'bert': BERT, MiniLM, bge, e5, "
-                    "gte) and ELECTRA discriminators are supported; %s",
+                    "gte), ELECTRA discriminators and DistilBERT are supported; %s",
                     type, arch, why);
         return -1;
     }
@@ -424,7 +437,12 @@ static int stage_config(bli_conv *c, const bli_jv *cfg, char *err, size_t errlen
     }
     static const char *const acts[][2] = {
         {"gelu", "gelu"}, {"gelu_new", "gelu_tanh"}, {"gelu_pytorch_tanh", "gelu_tanh"}, {"relu", "relu"}};
-    const bli_jv *act = bli_jget(cfg, "hidden_act");
+    /* DistilBERT: BERT's encoder under other names (DISTIL_NAMES), LayerNorm eps
+     * 1e-12, no token types (DISTIL_TYPES rows of zeros). */
+    const char *const *key = c->distil ? (const char *const[]){"n_layers", "n_heads", "dim", "hidden_dim", "activation"}
+                                       : (const char *const[]){"num_hidden_layers", "num_attention_heads", "hidden_size",
+                                                               "intermediate_size", "hidden_act"};
+    const bli_jv *act = bli_jget(cfg, key[4]);
     const char *a = act ? (act->type == BLI_JSTR ? act->str : "(not a string)") : "gelu";
     c->activation = NULL;
     for (int i = 0; i < 4; i++)
@@ -434,7 +452,7 @@ static int stage_config(bli_conv *c, const bli_jv *cfg, char *err, size_t errlen
                     a);
         return -1;
     }
-    const bli_jv *pet = bli_jget(cfg, "position_embedding_type");
+    const bli_jv *pet = c->distil ? NULL : bli_jget(cfg, "position_embedding_type");
     if (pet && (pet->type != BLI_JSTR || strcmp(pet->str, "absolute"))) {
         bli_set_err(err, errlen, "position_embedding_type '%s' is not supported (only 'absolute')",
                     pet->type == BLI_JSTR ? pet->str : "?");
@@ -442,15 +460,16 @@ static int stage_config(bli_conv *c, const bli_jv *cfg, char *err, size_t errlen
     }
     bl_config *k = &c->cfg;
     const int32_t BIG = 1 << 30;
-    if (cfg_int(cfg, "num_hidden_layers", -1, 1, 256, &k->n_layers, err, errlen) ||
-        cfg_int(cfg, "num_attention_heads", -1, 1, 4096, &k->n_heads, err, errlen) ||
-        cfg_int(cfg, "hidden_size", -1, 1, 1 << 16, &k->hidden, err, errlen) ||
-        cfg_int(cfg, "intermediate_size", -1, 1, 1 << 18, &k->intermediate, err, errlen) ||
+    if (cfg_int(cfg, key[0], -1, 1, 256, &k->n_layers, err, errlen) ||
+        cfg_int(cfg, key[1], -1, 1, 4096, &k->n_heads, err, errlen) ||
+        cfg_int(cfg, key[2], -1, 1, 1 << 16, &k->hidden, err, errlen) ||
+        cfg_int(cfg, key[3], -1, 1, 1 << 18, &k->intermediate, err, errlen) ||
         cfg_int(cfg, "max_position_embeddings", -1, 1, 1 << 20, &k->max_positions, err, errlen) ||
-        cfg_int(cfg, "type_vocab_size", 2, 1, 1 << 16, &k->type_vocab_size, err, errlen) ||
         cfg_int(cfg, "vocab_size", -1, 1, BIG, &k->vocab_size, err, errlen))
         return -1;
-    const bli_jv *eps = bli_jget(cfg, "layer_norm_eps");
+    if (c->distil) k->type_vocab_size = DISTIL_TYPES;
+    else if (cfg_int(cfg, "type_vocab_size", 2, 1, 1 << 16, &k->type_vocab_size, err, errlen)) return -1;
+    const bli_jv *eps = c->distil ? NULL : bli_jget(cfg, "layer_norm_eps");
     double e = 1e-12;
     if (eps) {
         if (eps->type != BLI_JNUM) {
@@ -461,7 +480,7 @@ static int stage_config(bli_conv *c, const bli_jv *cfg, char *err, size_t errlen
     }
     c->ln_eps = (float)e; /* struct.pack('<f'): round to nearest */
     if (k->hidden % k->n_heads) {
-        bli_set_err(err, errlen, "hidden_size %d is not a multiple of num_attention_heads %d", k->hidden,
+        bli_set_err(err, errlen, "%s %d is not a multiple of %s %d", key[2], k->hidden, key[1],
                     k->n_heads);
         return -1;
     }
@@ -828,24 +847,28 @@ int bli_conv_header_size(const void *first8, uint64_t file_size, uint64_t *head,
     return 0;
 }
 
-static void normalize(char *n) {
-    static const char *const pre[] = {"bert.", "model.", "electra."};
-    for (int i = 0; i < 3; i++) {
+/* Replace every from in n by to; n has room for the growth (see set_header). */
+static void replace_all(char *n, const char *from, const char *to) {
+    char *s;
+    size_t fl = strlen(from), tl = strlen(to);
+    for (char *q = n; (s = strstr(q, from));) {
+        memmove(s + tl, s + fl, strlen(s + fl) + 1);
+        memcpy(s, to, tl);
+        q = s + tl;
+    }
+}
+
+/* convert.py normalize_names: prefixes, old LayerNorm names, DistilBERT's names. */
+static void normalize(char *n, int distil) {
+    static const char *const pre[] = {"bert.", "model.", "electra.", "distilbert."};
+    for (int i = 0; i < 4; i++) {
         size_t k = strlen(pre[i]);
         if (!strncmp(n, pre[i], k)) memmove(n, n + k, strlen(n + k) + 1);
     }
-    static const char *const from[] = {"LayerNorm.gamma", "LayerNorm.beta"}, *const to[] = {"LayerNorm.weight",
-                                                                                             "LayerNorm.bias"};
-    for (int i = 0; i < 2; i++) {
-        char *s;
-        size_t fl = strlen(from[i]), tl = strlen(to[i]);
-        /* Each replacement grows the name by tl - fl (<= 2); the buffer has room (see set_header). */
-        for (char *q = n; (s = strstr(q, from[i]));) {
-            memmove(s + tl, s + fl, strlen(s + fl) + 1);
-            memcpy(s, to[i], tl);
-            q = s + tl;
-        }
-    }
+    replace_all(n, "LayerNorm.gamma", "LayerNorm.weight");
+    replace_all(n, "LayerNorm.beta", "LayerNorm.bias");
+    for (int i = 0; distil && i < (int)(sizeof DISTIL_NAMES / sizeof *DISTIL_NAMES); i++)
+        replace_all(n, DISTIL_NAMES[i][0], DISTIL_NAMES[i][1]);
 }
 
 int bli_conv_set_header(bli_conv *c, int w, uint64_t file_size, const void *head, size_t n, char *err,
@@ -925,9 +948,10 @@ int bli_conv_set_header(bli_conv *c, int w, uint64_t file_size, const void *head
                         wn, t->key, (unsigned long long)(s.off + s.nbytes), (unsigned long long)file_size);
             goto out;
         }
-        if (!(s.name = malloc(t->key_len + 64))) goto oom;
+        /* Room for the renames: each adds at most 13 bytes, and a name holds few of them. */
+        if (!(s.name = malloc(2 * t->key_len + 64))) goto oom;
         memcpy(s.name, t->key, t->key_len + 1);
-        normalize(s.name);
+        normalize(s.name, c->distil);
         if (c->n_st == c->cap_st) {
             int cap = c->cap_st ? 2 * c->cap_st : 256;
             stensor *ns = realloc(c->st, (size_t)cap * sizeof *ns);
@@ -983,6 +1007,11 @@ static int add_ot(bli_conv *c, const char *name, int64_t d0, int64_t d1, int dty
             t->src = i;
             break;
         }
+    if (t->src < 0 && c->distil && !strcmp(name, DISTIL_TOKEN_TYPES)) { /* zeros, made here */
+        t->nbytes = bli_dtype_nbytes(dtype, t->n_dims, t->dims);
+        c->n_ot++;
+        return 0;
+    }
     if (t->src < 0) {
         bli_set_err(err, errlen, "checkpoint has no tensor '%s' (is this a BERT encoder?)", name);
         return -1;
@@ -1077,6 +1106,10 @@ void bli_conv_hash(bli_conv *c, const void *p, size_t n) {
 
 int bli_conv_source(const bli_conv *c, int t, int *w, uint64_t *off, uint64_t *n) {
     if (!c->planned || t < 0 || t >= c->n_ot) return -1;
+    if (c->ot[t].src < 0) { /* made here: no bytes to read */
+        *w = 0, *off = 0, *n = 0;
+        return 0;
+    }
     const stensor *s = &c->st[c->ot[t].src];
     *w = s->w;
     *off = s->off;
@@ -1195,14 +1228,15 @@ int bli_conv_tensor(bli_conv *c, int t, const void *src, bli_conv_sink sink, voi
         return -1;
     }
     otensor *o = &c->ot[t];
-    const stensor *s = &c->st[o->src];
+    static const stensor zeros = {NULL, SRC_OTHER, 0, {0}, 0, 0, 0};
+    const stensor *s = o->src >= 0 ? &c->st[o->src] : &zeros;
     size_t n = (size_t)o->dims[0] * (size_t)(o->n_dims == 2 ? o->dims[1] : 1);
     /* float32 sources are used in place (little-endian hosts: x86, arm, wasm;
      * the driver's buffer is malloc'ed, so aligned): one tensor in memory,
      * plus its encoded copy unless it stays f32. */
     static const uint16_t one = 1;
     int in_place = s->src == SRC_F32 && *(const uint8_t *)&one == 1 && (uintptr_t)src % sizeof(float) == 0;
-    float *wbuf = in_place ? NULL : malloc(n * sizeof *wbuf);
+    float *wbuf = in_place ? NULL : o->src < 0 ? calloc(n, sizeof *wbuf) : malloc(n * sizeof *wbuf);
     const float *w = in_place ? (const float *)src : wbuf;
     uint8_t *data = o->dtype == BL_F32 ? (uint8_t *)w : malloc((size_t)o->nbytes);
     int rc = -1;
@@ -1211,7 +1245,7 @@ int bli_conv_tensor(bli_conv *c, int t, const void *src, bli_conv_sink sink, voi
         bli_set_err(err, errlen, "%s: out of memory (%zu values)", o->name, n);
         goto out;
     }
-    if (in_place ? check_finite(w, n) : to_f32(s, src, wbuf, n)) {
+    if (o->src >= 0 && (in_place ? check_finite(w, n) : to_f32(s, src, wbuf, n))) {
         bli_set_err(err, errlen, "%s: contains NaN or infinity", o->name);
         goto out;
     }

@@ -29,7 +29,7 @@ const PYTHON = process.env.PYTHON || 'python3';
 const OUT = path.join(ROOT, 'build/convert-test');
 const ENGINES = (process.env.BERTLENS_CONVERT || 'native,wasm').split(',');
 const QUICK = !!process.env.BERTLENS_QUICK;
-const FAMILIES = ['bert-uncased', 'bert-cased', 'multilingual', 'chinese', 'minilm-st', 'bge-e5-gte', 'electra-disc'];
+const FAMILIES = ['bert-uncased', 'bert-cased', 'multilingual', 'chinese', 'minilm-st', 'bge-e5-gte', 'electra-disc', 'distilbert'];
 const DTYPES = ['f32', 'f16', 'q8', 'q4'];
 const TOL_ATTN = 1e-5; // f32 bundle vs Hugging Face fp32 attention, max |d|
 const FIX = path.join(ROOT, 'tests/fixtures/convert');
@@ -195,7 +195,7 @@ const BAD = [
   }), /model_type is 'roberta' \(RobertaModel\): only BERT checkpoints .*byte-level BPE/],
   ['ELECTRA with a narrower embedding', () => broken('electra-small', (d) => editJson(path.join(d, 'config.json'),
     (c) => ({ ...c, model_type: 'electra', embedding_size: 32 }))), /ELECTRA with embedding_size 32 != hidden_size 64 needs its embeddings_project layer/],
-  ['DistilBERT', () => broken('distil', (d) => editJson(path.join(d, 'config.json'), (c) => ({ ...c, model_type: 'distilbert', architectures: ['DistilBertModel'] }))), /model_type is 'distilbert' \(DistilBertModel\): .*DistilBERT has different tensor names/],
+  ['MPNet', () => broken('mpnet', (d) => editJson(path.join(d, 'config.json'), (c) => ({ ...c, model_type: 'mpnet', architectures: ['MPNetModel'] }))), /model_type is 'mpnet' \(MPNetModel\): .*MPNet uses relative-position attention/],
   ['BPE tokenizer.json under a bert config', () => broken('bpe', (d) => {
     fs.rmSync(path.join(d, 'vocab.txt'));
     fs.writeFileSync(path.join(d, 'tokenizer.json'), JSON.stringify({ model: { type: 'BPE', vocab: { a: 0 }, merges: [] } }));

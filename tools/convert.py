@@ -84,11 +84,16 @@ def stage_config(d):
         cfg = json.load(f)
     mt = cfg.get("model_type")
     archs = cfg.get("architectures") or []
-    if mt not in ("bert", "electra"):
+    if mt not in ("bert", "electra", "distilbert"):
         raise ConvertError(
-            f"model_type is {mt!r}, architectures {archs}: only BERT checkpoints (model_type 'bert') and ELECTRA "
-            "discriminators are supported"
+            f"model_type is {mt!r}, architectures {archs}: only BERT checkpoints (model_type 'bert'), ELECTRA "
+            "discriminators and DistilBERT are supported"
         )
+    if mt == "distilbert":  # BERT's encoder under other names, no token types (DISTIL_NAMES)
+        cfg = {"num_hidden_layers": cfg["n_layers"], "num_attention_heads": cfg["n_heads"], "hidden_size": cfg["dim"],
+               "intermediate_size": cfg["hidden_dim"], "max_position_embeddings": cfg["max_position_embeddings"],
+               "vocab_size": cfg["vocab_size"], "hidden_act": cfg.get("activation", "gelu"),
+               "type_vocab_size": DISTIL_TYPES, "layer_norm_eps": 1e-12}
     # An ELECTRA encoder is BERT's (names under "electra."), unless its
     # embeddings are narrower than the encoder and pass a projection first.
     emb = cfg.get("embedding_size", cfg.get("hidden_size"))
@@ -115,6 +120,7 @@ def stage_config(d):
         "vocab_size": cfg["vocab_size"],
         "ln_eps": float(cfg.get("layer_norm_eps", 1e-12)),
         "activation": acts[act],
+        "distilbert": mt == "distilbert",
     }
     if c["hidden"] % c["n_heads"]:
         raise ConvertError(f"hidden_size {c['hidden']} is not a multiple of num_attention_heads {c['n_heads']}")
@@ -362,22 +368,41 @@ def canonical_names(cfg):
     return out
 
 
-def normalize_names(sd):
-    """Strip 'bert.' / 'model.' / 'electra.' prefixes, map old gamma/beta LayerNorm names."""
+# DistilBERT names -> BERT names (replacements in this order); its missing
+# token-type embeddings become DISTIL_TYPES rows of zeros.
+DISTIL_NAMES = [
+    ("transformer.layer.", "encoder.layer."), (".attention.q_lin.", ".attention.self.query."),
+    (".attention.k_lin.", ".attention.self.key."), (".attention.v_lin.", ".attention.self.value."),
+    (".attention.out_lin.", ".attention.output.dense."), (".sa_layer_norm.", ".attention.output.LayerNorm."),
+    (".ffn.lin1.", ".intermediate.dense."), (".ffn.lin2.", ".output.dense."),
+    (".output_layer_norm.", ".output.LayerNorm."),
+]
+DISTIL_TYPES = 2
+
+
+def normalize_names(sd, cfg=None):
+    """Strip 'bert.' / 'model.' / 'electra.' / 'distilbert.' prefixes, map old
+    gamma/beta LayerNorm names (and DistilBERT's names, cfg["distilbert"])."""
     out = {}
+    distil = bool(cfg and cfg.get("distilbert"))
     for k, v in sd.items():
         n = k
-        for pre in ("bert.", "model.", "electra."):
+        for pre in ("bert.", "model.", "electra.", "distilbert."):
             if n.startswith(pre):
                 n = n[len(pre):]
         n = n.replace("LayerNorm.gamma", "LayerNorm.weight").replace("LayerNorm.beta", "LayerNorm.bias")
+        if distil:
+            for a, b in DISTIL_NAMES:
+                n = n.replace(a, b)
         out[n] = v
+    if distil:
+        out["embeddings.token_type_embeddings.weight"] = np.zeros((DISTIL_TYPES, cfg["hidden"]), np.float32)
     return out
 
 
 def stage_calib(sd, cfg, path):
     """Hessians (X^T X / n) of every projection's inputs on the calibration set."""
-    W = {k: np.asarray(v, dtype=np.float32) for k, v in normalize_names(sd).items()}
+    W = {k: np.asarray(v, dtype=np.float32) for k, v in normalize_names(sd, cfg).items()}
     items = fidelity.load_corpus(path)
     caps = {}
     for it in items:
@@ -390,7 +415,7 @@ def stage_calib(sd, cfg, path):
 def stage_fidelity(sd, cfg, deq, path):
     """Attention of the stored (dequantized) weights vs the source's fp32 weights on
     the held-out set: worst input's max |d|, worst mean |d|, worst row-argmax agreement."""
-    W = {k: np.asarray(v, dtype=np.float32) for k, v in normalize_names(sd).items()}
+    W = {k: np.asarray(v, dtype=np.float32) for k, v in normalize_names(sd, cfg).items()}
     Wq = dict(W)
     Wq.update(deq)
     items = fidelity.load_corpus(path)
@@ -416,7 +441,7 @@ def stage_fidelity(sd, cfg, deq, path):
 
 
 def stage_tensors(sd, cfg, dtype, embed_dtype, hess=None, deq_out=None):
-    sd = normalize_names(sd)
+    sd = normalize_names(sd, cfg)
     tensors = []
     used = set()
     for name, shape, kind in canonical_names(cfg):

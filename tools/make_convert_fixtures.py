@@ -8,9 +8,9 @@ For every family (BERT uncased with an MLM head and "bert." names, BERT cased
 with a classifier head, old LayerNorm gamma/beta names and F16 weights, a
 multilingual tokenizer.json-only BF16 checkpoint, a Chinese sharded one, a
 MiniLM-like sentence-transformers folder, a bge/e5/gte-like sharded gelu_new
-one, an ELECTRA discriminator) this generates the checkpoint (numpy) into build/convert-fixtures/, lets
-transformers read it as a user would (AutoTokenizer, AutoModel: BertModel or
-ElectraModel, eager fp32
+one, an ELECTRA discriminator, a DistilBERT) this generates the checkpoint (numpy) into build/convert-fixtures/, lets
+transformers read it as a user would (AutoTokenizer, AutoModel: BertModel,
+ElectraModel or DistilBertModel, eager fp32
 attention) on one text, and writes tests/fixtures/convert/index.json (text,
 Hugging Face tokens and ids, sha256 of every generated file the model reads)
 and families.bin (each family's attention [L][H][T][T], float32 LE).
@@ -42,6 +42,7 @@ TEXTS = {
     "minilm-st": "A sentence-transformers model.",
     "bge-e5-gte": "query: how much protein should a female eat",
     "electra-disc": "Is this token replaced or original?",
+    "distilbert": "A smaller, faster, cheaper and lighter BERT.",
 }
 
 
@@ -60,7 +61,7 @@ def main():
         tok = AutoTokenizer.from_pretrained(md)
         enc = tok(text)
         model = AutoModel.from_pretrained(md, attn_implementation="eager", dtype=torch.float32).eval()
-        assert type(model).__name__ in ("BertModel", "ElectraModel"), type(model).__name__
+        assert type(model).__name__ in ("BertModel", "ElectraModel", "DistilBertModel"), type(model).__name__
         with torch.no_grad():
             out = model(input_ids=torch.tensor([enc["input_ids"]]), output_attentions=True)
         attn = np.stack([a[0].numpy() for a in out.attentions]).astype("<f4")  # [L][H][T][T]

@@ -238,7 +238,8 @@ def make(out_root, name, force=False):
 #   vocab    "uncased" | "cased" | "multilingual" | "chinese"
 #   tokjson  vocabulary only in tokenizer.json (WordPiece), no vocab.txt
 #   heads    extra tensors the encoder does not use: pooler, mlm, classifier, discriminator
-#   model_type  "electra": an ELECTRA discriminator (embedding_size = hidden)
+#   model_type  "electra": an ELECTRA discriminator (embedding_size = hidden);
+#            "distilbert": DistilBERT names and config, no token types
 #   lower    do_lower_case of tokenizer_config.json (None: no such file)
 FAMILY_SHAPE = {"layers": 2, "heads": 4, "hidden": 64, "intermediate": 128}
 FAMILIES = {
@@ -251,6 +252,8 @@ FAMILIES = {
                       shape={"layers": 3, "heads": 12, "hidden": 96, "intermediate": 384}),
     "electra-disc": dict(prefix="electra.", heads=["discriminator"], vocab="uncased", lower=True, seed=17,
                          model_type="electra"),
+    "distilbert": dict(prefix="distilbert.", heads=["distil-mlm"], vocab="uncased", lower=True, seed=18,
+                       model_type="distilbert"),
     "bge-e5-gte": dict(vocab="uncased", lower=True, seed=16, shards=3, act="gelu_new",
                        shape={"layers": 2, "heads": 2, "hidden": 32, "intermediate": 64}),
 }
@@ -263,6 +266,15 @@ MULTILINGUAL_TOKENS = ["über", "straße", "été", "ça", "niño", "señor", "�
                        "Москва", "École", "##É"]
 CHINESE_TOKENS = list("的一是不了人我在有他这中大来上国个到说们为子和你地出道也时年得就那要下以生会自着去之过家学对可"
                       "里后小么心多天而能好都然没日于起还发成事只作当想看文无开手十用主行方又如前所本见经头面公同三")
+
+
+# BERT tensor names -> DistilBERT's, in this order.
+DISTIL_RENAMES = [
+    ("encoder.layer.", "transformer.layer."), (".attention.self.query.", ".attention.q_lin."),
+    (".attention.self.key.", ".attention.k_lin."), (".attention.self.value.", ".attention.v_lin."),
+    (".attention.output.dense.", ".attention.out_lin."), (".attention.output.LayerNorm.", ".sa_layer_norm."),
+    (".intermediate.dense.", ".ffn.lin1."), (".output.dense.", ".ffn.lin2."), (".output.LayerNorm.", ".output_layer_norm."),
+]
 
 
 def family_vocab(kind):
@@ -296,6 +308,9 @@ def head_tensors(heads, H, V):
         out += [("discriminator_predictions.dense.weight", [H, H]), ("discriminator_predictions.dense.bias", [H]),
                 ("discriminator_predictions.dense_prediction.weight", [1, H]),
                 ("discriminator_predictions.dense_prediction.bias", [1])]
+    if "distil-mlm" in heads:
+        out += [("vocab_transform.weight", [H, H]), ("vocab_transform.bias", [H]), ("vocab_layer_norm.weight", [H]),
+                ("vocab_layer_norm.bias", [H]), ("vocab_projector.bias", [V])]
     if "classifier" in heads:
         out += [("classifier.weight", [3, H]), ("classifier.bias", [3])]
     return out
@@ -329,7 +344,12 @@ def make_family(out_root, name):
         a = noise(bitgen, int(np.prod(dims)), std)
         if kind == "ln":
             a = (a + np.float32(1.0)).astype(np.float32)
-        if not n.startswith(("pooler.", "cls.", "classifier.", "discriminator_predictions.")):
+        if fam.get("model_type") == "distilbert":  # BERT names -> DistilBERT's (no token types, no pooler)
+            if "token_type" in n or n.startswith("pooler."):
+                continue
+            for bert, distil in DISTIL_RENAMES:
+                n = n.replace(bert, distil)
+        if not n.startswith(("pooler.", "cls.", "classifier.", "discriminator_predictions.", "vocab_")):
             n = fam.get("prefix", "") + n
         elif n.startswith("pooler."):
             n = fam.get("prefix", "") + n
@@ -369,6 +389,11 @@ def make_family(out_root, name):
                                 "BertForSequenceClassification" if "classifier" in fam.get("heads", []) else "BertModel"]
     if "act" in fam:
         cfg["hidden_act"] = fam["act"]
+    if fam.get("model_type") == "distilbert":
+        cfg = {"architectures": ["DistilBertForMaskedLM"], "model_type": "distilbert", "activation": "gelu",
+               "dim": H, "hidden_dim": shape["intermediate"], "n_heads": shape["heads"], "n_layers": shape["layers"],
+               "max_position_embeddings": MAX_POSITIONS, "vocab_size": VOCAB_SIZE, "sinusoidal_pos_embds": False,
+               "dropout": 0.1, "attention_dropout": 0.1, "initializer_range": 0.02, "pad_token_id": 0}
     if fam.get("model_type") == "electra":  # an ELECTRA discriminator whose embeddings are as wide as the encoder
         cfg.update(model_type="electra", architectures=["ElectraForPreTraining"], embedding_size=H)
     with open(os.path.join(md, "config.json"), "w") as f:
