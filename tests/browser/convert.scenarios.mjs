@@ -65,7 +65,7 @@ scenario('convert: a checkpoint folder from the directory picker is converted, s
   await page.goto(`${base}?view=heatmap`);
   await ready(page);
   await page.evaluate(() => { document.body.dataset.state = 'loading'; });
-  await page.setInputFiles('#checkpoint-input', dir);
+  await page.setInputFiles('#checkpoint-input', dir, { timeout: 120000 }); // slow when the machine is busy
   await ready(page);
   assert.match(await page.textContent('#notices'), /Converted tiny-bert in this page \(37 tensors/);
   assert.match(await page.textContent('#model-info'), /2 layers × 4 heads/);
@@ -99,9 +99,9 @@ scenario('convert: dropped checkpoint files (sentence-transformers, sharded) con
     await page.evaluate(() => { document.body.dataset.state = 'loading'; });
     const dt = await page.evaluateHandle((list) => {
       const t = new DataTransfer();
-      for (const f of list) t.items.add(new File([new Uint8Array(f.bytes)], f.name));
+      for (const f of list) t.items.add(new File([Uint8Array.from(atob(f.b64), (ch) => ch.charCodeAt(0))], f.name));
       return t;
-    }, files.map((f) => ({ name: path.basename(f), bytes: Array.from(fs.readFileSync(f)) })));
+    }, files.map((f) => ({ name: path.basename(f), b64: fs.readFileSync(f).toString('base64') })));
     await page.dispatchEvent('body', 'drop', { dataTransfer: dt });
   };
   const { root, dir } = checkpoint('bge-e5-gte'); // three shards + index, gelu_new
