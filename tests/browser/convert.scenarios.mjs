@@ -69,7 +69,7 @@ scenario('convert: a checkpoint folder from the directory picker is converted, s
   await ready(page);
   assert.match(await page.textContent('#notices'), /Converted tiny-bert in this page \(37 tensors/);
   assert.match(await page.textContent('#model-info'), /2 layers × 4 heads/);
-  assert.equal(await page.inputValue('#model-select'), '__converted__');
+  assert.equal(await page.$eval('#model-select', (s) => s.selectedOptions[0].textContent), 'converted: tiny-bert');
   await typeText(page, '#text-a', TEXT);
   await shot(page, 'convert-tiny-bert');
   const worst = Math.max(await sameAttention(page, native, 1, 2), await sameAttention(page, native, 0, 0));
@@ -85,7 +85,8 @@ scenario('convert: a checkpoint folder from the directory picker is converted, s
   await page.evaluate(() => { document.body.dataset.state = 'loading'; });
   await page.selectOption('#model-select', '__converted__');
   await ready(page);
-  assert.match(await page.textContent('#model-info'), /2 layers × 4 heads/);
+  assert.match(await page.textContent('#model-info'), /tiny-bert \(converted\) · 2 layers × 4 heads/);
+  assert.equal(await page.$eval('#model-select', (s) => s.selectedOptions[0].textContent), 'converted: tiny-bert');
   await typeText(page, '#text-a', TEXT);
   await sameAttention(page, native, 1, 3);
   fs.rmSync(root, { recursive: true, force: true });

@@ -336,10 +336,11 @@ function applyChrome() {
 function fillModelPicker(pending = null) {
   const sel = d3.select('#model-select');
   const opts = app.models.map((m) => ({ value: m.id, label: `${m.name || m.id}${m.bytes ? ` — ${formatBytes(m.bytes)}` : ''}` }));
-  if (app.localName) opts.push({ value: '__local__', label: `file: ${app.localName}` });
-  if (app.converted && app.converted.name !== app.localName) opts.push({ value: '__converted__', label: `converted: ${app.converted.name}` });
-  const current = app.localName ? '__local__' : app.converted?.active ? '__converted__'
-    : (app.entry && app.info ? app.entry.id : (pending ? pending.id : ''));
+  // A converted checkpoint in use is a local bundle (localName); kept but not
+  // in use, the list offers it again.
+  if (app.localName) opts.push({ value: '__local__', label: app.converted?.active ? `converted: ${app.converted.name}` : `file: ${app.localName}` });
+  if (app.converted && !app.converted.active) opts.push({ value: '__converted__', label: `converted: ${app.converted.name}` });
+  const current = app.localName ? '__local__' : (app.entry && app.info ? app.entry.id : (pending ? pending.id : ''));
   if (!current && opts.length) opts.unshift({ value: '', label: 'No model loaded — choose one' });
   sel.selectAll('option').data(opts, (o) => o.value).join('option')
     .attr('value', (o) => o.value).text((o) => o.label);
@@ -560,12 +561,13 @@ async function useCheckpoint(filesPromise) {
   $('progress-text').textContent = `Loading ${name} into the model engine…`;
   if (!await loadIntoEngine(res.bytes.buffer, seq, name)) return;
   app.entry = null;
-  app.localName = null;
+  app.localName = `${app.converted.name} (converted)`;
   app.converted.active = true;
   app.state.model = '';
   fillModelPicker();
   $('save-converted').hidden = false;
-  notice('local', 'info', `Converted ${name} in this page (${res.log.filter((l) => l.startsWith('[tensor] ')).length} tensors, q8). `
+  const nt = res.log.filter((l) => l.startsWith('[tensor] ') && !l.includes(' skipped ')).length;
+  notice('local', 'info', `Converted ${name} in this page (${nt} tensors, q8). `
     + 'It is kept in this browser: choose it in the model list after a reload, or save it as a bundle file. '
     + 'Links and embeds name only models from the list.');
   afterModelLoaded();
@@ -592,7 +594,7 @@ async function useConverted() {
   const copy = bytes.slice(); // the engine takes its buffer
   if (!await loadIntoEngine(copy.buffer, seq, app.converted.name)) return;
   app.entry = null;
-  app.localName = null;
+  app.localName = `${app.converted.name} (converted)`;
   app.converted.active = true;
   app.state.model = '';
   fillModelPicker();
