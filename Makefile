@@ -25,7 +25,8 @@ NODE    := node
 PYTHON  ?= python3
 
 # The library: every src/*.c except the front ends and fuzz targets.
-LIB_SRC  := $(filter-out src/cli.c src/wasm_api.c src/fuzz_%.c,$(wildcard src/*.c))
+LIB_SRC  := $(filter-out src/cli.c src/cli_%.c src/wasm_api.c src/fuzz_%.c,$(wildcard src/*.c))
+CLI_SRC  := src/cli.c $(wildcard src/cli_*.c)
 HDRS     := $(wildcard src/*.h)
 WEB_SRC  := $(shell find web -type f 2>/dev/null)
 
@@ -45,9 +46,9 @@ all: site
 # ------------------------------------------------------------------ native
 native: build/bertlens
 
-build/bertlens: $(LIB_SRC) src/cli.c $(HDRS)
+build/bertlens: $(LIB_SRC) $(CLI_SRC) $(HDRS)
 	@mkdir -p build
-	$(CC) $(CFLAGS) $(NATIVE_SIMD) $(WARN) $(PTHREAD) -o $@ $(LIB_SRC) src/cli.c -lz -lm
+	$(CC) $(CFLAGS) $(NATIVE_SIMD) $(WARN) $(PTHREAD) -o $@ $(LIB_SRC) $(CLI_SRC) -lz -lm
 
 # The kernels' test entry points (src/wasm_api.c's blw_k_*) as a native
 # program, for tests/kernels.test.mjs --native.
@@ -79,10 +80,10 @@ test-embed: build/embed_example build/bertlens
 	$(NODE) --test tests/c/embed.test.mjs
 
 # AddressSanitizer + UndefinedBehaviorSanitizer build of the same CLI.
-build/asan/bertlens: $(LIB_SRC) src/cli.c $(HDRS)
+build/asan/bertlens: $(LIB_SRC) $(CLI_SRC) $(HDRS)
 	@mkdir -p build/asan
 	clang -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer \
-	  $(NATIVE_SIMD) $(WARN) $(PTHREAD) -o $@ $(LIB_SRC) src/cli.c -lz -lm
+	  $(NATIVE_SIMD) $(WARN) $(PTHREAD) -o $@ $(LIB_SRC) $(CLI_SRC) -lz -lm
 
 build/asan/kernel_host: tests/c/kernel_host.c $(LIB_SRC) src/wasm_api.c $(HDRS)
 	@mkdir -p build/asan
@@ -189,6 +190,7 @@ test-native: build/bertlens build/kernel_host
 	BERTLENS_ANALYZE=native $(NODE) --test tests/analyze.test.mjs
 	BERTLENS_ABLATION=native $(NODE) --test tests/ablation.test.mjs
 	$(NODE) --test tests/npy.test.mjs
+	BERTLENS_CONVERT=native $(NODE) --test tests/convert.test.mjs
 
 test-asan: build/asan/bertlens build/asan/kernel_host
 	BERTLENS_KERNEL_HOST=build/asan/kernel_host $(NODE) tests/kernels.test.mjs --native
@@ -197,6 +199,7 @@ test-asan: build/asan/bertlens build/asan/kernel_host
 	BERTLENS_BIN=build/asan/bertlens $(NODE) tests/encoder.test.mjs --native --quick
 	BERTLENS_BIN=build/asan/bertlens $(NODE) tests/shapes.test.mjs --native --quick
 	BERTLENS_BIN=build/asan/bertlens BERTLENS_ANALYZE=native BERTLENS_QUICK=1 $(NODE) --test tests/analyze.test.mjs
+	BERTLENS_BIN=build/asan/bertlens BERTLENS_CONVERT=native BERTLENS_QUICK=1 $(NODE) --test tests/convert.test.mjs
 
 # Both wasm builds: the pthreads one (2 threads) must pass the same parity
 # tests, and give bit for bit the single-threaded build's numbers.
@@ -211,6 +214,7 @@ test-wasm: build/wasm/bertlens.js build/wasm/bertlens-mt.js
 	$(NODE) tests/kernels.test.mjs
 	BERTLENS_ANALYZE=wasm $(NODE) --test tests/analyze.test.mjs
 	BERTLENS_ABLATION=wasm $(NODE) --test tests/ablation.test.mjs
+	BERTLENS_CONVERT=wasm $(NODE) --test tests/convert.test.mjs
 
 test-web:
 	$(NODE) --test tests/web/

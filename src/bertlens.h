@@ -12,8 +12,9 @@
  *   encoder.c    BERT forward pass exposing attention, q/k, norms
  *   kernels.c    matmul / layernorm / softmax / gelu, scalar + wasm SIMD
  *   analyze.c    head features + pattern class, attention rollout
+ *   convert.c    Hugging Face checkpoint -> bundle (internal API: convert.h)
  *   wasm_api.c   thin EMSCRIPTEN_KEEPALIVE boundary for the web worker
- *   cli.c        build/bertlens: info | tokenize | attend | analyze | embed
+ *   cli.c        build/bertlens: info | tokenize | attend | analyze | embed | convert
  *
  * Embedding: `make lib` builds build/libbertlens.a; include only this header
  * and link with -lbertlens -lm (tests/c/embed_example.c is a complete program):

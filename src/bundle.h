@@ -60,9 +60,13 @@
  *     tokenizer.sep_id tokenizer.pad_id tokenizer.mask_id        U32
  *     source.name source.license source.sha256 converter.version
  *     weights.dtype                                              STR
- *   Optional keys written by tools/convert.py (the loader does not require them;
- *   `bertlens info` and the page show them):
- *     source.file weights.embed_dtype                            STR
+ *   source.sha256 is the sha256 of the weights file; of a sharded checkpoint,
+ *   of its shards' bytes concatenated in file-name order.
+ *   Optional keys written by tools/convert.py and `bertlens convert` (the
+ *   loader does not require them; `bertlens info` and the page show them):
+ *     source.file  "model.safetensors", or "model.safetensors.index.json"
+ *                  (sharded)                                      STR
+ *     weights.embed_dtype                                        STR
  *     weights.rounding  "nearest" | "gptq" (q8 projections rounded with
  *                       error compensation from a calibration set)  STR
  *     fidelity.attn_max   worst input's max |Δ| of the attention

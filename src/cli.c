@@ -9,6 +9,7 @@
  *   bertlens attend --npy DIR ... BUNDLE TEXT [TEXT_B] the same arrays as .npy files in DIR
  *   bertlens analyze BUNDLE TEXT [TEXT_B]              head features, rollout (JSON)
  *   bertlens bench [--tokens 16,128,512] BUNDLE        forward-pass timings (JSON lines)
+ *   bertlens convert CHECKPOINT_DIR OUT.blb[.gz] [--dtype ...]  Hugging Face -> bundle (cli_convert.c)
  *   bertlens test-attend ...                           internal: attend + test outputs
  *
  * BUNDLE may be plain (.blb) or gzip-compressed (.blb.gz). Any error: a
@@ -1196,6 +1197,8 @@ static int cmd_bench(int argc, char **argv) {
 
 /* --------------------------------------------------------------- main */
 
+int bli_cmd_convert(int argc, char **argv); /* cli_convert.c */
+
 static void usage(FILE *f) {
     fprintf(f,
             "bertlens %s — BERT attention from a bundle\n"
@@ -1210,6 +1213,8 @@ static void usage(FILE *f) {
             "  bertlens embed [--ablate ...|--keep ...] BUNDLE TEXT [TEXT...]   sentence embeddings, cosines\n"
             "  bertlens analyze BUNDLE TEXT [TEXT_B]   head features + classes, rollout\n"
             "  bertlens bench [--tokens 16,128,512] [--runs N] [--flags attn|none] BUNDLE   forward-pass timings\n"
+            "  bertlens convert CHECKPOINT_DIR OUT.blb[.gz] [--dtype f32|f16|q8|q4] [--embed-dtype D] [--name N]\n"
+            "                  [--license SPDX] [--cased]   Hugging Face BERT folder -> bundle\n"
             "  --threads N (any command): threads of the forward pass, default one per core\n",
             BL_VERSION);
 }
@@ -1228,6 +1233,7 @@ int main(int argc, char **argv) {
     if (!strcmp(cmd, "analyze")) return cmd_analyze(argc - 2, argv + 2);
     if (!strcmp(cmd, "embed")) return cmd_embed(argc - 2, argv + 2);
     if (!strcmp(cmd, "bench")) return cmd_bench(argc - 2, argv + 2);
+    if (!strcmp(cmd, "convert")) return bli_cmd_convert(argc - 2, argv + 2);
     if (!strcmp(cmd, "-h") || !strcmp(cmd, "--help") || !strcmp(cmd, "help")) {
         usage(stdout);
         return 0;

@@ -49,7 +49,7 @@ void bli_json_int(bli_jbuf *b, long long v) {
 }
 
 /* Length of the valid UTF-8 sequence at s[0..n), or 0 if invalid. */
-static size_t utf8_valid_len(const unsigned char *s, size_t n) {
+size_t bli_utf8_valid_len(const unsigned char *s, size_t n) {
     unsigned c = s[0];
     size_t need;
     unsigned cp, min;
@@ -75,7 +75,7 @@ void bli_json_string(bli_jbuf *b, const char *s, size_t n) {
         unsigned c = u[i];
         const char *esc = NULL;
         char tmp[8];
-        size_t len = c < 0x80 ? 1 : utf8_valid_len(u + i, n - i);
+        size_t len = c < 0x80 ? 1 : bli_utf8_valid_len(u + i, n - i);
         if (c == '"') esc = "\\\"";
         else if (c == '\\') esc = "\\\\";
         else if (c == '\n') esc = "\\n";

@@ -21,6 +21,8 @@ void bli_json_int(bli_jbuf *b, long long v);
 /* s[0..n) as a quoted JSON string; bytes that are not valid UTF-8 become U+FFFD. */
 void bli_json_string(bli_jbuf *b, const char *s, size_t n);
 int bli_json_write_string(FILE *f, const char *s, size_t n); /* same, to a stream; 0 ok */
+/* Length of the valid UTF-8 sequence starting at s[0] (n > 0 bytes left), or 0 if invalid. */
+size_t bli_utf8_valid_len(const unsigned char *s, size_t n);
 
 /* {"tokens":[...],"ids":[...],"type_ids":[...],"offsets":[[s,e],...],
  *  "word_ids":[... null for specials],"truncated":false[,"n_a":k]} */

@@ -5,8 +5,9 @@
             [--embed-dtype DTYPE] [--name NAME] [--license SPDX] [--cased]
             [--calib SET.jsonl] [--heldout SET.jsonl]
 
-CHECKPOINT_DIR holds config.json, model.safetensors (or pytorch_model.bin,
-which needs torch), vocab.txt or tokenizer.json, and optionally
+CHECKPOINT_DIR holds config.json, model.safetensors (or sharded:
+model.safetensors.index.json and its shards; or pytorch_model.bin, which
+needs torch), vocab.txt or tokenizer.json, and optionally
 tokenizer_config.json. sentence-transformers folders (weights in the root or
 in 0_Transformer/) work too; their sentence_bert_config.json max_seq_length,
 when present, becomes the bundle key sentence.max_seq_length (where `bertlens
@@ -54,6 +55,9 @@ GPTQ_DTYPES = ("q8",) + tuple(QN_BITS)  # rounded with GPTQ when --calib is give
 META_U32, META_I32, META_F32, META_STR, META_STRARR = range(5)
 
 
+SHARD_INDEX = "model.safetensors.index.json"
+
+
 class ConvertError(Exception):
     pass
 
@@ -69,7 +73,7 @@ def find_model_dir(path):
     them in the root or in 0_Transformer/)."""
     for cand in (path, os.path.join(path, "0_Transformer")):
         if os.path.isfile(os.path.join(cand, "config.json")) and any(
-            os.path.isfile(os.path.join(cand, w)) for w in ("model.safetensors", "pytorch_model.bin")
+            os.path.isfile(os.path.join(cand, w)) for w in ("model.safetensors", SHARD_INDEX, "pytorch_model.bin")
         ):
             return cand
     raise ConvertError(f"{path}: no config.json with model.safetensors or pytorch_model.bin found")
@@ -80,9 +84,24 @@ def stage_config(d):
         cfg = json.load(f)
     mt = cfg.get("model_type")
     archs = cfg.get("architectures") or []
-    if mt != "bert":
+    if mt not in ("bert", "electra", "distilbert"):
         raise ConvertError(
-            f"model_type is {mt!r}, architectures {archs}: only BERT checkpoints (model_type 'bert') are supported"
+            f"model_type is {mt!r}, architectures {archs}: only BERT checkpoints (model_type 'bert'), ELECTRA "
+            "discriminators and DistilBERT are supported"
+        )
+    if mt == "distilbert":  # BERT's encoder under other names, no token types (DISTIL_NAMES)
+        cfg = {"num_hidden_layers": cfg["n_layers"], "num_attention_heads": cfg["n_heads"], "hidden_size": cfg["dim"],
+               "intermediate_size": cfg["hidden_dim"], "max_position_embeddings": cfg["max_position_embeddings"],
+               "vocab_size": cfg["vocab_size"], "hidden_act": cfg.get("activation", "gelu"),
+               "type_vocab_size": DISTIL_TYPES, "layer_norm_eps": 1e-12}
+    # An ELECTRA encoder is BERT's (names under "electra."), unless its
+    # embeddings are narrower than the encoder and pass a projection first.
+    emb = cfg.get("embedding_size", cfg.get("hidden_size"))
+    if mt == "electra" and emb != cfg.get("hidden_size"):
+        raise ConvertError(
+            f"ELECTRA with embedding_size {emb} != hidden_size {cfg.get('hidden_size')} needs its embeddings_project "
+            "layer, which bertlens does not run (ELECTRA checkpoints whose embedding_size equals hidden_size, such "
+            "as the base and large discriminators, convert)"
         )
     act = cfg.get("hidden_act", "gelu")
     acts = {"gelu": "gelu", "gelu_new": "gelu_tanh", "gelu_pytorch_tanh": "gelu_tanh", "relu": "relu"}
@@ -101,6 +120,7 @@ def stage_config(d):
         "vocab_size": cfg["vocab_size"],
         "ln_eps": float(cfg.get("layer_norm_eps", 1e-12)),
         "activation": acts[act],
+        "distilbert": mt == "distilbert",
     }
     if c["hidden"] % c["n_heads"]:
         raise ConvertError(f"hidden_size {c['hidden']} is not a multiple of num_attention_heads {c['n_heads']}")
@@ -225,24 +245,45 @@ def read_safetensors(path):
     return out
 
 
+def shard_paths(index):
+    """The shards of a sharded checkpoint, sorted by file name."""
+    wm = read_json(index).get("weight_map")
+    if not isinstance(wm, dict) or not wm or not all(isinstance(f, str) and f and "/" not in f for f in wm.values()):
+        raise ConvertError(f"{index}: no weight_map of file names")
+    return [os.path.join(os.path.dirname(index), f) for f in sorted(set(wm.values()))]
+
+
 def read_weights(d):
+    """(tensors, path recorded as source.file, files whose bytes source.sha256
+    covers in order: the shards, sorted by name, of a sharded checkpoint)."""
     st = os.path.join(d, "model.safetensors")
     if os.path.isfile(st):
-        return read_safetensors(st), st
+        return read_safetensors(st), st, [st]
+    index = os.path.join(d, SHARD_INDEX)
+    if os.path.isfile(index):
+        sd = {}
+        shards = shard_paths(index)
+        for p in shards:
+            if not os.path.isfile(p):
+                raise ConvertError(f"{p} is listed in {SHARD_INDEX} but missing")
+            sd.update(read_safetensors(p))
+        return sd, index, shards
     pt = os.path.join(d, "pytorch_model.bin")
     try:
         import torch
     except ImportError:
         raise ConvertError(f"{pt} needs torch to read (pip install torch), or provide model.safetensors")
     sd = torch.load(pt, map_location="cpu", weights_only=True)
-    return {k: v.float().numpy() for k, v in sd.items()}, pt
+    return {k: v.float().numpy() for k, v in sd.items()}, pt, [pt]
 
 
-def sha256_file(path):
+def sha256_file(*paths):
+    """sha256 of the files' bytes, concatenated."""
     h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
+    for path in paths:
+        with open(path, "rb") as f:
+            for chunk in iter(lambda: f.read(1 << 20), b""):
+                h.update(chunk)
     return h.hexdigest()
 
 
@@ -327,22 +368,41 @@ def canonical_names(cfg):
     return out
 
 
-def normalize_names(sd):
-    """Strip 'bert.' / 'model.' prefixes, map old gamma/beta LayerNorm names."""
+# DistilBERT names -> BERT names (replacements in this order); its missing
+# token-type embeddings become DISTIL_TYPES rows of zeros.
+DISTIL_NAMES = [
+    ("transformer.layer.", "encoder.layer."), (".attention.q_lin.", ".attention.self.query."),
+    (".attention.k_lin.", ".attention.self.key."), (".attention.v_lin.", ".attention.self.value."),
+    (".attention.out_lin.", ".attention.output.dense."), (".sa_layer_norm.", ".attention.output.LayerNorm."),
+    (".ffn.lin1.", ".intermediate.dense."), (".ffn.lin2.", ".output.dense."),
+    (".output_layer_norm.", ".output.LayerNorm."),
+]
+DISTIL_TYPES = 2
+
+
+def normalize_names(sd, cfg=None):
+    """Strip 'bert.' / 'model.' / 'electra.' / 'distilbert.' prefixes, map old
+    gamma/beta LayerNorm names (and DistilBERT's names, cfg["distilbert"])."""
     out = {}
+    distil = bool(cfg and cfg.get("distilbert"))
     for k, v in sd.items():
         n = k
-        for pre in ("bert.", "model."):
+        for pre in ("bert.", "model.", "electra.", "distilbert."):
             if n.startswith(pre):
                 n = n[len(pre):]
         n = n.replace("LayerNorm.gamma", "LayerNorm.weight").replace("LayerNorm.beta", "LayerNorm.bias")
+        if distil:
+            for a, b in DISTIL_NAMES:
+                n = n.replace(a, b)
         out[n] = v
+    if distil:
+        out["embeddings.token_type_embeddings.weight"] = np.zeros((DISTIL_TYPES, cfg["hidden"]), np.float32)
     return out
 
 
 def stage_calib(sd, cfg, path):
     """Hessians (X^T X / n) of every projection's inputs on the calibration set."""
-    W = {k: np.asarray(v, dtype=np.float32) for k, v in normalize_names(sd).items()}
+    W = {k: np.asarray(v, dtype=np.float32) for k, v in normalize_names(sd, cfg).items()}
     items = fidelity.load_corpus(path)
     caps = {}
     for it in items:
@@ -355,7 +415,7 @@ def stage_calib(sd, cfg, path):
 def stage_fidelity(sd, cfg, deq, path):
     """Attention of the stored (dequantized) weights vs the source's fp32 weights on
     the held-out set: worst input's max |d|, worst mean |d|, worst row-argmax agreement."""
-    W = {k: np.asarray(v, dtype=np.float32) for k, v in normalize_names(sd).items()}
+    W = {k: np.asarray(v, dtype=np.float32) for k, v in normalize_names(sd, cfg).items()}
     Wq = dict(W)
     Wq.update(deq)
     items = fidelity.load_corpus(path)
@@ -381,7 +441,7 @@ def stage_fidelity(sd, cfg, deq, path):
 
 
 def stage_tensors(sd, cfg, dtype, embed_dtype, hess=None, deq_out=None):
-    sd = normalize_names(sd)
+    sd = normalize_names(sd, cfg)
     tensors = []
     used = set()
     for name, shape, kind in canonical_names(cfg):
@@ -524,7 +584,7 @@ def convert(src, out, dtype="q8", embed_dtype=None, name=None, license=None, cas
     d = find_model_dir(src)
     cfg = stage_config(d)
     tok = stage_vocab(d, src, cfg, cased)
-    sd, wpath = read_weights(d)
+    sd, wpath, wfiles = read_weights(d)
     hess = stage_calib(sd, cfg, calib) if calib and dtype in GPTQ_DTYPES else None
     deq = {}
     tensors = stage_tensors(sd, cfg, dtype, embed_dtype, hess, deq)
@@ -534,7 +594,7 @@ def convert(src, out, dtype="q8", embed_dtype=None, name=None, license=None, cas
     provenance = {
         "source.name": name or os.path.basename(os.path.abspath(src)),
         "source.license": license,
-        "source.sha256": sha256_file(wpath),
+        "source.sha256": sha256_file(*wfiles),
         "source.file": os.path.basename(wpath),
         "converter.version": CONVERTER_VERSION,
         "weights.dtype": dtype,

@@ -223,7 +223,7 @@ def main():
     src = make_models.need_minilm()
     d = convert.find_model_dir(src)
     cfg = convert.stage_config(d)
-    sd, _ = convert.read_weights(d)
+    sd = convert.read_weights(d)[0]
     W = {k: np.asarray(v, dtype=np.float32) for k, v in convert.normalize_names(sd).items()}
     items = fidelity.load_corpus(os.path.join(ROOT, "tests/corpus/fidelity.jsonl"))
     if os.environ.get("SIM_LIMIT"):

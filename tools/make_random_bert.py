@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """make_random_bert.py — deterministic random BERT checkpoints of real model shapes.
 
-    python3 tools/make_random_bert.py OUT_ROOT [--shape NAME ...] [--force]
+    python3 tools/make_random_bert.py OUT_ROOT [--shape NAME ...] [--family NAME ...] [--force]
 
 Writes OUT_ROOT/NAME/ as a Hugging Face BERT checkpoint folder (config.json,
 model.safetensors, vocab.txt, tokenizer_config.json) for each shape below,
@@ -9,6 +9,13 @@ so the encoder can be checked against transformers on shapes for which no
 real weights are at hand (bge-small: 12 x 12 x 384; bert-base: 12 x 12 x 768).
 A folder that is already complete for the same shape and generator version is
 left alone (--force rewrites it); editing this script regenerates it.
+
+--family writes OUT_ROOT/NAME/ for the checkpoint families of FAMILIES below:
+small random BERTs laid out as the Hugging Face models of each family are
+(tensor name prefixes, old LayerNorm gamma/beta names, F16/BF16 weights,
+sharded safetensors, sentence-transformers folders, tokenizer.json-only
+vocabularies, cased / multilingual / Chinese vocabularies, extra heads), for
+the converter tests (tests/convert.test.mjs).
 
 numpy only (it runs in CI, where there is no torch). The weights are
 bit-for-bit reproducible on any platform: every value comes from the raw
@@ -44,6 +51,9 @@ GENERATOR_VERSION = 3
 SHAPES = {
     "bge-small-shape": {"layers": 12, "heads": 12, "hidden": 384, "intermediate": 1536, "seed": 384_12_12},
     "bert-base-shape": {"layers": 12, "heads": 12, "hidden": 768, "intermediate": 3072, "seed": 768_12_12},
+    # Not among the Hugging Face references (tools/make_shape_fixtures.py):
+    # for memory measurements only (tools/convert_memory.mjs).
+    "bert-large-shape": {"layers": 24, "heads": 16, "hidden": 1024, "intermediate": 4096, "seed": 1024_24_16},
 }
 VOCAB_SIZE = 5000
 # Sublayer weights: standard deviation GAIN / sqrt(fan_in), the same effect at
@@ -218,13 +228,222 @@ def make(out_root, name, force=False):
     return d
 
 
+# ----------------------------------------------------------- families
+# Each family: a small shape, how its files are laid out, and its vocabulary.
+#   prefix   tensor name prefix ("bert." as BertForMaskedLM / classifiers, "electra.")
+#   old_ln   LayerNorm.gamma / LayerNorm.beta (original TF-converted BERT)
+#   dtype    safetensors dtype of every weight: F32, F16 or BF16
+#   shards   > 1: model.safetensors.index.json + that many shards
+#   st_dir   sentence-transformers folder: weights and config in 0_Transformer/
+#   vocab    "uncased" | "cased" | "multilingual" | "chinese"
+#   tokjson  vocabulary only in tokenizer.json (WordPiece), no vocab.txt
+#   heads    extra tensors the encoder does not use: pooler, mlm, classifier, discriminator
+#   model_type  "electra": an ELECTRA discriminator (embedding_size = hidden);
+#            "distilbert": DistilBERT names and config, no token types
+#   lower    do_lower_case of tokenizer_config.json (None: no such file)
+FAMILY_SHAPE = {"layers": 2, "heads": 4, "hidden": 64, "intermediate": 128}
+FAMILIES = {
+    "bert-uncased": dict(prefix="bert.", heads=["pooler", "mlm"], vocab="uncased", lower=True, seed=11),
+    "bert-cased": dict(prefix="bert.", old_ln=True, dtype="F16", heads=["pooler", "classifier"], vocab="cased",
+                       lower=False, seed=12),
+    "multilingual": dict(vocab="multilingual", tokjson=True, lower=False, dtype="BF16", heads=["pooler"], seed=13),
+    "chinese": dict(vocab="chinese", lower=None, shards=2, seed=14),
+    "minilm-st": dict(st_dir=True, vocab="uncased", lower=True, heads=["pooler"], seed=15,
+                      shape={"layers": 3, "heads": 12, "hidden": 96, "intermediate": 384}),
+    "electra-disc": dict(prefix="electra.", heads=["discriminator"], vocab="uncased", lower=True, seed=17,
+                         model_type="electra"),
+    "distilbert": dict(prefix="distilbert.", heads=["distil-mlm"], vocab="uncased", lower=True, seed=18,
+                       model_type="distilbert"),
+    "bge-e5-gte": dict(vocab="uncased", lower=True, seed=16, shards=3, act="gelu_new",
+                       shape={"layers": 2, "heads": 2, "hidden": 32, "intermediate": 64}),
+}
+
+# Multilingual / Chinese tokens put in place of [unused*] entries, so the
+# vocabulary keeps its 5000 ids and specials.
+MULTILINGUAL_TOKENS = ["über", "straße", "été", "ça", "niño", "señor", "москва", "##ский", "россия", "ελλάδα",
+                       "##ος", "العربية", "##ية", "हिन्दी", "##ों", "한국어", "##는", "日本", "東京", "ไทย", "việt",
+                       "##ệ", "türkiye", "##ğ", "polska", "##ł", "čeština", "##ř", "עברית", "##ים", "ქართული", "Über",
+                       "Москва", "École", "##É"]
+CHINESE_TOKENS = list("的一是不了人我在有他这中大来上国个到说们为子和你地出道也时年得就那要下以生会自着去之过家学对可"
+                      "里后小么心多天而能好都然没日于起还发成事只作当想看文无开手十用主行方又如前所本见经头面公同三")
+
+
+# BERT tensor names -> DistilBERT's, in this order.
+DISTIL_RENAMES = [
+    ("encoder.layer.", "transformer.layer."), (".attention.self.query.", ".attention.q_lin."),
+    (".attention.self.key.", ".attention.k_lin."), (".attention.self.value.", ".attention.v_lin."),
+    (".attention.output.dense.", ".attention.out_lin."), (".attention.output.LayerNorm.", ".sa_layer_norm."),
+    (".intermediate.dense.", ".ffn.lin1."), (".output.dense.", ".ffn.lin2."), (".output.LayerNorm.", ".output_layer_norm."),
+]
+
+
+def family_vocab(kind):
+    with open(VOCAB, encoding="utf-8") as f:
+        toks = f.read().split("\n")[:VOCAB_SIZE]
+    if kind == "cased":  # capitalise every third plain word, as cased vocabularies hold both forms
+        have = set(toks)
+        for i in range(1996, len(toks)):
+            t = toks[i]
+            if i % 3 == 0 and t.isalpha() and t.isascii() and t.capitalize() not in have:
+                have.add(t.capitalize())
+                toks[i] = t.capitalize()
+    extra = {"multilingual": MULTILINGUAL_TOKENS, "chinese": CHINESE_TOKENS}.get(kind, [])
+    have = set(toks)
+    extra = [t for t in extra if t not in have]
+    for k, t in enumerate(extra):
+        assert toks[1 + k].startswith("[unused")
+        toks[1 + k] = t
+    return toks
+
+
+def head_tensors(heads, H, V):
+    out = []
+    if "pooler" in heads:
+        out += [("pooler.dense.weight", [H, H]), ("pooler.dense.bias", [H])]
+    if "mlm" in heads:
+        out += [("cls.predictions.bias", [V]), ("cls.predictions.transform.dense.weight", [H, H]),
+                ("cls.predictions.transform.dense.bias", [H]), ("cls.predictions.transform.LayerNorm.weight", [H]),
+                ("cls.predictions.transform.LayerNorm.bias", [H])]
+    if "discriminator" in heads:
+        out += [("discriminator_predictions.dense.weight", [H, H]), ("discriminator_predictions.dense.bias", [H]),
+                ("discriminator_predictions.dense_prediction.weight", [1, H]),
+                ("discriminator_predictions.dense_prediction.bias", [1])]
+    if "distil-mlm" in heads:
+        out += [("vocab_transform.weight", [H, H]), ("vocab_transform.bias", [H]), ("vocab_layer_norm.weight", [H]),
+                ("vocab_layer_norm.bias", [H]), ("vocab_projector.bias", [V])]
+    if "classifier" in heads:
+        out += [("classifier.weight", [3, H]), ("classifier.bias", [3])]
+    return out
+
+
+def to_dtype(a, dtype):
+    """float32 array -> raw little-endian bytes of a safetensors dtype."""
+    if dtype == "F32":
+        return a.astype("<f4").tobytes()
+    if dtype == "F16":
+        return a.astype("<f2").tobytes()
+    bits = a.astype("<f4").view(np.uint32).astype(np.uint64)
+    return ((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16).astype("<u2").tobytes()  # BF16, round to nearest even
+
+
+def make_family(out_root, name):
+    """Write OUT_ROOT/NAME as a checkpoint of family NAME (always rewritten: small)."""
+    fam = FAMILIES[name]
+    shape = dict(fam.get("shape", FAMILY_SHAPE), seed=fam["seed"])
+    d = os.path.join(out_root, name)
+    md = os.path.join(d, "0_Transformer") if fam.get("st_dir") else d
+    os.makedirs(md, exist_ok=True)
+    H, V = shape["hidden"], VOCAB_SIZE
+    dtype = fam.get("dtype", "F32")
+    esize = {"F32": 4, "F16": 2, "BF16": 2}[dtype]
+    bitgen = np.random.PCG64(shape["seed"])
+    plan = [(n, dims, kind, std) for n, dims, kind, std in tensor_plan(shape) if not n.startswith("pooler.")]
+    plan += [(n, dims, "w", 0.02) for n, dims in head_tensors(fam.get("heads", []), H, V)]
+    tensors = []
+    for n, dims, kind, std in plan:
+        a = noise(bitgen, int(np.prod(dims)), std)
+        if kind == "ln":
+            a = (a + np.float32(1.0)).astype(np.float32)
+        if fam.get("model_type") == "distilbert":  # BERT names -> DistilBERT's (no token types, no pooler)
+            if "token_type" in n or n.startswith("pooler."):
+                continue
+            for bert, distil in DISTIL_RENAMES:
+                n = n.replace(bert, distil)
+        if not n.startswith(("pooler.", "cls.", "classifier.", "discriminator_predictions.", "vocab_")):
+            n = fam.get("prefix", "") + n
+        elif n.startswith("pooler."):
+            n = fam.get("prefix", "") + n
+        if fam.get("old_ln"):
+            n = n.replace("LayerNorm.weight", "LayerNorm.gamma").replace("LayerNorm.bias", "LayerNorm.beta")
+        tensors.append((n, dims, to_dtype(a, dtype)))
+    n_shards = fam.get("shards", 1)
+    per = -(-len(tensors) // n_shards)
+    files = ["model.safetensors"] if n_shards == 1 else [
+        f"model-{k + 1:05d}-of-{n_shards:05d}.safetensors" for k in range(n_shards)]
+    for f in os.listdir(md):
+        if f.endswith(".safetensors") or f == "model.safetensors.index.json":
+            os.remove(os.path.join(md, f))
+    weight_map = {}
+    for k, fname in enumerate(files):
+        part = tensors[k * per:(k + 1) * per]
+        header, off = {}, 0
+        for n, dims, b in part:
+            header[n] = {"dtype": dtype, "shape": dims, "data_offsets": [off, off + len(b)]}
+            off += len(b)
+            weight_map[n] = fname
+            assert len(b) == int(np.prod(dims)) * esize
+        header["__metadata__"] = {"format": "pt"}
+        hj = json.dumps(header, separators=(",", ":")).encode()
+        hj += b" " * (-len(hj) % 8)
+        with open(os.path.join(md, fname), "wb") as f:
+            f.write(struct.pack("<Q", len(hj)) + hj)
+            for _, _, b in part:
+                f.write(b)
+    if n_shards > 1:
+        with open(os.path.join(md, "model.safetensors.index.json"), "w") as f:
+            json.dump({"metadata": {"total_size": sum(len(b) for _, _, b in tensors)}, "weight_map": weight_map}, f,
+                      indent=2)
+    cfg = config_json(shape)
+    if fam.get("prefix") or fam.get("heads"):
+        cfg["architectures"] = ["BertForMaskedLM" if "mlm" in fam.get("heads", []) else
+                                "BertForSequenceClassification" if "classifier" in fam.get("heads", []) else "BertModel"]
+    if "act" in fam:
+        cfg["hidden_act"] = fam["act"]
+    if fam.get("model_type") == "distilbert":
+        cfg = {"architectures": ["DistilBertForMaskedLM"], "model_type": "distilbert", "activation": "gelu",
+               "dim": H, "hidden_dim": shape["intermediate"], "n_heads": shape["heads"], "n_layers": shape["layers"],
+               "max_position_embeddings": MAX_POSITIONS, "vocab_size": VOCAB_SIZE, "sinusoidal_pos_embds": False,
+               "dropout": 0.1, "attention_dropout": 0.1, "initializer_range": 0.02, "pad_token_id": 0}
+    if fam.get("model_type") == "electra":  # an ELECTRA discriminator whose embeddings are as wide as the encoder
+        cfg.update(model_type="electra", architectures=["ElectraForPreTraining"], embedding_size=H)
+    with open(os.path.join(md, "config.json"), "w") as f:
+        json.dump(cfg, f, indent=2)
+    toks = family_vocab(fam["vocab"])
+    for f in ("vocab.txt", "tokenizer.json", "tokenizer_config.json"):
+        if os.path.exists(os.path.join(md, f)):
+            os.remove(os.path.join(md, f))
+    if fam.get("tokjson"):
+        specials = [{"id": toks.index(t), "content": t, "single_word": False, "lstrip": False, "rstrip": False,
+                     "normalized": False, "special": True} for t in ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")]
+        tj = {"version": "1.0", "truncation": None, "padding": None, "added_tokens": specials,
+              "normalizer": {"type": "BertNormalizer", "clean_text": True, "handle_chinese_chars": True,
+                             "strip_accents": None, "lowercase": bool(fam["lower"])},
+              "pre_tokenizer": {"type": "BertPreTokenizer"},
+              "post_processor": {"type": "BertProcessing", "sep": ["[SEP]", toks.index("[SEP]")],
+                                 "cls": ["[CLS]", toks.index("[CLS]")]},
+              "decoder": {"type": "WordPiece", "prefix": "##", "cleanup": True},
+              "model": {"type": "WordPiece", "unk_token": "[UNK]", "continuing_subword_prefix": "##",
+                        "max_input_chars_per_word": 100, "vocab": {t: i for i, t in enumerate(toks)}}}
+        with open(os.path.join(md, "tokenizer.json"), "w", encoding="utf-8") as f:
+            json.dump(tj, f, ensure_ascii=fam["vocab"] == "multilingual", indent=1)
+    else:
+        with open(os.path.join(md, "vocab.txt"), "w", encoding="utf-8", newline="") as f:
+            f.write("\n".join(toks) + "\n")
+    if fam["lower"] is not None:
+        tc = dict(TOKENIZER_CONFIG, do_lower_case=fam["lower"])
+        with open(os.path.join(md, "tokenizer_config.json"), "w") as f:
+            json.dump(tc, f, indent=2)
+    if fam.get("st_dir"):
+        with open(os.path.join(d, "sentence_bert_config.json"), "w") as f:
+            json.dump({"max_seq_length": 128, "do_lower_case": False}, f)
+        with open(os.path.join(d, "modules.json"), "w") as f:
+            json.dump([{"idx": 0, "name": "0", "path": "0_Transformer", "type": "sentence_transformers.models.Transformer"}], f)
+    print(f"make_random_bert: wrote {d} (family {name})")
+    return d
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("out_root", help="folder receiving one checkpoint folder per shape")
     ap.add_argument("--shape", action="append", choices=sorted(SHAPES), help="only this shape (repeatable)")
+    ap.add_argument("--family", action="append", choices=sorted(FAMILIES) + ["all"],
+                    help="a checkpoint family (repeatable; 'all': every one)")
     ap.add_argument("--force", action="store_true", help="rewrite even when up to date")
     a = ap.parse_args()
-    for name in a.shape or list(SHAPES):
+    fams = list(FAMILIES) if a.family and "all" in a.family else a.family or []
+    for name in fams:
+        make_family(a.out_root, name)
+    for name in a.shape or ([] if fams else list(SHAPES)):
         make(a.out_root, name, a.force)
 
 

@@ -11,7 +11,8 @@ import { comparing, fitAblate, toggleHead, maskSet } from './compare.js';
 import { Comparer, compareKey, LOCAL_MODEL } from './compare_runs.js';
 import { ablationBar } from './ablation_bar.js';
 import { spanBar } from './span_bar.js';
-import { fetchIndex, loadListedBundle, loadFileBundle, formatBytes, base64ToBytes } from './bundles.js';
+import { fetchIndex, loadListedBundle, loadFileBundle, formatBytes, base64ToBytes, storeConverted, findConverted } from './bundles.js';
+import { convertCheckpoint, filesFromBrowser, checkpointFromDrop, gzipBytes } from './convert.js';
 import { THEMES, viewBox } from './views/common.js';
 import { VIEW_LIST, viewById, HEAD_VIEW_ID } from './views/index.js';
 import { RunScheduler } from './scheduler.js';
@@ -223,6 +224,8 @@ async function startLive() {
     app.state.model = '';
   }
   entry = entry || app.models.find((m) => m.default) || app.models[0];
+  const kept = await findConverted();
+  if (kept) app.converted = { name: kept.name, bytes: null, active: false };
   fillModelPicker(entry);
   await useListedModel(entry);
 }
@@ -335,7 +338,10 @@ function applyChrome() {
 function fillModelPicker(pending = null) {
   const sel = d3.select('#model-select');
   const opts = app.models.map((m) => ({ value: m.id, label: `${m.name || m.id}${m.bytes ? ` — ${formatBytes(m.bytes)}` : ''}` }));
-  if (app.localName) opts.push({ value: '__local__', label: `file: ${app.localName}` });
+  // A converted checkpoint in use is a local bundle (localName); kept but not
+  // in use, the list offers it again.
+  if (app.localName) opts.push({ value: '__local__', label: app.converted?.active ? `converted: ${app.converted.name}` : `file: ${app.localName}` });
+  if (app.converted && !app.converted.active) opts.push({ value: '__converted__', label: `converted: ${app.converted.name}` });
   const current = app.localName ? '__local__' : (app.entry && app.info ? app.entry.id : (pending ? pending.id : ''));
   if (!current && opts.length) opts.unshift({ value: '', label: 'No model loaded — choose one' });
   sel.selectAll('option').data(opts, (o) => o.value).join('option')
@@ -373,7 +379,15 @@ function wireControls() {
   $('model-select').addEventListener('change', (e) => {
     const entry = app.models.find((m) => m.id === e.target.value);
     if (entry) useListedModel(entry);
+    else if (e.target.value === '__converted__') useConverted();
   });
+  $('open-checkpoint').addEventListener('click', () => $('checkpoint-input').click());
+  $('checkpoint-input').addEventListener('change', (e) => {
+    const files = Array.from(e.target.files || []);
+    if (files.length) useCheckpoint(Promise.resolve(files));
+    e.target.value = '';
+  });
+  $('save-converted').addEventListener('click', saveConverted);
   $('open-file').addEventListener('click', () => $('file-input').click());
   $('file-input').addEventListener('change', (e) => {
     const f = e.target.files && e.target.files[0];
@@ -390,6 +404,8 @@ function wireControls() {
     e.preventDefault();
     depth = 0;
     $('drop-overlay').hidden = true;
+    const checkpoint = checkpointFromDrop(e.dataTransfer); // a Hugging Face folder: convert it
+    if (checkpoint) return useCheckpoint(checkpoint);
     const f = e.dataTransfer.files[0];
     if (f) useFile(f);
   });
@@ -466,6 +482,7 @@ async function useListedModel(entry) {
   if (!ok) return;
   app.entry = entry;
   app.localName = null;
+  if (app.converted) app.converted.active = false;
   app.state.model = entry.id;
   fillModelPicker();
   afterModelLoaded();
@@ -494,9 +511,105 @@ async function useFile(file) {
   if (!ok) return;
   app.entry = null;
   app.localName = file.name;
+  if (app.converted) app.converted.active = false;
   fillModelPicker();
   notice('local', 'info', `Using your bundle ${file.name}. Links and embeds name only models from the list, so they will open with the list's model.`);
   afterModelLoaded();
+}
+
+// ------------------------------------------------- converted checkpoints
+// A Hugging Face BERT folder becomes a bundle in the model worker
+// (web/js/convert.js, src/convert.c), is kept in Cache Storage
+// (bundles.js storeConverted), loaded like a bundle file, and can be saved.
+
+async function useCheckpoint(filesPromise) {
+  if (!app.engine) {
+    notice('load', 'warn', 'To convert a checkpoint, first load the model with the button above; this page shows a snapshot and has not started the model engine.');
+    return;
+  }
+  const seq = startModelLoad();
+  clearNotice('load');
+  let name = 'checkpoint';
+  let res;
+  try {
+    const { folder, entries } = filesFromBrowser(await filesPromise);
+    name = folder || name;
+    showProgress(`Converting ${name}`, 0, 0);
+    res = await convertCheckpoint((fn, args, bytes) => app.engine.conv(fn, args, bytes), entries, { name }, (p) => {
+      if (seq !== app.loadSeq) return;
+      const bar = $('progress-bar');
+      if (p.stage === 'tensor') {
+        bar.value = (100 * p.done) / p.total;
+        const last = (p.lines.find((l) => l.startsWith('[tensor] ')) || '').replace(/^\[tensor\] +/, '');
+        $('progress-text').textContent = `Converting ${name}: tensor ${p.done} of ${p.total}${last ? ` — ${last}` : ''}`;
+      } else if (p.stage === 'hash' && p.total) {
+        bar.value = (100 * p.done) / p.total;
+        $('progress-text').textContent = `Reading ${name} (checksum): ${formatBytes(p.done)} of ${formatBytes(p.total)}`;
+      }
+    });
+  } catch (e) {
+    if (seq !== app.loadSeq) return;
+    endModelLoad(seq);
+    $('progress').hidden = true;
+    fail('load', `Could not convert ${name}: ${e.message}.`);
+    return;
+  }
+  if (seq !== app.loadSeq) return;
+  app.converted = { name, bytes: null, active: false };
+  await storeConverted(name, res.bytes, (text, detail) => {
+    app.converted.bytes = res.bytes.slice(); // not kept by the browser: keep a copy for saving
+    notice('storage', 'info', text, detail);
+  });
+  $('progress-text').textContent = `Loading ${name} into the model engine…`;
+  if (!await loadIntoEngine(res.bytes.buffer, seq, name)) return;
+  app.entry = null;
+  app.localName = `${app.converted.name} (converted)`;
+  app.converted.active = true;
+  app.state.model = '';
+  fillModelPicker();
+  $('save-converted').hidden = false;
+  const nt = res.log.filter((l) => l.startsWith('[tensor] ') && !l.includes(' skipped ')).length;
+  notice('local', 'info', `Converted ${name} in this page (${nt} tensors, q8). `
+    + 'It is kept in this browser: choose it in the model list after a reload, or save it as a bundle file. '
+    + 'Links and embeds name only models from the list.');
+  afterModelLoaded();
+}
+
+async function convertedBytes() {
+  if (app.converted && app.converted.bytes) return app.converted.bytes;
+  const kept = await findConverted();
+  return kept ? kept.bytes() : null;
+}
+
+async function useConverted() {
+  const seq = startModelLoad();
+  clearNotice('load');
+  const bytes = await convertedBytes();
+  if (seq !== app.loadSeq) return;
+  if (!bytes) {
+    endModelLoad(seq);
+    fail('load', 'The converted model is no longer kept in this browser; convert the folder again.');
+    app.converted = null;
+    fillModelPicker();
+    return;
+  }
+  const copy = bytes.slice(); // the engine takes its buffer
+  if (!await loadIntoEngine(copy.buffer, seq, app.converted.name)) return;
+  app.entry = null;
+  app.localName = `${app.converted.name} (converted)`;
+  app.converted.active = true;
+  app.state.model = '';
+  fillModelPicker();
+  $('save-converted').hidden = false;
+  afterModelLoaded();
+}
+
+async function saveConverted() {
+  const bytes = await convertedBytes();
+  if (!bytes) return fail('load', 'There is no converted model to save.');
+  const gz = await gzipBytes(bytes);
+  const base = (app.converted.name || 'model').replace(/[^\w.-]+/g, '_');
+  download(new Blob([gz || bytes], { type: 'application/octet-stream' }), `${base}.q8.blb${gz ? '.gz' : ''}`);
 }
 
 async function loadIntoEngine(buffer, seq, name) {

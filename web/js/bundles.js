@@ -291,3 +291,38 @@ export function formatBytes(n) {
   if (n < 1024 * 1024) return `${(n / 1024).toFixed(1)} KB`;
   return `${(n / (1024 * 1024)).toFixed(1)} MB`;
 }
+
+// A bundle converted in this page (web/js/convert.js) is kept like the
+// published ones, in its own cache (one entry: the last conversion), so the
+// model list's download cache never evicts it and a reload can reopen it.
+export const CONVERTED_CACHE = 'bertlens-converted-v1';
+const CONVERTED_URL = 'converted/bundle.blb';
+
+/** Keep the converted bundle; note(text, detail) hears why not. */
+export async function storeConverted(name, u8, note = () => {}) {
+  if (!globalThis.caches) return note(NOT_STORED, 'no Cache Storage in this context');
+  try {
+    const cache = await caches.open(CONVERTED_CACHE);
+    await cache.put(new URL(CONVERTED_URL, globalThis.location.href).href, new Response(u8, {
+      headers: { 'Content-Type': 'application/octet-stream', 'x-bertlens-name': encodeURIComponent(name) },
+    }));
+  } catch (e) {
+    note(/quota/i.test(rawText(e)) || (e && e.name === 'QuotaExceededError')
+      ? 'There is not enough room in this browser to keep the converted model; save it as a file to use it again.'
+      : NOT_STORED, rawText(e));
+  }
+}
+
+/** The kept converted bundle: {name, size, bytes()} or null. */
+export async function findConverted() {
+  try {
+    if (!globalThis.caches) return null;
+    const cache = await caches.open(CONVERTED_CACHE);
+    const hit = await cache.match(new URL(CONVERTED_URL, globalThis.location.href).href);
+    if (!hit) return null;
+    const name = decodeURIComponent(hit.headers.get('x-bertlens-name') || 'converted');
+    return { name, bytes: async () => new Uint8Array(await hit.arrayBuffer()) };
+  } catch {
+    return null;
+  }
+}

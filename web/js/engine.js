@@ -66,6 +66,12 @@ export class Engine {
   /** Hand a decompressed bundle (ArrayBuffer, transferred) to the worker. */
   load(buffer) { return this.call('load', { bytes: buffer }, [buffer]); }
 
+  /** One call of the converter in the worker (web/js/convert.js drives
+   *  it): bytes (a Uint8Array, its buffer transferred) go to the heap. */
+  conv(fn, args = [], bytes = null) {
+    return this.call('conv', { fn, args, bytes }, bytes ? [bytes.buffer] : []);
+  }
+
   /** Run the model: request from protocol.js makeRunRequest; the result is
    *  checked against protocol.js RESULT_FIELDS. */
   async run(request) { return checkResult(await this.call('run', { request })); }

@@ -1,0 +1,186 @@
+// convert.js — a Hugging Face BERT checkpoint folder -> a bertlens bundle, in
+// the browser (and in Node for the tests). The conversion itself is C
+// (src/convert.c, the code of `bertlens convert`) inside the wasm module; this
+// file feeds it: the small files whole, each safetensors header, then every
+// weight file once for its sha256 and every tensor's bytes one at a time
+// (File.slice), so a 440 MB checkpoint is never held in memory at once.
+//
+// The module is reached through call(fn, args, bytes) -> Promise<result>:
+//   directCaller(M)       an instantiated module in this thread (Node tests)
+//   engine.conv(...)      the page's model worker (worker.js 'conv')
+// Both run one blw_conv_<fn> with args (numbers, strings; the string BYTES
+// marks where the heap copy of `bytes` goes) and shape the result
+// (convResult below): text for weight_name / log, {w, off, n} for source,
+// the bundle's bytes for finish, else the number; {error} when it failed.
+
+export const BYTES = '\u0000bytes';
+const HASH_CHUNK = 8 << 20;
+
+/** What each blw_conv_* returns, from the raw wasm result r. */
+export function convResult(M, fn, r, lastError) {
+  switch (fn) {
+    case 'weight_name': return r ? M.UTF8ToString(r) : { error: lastError() };
+    case 'log': return M.UTF8ToString(r);
+    case 'source': return r ? { w: M.HEAPF64[r >> 3], off: M.HEAPF64[(r >> 3) + 1], n: M.HEAPF64[(r >> 3) + 2] } : { error: lastError() };
+    case 'finish': return r ? M.HEAPU8.slice(r, r + M._blw_conv_size()) : { error: lastError() };
+    case 'hash': case 'free': return 0;
+    default: return r < 0 ? { error: lastError() } : r;
+  }
+}
+
+/** call() for a module instance in this thread. */
+export function directCaller(M) {
+  const lastError = () => M.UTF8ToString(M._blw_error()) || 'the converter failed';
+  return async (fn, args = [], bytes = null) => {
+    const ptrs = [];
+    try {
+      const a = args.map((x) => {
+        if (x === BYTES) {
+          const p = M._malloc(Math.max(1, bytes.length));
+          if (!p) throw new Error(`out of memory for ${bytes.length} bytes`);
+          M.HEAPU8.set(bytes, p);
+          ptrs.push(p);
+          return p;
+        }
+        if (typeof x !== 'string') return x;
+        const n = M.lengthBytesUTF8(x) + 1, p = M._malloc(n);
+        M.stringToUTF8(x, p, n);
+        ptrs.push(p);
+        return p;
+      });
+      return convResult(M, fn, M[`_blw_conv_${fn}`](...a), lastError);
+    } finally {
+      for (const p of ptrs) M._free(p);
+    }
+  };
+}
+
+/** Checkpoint entries from browser File objects (a dropped folder, a
+ *  directory picker's list, or loose files): {name relative to the
+ *  checkpoint folder, size, read(start, end)}, and the folder's name. */
+export function filesFromBrowser(fileList) {
+  const files = Array.from(fileList);
+  const rel = files.map((f) => f.webkitRelativePath || f.relPath || f.name);
+  // A common top folder (the dropped folder itself) is not part of the names.
+  const tops = new Set(rel.map((r) => (r.includes('/') ? r.slice(0, r.indexOf('/')) : '')));
+  const top = tops.size === 1 ? [...tops][0] : '';
+  return {
+    folder: top,
+    entries: files.map((f, i) => ({
+      name: top ? rel[i].slice(top.length + 1) : rel[i],
+      size: f.size,
+      read: async (start, end) => new Uint8Array(await f.slice(start, end).arrayBuffer()),
+    })),
+  };
+}
+
+function check(r, what) {
+  if (r && typeof r === 'object' && 'error' in r) throw new Error(what ? `${what}: ${r.error}` : r.error);
+  return r;
+}
+
+/** Convert. entries: [{name, size, read(start, end) -> Promise<Uint8Array>}];
+ *  opts: {dtype, embedDtype, name, license, cased}; progress({stage: 'read'
+ *  | 'hash' | 'tensor', done, total, lines}) hears of every step (lines: the
+ *  converter's log lines since the last report). Returns {bytes, log}. */
+export async function convertCheckpoint(call, entries, opts = {}, progress = () => {}) {
+  const log = [];
+  const report = async (stage, done, total) => {
+    const text = await call('log');
+    const lines = text ? text.replace(/\n$/, '').split('\n') : [];
+    log.push(...lines);
+    progress({ stage, done, total, lines });
+  };
+  const byName = new Map(entries.map((e) => [e.name, e]));
+  check(await call('new', [opts.dtype || '', opts.embedDtype || '', opts.name || 'checkpoint', opts.license || '', opts.cased ? 1 : 0]));
+  try {
+    let n = 0;
+    for (const e of entries) {
+      const want = await call('wants', [e.name]);
+      if (want === 1) check(await call('add_file', [e.name, BYTES, e.size], await e.read(0, e.size)), e.name);
+      else if (want === 2) check(await call('add_file', [e.name, 0, e.size]), e.name);
+      if (want) await report('read', ++n, 0);
+    }
+    const nw = check(await call('begin'));
+    const weights = [];
+    for (let w = 0; w < nw; w++) {
+      const name = check(await call('weight_name', [w]));
+      const e = byName.get(name);
+      if (!e) throw new Error(`${name} is missing`);
+      const first = new Uint8Array(8); // a shorter file is refused by its size
+      first.set(await e.read(0, Math.min(8, e.size)));
+      const head = check(await call('header_size', [BYTES, e.size], first), name);
+      check(await call('set_header', [w, e.size, BYTES, head], await e.read(0, head)), name);
+      weights.push(e);
+    }
+    const nt = check(await call('plan'));
+    const total = weights.reduce((s, e) => s + e.size, 0);
+    let hashed = 0;
+    for (const e of weights) {
+      for (let off = 0; off < e.size; off += HASH_CHUNK) {
+        const chunk = await e.read(off, Math.min(e.size, off + HASH_CHUNK));
+        await call('hash', [BYTES, chunk.length], chunk);
+        hashed += chunk.length;
+        progress({ stage: 'hash', done: hashed, total, lines: [] });
+      }
+    }
+    for (let t = 0; t < nt; t++) {
+      const { w, off, n: len } = check(await call('source', [t]));
+      const src = await weights[w].read(off, off + len);
+      check(await call('tensor', [t, BYTES], src));
+      await report('tensor', t + 1, nt);
+    }
+    const bytes = check(await call('finish'));
+    await report('write', nt, nt);
+    return { bytes, log };
+  } finally {
+    await call('free');
+  }
+}
+
+// ------------------------------------------------------------ browser side
+
+const CHECKPOINT_FILE = /(^|\/)(config\.json|vocab\.txt|tokenizer(_config)?\.json|pytorch_model\.bin|[^/]*\.safetensors(\.index\.json)?)$/;
+
+/** The files of a drop that is a checkpoint (a folder, or loose checkpoint
+ *  files): a Promise of File[] (each with .relPath under the dropped
+ *  folder), or null when the drop is something else (a bundle file). Call
+ *  it inside the drop event: the browser empties dataTransfer afterwards. */
+export function checkpointFromDrop(dt) {
+  const entries = Array.from(dt.items || []).filter((i) => i.kind === 'file')
+    .map((i) => (i.webkitGetAsEntry ? i.webkitGetAsEntry() : null)).filter(Boolean);
+  const files = Array.from(dt.files || []);
+  if (entries.some((e) => e.isDirectory)) return walkEntries(entries);
+  return files.some((f) => CHECKPOINT_FILE.test(f.name)) ? Promise.resolve(files) : null;
+}
+
+async function walkEntries(entries) {
+  const out = [];
+  const fileOf = (e) => new Promise((resolve, reject) => e.file(resolve, reject));
+  const children = async (dir) => {
+    const reader = dir.createReader(), all = [];
+    for (;;) {
+      const batch = await new Promise((resolve, reject) => reader.readEntries(resolve, reject));
+      if (!batch.length) return all;
+      all.push(...batch);
+    }
+  };
+  const walk = async (e, prefix, depth) => {
+    if (e.isFile) {
+      const f = await fileOf(e);
+      f.relPath = prefix + e.name;
+      out.push(f);
+    } else if (e.isDirectory && depth < 3) { // the folder and its 0_Transformer/ are enough
+      for (const c of await children(e)) await walk(c, `${prefix}${e.name}/`, depth + 1);
+    }
+  };
+  for (const e of entries) await walk(e, '', 0);
+  return out;
+}
+
+/** gzip bytes with the browser's CompressionStream, or null where it has none. */
+export async function gzipBytes(u8) {
+  if (typeof CompressionStream !== 'function') return null;
+  const stream = new Blob([u8]).stream().pipeThrough(new CompressionStream('gzip'));
+  return new Uint8Array(await new Response(stream).arrayBuffer());
+}
