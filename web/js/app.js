@@ -562,17 +562,22 @@ async function useCheckpoint(filesPromise) {
   });
   $('progress-text').textContent = `Loading ${name} into the model engine…`;
   if (!await loadIntoEngine(res.bytes.buffer, seq, name)) return;
+  markConvertedInUse();
+  const nt = res.log.filter((l) => l.startsWith('[tensor] ') && !l.includes(' skipped ')).length;
+  notice('local', 'info', `Converted ${name} in this page (${nt} tensors, q8). `
+    + 'It is kept in this browser: choose it in the model list after a reload, or save it as a bundle file. '
+    + 'Links and embeds name only models from the list.');
+  afterModelLoaded();
+}
+
+// The engine now holds the converted model: it is a local bundle, not a listed one.
+function markConvertedInUse() {
   app.entry = null;
   app.localName = `${app.converted.name} (converted)`;
   app.converted.active = true;
   app.state.model = '';
   fillModelPicker();
   $('save-converted').hidden = false;
-  const nt = res.log.filter((l) => l.startsWith('[tensor] ') && !l.includes(' skipped ')).length;
-  notice('local', 'info', `Converted ${name} in this page (${nt} tensors, q8). `
-    + 'It is kept in this browser: choose it in the model list after a reload, or save it as a bundle file. '
-    + 'Links and embeds name only models from the list.');
-  afterModelLoaded();
 }
 
 async function convertedBytes() {
@@ -595,12 +600,7 @@ async function useConverted() {
   }
   const copy = bytes.slice(); // the engine takes its buffer
   if (!await loadIntoEngine(copy.buffer, seq, app.converted.name)) return;
-  app.entry = null;
-  app.localName = `${app.converted.name} (converted)`;
-  app.converted.active = true;
-  app.state.model = '';
-  fillModelPicker();
-  $('save-converted').hidden = false;
+  markConvertedInUse();
   afterModelLoaded();
 }
 
