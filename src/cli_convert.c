@@ -1,6 +1,6 @@
 /* cli_convert.c — `bertlens convert`: the native front end of convert.c.
  *
- *   bertlens convert CHECKPOINT_DIR OUT.blb[.gz] [--dtype f32|f16|q8|q4]
+ *   bertlens convert CHECKPOINT_DIR OUT.blb[.gz] [--dtype f32|f16|q8|q4|q8h|q9|q10|q11|q12]
  *                    [--embed-dtype DTYPE] [--name NAME] [--license SPDX] [--cased]
  *
  * Reads the folder's small files whole, the weights one tensor at a time
@@ -160,8 +160,8 @@ done:
 }
 
 static int usage(void) {
-    fprintf(stderr, "usage: bertlens convert CHECKPOINT_DIR OUT.blb[.gz] [--dtype f32|f16|q8|q4] [--embed-dtype DTYPE]\n"
-                    "                        [--name NAME] [--license SPDX] [--cased]\n");
+    fprintf(stderr, "usage: bertlens convert CHECKPOINT_DIR OUT.blb[.gz] [--dtype f32|f16|q8|q4|q8h|q9|q10|q11|q12]\n"
+                    "                        [--embed-dtype DTYPE] [--name NAME] [--license SPDX] [--cased]\n");
     return 1;
 }
 

@@ -6,6 +6,9 @@
  *   q8  scale = fl(max|w| / 127), inv = fl(1 / scale), q = clip(rint(fl(w * inv)), -127, 127)
  *   q4  scale = fl(w[argmax|w|] / -8), inv = fl(1 / scale), q = clip(rint(fl(w * inv)), -8, 7)
  *   f16 round to nearest even, overflow to infinity (numpy's astype)
+ *   QN  (q8h, q9..q12, fidelity.qn_rtn) in float64: scale = f16(max|w| / qmax)
+ *       rounded from the double directly, q = clip(rint(w / scale), -qmax, qmax)
+ *       (0 where the scale is 0), qmax = 2^(B-1) - 1
  * rint is round-half-to-even (the default rounding mode, as np.rint).
  * Source tensors of dtype F16, BF16 and F64 become float32 first (F64 rounds
  * to nearest), as np.asarray(..., dtype=float32) does.
@@ -131,14 +134,35 @@ static uint16_t f32_to_f16(float f) {
     return (uint16_t)(sign | ((e + 0x0fffu + ((e >> 13) & 1)) >> 13));
 }
 
+/* float64 -> binary16, round to nearest even from the double (numpy's
+ * float64.astype(float16): no intermediate float32 rounding). */
+static uint16_t f64_to_f16(double d) {
+    uint64_t x;
+    memcpy(&x, &d, 8);
+    uint16_t sign = (uint16_t)((x >> 48) & 0x8000);
+    uint64_t ax = x & 0x7fffffffffffffffull;
+    if (ax > 0x7ff0000000000000ull) return (uint16_t)(sign | 0x7e00);
+    if (ax >= 0x40effe0000000000ull) return (uint16_t)(sign | 0x7c00); /* >= 65520: rounds to infinity */
+    if (ax < 0x3f10000000000000ull) {                                   /* below 2^-14: subnormal or zero */
+        /* 2^28 has a last place of 2^-24 (the subnormal unit): the double add rounds to even. */
+        double a;
+        memcpy(&a, &ax, 8);
+        volatile double v = a + 268435456.0;
+        return (uint16_t)(sign | (uint16_t)((v - 268435456.0) * 16777216.0));
+    }
+    uint64_t e = ax - ((uint64_t)(1023 - 15) << 52); /* rebias the exponent from 1023 to 15 */
+    return (uint16_t)(sign | ((e + 0x1ffffffffffull + ((e >> 42) & 1)) >> 42));
+}
+
 /* ------------------------------------------------------------- state */
 
 enum { SRC_F32, SRC_F16, SRC_BF16, SRC_F64, SRC_I64, SRC_OTHER };
 static const char *const SRC_NAMES[] = {"F32", "F16", "BF16", "F64", "I64"};
 static const int SRC_SIZE[] = {4, 2, 2, 8, 8, 0};
 
-static const char *const DTYPE_NAMES[] = {"f32", "f16", "q8", "q4"};
-#define N_DTYPES 4
+static const char *const DTYPE_NAMES[] = {"f32", "f16", "q8", "q4", "q8h", "q9", "q10", "q11", "q12"};
+#define N_DTYPES 9
+#define DTYPE_LIST "f32, f16, q8, q4, q8h, q9, q10, q11, q12"
 
 /* DistilBERT names -> BERT names, replaced in this order (convert.py
  * DISTIL_NAMES); its missing token-type embeddings become DISTIL_TYPES rows
@@ -240,11 +264,11 @@ bli_conv *bli_conv_new(const bli_conv_opts *o, bli_conv_log log, void *log_ctx, 
     const char *dt = o && o->dtype ? o->dtype : "q8";
     const char *et = o && o->embed_dtype ? o->embed_dtype : dt;
     if (dtype_of(dt) < 0) {
-        bli_set_err(err, errlen, "unknown dtype '%s' (f32, f16, q8, q4)", dt);
+        bli_set_err(err, errlen, "unknown dtype '%s' (" DTYPE_LIST ")", dt);
         return NULL;
     }
     if (dtype_of(et) < 0) {
-        bli_set_err(err, errlen, "unknown embedding dtype '%s' (f32, f16, q8, q4)", et);
+        bli_set_err(err, errlen, "unknown embedding dtype '%s' (" DTYPE_LIST ")", et);
         return NULL;
     }
     bli_conv *c = calloc(1, sizeof *c);
@@ -1185,6 +1209,53 @@ static void quant_q4(const float *w, size_t n, uint8_t *out, qerr *qe) {
     }
 }
 
+/* QN (bundle.h Data layouts): round to nearest with float16 block scales,
+ * in float64 (fidelity.qn_rtn), packed as fidelity.qn_pack. Returns -1 when
+ * a block scale overflows float16 (convert.py refuses those weights too). */
+static int quant_qn(const float *w, size_t n, int bits, uint8_t *out, qerr *qe) {
+    const int e = bits - 8, qmax = (1 << (bits - 1)) - 1;
+    const size_t nb = n / BL_QBLOCK;
+    int8_t *hi = (int8_t *)out;
+    uint8_t *lo = out + n, *slo = lo + n * (size_t)e / 8, *shi = slo + nb;
+    memset(lo, 0, n * (size_t)e / 8);
+    for (size_t b = 0; b < nb; b++) {
+        const float *r = w + b * BL_QBLOCK;
+        double amax = 0;
+        for (int k = 0; k < BL_QBLOCK; k++) {
+            double a = fabs((double)r[k]);
+            if (a > amax) amax = a;
+        }
+        volatile double sd = amax / (double)qmax;
+        uint16_t h = f64_to_f16(sd);
+        if ((h & 0x7c00) == 0x7c00) return -1;
+        const float sf = f16_to_f32(h);
+        const double s = sf; /* exact */
+        slo[b] = (uint8_t)h;
+        shi[b] = (uint8_t)(h >> 8);
+        for (int k = 0; k < BL_QBLOCK; k++) {
+            int q = 0;
+            if (s > 0) {
+                volatile double x = (double)r[k] / s;
+                double v = rint(x);
+                q = v < -qmax ? -qmax : v > qmax ? qmax : (int)v;
+            }
+            size_t i = b * BL_QBLOCK + (size_t)k;
+            /* q + 2048 >= 0 and 2^e divides 2048: floor(q / 2^e) and q's low bits without shifting a negative */
+            unsigned u = (unsigned)(q + 2048);
+            hi[i] = (int8_t)((int)(u >> e) - (2048 >> e));
+            unsigned low = u & ((1u << e) - 1);
+            for (int j = 0; j < e; j++)
+                if (low >> j & 1) {
+                    size_t bit = i * (size_t)e + (size_t)j;
+                    lo[bit / 8] |= (uint8_t)(1u << (bit % 8));
+                }
+            volatile float deq = (float)q * sf;
+            qerr_add(qe, r[k], deq);
+        }
+    }
+    return 0;
+}
+
 static int check_finite(const float *w, size_t n) {
     for (size_t i = 0; i < n; i++)
         if (!isfinite(w[i])) return -1;
@@ -1260,6 +1331,14 @@ int bli_conv_tensor(bli_conv *c, int t, const void *src, bli_conv_sink sink, voi
         break;
     case BL_Q8: quant_q8(w, n, data, &qe); break;
     case BL_Q4: quant_q4(w, n, data, &qe); break;
+    case BL_Q8H: case BL_Q9: case BL_Q10: case BL_Q11: case BL_Q12:
+        if (quant_qn(w, n, bli_qn_bits(o->dtype), data, &qe)) {
+            float amax = 0;
+            for (size_t i = 0; i < n; i++) amax = fmaxf(amax, fabsf(w[i]));
+            bli_set_err(err, errlen, "%s: weights up to %g overflow a float16 block scale", o->name, (double)amax);
+            goto out;
+        }
+        break;
     default: /* f32: the bytes are w's */
         for (size_t i = 0; i < n; i++) qerr_add(&qe, w[i], w[i]);
     }

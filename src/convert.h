@@ -38,7 +38,7 @@
 typedef struct bli_conv bli_conv;
 
 typedef struct {
-    const char *dtype;       /* "f32" "f16" "q8" "q4"; NULL: "q8" */
+    const char *dtype;       /* "f32" "f16" "q8" "q4" "q8h" "q9".."q12"; NULL: "q8" */
     const char *embed_dtype; /* NULL: dtype */
     const char *name;        /* source.name (the front end defaults it to the folder's name) */
     const char *license;     /* NULL: "unknown", with a warning */
