@@ -108,7 +108,7 @@ for (const dt of QUICK ? ['q8h', 'q12'] : ['q8h', 'q9', 'q10', 'q11', 'q12']) CA
 // model's source, tools/make_models.py), as downloaded from Hugging Face.
 const REAL = run(PYTHON, ['-c', 'import sys; sys.path.insert(0, "tools"); import make_models; print(make_models.minilm_dir() or "")']).stdout.trim();
 if (REAL) {
-  for (const dt of QUICK ? ['q8'] : ['q8', 'f16']) CASES.push({ dir: REAL, args: ['--dtype', dt, '--name', 'sentence-transformers/all-MiniLM-L6-v2', '--license', 'Apache-2.0'] });
+  for (const dt of QUICK ? ['q8'] : ['q8', 'f16', 'q10']) CASES.push({ dir: REAL, args: ['--dtype', dt, '--name', 'sentence-transformers/all-MiniLM-L6-v2', '--license', 'Apache-2.0'] });
 }
 
 if (ENGINES.includes('native')) {
