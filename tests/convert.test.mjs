@@ -240,6 +240,7 @@ const HUGE = /encoder\.layer\.0\.attention\.self\.query\.weight: weights up to 1
 if (ENGINES.includes('native')) {
   test('a QN block scale beyond float16 is refused, as convert.py refuses it', () => {
     const dir = hugeWeight(), out = path.join(OUT, 'huge.blb');
+    fs.rmSync(out, { force: true });
     const py = run(PYTHON, ['tools/convert.py', dir, out, '--dtype', 'q8h']);
     assert.equal(py.status, 1);
     assert.match(py.stderr, /weights up to 1e\+07 overflow a float16 block scale/);
