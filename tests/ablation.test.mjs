@@ -7,7 +7,7 @@
 // BertModel eager fp32 with forward hooks multiplying the masked heads'
 // attention probabilities by 0, transformers 5 having no head_mask argument).
 // Bundles: build/models/all-minilm-l6-v2.f32.blb (make test-models) held to
-// the f32 bars; the published default models/all-minilm-l6-v2.q8.blb.gz gets
+// the f32 bars; the published default (models/index.json) gets
 // its figures printed and the embedding cosine bar of the default model.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
@@ -19,14 +19,14 @@ import { cosine } from './lib/parity.mjs';
 
 const TOL_F32_ATTN_MAX = 1e-5;     // attention probabilities, max |d|
 const MIN_F32_EMB_COSINE = 0.999999;
-const MIN_Q8_EMB_COSINE = 0.995;   // the default model's q8 bar (tests/encoder.test.mjs)
+const MIN_DEF_EMB_COSINE = 0.995;  // the quantized default model's bar (tests/encoder.test.mjs)
 
 const ROOT = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..');
 const FIX = path.join(ROOT, 'tests/fixtures/ablation');
 const BIN = process.env.BERTLENS_BIN || path.join(ROOT, 'build/bertlens');
 const WASM_JS = process.env.BERTLENS_WASM || path.join(ROOT, 'build/wasm/bertlens.js');
 const F32 = path.join(ROOT, 'build/models/all-minilm-l6-v2.f32.blb');
-const Q8 = path.join(ROOT, 'models/all-minilm-l6-v2.q8.blb.gz');
+const DEF = path.join(ROOT, 'models', JSON.parse(fs.readFileSync(path.join(ROOT, 'models/index.json'), 'utf8')).models.find((m) => m.default).file);
 const TINY = path.join(ROOT, 'build/models/tiny-bert.f32.blb'); // 2 layers, 4 heads: quick to load
 const ONLY = process.env.BERTLENS_ABLATION;
 
@@ -153,7 +153,7 @@ function compare(engine, bundle, strict) {
       assert.ok(maxd <= TOL_F32_ATTN_MAX, `${name}: attention max |d| ${maxd} > ${TOL_F32_ATTN_MAX}`);
       assert.ok(minCos >= MIN_F32_EMB_COSINE, `${name}: embedding cosine ${minCos} < ${MIN_F32_EMB_COSINE}`);
     } else {
-      assert.ok(minCos >= MIN_Q8_EMB_COSINE, `${name}: q8 embedding cosine ${minCos} < ${MIN_Q8_EMB_COSINE}`);
+      assert.ok(minCos >= MIN_DEF_EMB_COSINE, `${name}: default-bundle embedding cosine ${minCos} < ${MIN_DEF_EMB_COSINE}`);
     }
   }
   return figs;
@@ -177,9 +177,9 @@ for (const [name, make] of engines) {
     const e = await make();
     compare(e, F32, true);
   });
-  test(`${name}: q8 default bundle, figures (embedding cosine >= ${MIN_Q8_EMB_COSINE})`, async () => {
+  test(`${name}: default bundle, figures (embedding cosine >= ${MIN_DEF_EMB_COSINE})`, async () => {
     const e = await make();
-    compare(e, Q8, false);
+    compare(e, DEF, false);
   });
 }
 
@@ -243,7 +243,7 @@ if (ONLY !== 'wasm') {
     assert.doesNotMatch(r.stderr, /no sentence\.max_seq_length/);
     assert.match(cli(['info', F32]).stdout, /sentence\.max_seq_length\s+256\n/); // written by tools/convert.py
     // the published default carries the key too (make_models)
-    const q = cli(['embed', Q8, long]);
+    const q = cli(['embed', DEF, long]);
     assert.equal(q.status, 0, q.stderr);
     assert.equal(JSON.parse(q.stdout).tokens.length, 256);
     assert.doesNotMatch(q.stderr, /no sentence\.max_seq_length/);

@@ -27,7 +27,8 @@ import convert  # noqa: E402
 import make_models  # noqa: E402
 
 BIN = os.environ.get("BERTLENS_BIN", os.path.join(ROOT, "build", "bertlens"))
-DEFAULT = os.path.join(ROOT, "models", "all-minilm-l6-v2.q8.blb.gz")
+with open(os.path.join(ROOT, "models", "index.json")) as _f:  # the published default bundle
+    DEFAULT = os.path.join(ROOT, "models", next(m["file"] for m in json.load(_f)["models"] if m["default"]))
 TMP = tempfile.mkdtemp(prefix="bertlens-test-")
 
 VOCAB = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"] + [chr(c) for c in range(ord("a"), ord("z") + 1)] + [

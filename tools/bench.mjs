@@ -312,7 +312,8 @@ const COLD_REPS = 3;
 // step times. Bytes are read from disk before the clock starts.
 async function coldChild(engine, wasmDir) {
   if (engine === 'bertlens') {
-    const model = join(ROOT, 'models/all-minilm-l6-v2.q8.blb.gz');
+    // the page's default model (models/index.json)
+    const model = join(ROOT, 'models', JSON.parse(readFileSync(join(ROOT, 'models/index.json'), 'utf8')).models.find((m) => m.default).file);
     const factory = loadFactory(join(wasmDir, 'bertlens.js'));
     const wasmBinary = new Uint8Array(readFileSync(join(wasmDir, 'bertlens.wasm')));
     const gz = readFileSync(model);

@@ -3,7 +3,7 @@
 // recompute after a click <= 100 ms at 32 tokens). Two measurements:
 //
 //   wasm (Node)  the work of one click, in the same process as its peer: set
-//                the mask, one forward of 32 tokens (q8 default bundle, the
+//                the mask, one forward of 32 tokens (q8 bundle, the
 //                page's flags), the sentence embedding, and the 72 heads
 //                compared in C (blw_head_compare), against a plain forward;
 //                alternating, median of N
