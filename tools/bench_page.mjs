@@ -6,7 +6,7 @@
 //   keystroke    input event -> view redrawn, 32-token sentence, per view
 //   one-file     dist/bertlens.html opened from file:// with every network
 //                request blocked, a fresh profile per run: navigation start
-//                -> first view drawn (parse the 32 MB page, decode the inline
+//                -> first view drawn (parse the one-file page, decode the inline
 //                wasm and model, start the engine, run, draw)
 //   512 tokens   the page as published (COOP/COEP: cross-origin isolated, so
 //                the threaded engine), a 512-token input, in every view:

@@ -8,10 +8,10 @@
 
 import assert from 'node:assert/strict';
 import path from 'node:path';
-import { scenario, ready, typeText, exportSvg, touchTap, ROOT } from './harness.mjs';
+import { scenario, ready, typeText, exportSvg, touchTap, ROOT, DEFAULT_MODEL, DEFAULT_GZ, reEscape } from './harness.mjs';
 import { createModule, loadBundle, putString, floats, wasmError } from '../../tools/wasm_node.mjs';
 
-const Q8 = path.join(ROOT, 'models/all-minilm-l6-v2.q8.blb.gz');
+const DEF = DEFAULT_GZ; // the published default bundle (models/index.json)
 const F16 = path.join(ROOT, 'models/all-minilm-l6-v2.f16.blb.gz');
 const F32 = path.join(ROOT, 'build/models/all-minilm-l6-v2.f32.blb'); // make test-models
 const TOL = 2e-5; // the same wasm code and bundle in Node: float32 rounding only
@@ -59,7 +59,7 @@ async function nodeRun(bundle, a, b, mask = []) {
 
 /** blw_head_compare of two runs' attention: {js, maxAbs} [L*H]. */
 async function nodeCompare(A, B) {
-  const M = await engine(Q8);
+  const M = await engine(DEF);
   const n = A.L * A.H;
   const put = (x) => { const p = M._malloc(x.length * 4); M.HEAPF32.set(x, p >> 2); return p; };
   const pa = put(A.attn); const pb = put(B.attn); const po = M._malloc(n * 8);
@@ -114,8 +114,8 @@ scenario('compare: ablate by clicking heads in the model view; similarity and di
   assert.match(page.url(), /ablate=2%3A5/);
   assert.equal(await page.$$eval('g.mv-off', (x) => x.map((e) => `${e.dataset.layer}:${e.dataset.head}`).join()), '2:5');
   const cos1 = Number(await page.getAttribute('#ablation .abl-summary', 'data-cosine'));
-  const A = await nodeRun(Q8, SENT, null);
-  const B1 = await nodeRun(Q8, SENT, null, [[2, 5]]);
+  const A = await nodeRun(DEF, SENT, null);
+  const B1 = await nodeRun(DEF, SENT, null, [[2, 5]]);
   assert.ok(Math.abs(cos1 - cos(A.emb[0], B1.emb[0])) < 1e-5, `cosine ${cos1} vs ${cos(A.emb[0], B1.emb[0])}`);
   assert.ok(cos1 < 0.99999, 'switching a head off changes the embedding');
   // A second head: the number changes again.
@@ -123,7 +123,7 @@ scenario('compare: ablate by clicking heads in the model view; similarity and di
   await page.mouse.click(at(3, 0).x, at(3, 0).y);
   await ready(page);
   const cos2 = Number(await page.getAttribute('#ablation .abl-summary', 'data-cosine'));
-  const B2 = await nodeRun(Q8, SENT, null, [[2, 5], [3, 0]]);
+  const B2 = await nodeRun(DEF, SENT, null, [[2, 5], [3, 0]]);
   assert.ok(Math.abs(cos2 - cos(A.emb[0], B2.emb[0])) < 1e-5);
   assert.notEqual(cos1.toFixed(6), cos2.toFixed(6));
   await shot(page, 'compare-ablate-model');
@@ -165,8 +165,8 @@ scenario('compare: minimal pair, sentence (same token count) and pair; figures m
   const a = 'The doctor asked the nurse because she was late.';
   const b = 'The doctor asked the nurse because he was late.';
   await minimalPair(page, base, a, b);
-  const A = await nodeRun(Q8, a, null);
-  const B = await nodeRun(Q8, b, null);
+  const A = await nodeRun(DEF, a, null);
+  const B = await nodeRun(DEF, b, null);
   assert.equal(A.T, B.T);
   await checkGrid(page, await nodeCompare(A, B), 12, 'minimal pair');
   const lines = await page.textContent('.cmp-lines');
@@ -207,8 +207,8 @@ scenario('compare: minimal pair, sentence (same token count) and pair; figures m
   const pa = ['The doctor asked the nurse.', 'She answered.'];
   const pb = ['The surgeon asked the nurse.', 'He answered.'];
   await minimalPair(page, base, pa[0], pb[0], pa[1], pb[1]);
-  const PA = await nodeRun(Q8, pa[0], pa[1]);
-  const PB = await nodeRun(Q8, pb[0], pb[1]);
+  const PA = await nodeRun(DEF, pa[0], pa[1]);
+  const PB = await nodeRun(DEF, pb[0], pb[1]);
   const pl = await page.textContent('.cmp-lines');
   if (PA.T === PB.T) {
     await checkGrid(page, await nodeCompare(PA, PB), 12, 'minimal pair (pair)');
@@ -226,29 +226,29 @@ scenario('compare: minimal pair with different word counts says why there is no 
   assert.equal(await page.isHidden('.cmp-body'), true);
 });
 
-scenario('compare: two models (q8 default against the f16 exact bundle), sentence and pair; figures match wasm', async ({ page, base, shot }) => {
+scenario('compare: two models (the default against the f16 exact bundle), sentence and pair; figures match wasm', async ({ page, base, shot }) => {
   await open(page, base, { text: SENT, view: 'compare', cmp: 'model' });
   assert.match(await page.textContent('.cmp-lines'), /Choose a second model/);
   await page.evaluate(() => { document.body.dataset.state = 'loading'; });
   await page.selectOption('select.cmp-model', 'minilm-l6-f16');
   await ready(page);
-  const A = await nodeRun(Q8, SENT, null);
+  const A = await nodeRun(DEF, SENT, null);
   const B = await nodeRun(F16, SENT, null);
-  const w = await checkGrid(page, await nodeCompare(A, B), 12, 'q8 vs f16');
+  const w = await checkGrid(page, await nodeCompare(A, B), 12, 'default vs f16');
   const lines = await page.textContent('.cmp-lines');
-  assert.match(lines, /A: all-MiniLM-L6-v2 \(q8\)\. B: all-MiniLM-L6-v2 .*f16/);
+  assert.match(lines, new RegExp(`A: ${reEscape(DEFAULT_MODEL.name)}\\. B: all-MiniLM-L6-v2 .*f16`));
   const m = lines.match(/cosine\(A, B\) = ([0-9]+\.[0-9]+)/);
   assert.ok(Math.abs(Number(m[1]) - cos(A.emb[0], B.emb[0])) < 1e-5);
-  console.log(`    q8 vs f16: embedding cosine ${m[1]}, JS distance page vs Node worst ${w.toExponential(2)}`);
+  console.log(`    default vs f16: embedding cosine ${m[1]}, JS distance page vs Node worst ${w.toExponential(2)}`);
   await shot(page, 'compare-two-models');
   await typeText(page, '#text-b', PAIR[1]);
   await page.fill('#text-a', PAIR[0]);
   await page.evaluate(() => { document.body.dataset.state = 'loading'; });
   await page.fill('#text-a', PAIR[0] + ' ');
   await ready(page);
-  const PA = await nodeRun(Q8, `${PAIR[0]} `, PAIR[1]);
+  const PA = await nodeRun(DEF, `${PAIR[0]} `, PAIR[1]);
   const PB = await nodeRun(F16, `${PAIR[0]} `, PAIR[1]);
-  await checkGrid(page, await nodeCompare(PA, PB), 12, 'q8 vs f16, pair');
+  await checkGrid(page, await nodeCompare(PA, PB), 12, 'default vs f16, pair');
 });
 
 scenario('compare: a bundle file as the second model; a model of another shape is refused with a message', async ({ page, base }) => {
@@ -263,9 +263,9 @@ scenario('compare: a bundle file as the second model; a model of another shape i
   await page.setInputFiles('input.cmp-file', F32);
   await ready(page);
   assert.match(await page.textContent('.cmp-lines'), /B: your bundle file all-minilm-l6-v2\.f32\.blb/);
-  const A = await nodeRun(Q8, SENT, null);
+  const A = await nodeRun(DEF, SENT, null);
   const B = await nodeRun(F32, SENT, null);
-  await checkGrid(page, await nodeCompare(A, B), 12, 'q8 vs a dropped f32 bundle');
+  await checkGrid(page, await nodeCompare(A, B), 12, 'default vs a dropped f32 bundle');
   // A link cannot carry the file: reloading says so.
   await page.goto(page.url());
   await ready(page);
@@ -277,8 +277,8 @@ scenario('compare: a pair with heads switched off: the two sentences\' similarit
   const line = await page.textContent('#ablation .abl-summary');
   const m = line.match(/similarity of the two sentences \(encoded alone\) ([0-9]+\.[0-9]+) → ([0-9]+\.[0-9]+)/);
   assert.ok(m, line);
-  const A = await nodeRun(Q8, PAIR[0], PAIR[1]);
-  const B = await nodeRun(Q8, PAIR[0], PAIR[1], [[1, 4], ...Array.from({ length: 12 }, (_, h) => [3, h])]);
+  const A = await nodeRun(DEF, PAIR[0], PAIR[1]);
+  const B = await nodeRun(DEF, PAIR[0], PAIR[1], [[1, 4], ...Array.from({ length: 12 }, (_, h) => [3, h])]);
   assert.ok(Math.abs(Number(m[1]) - cos(A.emb[0], A.emb[1])) < 1e-4, `${m[1]} vs ${cos(A.emb[0], A.emb[1])}`);
   assert.ok(Math.abs(Number(m[2]) - cos(B.emb[0], B.emb[1])) < 1e-4, `${m[2]} vs ${cos(B.emb[0], B.emb[1])}`);
   assert.match(await page.textContent('#view .view-notes'), /Layer 1, head 4 is switched off/);

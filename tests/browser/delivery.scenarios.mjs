@@ -11,7 +11,13 @@ import zlib from 'node:zlib';
 import { createHash } from 'node:crypto';
 import { serve, cspFromNetlify } from './server.mjs';
 import { pathToFileURL } from 'node:url';
-import { scenario, ready, settled, typeText, clickAndRedraw, canvasColours, texts, fx, ROOT, DIST, SHOTS } from './harness.mjs';
+import { scenario, ready, settled, typeText, clickAndRedraw, canvasColours, texts, fx, ROOT, DIST, SHOTS, DEFAULT_MODEL, DEFAULT_GZ, reEscape } from './harness.mjs';
+
+// The published default model (models/index.json), as the page names it.
+const DEF_NAME = reEscape(DEFAULT_MODEL.name);
+const DEF_FILE = (hash) => reEscape(DEFAULT_MODEL.file).replace(/\\\.blb\\\.gz$/, `\\.${hash}\\.blb\\.gz`);
+const DEF_MB = reEscape((DEFAULT_MODEL.bytes / 1048576).toFixed(1));
+const LISTED = JSON.parse(fs.readFileSync(path.join(ROOT, 'models', 'index.json'), 'utf8')).models.map((m) => m.id);
 
 async function open(page, base, params = {}) {
   await page.goto(`${base}?${new URLSearchParams(params)}`);
@@ -33,8 +39,7 @@ scenario('first load: default model downloads with progress and the heatmap appe
   await page.goto(base);
   await ready(page);
   const progress = await page.evaluate(() => window.__progress);
-  const mb = (fs.statSync(path.join(ROOT, 'models', 'all-minilm-l6-v2.q8.blb.gz')).size / 1048576).toFixed(1);
-  assert.ok(progress.some((t) => new RegExp(`^Downloading .+: [0-9.]+ (KB|MB) of ${mb} MB \\(\\d+%\\)$`).test(t)), progress.join(' | '));
+  assert.ok(progress.some((t) => new RegExp(`^Downloading .+: [0-9.]+ (KB|MB) of ${DEF_MB} MB \\(\\d+%\\)$`).test(t)), progress.join(' | '));
   assert.ok(progress.some((t) => t.endsWith('(100%)')), 'progress reaches 100%');
   assert.equal(await page.isVisible('#progress'), false, 'progress bar hidden when done');
   const info = await page.textContent('#model-info');
@@ -45,7 +50,7 @@ scenario('first load: default model downloads with progress and the heatmap appe
 
 scenario('damaged bundles give an error message and the page stays usable', async ({ page, base, shot }) => {
   await open(page, base);
-  const gz = fs.readFileSync(path.join(ROOT, 'models', 'all-minilm-l6-v2.q8.blb.gz'));
+  const gz = fs.readFileSync(DEFAULT_GZ);
   const raw = zlib.gunzipSync(gz);
   const bad = Buffer.from(raw);
   for (let i = 0; i < 64; i++) bad[Math.floor(bad.length / 2) + i] ^= 0x5a; // flip bytes inside tensor data
@@ -95,7 +100,7 @@ scenario('offline after exactly one visit: the service worker and the cached bun
   });
   for (const re of [/^\/index\.html$/, /^\/models\/index\.json$/, /^\/wasm\/bertlens\.[0-9a-f]{10}\.wasm$/, /^\/wasm\/bertlens\.[0-9a-f]{10}\.js$/,
     /^\/js\/worker\.[0-9a-f]{10}\.js$/, /^\/js\/app\.[0-9a-f]{10}\.js$/, /^\/vendor\/d3\.[0-9a-f]{10}\.min\.js$/, /^\/css\/app\.[0-9a-f]{10}\.css$/,
-    /^\/models\/all-minilm-l6-v2\.q8\.[0-9a-f]{12}\.blb\.gz$/]) {
+    new RegExp(`^/models/${DEF_FILE('[0-9a-f]{12}')}$`)]) {
     assert.ok(cached.some((p) => re.test(p)), `cached after one visit: ${re} (${cached.join(' ')})`);
   }
   // Fetching the one-file page through the service worker (a download) must
@@ -119,7 +124,7 @@ scenario('offline after exactly one visit: the service worker and the cached bun
 
 // Download and storage errors: a sentence anyone understands and what to
 // do, the browser's own words in small print; the page stays usable.
-const bundleGz = () => fs.readFileSync(path.join(ROOT, 'models', 'all-minilm-l6-v2.q8.blb.gz'));
+const bundleGz = () => fs.readFileSync(DEFAULT_GZ);
 async function downloadError(page, base, { message, detail, shotName }) {
   await page.goto(base);
   assert.equal(await settled(page), 'error');
@@ -135,7 +140,7 @@ const RESOURCE_ERRORS = /Failed to load resource|ERR_CONNECTION_RESET|ERR_INTERN
 scenario('download error: connection reset says the connection failed', async ({ page, base }) => {
   await page.route('**/models/*.blb.gz', (r) => r.abort('connectionreset'));
   await downloadError(page, base, {
-    message: /^Could not download the model all-MiniLM-L6-v2 \(q8\) \(23\.6 MB\): the connection to the server failed\. Check the internet connection and reload the page\.$/,
+    message: new RegExp(`^Could not download the model ${DEF_NAME} \\(${DEF_MB} MB\\): the connection to the server failed\\. Check the internet connection and reload the page\\.$`),
     detail: /Failed to fetch/,
   });
 }, { allowConsoleErrors: RESOURCE_ERRORS });
@@ -154,8 +159,8 @@ scenario('download error: offline with no stored model says so and what to do', 
 scenario('download error: HTTP 404 for the bundle says the server does not have it', async ({ page, base }) => {
   await page.route('**/models/*.blb.gz', (r) => r.fulfill({ status: 404, contentType: 'text/plain', body: 'not found' }));
   await downloadError(page, base, {
-    message: /^The server does not have the model all-MiniLM-L6-v2 \(q8\) \(it answered “not found”\)\. .*reload the page in a minute/,
-    detail: /^HTTP 404 for http:\/\/127\.0\.0\.1:\d+\/models\/all-minilm-l6-v2\.q8\.[0-9a-f]{12}\.blb\.gz$/,
+    message: new RegExp(`^The server does not have the model ${DEF_NAME} \\(it answered “not found”\\)\\. .*reload the page in a minute`),
+    detail: new RegExp(`^HTTP 404 for http://127\\.0\\.0\\.1:\\d+/models/${DEF_FILE('[0-9a-f]{12}')}$`),
     shotName: 'error-404',
   });
 }, { allowConsoleErrors: RESOURCE_ERRORS });
@@ -170,7 +175,7 @@ scenario('download error: a changed byte fails the SHA-256 check and the bundle 
   bad[bad.length >> 1] ^= 0x01;
   await page.route('**/models/*.blb.gz', (r) => r.fulfill({ status: 200, contentType: 'application/octet-stream', body: bad }));
   await downloadError(page, base, {
-    message: /^The model all-MiniLM-L6-v2 \(q8\) arrived damaged \(its contents differ from what this site lists\), so it was not used\. Reload the page/,
+    message: new RegExp(`^The model ${DEF_NAME} arrived damaged \\(its contents differ from what this site lists\\), so it was not used\\. Reload the page`),
     detail: /^SHA-256 [0-9a-f]{64}, models\/index\.json lists [0-9a-f]{64}$/,
     shotName: 'error-damaged',
   });
@@ -179,7 +184,7 @@ scenario('download error: a changed byte fails the SHA-256 check and the bundle 
 scenario('download error: a download cut short says it stopped before it was complete', async ({ page, base }) => {
   const gz = bundleGz();
   await page.route('**/models/*.blb.gz', (r) => r.fulfill({ status: 200, contentType: 'application/octet-stream', body: gz.subarray(0, 1 << 20) }));
-  await downloadError(page, base, { message: /stopped before it was complete \(1\.0 MB of 23\.6 MB\)\. Reload the page/, detail: new RegExp(`^1048576 of ${gz.length} bytes$`) });
+  await downloadError(page, base, { message: new RegExp(`stopped before it was complete \\(1\\.0 MB of ${DEF_MB} MB\\)\\. Reload the page`), detail: new RegExp(`^1048576 of ${gz.length} bytes$`) });
 });
 
 scenario('download error: damaged gzip from a list without checksums says it could not be unpacked', async ({ page, base }) => {
@@ -191,18 +196,18 @@ scenario('download error: damaged gzip from a list without checksums says it cou
     await r.fulfill({ response: res, json: index });
   });
   await page.route('**/models/*.blb.gz', (r) => r.fulfill({ status: 200, contentType: 'application/octet-stream', body: gz.subarray(0, 200000) }));
-  await downloadError(page, base, { message: /^The model all-MiniLM-L6-v2 \(q8\) arrived damaged \(it could not be unpacked\)/, detail: /^gzip: / });
+  await downloadError(page, base, { message: new RegExp(`^The model ${DEF_NAME} arrived damaged \\(it could not be unpacked\\)`), detail: /^gzip: / });
 });
 
-scenario('after a failed download the picker lists both models and switching to the other one works', async ({ page, base, context, shot }) => {
+scenario('after a failed download the picker lists every model and switching to the other one works', async ({ page, base, context, shot }) => {
   // context.route: the service worker's requests too (it controls the page after the first load).
-  await context.route('**/models/all-minilm-l6-v2.q8.*.blb.gz', (r) => r.fulfill({ status: 404, contentType: 'text/plain', body: 'not found' }));
+  await context.route(`**/models/${DEFAULT_MODEL.file.replace(/\.blb\.gz$/, '.*.blb.gz')}`, (r) => r.fulfill({ status: 404, contentType: 'text/plain', body: 'not found' }));
   await page.goto(`${base}?text=${encodeURIComponent('Pick another model.')}`);
   assert.equal(await settled(page), 'error');
-  assert.match(await page.textContent('.notice.error'), /does not have the model all-MiniLM-L6-v2 \(q8\)/);
+  assert.match(await page.textContent('.notice.error'), new RegExp(`does not have the model ${DEF_NAME}`));
   const options = () => page.$$eval('#model-select option', (os) => os.map((o) => [o.value, o.textContent]));
   const listed = await options();
-  assert.deepEqual(listed.map((o) => o[0]), ['', 'minilm-l6-q8', 'minilm-l6-f16']);
+  assert.deepEqual(listed.map((o) => o[0]), ['', ...LISTED]);
   assert.match(listed[0][1], /No model loaded/);
   assert.equal(await page.$eval('#model-select', (s) => s.value), '');
   assert.ok(await page.isEnabled('#model-select'));
@@ -213,19 +218,19 @@ scenario('after a failed download the picker lists both models and switching to 
   await ready(page);
   assert.match(await page.textContent('#model-info'), /all-MiniLM-L6-v2 \(f16, exact\) · 6 layers × 12 heads.*weights f16/);
   assert.deepEqual((await texts(page, '.row-label')).slice(1, 4), ['pick', 'another', 'model']);
-  assert.deepEqual((await options()).map((o) => o[0]), ['minilm-l6-q8', 'minilm-l6-f16']);
+  assert.deepEqual((await options()).map((o) => o[0]), LISTED);
   assert.equal(await page.$eval('#model-select', (s) => s.value), 'minilm-l6-f16');
   // A second failure keeps the model in use, and the picker says so.
   await page.evaluate(() => { document.body.dataset.state = 'loading'; });
-  await page.selectOption('#model-select', 'minilm-l6-q8');
+  await page.selectOption('#model-select', DEFAULT_MODEL.id);
   assert.equal(await settled(page), 'error');
   assert.equal(await page.$eval('#model-select', (s) => s.value), 'minilm-l6-f16');
   // Once the server has the file again, picking it loads it.
-  await context.unroute('**/models/all-minilm-l6-v2.q8.*.blb.gz');
+  await context.unroute(`**/models/${DEFAULT_MODEL.file.replace(/\.blb\.gz$/, '.*.blb.gz')}`);
   await page.evaluate(() => { document.body.dataset.state = 'loading'; });
-  await page.selectOption('#model-select', 'minilm-l6-q8');
+  await page.selectOption('#model-select', DEFAULT_MODEL.id);
   await ready(page);
-  assert.match(await page.textContent('#model-info'), /weights q8/);
+  assert.match(await page.textContent('#model-info'), new RegExp(`weights ${DEFAULT_MODEL.dtype}`));
 }, { allowConsoleErrors: RESOURCE_ERRORS });
 
 scenario('storage refused: the model still loads, with a note that it will be downloaded again next time', async ({ page, base, shot }) => {
@@ -241,21 +246,21 @@ scenario('storage refused: the model still loads, with a note that it will be do
 });
 
 scenario('two listed models: switch with the picker and with ?model=', async ({ context, shot }) => {
-  // A copy of dist/ whose index lists the published q8 bundle and a q4
+  // A copy of dist/ whose index lists the published default bundle and a q4
   // bundle gzipped here (dist/ and models/index.json stay untouched).
   const q4Plain = path.join(ROOT, 'build', 'models', 'all-minilm-l6-v2.q4.blb');
   assert.ok(fs.existsSync(q4Plain), `${path.relative(ROOT, q4Plain)} is missing: run \`make test-models\``);
   const site = fs.mkdtempSync(path.join(os.tmpdir(), 'bertlens-two-models-'));
   let srv2 = null;
   try {
-    // (not the 32 MB one-file page: nobody opens it here)
+    // (not the one-file page, tens of MB: nobody opens it here)
     fs.cpSync(DIST, site, { recursive: true, filter: (f) => !f.endsWith(`${path.sep}bertlens.html`) });
     const gz = zlib.gzipSync(fs.readFileSync(q4Plain), { level: 6 });
     fs.writeFileSync(path.join(site, 'models', 'all-minilm-l6-v2.q4.blb.gz'), gz);
     const index = JSON.parse(fs.readFileSync(path.join(DIST, 'models', 'index.json'), 'utf8'));
-    const q8 = index.models[0];
-    index.models = [q8, {
-      ...q8, id: 'minilm-l6-q4', name: 'all-MiniLM-L6-v2 (q4)', file: 'all-minilm-l6-v2.q4.blb.gz', dtype: 'q4',
+    const def = index.models.find((m) => m.default);
+    index.models = [def, {
+      ...def, id: 'minilm-l6-q4', name: 'all-MiniLM-L6-v2 (q4)', file: 'all-minilm-l6-v2.q4.blb.gz', dtype: 'q4',
       bytes: gz.length, sha256: createHash('sha256').update(gz).digest('hex'), default: false,
     }];
     fs.writeFileSync(path.join(site, 'models', 'index.json'), JSON.stringify(index, null, 2));
@@ -266,10 +271,10 @@ scenario('two listed models: switch with the picker and with ?model=', async ({ 
     const p2 = await context.newPage();
     await p2.goto(`${srv2.url}?text=${encodeURIComponent(text)}&layer=1&head=3`);
     await ready(p2);
-    assert.deepEqual(await p2.$$eval('#model-select option', (os) => os.map((o) => o.value)), ['minilm-l6-q8', 'minilm-l6-q4']);
-    assert.match(await p2.textContent('#model-info'), /\(q8\).*weights q8/);
+    assert.deepEqual(await p2.$$eval('#model-select option', (os) => os.map((o) => o.value)), [DEFAULT_MODEL.id, 'minilm-l6-q4']);
+    assert.match(await p2.textContent('#model-info'), new RegExp(`${DEF_NAME}.*weights ${DEFAULT_MODEL.dtype}`));
     const labels = await texts(p2, '.row-label');
-    const q8Cells = await cellsHash(p2);
+    const defCells = await cellsHash(p2);
     // Picker -> q4: downloads with progress, reloads, redraws, keeps text and view.
     await p2.evaluate(() => { document.body.dataset.state = 'loading'; });
     await p2.selectOption('#model-select', 'minilm-l6-q4');
@@ -278,22 +283,22 @@ scenario('two listed models: switch with the picker and with ?model=', async ({ 
     assert.equal(await p2.inputValue('#text-a'), text);
     assert.deepEqual(await texts(p2, '.row-label'), labels);
     assert.match(await p2.textContent('.view-title'), /Heatmap — layer 1, head 3/);
-    assert.notEqual(await cellsHash(p2), q8Cells, 'the heatmap is redrawn from the q4 model');
+    assert.notEqual(await cellsHash(p2), defCells, 'the heatmap is redrawn from the q4 model');
     assert.match(p2.url(), /[?&]model=minilm-l6-q4(&|$)/);
     await p2.click('#copy-link');
     const link = await p2.inputValue('#share-text');
     assert.match(link, /[?&]model=minilm-l6-q4(&|$)/);
     await shot(p2, 'two-models-q4');
-    // Back to q8 with the picker, in another view. The window resizes just
+    // Back to the default with the picker, in another view. The window resizes just
     // before (a redraw for the resize must not end the model switch early).
     await clickAndRedraw(p2, '#view-tabs [data-view="head"]');
     await p2.setViewportSize({ width: 1200, height: 900 });
     await p2.evaluate(() => { document.body.dataset.state = 'loading'; });
-    await p2.selectOption('#model-select', 'minilm-l6-q8');
+    await p2.selectOption('#model-select', DEFAULT_MODEL.id);
     await ready(p2);
-    assert.match(await p2.textContent('#model-info'), /weights q8/);
+    assert.match(await p2.textContent('#model-info'), new RegExp(`weights ${DEFAULT_MODEL.dtype}`));
     assert.deepEqual(await texts(p2, '.hv-stage g.left text'), labels);
-    assert.match(p2.url(), /[?&]model=minilm-l6-q8(&|$)/);
+    assert.match(p2.url(), new RegExp(`[?&]model=${DEFAULT_MODEL.id}(&|$)`));
     await p2.close();
 
     // The permalink opens the q4 model directly, the same drawing as before.
@@ -323,7 +328,7 @@ scenario('one-file page: dist/bertlens.html from file:// with all network blocke
   await page.goto(url);
   await ready(page);
   const progress = await page.evaluate(() => window.__progress);
-  assert.ok(progress.some((t) => /^Unpacking all-MiniLM-L6-v2 \(q8\), built into this page: .*\(100%\)$/.test(t)), progress.join(' | '));
+  assert.ok(progress.some((t) => new RegExp(`^Unpacking ${DEF_NAME}, built into this page: .*\\(100%\\)$`).test(t)), progress.join(' | '));
   assert.match(await page.textContent('#model-info'), /6 layers × 12 heads/);
   assert.ok((await page.$$('.row-label')).length > 3);
   assert.ok(await canvasColours(page, 'canvas.hm-cells') > 5, 'heatmap canvas is drawn');

@@ -41,6 +41,12 @@ export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '
 export const DIST = path.join(ROOT, 'dist');
 export const SHOTS = path.join(ROOT, 'build', 'screenshots');
 
+/** The published default model: its models/index.json entry, and its file. */
+export const DEFAULT_MODEL = JSON.parse(fs.readFileSync(path.join(ROOT, 'models', 'index.json'), 'utf8')).models.find((m) => m.default);
+export const DEFAULT_GZ = path.join(ROOT, 'models', DEFAULT_MODEL.file);
+/** A string as a literal inside a RegExp. */
+export const reEscape = (s) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
 /** Hugging Face reference for the default model's pair (tokens, attention). */
 export const fx = JSON.parse(fs.readFileSync(path.join(ROOT, 'tests', 'web', 'fixtures', 'minilm-pair.json'), 'utf8'));
 

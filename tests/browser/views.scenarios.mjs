@@ -48,7 +48,7 @@ scenario('sentence pair: labels equal HF tokens; mean over heads equals HF head 
   await page.selectOption('#head', 'mean');
   await ready(page);
   assert.match(await page.textContent('.view-title'), /mean of heads/);
-  // Hover cell (query 8 "cat", key 0 "[CLS]") and compare with HF (q8 model: loose tolerance).
+  // Hover cell (query 8 "cat", key 0 "[CLS]") and compare with HF (quantized default model: loose tolerance).
   const box = await page.$eval('rect.hm-hit', (r) => { const b = r.getBoundingClientRect(); return { x: b.x, y: b.y, w: b.width }; });
   const cell = box.w / fx.T;
   await page.mouse.move(box.x + cell * 0.5, box.y + cell * 8.5);
