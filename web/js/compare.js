@@ -5,7 +5,7 @@
 //           ablated model)
 //   text    a minimal pair: a second text (A: the page's text, B: the other)
 //   model   a second model of the same shape (A: the page's model, B: the
-//           other), e.g. the q8 default against the f16 "exact" bundle
+//           other), e.g. the default against the f16 "exact" bundle
 //
 // The page's views always draw the page's own run: its text, its model and
 // its switched-off heads. With ablate the comparison run is the same input
