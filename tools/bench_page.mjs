@@ -14,7 +14,7 @@
 //                redrawn view, and the main thread's long tasks (> 50 ms,
 //                PerformanceObserver 'longtask') from the action to the
 //                redraw: the longest and their sum
-// Prints median (and min/max) of N runs. Usage: node tools/bench_page.mjs [--runs N] [--only512]
+// Prints median (and min/max) of N runs. Usage: node tools/bench_page.mjs [--runs N] [--only512] [--views head,neuron]
 // Targets: warm first view <= 1500 ms, keystroke -> redraw <= 100 ms,
 // one-file first view <= 3000 ms; at 512 tokens (issue 11): keystroke ->
 // redraw <= 400 ms, layer/head switch <= 150 ms, no long task > 50 ms.
@@ -45,7 +45,9 @@ const fmt = (x) => x.toFixed(1).padStart(8);
 // The page as published (netlify.toml's headers: cross-origin isolated, the
 // threaded engine) with a 512-token input (the text is cut at the model's
 // 512 positions), every view.
-const VIEWS512 = ['heatmap', 'head', 'model', 'neuron', 'overview', 'rollout'];
+const argViews = process.argv.indexOf('--views'); // e.g. --views head,neuron (default: every view)
+const VIEWS512 = argViews > 0 ? process.argv[argViews + 1].split(',')
+  : ['heatmap', 'head', 'model', 'neuron', 'overview', 'rollout'];
 async function long512() {
   const isrv = await serve(DIST, { netlify: netlifyHeaders(ROOT) });
   const { context: ctx, profile: prof } = await launchChromium();

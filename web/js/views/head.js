@@ -40,6 +40,7 @@ export function headView() {
   let frozen = false;
   let kbd = { left: 0, right: 0 }; // token of each column that has the tab stop
   let last = null; // last data, for redraws on hover
+  let cur = null; // the scene drawn last (scene()), which token events act on
   let box = { width: 900, height: null };
 
   function view(root, data) {
@@ -179,8 +180,11 @@ export function headView() {
     const info = infoLine(root);
     if (!focus) info.set('Lines join each query (left) to the keys it attends to (right).');
     const sc = scene(root, data, sel, info);
+    cur = sc;
     boundary(sc.svg, data, sc.lay);
-    redraw(sc);
+    column(sc, 'left');
+    column(sc, 'right');
+    drawLines(sc);
     exportContext(root, { notes: notesOf(data), keys: [root.select('svg.hv-swatches').node()] });
   }
 
@@ -246,68 +250,105 @@ export function headView() {
     if (to === undefined) return;
     ev.preventDefault();
     kbd[toSide] = to;
-    column(sc, toSide);
+    tokenState(sc, toSide);
     const next = sc.svg.select(`g.${toSide}`).selectAll('g.tok').filter((t) => t.i === to).node();
     if (next && next !== node) next.focus();
   }
 
-  /** One token column (queries left, keys right), with its events. */
+  /** Set attributes (and the text, key '#text') of one element, touching
+   *  the DOM only where a value changed since the last call: at 512 tokens
+   *  a hover re-styles 2 x 512 rows, most of them unchanged. */
+  function setAll(node, attrs) {
+    const was = node.__hv || (node.__hv = {});
+    for (const k in attrs) {
+      const v = attrs[k] == null ? null : String(attrs[k]);
+      if (was[k] === v) continue;
+      was[k] = v;
+      if (k === '#text') node.textContent = v ?? '';
+      else if (v === null) node.removeAttribute(k);
+      else node.setAttribute(k, v);
+    }
+  }
+
+  /** One token column (queries left, keys right): rows joined once per
+   *  drawing, their events bound once per row (they read the current
+   *  scene, cur), then their state (tokenState). */
   function column(sc, side) {
-    const { data, lay, svg, stage } = sc;
+    const { data, lay, svg } = sc;
     const anchor = side === 'left' ? 'end' : 'start';
     const g = svg.select(`g.${side}`).attr('transform', `translate(${side === 'left' ? lay.xL - 4 : lay.xR + 4},${lay.top})`);
-    const rows = g.selectAll('g.tok').data(data.labels.map((l, i) => ({ l, i })), (d) => d.i)
+    g.selectAll('g.tok').data(data.labels.map((l, i) => ({ l, i })), (d) => d.i)
       .join((enter) => {
-        const r = enter.append('g').attr('class', 'tok');
+        const r = enter.append('g').attr('class', 'tok').attr('role', 'button');
         r.append('rect');
         r.append('text').attr('class', 'token-label');
+        tokenEvents(r, side);
         return r;
       })
-      .attr('transform', (d) => `translate(0,${d.i * lay.rowH})`)
-      .attr('role', 'button')
-      .attr('tabindex', (d) => (d.i === Math.min(kbd[side], data.K - 1) ? 0 : -1))
-      .attr('aria-label', (d) => `${sideName(side)} ${d.i}: ${d.l}`)
-      .attr('aria-pressed', (d) => String(isFrozen(side, d.i)))
+      .each(function (d) {
+        setAll(this, { transform: `translate(0,${d.i * lay.rowH})`, 'aria-label': `${sideName(side)} ${d.i}: ${d.l}` });
+        setAll(this.firstChild, {
+          x: anchor === 'end' ? -lay.labelW : 0, y: 1, width: lay.labelW, height: Math.max(1, lay.rowH - 2), rx: 3,
+        });
+        setAll(this.lastChild, {
+          x: anchor === 'end' ? -4 : 4, y: lay.rowH / 2, dy: '0.35em', 'text-anchor': anchor, 'font-size': lay.font,
+          fill: theme.fg, '#text': d.i % lay.step === 0 ? clip(d.l, lay.chars) : '',
+        });
+      });
+    tokenState(sc, side);
+  }
+
+  /** What hover, focus and freezing change in a column: tab stop, pressed
+   *  state, the weight tint, the frozen outline, the bold focused label. */
+  function tokenState(sc, side) {
+    const K = sc.data.K;
+    const stop = Math.min(kbd[side], K - 1);
+    sc.svg.select(`g.${side}`).selectAll('g.tok').each(function (d) {
+      const fr = isFrozen(side, d.i);
+      setAll(this, { tabindex: d.i === stop ? 0 : -1, 'aria-pressed': String(fr) });
+      setAll(this.firstChild, {
+        fill: sc.tint, 'fill-opacity': 0.85 * Math.min(1, weightFor(sc, side, d.i)),
+        stroke: fr ? theme.fg : 'none', 'stroke-dasharray': fr ? '3 2' : null,
+      });
+      setAll(this.lastChild, { 'font-weight': focus && focus.side === side && focus.index === d.i ? 700 : 400 });
+    });
+  }
+
+  /** A row's events, bound once when it is created; they act on the scene
+   *  drawn last (cur). */
+  function tokenEvents(rows, side) {
+    rows
       .on('focus', function (ev, d) {
         kbd[side] = d.i;
-        if (!frozen) { focus = { side, index: d.i }; redraw(sc); } else column(sc, side);
-        showTip(sc, this, side, d);
+        if (!frozen) { focus = { side, index: d.i }; redraw(cur); } else tokenState(cur, side);
+        showTip(cur, this, side, d);
       })
       .on('blur', (ev) => {
         tooltip.hide();
         const next = ev.relatedTarget;
-        const stays = next && next.closest && next.closest('g.tok') && stage.node().contains(next);
-        if (!frozen && !stays) { focus = null; redraw(sc); }
+        const stays = next && next.closest && next.closest('g.tok') && cur.stage.node().contains(next);
+        if (!frozen && !stays) { focus = null; redraw(cur); }
       })
-      .on('keydown', function (ev, d) { tokenKey(sc, side, this, ev, d); })
+      .on('keydown', function (ev, d) { tokenKey(cur, side, this, ev, d); })
       .on('mouseenter', (ev, d) => {
-        if (!frozen) { focus = { side, index: d.i }; redraw(sc); }
+        if (!frozen) { focus = { side, index: d.i }; redraw(cur); }
         tooltip.show(ev, [`${sideName(side)} ${d.i}: ${d.l}`, frozen ? 'click: unfreeze' : 'click: freeze this token']);
       })
       .on('mouseleave', () => {
         tooltip.hide();
-        if (!frozen) { focus = null; redraw(sc); }
+        if (!frozen) { focus = null; redraw(cur); }
       })
       .on('click', (ev, d) => {
         if (ev.shiftKey) { onSpan(d.i); return; } // shift-click: add to / remove from the span
-        toggleFreeze(sc, side, d.i);
-        sc.info.set(`${sideName(side)} ${d.i}: ${d.l}${isFrozen(side, d.i) ? ' (frozen: only its lines are drawn)' : ''}`);
+        toggleFreeze(cur, side, d.i);
+        cur.info.set(`${sideName(side)} ${d.i}: ${d.l}${isFrozen(side, d.i) ? ' (frozen: only its lines are drawn)' : ''}`);
       });
-    rows.select('rect').attr('x', anchor === 'end' ? -lay.labelW : 0).attr('y', 1).attr('width', lay.labelW)
-      .attr('height', Math.max(1, lay.rowH - 2)).attr('rx', 3).attr('fill', sc.tint)
-      .attr('fill-opacity', (d) => 0.85 * Math.min(1, weightFor(sc, side, d.i)))
-      .attr('stroke', (d) => (isFrozen(side, d.i) ? theme.fg : 'none'))
-      .attr('stroke-dasharray', (d) => (isFrozen(side, d.i) ? '3 2' : null));
-    rows.select('text').attr('x', anchor === 'end' ? -4 : 4).attr('y', lay.rowH / 2).attr('dy', '0.35em')
-      .attr('text-anchor', anchor).attr('font-size', lay.font)
-      .attr('fill', theme.fg)
-      .attr('font-weight', (d) => (focus && focus.side === side && focus.index === d.i ? 700 : 400))
-      .text((d) => (d.i % lay.step === 0 ? clip(d.l, lay.chars) : ''));
   }
 
+  /** Hover, focus or freeze: restyle the tokens and redraw the lines. */
   function redraw(sc) {
-    column(sc, 'left');
-    column(sc, 'right');
+    tokenState(sc, 'left');
+    tokenState(sc, 'right');
     drawLines(sc);
   }
 
@@ -327,7 +368,10 @@ export function headView() {
       maxLines: 12000,
     });
     const alpha = (l) => Math.min(1, (l.w / data.vmax) * (focus ? 1 : 0.9));
-    ctx.lineWidth = K > 80 ? 1.2 : 2;
+    // 1 px at long inputs: the canvas rasterises on the main thread, and a
+    // 1-px line takes the rasteriser's hairline path (at 512 tokens 12,000
+    // lines: ~0.4 s instead of ~1.6 s at 1.2 px, measured by getImageData).
+    ctx.lineWidth = K > 80 ? 1 : 2;
     for (const l of lines) {
       ctx.strokeStyle = headColour(l.head);
       ctx.globalAlpha = alpha(l);
