@@ -275,30 +275,6 @@ if (ENGINES.includes('native')) {
 
 // ------------------------------------------------------------------ wasm
 /** The checkpoint folder as convert.js entries (names relative to it). */
-function folderEntries(dir) {
-  const out = [];
-  const walk = (sub) => {
-    for (const e of fs.readdirSync(path.join(dir, sub), { withFileTypes: true })) {
-      const rel = sub ? `${sub}/${e.name}` : e.name;
-      if (e.isDirectory()) walk(rel);
-      else {
-        const file = path.join(dir, rel);
-        out.push({
-          name: rel, size: fs.statSync(file).size,
-          read: async (start, end) => {
-            const fd = fs.openSync(file, 'r');
-            const b = Buffer.alloc(end - start);
-            fs.readSync(fd, b, 0, end - start, start);
-            fs.closeSync(fd);
-            return new Uint8Array(b.buffer, b.byteOffset, b.length);
-          },
-        });
-      }
-    }
-  };
-  walk('');
-  return out;
-}
 
 function optsOf(args, dir) {
   const o = { name: path.basename(dir) };
@@ -311,10 +287,12 @@ function optsOf(args, dir) {
 }
 
 if (ENGINES.includes('wasm')) {
-  const { createModule, loadBytes, putString, floats, wasmError } = await import('../tools/wasm_node.mjs');
-  const { convertCheckpoint, directCaller } = await import('../web/js/convert.js');
+  const { createModule, loadBytes, putString, floats, wasmError, workerConverter, folderEntries } = await import('../tools/wasm_node.mjs');
+  const { convertCheckpoint } = await import('../web/js/convert.js');
+  const { WORKER_PROTOCOL } = await import('../web/js/protocol.js');
   const M = await createModule();
-  const call = directCaller(M);
+  // the converter as the page runs it: web/js/worker.js's 'conv' handler
+  const { call } = await workerConverter(WORKER_PROTOCOL);
 
   test('the wasm converter (web/js/convert.js) writes the bytes of tools/convert.py', async () => {
     for (const [k, c] of CASES.entries()) {

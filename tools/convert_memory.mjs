@@ -15,8 +15,9 @@
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { createModule, ROOT } from './wasm_node.mjs';
-import { convertCheckpoint, directCaller } from '../web/js/convert.js';
+import { createModule, ROOT, workerConverter, folderEntries } from './wasm_node.mjs';
+import { convertCheckpoint } from '../web/js/convert.js';
+import { WORKER_PROTOCOL } from '../web/js/protocol.js';
 
 const OUT = path.join(ROOT, 'build/mem');
 const BIN = path.join(ROOT, 'build/bertlens');
@@ -27,22 +28,6 @@ function peakRss(args) {
   const r = spawnSync('/usr/bin/time', ['-v', BIN, ...args], { encoding: 'utf8', stdio: ['ignore', 'ignore', 'pipe'] });
   if (r.status !== 0) throw new Error(`${args.join(' ')}: ${r.stderr.slice(-2000)}`);
   return Number(r.stderr.match(/Maximum resident set size \(kbytes\): (\d+)/)[1]) * 1024;
-}
-
-function entries(dir) {
-  return fs.readdirSync(dir).filter((n) => fs.statSync(path.join(dir, n)).isFile()).map((name) => {
-    const file = path.join(dir, name);
-    return {
-      name, size: fs.statSync(file).size,
-      read: async (start, end) => {
-        const fd = fs.openSync(file, 'r');
-        const b = Buffer.alloc(end - start);
-        fs.readSync(fd, b, 0, end - start, start);
-        fs.closeSync(fd);
-        return new Uint8Array(b.buffer, b.byteOffset, b.length);
-      },
-    };
-  });
 }
 
 const words = (n) => Array(n - 2).fill('the').join(' '); // n tokens with [CLS] and [SEP]
@@ -61,8 +46,9 @@ for (const shape of shapes) {
   const q8 = path.join(OUT, `${shape}.q8.blb`);
   for (const T of [128, 512]) console.log(`  native attend q8, ${T} tokens: peak RSS ${MB(peakRss(['attend', q8, words(T)]))}`);
 
-  const M = await createModule();
-  const { bytes } = await convertCheckpoint(directCaller(M), entries(dir), { name: shape, dtype: 'q8' });
+  // converted as the page does it (worker.js 'conv'), then loaded and run in that worker's module
+  const { call, module: M } = await workerConverter(WORKER_PROTOCOL);
+  const { bytes } = await convertCheckpoint(call, folderEntries(dir), { name: shape, dtype: 'q8' });
   console.log(`  wasm convert q8: linear memory ${MB(M.HEAPU8.length)} (bundle ${MB(bytes.length)})`);
   const p = M._malloc(bytes.length);
   M.HEAPU8.set(bytes, p);

@@ -79,3 +79,70 @@ export function putString(M, s) {
 
 /** A copy of n floats at heap pointer ptr. */
 export const floats = (M, ptr, n) => Float32Array.from(new Float32Array(M.HEAPF32.buffer, ptr, n));
+
+/** The .wasm bytes beside glue jsPath, as an ArrayBuffer (worker init's wasmBinary). */
+export function wasmBinaryOf(jsPath = DEFAULT_WASM_JS) {
+  const b = fs.readFileSync(jsPath.replace(/\.js$/, '.wasm'));
+  return b.buffer.slice(b.byteOffset, b.byteOffset + b.length);
+}
+
+/** web/js/worker.js in this realm (no thread): send(type, args) -> its reply
+ *  message {id, ok, result | error}. factory: the module factory it gets as
+ *  createBertlens; scope: what its global has besides (crossOriginIsolated,
+ *  navigator). */
+export function startWorker({ factory = loadFactory(DEFAULT_WASM_JS), scope = {} } = {}) {
+  const replies = new Map();
+  const self = { postMessage: (msg) => replies.get(msg.id)(msg), ...scope };
+  const src = fs.readFileSync(path.join(ROOT, 'web/js/worker.js'), 'utf8');
+  // importScripts(glue) has nothing to do: createBertlens is given
+  new Function('self', 'importScripts', 'createBertlens', src)(self, () => {}, factory);
+  let id = 0;
+  return (type, args) => new Promise((resolve) => {
+    const n = ++id;
+    replies.set(n, resolve);
+    self.onmessage({ data: { id: n, type, ...args } });
+  });
+}
+
+/** The converter as the page reaches it: worker.js's 'conv' handler, in a
+ *  worker started here. Returns {call, module}: call(fn, args, bytes) for
+ *  web/js/convert.js (what engine.conv is in the page; a failed message
+ *  rejects), module the worker's wasm instance (to read its memory). */
+export async function workerConverter(protocol, jsPath = DEFAULT_WASM_JS) {
+  let module = null;
+  const make = loadFactory(jsPath);
+  const send = startWorker({ factory: async (o) => (module = await make(o)) });
+  const init = await send('init', { glueUrl: null, wasmUrl: 'x.wasm', wasmBinary: wasmBinaryOf(jsPath), protocol });
+  if (!init.ok) throw new Error(`worker init: ${init.error}`);
+  const call = async (fn, args = [], bytes = null) => {
+    const r = await send('conv', { fn, args, bytes });
+    if (!r.ok) throw new Error(r.error);
+    return r.result;
+  };
+  return { call, module };
+}
+
+/** A checkpoint folder as web/js/convert.js takes it (the page gives File
+ *  objects): [{name relative to dir, size, read(start, end) -> bytes}]. */
+export function folderEntries(dir) {
+  const out = [];
+  const walk = (sub) => {
+    for (const e of fs.readdirSync(path.join(dir, sub), { withFileTypes: true })) {
+      const rel = sub ? `${sub}/${e.name}` : e.name;
+      if (e.isDirectory()) { walk(rel); continue; }
+      const file = path.join(dir, rel);
+      out.push({
+        name: rel, size: fs.statSync(file).size,
+        read: async (start, end) => {
+          const fd = fs.openSync(file, 'r');
+          const b = Buffer.alloc(end - start);
+          fs.readSync(fd, b, 0, end - start, start);
+          fs.closeSync(fd);
+          return new Uint8Array(b.buffer, b.byteOffset, b.length);
+        },
+      });
+    }
+  };
+  walk('');
+  return out;
+}

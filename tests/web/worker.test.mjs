@@ -8,7 +8,7 @@ import test from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { loadFactory, ROOT, DEFAULT_WASM_JS } from '../../tools/wasm_node.mjs';
+import { loadFactory, ROOT, DEFAULT_WASM_JS, startWorker, wasmBinaryOf } from '../../tools/wasm_node.mjs';
 import { WORKER_PROTOCOL, ANALYSIS, KEEP, makeRunRequest, checkResult } from '../../web/js/protocol.js';
 
 const FIX = path.join(ROOT, 'tests/fixtures/analyze');
@@ -27,37 +27,16 @@ function refArray(c, name) {
   return new Float32Array(bin.buffer.slice(bin.byteOffset + e.offset, bin.byteOffset + e.offset + n * 4));
 }
 
-/** worker.js in this realm: send(type, args) -> its reply. scope: what
- *  the worker's global has besides (crossOriginIsolated, navigator). */
-function startWorker({ factory = loadFactory(DEFAULT_WASM_JS), scope = {} } = {}) {
-  const replies = new Map();
-  const self = { postMessage: (msg) => replies.get(msg.id)(msg), ...scope };
-  const src = fs.readFileSync(path.join(ROOT, 'web/js/worker.js'), 'utf8');
-  // importScripts(glue) has nothing to do: createBertlens is given
-  new Function('self', 'importScripts', 'createBertlens', src)(self, () => {}, factory);
-  let id = 0;
-  return (type, args) => new Promise((resolve) => {
-    const n = ++id;
-    replies.set(n, resolve);
-    self.onmessage({ data: { id: n, type, ...args } });
-  });
-}
-
-const wasmBinary = () => {
-  const b = fs.readFileSync(DEFAULT_WASM_JS.replace(/\.js$/, '.wasm'));
-  return b.buffer.slice(b.byteOffset, b.byteOffset + b.length);
-};
-
 test('a worker refuses a page speaking another protocol version', async () => {
   const send = startWorker();
-  const r = await send('init', { glueUrl: null, wasmUrl: 'x.wasm', wasmBinary: wasmBinary(), protocol: { ...WORKER_PROTOCOL, version: 999 } });
+  const r = await send('init', { glueUrl: null, wasmUrl: 'x.wasm', wasmBinary: wasmBinaryOf(), protocol: { ...WORKER_PROTOCOL, version: 999 } });
   assert.equal(r.ok, false);
   assert.match(r.error, /disagree on the protocol/);
 });
 
 test('run requests through worker.js: result shape, flags, analysis and rollouts as numpy', async () => {
   const send = startWorker();
-  const init = await send('init', { glueUrl: null, wasmUrl: 'x.wasm', wasmBinary: wasmBinary(), protocol: WORKER_PROTOCOL });
+  const init = await send('init', { glueUrl: null, wasmUrl: 'x.wasm', wasmBinary: wasmBinaryOf(), protocol: WORKER_PROTOCOL });
   assert.equal(init.ok, true, init.error);
   const bytes = fs.readFileSync(BUNDLE);
   const load = await send('load', { bytes: bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.length) });
@@ -134,7 +113,7 @@ function entropyFormDistance(a, b, T) {
 test('like requests: the worker returns every head\'s JS distance to the chosen one, from the run or from its last run', async () => {
   const { makeLikeRequest, resultCovers } = await import('../../web/js/protocol.js');
   const send = startWorker();
-  assert.equal((await send('init', { glueUrl: null, wasmUrl: 'x.wasm', wasmBinary: wasmBinary(), protocol: WORKER_PROTOCOL })).ok, true);
+  assert.equal((await send('init', { glueUrl: null, wasmUrl: 'x.wasm', wasmBinary: wasmBinaryOf(), protocol: WORKER_PROTOCOL })).ok, true);
   const bytes = fs.readFileSync(BUNDLE);
   assert.equal((await send('load', { bytes: bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.length) })).ok, true);
   const c = index.cases.find((x) => x.name === 'pair-medium');
@@ -228,7 +207,7 @@ test('blw_head_compare on Hugging Face attention equals numpy (JS distance, max 
 
 test('worker.js: masked runs, embeddings of each text alone, and the compare message against Hugging Face / numpy', async () => {
   const send = startWorker();
-  assert.equal((await send('init', { glueUrl: null, wasmUrl: 'x.wasm', wasmBinary: wasmBinary(), protocol: WORKER_PROTOCOL })).ok, true);
+  assert.equal((await send('init', { glueUrl: null, wasmUrl: 'x.wasm', wasmBinary: wasmBinaryOf(), protocol: WORKER_PROTOCOL })).ok, true);
   const bytes = fs.readFileSync(BUNDLE);
   assert.equal((await send('load', { bytes: bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.length) })).ok, true);
   const { makeCompareRequest } = await import('../../web/js/protocol.js');
@@ -289,8 +268,7 @@ test('worker.js picks the pthreads build only when cross-origin isolated, one th
   };
   // the pthread Workers load the glue and worker files from these paths
   const mt = { glue: MT_JS, wasm: MT_JS.replace(/\.js$/, '.wasm'), worker: MT_JS.replace(/\.js$/, '.worker.js') };
-  const bin = fs.readFileSync(MT_JS.replace(/\.js$/, '.wasm'));
-  const mtBinary = bin.buffer.slice(bin.byteOffset, bin.byteOffset + bin.length);
+  const mtBinary = wasmBinaryOf(MT_JS);
   // isolated, 2 cores: the mt build on 2 threads (its glue fetches nothing here: wasmBinary)
   const iso = startWorker({ factory: (o) => factory({ ...o, wasmBinary: mtBinary }), scope: { crossOriginIsolated: true, navigator: { hardwareConcurrency: 2 } } });
   const a = await iso('init', { glueUrl: null, wasmUrl: 'x.wasm', wasmBinary: null, protocol: WORKER_PROTOCOL, mt });
@@ -304,7 +282,7 @@ test('worker.js picks the pthreads build only when cross-origin isolated, one th
   assert.deepEqual(checkResult(r.result).tokens, c.tokens);
   // not isolated (an embed in another site, a host without COOP/COEP): one thread, whatever mt says
   const plain = startWorker({ scope: { crossOriginIsolated: false, navigator: { hardwareConcurrency: 2 } } });
-  const b = await plain('init', { glueUrl: null, wasmUrl: 'x.wasm', wasmBinary: wasmBinary(), protocol: WORKER_PROTOCOL, mt });
+  const b = await plain('init', { glueUrl: null, wasmUrl: 'x.wasm', wasmBinary: wasmBinaryOf(), protocol: WORKER_PROTOCOL, mt });
   assert.equal(b.ok, true, b.error);
   assert.deepEqual({ threads: b.result.threads, threaded: b.result.threaded }, { threads: 1, threaded: false });
 });

@@ -6,54 +6,15 @@
 // (File.slice), so a 440 MB checkpoint is never held in memory at once.
 //
 // The module is reached through call(fn, args, bytes) -> Promise<result>:
-//   directCaller(M)       an instantiated module in this thread (Node tests)
-//   engine.conv(...)      the page's model worker (worker.js 'conv')
-// Both run one blw_conv_<fn> with args (numbers, strings; the string BYTES
-// marks where the heap copy of `bytes` goes) and shape the result
-// (convResult below): text for weight_name / log, {w, off, n} for source,
-// the bundle's bytes for finish, else the number; {error} when it failed.
+// engine.conv(...), one 'conv' message to the page's model worker (worker.js
+// runs blw_conv_<fn> with args — numbers, strings; the string BYTES marks
+// where the heap copy of `bytes` goes — and shapes the result: text for
+// weight_name / log, {w, off, n} for source, the bundle's bytes for finish,
+// else the number; {error} when it failed). Node tests reach the same
+// handler through tools/wasm_node.mjs workerConverter.
 
 export const BYTES = '\u0000bytes';
 const HASH_CHUNK = 8 << 20;
-
-/** What each blw_conv_* returns, from the raw wasm result r. */
-export function convResult(M, fn, r, lastError) {
-  switch (fn) {
-    case 'weight_name': return r ? M.UTF8ToString(r) : { error: lastError() };
-    case 'log': return M.UTF8ToString(r);
-    case 'source': return r ? { w: M.HEAPF64[r >> 3], off: M.HEAPF64[(r >> 3) + 1], n: M.HEAPF64[(r >> 3) + 2] } : { error: lastError() };
-    case 'finish': return r ? M.HEAPU8.slice(r, r + M._blw_conv_size()) : { error: lastError() };
-    case 'hash': case 'free': return 0;
-    default: return r < 0 ? { error: lastError() } : r;
-  }
-}
-
-/** call() for a module instance in this thread. */
-export function directCaller(M) {
-  const lastError = () => M.UTF8ToString(M._blw_error()) || 'the converter failed';
-  return async (fn, args = [], bytes = null) => {
-    const ptrs = [];
-    try {
-      const a = args.map((x) => {
-        if (x === BYTES) {
-          const p = M._malloc(Math.max(1, bytes.length));
-          if (!p) throw new Error(`out of memory for ${bytes.length} bytes`);
-          M.HEAPU8.set(bytes, p);
-          ptrs.push(p);
-          return p;
-        }
-        if (typeof x !== 'string') return x;
-        const n = M.lengthBytesUTF8(x) + 1, p = M._malloc(n);
-        M.stringToUTF8(x, p, n);
-        ptrs.push(p);
-        return p;
-      });
-      return convResult(M, fn, M[`_blw_conv_${fn}`](...a), lastError);
-    } finally {
-      for (const p of ptrs) M._free(p);
-    }
-  };
-}
 
 /** Checkpoint entries from browser File objects (a dropped folder, a
  *  directory picker's list, or loose files): {name relative to the

@@ -303,8 +303,8 @@ const handlers = {
   // One blw_conv_* call for web/js/convert.js (the converter runs here, beside
   // the engine, so the converted bundle never needs a second module). Args:
   // numbers, strings (-> C strings) and CONV_BYTES, where the heap copy of
-  // `bytes` goes. Results as convert.js convResult shapes them (a classic
-  // worker cannot import it; tests/browser/convert.scenarios.mjs runs this).
+  // `bytes` goes. The result as convert.js's header describes it (the only
+  // copy: Node tests call it through tools/wasm_node.mjs workerConverter).
   conv({ fn, args, bytes }) {
     if (!/^[a-z_]+$/.test(fn) || typeof mod[`_blw_conv_${fn}`] !== 'function') throw new Error(`no converter call ${fn}`);
     const ptrs = [];
