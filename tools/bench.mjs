@@ -132,19 +132,21 @@ function tokenIds(T) {
 // this process was on a CPU (near 100% = nobody else competed).
 // A function that resolves to a number reports its own time in ms (the
 // native CLI times its forward pass itself, without the pipe round trip).
+// A null entry keeps its place in the results (stats null) and is not run.
 async function timeInterleaved(fns, warmup, runs) {
-  for (let i = 0; i < warmup; i++) for (const fn of fns) await fn();
+  for (let i = 0; i < warmup; i++) for (const fn of fns) if (fn) await fn();
   const ms = fns.map(() => []);
   const c0 = process.cpuUsage(), w0 = performance.now();
   for (let i = 0; i < runs; i++) {
     for (let j = 0; j < fns.length; j++) {
+      if (!fns[j]) continue;
       const t0 = performance.now();
       const own = await fns[j]();
       ms[j].push(typeof own === 'number' ? own : performance.now() - t0);
     }
   }
   const c = process.cpuUsage(c0), wall = performance.now() - w0;
-  return { stats: ms.map(stats), cpuShare: (c.user + c.system) / 1e3 / wall };
+  return { stats: ms.map((m) => (m.length ? stats(m) : null)), cpuShare: (c.user + c.system) / 1e3 / wall };
 }
 
 const f1 = (x) => (x == null ? '-' : x.toFixed(1));
@@ -214,9 +216,10 @@ class Bertlens {
 // forward pass of T tokens (the same ids as tokenIds(T)) and resolves to the
 // time the child measured around bl_forward.
 class NativeBench {
-  constructor(bin, bundlePath, flags) {
-    // one thread, as the wasm build it alternates with (--threads: src/cli.c)
-    this.child = spawn(bin, ['--threads', '1', 'bench', '--stdin', '--flags', flags ? 'attn' : 'none', bundlePath],
+  constructor(bin, bundlePath, flags, threads = 1) {
+    // one thread by default, as the single-threaded wasm build it alternates
+    // with (--threads: src/cli.c; bench_threads passes N for its mt×N peer)
+    this.child = spawn(bin, ['--threads', String(threads), 'bench', '--stdin', '--flags', flags ? 'attn' : 'none', bundlePath],
       { stdio: ['pipe', 'pipe', 'inherit'] });
     this.waiting = [];
     this.buf = '';
@@ -663,7 +666,7 @@ async function main() {
 }
 
 // tools/bench_threads.mjs reuses the engines and the timing loop.
-export { Bertlens, timeInterleaved, tokenIds, loadOrt, ortSession, ortFeeds, flops, table, f1, f2, BL_KEEP_ATTN };
+export { Bertlens, NativeBench, timeInterleaved, tokenIds, loadOrt, ortSession, ortFeeds, flops, table, f1, f2, BL_KEEP_ATTN };
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
   main().catch((e) => {

@@ -10,6 +10,9 @@
 //   mt1   build/wasm/bertlens-mt.js on 1 thread (the cost of the pthreads build itself)
 //   mtN   build/wasm/bertlens-mt.js on N threads (N - 1 Workers: Node's worker_threads)
 //   ortN  onnxruntime-web, wasm backend, numThreads N, SIMD (its own worker_threads)
+//   natN  build/bertlens bench --stdin --threads N, a child process timing
+//         bl_forward itself: the native CLI as people run it (its default is
+//         one thread per core), against mtN on the same thread count
 // Bundles: the published q8 (models/) vs ORT int8, and build/models' f32 vs
 // ORT fp32 when present. Attention of every layer kept (BL_KEEP_ATTN), as
 // the page asks, and copied into JS with the final hidden states, as ORT
@@ -22,10 +25,11 @@ import { fileURLToPath } from 'node:url';
 import os from 'node:os';
 import v8 from 'node:v8';
 import { bundleBytes, createModule } from './wasm_node.mjs';
-import { Bertlens, timeInterleaved, tokenIds, loadOrt, ortSession, ortFeeds, table, f1, f2 } from './bench.mjs';
+import { Bertlens, NativeBench, timeInterleaved, tokenIds, loadOrt, ortSession, ortFeeds, table, f1, f2 } from './bench.mjs';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const rel = (p) => relative(ROOT, p) || '.';
+const NATIVE = join(ROOT, 'build/bertlens');
 
 function parseArgs(argv) {
   const o = { runs: 20, warmup: 3, Ts: [16, 128, 512], threads: 2, ort: true, json: join(ROOT, 'build/bench/threads.json') };
@@ -80,6 +84,7 @@ async function main() {
     for (const b of Object.values(e)) b.load(bytes);
     if (e.mtN.M._blw_set_threads(N) !== N || e.mt1.M._blw_set_threads(1) !== 1) throw new Error('blw_set_threads failed');
     const session = ort && existsSync(bd.onnx) ? await ortSession(ort, readFileSync(bd.onnx)) : null;
+    const native = existsSync(NATIVE) ? new NativeBench(NATIVE, bd.path, true, N) : null;
     for (const T of opt.Ts) {
       const ids = tokenIds(T);
       for (const b of Object.values(e)) b.setIds(ids);
@@ -87,25 +92,28 @@ async function main() {
       // forwardOut: the run, then every layer's attention and the final hidden
       // states copied into JS, as onnxruntime-web returns them (tools/bench.mjs)
       const fns = [() => e.st.forwardOut(), () => e.mtN.forwardOut(), () => e.mt1.forwardOut()];
-      if (session) fns.push(() => session.run(feeds));
+      fns.push(session ? () => session.run(feeds) : null);
+      if (native) fns.push(() => native.run(T));
       const runs = T >= 512 ? Math.max(5, Math.round(opt.runs / 2)) : opt.runs;
       const l0 = load();
       const { stats, cpuShare } = await timeInterleaved(fns, opt.warmup, runs);
       const l1 = load();
-      const [s, m, m1, o] = stats.map((x) => x?.median ?? null);
+      const [s, m, m1, o, nat] = stats.map((x) => x?.median ?? null);
       const row = { bundle: basename(bd.path), T, runs, st: s, mtN: m, mt1: m1, ortN: o, speedup: s / m, speedupSameBuild: m1 / m,
-        vsOrt: o ? o / m : null, cpuShare, load: [l0, l1], min: stats.map((x) => x.min) };
+        vsOrt: o ? o / m : null, natN: nat, natVsMt: nat ? m / nat : null, cpuShare, load: [l0, l1], min: stats.map((x) => x?.min ?? null) };
       rows.push(row);
       const line = [row.bundle, bd.ort, T, f1(s), f1(m1), f1(m), f2(row.speedup), f2(row.speedupSameBuild), o ? f1(o) : '-',
-        o ? f2(row.vsOrt) : '-', (100 * cpuShare).toFixed(0), `${l0.toFixed(1)}→${l1.toFixed(1)}`];
+        o ? f2(row.vsOrt) : '-', nat ? f1(nat) : '-', nat ? f2(row.natVsMt) : '-', (100 * cpuShare).toFixed(0), `${l0.toFixed(1)}→${l1.toFixed(1)}`];
       printed.push(line);
       console.log(`  ${line.join('  ')}`);
     }
+    native?.close();
   }
   console.log(`\n== ${N} threads vs 1 (bertlens) and vs onnxruntime-web on ${N} threads`);
   console.log(table(['bundle', 'ORT', 'T', 'st ms', 'mt×1 ms', `mt×${N} ms`, `st/mt×${N}`, `mt×1/mt×${N}`, `ORT×${N} ms`,
-    `ORT×${N}/mt×${N}`, 'cpu %', 'load'], printed));
-  console.log(`st = single-threaded build; mt×k = pthreads build on k threads; ratios > 1: mt×${N} faster. ` +
+    `ORT×${N}/mt×${N}`, `native×${N} ms`, `mt×${N}/native×${N}`, 'cpu %', 'load'], printed));
+  console.log(`st = single-threaded build; mt×k = pthreads build on k threads; native×${N} = build/bertlens on ${N} threads ` +
+    `(its own timing of bl_forward, no copy into JS); ratios > 1: the engine after the slash is faster. ` +
     `cpu % = CPU time of all this process's threads / wall time (ideal with ${N} threads busy: ~${100 * N} for the mt×${N} runs, ` +
     '100 for the others, so the row mixes them); load = 1-minute load average before→after the row (above the core count: ' +
     'other processes competed for the cores and the ratios understate what an idle machine gives).');
