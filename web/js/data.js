@@ -9,7 +9,7 @@
 //   L, H, T, d               layers, heads, tokens, head width
 //   attn     Float32Array[L]  each [H][T][T], row = query, sums to 1
 //   norms    Float32Array[L]  each [H][T][T] ||alpha_ij f(x_j)|| (or null)
-//   q, k     Float32Array     [H][T][d] of layer qkLayer (or null)
+//   q, k     Float32Array[L]  each [H][T][d], null for a layer not kept (or null)
 
 /** One head's T x T matrix of a layer, or the mean over heads (head = 'mean'). */
 export function headMatrix(layerData, H, T, head) {

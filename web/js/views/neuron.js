@@ -343,10 +343,10 @@ export const descriptor = {
     : null),
   prepare(run, s, { axis }) {
     const { H, T } = run;
-    if (!run.q || run.qkLayer !== s.layer) throw new Error('query/key vectors of this layer are missing');
+    if (!run.q || !run.q[s.layer] || !run.k || !run.k[s.layer]) throw new Error('query/key vectors of this layer are missing');
     const head = s.head === 'mean' ? 0 : s.head;
     const query = Math.min(s.query, T - 1);
-    const cols = neuronColumns(run.q, run.k, H, T, run.d, head, query);
+    const cols = neuronColumns(run.q[s.layer], run.k[s.layer], H, T, run.d, head, query);
     // A snapshot's q/k are 8-bit; its stored attention row is the exact softmax.
     if (run.snapshot) cols.softmax = Array.from(headMatrix(run.attn[s.layer], H, T, head).subarray(query * T, (query + 1) * T));
     const keep = axis.members.map((m) => m[0]);
