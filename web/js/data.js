@@ -401,9 +401,14 @@ export function softmaxBar(weight, full) {
 }
 
 /** Symmetric colour range of a diverging scale: the q-th quantile of |v|
- *  (values beyond it saturate), and what share of the values it clips. */
+ *  (values beyond it saturate), and what share of the values it clips.
+ *  values: an array or typed array. */
 export function clipRange(values, q = 0.98) {
-  const a = Array.from(values, Math.abs).sort((x, y) => x - y);
+  // |values| sorted as a typed array (numeric, no comparator): 2 ms for
+  // 16,000 values where an Array with a comparator took 11-13 ms (Node 20).
+  const a = new Float64Array(values.length);
+  for (let i = 0; i < a.length; i++) a[i] = Math.abs(values[i]);
+  a.sort();
   if (!a.length) return { limit: 1, clipped: 0, max: 0 };
   const pos = (a.length - 1) * q;
   const lo = Math.floor(pos);
