@@ -112,12 +112,12 @@ export function neuronView() {
   }
 
   function queryPicker(root, data) {
-    // Every token of the input (specials included); the options are made
-    // again only for new tokens (512 of them at the longest).
+    // Every token of the input (specials included); for new tokens only the
+    // options that changed are rewritten (512 of them at the longest).
     const select = root.select('select.nv-query-select');
     if (select.node().blTokens !== data.tokens) {
-      select.selectAll('option').data(data.tokens.map((t, i) => ({ t, i })))
-        .join('option').attr('value', (o) => o.i).text((o) => `${o.i}: ${o.t}`);
+      select.selectAll('option').data(data.tokens).join('option')
+        .each(function (t, i) { setAll(this, { value: i, '#text': `${i}: ${t}` }); });
       select.node().blTokens = data.tokens;
     }
     select.property('value', String(data.query)).on('change', (ev) => onQuery(Number(ev.target.value)));
