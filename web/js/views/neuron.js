@@ -38,9 +38,13 @@ const SYNC_ROWS = 128;
 const ROWS_PER_FRAME = 64;
 
 /** The values vecs[j] (d each) of the shown rows, after `first`, in one
- *  array (for the colour scales' percentiles). */
+ *  array (for the colour scales' percentiles; reused: read it before the
+ *  next call). */
+let rowsScratch = new Float64Array(0);
 function rowsOf(rows, vecs, d, first = []) {
-  const out = new Float64Array(first.length + rows.length * d);
+  const n = first.length + rows.length * d;
+  if (rowsScratch.length < n) rowsScratch = new Float64Array(n);
+  const out = rowsScratch.subarray(0, n);
   out.set(first);
   rows.forEach((j, r) => out.set(vecs[j], first.length + r * d));
   return out;
@@ -144,7 +148,8 @@ export function neuronView() {
     if (src.width !== d) src.width = d;
     if (src.height !== R) src.height = R;
     const sctx = src.getContext('2d');
-    const img = sctx.createImageData(d, R);
+    let img = canvas.blImage; // reused while the size stays
+    if (!img || img.width !== d || img.height !== R) img = canvas.blImage = sctx.createImageData(d, R);
     const px = new Uint32Array(img.data.buffer);
     for (let r = 0, o = 0; r < R; r++) {
       const v = vecs[rows[r]];
