@@ -31,11 +31,12 @@ const d3 = globalThis.d3;
 const NORM_COLOUR = '#8f5bd6';
 
 // Key rows written in the redraw itself: all of them up to SYNC_ROWS, else
-// those in or near the window; the others ROWS_PER_FRAME a frame after it.
-// Chromium lays out ~0.065 ms per changed SVG text (measured at 512 keys):
-// 3 numbers x 512 rows were ~100 ms of layout in one frame.
+// those in the window (and a quarter of a window around it); the others
+// ROWS_PER_FRAME a frame, from the second frame after it (the first lays out
+// the rows in the window). Chromium lays out ~0.065 ms per changed SVG text
+// (measured at 512 keys): 3 numbers x 512 rows were ~100 ms in one frame.
 const SYNC_ROWS = 128;
-const ROWS_PER_FRAME = 64;
+const ROWS_PER_FRAME = 48;
 
 /** The values vecs[j] (d each) of the shown rows, after `first`, in one
  *  array (for the colour scales' percentiles; reused: read it before the
@@ -259,8 +260,8 @@ export function neuronView() {
       if (nb) setAll(nb, { x: g.x.norm, y: yn - rowH / 2 + barY, height: barH, rx: 2, width: Math.max(0.5, (normBar * norm) / nmax), fill: NORM_COLOUR });
       if (nt) setAll(nt, { x: g.x.norm + normBar + 4, y: yn, dy: '0.35em', fill: theme.fg, '#text': g.numbers ? fmt(norm) : '' });
     };
-    // The rows in the window (and half a window around it) now, in either
-    // band; the others in the next frames, the nearest below first.
+    // The rows in the window now, in either band; the others in later
+    // frames, the nearest below first.
     if (later) cancelAnimationFrame(later.frame);
     later = null;
     const R = nodes.length;
@@ -269,8 +270,8 @@ export function neuronView() {
     else {
       const h = globalThis.innerHeight || 800;
       for (const y0 of g.stacked ? [g.y.rows, g.y.numbers] : [g.y.rows]) {
-        const from = Math.max(0, Math.floor((-h / 2 - top - y0) / rowH));
-        const to = Math.min(R, Math.ceil((1.5 * h - top - y0) / rowH));
+        const from = Math.max(0, Math.floor((-h / 4 - top - y0) / rowH));
+        const to = Math.min(R, Math.ceil((1.25 * h - top - y0) / rowH));
         now.fill(1, Math.min(from, R), Math.max(from, to));
       }
     }
@@ -288,7 +289,7 @@ export function neuronView() {
         if (later.rest.length) later.frame = requestAnimationFrame(step);
         else later = null;
       };
-      later.frame = requestAnimationFrame(step);
+      later.frame = requestAnimationFrame(() => { if (later) later.frame = requestAnimationFrame(step); });
     }
   }
 
