@@ -106,7 +106,9 @@ function nativeEngine() {
       out['queries' + sfx] = F(j.queries);
       out['keys' + sfx] = F(j.keys);
       if (!full) { out.attn_argmax = F(j.attn_argmax); out.attn_colmean = F(j.attn_colmean); }
-      if (full) { // --layer l --qk: that layer's alone (the short inputs: one forward per layer)
+      // --layer l --qk: that layer's alone (one process per layer: the short
+      // inputs of the f32 and q8 bundles, one of each weight path)
+      if (full && /\.(f32|q8)\.blb$/.test(bundle)) {
         out.qkOneLayer = [];
         for (let l = 0; l < cfg.n_layers; l++) {
           const o = attend(['--layer', String(l), '--qk', ...input, bundle]);
