@@ -170,8 +170,14 @@ enum {
     BL_KEEP_ATTN   = 1 << 0, /* keep attention probabilities of every layer  */
     BL_KEEP_NORMS  = 1 << 1, /* keep value-weighted norms ||a_ij f(x_j)||   */
     BL_KEEP_QK     = 1 << 2, /* keep queries/keys of the layer qk_layer     */
-    BL_KEEP_HIDDEN = 1 << 3  /* keep every layer's hidden states            */
+    BL_KEEP_HIDDEN = 1 << 3, /* keep every layer's hidden states            */
+    BL_KEEP_QK_ALL = 1 << 4  /* keep queries/keys of every layer            */
 };
+/* q/k memory: BL_KEEP_QK keeps 2 x T x hidden floats, BL_KEEP_QK_ALL
+ * n_layers times that (all-MiniLM-L6-v2 at 512 tokens: 6 x 512 x 384 x 2 x
+ * 4 B = 9.4 MB; a 12-layer, 768-wide BERT: 37.7 MB), next to the attention's
+ * n_layers x heads x T x T floats (75 MB, 151 MB). With BL_KEEP_QK_ALL the
+ * qk_layer of bl_forward is not needed (BL_KEEP_QK then adds nothing). */
 
 /* Lay out the model's weights for the kernels (once) and allocate every
  * buffer for sequences of up to max_tokens tokens. */
@@ -183,7 +189,8 @@ int bl_state_reserve(bl_state *s, int32_t max_tokens, unsigned flags, char *err,
 void bl_state_free(bl_state *s);
 
 /* Run the encoder on T tokens. No allocation happens inside.
- * qk_layer: layer whose q/k vectors are kept when BL_KEEP_QK is set.
+ * qk_layer: layer whose q/k vectors are kept when BL_KEEP_QK is set (and
+ * BL_KEEP_QK_ALL is not; any value then, e.g. -1).
  * Returns 0, or -1 with a reason (bad id, T out of range, ...). */
 int bl_forward(bl_state *s, const int32_t *ids, const int32_t *type_ids, int32_t T, int32_t qk_layer, char *err,
                size_t errlen);
@@ -224,6 +231,9 @@ const float *bl_attention(const bl_state *s, int32_t layer); /* [H][T][T], rows 
 const float *bl_norms(const bl_state *s, int32_t layer);     /* [H][T][T] ||a_ij * f_h(x_j)||        */
 const float *bl_queries(const bl_state *s);                  /* [H][T][d_head] of qk_layer, after bias, before 1/sqrt(d) */
 const float *bl_keys(const bl_state *s);                     /* [H][T][d_head]                        */
+/* q/k of one layer: any layer with BL_KEEP_QK_ALL, qk_layer with BL_KEEP_QK. */
+const float *bl_layer_queries(const bl_state *s, int32_t layer); /* [H][T][d_head], as bl_queries */
+const float *bl_layer_keys(const bl_state *s, int32_t layer);    /* [H][T][d_head]                */
 const float *bl_hidden(const bl_state *s, int32_t layer);    /* [T][hidden]; layer = n_layers: final; 0: embeddings */
 int32_t bl_state_tokens(const bl_state *s);                  /* T of the last forward                 */
 

@@ -571,14 +571,13 @@ static void json_rows(const float *x, int n_outer, int n_rows, int cols, const i
     putchar(']');
 }
 
-/* ,"key":[per layer l0..l1-1: [NH][T or rows][cols] of base(l)] where base(l)
- * is either get(s, l) or block l - l0 of a [nl][NH][T][cols] array. */
+/* ,"key":[per layer l0..l1-1: [NH][T or rows][cols] of get(s, l)] */
 static void emit_layers(const char *key, const float *(*get)(const bl_state *, int32_t), const bl_state *s,
-                        const float *arr, int l0, int l1, int NH, int T, int cols, const attend_opts *o) {
+                        int l0, int l1, int NH, int T, int cols, const attend_opts *o) {
     printf(",\"%s\":[", key);
     for (int l = l0; l < l1; l++) {
         if (l > l0) putchar(',');
-        const float *x = get ? get(s, l) : arr + (size_t)(l - l0) * NH * T * cols;
+        const float *x = get(s, l);
         json_rows(x, NH, T, cols, o->rows, o->n_rows);
     }
     putchar(']');
@@ -719,9 +718,8 @@ static int fill_tokens_json(FILE *f, const void *ctx) {
     return 0;
 }
 
-/* Write every array of the last forward (and qs/ks for --qk) into o->npy_dir. */
-static int emit_npy(const attend_opts *o, const bl_state *s, const npy_index *ix, const float *qs, const float *ks,
-                    int NH, int d) {
+/* Write every array of the last forward (q/k too for --qk) into o->npy_dir. */
+static int emit_npy(const attend_opts *o, const bl_state *s, const npy_index *ix, int NH, int d) {
     if (mkdir(o->npy_dir, 0777) && errno != EEXIST) {
         fprintf(stderr, "bertlens: cannot create %s: %s\n", o->npy_dir, strerror(errno));
         return -1;
@@ -729,15 +727,14 @@ static int emit_npy(const attend_opts *o, const bl_state *s, const npy_index *ix
     char path[4096];
     const int T = ix->T;
     for (int l = ix->l0; l < ix->l1; l++) {
-        const size_t per = (size_t)NH * T * d;
         struct {
             const char *kind;
             const float *x;
             int cols;
         } arrays[] = {{"attention", bl_attention(s, l), T},
                       {"norms", ix->norms ? bl_norms(s, l) : NULL, T},
-                      {"queries", qs ? qs + (size_t)(l - ix->l0) * per : NULL, d},
-                      {"keys", ks ? ks + (size_t)(l - ix->l0) * per : NULL, d}};
+                      {"queries", ix->qk ? bl_layer_queries(s, l) : NULL, d},
+                      {"keys", ix->qk ? bl_layer_keys(s, l) : NULL, d}};
         for (size_t k = 0; k < sizeof arrays / sizeof *arrays; k++) {
             if (!arrays[k].x) continue;
             npy_array a = {arrays[k].x, {NH, T, arrays[k].cols}};
@@ -767,7 +764,6 @@ static int run_attend(const attend_opts *o) {
     memset(&toks, 0, sizeof toks);
     int have_toks = 0;
     bl_state *s = NULL;
-    float *qs = NULL, *ks = NULL;
     const int L = c->n_layers, NH = c->n_heads, H = c->hidden, d = c->hidden / c->n_heads;
     const int32_t *ids = o->ids, *types = o->types;
     int T = o->n_ids;
@@ -798,39 +794,23 @@ static int run_attend(const attend_opts *o) {
             fprintf(stderr, "bertlens: --rows: row %d out of range 0..%d\n", o->rows[r], T - 1);
             goto close;
         }
-    unsigned flags = BL_KEEP_ATTN | (o->norms ? BL_KEEP_NORMS : 0) | (o->qk ? BL_KEEP_QK : 0) |
-                     (o->hidden ? BL_KEEP_HIDDEN : 0);
+    /* --qk: the one layer asked for, or every layer's q/k from one forward */
+    unsigned flags = BL_KEEP_ATTN | (o->norms ? BL_KEEP_NORMS : 0) |
+                     (o->qk ? (o->layer >= 0 ? BL_KEEP_QK : BL_KEEP_QK_ALL) : 0) | (o->hidden ? BL_KEEP_HIDDEN : 0);
     if (!(s = new_state(m, T, flags, err, sizeof err))) {
         fprintf(stderr, "bertlens: %s\n", err);
         goto close;
     }
     if (apply_heads(s, o->ablate, o->keep)) goto close;
-    int l0 = o->layer >= 0 ? o->layer : 0, l1 = o->layer >= 0 ? o->layer + 1 : L, nl = l1 - l0;
+    int l0 = o->layer >= 0 ? o->layer : 0, l1 = o->layer >= 0 ? o->layer + 1 : L;
     if (bl_forward(s, ids, types, T, l0, err, sizeof err)) {
         fprintf(stderr, "bertlens: %s\n", err);
         goto close;
     }
-    if (o->qk) { /* the state keeps one layer's q/k: one forward per listed layer */
-        size_t per = (size_t)NH * T * d;
-        qs = malloc((size_t)nl * per * sizeof(float));
-        ks = malloc((size_t)nl * per * sizeof(float));
-        if (!qs || !ks) {
-            fprintf(stderr, "bertlens: out of memory\n");
-            goto close;
-        }
-        for (int l = l0; l < l1; l++) {
-            if (l != l0 && bl_forward(s, ids, types, T, l, err, sizeof err)) {
-                fprintf(stderr, "bertlens: %s\n", err);
-                goto close;
-            }
-            memcpy(qs + (size_t)(l - l0) * per, bl_queries(s), per * sizeof(float));
-            memcpy(ks + (size_t)(l - l0) * per, bl_keys(s), per * sizeof(float));
-        }
-    }
 
     if (o->npy_dir) {
         npy_index ix = {tk, ids, types, T, toks.truncated, l0, l1, o->norms, o->qk};
-        rc = emit_npy(o, s, &ix, qs, ks, NH, d) ? 1 : 0;
+        rc = emit_npy(o, s, &ix, NH, d) ? 1 : 0;
         goto close;
     }
     printf("{\"tokens\":[");
@@ -841,11 +821,11 @@ static int run_attend(const attend_opts *o) {
     printf("],\"truncated\":%s,\"layers\":[", toks.truncated ? "true" : "false");
     for (int l = l0; l < l1; l++) printf(l > l0 ? ",%d" : "%d", l);
     putchar(']');
-    emit_layers("attentions", bl_attention, s, NULL, l0, l1, NH, T, T, o);
-    if (o->norms) emit_layers("norms", bl_norms, s, NULL, l0, l1, NH, T, T, o);
+    emit_layers("attentions", bl_attention, s, l0, l1, NH, T, T, o);
+    if (o->norms) emit_layers("norms", bl_norms, s, l0, l1, NH, T, T, o);
     if (o->qk) {
-        emit_layers("queries", NULL, s, qs, l0, l1, NH, T, d, o);
-        emit_layers("keys", NULL, s, ks, l0, l1, NH, T, d, o);
+        emit_layers("queries", bl_layer_queries, s, l0, l1, NH, T, d, o);
+        emit_layers("keys", bl_layer_keys, s, l0, l1, NH, T, d, o);
     }
     if (o->hidden) emit_hidden(s, L, T, H, o);
     if (o->rows) emit_attn_summaries(s, l0, l1, NH, T);
@@ -853,8 +833,6 @@ static int run_attend(const attend_opts *o) {
     rc = fflush(stdout) ? 1 : 0;
 
 close:
-    free(qs);
-    free(ks);
     bl_state_free(s);
     if (have_toks) bl_tokens_free(&toks);
     close_bundle(&cb);

@@ -89,8 +89,9 @@ struct bl_state {
     /* results */
     float *attn;     /* [n_layers][H][T][T] if KEEP_ATTN                   */
     float *norms;    /* [n_layers][H][T][T] if KEEP_NORMS                  */
-    float *queries;  /* [H][T][d] of qk_layer if KEEP_QK                   */
-    float *keys;     /* [H][T][d]                                          */
+    float *queries;  /* [H][T][d] of qk_layer if KEEP_QK; [n_layers][H][T][d]
+                        if KEEP_QK_ALL                                     */
+    float *keys;     /* the same for keys                                  */
     float *hidden;   /* [n_layers + 1][T][hidden] if KEEP_HIDDEN           */
 };
 
@@ -271,7 +272,8 @@ int bl_state_reserve(bl_state *s, int32_t max_tokens, unsigned flags, char *err,
              !alloc_slabs(s, s->n_threads, NULL, 0);
     if (ok && (flags & BL_KEEP_ATTN)) ok = (s->attn = malloc(L * NH * T * T * 4)) != NULL;
     if (ok && (flags & BL_KEEP_NORMS)) ok = (s->norms = malloc(L * NH * T * T * 4)) != NULL;
-    if (ok && (flags & BL_KEEP_QK)) ok = (s->queries = malloc(T * H * 4)) && (s->keys = malloc(T * H * 4));
+    const size_t qk = (flags & BL_KEEP_QK_ALL) ? L * T * H : (flags & BL_KEEP_QK) ? T * H : 0;
+    if (ok && qk) ok = (s->queries = malloc(qk * 4)) && (s->keys = malloc(qk * 4));
     if (ok && (flags & BL_KEEP_HIDDEN)) ok = (s->hidden = malloc((L + 1) * T * H * 4)) != NULL;
     if (!ok) {
         free_buffers(s);
@@ -426,6 +428,14 @@ static void task_embed(void *arg, int w, int n) {
     qkv_rows(s, 0, t0, t1, s->scratch + (size_t)w * s->nscratch);
 }
 
+/* Where layer l's kept q/k go ([H][T][d] at this offset of queries/keys),
+ * or -1 when they are not kept. */
+static ptrdiff_t qk_offset(const bl_state *s, int32_t l, int32_t T) {
+    if (!s->queries) return -1;
+    if (s->flags & BL_KEEP_QK_ALL) return (ptrdiff_t)l * T * s->c.hidden;
+    return l == s->qk_layer ? 0 : -1;
+}
+
 /* Heads of layer l, claimed one at a time: scores, softmax, context
  * (its d columns of ctx), value norms, kept queries/keys. */
 static void task_heads(void *arg, int w, int n) {
@@ -434,12 +444,13 @@ static void task_heads(void *arg, int w, int n) {
     const int32_t T = f->T, l = f->l, H = s->c.hidden, NH = s->c.n_heads, d = H / NH;
     const float scale = 1.0f / sqrtf((float)d);
     float *scratch = s->scratch + (size_t)w * s->nscratch;
+    const ptrdiff_t qk = qk_offset(s, l, T);
     (void)n;
     for (int32_t h; (h = atomic_fetch_add_explicit(&f->next, 1, memory_order_relaxed)) < NH;) {
         float *a = s->attn ? s->attn + ((size_t)l * NH + h) * T * T : s->att + (size_t)w * s->natt; /* [T][T] */
-        if (s->queries && l == s->qk_layer) {
-            split_head(s->queries + (size_t)h * T * d, s->q, T, H, d, h);
-            split_head(s->keys + (size_t)h * T * d, s->k, T, H, d, h);
+        if (qk >= 0) {
+            split_head(s->queries + qk + (size_t)h * T * d, s->q, T, H, d, h);
+            split_head(s->keys + qk + (size_t)h * T * d, s->k, T, H, d, h);
         }
         if (s->n_masked && s->head_mask[(size_t)l * NH + h]) {
             /* masked head: probabilities times 0, so its context is 0 */
@@ -503,7 +514,7 @@ int bl_forward(bl_state *s, const int32_t *ids, const int32_t *type_ids, int32_t
         bli_set_err(err, errlen, "%d tokens: must be 1..%d", T, s->max_tokens);
         return -1;
     }
-    if ((s->flags & BL_KEEP_QK) && (qk_layer < 0 || qk_layer >= L)) {
+    if ((s->flags & BL_KEEP_QK) && !(s->flags & BL_KEEP_QK_ALL) && (qk_layer < 0 || qk_layer >= L)) {
         bli_set_err(err, errlen, "qk layer %d out of range 0..%d", qk_layer, L - 1);
         return -1;
     }
@@ -544,8 +555,20 @@ const float *bl_norms(const bl_state *s, int32_t layer) {
     return s->norms + (size_t)layer * s->c.n_heads * s->T * s->T;
 }
 
-const float *bl_queries(const bl_state *s) { return s && s->T ? s->queries : NULL; }
-const float *bl_keys(const bl_state *s) { return s && s->T ? s->keys : NULL; }
+const float *bl_layer_queries(const bl_state *s, int32_t layer) {
+    if (!s || !s->T || layer < 0 || layer >= s->c.n_layers) return NULL;
+    const ptrdiff_t o = qk_offset(s, layer, s->T);
+    return o < 0 ? NULL : s->queries + o;
+}
+
+const float *bl_layer_keys(const bl_state *s, int32_t layer) {
+    if (!s || !s->T || layer < 0 || layer >= s->c.n_layers) return NULL;
+    const ptrdiff_t o = qk_offset(s, layer, s->T);
+    return o < 0 ? NULL : s->keys + o;
+}
+
+const float *bl_queries(const bl_state *s) { return s ? bl_layer_queries(s, s->qk_layer) : NULL; }
+const float *bl_keys(const bl_state *s) { return s ? bl_layer_keys(s, s->qk_layer) : NULL; }
 
 const float *bl_hidden(const bl_state *s, int32_t layer) {
     if (!s || !s->T || layer < 0 || layer > s->c.n_layers) return NULL;

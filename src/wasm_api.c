@@ -8,7 +8,7 @@
  *
  *   blw_simd blw_load blw_error blw_info_json blw_tokenize_json blw_run
  *   blw_forward_ids blw_tokens_json blw_attention blw_norms blw_queries
- *   blw_keys blw_hidden                       (the API in README / common.md)
+ *   blw_keys blw_layer_queries blw_layer_keys blw_hidden   (the API in README)
  *   blw_analyze_json blw_rollout blw_head_analyze   analyses (analyze.c)
  *   blw_head_compare                          two runs' heads compared (analyze.c)
  *   blw_set_head_mask blw_embedding          head ablation, sentence embedding
@@ -272,7 +272,7 @@ EMSCRIPTEN_KEEPALIVE int blw_forward_ids(const int32_t *ids, const int32_t *type
         set_error("no token ids");
         return -1;
     }
-    unsigned f = (unsigned)flags & (BL_KEEP_ATTN | BL_KEEP_NORMS | BL_KEEP_QK | BL_KEEP_HIDDEN);
+    unsigned f = (unsigned)flags & (BL_KEEP_ATTN | BL_KEEP_NORMS | BL_KEEP_QK | BL_KEEP_HIDDEN | BL_KEEP_QK_ALL);
     if (ensure_state(T, f)) return -1;
     if (bl_forward(g.state, ids, type_ids, T, qk_layer, g.err, sizeof g.err)) return -1;
     return T;
@@ -301,6 +301,8 @@ EMSCRIPTEN_KEEPALIVE const float *blw_attention(int layer) { return bl_attention
 EMSCRIPTEN_KEEPALIVE const float *blw_norms(int layer) { return bl_norms(g.state, layer); }
 EMSCRIPTEN_KEEPALIVE const float *blw_queries(void) { return bl_queries(g.state); }
 EMSCRIPTEN_KEEPALIVE const float *blw_keys(void) { return bl_keys(g.state); }
+EMSCRIPTEN_KEEPALIVE const float *blw_layer_queries(int layer) { return bl_layer_queries(g.state, layer); }
+EMSCRIPTEN_KEEPALIVE const float *blw_layer_keys(int layer) { return bl_layer_keys(g.state, layer); }
 EMSCRIPTEN_KEEPALIVE const float *blw_hidden(int layer) { return bl_hidden(g.state, layer); }
 
 /* ------------------------------------------------------------ ablation */

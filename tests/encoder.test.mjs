@@ -76,7 +76,9 @@ function ref(c, name) {
 // Each engine answers run(bundlePath, case, wantQk) with flat Float32Arrays in
 // the fixture's shapes: full cases attn/norms/queries/keys/hidden, rows cases
 // attn_rows/norms_rows/queries_rows/keys_rows/hidden_rows/attn_argmax/attn_colmean;
-// plus pooled.
+// plus pooled. q/k of every layer come from one forward (BL_KEEP_QK_ALL);
+// qkOneLayer: the layers whose q/k differ (bit for bit) from a forward that
+// keeps that layer's alone (BL_KEEP_QK), or undefined where not checked.
 
 function nativeEngine() {
   function attend(argv) {
@@ -88,10 +90,8 @@ function nativeEngine() {
     attend,
     run(bundle, c, cfg) {
       const full = c.kind === 'full';
-      // q/k: the CLI runs one forward per layer; skipped for very long inputs (wasm covers them)
-      const wantQk = c.T <= 256;
-      const argv = ['--norms', '--hidden', '--ids', c.ids.join(','), '--types', c.type_ids.join(',')];
-      if (wantQk) argv.push('--qk');
+      const input = ['--ids', c.ids.join(','), '--types', c.type_ids.join(',')];
+      const argv = ['--norms', '--hidden', '--qk', ...input]; // --qk: every layer's, one forward
       if (!full) argv.push('--rows', c.rows.join(','));
       argv.push(bundle);
       const r = attend(argv);
@@ -103,8 +103,21 @@ function nativeEngine() {
       out['attn' + sfx] = F(j.attentions);
       out['norms' + sfx] = F(j.norms);
       out['hidden' + sfx] = F(j.hidden);
-      if (wantQk) { out['queries' + sfx] = F(j.queries); out['keys' + sfx] = F(j.keys); }
+      out['queries' + sfx] = F(j.queries);
+      out['keys' + sfx] = F(j.keys);
       if (!full) { out.attn_argmax = F(j.attn_argmax); out.attn_colmean = F(j.attn_colmean); }
+      // --layer l --qk: that layer's alone (one process per layer: the short
+      // inputs of the f32 and q8 bundles, one of each weight path)
+      if (full && /\.(f32|q8)\.blb$/.test(bundle)) {
+        out.qkOneLayer = [];
+        for (let l = 0; l < cfg.n_layers; l++) {
+          const o = attend(['--layer', String(l), '--qk', ...input, bundle]);
+          if (o.status !== 0) throw new Error(`attend --layer ${l} failed (${o.status}): ${o.stderr}`);
+          const one = JSON.parse(o.stdout);
+          const same = (a, b) => JSON.stringify(a) === JSON.stringify(b); // %.9g: float32 exact
+          if (!same(one.queries[0], j.queries[l]) || !same(one.keys[0], j.keys[l])) out.qkOneLayer.push(l);
+        }
+      }
       return out;
     },
   };
@@ -130,24 +143,26 @@ async function wasmEngine() {
       const T = c.T, d = H / NH, full = c.kind === 'full';
       const ids = ints(c.ids), types = ints(c.type_ids);
       try {
-        const flags = 1 | 2 | 8; // attention, norms, hidden
-        if (M._blw_forward_ids(ids, types, T, flags, 0) !== T) throw new Error(err());
-        const attn = [], norms = [], hidden = [];
+        const flags = 1 | 2 | 8 | 16; // attention, norms, hidden, q/k of every layer
+        if (M._blw_forward_ids(ids, types, T, flags, -1) !== T) throw new Error(err());
+        const attn = [], norms = [], hidden = [], q = [], k = [];
         for (let l = 0; l < L; l++) {
           attn.push(view(M._blw_attention(l), NH * T * T));
           norms.push(view(M._blw_norms(l), NH * T * T));
+          q.push(view(M._blw_layer_queries(l), NH * T * d));
+          k.push(view(M._blw_layer_keys(l), NH * T * d));
         }
         for (let l = 0; l <= L; l++) hidden.push(view(M._blw_hidden(l), T * H));
-        const q = [], k = [];
+        const qkOneLayer = []; // one forward per layer keeping that layer's q/k alone (BL_KEEP_QK)
         for (let l = 0; l < L; l++) {
           if (M._blw_forward_ids(ids, types, T, 4, l) !== T) throw new Error(err());
-          q.push(view(M._blw_queries(), NH * T * d));
-          k.push(view(M._blw_keys(), NH * T * d));
+          const same = (ptr, want) => Buffer.compare(Buffer.from(view(ptr, NH * T * d).buffer), Buffer.from(want.buffer)) === 0;
+          if (M._blw_layer_queries(l === 0 ? 1 : 0) !== 0 || !same(M._blw_queries(), q[l]) || !same(M._blw_keys(), k[l])) qkOneLayer.push(l);
         }
         const final = hidden[L], pooled = new Float32Array(H);
         for (let i = 0; i < H; i++) { let s = 0; for (let t = 0; t < T; t++) s += final[t * H + i]; pooled[i] = s / T; }
         const cat = (list) => { const o = new Float32Array(list.reduce((a, x) => a + x.length, 0)); let p = 0; for (const x of list) { o.set(x, p); p += x.length; } return o; };
-        if (full) return { attn: cat(attn), norms: cat(norms), queries: cat(q), keys: cat(k), hidden: cat(hidden), pooled };
+        if (full) return { attn: cat(attn), norms: cat(norms), queries: cat(q), keys: cat(k), hidden: cat(hidden), pooled, qkOneLayer };
         // rows summary, same layout as the fixture
         const R = c.rows, pick = (list, per, cols) => cat(list.flatMap((a) => {
           const out = [];
@@ -166,7 +181,7 @@ async function wasmEngine() {
         return {
           attn_rows: pick(attn, NH, T), norms_rows: pick(norms, NH, T), queries_rows: pick(q, NH, d),
           keys_rows: pick(k, NH, d), hidden_rows: pick(hidden, 1, H), attn_argmax: cat(argmax),
-          attn_colmean: cat(colmean), pooled,
+          attn_colmean: cat(colmean), pooled, qkOneLayer,
         };
       } finally {
         M._free(ids);
@@ -235,12 +250,14 @@ async function main() {
       const cases = index.cases.filter((c) => c.model === key && (!QUICK || c.kind === 'full'));
       const tot = (totals[`${key}.${dt}`] = { attn: new Diff(), hidden: new Diff(), qk: new Diff(), norms: new Diff(), agree: 0, rows: 0, cosMin: 1 });
       for (const c of cases) {
-        const s = compareCase(c, engine.run(bundle, c, cfg), cfg);
+        const got = engine.run(bundle, c, cfg);
+        const s = compareCase(c, got, cfg);
         console.log(`${key.padEnd(7)} ${dt.padEnd(5)} ${c.name.padEnd(13)} ${String(c.T).padStart(3)}  ${fmt(s.attn.max).padEnd(9)} ${fmt(s.attn.mean).padEnd(9)} ${fmt(s.hidden.max).padEnd(9)}  ${(s.qk.n ? fmt(s.qk.rel) : '-').padEnd(9)} ${fmt(s.norms.rel).padEnd(9)} ${(100 * s.agree / s.rows).toFixed(2).padStart(6)}%  ${s.cosine.toFixed(6)}`);
         for (const k of ['attn', 'hidden', 'qk', 'norms']) { tot[k].max = Math.max(tot[k].max, s[k].max); tot[k].sum += s[k].sum; tot[k].n += s[k].n; tot[k].refMax = Math.max(tot[k].refMax, s[k].refMax); }
         tot.agree += s.agree; tot.rows += s.rows; tot.cosMin = Math.min(tot.cosMin, s.cosine);
         const what = `${key}/${dt}/${c.name}`;
         check(s.rowSum <= 1e-5, `${what}: attention rows sum to 1 (worst |sum-1| ${s.rowSum})`);
+        if (got.qkOneLayer) check(!got.qkOneLayer.length, `${what}: q/k of every layer (one forward) differ from one-layer forwards in layers ${got.qkOneLayer}`);
         if (dt === 'f32') {
           check(s.attn.max <= TOL_F32_ATTN_MAX, `${what}: attention max|d| ${s.attn.max} > ${TOL_F32_ATTN_MAX}`);
           check(s.hidden.max <= TOL_F32_HIDDEN_MAX, `${what}: hidden max|d| ${s.hidden.max} > ${TOL_F32_HIDDEN_MAX}`);

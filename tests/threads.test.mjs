@@ -24,7 +24,7 @@ const BIN = process.env.BERTLENS_BIN || path.join(ROOT, 'build/bertlens');
 const ST = path.join(ROOT, 'build/wasm/bertlens.js');
 const MT = path.join(ROOT, 'build/wasm/bertlens-mt.js');
 const BUNDLES = ['f32', 'q8', 'q4'].map((d) => path.join(ROOT, `build/models/all-minilm-l6-v2.${d}.blb`));
-const KEEP_ALL = 1 | 2 | 4 | 8; // BL_KEEP_ATTN | NORMS | QK | HIDDEN (bertlens.h)
+const KEEP_ALL = 1 | 2 | 8 | 16; // BL_KEEP_ATTN | NORMS | HIDDEN | QK_ALL (bertlens.h)
 const L = 6, H = 12; // all-MiniLM-L6-v2
 const MASK = [[1, 3], [1, 4], [4, 0]]; // layer:head pairs ablated in the masked case
 
@@ -68,9 +68,9 @@ function wasmRun(M, { ids: tok, types }, masked) {
   for (let l = 0; l < L; l++) {
     out.push([`attention ${l}`, bytes(M._blw_attention(l), H * T * T)]);
     out.push([`norms ${l}`, bytes(M._blw_norms(l), H * T * T)]);
+    out.push([`queries ${l}`, bytes(M._blw_layer_queries(l), T * 384)], [`keys ${l}`, bytes(M._blw_layer_keys(l), T * 384)]);
   }
   for (let l = 0; l <= L; l++) out.push([`hidden ${l}`, bytes(M._blw_hidden(l), T * 384)]);
-  out.push(['queries', bytes(M._blw_queries(), T * 384)], ['keys', bytes(M._blw_keys(), T * 384)]);
   return out;
 }
 

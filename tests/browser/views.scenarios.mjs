@@ -237,6 +237,58 @@ scenario('neuron view: q, k, q×k, q·k, scaled, softmax; softmax matches HF att
   await shot(page, 'neuron');
 });
 
+/** The neuron view's key rows as numbers: [{dot, scaled, soft}]. */
+const neuronRows = (page) => page.$$eval('.nv-row', (rows) => rows.map((r) => ({
+  dot: Number(r.querySelector('text.dot').textContent),
+  scaled: Number(r.querySelector('text.scaled').textContent),
+  soft: Number(r.querySelector('text.soft').textContent),
+})));
+
+/** Every row shows one head's numbers: scaled = dot / √d, and the softmax
+ *  column is the softmax of the scaled column (numbers as shown, 2 and 3
+ *  decimals). A row left from the previous head or layer breaks both. */
+function sameHead(rows, d, what) {
+  const m = Math.max(...rows.map((r) => r.scaled));
+  const e = rows.map((r) => Math.exp(r.scaled - m));
+  const sum = e.reduce((a, b) => a + b, 0);
+  rows.forEach((r, j) => {
+    assert.ok(Math.abs(r.dot / Math.sqrt(d) - r.scaled) < 0.011, `${what}: row ${j} scaled ${r.scaled} = dot ${r.dot} / √${d}`);
+    assert.ok(Math.abs(e[j] / sum - r.soft) < 0.01, `${what}: row ${j} softmax ${r.soft} vs ${(e[j] / sum).toFixed(3)} from the scaled column`);
+  });
+}
+
+scenario('neuron view, 300 tokens: a layer or head switch runs the model no more; every row is redrawn, those out of the window in the next frames; export holds them all', async ({ page, base }) => {
+  const long = Array(20).fill('The old lighthouse keeper counted ships while the storm rolled over the quiet harbour town.').join(' ');
+  await open(page, base, { text: long, view: 'neuron', layer: 0, head: 0, query: 5 });
+  const T = Number((await page.textContent('#token-info')).match(/^(\d+) tokens/)[1]);
+  assert.ok(T > 250, `${T} tokens: more rows than are written in the redraw itself`);
+  const runMs = await page.evaluate(() => document.body.dataset.runMs);
+  for (const [sel, value] of [['#layer', '3'], ['#head', '7'], ['#layer', '5']]) {
+    await page.evaluate(() => { document.body.dataset.state = 'loading'; });
+    await page.selectOption(sel, value);
+    await ready(page);
+    assert.equal(await page.evaluate(() => document.body.dataset.runMs), runMs, `${sel} ${value}: no new model run (q/k of every layer kept)`);
+    await page.evaluate(() => new Promise((r) => { let n = 12; const f = () => (--n ? requestAnimationFrame(f) : r()); requestAnimationFrame(f); }));
+    const rows = await neuronRows(page);
+    assert.equal(rows.length, T);
+    sameHead(rows, fx.d, `${sel} ${value}`);
+  }
+  assert.match(await page.textContent('.view-title'), /layer 5, head 7/);
+  // Export in the same task as a switch, before any later frame: it holds
+  // every row's new numbers.
+  const [dl] = await Promise.all([page.waitForEvent('download'), page.evaluate(() => {
+    const head = document.getElementById('head');
+    head.value = '2';
+    head.dispatchEvent(new Event('change', { bubbles: true }));
+    document.getElementById('export-svg').click();
+  })]);
+  const svg = fs.readFileSync(await dl.path(), 'utf8');
+  const col = (cls) => [...svg.matchAll(new RegExp(`<text[^>]*class="${cls}"[^>]*>([^<]*)</text>`, 'g'))].map((m) => Number(m[1]));
+  const exported = col('dot').map((dot, j) => ({ dot, scaled: col('scaled')[j], soft: col('soft')[j] }));
+  assert.equal(exported.length, T, 'every key row in the export');
+  sameHead(exported, fx.d, 'export');
+});
+
 scenario('norm mode in every view', async ({ page, base, shot }) => {
   await open(page, base, { ...PAIR, view: 'neuron', layer: fx.qk_layer, head: 5, query: 8 });
   await clickAndRedraw(page, '#mode [data-mode="norm"]');

@@ -146,7 +146,7 @@ test('URL state: the comparison round-trips; a bad ablate= gives a notice and no
 });
 
 test('snapshots and exports carry the switched-off heads', () => {
-  const run = { ...fakeRun(['[CLS]', 'a', '[SEP]'], [-1, 0, -1], () => 1, { L: 1, H: 2 }), d: 2, norms: null, q: null, k: null, qkLayer: -1, truncated: false };
+  const run = { ...fakeRun(['[CLS]', 'a', '[SEP]'], [-1, 0, -1], () => 1, { L: 1, H: 2 }), d: 2, norms: null, q: null, k: null, truncated: false };
   const s = { ...DEFAULTS, text: 'a', view: 'heatmap', ablate: '0:1' };
   assert.equal(snapshotFromRun(run, s).state.ablate, '0:1');
   const shown = shownMatrices(run, s);

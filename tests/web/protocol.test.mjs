@@ -11,7 +11,7 @@ const read = (p) => fs.readFileSync(new URL(p, root), 'utf8');
 test('KEEP mirrors the BL_KEEP_* enum of src/bertlens.h', () => {
   const h = read('src/bertlens.h');
   const found = {};
-  for (const m of h.matchAll(/\bBL_KEEP_([A-Z]+)\s*=\s*1\s*<<\s*(\d+)/g)) found[m[1]] = 1 << Number(m[2]);
+  for (const m of h.matchAll(/\bBL_KEEP_([A-Z_]+)\s*=\s*1\s*<<\s*(\d+)/g)) found[m[1]] = 1 << Number(m[2]);
   assert.ok(Object.keys(found).length >= 3, 'parsed the enum');
   assert.deepEqual(found, { ...KEEP });
 });
@@ -28,13 +28,13 @@ test('worker.js and engine.js write no flag values of their own', () => {
 
 test('makeRunRequest: one object, flags from needs', () => {
   assert.deepEqual(makeRunRequest({ a: 'hi' }), { a: 'hi', b: null, flags: KEEP.ATTN, qkLayer: -1, analysis: ANALYSIS.NONE });
-  const r = makeRunRequest({ a: 'x', b: 'y', needs: { norms: true, qk: true, analysis: ANALYSIS.ROLLOUT }, layer: 3 });
-  assert.equal(r.flags, KEEP.ATTN | KEEP.NORMS | KEEP.QK);
-  assert.equal(r.qkLayer, 3);
+  // q/k: every layer's, so a layer switch needs no new run
+  const r = makeRunRequest({ a: 'x', b: 'y', needs: { norms: true, qk: true, analysis: ANALYSIS.ROLLOUT } });
+  assert.equal(r.flags, KEEP.ATTN | KEEP.NORMS | KEEP.QK_ALL);
+  assert.equal(r.qkLayer, -1);
   assert.equal(r.analysis, ANALYSIS.ROLLOUT);
   assert.equal(makeRunRequest({ a: 'x', b: '' }).b, null);
   assert.throws(() => makeRunRequest({ a: 5 }), /text a/);
-  assert.throws(() => makeRunRequest({ a: 'x', needs: { qk: true }, layer: -2 }), /layer/);
   assert.deepEqual(mergeNeeds({ norms: true }, { analysis: ANALYSIS.HEADS }, null), { norms: true, qk: false, analysis: ANALYSIS.HEADS, like: null, embed: false, compare: null });
   // Head ablation and embeddings: only when asked; heads checked.
   const m = makeRunRequest({ a: 'x', needs: { embed: true }, mask: [[0, 3], [2, 5]] });
@@ -53,7 +53,7 @@ function fakeResult(over = {}) {
   const per = (n) => Array.from({ length: L }, () => new Float32Array(n));
   return {
     tokens: ['[CLS]', 'a', '[SEP]'], typeIds: [0, 0, 0], wordIds: [-1, 0, -1], offsets: null, nA: 3, truncated: false,
-    T, L, H, d, attn: per(H * T * T), norms: null, q: null, k: null, qkLayer: -1, flags: KEEP.ATTN,
+    T, L, H, d, attn: per(H * T * T), norms: null, q: null, k: null, flags: KEEP.ATTN,
     analysis: null, rollout: null, rolloutNorm: null, like: null, mask: null, embeddings: null, runId: 1, ms: 1, ...over,
   };
 }
@@ -76,7 +76,16 @@ test('resultCovers: what a run kept versus what a view needs', () => {
   const r2 = fakeResult({ analysis: { heads: [] }, rollout: [], rolloutNorm: null, norms: [] });
   assert.ok(resultCovers(r2, { analysis: ANALYSIS.ROLLOUT }, 0));
   assert.ok(!resultCovers(r2, { analysis: ANALYSIS.ROLLOUT, norms: true }, 0));
-  assert.ok(!resultCovers(fakeResult({ q: new Float32Array(24), qkLayer: 1 }), { qk: true }, 0));
+  // q/k: one array per layer, null where not kept (KEEP.QK: one layer)
+  const one = fakeResult({ q: [null, new Float32Array(24)], k: [null, new Float32Array(24)] });
+  assert.ok(checkResult(one));
+  assert.ok(resultCovers(one, { qk: true }, 1));
+  assert.ok(!resultCovers(one, { qk: true }, 0));
+  const all = fakeResult({ q: [new Float32Array(24), new Float32Array(24)], k: [new Float32Array(24), new Float32Array(24)] });
+  assert.ok(resultCovers(all, { qk: true }, 0) && resultCovers(all, { qk: true }, 1));
+  assert.throws(() => checkResult(fakeResult({ q: new Float32Array(24), k: new Float32Array(24) })), /"q"/);
+  assert.throws(() => checkResult(fakeResult({ q: [null, null], k: [null, null] })), /"q"/);
+  assert.throws(() => checkResult(fakeResult({ q: [new Float32Array(24)], k: [new Float32Array(24)] })), /"q"/);
   const r3 = fakeResult({ analysis: { pair: false, heads: new Array(4).fill({}) }, like: { of: [1, 0], dist: new Float64Array(4) } });
   assert.ok(checkResult(r3));
   assert.ok(resultCovers(r3, { analysis: ANALYSIS.HEADS, like: [1, 0] }, 0));

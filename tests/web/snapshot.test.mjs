@@ -20,7 +20,7 @@ const hfAttn = [Float32Array.from(fx.attentions[0]), Float32Array.from(fx.attent
 const norms = hfAttn.map((a) => a.map((v, i) => v * (1 + (i % T))));
 const run = {
   tokens: fx.tokens, typeIds: fx.type_ids, wordIds: fx.word_ids, T, L: 2, H, d, truncated: false,
-  attn: hfAttn, norms, q: Float32Array.from(fx.queries), k: Float32Array.from(fx.keys), qkLayer: 1,
+  attn: hfAttn, norms, q: [null, Float32Array.from(fx.queries)], k: [null, Float32Array.from(fx.keys)],
 };
 const base = { view: 'heatmap', layer: 1, head: 4, mode: 'attn', query: 0, hide: false, renorm: true, words: false, filter: 'all', heads: null, theme: 'light', text: fx.text, text_b: fx.text_b, model: 'minilm-l6-q8' };
 const model = { id: 'minilm-l6-q8', name: 'all-MiniLM-L6-v2 (q8)', bytes: 24726521 };
@@ -106,7 +106,8 @@ test('neuron snapshot: q/k within half a step of HF, softmax column from stored 
     }
   }
   // q . k from the 8-bit vectors still ranks the keys like HF's attention row.
-  const cols = neuronColumns(r.q, r.k, H, T, d, head, 5);
+  assert.equal(r.q[0], null, 'only the snapshot layer\'s q/k');
+  const cols = neuronColumns(r.q[1], r.k[1], H, T, d, head, 5);
   const hfRow = fx.qk_attention.slice((head * T + 5) * T, (head * T + 6) * T);
   const argmax = (a) => a.indexOf(Math.max(...a));
   assert.equal(argmax(cols.softmax), argmax(hfRow));
@@ -202,7 +203,7 @@ test('snapshot offsets: "merge subwords into words" groups like the live run (HF
   const uniform = new Float32Array(n * n).fill(1 / n);
   const live = {
     tokens, typeIds: hf.type_ids, wordIds: hf.word_ids.map((w) => (w === null ? -1 : w)), offsets: hf.offsets,
-    T: n, L: 1, H: 1, d: 4, truncated: false, attn: [uniform], norms: null, q: null, k: null, qkLayer: -1,
+    T: n, L: 1, H: 1, d: 4, truncated: false, attn: [uniform], norms: null, q: null, k: null,
   };
   const state = { ...base, layer: 0, head: 0, words: true, text, text_b: '' };
   const snap = snapshotFromRun(live, state, model);

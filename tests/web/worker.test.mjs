@@ -53,12 +53,14 @@ test('run requests through worker.js: result shape, flags, analysis and rollouts
   assert.equal(plain.result.analysis, null);
   assert.equal(plain.result.flags, KEEP.ATTN);
 
-  // Norms, q/k of layer 2, analysis with both rollouts.
-  const req = makeRunRequest({ a: c.text, b: c.text_pair, needs: { norms: true, qk: true, analysis: ANALYSIS.ROLLOUT }, layer: 2 });
+  // Norms, q/k (every layer's), analysis with both rollouts.
+  const req = makeRunRequest({ a: c.text, b: c.text_pair, needs: { norms: true, qk: true, analysis: ANALYSIS.ROLLOUT } });
   const full = await send('run', { request: req });
   assert.equal(full.ok, true, full.error);
   const r = checkResult(full.result);
-  assert.equal(r.qkLayer, 2);
+  assert.equal(r.flags & KEEP.QK_ALL, KEEP.QK_ALL);
+  assert.equal(r.q.length, r.L);
+  assert.ok(r.q.every((x) => x) && r.k.every((x) => x), 'q/k of every layer');
   assert.equal(r.analysis.pair, true);
   let worst = 0;
   r.analysis.heads.forEach((h, k) => {
@@ -88,6 +90,49 @@ test('run requests through worker.js: result shape, flags, analysis and rollouts
   const noNorm = await send('run', { request: makeRunRequest({ a: c.text, needs: { analysis: ANALYSIS.ROLLOUT } }) });
   assert.equal(noNorm.result.rolloutNorm, null);
   assert.equal(noNorm.result.rollout.length, r.L);
+});
+
+// q/k of every layer from one run (KEEP.QK_ALL, what the neuron view asks
+// for, so a layer switch needs no new run): bit for bit the one-layer runs
+// (KEEP.QK, one run per layer), and within TOL_QK_REL of Hugging Face's
+// (tests/fixtures/encoder, f32 bundle).
+const ENC = path.join(ROOT, 'tests/fixtures/encoder');
+const TOL_QK_REL = 1e-5; // max |d| / max |ref|, as tests/encoder.test.mjs
+
+test('q/k of every layer in one run equal the one-layer runs and Hugging Face\'s', async () => {
+  const encIndex = JSON.parse(fs.readFileSync(path.join(ENC, 'index.json'), 'utf8'));
+  const c = encIndex.cases.find((x) => x.model === 'minilm' && x.name === 'pair');
+  const encBin = fs.readFileSync(path.join(ENC, c.bin));
+  const ref = (name) => {
+    const e = c.arrays[name];
+    return new Float32Array(encBin.buffer.slice(encBin.byteOffset + e.offset, encBin.byteOffset + e.offset + e.shape.reduce((a, b) => a * b, 1) * 4));
+  };
+  const send = startWorker();
+  assert.equal((await send('init', { glueUrl: null, wasmUrl: 'x.wasm', wasmBinary: wasmBinaryOf(), protocol: WORKER_PROTOCOL })).ok, true);
+  const bytes = fs.readFileSync(BUNDLE);
+  assert.equal((await send('load', { bytes: bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.length) })).ok, true);
+  const all = await send('run', { request: makeRunRequest({ a: c.text, b: c.text_pair, needs: { qk: true } }) });
+  assert.equal(all.ok, true, all.error);
+  const r = checkResult(all.result);
+  assert.equal(r.T, c.T);
+  const per = r.H * r.T * r.d;
+  const hf = { q: ref('queries'), k: ref('keys') };
+  let worst = 0;
+  for (let l = 0; l < r.L; l++) {
+    const one = await send('run', { request: { a: c.text, b: c.text_pair, flags: KEEP.ATTN | KEEP.QK, qkLayer: l, analysis: ANALYSIS.NONE } });
+    assert.equal(one.ok, true, one.error);
+    const o = checkResult(one.result);
+    assert.ok(o.q.every((x, i) => (i === l) === (x !== null)), `a one-layer run keeps layer ${l} only`);
+    for (const key of ['q', 'k']) {
+      assert.deepEqual(r[key][l], o[key][l], `${key} of layer ${l}: every-layer run = one-layer run`);
+      const want = hf[key].subarray(l * per, (l + 1) * per);
+      let d = 0; let m = 0;
+      for (let i = 0; i < per; i++) { d = Math.max(d, Math.abs(r[key][l][i] - want[i])); m = Math.max(m, Math.abs(want[i])); }
+      worst = Math.max(worst, d / m);
+    }
+  }
+  assert.ok(worst <= TOL_QK_REL, `q/k within ${TOL_QK_REL} of Hugging Face (relative; worst ${worst})`);
+  console.log(`# worker.js q/k of every layer: = one-layer runs; worst max|d|/max|ref| from HF ${worst.toExponential(2)}`);
 });
 
 // "Heads like this one" (heads overview): the worker computes the

