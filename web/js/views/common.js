@@ -163,7 +163,9 @@ export const SVG_MAX_LINES = 4000;
 /** Give a canvas a vector form for "Export SVG" (export.js). fn() returns
  *  {node, note}: node is a mark tree {tag: 'g'|'rect'|'line'|'path', attrs,
  *  children} in the canvas's CSS-pixel coordinates, or null to keep the
- *  canvas as a PNG image; note says in words what was exported and how. */
+ *  canvas as a PNG image; note says in words what was exported and how.
+ *  With node null, image (a canvas) goes in instead of the page's canvas,
+ *  dy px lower and height px tall (a page canvas that shows only a band). */
 export function exportable(canvas, fn) {
   canvas.blExport = fn;
 }

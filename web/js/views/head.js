@@ -25,7 +25,7 @@ import {
   preferredSize,
 } from './common.js';
 import { headLayout, swatchLayout } from './layout.js';
-import { headLines, pairBoundary, strongestLinks, headMatrix, maxOf } from '../data.js';
+import { headLines, rowShareThresholds, pairBoundary, strongestLinks, headMatrix, maxOf } from '../data.js';
 
 const d3 = globalThis.d3;
 const FILTER_LABELS = [['all', 'All'], ['aa', 'A→A'], ['ab', 'A→B'], ['ba', 'B→A'], ['bb', 'B→B']];
@@ -166,6 +166,10 @@ export function headView() {
   }
 
   function update(root, data) {
+    // Where the stage is, read before this drawing writes to the page (so
+    // reading it forces no layout); the lines' band follows from it.
+    const was = root.select('.hv-stage').node();
+    const at = was && was.isConnected ? measure(was) : null;
     const sel = new Set(data.selected);
     root.select('.view-title').text(data.title);
     swatches(root, data, sel);
@@ -180,6 +184,7 @@ export function headView() {
     const info = infoLine(root);
     if (!focus) info.set('Lines join each query (left) to the keys it attends to (right).');
     const sc = scene(root, data, sel, info);
+    sc.at = at;
     cur = sc;
     boundary(sc.svg, data, sc.lay);
     column(sc, 'left');
@@ -352,40 +357,116 @@ export function headView() {
     drawLines(sc);
   }
 
-  /** The lines between the columns: canvas on the page, <line>s in an export. */
-  function drawLines(sc) {
-    const { data, lay, canvas, sel } = sc;
-    const { K } = data;
-    const w = lay.xR - lay.xL;
-    const y = (i) => i * lay.rowH + lay.rowH / 2;
-    const ctx = sizeCanvas(canvas, w, K * lay.rowH);
-    ctx.clearRect(0, 0, w, K * lay.rowH);
-    const lines = headLines(data.mats.map((m, h) => (sel.has(h) ? m : null)), K, data.segs, {
+  // Lines are computed once per drawing state (data, heads shown, filter,
+  // pruning, focus) and kept: a redraw for the same state (scrolling, a
+  // hover that ends where it began) only paints.
+  let linesMemo = null; // {data, key, lines}
+  let thrMemo = null; // {data, share, sel key, thresholds[h]}: pruning per head, kept across hovers
+
+  function linesOf(sc) {
+    const { data, lay, sel } = sc;
+    const share = data.share ?? 1;
+    const minWeight = (lay.rowH < 10 ? 0.05 : data.K > 64 ? 0.03 : 0.005) * data.vmax;
+    const heads = [...sel].join(',');
+    const key = `${heads}|${data.hasPair ? data.filter : 'all'}|${share}|${minWeight}|${focus ? `${focus.side}${focus.index}` : ''}`;
+    if (linesMemo && linesMemo.data === data && linesMemo.key === key) return linesMemo.lines;
+    if (share < 1 && !(thrMemo && thrMemo.data === data && thrMemo.share === share)) {
+      thrMemo = { data, share, thresholds: data.mats.map(() => null) };
+    }
+    const shown = data.mats.map((m, h) => (sel.has(h) ? m : null));
+    if (share < 1) {
+      shown.forEach((m, h) => { if (m && !thrMemo.thresholds[h]) thrMemo.thresholds[h] = rowShareThresholds(m, data.K, share); });
+    }
+    const lines = headLines(shown, data.K, data.segs, {
       filter: data.hasPair ? data.filter : 'all',
       focus,
-      minWeight: (lay.rowH < 10 ? 0.05 : K > 64 ? 0.03 : 0.005) * data.vmax,
-      share: data.share ?? 1,
+      minWeight,
+      share,
+      thresholds: share < 1 ? thrMemo.thresholds : null,
       maxLines: 12000,
     });
-    const alpha = (l) => Math.min(1, (l.w / data.vmax) * (focus ? 1 : 0.9));
+    linesMemo = { data, key, lines };
+    return lines;
+  }
+
+  /** Where a stage is in the window: its top (CSS px from the window's
+   *  top) and the window's height. Both reads force a layout when the page
+   *  has changed since the last one: the view reads them before it writes
+   *  (update), or in a frame callback (scrolling), and hovers reuse them. */
+  function measure(node) {
+    return { top: node.getBoundingClientRect().top, vh: globalThis.innerHeight || 800 };
+  }
+
+  /** Rows of the canvas (CSS px from its top) to paint: all of it when it
+   *  is short, else the part in the window and a margin of half a window
+   *  above and below. Chromium rasterises a 2D canvas on the main thread,
+   *  and at 512 tokens the whole canvas is ~6,700 px tall: painting only
+   *  what can be seen keeps that raster small. */
+  function bandOf(sc, full) {
+    if (!sc.at) sc.at = measure(sc.stage.node()); // the first drawing: forces a layout once
+    const { vh } = sc.at;
+    if (full <= 2 * vh) return [0, full];
+    const top = sc.at.top + sc.lay.top;
+    const y0 = Math.max(0, Math.min(full, -top - vh / 2));
+    const y1 = Math.max(0, Math.min(full, vh - top + vh / 2));
+    return y1 - y0 >= vh / 2 ? [y0, y1] : (y1 >= full ? [Math.max(0, full - 2 * vh), full] : [y0, Math.min(full, y0 + 2 * vh)]);
+  }
+
+  /** Paint lines into ctx whose vertical band [y0, y1] (CSS px of the full
+   *  line area) is the canvas: lines that miss the band are skipped. */
+  function paintLines(ctx, sc, lines, y0, y1) {
+    const { data, lay } = sc;
+    const w = lay.xR - lay.xL;
+    const y = (i) => i * lay.rowH + lay.rowH / 2;
+    ctx.clearRect(0, 0, w, y1 - y0);
+    ctx.translate(0, -y0);
     // 1 px at long inputs: the canvas rasterises on the main thread, and a
     // 1-px line takes the rasteriser's hairline path (at 512 tokens 12,000
     // lines: ~0.4 s instead of ~1.6 s at 1.2 px, measured by getImageData).
-    ctx.lineWidth = K > 80 ? 1 : 2;
+    ctx.lineWidth = data.K > 80 ? 1 : 2;
+    const k = focus ? 1 : 0.9;
     for (const l of lines) {
+      const a = y(l.i);
+      const b = y(l.j);
+      if ((a < y0 - 2 && b < y0 - 2) || (a > y1 + 2 && b > y1 + 2)) continue;
       ctx.strokeStyle = headColour(l.head);
-      ctx.globalAlpha = alpha(l);
+      ctx.globalAlpha = Math.min(1, (l.w / data.vmax) * k);
       ctx.beginPath();
-      ctx.moveTo(0, y(l.i));
-      ctx.lineTo(w, y(l.j));
+      ctx.moveTo(0, a);
+      ctx.lineTo(w, b);
       ctx.stroke();
     }
     ctx.globalAlpha = 1;
+    ctx.translate(0, y0);
+  }
+
+  /** The lines between the columns: canvas on the page (the band in view,
+   *  repainted on scroll), <line>s or the whole canvas in an export. */
+  function drawLines(sc) {
+    const { data, lay, canvas } = sc;
+    const { K } = data;
+    const w = lay.xR - lay.xL;
+    const full = K * lay.rowH;
+    const y = (i) => i * lay.rowH + lay.rowH / 2;
+    const lines = linesOf(sc);
+    const [b0, b1] = bandOf(sc, full);
+    const y0 = Math.floor(b0);
+    const y1 = Math.min(full, Math.ceil(b1));
+    canvas.style.top = `${lay.top + y0}px`;
+    paintLines(sizeCanvas(canvas, w, y1 - y0), sc, lines, y0, y1);
+    canvas.blBand = { sc, lines, y0, y1 };
     sc.stage.attr('data-lines', lines.length);
-    const lw = ctx.lineWidth;
+    watchScroll();
+    const alpha = (l) => Math.min(1, (l.w / data.vmax) * (focus ? 1 : 0.9));
+    const lw = K > 80 ? 1 : 2;
     exportable(canvas, () => {
       if (lines.length > SVG_MAX_LINES) {
-        return { node: null, note: `Head-view lines (${lines.length}) are an embedded PNG image: more than ${SVG_MAX_LINES} lines would make the SVG too heavy.` };
+        const whole = document.createElement('canvas');
+        paintLines(sizeCanvas(whole, w, full), sc, lines, 0, full);
+        return {
+          node: null, image: whole, dy: -y0, height: full,
+          note: `Head-view lines (${lines.length}) are an embedded PNG image: more than ${SVG_MAX_LINES} lines would make the SVG too heavy.`,
+        };
       }
       const byHead = new Map();
       for (const l of lines) {
@@ -393,11 +474,38 @@ export function headView() {
         byHead.get(l.head).push({ tag: 'line', attrs: { x1: 0, y1: y(l.i), x2: w, y2: y(l.j), 'stroke-opacity': +alpha(l).toFixed(3) } });
       }
       return {
-        node: { tag: 'g', attrs: { class: 'hv-lines', 'stroke-width': lw, fill: 'none' },
+        node: { tag: 'g', attrs: { class: 'hv-lines', 'stroke-width': lw, fill: 'none', transform: y0 ? `translate(0,${-y0})` : null },
           children: [...byHead].map(([h, children]) => ({ tag: 'g', attrs: { stroke: headColour(h), 'data-head': h }, children })) },
         note: `Head-view lines: ${lines.length} vector <line> elements (weak lines are not drawn, as on the page).`,
       };
     });
+  }
+
+  /** Scrolling the page moves the band in view: once per frame, repaint
+   *  the band when the window has left the painted one (lines kept). */
+  let scrollWatched = false;
+  let scrollDue = false;
+  function watchScroll() {
+    if (scrollWatched || typeof window === 'undefined') return;
+    scrollWatched = true;
+    window.addEventListener('scroll', () => {
+      if (scrollDue) return;
+      scrollDue = true;
+      requestAnimationFrame(() => {
+        scrollDue = false;
+        const canvas = cur && cur.canvas;
+        const band = canvas && canvas.blBand;
+        if (!band || band.sc !== cur || !canvas.isConnected) return;
+        const full = cur.data.K * cur.lay.rowH;
+        cur.at = measure(cur.stage.node()); // (layout is clean in a frame callback)
+        const { vh } = cur.at;
+        const top = cur.at.top + cur.lay.top;
+        const v0 = Math.max(0, -top);
+        const v1 = Math.min(full, vh - top);
+        if (v1 <= v0 || (v0 >= band.y0 && v1 <= band.y1)) return; // out of sight, or still inside the band
+        drawLines(cur);
+      });
+    }, { passive: true });
   }
 
   /** Frame size (CSS px) that shows this view comfortably, for the embed snippet. */
