@@ -240,6 +240,35 @@ export function linksTable(root, { summary, columns, rows }) {
     .join('td').text((t) => t);
 }
 
+/** Run the steps of an iterator (a generator: each yield ends a step) in
+ *  slices of about budget ms, one slice per task, so that heavy drawing
+ *  work never blocks the page for long (at 512 tokens a view's numbers take
+ *  hundreds of ms). The first slice runs at once. Returns {done, cancel}:
+ *  done resolves true when the last step has run, false once cancel() has
+ *  stopped it (before its next step), and rejects with a step's error. A
+ *  view returns done from its drawing so the page waits for it (app.js). */
+export function sliced(steps, budget = 12) {
+  let stop = false;
+  let settle;
+  const done = new Promise((resolve, reject) => { settle = { resolve, reject }; });
+  const slice = () => {
+    const t0 = performance.now();
+    try {
+      for (;;) {
+        if (stop) { settle.resolve(false); return; }
+        if (steps.next().done) { settle.resolve(true); return; }
+        if (performance.now() - t0 >= budget) break;
+      }
+    } catch (e) {
+      settle.reject(e);
+      return;
+    }
+    setTimeout(slice, 0);
+  };
+  slice();
+  return { done, cancel() { stop = true; } };
+}
+
 /** What an export adds around a view's stage (export.js): colour keys drawn
  *  outside the stage (e.g. the head swatches) and explanatory notes (never
  *  instructions for the page). Stored on the view's root element. */
