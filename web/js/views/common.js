@@ -240,6 +240,23 @@ export function linksTable(root, { summary, columns, rows }) {
     .join('td').text((t) => t);
 }
 
+const luts = new Map(); // theme name -> Uint32Array(256) of packed RGBA
+
+/** A theme's sequential scale as 256 packed RGBA pixels (for a Uint32Array
+ *  view of ImageData: index round(255 * v / max)), kept per theme. */
+export function packedLut(t) {
+  if (!luts.has(t.name)) {
+    const lut = new Uint32Array(256);
+    const bytes = new Uint8Array(lut.buffer);
+    for (let i = 0; i < 256; i++) {
+      const c = d3.rgb(t.seq(i / 255));
+      bytes.set([c.r, c.g, c.b, 255], 4 * i); // RGBA in memory order, whatever the endianness
+    }
+    luts.set(t.name, lut);
+  }
+  return luts.get(t.name);
+}
+
 /** Run the steps of an iterator (a generator: each yield ends a step) in
  *  slices of about budget ms, one slice per task, so that heavy drawing
  *  work never blocks the page for long (at 512 tokens a view's numbers take

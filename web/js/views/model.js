@@ -131,21 +131,6 @@ export function modelView() {
   // maximum is its head's peak.
   let base = null; // {source, key, P0, mats[L][H], peaks[L][H]} (filled by poolBase)
   let px = null; // {base, key, P, atlas}
-  const luts = new Map(); // theme name -> Uint32Array(256) of packed RGBA
-
-  function lutFor(t) {
-    if (!luts.has(t.name)) {
-      const lut = new Uint32Array(256);
-      const bytes = new Uint8Array(lut.buffer);
-      for (let i = 0; i < 256; i++) {
-        const c = d3.rgb(t.seq(i / 255));
-        bytes.set([c.r, c.g, c.b, 255], 4 * i); // RGBA in memory order, whatever the endianness
-      }
-      luts.set(t.name, lut);
-    }
-    return luts.get(t.name);
-  }
-
   /** The base for these numbers: kept, or a new one still to pool (its
    *  peaks read 0 until then). */
   function baseOf(data) {
@@ -183,7 +168,7 @@ export function modelView() {
     const key = `${theme.name}|${P}`;
     if (px && px.base === b && px.key === key) return px;
     const { L, H } = data;
-    const lut = lutFor(theme);
+    const lut = packedLut(theme);
     const img = new ImageData(H * P, L * P); // into the atlas at the end: a drawing stopped half-way leaves it as it was
     const out = new Uint32Array(img.data.buffer);
     const rowLen = H * P;
