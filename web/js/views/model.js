@@ -16,7 +16,7 @@
 //         valueName, notes[], title, off Set('l/h') of heads switched off}
 
 import { THEMES, sizeCanvas, tooltip, drawLegendBar, exportable, fmt, infoLine, linksTable, exportContext, chromeHeight, preferredSize,
-  sliced,
+  sliced, packedLut,
 } from './common.js';
 import { modelLayout, MODEL_MAX_THUMB } from './layout.js';
 import { poolMatrix, maxOf, strongestLinks } from '../data.js';
