@@ -265,15 +265,33 @@ export function neuronColumns(q, k, H, T, d, head, query) {
  *  second keeps only the bins that reach the heaviest maxLines, and only
  *  those are sorted. thresholds (optional): rowShareThresholds(mats[h], K,
  *  share) per head, when the caller keeps them. */
-export function headLines(mats, K, segs, { filter = 'all', focus = null, minWeight = 0.01, maxLines = 20000, share = 1, thresholds = null } = {}) {
-  const sel = {
-    mats, K, segs, filter, minWeight,
-    thrs: mats.map((m, h) => (m && share < 1 ? (thresholds && thresholds[h]) || rowShareThresholds(m, K, share) : null)),
-    rows: focusRange(focus, 'left', K), cols: focusRange(focus, 'right', K),
-  };
+export function headLines(mats, K, segs, opts = {}) {
+  return drain(headLinesSteps(mats, K, segs, opts));
+}
+
+/** Run a generator of steps to its end at once; returns its return value. */
+export function drain(steps) {
+  for (;;) {
+    const r = steps.next();
+    if (r.done) return r.value;
+  }
+}
+
+/** headLines in steps (a generator: one step per shown head; its return
+ *  value is the lines), for a view that spreads its work over several
+ *  tasks (views/common.js sliced). */
+export function* headLinesSteps(mats, K, segs, { filter = 'all', focus = null, minWeight = 0.01, maxLines = 20000, share = 1, thresholds = null } = {}) {
+  const sel = { K, segs, filter, minWeight, rows: focusRange(focus, 'left', K), cols: focusRange(focus, 'right', K) };
   const hist = new Uint32Array(65536);
-  const n = scanLines(sel, hist);
-  const { pos, head, w } = lineScratch;
+  const buf = { n: 0, pos: new Int32Array(4096), head: new Uint16Array(4096), w: new Float32Array(4096) };
+  for (let h = 0; h < mats.length; h++) {
+    const m = mats[h];
+    if (!m) continue;
+    const thr = share < 1 ? (thresholds && thresholds[h]) || rowShareThresholds(m, K, share) : null;
+    scanLines(sel, m, h, thr, hist, buf);
+    yield;
+  }
+  const { n, pos, head, w } = buf;
   const lines = [];
   let cut = 0;
   if (n > maxLines) {
@@ -299,47 +317,33 @@ function binOf(w) {
   return binU32[0] >>> 16;
 }
 
-/** headLines' candidates (head, i * K + j, weight), reused between calls. */
-const lineScratch = { pos: new Int32Array(4096), head: new Uint16Array(4096), w: new Float32Array(4096) };
-function growLineScratch() {
-  const s = lineScratch;
-  const n = s.pos.length * 2;
-  const pos = new Int32Array(n); pos.set(s.pos);
-  const head = new Uint16Array(n); head.set(s.head);
-  const w = new Float32Array(n); w.set(s.w);
-  Object.assign(s, { pos, head, w });
-}
-
-/** headLines' one pass over the shown heads (head, query, key order): the
- *  candidates into lineScratch, their count per weight bin into hist.
- *  Returns how many there are. */
-function scanLines({ mats, K, segs, filter, minWeight, thrs, rows, cols }, hist) {
-  let n = 0;
-  let { pos, head, w: ws } = lineScratch;
-  for (let h = 0; h < mats.length; h++) {
-    const m = mats[h];
-    if (!m) continue;
-    const thr = thrs[h];
-    for (let i = rows[0]; i < rows[1]; i++) {
-      const t = thr ? thr[i] : minWeight;
-      const o = i * K;
-      for (let j = cols[0]; j < cols[1]; j++) {
-        const w = m[o + j];
-        if (thr ? (w < t || w <= 0) : w < t) continue;
-        if (filter !== 'all' && !pairAllows(filter, segs[i], segs[j])) continue;
-        if (n === pos.length) {
-          growLineScratch();
-          ({ pos, head, w: ws } = lineScratch);
-        }
-        pos[n] = o + j;
-        head[n] = h;
-        ws[n] = w;
-        hist[binOf(w)]++;
-        n++;
+/** headLines' pass over one head h (matrix m, pruning thresholds thr or
+ *  null), in query, key order: its candidates appended to buf (head,
+ *  i * K + j, weight; the arrays grow by doubling), their count per weight
+ *  bin added to hist. */
+function scanLines({ K, segs, filter, minWeight, rows, cols }, m, h, thr, hist, buf) {
+  let { n, pos, head, w: ws } = buf;
+  for (let i = rows[0]; i < rows[1]; i++) {
+    const t = thr ? thr[i] : minWeight;
+    const o = i * K;
+    for (let j = cols[0]; j < cols[1]; j++) {
+      const w = m[o + j];
+      if (thr ? (w < t || w <= 0) : w < t) continue;
+      if (filter !== 'all' && !pairAllows(filter, segs[i], segs[j])) continue;
+      if (n === pos.length) {
+        const grow = (a) => { const b = new a.constructor(2 * a.length); b.set(a); return b; };
+        pos = grow(pos);
+        head = grow(head);
+        ws = grow(ws);
       }
+      pos[n] = o + j;
+      head[n] = h;
+      ws[n] = w;
+      hist[binOf(w)]++;
+      n++;
     }
   }
-  return n;
+  Object.assign(buf, { n, pos, head, w: ws });
 }
 
 /** [from, to) of the rows (side 'left') or columns ('right') a focus keeps. */

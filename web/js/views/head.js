@@ -22,12 +22,13 @@
 import {
   THEMES, sizeCanvas, tooltip, headColour, clip, exportable, SVG_MAX_LINES, fmt,
   infoLine, linksTable, exportContext, chromeHeight,
-  preferredSize,
+  preferredSize, sliced,
 } from './common.js';
 import { headLayout, swatchLayout } from './layout.js';
-import { headLines, rowShareThresholds, pairBoundary, strongestLinks, headMatrix, maxOf } from '../data.js';
+import { headLinesSteps, drain, rowShareThresholds, pairBoundary, strongestLinks, maxOf } from '../data.js';
 
 const d3 = globalThis.d3;
+const BAND_MARGIN = 0.3; // of the window's height, painted above and below it (views: bandOf)
 const FILTER_LABELS = [['all', 'All'], ['aa', 'A→A'], ['ab', 'A→B'], ['ba', 'B→A'], ['bb', 'B→B']];
 
 export function headView() {
@@ -52,7 +53,7 @@ export function headView() {
     last = data;
     tooltip.hide();
     render(root);
-    update(root, data);
+    return update(root, data);
   }
 
   function render(root) {
@@ -153,9 +154,13 @@ export function headView() {
     return [...(data.notes || []), ...(b > 0 ? [`Dashed line: sentence B starts at token ${b} (${data.labels[b]}).`] : [])];
   }
 
-  function textAlternative(root, data, sel) {
+  /** The links table; one step per head shown. */
+  function* textAlternative(root, data, sel) {
     const rows = [];
-    for (const h of sel) for (const l of strongestLinks(data.mats[h], data.K, 10)) rows.push({ h, ...l });
+    for (const h of sel) {
+      for (const l of strongestLinks(data.mats[h], data.K, 10)) rows.push({ h, ...l });
+      yield;
+    }
     rows.sort((a, b) => b.weight - a.weight);
     rows.length = Math.min(rows.length, 12);
     linksTable(root, {
@@ -180,7 +185,6 @@ export function headView() {
       .on('change', (ev) => onShare(Number(ev.target.value) / 100));
     root.select('label.hv-prune output').text(`${pct} %`);
     root.select('p.view-notes').text(notesOf(data).join(' '));
-    textAlternative(root, data, sel);
     const info = infoLine(root);
     if (!focus) info.set('Lines join each query (left) to the keys it attends to (right).');
     const sc = scene(root, data, sel, info);
@@ -189,8 +193,21 @@ export function headView() {
     boundary(sc.svg, data, sc.lay);
     column(sc, 'left');
     column(sc, 'right');
-    drawLines(sc);
     exportContext(root, { notes: notesOf(data), keys: [root.select('svg.hv-swatches').node()] });
+    if (job) job.cancel();
+    job = sliced(drawing(root, data, sel, sc));
+    return job.done;
+  }
+
+  let job = null; // the drawing in progress (common.js sliced)
+
+  /** A drawing's heavy part in steps of one head each: the lines, then the
+   *  links table (at 512 tokens each step reads a 512 x 512 matrix). */
+  function* drawing(root, data, sel, sc) {
+    yield* linesSteps(sc);
+    drawLines(sc);
+    yield;
+    yield* textAlternative(root, data, sel);
   }
 
   /** Everything one drawing needs: data, shown heads, layout, elements. */
@@ -200,8 +217,10 @@ export function headView() {
       height: box.height ? box.height - chromeHeight(root.node(), root.select('.hv-scroll').node()) : null,
     });
     const stage = root.select('.hv-stage').style('width', `${lay.W}px`).style('height', `${lay.H}px`);
-    const svg = stage.select('svg.hv-svg').attr('width', lay.W).attr('height', lay.H)
-      .attr('font-family', 'system-ui, sans-serif');
+    const svg = stage.select('svg.hv-svg');
+    // (setAll: an attribute set again, even to its value, makes the browser
+    // lay out every token row under it again: ~60 ms at 512 tokens)
+    setAll(svg.node(), { width: lay.W, height: lay.H, 'font-family': 'system-ui, sans-serif' });
     const canvas = stage.select('canvas.hv-lines').style('left', `${lay.xL}px`).style('top', `${lay.top}px`).node();
     const tint = sel.size === 1 ? headColour([...sel][0]) : theme.accent;
     return { data, sel, info, lay, stage, svg, canvas, tint };
@@ -281,7 +300,8 @@ export function headView() {
   function column(sc, side) {
     const { data, lay, svg } = sc;
     const anchor = side === 'left' ? 'end' : 'start';
-    const g = svg.select(`g.${side}`).attr('transform', `translate(${side === 'left' ? lay.xL - 4 : lay.xR + 4},${lay.top})`);
+    const g = svg.select(`g.${side}`);
+    setAll(g.node(), { transform: `translate(${side === 'left' ? lay.xL - 4 : lay.xR + 4},${lay.top})` });
     g.selectAll('g.tok').data(data.labels.map((l, i) => ({ l, i })), (d) => d.i)
       .join((enter) => {
         const r = enter.append('g').attr('class', 'tok').attr('role', 'button');
@@ -361,25 +381,34 @@ export function headView() {
   // pruning, focus) and kept: a redraw for the same state (scrolling, a
   // hover that ends where it began) only paints.
   let linesMemo = null; // {data, key, lines}
-  let thrMemo = null; // {data, share, sel key, thresholds[h]}: pruning per head, kept across hovers
+  let thrMemo = null; // {data, share, thresholds[h]}: pruning per head, kept across hovers
 
-  function linesOf(sc) {
+  const linesOf = (sc) => drain(linesSteps(sc));
+
+  /** The lines of a scene for the focus at the start (kept in linesMemo);
+   *  one step per head computed. */
+  function* linesSteps(sc) {
     const { data, lay, sel } = sc;
+    const at = focus;
     const share = data.share ?? 1;
     const minWeight = (lay.rowH < 10 ? 0.05 : data.K > 64 ? 0.03 : 0.005) * data.vmax;
     const heads = [...sel].join(',');
-    const key = `${heads}|${data.hasPair ? data.filter : 'all'}|${share}|${minWeight}|${focus ? `${focus.side}${focus.index}` : ''}`;
+    const key = `${heads}|${data.hasPair ? data.filter : 'all'}|${share}|${minWeight}|${at ? `${at.side}${at.index}` : ''}`;
     if (linesMemo && linesMemo.data === data && linesMemo.key === key) return linesMemo.lines;
     if (share < 1 && !(thrMemo && thrMemo.data === data && thrMemo.share === share)) {
       thrMemo = { data, share, thresholds: data.mats.map(() => null) };
     }
     const shown = data.mats.map((m, h) => (sel.has(h) ? m : null));
     if (share < 1) {
-      shown.forEach((m, h) => { if (m && !thrMemo.thresholds[h]) thrMemo.thresholds[h] = rowShareThresholds(m, data.K, share); });
+      for (const [h, m] of shown.entries()) {
+        if (!m || thrMemo.thresholds[h]) continue;
+        thrMemo.thresholds[h] = rowShareThresholds(m, data.K, share);
+        yield;
+      }
     }
-    const lines = headLines(shown, data.K, data.segs, {
+    const lines = yield* headLinesSteps(shown, data.K, data.segs, {
       filter: data.hasPair ? data.filter : 'all',
-      focus,
+      focus: at,
       minWeight,
       share,
       thresholds: share < 1 ? thrMemo.thresholds : null,
@@ -398,18 +427,20 @@ export function headView() {
   }
 
   /** Rows of the canvas (CSS px from its top) to paint: all of it when it
-   *  is short, else the part in the window and a margin of half a window
-   *  above and below. Chromium rasterises a 2D canvas on the main thread,
+   *  is short, else the part in the window and a margin of BAND_MARGIN
+   *  window heights above and below (scrolling repaints when the window
+   *  leaves it). Chromium rasterises a 2D canvas on the main thread,
    *  and at 512 tokens the whole canvas is ~6,700 px tall: painting only
    *  what can be seen keeps that raster small. */
   function bandOf(sc, full) {
     if (!sc.at) sc.at = measure(sc.stage.node()); // the first drawing: forces a layout once
     const { vh } = sc.at;
-    if (full <= 2 * vh) return [0, full];
+    const span = vh * (1 + 2 * BAND_MARGIN);
+    if (full <= span) return [0, full];
     const top = sc.at.top + sc.lay.top;
-    const y0 = Math.max(0, Math.min(full, -top - vh / 2));
-    const y1 = Math.max(0, Math.min(full, vh - top + vh / 2));
-    return y1 - y0 >= vh / 2 ? [y0, y1] : (y1 >= full ? [Math.max(0, full - 2 * vh), full] : [y0, Math.min(full, y0 + 2 * vh)]);
+    const y0 = Math.max(0, Math.min(full, -top - vh * BAND_MARGIN));
+    const y1 = Math.max(0, Math.min(full, vh - top + vh * BAND_MARGIN));
+    return y1 - y0 >= vh / 2 ? [y0, y1] : (y1 >= full ? [Math.max(0, full - span), full] : [y0, Math.min(full, y0 + span)]);
   }
 
   /** Paint lines into ctx whose vertical band [y0, y1] (CSS px of the full
@@ -537,7 +568,8 @@ export const descriptor = {
     const { H, T } = run;
     const all = Array.from({ length: H }, (_, h) => h);
     const selected = s.heads || all;
-    const mats = all.map((h) => axis.transform(headMatrix(src[s.layer], H, T, h)));
+    const n = T * T; // read-only views into the run (no copy of 12 x 1 MB at 512 tokens)
+    const mats = all.map((h) => axis.transform(src[s.layer].subarray(h * n, h * n + n)));
     const vmax = s.mode === 'norm' ? Math.max(1e-9, ...selected.map((h) => maxOf(mats[h]))) : 1;
     return {
       K: axis.K, labels: axis.labels, segs: axis.segs, H, mats, selected, filter: s.filter,
