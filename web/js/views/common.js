@@ -260,21 +260,26 @@ export function packedLut(t) {
 /** Run the steps of an iterator (a generator: each yield ends a step) in
  *  slices of about budget ms, one slice per task, so that heavy drawing
  *  work never blocks the page for long (at 512 tokens a view's numbers take
- *  hundreds of ms). The first slice runs at once. Returns {done, cancel}:
+ *  hundreds of ms). The first slice runs at once, in the drawing's own task,
+ *  for about first ms (what the drawing did before it counts towards the
+ *  50 ms of a long task). Returns {done, cancel}:
  *  done resolves true when the last step has run, false once cancel() has
  *  stopped it (before its next step), and rejects with a step's error. A
  *  view returns done from its drawing so the page waits for it (app.js). */
-export function sliced(steps, budget = 12) {
+export function sliced(steps, budget = 30, first = 10) {
   let stop = false;
   let settle;
   const done = new Promise((resolve, reject) => { settle = { resolve, reject }; });
+  let room = first;
   const slice = () => {
     const t0 = performance.now();
+    const ms = room;
+    room = budget;
     try {
       for (;;) {
         if (stop) { settle.resolve(false); return; }
         if (steps.next().done) { settle.resolve(true); return; }
-        if (performance.now() - t0 >= budget) break;
+        if (performance.now() - t0 >= ms) break;
       }
     } catch (e) {
       settle.reject(e);
