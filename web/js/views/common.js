@@ -240,23 +240,6 @@ export function linksTable(root, { summary, columns, rows }) {
     .join('td').text((t) => t);
 }
 
-const luts = new Map(); // theme name -> Uint32Array(256) of packed RGBA
-
-/** A theme's sequential scale as 256 packed RGBA pixels (for a Uint32Array
- *  view of ImageData: index round(255 * v / max)), kept per theme. */
-export function packedLut(t) {
-  if (!luts.has(t.name)) {
-    const lut = new Uint32Array(256);
-    const bytes = new Uint8Array(lut.buffer);
-    for (let i = 0; i < 256; i++) {
-      const c = d3.rgb(t.seq(i / 255));
-      bytes.set([c.r, c.g, c.b, 255], 4 * i); // RGBA in memory order, whatever the endianness
-    }
-    luts.set(t.name, lut);
-  }
-  return luts.get(t.name);
-}
-
 /** Run the steps of an iterator (a generator: each yield ends a step) in
  *  slices of about budget ms, one slice per task, so that heavy drawing
  *  work never blocks the page for long (at 512 tokens a view's numbers take
@@ -264,31 +247,41 @@ export function packedLut(t) {
  *  for about first ms (what the drawing did before it counts towards the
  *  50 ms of a long task). Returns {done, cancel}:
  *  done resolves true when the last step has run, false once cancel() has
- *  stopped it (before its next step), and rejects with a step's error. A
- *  view returns done from its drawing so the page waits for it (app.js). */
+ *  stopped it (before its next step), and rejects with a step's error;
+ *  flush() runs what is left at once. A view returns done from its drawing
+ *  so the page waits for it (app.js), and sets its stage's blSettle to
+ *  flush so an export waits too (export.js). */
 export function sliced(steps, budget = 30, first = 10) {
   let stop = false;
+  let over = false;
   let settle;
   const done = new Promise((resolve, reject) => { settle = { resolve, reject }; });
+  const end = (how, v) => { over = true; settle[how](v); };
   let room = first;
   const slice = () => {
+    if (over) return;
     const t0 = performance.now();
     const ms = room;
     room = budget;
     try {
       for (;;) {
-        if (stop) { settle.resolve(false); return; }
-        if (steps.next().done) { settle.resolve(true); return; }
+        if (stop) { end('resolve', false); return; }
+        if (steps.next().done) { end('resolve', true); return; }
         if (performance.now() - t0 >= ms) break;
       }
     } catch (e) {
-      settle.reject(e);
+      end('reject', e);
       return;
     }
     setTimeout(slice, 0);
   };
   slice();
-  return { done, cancel() { stop = true; } };
+  return {
+    done,
+    cancel() { stop = true; },
+    /** Run the remaining steps now (an export needs the finished drawing). */
+    flush() { room = Infinity; slice(); },
+  };
 }
 
 /** What an export adds around a view's stage (export.js): colour keys drawn

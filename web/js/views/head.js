@@ -22,7 +22,7 @@
 import {
   THEMES, sizeCanvas, tooltip, headColour, clip, exportable, SVG_MAX_LINES, fmt,
   infoLine, linksTable, exportContext, chromeHeight,
-  preferredSize, sliced,
+  preferredSize, sliced, setAll,
 } from './common.js';
 import { headLayout, swatchLayout } from './layout.js';
 import { headLinesSteps, drain, rowShareThresholds, pairBoundary, strongestLinks, maxOf } from '../data.js';
@@ -196,6 +196,8 @@ export function headView() {
     exportContext(root, { notes: notesOf(data), keys: [root.select('svg.hv-swatches').node()] });
     if (job) job.cancel();
     job = sliced(drawing(root, data, sel, sc));
+    const current = job;
+    sc.stage.node().blSettle = () => current.flush(); // an export draws the finished picture
     return job.done;
   }
 
@@ -277,21 +279,6 @@ export function headView() {
     tokenState(sc, toSide);
     const next = sc.svg.select(`g.${toSide}`).selectAll('g.tok').filter((t) => t.i === to).node();
     if (next && next !== node) next.focus();
-  }
-
-  /** Set attributes (and the text, key '#text') of one element, touching
-   *  the DOM only where a value changed since the last call: at 512 tokens
-   *  a hover re-styles 2 x 512 rows, most of them unchanged. */
-  function setAll(node, attrs) {
-    const was = node.__hv || (node.__hv = {});
-    for (const k in attrs) {
-      const v = attrs[k] == null ? null : String(attrs[k]);
-      if (was[k] === v) continue;
-      was[k] = v;
-      if (k === '#text') node.textContent = v ?? '';
-      else if (v === null) node.removeAttribute(k);
-      else node.setAttribute(k, v);
-    }
   }
 
   /** One token column (queries left, keys right): rows joined once per

@@ -25,7 +25,7 @@
 import {
   THEMES, sizeCanvas, tooltip, fmt, drawLegendBar, clip, exportable, cellMarks, SVG_MAX_CELLS,
   infoLine, linksTable, exportContext, chromeHeight,
-  preferredSize, packedLut,
+  preferredSize, colourTable,
 } from './common.js';
 import { heatmapLayout } from './layout.js';
 import { pairBoundary, strongestLinks, headMatrix, maxOf } from '../data.js';
@@ -110,7 +110,7 @@ export function heatmapView() {
       }
     } else {
       // Large inputs: write pixels directly (one packed RGBA per 1/256 of the range).
-      const lut = packedLut(theme);
+      const lut = colourTable(theme.seq);
       const img = new ImageData(K, K);
       const px = new Uint32Array(img.data.buffer);
       for (let p = 0; p < K * K; p++) px[p] = lut[Math.min(255, Math.round((255 * matrix[p]) / vmax))];

@@ -16,7 +16,7 @@
 //         valueName, notes[], title, off Set('l/h') of heads switched off}
 
 import { THEMES, sizeCanvas, tooltip, drawLegendBar, exportable, fmt, infoLine, linksTable, exportContext, chromeHeight, preferredSize,
-  sliced, packedLut,
+  sliced, colourTable,
 } from './common.js';
 import { modelLayout, MODEL_MAX_THUMB } from './layout.js';
 import { poolMatrix, maxOf, strongestLinks } from '../data.js';
@@ -102,6 +102,8 @@ export function modelView() {
     exportContext(root, { notes: data.notes || [] });
     if (job) job.cancel();
     job = sliced(paint(root, data, b, g, stage));
+    const current = job;
+    stage.node().blSettle = () => current.flush(); // an export draws the finished picture
     return job.done;
   }
 
@@ -168,7 +170,7 @@ export function modelView() {
     const key = `${theme.name}|${P}`;
     if (px && px.base === b && px.key === key) return px;
     const { L, H } = data;
-    const lut = packedLut(theme);
+    const lut = colourTable(theme.seq);
     const img = new ImageData(H * P, L * P); // into the atlas at the end: a drawing stopped half-way leaves it as it was
     const out = new Uint32Array(img.data.buffer);
     const rowLen = H * P;
