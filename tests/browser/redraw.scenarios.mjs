@@ -66,3 +66,59 @@ scenario('model view cache: after ablation clicks, mode, axis, theme and size ch
   await shot(page, 'model-cache-checked');
   await fresh.close();
 }, { viewport: { width: 1280, height: 800 } });
+
+// The head view at 512 tokens paints only the band of lines around the
+// window (views/head.js bandOf) and repaints it on scroll. Wherever the
+// window is, the band must cover it and show what the whole picture (the
+// one the export embeds) shows in those rows.
+scenario('head view at 512 tokens: after scrolling, the painted band covers the window and equals the same rows of the whole picture', async ({ page, base, shot }) => {
+  const long = Array.from({ length: 700 }, (_, i) => `word${i % 37}`).join(' ');
+  await open(page, base, { text: long, view: 'head' });
+  assert.match(await page.textContent('#token-info'), /^512 tokens/);
+  assert.ok(Number(await page.getAttribute('.hv-stage', 'data-lines')) > 4000, 'enough lines for the export to embed the picture');
+  const offsets = new Set();
+  for (const where of [0, 0.3, 0.7, 1]) {
+    await page.evaluate((f) => window.scrollTo(0, f * (document.documentElement.scrollHeight - innerHeight)), where);
+    await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
+    const r = await page.$eval('canvas.hv-lines', (c) => {
+      const box = c.getBoundingClientRect();
+      const stage = c.parentElement.getBoundingClientRect();
+      const whole = c.blExport().image; // the whole picture, painted for the export
+      const y0 = Math.round(-c.blExport().dy * (c.width / box.width)); // band top, device px
+      const a = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+      const b = whole.getContext('2d').getImageData(0, y0, c.width, c.height).data;
+      // pixels more than 64 levels apart, per stripe of 32 rows (the worst)
+      let differ = 0;
+      let ink = 0;
+      const stripe = 32 * c.width;
+      for (let s0 = 0; s0 < a.length / 4; s0 += stripe) {
+        let d = 0;
+        for (let p = s0; p < Math.min(a.length / 4, s0 + stripe); p++) {
+          const i = 4 * p;
+          if (a[i + 3]) ink++;
+          if (Math.max(Math.abs(a[i] - b[i]), Math.abs(a[i + 1] - b[i + 1]), Math.abs(a[i + 2] - b[i + 2]), Math.abs(a[i + 3] - b[i + 3])) > 64) d++;
+        }
+        differ = Math.max(differ, d / stripe);
+      }
+      return {
+        offset: box.top - stage.top - y0 / (c.width / box.width), // where the whole picture's top is in the stage
+        top: box.top, bottom: box.bottom, stageTop: stage.top, stageBottom: stage.bottom, vh: innerHeight,
+        wholeH: whole.height, wholeCss: whole.height / (c.width / box.width), bandH: c.height, differ, ink, px: a.length / 4,
+      };
+    });
+    const linesTop = r.stageTop + r.offset; // the lines' area, in the window
+    const seen = [Math.max(linesTop, 0), Math.min(linesTop + r.wholeCss, r.vh)];
+    offsets.add(Math.round(r.offset * 10) / 10);
+    assert.equal(offsets.size, 1, `scrolled to ${where}: the band sits where its rows are in the whole picture (${[...offsets]})`);
+    assert.ok(r.bandH < r.wholeH, `only a band is painted (${r.bandH} of ${r.wholeH} px)`);
+    assert.ok(r.top <= seen[0] + 1 && r.bottom >= seen[1] - 1,
+      `scrolled to ${where}: band ${r.top}..${r.bottom} covers the lines in the window, ${seen.join('..')}`);
+    assert.ok(r.ink > r.px / 50, `scrolled to ${where}: lines painted (${r.ink} px)`);
+    // The rasteriser blends the same lines a little differently on a canvas
+    // of another size (measured: at most ~1 % of a stripe's pixels more than
+    // 64 levels apart); a band off by one row differs in ~55 %.
+    console.log(`#   scrolled to ${where}: worst stripe ${(100 * r.differ).toFixed(2)} % of pixels differ`);
+    assert.ok(r.differ <= 0.03, `scrolled to ${where}: ${(100 * r.differ).toFixed(1)} % of a stripe's pixels differ from the whole picture`);
+  }
+  await shot(page, 'head-512-scrolled');
+}, { viewport: { width: 1280, height: 800 }, timeout: 300000 });

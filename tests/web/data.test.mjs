@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
 import {
   headMatrix, headMean, segments, pairAllows, wordGroups, mergeMatrix, selectTokens,
   tokenAxis, rowSums, neuronColumns, headLines, poolMatrix, softmax, maxOf,
-  pairBoundary, strongestLinks, softmaxBar, clipRange,
+  pairBoundary, strongestLinks, softmaxBar, clipRange, rowShareThresholds,
 } from '../../web/js/data.js';
 
 const fx = JSON.parse(readFileSync(new URL('./fixtures/minilm-pair.json', import.meta.url)));
@@ -74,6 +74,44 @@ test('head lines: threshold, focus and cap keep the heaviest lines', () => {
   assert.equal(capped.length, 10);
   const sorted = Array.from(m).sort((a, b) => b - a);
   close(capped[9].w, sorted[9], 0, 'tenth heaviest');
+});
+
+test('head lines equal the plain definition (every candidate, stable sort by weight, cut) with caps, ties, filters, focus and pruning', () => {
+  // The plain definition headLines once was: one object per candidate,
+  // then a stable sort of all of them when there are more than maxLines.
+  const plain = (mats, K, segs, { filter = 'all', focus = null, minWeight = 0.01, maxLines = 20000, share = 1 }) => {
+    const out = [];
+    mats.forEach((m, h) => {
+      if (!m) return;
+      const thr = share < 1 ? rowShareThresholds(m, K, share) : null;
+      for (let i = 0; i < K; i++) {
+        for (let j = 0; j < K; j++) {
+          if (focus && (focus.side === 'left' ? focus.index !== i : focus.index !== j)) continue;
+          const w = m[i * K + j];
+          if (thr ? (w < thr[i] || w <= 0) : w < minWeight) continue;
+          if (!pairAllows(filter, segs[i], segs[j])) continue;
+          out.push({ head: h, i, j, w });
+        }
+      }
+    });
+    if (out.length > maxLines) { out.sort((a, b) => b.w - a.w); out.length = maxLines; }
+    return out;
+  };
+  const segs = segments(fx.type_ids);
+  const mats = Array.from({ length: H }, (_, h) => (h % 3 === 1 ? null : headMatrix(layer0, H, T, h)));
+  // Ties across heads and bins: a copy of head 0 rounded to 2 decimals.
+  mats[1] = Float32Array.from(mats[0], (v) => Math.round(v * 100) / 100);
+  const cases = [
+    { minWeight: 0 }, { minWeight: 0.02, maxLines: 50 }, { minWeight: 0, maxLines: 1 }, { minWeight: 0.01, maxLines: 7 },
+    { filter: 'ab', minWeight: 0, maxLines: 40 }, { focus: { side: 'right', index: 3 }, minWeight: 0, maxLines: 9 },
+    { focus: { side: 'left', index: T - 1 }, minWeight: 0.001 }, { focus: { side: 'left', index: T }, minWeight: 0 },
+    { share: 0.6, maxLines: 100 }, { share: 0.9, filter: 'ba' }, { minWeight: 0.05, maxLines: 0 },
+  ];
+  for (const opts of cases) {
+    assert.deepEqual(headLines(mats, T, segs, opts), plain(mats, T, segs, opts), JSON.stringify(opts));
+  }
+  const thresholds = mats.map((m) => m && rowShareThresholds(m, T, 0.6));
+  assert.deepEqual(headLines(mats, T, segs, { share: 0.6, maxLines: 100, thresholds }), plain(mats, T, segs, { share: 0.6, maxLines: 100 }), 'thresholds given');
 });
 
 test('word groups rebuild the words of the original texts', () => {

@@ -859,12 +859,31 @@ function draw({ keepState = false } = {}) {
   const s = app.state;
   if (!run || !runIsCurrent()) return; // a run for the current state is on its way
   const t0 = performance.now();
+  const seq = ++drawSeq;
+  let pending;
   try {
-    drawView(run, s);
+    pending = drawView(run, s);
   } catch (e) {
     fail('draw', `Could not draw the ${s.view} view: ${e.message}`);
     return;
   }
+  // A view that spreads its work over several tasks (views/common.js
+  // sliced) returns a promise: the page is ready when it has drawn.
+  if (pending && typeof pending.then === 'function') {
+    pending.then((finished) => {
+      if (seq === drawSeq && finished !== false) drawn(run, s, t0, keepState);
+    }, (e) => {
+      if (seq === drawSeq) fail('draw', `Could not draw the ${s.view} view: ${e.message}`);
+    });
+    return;
+  }
+  drawn(run, s, t0, keepState);
+}
+
+let drawSeq = 0; // the latest draw(): an earlier one's late end changes nothing
+
+/** What follows a drawn view: the token line, the URL, timings, the page state. */
+function drawn(run, s, t0, keepState) {
   clearNotice('draw');
   const nA = run.typeIds.filter((t) => t === 0).length;
   // Blank (or whitespace-only) input still runs: say why only [CLS]/[SEP] show.
@@ -912,9 +931,10 @@ function drawView(run, s) {
     cmpFileName: comparer.second && comparer.second.id === LOCAL_MODEL ? comparer.second.name : '',
     ablating: () => abl.on,
   };
-  views[s.view].theme(theme).size(box)(root, v.prepare(run, s, env));
+  const pending = views[s.view].theme(theme).size(box)(root, v.prepare(run, s, env));
   abl.render({ state: s, L: run.L, H: run.H, run });
   spans.render({ state: s, canSpan: !!v.controls.span });
+  return pending;
 }
 
 // ------------------------------------------------------------ export/share

@@ -188,6 +188,8 @@ export function stageToSVG(stageEl, { background, title, heading = null, context
         g.setAttribute('transform', `translate(${x},${y})`);
         g.appendChild(buildMarks(vec.node));
         content.appendChild(g);
+      } else if (vec && vec.image) { // a canvas drawn for the export (the page's shows only part: views/head.js)
+        content.appendChild(canvasAsImage(vec.image, x, y + (vec.dy || 0), w, vec.height ?? h));
       } else {
         content.appendChild(canvasAsImage(el, x, y, w, h));
       }

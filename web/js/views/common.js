@@ -163,7 +163,9 @@ export const SVG_MAX_LINES = 4000;
 /** Give a canvas a vector form for "Export SVG" (export.js). fn() returns
  *  {node, note}: node is a mark tree {tag: 'g'|'rect'|'line'|'path', attrs,
  *  children} in the canvas's CSS-pixel coordinates, or null to keep the
- *  canvas as a PNG image; note says in words what was exported and how. */
+ *  canvas as a PNG image; note says in words what was exported and how.
+ *  With node null, image (a canvas) goes in instead of the page's canvas,
+ *  dy px lower and height px tall (a page canvas that shows only a band). */
 export function exportable(canvas, fn) {
   canvas.blExport = fn;
 }
@@ -236,6 +238,50 @@ export function linksTable(root, { summary, columns, rows }) {
   table.selectAll('tbody').data([null]).join('tbody').selectAll('tr').data(rows).join('tr')
     .selectAll('td').data((r) => columns.map((c) => (c.fmt ? c.fmt(r[c.key]) : String(r[c.key]))))
     .join('td').text((t) => t);
+}
+
+/** Run the steps of an iterator (a generator: each yield ends a step) in
+ *  slices of about budget ms, one slice per task, so that heavy drawing
+ *  work never blocks the page for long (at 512 tokens a view's numbers take
+ *  hundreds of ms). The first slice runs at once, in the drawing's own task,
+ *  for about first ms (what the drawing did before it counts towards the
+ *  50 ms of a long task). Returns {done, cancel}:
+ *  done resolves true when the last step has run, false once cancel() has
+ *  stopped it (before its next step), and rejects with a step's error;
+ *  flush() runs what is left at once. A view returns done from its drawing
+ *  so the page waits for it (app.js), and sets its stage's blSettle to
+ *  flush so an export waits too (export.js). */
+export function sliced(steps, budget = 30, first = 10) {
+  let stop = false;
+  let over = false;
+  let settle;
+  const done = new Promise((resolve, reject) => { settle = { resolve, reject }; });
+  const end = (how, v) => { over = true; settle[how](v); };
+  let room = first;
+  const slice = () => {
+    if (over) return;
+    const t0 = performance.now();
+    const ms = room;
+    room = budget;
+    try {
+      for (;;) {
+        if (stop) { end('resolve', false); return; }
+        if (steps.next().done) { end('resolve', true); return; }
+        if (performance.now() - t0 >= ms) break;
+      }
+    } catch (e) {
+      end('reject', e);
+      return;
+    }
+    setTimeout(slice, 0);
+  };
+  slice();
+  return {
+    done,
+    cancel() { stop = true; },
+    /** Run the remaining steps now (an export needs the finished drawing). */
+    flush() { room = Infinity; slice(); },
+  };
 }
 
 /** What an export adds around a view's stage (export.js): colour keys drawn

@@ -22,12 +22,13 @@
 import {
   THEMES, sizeCanvas, tooltip, headColour, clip, exportable, SVG_MAX_LINES, fmt,
   infoLine, linksTable, exportContext, chromeHeight,
-  preferredSize,
+  preferredSize, sliced, setAll,
 } from './common.js';
 import { headLayout, swatchLayout } from './layout.js';
-import { headLines, pairBoundary, strongestLinks, headMatrix, maxOf } from '../data.js';
+import { headLinesSteps, drain, rowShareThresholds, pairBoundary, strongestLinks, maxOf } from '../data.js';
 
 const d3 = globalThis.d3;
+const BAND_MARGIN = 0.3; // of the window's height, painted above and below it (views: bandOf)
 const FILTER_LABELS = [['all', 'All'], ['aa', 'A→A'], ['ab', 'A→B'], ['ba', 'B→A'], ['bb', 'B→B']];
 
 export function headView() {
@@ -52,7 +53,7 @@ export function headView() {
     last = data;
     tooltip.hide();
     render(root);
-    update(root, data);
+    return update(root, data);
   }
 
   function render(root) {
@@ -153,9 +154,13 @@ export function headView() {
     return [...(data.notes || []), ...(b > 0 ? [`Dashed line: sentence B starts at token ${b} (${data.labels[b]}).`] : [])];
   }
 
-  function textAlternative(root, data, sel) {
+  /** The links table; one step per head shown. */
+  function* textAlternative(root, data, sel) {
     const rows = [];
-    for (const h of sel) for (const l of strongestLinks(data.mats[h], data.K, 10)) rows.push({ h, ...l });
+    for (const h of sel) {
+      for (const l of strongestLinks(data.mats[h], data.K, 10)) rows.push({ h, ...l });
+      yield;
+    }
     rows.sort((a, b) => b.weight - a.weight);
     rows.length = Math.min(rows.length, 12);
     linksTable(root, {
@@ -166,6 +171,10 @@ export function headView() {
   }
 
   function update(root, data) {
+    // Where the stage is, read before this drawing writes to the page (so
+    // reading it forces no layout); the lines' band follows from it.
+    const was = root.select('.hv-stage').node();
+    const at = was && was.isConnected ? measure(was) : null;
     const sel = new Set(data.selected);
     root.select('.view-title').text(data.title);
     swatches(root, data, sel);
@@ -176,16 +185,31 @@ export function headView() {
       .on('change', (ev) => onShare(Number(ev.target.value) / 100));
     root.select('label.hv-prune output').text(`${pct} %`);
     root.select('p.view-notes').text(notesOf(data).join(' '));
-    textAlternative(root, data, sel);
     const info = infoLine(root);
     if (!focus) info.set('Lines join each query (left) to the keys it attends to (right).');
     const sc = scene(root, data, sel, info);
+    sc.at = at;
     cur = sc;
     boundary(sc.svg, data, sc.lay);
     column(sc, 'left');
     column(sc, 'right');
-    drawLines(sc);
     exportContext(root, { notes: notesOf(data), keys: [root.select('svg.hv-swatches').node()] });
+    if (job) job.cancel();
+    job = sliced(drawing(root, data, sel, sc));
+    const current = job;
+    sc.stage.node().blSettle = () => current.flush(); // an export draws the finished picture
+    return job.done;
+  }
+
+  let job = null; // the drawing in progress (common.js sliced)
+
+  /** A drawing's heavy part in steps of one head each: the lines, then the
+   *  links table (at 512 tokens each step reads a 512 x 512 matrix). */
+  function* drawing(root, data, sel, sc) {
+    yield* linesSteps(sc);
+    drawLines(sc);
+    yield;
+    yield* textAlternative(root, data, sel);
   }
 
   /** Everything one drawing needs: data, shown heads, layout, elements. */
@@ -195,8 +219,10 @@ export function headView() {
       height: box.height ? box.height - chromeHeight(root.node(), root.select('.hv-scroll').node()) : null,
     });
     const stage = root.select('.hv-stage').style('width', `${lay.W}px`).style('height', `${lay.H}px`);
-    const svg = stage.select('svg.hv-svg').attr('width', lay.W).attr('height', lay.H)
-      .attr('font-family', 'system-ui, sans-serif');
+    const svg = stage.select('svg.hv-svg');
+    // (setAll: an attribute set again, even to its value, makes the browser
+    // lay out every token row under it again: ~60 ms at 512 tokens)
+    setAll(svg.node(), { width: lay.W, height: lay.H, 'font-family': 'system-ui, sans-serif' });
     const canvas = stage.select('canvas.hv-lines').style('left', `${lay.xL}px`).style('top', `${lay.top}px`).node();
     const tint = sel.size === 1 ? headColour([...sel][0]) : theme.accent;
     return { data, sel, info, lay, stage, svg, canvas, tint };
@@ -255,28 +281,14 @@ export function headView() {
     if (next && next !== node) next.focus();
   }
 
-  /** Set attributes (and the text, key '#text') of one element, touching
-   *  the DOM only where a value changed since the last call: at 512 tokens
-   *  a hover re-styles 2 x 512 rows, most of them unchanged. */
-  function setAll(node, attrs) {
-    const was = node.__hv || (node.__hv = {});
-    for (const k in attrs) {
-      const v = attrs[k] == null ? null : String(attrs[k]);
-      if (was[k] === v) continue;
-      was[k] = v;
-      if (k === '#text') node.textContent = v ?? '';
-      else if (v === null) node.removeAttribute(k);
-      else node.setAttribute(k, v);
-    }
-  }
-
   /** One token column (queries left, keys right): rows joined once per
    *  drawing, their events bound once per row (they read the current
    *  scene, cur), then their state (tokenState). */
   function column(sc, side) {
     const { data, lay, svg } = sc;
     const anchor = side === 'left' ? 'end' : 'start';
-    const g = svg.select(`g.${side}`).attr('transform', `translate(${side === 'left' ? lay.xL - 4 : lay.xR + 4},${lay.top})`);
+    const g = svg.select(`g.${side}`);
+    setAll(g.node(), { transform: `translate(${side === 'left' ? lay.xL - 4 : lay.xR + 4},${lay.top})` });
     g.selectAll('g.tok').data(data.labels.map((l, i) => ({ l, i })), (d) => d.i)
       .join((enter) => {
         const r = enter.append('g').attr('class', 'tok').attr('role', 'button');
@@ -352,40 +364,127 @@ export function headView() {
     drawLines(sc);
   }
 
-  /** The lines between the columns: canvas on the page, <line>s in an export. */
-  function drawLines(sc) {
-    const { data, lay, canvas, sel } = sc;
-    const { K } = data;
-    const w = lay.xR - lay.xL;
-    const y = (i) => i * lay.rowH + lay.rowH / 2;
-    const ctx = sizeCanvas(canvas, w, K * lay.rowH);
-    ctx.clearRect(0, 0, w, K * lay.rowH);
-    const lines = headLines(data.mats.map((m, h) => (sel.has(h) ? m : null)), K, data.segs, {
+  // Lines are computed once per drawing state (data, heads shown, filter,
+  // pruning, focus) and kept: a redraw for the same state (scrolling, a
+  // hover that ends where it began) only paints.
+  let linesMemo = null; // {data, key, lines}
+  let thrMemo = null; // {data, share, thresholds[h]}: pruning per head, kept across hovers
+
+  const linesOf = (sc) => drain(linesSteps(sc));
+
+  /** The lines of a scene for the focus at the start (kept in linesMemo);
+   *  one step per head computed. */
+  function* linesSteps(sc) {
+    const { data, lay, sel } = sc;
+    const at = focus;
+    const share = data.share ?? 1;
+    const minWeight = (lay.rowH < 10 ? 0.05 : data.K > 64 ? 0.03 : 0.005) * data.vmax;
+    const heads = [...sel].join(',');
+    const key = `${heads}|${data.hasPair ? data.filter : 'all'}|${share}|${minWeight}|${at ? `${at.side}${at.index}` : ''}`;
+    if (linesMemo && linesMemo.data === data && linesMemo.key === key) return linesMemo.lines;
+    if (share < 1 && !(thrMemo && thrMemo.data === data && thrMemo.share === share)) {
+      thrMemo = { data, share, thresholds: data.mats.map(() => null) };
+    }
+    const shown = data.mats.map((m, h) => (sel.has(h) ? m : null));
+    if (share < 1) {
+      for (const [h, m] of shown.entries()) {
+        if (!m || thrMemo.thresholds[h]) continue;
+        thrMemo.thresholds[h] = rowShareThresholds(m, data.K, share);
+        yield;
+      }
+    }
+    const lines = yield* headLinesSteps(shown, data.K, data.segs, {
       filter: data.hasPair ? data.filter : 'all',
-      focus,
-      minWeight: (lay.rowH < 10 ? 0.05 : K > 64 ? 0.03 : 0.005) * data.vmax,
-      share: data.share ?? 1,
+      focus: at,
+      minWeight,
+      share,
+      thresholds: share < 1 ? thrMemo.thresholds : null,
       maxLines: 12000,
     });
-    const alpha = (l) => Math.min(1, (l.w / data.vmax) * (focus ? 1 : 0.9));
+    linesMemo = { data, key, lines };
+    return lines;
+  }
+
+  /** Where a stage is in the window: its top (CSS px from the window's
+   *  top) and the window's height. Both reads force a layout when the page
+   *  has changed since the last one: the view reads them before it writes
+   *  (update), or in a frame callback (scrolling), and hovers reuse them. */
+  function measure(node) {
+    return { top: node.getBoundingClientRect().top, vh: globalThis.innerHeight || 800 };
+  }
+
+  /** Rows of the canvas (CSS px from its top) to paint: all of it when it
+   *  is short, else the part in the window and a margin of BAND_MARGIN
+   *  window heights above and below (scrolling repaints when the window
+   *  leaves it). Chromium rasterises a 2D canvas on the main thread,
+   *  and at 512 tokens the whole canvas is ~6,700 px tall: painting only
+   *  what can be seen keeps that raster small. */
+  function bandOf(sc, full) {
+    if (!sc.at) sc.at = measure(sc.stage.node()); // the first drawing: forces a layout once
+    const { vh } = sc.at;
+    const span = vh * (1 + 2 * BAND_MARGIN);
+    if (full <= span) return [0, full];
+    const top = sc.at.top + sc.lay.top;
+    const y0 = Math.max(0, Math.min(full, -top - vh * BAND_MARGIN));
+    const y1 = Math.max(0, Math.min(full, vh - top + vh * BAND_MARGIN));
+    return y1 - y0 >= vh / 2 ? [y0, y1] : (y1 >= full ? [Math.max(0, full - span), full] : [y0, Math.min(full, y0 + span)]);
+  }
+
+  /** Paint lines into ctx whose vertical band [y0, y1] (CSS px of the full
+   *  line area) is the canvas: lines that miss the band are skipped. */
+  function paintLines(ctx, sc, lines, y0, y1) {
+    const { data, lay } = sc;
+    const w = lay.xR - lay.xL;
+    const y = (i) => i * lay.rowH + lay.rowH / 2;
+    ctx.clearRect(0, 0, w, y1 - y0);
+    ctx.translate(0, -y0);
     // 1 px at long inputs: the canvas rasterises on the main thread, and a
     // 1-px line takes the rasteriser's hairline path (at 512 tokens 12,000
     // lines: ~0.4 s instead of ~1.6 s at 1.2 px, measured by getImageData).
-    ctx.lineWidth = K > 80 ? 1 : 2;
+    ctx.lineWidth = data.K > 80 ? 1 : 2;
+    const k = focus ? 1 : 0.9;
     for (const l of lines) {
+      const a = y(l.i);
+      const b = y(l.j);
+      if ((a < y0 - 2 && b < y0 - 2) || (a > y1 + 2 && b > y1 + 2)) continue;
       ctx.strokeStyle = headColour(l.head);
-      ctx.globalAlpha = alpha(l);
+      ctx.globalAlpha = Math.min(1, (l.w / data.vmax) * k);
       ctx.beginPath();
-      ctx.moveTo(0, y(l.i));
-      ctx.lineTo(w, y(l.j));
+      ctx.moveTo(0, a);
+      ctx.lineTo(w, b);
       ctx.stroke();
     }
     ctx.globalAlpha = 1;
+    ctx.translate(0, y0);
+  }
+
+  /** The lines between the columns: canvas on the page (the band in view,
+   *  repainted on scroll), <line>s or the whole canvas in an export. */
+  function drawLines(sc) {
+    const { data, lay, canvas } = sc;
+    const { K } = data;
+    const w = lay.xR - lay.xL;
+    const full = K * lay.rowH;
+    const y = (i) => i * lay.rowH + lay.rowH / 2;
+    const lines = linesOf(sc);
+    const [b0, b1] = bandOf(sc, full);
+    const y0 = Math.floor(b0);
+    const y1 = Math.min(full, Math.ceil(b1));
+    canvas.style.top = `${lay.top + y0}px`;
+    paintLines(sizeCanvas(canvas, w, y1 - y0), sc, lines, y0, y1);
+    canvas.blBand = { sc, lines, y0, y1 };
     sc.stage.attr('data-lines', lines.length);
-    const lw = ctx.lineWidth;
+    watchScroll();
+    const alpha = (l) => Math.min(1, (l.w / data.vmax) * (focus ? 1 : 0.9));
+    const lw = K > 80 ? 1 : 2;
     exportable(canvas, () => {
       if (lines.length > SVG_MAX_LINES) {
-        return { node: null, note: `Head-view lines (${lines.length}) are an embedded PNG image: more than ${SVG_MAX_LINES} lines would make the SVG too heavy.` };
+        const whole = document.createElement('canvas');
+        paintLines(sizeCanvas(whole, w, full), sc, lines, 0, full);
+        return {
+          node: null, image: whole, dy: -y0, height: full,
+          note: `Head-view lines (${lines.length}) are an embedded PNG image: more than ${SVG_MAX_LINES} lines would make the SVG too heavy.`,
+        };
       }
       const byHead = new Map();
       for (const l of lines) {
@@ -393,11 +492,38 @@ export function headView() {
         byHead.get(l.head).push({ tag: 'line', attrs: { x1: 0, y1: y(l.i), x2: w, y2: y(l.j), 'stroke-opacity': +alpha(l).toFixed(3) } });
       }
       return {
-        node: { tag: 'g', attrs: { class: 'hv-lines', 'stroke-width': lw, fill: 'none' },
+        node: { tag: 'g', attrs: { class: 'hv-lines', 'stroke-width': lw, fill: 'none', transform: y0 ? `translate(0,${-y0})` : null },
           children: [...byHead].map(([h, children]) => ({ tag: 'g', attrs: { stroke: headColour(h), 'data-head': h }, children })) },
         note: `Head-view lines: ${lines.length} vector <line> elements (weak lines are not drawn, as on the page).`,
       };
     });
+  }
+
+  /** Scrolling the page moves the band in view: once per frame, repaint
+   *  the band when the window has left the painted one (lines kept). */
+  let scrollWatched = false;
+  let scrollDue = false;
+  function watchScroll() {
+    if (scrollWatched || typeof window === 'undefined') return;
+    scrollWatched = true;
+    window.addEventListener('scroll', () => {
+      if (scrollDue) return;
+      scrollDue = true;
+      requestAnimationFrame(() => {
+        scrollDue = false;
+        const canvas = cur && cur.canvas;
+        const band = canvas && canvas.blBand;
+        if (!band || band.sc !== cur || !canvas.isConnected) return;
+        const full = cur.data.K * cur.lay.rowH;
+        cur.at = measure(cur.stage.node()); // (layout is clean in a frame callback)
+        const { vh } = cur.at;
+        const top = cur.at.top + cur.lay.top;
+        const v0 = Math.max(0, -top);
+        const v1 = Math.min(full, vh - top);
+        if (v1 <= v0 || (v0 >= band.y0 && v1 <= band.y1)) return; // out of sight, or still inside the band
+        drawLines(cur);
+      });
+    }, { passive: true });
   }
 
   /** Frame size (CSS px) that shows this view comfortably, for the embed snippet. */
@@ -429,7 +555,8 @@ export const descriptor = {
     const { H, T } = run;
     const all = Array.from({ length: H }, (_, h) => h);
     const selected = s.heads || all;
-    const mats = all.map((h) => axis.transform(headMatrix(src[s.layer], H, T, h)));
+    const n = T * T; // read-only views into the run (no copy of 12 x 1 MB at 512 tokens)
+    const mats = all.map((h) => axis.transform(src[s.layer].subarray(h * n, h * n + n)));
     const vmax = s.mode === 'norm' ? Math.max(1e-9, ...selected.map((h) => maxOf(mats[h]))) : 1;
     return {
       K: axis.K, labels: axis.labels, segs: axis.segs, H, mats, selected, filter: s.filter,

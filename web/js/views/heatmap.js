@@ -25,10 +25,10 @@
 import {
   THEMES, sizeCanvas, tooltip, fmt, drawLegendBar, clip, exportable, cellMarks, SVG_MAX_CELLS,
   infoLine, linksTable, exportContext, chromeHeight,
-  preferredSize,
+  preferredSize, colourTable,
 } from './common.js';
 import { heatmapLayout } from './layout.js';
-import { pairBoundary, strongestLinks, headMatrix } from '../data.js';
+import { pairBoundary, strongestLinks, headMatrix, maxOf } from '../data.js';
 
 const d3 = globalThis.d3;
 
@@ -49,11 +49,11 @@ export function heatmapView() {
     root.select('.view-title').text(data.title);
     notes(root, data);
     const g = layoutFor(root, data);
-    const vmax = d3.max(data.matrix) || 1;
+    const vmax = maxOf(data.matrix) || 1;
     const colour = (v) => theme.seq(v / vmax);
     const stage = root.select('.hm-stage').style('width', `${g.W}px`).style('height', `${g.H}px`);
     root.select('.hm-scroll').classed('scrolls', g.scroll);
-    paintCells(stage, data, g, colour);
+    paintCells(stage, data, g, colour, vmax);
     const svg = stage.select('svg.hm-svg').attr('width', g.W).attr('height', g.H)
       .attr('font-family', 'system-ui, sans-serif').attr('font-size', 11).attr('fill', theme.fg);
     drawLabels(svg, data, g);
@@ -94,7 +94,7 @@ export function heatmapView() {
     return heatmapLayout({ K: data.K, longestLabel: longest, width: box.width, height });
   }
 
-  function paintCells(stage, data, g, colour) {
+  function paintCells(stage, data, g, colour, vmax) {
     const { K, matrix } = data;
     const { cell, side } = g;
     const canvas = stage.select('canvas.hm-cells').style('left', `${g.left}px`).style('top', `${g.top}px`).node();
@@ -109,14 +109,11 @@ export function heatmapView() {
         }
       }
     } else {
-      // Large inputs: write pixels directly (one rgb lookup per 1/256 of the range).
-      const vmax = d3.max(matrix) || 1;
-      const lut = d3.range(256).map((i) => d3.rgb(theme.seq(i / 255)));
+      // Large inputs: write pixels directly (one packed RGBA per 1/256 of the range).
+      const lut = colourTable(theme.seq);
       const img = new ImageData(K, K);
-      for (let p = 0; p < K * K; p++) {
-        const c = lut[Math.min(255, Math.round((255 * matrix[p]) / vmax))];
-        img.data[4 * p] = c.r; img.data[4 * p + 1] = c.g; img.data[4 * p + 2] = c.b; img.data[4 * p + 3] = 255;
-      }
+      const px = new Uint32Array(img.data.buffer);
+      for (let p = 0; p < K * K; p++) px[p] = lut[Math.min(255, Math.round((255 * matrix[p]) / vmax))];
       const tmp = document.createElement('canvas');
       tmp.width = K; tmp.height = K;
       tmp.getContext('2d').putImageData(img, 0, 0);
@@ -264,9 +261,10 @@ export function heatmapView() {
   function pinToScroll(root, svg) {
     const scroller = root.select('.hm-scroll');
     const pin = () => {
-      const x = scroller.node().scrollLeft;
+      // scrollLeft forces a layout; a box that does not scroll is at 0.
+      const x = scroller.classed('scrolls') ? scroller.node().scrollLeft : 0;
       svg.select('g.pinned').attr('transform', x ? `translate(${x},0)` : null);
-      const rows = svg.select('g.rows').node().getBBox();
+      const rows = x ? svg.select('g.rows').node().getBBox() : null; // (a layout: only when scrolled)
       svg.select('rect.pin-bg').attr('x', 0).attr('y', 0).attr('width', x ? rows.x + rows.width + 2 : 0)
         .attr('height', svg.attr('height')).attr('fill', theme.bg);
     };

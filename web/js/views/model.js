@@ -15,7 +15,8 @@
 // data = {L, H, K, labels[K], mat(l, h) -> K*K Float32Array, layer, head,
 //         valueName, notes[], title, off Set('l/h') of heads switched off}
 
-import { THEMES, sizeCanvas, tooltip, drawLegendBar, exportable, fmt, infoLine, linksTable, exportContext, chromeHeight, preferredSize
+import { THEMES, sizeCanvas, tooltip, drawLegendBar, exportable, fmt, infoLine, linksTable, exportContext, chromeHeight, preferredSize,
+  sliced, colourTable,
 } from './common.js';
 import { modelLayout, MODEL_MAX_THUMB } from './layout.js';
 import { poolMatrix, maxOf, strongestLinks } from '../data.js';
@@ -29,10 +30,14 @@ export function modelView() {
   let onOpen = () => {};
   let kbd = null; // {l, h}: the thumbnail the keyboard cursor is on
 
+  let job = null; // the drawing in progress (common.js sliced)
+
+  /** Draw; returns a promise that resolves when the thumbnails are painted
+   *  (at 512 tokens their pooling is spread over several tasks). */
   function view(root, data) {
     tooltip.hide();
     render(root);
-    update(root, data);
+    return update(root, data);
   }
 
   function render(root) {
@@ -56,14 +61,16 @@ export function modelView() {
       .text('Hover a thumbnail for its largest value; click or tap it to open it as a heatmap. Keyboard: Tab to the grid, arrows move, Enter opens.');
   }
 
-  /** Text alternative: the strongest link of every layer (over its heads). */
-  function textAlternative(root, data, peaks) {
+  /** Text alternative: the strongest link of every layer (over its heads);
+   *  one step per layer. */
+  function* textAlternative(root, data, peaks) {
     const rows = [];
     for (let l = 0; l < data.L; l++) {
       let best = 0;
       for (let h = 1; h < data.H; h++) if (peaks[l][h] > peaks[l][best]) best = h;
       const [top] = strongestLinks(data.mat(l, best), data.K, 1);
       if (top) rows.push({ l, h: best, q: `${top.query}: ${data.labels ? data.labels[top.query] : ''}`, k: `${top.key}: ${data.labels ? data.labels[top.key] : ''}`, w: top.weight });
+      yield;
     }
     linksTable(root, {
       summary: `Table: the strongest link of each layer (${data.valueName})`,
@@ -82,9 +89,8 @@ export function modelView() {
       height: frame.height ? frame.height - chromeHeight(root.node(), root.select('.mv-scroll').node()) : null,
     });
     const stage = root.select('.mv-stage').style('width', `${g.W}px`).style('height', `${g.H}px`);
-    const px = thumbnails(data, g.S);
-    paintGrid(stage.select('canvas.mv-thumbs'), px, g);
-    const { peaks } = px;
+    const b = baseOf(data);
+    const { peaks } = b;
     const svg = stage.select('svg.mv-svg').attr('width', g.W).attr('height', g.H)
       .attr('font-family', 'system-ui, sans-serif');
     axisLabels(svg, data, g);
@@ -93,12 +99,25 @@ export function modelView() {
     wirePointer(sc);
     wireKeyboard(sc);
     legend(svg, data, g);
+    exportContext(root, { notes: data.notes || [] });
+    if (job) job.cancel();
+    job = sliced(paint(root, data, b, g, stage));
+    const current = job;
+    stage.node().blSettle = () => current.flush(); // an export draws the finished picture
+    return job.done;
+  }
+
+  /** The drawing's heavy part, in steps (one head pooled, one layer of the
+   *  atlas, one layer of the table): the thumbnails, then the table. */
+  function* paint(root, data, b, g, stage) {
+    yield* poolBase(data, b);
+    const pix = yield* thumbnails(data, b, g.S);
+    paintGrid(stage.select('canvas.mv-thumbs'), pix, g);
     const was = root.node().blAltOf; // the table changes with the numbers only
     if (!was || was.source !== data.source || was.key !== data.pixelKey) {
-      textAlternative(root, data, peaks);
+      yield* textAlternative(root, data, b.peaks);
       root.node().blAltOf = { source: data.source, key: data.pixelKey };
     }
-    exportContext(root, { notes: data.notes || [] });
   }
 
   // Thumbnail pixels, kept per run. Each head's matrix is max-pooled once to
@@ -112,55 +131,47 @@ export function modelView() {
   // size pools the base again (72 x 96 x 96 cells, not 72 x 512 x 512).
   // Every pixel is the largest of the cells it covers, so a thumbnail's
   // maximum is its head's peak.
-  let base = null; // {source, key, P0, mats[L][H], peaks[L][H]}
+  let base = null; // {source, key, P0, mats[L][H], peaks[L][H]} (filled by poolBase)
   let px = null; // {base, key, P, atlas}
-  const luts = new Map(); // theme name -> Uint32Array(256) of packed RGBA
-
-  function lutFor(t) {
-    if (!luts.has(t.name)) {
-      const lut = new Uint32Array(256);
-      const bytes = new Uint8Array(lut.buffer);
-      for (let i = 0; i < 256; i++) {
-        const c = d3.rgb(t.seq(i / 255));
-        bytes.set([c.r, c.g, c.b, 255], 4 * i); // RGBA in memory order, whatever the endianness
-      }
-      luts.set(t.name, lut);
-    }
-    return luts.get(t.name);
-  }
-
-  function pooledBase(data) {
+  /** The base for these numbers: kept, or a new one still to pool (its
+   *  peaks read 0 until then). */
+  function baseOf(data) {
     if (base && base.source === data.source && base.key === data.pixelKey) return base;
     const { L, H, K } = data;
     const P0 = Math.min(Math.max(K, 1), MODEL_MAX_THUMB);
-    const mats = [];
-    const peaks = [];
-    for (let l = 0; l < L; l++) {
-      mats.push([]);
-      peaks.push([]);
-      for (let h = 0; h < H; h++) {
-        const mat = data.mat(l, h);
-        const pooled = P0 === K ? mat : poolMatrix(mat, K, P0);
-        mats[l].push(pooled);
-        peaks[l].push(maxOf(pooled));
-      }
-    }
-    base = { source: data.source, key: data.pixelKey, P0, mats, peaks };
+    base = {
+      source: data.source, key: data.pixelKey, P0,
+      mats: Array.from({ length: L }, () => new Array(H).fill(null)),
+      peaks: Array.from({ length: L }, () => new Array(H).fill(0)),
+    };
     return base;
   }
 
-  function thumbnails(data, S) {
-    const b = pooledBase(data);
+  /** Pool every head not pooled yet, one step each (a drawing stopped
+   *  half-way leaves the rest to the next one for the same numbers). */
+  function* poolBase(data, b) {
+    const { L, H, K } = data;
+    for (let l = 0; l < L; l++) {
+      for (let h = 0; h < H; h++) {
+        if (b.mats[l][h]) continue;
+        const mat = data.mat(l, h);
+        const pooled = b.P0 === K ? mat : poolMatrix(mat, K, b.P0);
+        b.mats[l][h] = pooled;
+        b.peaks[l][h] = maxOf(pooled);
+        yield;
+      }
+    }
+  }
+
+  /** The atlas of a pooled base at thumbnail size S (kept while base, theme
+   *  and size stay), one step per layer. */
+  function* thumbnails(data, b, S) {
     const P = Math.min(S, b.P0);
     const key = `${theme.name}|${P}`;
     if (px && px.base === b && px.key === key) return px;
     const { L, H } = data;
-    const lut = lutFor(theme);
-    const atlas = (px && px.atlas) || document.createElement('canvas');
-    if (atlas.width !== H * P) atlas.width = H * P;
-    if (atlas.height !== L * P) atlas.height = L * P;
-    const actx = atlas.getContext('2d');
-    const img = actx.createImageData(H * P, L * P);
+    const lut = colourTable(theme.seq);
+    const img = new ImageData(H * P, L * P); // into the atlas at the end: a drawing stopped half-way leaves it as it was
     const out = new Uint32Array(img.data.buffer);
     const rowLen = H * P;
     for (let l = 0; l < L; l++) {
@@ -172,8 +183,12 @@ export function modelView() {
           for (let x = 0; x < P; x++, p++) out[o + x] = lut[Math.min(255, Math.round(pooled[p] * scale))];
         }
       }
+      yield;
     }
-    actx.putImageData(img, 0, 0);
+    const atlas = (px && px.atlas) || document.createElement('canvas');
+    if (atlas.width !== H * P) atlas.width = H * P;
+    if (atlas.height !== L * P) atlas.height = L * P;
+    atlas.getContext('2d').putImageData(img, 0, 0);
     px = { base: b, key, P, atlas, peaks: b.peaks };
     return px;
   }
