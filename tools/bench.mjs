@@ -445,6 +445,23 @@ async function nativeVsWasm(opt, factory, wasmBinary, results, note) {
   }
 }
 
+// The CPU the figures come from: a VM's model name ("AMD EPYC") says little,
+// and this project's machines have changed generation between sessions
+// (AVX2-only Zen 1, AVX-512 Zen 4), which moves every absolute figure and
+// the wasm/native ratio. Linux: family, model and the SIMD flags that matter.
+function machineLine() {
+  const cpus = os.cpus();
+  let detail = '';
+  try {
+    const info = readFileSync('/proc/cpuinfo', 'utf8').split('\n\n')[0];
+    const field = (k) => (info.match(new RegExp(`^${k}\\s*:\\s*(.*)$`, 'm')) || [])[1];
+    const flags = new Set((field('flags') || '').split(/\s+/));
+    const simd = ['sse4_1', 'avx2', 'fma', 'avx512f', 'avx512_vnni', 'avx_vnni'].filter((f) => flags.has(f));
+    detail = ` (family ${field('cpu family')} model ${field('model')}, ${simd.join(' ') || 'no SIMD flags'})`;
+  } catch { /* not Linux: the model name alone */ }
+  return `${cpus[0]?.model ?? 'unknown cpu'}${detail}, ${cpus.length} cores`;
+}
+
 async function main() {
   const opt = parseArgs(process.argv.slice(2));
   if (opt.cold) { console.log(JSON.stringify(await coldChild(opt.cold, opt.wasm))); return; }
@@ -454,8 +471,8 @@ async function main() {
   // warm-up runs would not reliably cover. Same treatment for both engines.
   v8.setFlagsFromString('--no-liftoff');
   v8.setFlagsFromString('--experimental-wasm-relaxed-simd'); // Node 20; browsers ship it (section 4)
-  const cpu = os.cpus()[0]?.model ?? 'unknown cpu';
-  console.log(`bertlens bench — node ${process.version}, ${cpu}, ${os.cpus().length} cores, ` +
+  const cpu = machineLine();
+  console.log(`bertlens bench — node ${process.version}, ${cpu}, ` +
     `load average ${os.loadavg().map((x) => x.toFixed(2)).join(' ')}`);
   console.log(`${opt.runs} timed runs after ${opt.warmup} warm-up run(s) per row; median and p90 (nearest rank) in ms; ` +
     'single thread for both engines');
@@ -666,7 +683,7 @@ async function main() {
 }
 
 // tools/bench_threads.mjs reuses the engines and the timing loop.
-export { Bertlens, NativeBench, timeInterleaved, tokenIds, loadOrt, ortSession, ortFeeds, flops, table, f1, f2, BL_KEEP_ATTN };
+export { machineLine, Bertlens, NativeBench, timeInterleaved, tokenIds, loadOrt, ortSession, ortFeeds, flops, table, f1, f2, BL_KEEP_ATTN };
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
   main().catch((e) => {

@@ -25,7 +25,7 @@ import { fileURLToPath } from 'node:url';
 import os from 'node:os';
 import v8 from 'node:v8';
 import { bundleBytes, createModule } from './wasm_node.mjs';
-import { Bertlens, NativeBench, timeInterleaved, tokenIds, loadOrt, ortSession, ortFeeds, table, f1, f2 } from './bench.mjs';
+import { machineLine, Bertlens, NativeBench, timeInterleaved, tokenIds, loadOrt, ortSession, ortFeeds, table, f1, f2 } from './bench.mjs';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const rel = (p) => relative(ROOT, p) || '.';
@@ -59,7 +59,7 @@ async function main() {
   v8.setFlagsFromString('--no-liftoff'); // as tools/bench.mjs: steady state, both engines
   const N = opt.threads;
   const load = () => os.loadavg()[0];
-  console.log(`bench_threads — node ${process.version}, ${os.cpus()[0]?.model}, ${os.cpus().length} cores, ` +
+  console.log(`bench_threads — node ${process.version}, ${machineLine()}, ` +
     `load average ${os.loadavg().map((x) => x.toFixed(2)).join(' ')}`);
   const st = join(ROOT, 'build/wasm/bertlens.js'), mt = join(ROOT, 'build/wasm/bertlens-mt.js');
   for (const f of [st, mt]) if (!existsSync(f)) throw new Error(`${rel(f)} missing: make wasm`);
