@@ -759,7 +759,8 @@ function keepSpanFor(run) {
   app.spanTokens = tokens;
 }
 
-/** Debounced run (delay: how long runs take; 0: at once). */
+/** A run for new input (no delay: at once when idle, else debounced by how
+ *  long runs take; scheduler.js) or after `delay` ms (0: at once). */
 function scheduleRun(delay) {
   app.scheduler.schedule(delay);
 }
