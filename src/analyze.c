@@ -10,13 +10,22 @@
  * (blk_matmul_nt; its scalar reference in scalar builds): the products of
  * row-stochastic matrices stay within 1e-5 of the numpy references in
  * double (tests/analyze.test.mjs; measured max |d| in the README).
+ *
+ * Threads: bl_analyze runs on the state's pool (bl_state_set_threads), like
+ * the forward pass: heads' features handed out one head at a time, the
+ * head sums and each rollout layer split by rows in whole groups of 4 (the
+ * kernels' tile height). Every head and row is computed by the same calls
+ * on the same inputs whatever the split, so the results are bit for bit
+ * those of one thread (tests/threads.test.mjs).
  */
 #include "analyze.h"
 #include "error.h"
 #include "kernels.h"
+#include "threads.h"
 #include "unicode.h"
 
 #include <math.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -159,42 +168,86 @@ int bl_head_analyze(const float *a, int32_t T, const uint8_t *roles, const int32
 
 /* -------------------------------------------------------------- rollout */
 
-int bl_rollout(const float *mix, int32_t L, int32_t T, int normalize, float *out, char *err, size_t errlen) {
+/* Thread w of n's share of `total` rows, in whole groups of 4: [*i0, *i1). */
+static void row_share(int32_t total, int w, int n, int32_t *i0, int32_t *i1) {
+    const int64_t groups = (total + 3) / 4;
+    const int32_t a = (int32_t)(groups * w / n) * 4, b = (int32_t)(groups * (w + 1) / n) * 4;
+    *i0 = a < total ? a : total;
+    *i1 = b < total ? b : total;
+}
+
+typedef struct {
+    const float *m; /* this layer's mixing matrix [T][T]              */
+    float *at;      /* [T][T] 0.5 * rownorm(m) + 0.5 * I              */
+    float *r;       /* R_l, written                                   */
+    const float *prev; /* R_(l-1), NULL for the first layer          */
+    float *scratch; /* [n threads][nscr]                              */
+    size_t nscr;
+    int32_t T;
+    int normalize;
+} rollout_task;
+
+/* One rollout layer, rows [i0, i1) of thread w: row i of at needs row i of
+ * m only, row i of R_l needs row i of at and all of R_(l-1) (done by the
+ * previous layer's task). */
+static void task_rollout(void *arg, int w, int n) {
+    const rollout_task *k = arg;
+    const int32_t T = k->T;
+    int32_t i0, i1;
+    row_share(T, w, n, &i0, &i1);
+    if (i0 >= i1) return;
+    const float *m = k->m;
+    float *at = k->at;
+    /* at = 0.5 * rownorm(m) + 0.5 * I (the row sum in double) */
+    for (int32_t i = i0; i < i1; i++) {
+        double s = 1.0;
+        if (k->normalize) {
+            s = 0;
+            for (int32_t j = 0; j < T; j++) s += m[(size_t)i * T + j];
+            if (!(s > 0)) s = 1.0; /* an all-zero row: keep zeros, the identity half remains */
+        }
+        for (int32_t j = 0; j < T; j++) at[(size_t)i * T + j] = (float)(0.5 * m[(size_t)i * T + j] / s);
+        at[(size_t)i * T + i] += 0.5f;
+    }
+    float *r = k->r + (size_t)i0 * T;
+    if (!k->prev)
+        memcpy(r, at + (size_t)i0 * T, (size_t)(i1 - i0) * T * sizeof(float));
+    else /* R_l = at * R_(l-1): y[i][j] = sum_k at[i][k] * R_(l-1)[k][j], R_(l-1) read in place (strides 1, T) */
+        blk_matmul_nt(r, T, at + (size_t)i0 * T, T, i1 - i0, k->prev, 1, T, T, T, k->scratch + (size_t)w * k->nscr);
+}
+
+/* bl_rollout on a pool (NULL: one thread). */
+static int rollout_on(bli_pool *pool, const float *mix, int32_t L, int32_t T, int normalize, float *out, char *err,
+                      size_t errlen) {
     if (!mix || !out || L < 1 || T < 1) {
         bli_set_err(err, errlen, "bl_rollout: no matrices");
         return -1;
     }
     const size_t TT = (size_t)T * T;
+    const int nt = bli_pool_threads(pool);
+    const size_t nscr = L > 1 ? blk_matmul_nt_scratch_floats(T, T) : 0;
     float *at = malloc(TT * sizeof(float));
-    float *scratch = L > 1 ? malloc(blk_matmul_nt_scratch_floats(T, T) * sizeof(float)) : NULL;
+    float *scratch = L > 1 ? malloc((size_t)nt * nscr * sizeof(float)) : NULL;
     if (!at || (L > 1 && !scratch)) {
         free(at);
         free(scratch);
         bli_set_err(err, errlen, "out of memory for a %d-token rollout", T);
         return -1;
     }
+    rollout_task k = {.at = at, .scratch = scratch, .nscr = nscr, .T = T, .normalize = normalize};
     for (int32_t l = 0; l < L; l++) {
-        const float *m = mix + (size_t)l * TT;
-        /* at = 0.5 * rownorm(m) + 0.5 * I (the row sum in double) */
-        for (int32_t i = 0; i < T; i++) {
-            double s = 1.0;
-            if (normalize) {
-                s = 0;
-                for (int32_t j = 0; j < T; j++) s += m[(size_t)i * T + j];
-                if (!(s > 0)) s = 1.0; /* an all-zero row: keep zeros, the identity half remains */
-            }
-            for (int32_t j = 0; j < T; j++) at[(size_t)i * T + j] = (float)(0.5 * m[(size_t)i * T + j] / s);
-            at[(size_t)i * T + i] += 0.5f;
-        }
-        float *r = out + (size_t)l * TT;
-        if (l == 0)
-            memcpy(r, at, TT * sizeof(float));
-        else /* R_l = at * R_(l-1): y[i][j] = sum_k at[i][k] * R_(l-1)[k][j], R_(l-1) read in place (strides 1, T) */
-            blk_matmul_nt(r, T, at, T, T, r - TT, 1, T, T, T, scratch);
+        k.m = mix + (size_t)l * TT;
+        k.r = out + (size_t)l * TT;
+        k.prev = l ? k.r - TT : NULL;
+        bli_pool_run(pool, task_rollout, &k);
     }
     free(at);
     free(scratch);
     return 0;
+}
+
+int bl_rollout(const float *mix, int32_t L, int32_t T, int normalize, float *out, char *err, size_t errlen) {
+    return rollout_on(NULL, mix, L, T, normalize, out, err, errlen);
 }
 
 /* ------------------------------------------------------------ comparing */
@@ -228,12 +281,39 @@ void bl_analysis_free(bl_analysis *a) {
     memset(a, 0, sizeof *a);
 }
 
-/* out[k] = (sum over the NH heads of x[h][k]) / div (x: [NH][TT]). */
-static void sum_heads(float *out, const float *x, int32_t NH, size_t TT, double div) {
-    for (size_t k = 0; k < TT; k++) {
+/* out[k] = (sum over the NH heads of x[h][k]) / div (x: [NH][TT]), k in [k0, k1). */
+static void sum_heads(float *out, const float *x, int32_t NH, size_t TT, double div, size_t k0, size_t k1) {
+    for (size_t k = k0; k < k1; k++) {
         double sum = 0;
         for (int32_t h = 0; h < NH; h++) sum += x[(size_t)h * TT + k];
         out[k] = (float)(sum / div);
+    }
+}
+
+typedef struct {
+    const bl_state *s;
+    const uint8_t *roles;
+    const int32_t *segments;
+    bl_head_features *heads; /* [L][NH]                                   */
+    float *mix, *mix_norm;   /* [L][T][T] mean / sum over heads, or NULL  */
+    int32_t T, L, NH;
+    atomic_int next;         /* the next head to analyse                  */
+} analyze_task;
+
+/* Features of every head, handed out one by one; then the head sums for
+ * the rollouts, rows [i0, i1) of every layer. */
+static void task_analyze(void *arg, int w, int n) {
+    analyze_task *a = arg;
+    const size_t TT = (size_t)a->T * a->T;
+    for (int32_t k; (k = atomic_fetch_add_explicit(&a->next, 1, memory_order_relaxed)) < a->L * a->NH;)
+        bl_head_analyze(bl_attention(a->s, k / a->NH) + (size_t)(k % a->NH) * TT, a->T, a->roles, a->segments,
+                        &a->heads[k]);
+    int32_t i0, i1;
+    row_share(a->T, w, n, &i0, &i1);
+    for (int32_t l = 0; l < a->L && i0 < i1; l++) {
+        const size_t at = (size_t)l * TT, k0 = (size_t)i0 * a->T, k1 = (size_t)i1 * a->T;
+        if (a->mix) sum_heads(a->mix + at, bl_attention(a->s, l), a->NH, TT, a->NH, k0, k1);
+        if (a->mix_norm) sum_heads(a->mix_norm + at, bl_norms(a->s, l), a->NH, TT, 1.0, k0, k1);
     }
 }
 
@@ -260,11 +340,13 @@ int bl_analyze(const bl_state *s, const int32_t *ids, const int32_t *type_ids, i
     const int with_rollout = what == BL_ANALYZE_ROLLOUT;
     const int with_norms = with_rollout && bl_norms(s, 0) != NULL;
     uint8_t *roles = malloc((size_t)T);
-    float *mix = with_rollout ? malloc((size_t)L * TT * sizeof(float)) : NULL; /* [L][T][T] */
+    float *mix = with_rollout ? malloc((size_t)L * TT * sizeof(float)) : NULL;            /* [L][T][T] */
+    float *mix_norm = with_norms ? malloc((size_t)L * TT * sizeof(float)) : NULL;         /* [L][T][T] */
     out->heads = malloc((size_t)L * NH * sizeof *out->heads);
     if (with_rollout) out->rollout = malloc((size_t)L * TT * sizeof(float));
     if (with_norms) out->rollout_norm = malloc((size_t)L * TT * sizeof(float));
-    if (!roles || (with_rollout && !mix) || !out->heads || (with_rollout && !out->rollout) || (with_norms && !out->rollout_norm)) {
+    if (!roles || (with_rollout && !mix) || (with_norms && !mix_norm) || !out->heads ||
+        (with_rollout && !out->rollout) || (with_norms && !out->rollout_norm)) {
         bli_set_err(err, errlen, "out of memory analysing %d tokens", T);
         goto fail;
     }
@@ -273,23 +355,21 @@ int bl_analyze(const bl_state *s, const int32_t *ids, const int32_t *type_ids, i
     out->n_heads = NH;
     out->T = T;
     out->pair = is_pair(type_ids, T);
-    for (int32_t l = 0; l < L; l++) {
-        const float *att = bl_attention(s, l);
-        if (with_rollout) sum_heads(mix + (size_t)l * TT, att, NH, TT, NH);
-        for (int32_t h = 0; h < NH; h++)
-            bl_head_analyze(att + (size_t)h * TT, T, roles, type_ids, &out->heads[(size_t)l * NH + h]);
-    }
-    if (with_rollout && bl_rollout(mix, L, T, 0, out->rollout, err, errlen)) goto fail;
-    if (with_norms) {
-        for (int32_t l = 0; l < L; l++) sum_heads(mix + (size_t)l * TT, bl_norms(s, l), NH, TT, 1.0);
-        if (bl_rollout(mix, L, T, 1, out->rollout_norm, err, errlen)) goto fail;
-    }
+    bli_pool *pool = bli_state_pool(s);
+    analyze_task a = {.s = s, .roles = roles, .segments = type_ids, .heads = out->heads, .mix = mix,
+                      .mix_norm = mix_norm, .T = T, .L = L, .NH = NH};
+    atomic_init(&a.next, 0);
+    bli_pool_run(pool, task_analyze, &a);
+    if (with_rollout && rollout_on(pool, mix, L, T, 0, out->rollout, err, errlen)) goto fail;
+    if (with_norms && rollout_on(pool, mix_norm, L, T, 1, out->rollout_norm, err, errlen)) goto fail;
     free(roles);
     free(mix);
+    free(mix_norm);
     return 0;
 fail:
     free(roles);
     free(mix);
+    free(mix_norm);
     bl_analysis_free(out);
     return -1;
 }

@@ -320,6 +320,7 @@ int bl_state_set_threads(bl_state *s, int32_t n, char *err, size_t errlen) {
 }
 
 int32_t bl_state_threads(const bl_state *s) { return s ? s->n_threads : 0; }
+bli_pool *bli_state_pool(const bl_state *s) { return s ? s->pool : NULL; }
 
 bl_state *bl_state_new(const bl_model *m, int32_t max_tokens, unsigned flags, char *err, size_t errlen) {
     if (!m) {

@@ -44,4 +44,9 @@ int bli_threads_supported(void);
  * browser); 1 when unknown or in a build without threads. */
 int bli_cores(void);
 
+/* The pool of a state (encoder.c; NULL: one thread), for work on its
+ * results that follows a forward pass (analyze.c bl_analyze). */
+struct bl_state;
+bli_pool *bli_state_pool(const struct bl_state *s);
+
 #endif

@@ -11,13 +11,14 @@
 // identical. native: build/bertlens test-attend --threads 1, 2, 3 (JSON
 // with %.9g, which round-trips f32): identical output. How close one thread
 // is to Hugging Face is tests/encoder.test.mjs's business (run on both
-// builds by make test-wasm).
+// builds by make test-wasm). The analyses that follow a run on the same
+// pool (bl_analyze: head features, both rollouts) are checked the same way.
 import test from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { spawnSync } from 'node:child_process';
-import { ROOT, createModule, loadBundle, putInts, wasmError } from '../tools/wasm_node.mjs';
+import { ROOT, createModule, loadBundle, putInts, putString, wasmError } from '../tools/wasm_node.mjs';
 
 const ONLY = process.env.BERTLENS_THREADS_TEST || '';
 const BIN = process.env.BERTLENS_BIN || path.join(ROOT, 'build/bertlens');
@@ -115,6 +116,45 @@ test('wasm: the pthreads build at 1, 2 and 3 threads equals the single-threaded 
   }
 });
 
+// Texts of 7, ~130 and ~300 tokens (uneven row splits; 7: fewer row groups than threads).
+const WORDS = 'the quick brown fox jumps over the lazy dog , while a small cat sleeps on the warm mat .';
+const ANALYZE_TEXTS = [['Hello, world!', null], [Array(6).fill(WORDS).join(' '), 'and a second sentence.'], [Array(16).fill(WORDS).join(' '), null]];
+
+/** blw_run then blw_analyze_json with rollouts: the features JSON and both
+ *  rollouts of every layer, as bytes. */
+function wasmAnalyze(M, [a, b]) {
+  const pa = putString(M, a);
+  const pb = b === null ? 0 : putString(M, b);
+  const T = M._blw_run(pa, pb, 1 | 2, -1); // BL_KEEP_ATTN | NORMS
+  M._free(pa);
+  if (pb) M._free(pb);
+  assert.ok(T > 0, wasmError(M));
+  const pj = M._blw_analyze_json(2);
+  assert.ok(pj, wasmError(M));
+  const out = [['features', new TextEncoder().encode(M.UTF8ToString(pj))]];
+  for (const norm of [0, 1]) {
+    for (let l = 0; l < L; l++) out.push([`rollout${norm ? ' norm' : ''} ${l}`, new Uint8Array(M.HEAPU8.buffer, M._blw_rollout(norm, l), T * T * 4).slice()]);
+  }
+  return { T, out };
+}
+
+test('wasm: analyses (features, both rollouts) on 1, 2 and 3 threads equal the single-threaded build bit for bit', { skip: ONLY === 'native' }, async () => {
+  const st = await createModule(ST);
+  const mt = await createModule(MT, { pthreadPoolSize: 2 });
+  for (const bundle of [BUNDLES[0], BUNDLES[1]]) {
+    loadBundle(st, bundle);
+    loadBundle(mt, bundle);
+    for (const text of ANALYZE_TEXTS) {
+      const want = wasmAnalyze(st, text);
+      for (const n of [1, 2, 3]) {
+        assert.equal(mt._blw_set_threads(n), n, wasmError(mt));
+        const got = wasmAnalyze(mt, text);
+        sameBytes(got.out, want.out, `${path.basename(bundle)} T=${want.T} ${n} threads`);
+      }
+    }
+  }
+});
+
 test('wasm: a thread count the pool cannot hold is refused and the state keeps running', { skip: ONLY === 'native' }, async () => {
   const mt = await createModule(MT, { pthreadPoolSize: 1 });
   loadBundle(mt, BUNDLES[1]);
@@ -149,6 +189,13 @@ test('native: build/bertlens --threads 1, 2, 3 print the same numbers', { skip: 
         }
       }
     }
+  }
+  // bertlens analyze (features and both rollouts on the state's pool)
+  for (const [a, b] of ANALYZE_TEXTS.slice(1)) {
+    const args = ['analyze', BUNDLES[1], a, ...(b ? [b] : [])];
+    const one = run(['--threads', '1', ...args]);
+    assert.match(one, /"rollout"/);
+    for (const n of ['2', '3']) assert.ok(run(['--threads', n, ...args]) === one, `analyze: --threads ${n} differs from --threads 1`);
   }
   // bad values: a message, exit 1
   for (const bad of ['x', '-1', '65', '']) {

@@ -3,7 +3,7 @@
 import test from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
-import { KEEP, ANALYSIS, PROTOCOL_VERSION, WORKER_PROTOCOL, makeRunRequest, mergeNeeds, resultCovers, checkResult } from '../../web/js/protocol.js';
+import { KEEP, ANALYSIS, PROTOCOL_VERSION, WORKER_PROTOCOL, makeRunRequest, makeAnalyzeRequest, withAnalysis, mergeNeeds, resultCovers, checkResult } from '../../web/js/protocol.js';
 
 const root = new URL('../../', import.meta.url);
 const read = (p) => fs.readFileSync(new URL(p, root), 'utf8');
@@ -101,4 +101,21 @@ test('resultCovers: what a run kept versus what a view needs', () => {
   assert.ok(!resultCovers(r4, { compare: 'k1' }, 0));
   assert.ok(resultCovers({ ...r4, compare: { key: 'k1' } }, { compare: 'k1' }, 0));
   assert.ok(!resultCovers({ ...r4, compare: { key: 'k0' } }, { compare: 'k1' }, 0));
+});
+
+test('analyze requests: the analysis of the worker\'s last run, merged into that run and checked', () => {
+  assert.deepEqual(makeAnalyzeRequest(3, ANALYSIS.ROLLOUT), { runId: 3, analysis: ANALYSIS.ROLLOUT });
+  assert.throws(() => makeAnalyzeRequest(3, ANALYSIS.NONE), /no analysis level/);
+  assert.throws(() => makeAnalyzeRequest('3', ANALYSIS.HEADS), /runId/);
+  const run = fakeResult({ runId: 4 });
+  assert.ok(!resultCovers(run, { analysis: ANALYSIS.ROLLOUT }, 0));
+  const per = () => Array.from({ length: 2 }, () => new Float32Array(9));
+  const out = { runId: 4, analysis: { pair: false, heads: new Array(4).fill({}) }, rollout: per(), rolloutNorm: null, ms: 1 };
+  const merged = withAnalysis(run, out);
+  assert.ok(resultCovers(merged, { analysis: ANALYSIS.ROLLOUT }, 0));
+  assert.ok(!resultCovers(merged, { norms: true, analysis: ANALYSIS.ROLLOUT }, 0), 'no norm-based rollout without norms');
+  assert.equal(merged.attn, run.attn, 'the run\'s attention is kept, not copied');
+  assert.equal(run.analysis, null, 'the run itself is not changed');
+  assert.throws(() => withAnalysis(run, { ...out, runId: 5 }), /not of this run/);
+  assert.throws(() => withAnalysis(run, { ...out, rollout: [new Float32Array(9)] }), /"rollout"/);
 });

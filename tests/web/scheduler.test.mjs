@@ -44,24 +44,61 @@ function harness(opts = {}) {
   return h;
 }
 
-test('one request: runs after the debounce, drawn once', async () => {
+test('a lone input runs at once (leading edge), drawn once', async () => {
   const h = harness();
   h.s.schedule();
-  h.tick(5);
-  assert.deepEqual(h.started, [], 'not before the delay (last run 30 ms)');
-  h.tick(30);
-  assert.deepEqual(h.started, ['a']);
+  h.tick(0);
+  assert.deepEqual(h.started, ['a'], 'no debounce wait when nothing is in flight and no input came just before');
   await h.finish();
   assert.deepEqual(h.drawn, ['out:a']);
 });
 
-test('typing fast: the debounce keeps only the last input', async () => {
+test('typing fast: the first key runs at once, the rest of the burst becomes one run of the last input', async () => {
   const h = harness();
   for (const c of ['b', 'bc', 'bcd']) { h.state = c; h.s.schedule(); h.tick(10); }
+  assert.deepEqual(h.started, ['b'], 'the keys after the first wait while its run is in flight');
   h.tick(100);
-  assert.deepEqual(h.started, ['bcd']);
+  assert.deepEqual(h.started, ['b'], 'still one run in flight');
+  await h.finish();
+  assert.deepEqual(h.drawn, [], 'the superseded result is not drawn');
+  assert.deepEqual(h.started, ['b', 'bcd'], 'the inputs between are skipped');
   await h.finish();
   assert.deepEqual(h.drawn, ['out:bcd']);
+});
+
+test('input within the delay of the last input is debounced even when no run is in flight', async () => {
+  const h = harness();
+  h.s.schedule(); h.tick(0);
+  h.advance(5);
+  await h.finish(); // the run took 5 ms: the delay is minDelay (8 ms)
+  assert.equal(h.s.lastMs, 5);
+  h.state = 'b'; h.s.schedule(); // 5 ms after the last input
+  h.tick(0);
+  assert.deepEqual(h.started, ['a'], 'not at once');
+  h.tick(7);
+  assert.deepEqual(h.started, ['a']);
+  h.tick(1);
+  assert.deepEqual(h.started, ['a', 'b'], 'after minDelay');
+  await h.finish();
+  h.advance(20);
+  h.state = 'c'; h.s.schedule(); h.tick(0); // quiet for longer than the delay: at once again
+  assert.deepEqual(h.started, ['a', 'b', 'c']);
+});
+
+test('a key held down while long runs go: never more than one run in flight and one wanted', async () => {
+  const h = harness();
+  h.s.lastMs = 1000; // runs take a second: the delay is the 250 ms cap
+  for (let i = 0; i < 40; i++) { h.state = `k${i}`; h.s.schedule(); h.tick(30); }
+  assert.deepEqual(h.started, ['k0'], '1.2 s of keys: only the first started');
+  assert.equal(h.s.again, false, 'each key pushes the debounce back');
+  h.tick(250);
+  assert.equal(h.s.again, true, 'the last key, once its delay passed, is wanted after the run in flight');
+  assert.deepEqual(h.started, ['k0']);
+  await h.finish();
+  assert.deepEqual(h.started, ['k0', 'k39']);
+  await h.finish();
+  assert.deepEqual(h.drawn, ['out:k39']);
+  assert.equal(h.s.runs, 2);
 });
 
 test('overlapping requests: one run in flight, the superseded result is kept but not drawn, the latest is drawn', async () => {
@@ -117,8 +154,11 @@ test('request() returning null starts nothing; the delay follows the last run, c
   await h.finish();
   assert.equal(h.s.lastMs, 1000);
   h.state = 'b';
-  h.s.schedule(); h.tick(249);
+  h.s.schedule(); // idle: would start at once…
+  h.state = 'c';
+  h.s.schedule(); // …but a second input before it did: debounced
+  h.tick(249);
   assert.deepEqual(h.started, ['a'], 'waits the 250 ms cap');
   h.tick(1);
-  assert.deepEqual(h.started, ['a', 'b']);
+  assert.deepEqual(h.started, ['a', 'c']);
 });

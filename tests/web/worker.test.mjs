@@ -202,6 +202,46 @@ test('like requests: the worker returns every head\'s JS distance to the chosen 
   assert.match(stale.error, /stale/);
 });
 
+// A tab that needs an analysis the run did not compute (rollout, heads
+// overview) asks the worker for the analysis of the run it still holds: the
+// same numbers as a run that asked for it, without running the model again.
+test('analyze requests: the analysis of the last run equals the one computed with a run; refused once stale', async () => {
+  const { makeAnalyzeRequest, makeLikeRequest, withAnalysis, resultCovers } = await import('../../web/js/protocol.js');
+  const send = startWorker();
+  assert.equal((await send('init', { glueUrl: null, wasmUrl: 'x.wasm', wasmBinary: wasmBinaryOf(), protocol: WORKER_PROTOCOL })).ok, true);
+  const bytes = fs.readFileSync(BUNDLE);
+  assert.equal((await send('load', { bytes: bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.length) })).ok, true);
+  const c = index.cases.find((x) => x.name === 'pair');
+  for (const norms of [false, true]) {
+    const needs = { norms, analysis: ANALYSIS.ROLLOUT };
+    const full = checkResult((await send('run', { request: makeRunRequest({ a: c.text, b: c.text_pair, needs }) })).result);
+    const plain = checkResult((await send('run', { request: makeRunRequest({ a: c.text, b: c.text_pair, needs: { norms } }) })).result);
+    assert.equal(plain.analysis, null);
+    assert.ok(!resultCovers(plain, needs, 0));
+    for (const level of [ANALYSIS.HEADS, ANALYSIS.ROLLOUT]) {
+      const res = await send('analyze', { request: makeAnalyzeRequest(plain.runId, level) });
+      assert.equal(res.ok, true, res.error);
+      const got = withAnalysis(plain, res.result);
+      assert.deepEqual(got.analysis, full.analysis, 'features and classes as the run computed them');
+      if (level === ANALYSIS.HEADS) {
+        assert.equal(got.rollout, null);
+        continue;
+      }
+      assert.ok(resultCovers(got, needs, 0));
+      assert.deepEqual(got.rollout, full.rollout, 'rollout bit for bit');
+      if (norms) assert.deepEqual(got.rolloutNorm, full.rolloutNorm, 'norm-based rollout bit for bit');
+      else assert.equal(got.rolloutNorm, null, 'no norms kept: no norm-based rollout');
+    }
+    assert.equal((await send('analyze', { request: { runId: plain.runId, analysis: ANALYSIS.NONE } })).ok, false, 'no level 0');
+    const still = await send('like', { request: makeLikeRequest(plain.runId, [0, 0]) });
+    assert.equal(still.ok, true, 'the analyses ran no model: the worker still holds the run');
+    await send('run', { request: makeRunRequest({ a: 'Another text.' }) });
+    const stale = await send('analyze', { request: makeAnalyzeRequest(plain.runId, ANALYSIS.ROLLOUT) });
+    assert.equal(stale.ok, false);
+    assert.match(stale.error, /stale/);
+  }
+});
+
 // Comparing two runs (compare view, head ablation, heads overview): per-head
 // Jensen–Shannon distance and max |Δ| in C (src/analyze.c bl_head_compare,
 // wasm blw_head_compare), against numpy on Hugging Face attention

@@ -81,6 +81,10 @@ export class Engine {
    *  when the worker ran the model again since. */
   like(request) { return this.call('like', { request }); }
 
+  /** The analysis of the worker's last run (protocol.js
+   *  makeAnalyzeRequest); rejects ('stale') when it ran again since. */
+  analyze(request) { return this.call('analyze', { request }); }
+
   /** Two runs' attention compared head by head in C (request from
    *  protocol.js makeCompareRequest): {js, maxAbs, ms}, Float64Array [L][H]. */
   compare(request) { return this.call('compare', { request }); }

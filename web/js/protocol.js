@@ -33,9 +33,12 @@
 // The result (checkResult): see RESULT_FIELDS. Each result has a runId; a
 // like request (makeLikeRequest) asks the worker for the distances to
 // another head from the attention of its last run, if that run is runId
-// (else it refuses and the page runs the model again).
+// (else it refuses and the page runs the model again). An analyze request
+// (makeAnalyzeRequest) likewise asks for the analysis (HEADS or ROLLOUT) of
+// that last run, so a tab that needs one does not run the model again; the
+// page merges the answer into its run (withAnalysis).
 
-export const PROTOCOL_VERSION = 5;
+export const PROTOCOL_VERSION = 6;
 
 /** BL_KEEP_* of src/bertlens.h. */
 export const KEEP = Object.freeze({ ATTN: 1, NORMS: 2, QK: 4, HIDDEN: 8, QK_ALL: 16 });
@@ -102,6 +105,21 @@ export function makeLikeRequest(runId, like) {
   checkHead(like);
   if (!Number.isInteger(runId)) throw new TypeError('like request: runId must be an integer');
   return { runId, like: [...like] };
+}
+
+/** The analysis (ANALYSIS.HEADS or ROLLOUT) of the worker's run runId,
+ *  from the attention it still holds. */
+export function makeAnalyzeRequest(runId, analysis) {
+  if (!Number.isInteger(runId)) throw new TypeError('analyze request: runId must be an integer');
+  if (analysis !== ANALYSIS.HEADS && analysis !== ANALYSIS.ROLLOUT) throw new RangeError(`analyze request: no analysis level ${analysis}`);
+  return { runId, analysis };
+}
+
+/** Run `run` with the answer to an analyze request for it merged in
+ *  (analysis, rollout, rolloutNorm), checked as a whole result. */
+export function withAnalysis(run, out) {
+  if (!out || out.runId !== run.runId) throw new Error('the analysis is not of this run');
+  return checkResult({ ...run, analysis: out.analysis, rollout: out.rollout, rolloutNorm: out.rolloutNorm });
 }
 
 /** Does a result hold everything `needs` asks for (at `layer`)? */

@@ -1,10 +1,14 @@
 // scheduler.js — "latest wins" scheduling of model runs (plain module, no
 // DOM; tests/web/scheduler.test.mjs).
 //
-// Input arrives faster than the model runs. The scheduler debounces (the
-// delay follows how long runs take: short inputs feel instant, long ones do
-// not queue up work), keeps at most one run in flight, and while one is in
-// flight remembers only that another is wanted. The job is built when the
+// Input arrives faster than the model runs. A lone input starts a run at
+// once (leading edge: nothing in flight, no timer pending and no input
+// within the last delay), so one keystroke does not wait out a debounce
+// that is only there for bursts. Input that follows within the delay, or
+// arrives while a run is in flight, is debounced (the delay follows how
+// long runs take: short inputs feel instant, long ones do not queue up
+// work). At most one run is in flight; while one is, the scheduler
+// remembers only that another is wanted. The job is built when the
 // run starts (request()), so it always reflects the newest state. A run
 // whose result is superseded by newer input is kept (keep) but not drawn;
 // the newest one is drawn (deliver) — or its error reported (fail) — and
@@ -18,7 +22,7 @@
 //     deliver: (result, job) => {},     // the run to draw
 //     fail: (error, job) => {},         // the newest run failed
 //   });
-//   s.schedule();     // debounced
+//   s.schedule();     // input: at once when idle, else debounced
 //   s.schedule(0);    // at once (next tick)
 
 export class RunScheduler {
@@ -29,15 +33,28 @@ export class RunScheduler {
     this.inFlight = false;
     this.again = false;
     this.timer = 0;
+    this.timerDue = false; // a timer is pending
+    this.lastInput = -Infinity; // when schedule() without a delay was last called
     this.runs = 0; // runs started (for tests and the page's data attributes)
   }
 
-  /** Debounced start: after `delay` ms (default: the last run's duration,
-   *  clamped to [minDelay, maxDelay]); a newer call replaces the timer. */
+  /** Input wants a run. Without `delay`: at once (next tick) when the
+   *  scheduler is idle — no run in flight, no timer pending, no input within
+   *  the last delay — else debounced by the last run's duration, clamped to
+   *  [minDelay, maxDelay]. With `delay`: after that many ms. A newer call
+   *  replaces a pending timer. */
   schedule(delay) {
+    const wait = Math.max(this.minDelay, Math.min(this.maxDelay, this.lastMs));
+    let ms = delay;
+    if (ms === undefined || ms === null) {
+      const t = this.now();
+      const idle = !this.inFlight && !this.timerDue && t - this.lastInput >= wait;
+      this.lastInput = t;
+      ms = idle ? 0 : wait;
+    }
     this.timers.clearTimeout(this.timer);
-    const wait = delay ?? Math.max(this.minDelay, Math.min(this.maxDelay, this.lastMs));
-    this.timer = this.timers.setTimeout(() => this.start(), wait);
+    this.timerDue = true;
+    this.timer = this.timers.setTimeout(() => { this.timerDue = false; this.start(); }, ms);
   }
 
   /** Start a run now, or mark that one is wanted after the one in flight. */

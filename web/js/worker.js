@@ -3,14 +3,14 @@
 // Emscripten glue (MODULARIZE, factory createBertlens) is loaded with
 // importScripts.
 //
-// Messages in:  {id, type: 'init'|'load'|'run'|'like'|'compare', ...}   (see engine.js)
+// Messages in:  {id, type: 'init'|'load'|'run'|'like'|'analyze'|'compare', ...}   (see engine.js)
 // Messages out: {id, ok: true, result} or {id, ok: false, error}
 // The run request and its result: web/js/protocol.js. This classic worker
 // cannot import that module; 'init' brings its WORKER_PROTOCOL (the KEEP_*
 // flag values and analysis levels), so no flag value is written here.
 /* global createBertlens, importScripts */
 
-const WORKER_PROTOCOL_VERSION = 5; // protocol.js PROTOCOL_VERSION this file speaks
+const WORKER_PROTOCOL_VERSION = 6; // protocol.js PROTOCOL_VERSION this file speaks
 let P = null; // WORKER_PROTOCOL from the page
 
 let mod = null;
@@ -18,6 +18,7 @@ const CONV_BYTES = '\u0000bytes'; // convert.js BYTES
 let info = null;
 let runCount = 0; // runId of the last run (its attention is still in the wasm heap)
 let lastT = 0; // its token count
+let lastFlags = 0; // its KEEP flags (whether its norms are in the state)
 
 /** Heads compared in C (src/analyze.c bl_head_compare through
  *  blw_head_compare): n heads of [T][T] at heap pointer pa (stride aStride
@@ -169,6 +170,35 @@ async function startModule(glueUrl, wasmUrl, wasmBinary, mt) {
   });
 }
 
+/** Analyses (src/analyze.c) of the run in the wasm state: features and
+ *  classes per head; with ANALYSIS.ROLLOUT every layer's rollout as floats
+ *  (blw_rollout, not through JSON), and the norm-based one when the run
+ *  kept norms (flags has KEEP.NORMS). Their buffers go on `transfer`. */
+function analyzeState(analysis, flags, L, T, transfer) {
+  const { KEEP, ANALYSIS } = P;
+  const withRollout = analysis >= ANALYSIS.ROLLOUT;
+  // 2: compute the rollouts for blw_rollout below; 0: features only.
+  const p = mod._blw_analyze_json(withRollout ? 2 : 0);
+  if (!p) throw new Error(lastError('the analysis failed'));
+  const heads = JSON.parse(mod.UTF8ToString(p));
+  if (heads.error) throw new Error(heads.error);
+  delete heads.tokens; // the run's own tokens are in the result
+  const layers = (norm) => {
+    const out = [];
+    for (let l = 0; l < L; l++) {
+      const pr = mod._blw_rollout(norm, l);
+      if (!pr) throw new Error(lastError(`no rollout for layer ${l}`));
+      const arr = floats(pr, T * T);
+      transfer.push(arr.buffer);
+      out.push(arr);
+    }
+    return out;
+  };
+  const rollout = withRollout ? layers(0) : null;
+  const rolloutNorm = withRollout && flags & KEEP.NORMS ? layers(1) : null;
+  return { heads, rollout, rolloutNorm };
+}
+
 const handlers = {
   // glueUrl null: the glue is already part of this worker's source (the
   // one-file page builds the worker from a Blob of glue + this file).
@@ -227,6 +257,7 @@ const handlers = {
     }
     const runId = ++runCount;
     lastT = T;
+    lastFlags = flags;
     if (T < 0) throw new Error(lastError('the model run failed'));
     const tok = JSON.parse(mod.UTF8ToString(mod._blw_tokens_json()));
     if (tok.error) throw new Error(tok.error);
@@ -261,34 +292,7 @@ const handlers = {
       }
       if (!q.some((x) => x)) q = k = null;
     }
-    // Analyses (src/analyze.c): features per head; rollout per layer as
-    // floats (blw_rollout), not through JSON.
-    let heads = null;
-    let rollout = null;
-    let rolloutNorm = null;
-    if (analysis >= ANALYSIS.HEADS) {
-      // 2: compute the rollouts for blw_rollout below; 0: features only.
-      const p = mod._blw_analyze_json(analysis >= ANALYSIS.ROLLOUT ? 2 : 0);
-      if (!p) throw new Error(lastError('the analysis failed'));
-      heads = JSON.parse(mod.UTF8ToString(p));
-      if (heads.error) throw new Error(heads.error);
-      delete heads.tokens; // the run's own tokens are in the result
-      if (analysis >= ANALYSIS.ROLLOUT) {
-        const layers = (norm) => {
-          const out = [];
-          for (let l = 0; l < L; l++) {
-            const p = mod._blw_rollout(norm, l);
-            if (!p) throw new Error(lastError(`no rollout for layer ${l}`));
-            const arr = floats(p, T * T);
-            transfer.push(arr.buffer);
-            out.push(arr);
-          }
-          return out;
-        };
-        rollout = layers(0);
-        if (flags & KEEP.NORMS) rolloutNorm = layers(1);
-      }
-    }
+    const an = analysis >= ANALYSIS.HEADS ? analyzeState(analysis, flags, L, T, transfer) : { heads: null, rollout: null, rolloutNorm: null };
     const likeOut = like && attn ? likeDistances(L, H, T, like) : null;
     if (likeOut) transfer.push(likeOut.dist.buffer);
     let embOut = embeddings;
@@ -298,7 +302,7 @@ const handlers = {
       tokens: tok.tokens, typeIds: tok.type_ids, offsets: tok.offsets,
       wordIds: tok.word_ids.map((w) => (w === null ? -1 : w)), // JSON null (special) -> -1
       nA: tok.n_a, truncated: !!tok.truncated, T, L, H, d, attn, norms, q, k, flags,
-      analysis: heads, rollout, rolloutNorm, like: likeOut, runId, ms: performance.now() - t0,
+      analysis: an.heads, rollout: an.rollout, rolloutNorm: an.rolloutNorm, like: likeOut, runId, ms: performance.now() - t0,
       mask: mask ? mask.map(([l, h]) => [l, h]) : null, embeddings: embOut,
     };
     return [result, transfer];
@@ -355,6 +359,20 @@ const handlers = {
     const out = likeDistances(info.config.n_layers, info.config.n_heads, lastT, like);
     out.ms = performance.now() - t0;
     return [out, [out.dist.buffer]];
+  },
+
+  // The analysis (ANALYSIS.HEADS or ROLLOUT) of the last run, from its
+  // attention still in the wasm state: a tab that needs an analysis the run
+  // did not compute gets it without running the model again. Refused when
+  // a newer run replaced that run.
+  analyze({ request }) {
+    const { runId, analysis } = request;
+    if (!info || runId !== runCount) throw new Error('stale: the model ran again since');
+    if (!(analysis >= P.ANALYSIS.HEADS && analysis <= P.ANALYSIS.ROLLOUT)) throw new Error(`no analysis level ${analysis}`);
+    const t0 = performance.now();
+    const transfer = [];
+    const out = analyzeState(analysis, lastFlags, info.config.n_layers, lastT, transfer);
+    return [{ analysis: out.heads, rollout: out.rollout, rolloutNorm: out.rolloutNorm, runId, ms: performance.now() - t0 }, transfer];
   },
 
   // Two runs' attention compared head by head, in C: a and b are per-layer
