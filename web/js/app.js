@@ -162,7 +162,15 @@ function notices(list, kind = 'warn') {
   for (const text of list) notice(`n${noticeCount++}`, kind, text);
 }
 
+// A draw that will make the page 'ready' when it has drawn is under way
+// (draw). A plain redraw (resize) that replaces it before it has drawn —
+// sliced drawings span several tasks, a head view at 512 tokens ~0.1 s —
+// cancels it, so the redraw must make the page ready in its place, or the
+// page would stay 'loading'.
+let readyOwed = false;
+
 function setPageState(s) {
+  readyOwed = false; // whatever set the state now, no earlier draw owes 'ready' any more
   document.body.dataset.state = s;
 }
 
@@ -865,11 +873,14 @@ function legendLines(s) {
 }
 
 /** Draw the current view from the last run. A plain redraw (window resize)
- *  passes keepState so it leaves the page state ('loading', 'error') alone. */
+ *  passes keepState so it leaves the page state ('loading', 'error') alone,
+ *  unless it replaces a draw still under way that was to make it 'ready'. */
 function draw({ keepState = false } = {}) {
   const run = app.run;
   const s = app.state;
   if (!run || !runIsCurrent()) return; // a run for the current state is on its way
+  if (!keepState) readyOwed = true;
+  else if (readyOwed) keepState = false; // it replaces a draw that was to make the page ready
   const t0 = performance.now();
   const seq = ++drawSeq;
   let pending;
