@@ -29,6 +29,8 @@ import { headLinesSteps, drain, rowShareThresholds, pairBoundary, strongestLinks
 
 const d3 = globalThis.d3;
 const BAND_MARGIN = 0.3; // of the window's height, painted above and below it (views: bandOf)
+// A drawing rasterises its band in pieces of about this many ms each (paintSteps).
+const PIECE_MS = 8;
 const FILTER_LABELS = [['all', 'All'], ['aa', 'A→A'], ['ab', 'A→B'], ['ba', 'B→A'], ['bb', 'B→B']];
 
 export function headView() {
@@ -207,7 +209,8 @@ export function headView() {
    *  links table (at 512 tokens each step reads a 512 x 512 matrix). */
   function* drawing(root, data, sel, sc) {
     yield* linesSteps(sc);
-    drawLines(sc);
+    yield;
+    yield* paintSteps(sc);
     yield;
     yield* textAlternative(root, data, sel);
   }
@@ -433,6 +436,19 @@ export function headView() {
   /** Paint lines into ctx whose vertical band [y0, y1] (CSS px of the full
    *  line area) is the canvas: lines that miss the band are skipped. */
   function paintLines(ctx, sc, lines, y0, y1) {
+    drain(paintLinesSteps(ctx, sc, lines, y0, y1, Infinity));
+  }
+
+  /** paintLines in pieces of about pieceMs each, one step per piece, each
+   *  rasterised before it ends: Chromium records a 2D canvas's drawing and
+   *  rasterises it all at once at the end of the task (FinalizeFrame) or
+   *  when its pixels are read, on the main thread. At 512 tokens the band's
+   *  raster takes 20-90 ms (measured by getImageData; 2-4 ms of it is the
+   *  JavaScript that records the lines), so a band painted in one task is a
+   *  long task by itself. Reading one pixel makes each piece's raster
+   *  happen inside its step, where sliced() counts it. The pieces go to a
+   *  canvas off the page (paintSteps), so no frame shows part of a band. */
+  function* paintLinesSteps(ctx, sc, lines, y0, y1, pieceMs) {
     const { data, lay } = sc;
     const w = lay.xR - lay.xL;
     const y = (i) => i * lay.rowH + lay.rowH / 2;
@@ -443,35 +459,100 @@ export function headView() {
     // lines: ~0.4 s instead of ~1.6 s at 1.2 px, measured by getImageData).
     ctx.lineWidth = data.K > 80 ? 1 : 2;
     const k = focus ? 1 : 0.9;
-    for (const l of lines) {
-      const a = y(l.i);
-      const b = y(l.j);
-      if ((a < y0 - 2 && b < y0 - 2) || (a > y1 + 2 && b > y1 + 2)) continue;
-      ctx.strokeStyle = headColour(l.head);
-      ctx.globalAlpha = Math.min(1, (l.w / data.vmax) * k);
-      ctx.beginPath();
-      ctx.moveTo(0, a);
-      ctx.lineTo(w, b);
-      ctx.stroke();
+    // lines per piece: adapted after each piece to take about pieceMs
+    let n = pieceMs === Infinity ? lines.length : 1000;
+    for (let s = 0; s < lines.length;) {
+      const t0 = performance.now();
+      const e = Math.min(lines.length, s + n);
+      for (; s < e; s++) {
+        const l = lines[s];
+        const a = y(l.i);
+        const b = y(l.j);
+        if ((a < y0 - 2 && b < y0 - 2) || (a > y1 + 2 && b > y1 + 2)) continue;
+        ctx.strokeStyle = headColour(l.head);
+        ctx.globalAlpha = Math.min(1, (l.w / data.vmax) * k);
+        ctx.beginPath();
+        ctx.moveTo(0, a);
+        ctx.lineTo(w, b);
+        ctx.stroke();
+      }
+      if (pieceMs === Infinity || s >= lines.length) continue;
+      ctx.getImageData(0, 0, 1, 1); // rasterise this piece now
+      n = Math.max(100, Math.min(8000, Math.round((n * pieceMs) / Math.max(0.5, performance.now() - t0))));
+      yield;
     }
     ctx.globalAlpha = 1;
     ctx.translate(0, y0);
   }
 
+  // The canvas a drawing paints its band on in pieces (paintSteps), off the
+  // page; willReadFrequently keeps it in memory (never on the GPU), where
+  // the one-pixel reads are cheap.
+  let scratch = null;
+  let paintGen = 0; // bumped by every paint: a drawing's pieces stop when another painted since
+
+  /** The drawing's lines, painted in pieces (paintLinesSteps) on the
+   *  scratch canvas and then copied to the page's canvas in one step: the
+   *  copy is a bitmap (~1 ms to rasterise), and until then the page shows
+   *  the previous picture whole. A hover or scroll paints at once
+   *  (drawLines) and wins over pieces still under way. */
+  function* paintSteps(sc) {
+    const gen = ++paintGen;
+    const { data, lay } = sc;
+    const lines = linesOf(sc);
+    const full = data.K * lay.rowH;
+    const [y0, y1] = bandRows(sc, full);
+    if (!scratch) {
+      scratch = document.createElement('canvas');
+      scratch.getContext('2d', { willReadFrequently: true });
+    }
+    const steps = paintLinesSteps(sizeCanvas(scratch, lay.xR - lay.xL, y1 - y0), sc, lines, y0, y1, PIECE_MS);
+    while (!steps.next().done) {
+      yield;
+      if (gen !== paintGen) return;
+    }
+    yield;
+    if (gen !== paintGen) return;
+    const ctx = placeCanvas(sc, y0, y1);
+    ctx.save();
+    ctx.setTransform(1, 0, 0, 1, 0, 0);
+    ctx.globalCompositeOperation = 'copy';
+    ctx.drawImage(scratch, 0, 0);
+    ctx.restore();
+    linesPainted(sc, lines, y0, y1);
+  }
+
+  /** The band of rows to paint (bandOf), in whole CSS px. */
+  function bandRows(sc, full) {
+    const [b0, b1] = bandOf(sc, full);
+    return [Math.floor(b0), Math.min(full, Math.ceil(b1))];
+  }
+
+  /** Size the page's canvas for band [y0, y1] and move it there; its context. */
+  function placeCanvas(sc, y0, y1) {
+    const { lay, canvas } = sc;
+    canvas.style.top = `${lay.top + y0}px`;
+    return sizeCanvas(canvas, lay.xR - lay.xL, y1 - y0);
+  }
+
   /** The lines between the columns: canvas on the page (the band in view,
    *  repainted on scroll), <line>s or the whole canvas in an export. */
   function drawLines(sc) {
+    paintGen++;
+    const lines = linesOf(sc);
+    const [y0, y1] = bandRows(sc, sc.data.K * sc.lay.rowH);
+    paintLines(placeCanvas(sc, y0, y1), sc, lines, y0, y1);
+    linesPainted(sc, lines, y0, y1);
+  }
+
+  /** After the band [y0, y1] of lines was painted: what scrolling and the
+   *  export read, and the scroll watch. */
+  function linesPainted(sc, lines, y0, y1) {
     const { data, lay, canvas } = sc;
     const { K } = data;
     const w = lay.xR - lay.xL;
     const full = K * lay.rowH;
     const y = (i) => i * lay.rowH + lay.rowH / 2;
-    const lines = linesOf(sc);
-    const [b0, b1] = bandOf(sc, full);
-    const y0 = Math.floor(b0);
-    const y1 = Math.min(full, Math.ceil(b1));
-    canvas.style.top = `${lay.top + y0}px`;
-    paintLines(sizeCanvas(canvas, w, y1 - y0), sc, lines, y0, y1);
     canvas.blBand = { sc, lines, y0, y1 };
     sc.stage.attr('data-lines', lines.length);
     watchScroll();
