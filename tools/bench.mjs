@@ -133,13 +133,16 @@ function tokenIds(T) {
 // A function that resolves to a number reports its own time in ms (the
 // native CLI times its forward pass itself, without the pipe round trip).
 // A null entry keeps its place in the results (stats null) and is not run.
-async function timeInterleaved(fns, warmup, runs) {
+// gapMs: idle time before each timed run (bench_threads: other engines' pools
+// spin for a while after their runs), not counted in the run's time.
+async function timeInterleaved(fns, warmup, runs, gapMs = 0) {
   for (let i = 0; i < warmup; i++) for (const fn of fns) if (fn) await fn();
   const ms = fns.map(() => []);
   const c0 = process.cpuUsage(), w0 = performance.now();
   for (let i = 0; i < runs; i++) {
     for (let j = 0; j < fns.length; j++) {
       if (!fns[j]) continue;
+      if (gapMs) await new Promise((r) => setTimeout(r, gapMs));
       const t0 = performance.now();
       const own = await fns[j]();
       ms[j].push(typeof own === 'number' ? own : performance.now() - t0);

@@ -2,7 +2,7 @@
 // bench_threads.mjs — part of `make bench`: the forward pass on 2 threads
 // against 1, and against onnxruntime-web on 2 threads, in one Node process.
 //
-//   node tools/bench_threads.mjs [--runs N] [--warmup N] [--T 16,128,512] [--threads 2] [--no-ort] [--json FILE]
+//   node tools/bench_threads.mjs [--runs N] [--warmup N] [--T 16,128,512] [--threads 2] [--gap MS] [--no-ort] [--json FILE]
 //
 // Engines, one run of each in turn within a row (tools/bench.mjs
 // timeInterleaved), so load from other processes hits them alike:
@@ -13,6 +13,11 @@
 //   natN  build/bertlens bench --stdin --threads N, a child process timing
 //         bl_forward itself: the native CLI as people run it (its default is
 //         one thread per core), against mtN on the same thread count
+// Each run starts after --gap ms of idle (default 30): the engines' pools
+// spin for a while after a run before they sleep (onnxruntime-web's longest),
+// and without the gap an engine's first milliseconds shared the cores with
+// the previous engine's spinning threads (measured 2026-11-25 at 128 tokens:
+// native×2 24–29 ms with no gap, 15–20 ms with 30 ms; mt×2 26.6 -> 24.5 ms).
 // Bundles: the published q8 (models/) vs ORT int8, and build/models' f32 vs
 // ORT fp32 when present. Attention of every layer kept (BL_KEEP_ATTN), as
 // the page asks, and copied into JS with the final hidden states, as ORT
@@ -32,7 +37,7 @@ const rel = (p) => relative(ROOT, p) || '.';
 const NATIVE = join(ROOT, 'build/bertlens');
 
 function parseArgs(argv) {
-  const o = { runs: 20, warmup: 3, Ts: [16, 128, 512], threads: 2, ort: true, json: join(ROOT, 'build/bench/threads.json') };
+  const o = { runs: 20, warmup: 3, Ts: [16, 128, 512], threads: 2, gap: 30, ort: true, json: join(ROOT, 'build/bench/threads.json') };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     const val = () => argv[++i];
@@ -40,11 +45,12 @@ function parseArgs(argv) {
     else if (a === '--warmup') o.warmup = parseInt(val(), 10);
     else if (a === '--T') o.Ts = val().split(',').map((x) => parseInt(x, 10));
     else if (a === '--threads') o.threads = parseInt(val(), 10);
+    else if (a === '--gap') o.gap = parseInt(val(), 10);
     else if (a === '--no-ort') o.ort = false;
     else if (a === '--json') o.json = val();
     else throw new Error(`unknown option ${a}`);
   }
-  if (!(o.runs >= 1) || !(o.threads >= 2)) throw new Error('bad --runs / --threads');
+  if (!(o.runs >= 1) || !(o.threads >= 2) || !(o.gap >= 0)) throw new Error('bad --runs / --threads / --gap');
   return o;
 }
 
@@ -96,7 +102,7 @@ async function main() {
       if (native) fns.push(() => native.run(T));
       const runs = T >= 512 ? Math.max(5, Math.round(opt.runs / 2)) : opt.runs;
       const l0 = load();
-      const { stats, cpuShare } = await timeInterleaved(fns, opt.warmup, runs);
+      const { stats, cpuShare } = await timeInterleaved(fns, opt.warmup, runs, opt.gap);
       const l1 = load();
       const [s, m, m1, o, nat] = stats.map((x) => x?.median ?? null);
       const row = { bundle: basename(bd.path), T, runs, st: s, mtN: m, mt1: m1, ortN: o, speedup: s / m, speedupSameBuild: m1 / m,
@@ -115,7 +121,7 @@ async function main() {
   console.log(`st = single-threaded build; mt×k = pthreads build on k threads; native×${N} = build/bertlens on ${N} threads ` +
     `(its own timing of bl_forward, no copy into JS); ratios > 1: the engine after the slash is faster. ` +
     `cpu % = CPU time of all this process's threads / wall time (ideal with ${N} threads busy: ~${100 * N} for the mt×${N} runs, ` +
-    '100 for the others, so the row mixes them); load = 1-minute load average before→after the row (above the core count: ' +
+    `100 for the others, so the row mixes them; the wall time includes the ${opt.gap} ms idle gap before each run); load = 1-minute load average before→after the row (above the core count: ` +
     'other processes competed for the cores and the ratios understate what an idle machine gives).');
   if (opt.json) {
     mkdirSync(dirname(opt.json), { recursive: true });
