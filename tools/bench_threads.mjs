@@ -13,11 +13,12 @@
 //   natN  build/bertlens bench --stdin --threads N, a child process timing
 //         bl_forward itself: the native CLI as people run it (its default is
 //         one thread per core), against mtN on the same thread count
-// Each run starts after --gap ms of idle (default 30): the engines' pools
-// spin for a while after a run before they sleep (onnxruntime-web's longest),
-// and without the gap an engine's first milliseconds shared the cores with
-// the previous engine's spinning threads (measured 2026-11-25 at 128 tokens:
-// native×2 24–29 ms with no gap, 15–20 ms with 30 ms; mt×2 26.6 -> 24.5 ms).
+// --gap MS: idle time before each timed run (default 0). Measured
+// 2026-11-25 at 128 tokens: with 30 ms, native×2 fell from 24–29 to 15–20
+// ms (the previous engine's pool, onnxruntime-web's above all, spins for a
+// while after its run and shared the cores), but the wasm engines turned
+// erratic (mt×2 25–41 ms instead of 24–28: on this VM an idle core clocks
+// down), so back to back is the default.
 // Bundles: the published q8 (models/) vs ORT int8, and build/models' f32 vs
 // ORT fp32 when present. Attention of every layer kept (BL_KEEP_ATTN), as
 // the page asks, and copied into JS with the final hidden states, as ORT
@@ -37,7 +38,7 @@ const rel = (p) => relative(ROOT, p) || '.';
 const NATIVE = join(ROOT, 'build/bertlens');
 
 function parseArgs(argv) {
-  const o = { runs: 20, warmup: 3, Ts: [16, 128, 512], threads: 2, gap: 30, ort: true, json: join(ROOT, 'build/bench/threads.json') };
+  const o = { runs: 20, warmup: 3, Ts: [16, 128, 512], threads: 2, gap: 0, ort: true, json: join(ROOT, 'build/bench/threads.json') };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     const val = () => argv[++i];
@@ -121,7 +122,7 @@ async function main() {
   console.log(`st = single-threaded build; mt×k = pthreads build on k threads; native×${N} = build/bertlens on ${N} threads ` +
     `(its own timing of bl_forward, no copy into JS); ratios > 1: the engine after the slash is faster. ` +
     `cpu % = CPU time of all this process's threads / wall time (ideal with ${N} threads busy: ~${100 * N} for the mt×${N} runs, ` +
-    `100 for the others, so the row mixes them; the wall time includes the ${opt.gap} ms idle gap before each run); load = 1-minute load average before→after the row (above the core count: ` +
+    `100 for the others, so the row mixes them${opt.gap ? `; the wall time includes the ${opt.gap} ms idle gap before each run` : ''}); load = 1-minute load average before→after the row (above the core count: ` +
     'other processes competed for the cores and the ratios understate what an idle machine gives).');
   if (opt.json) {
     mkdirSync(dirname(opt.json), { recursive: true });
