@@ -168,14 +168,6 @@ int bl_head_analyze(const float *a, int32_t T, const uint8_t *roles, const int32
 
 /* -------------------------------------------------------------- rollout */
 
-/* Thread w of n's share of `total` rows, in whole groups of 4: [*i0, *i1). */
-static void row_share(int32_t total, int w, int n, int32_t *i0, int32_t *i1) {
-    const int64_t groups = (total + 3) / 4;
-    const int32_t a = (int32_t)(groups * w / n) * 4, b = (int32_t)(groups * (w + 1) / n) * 4;
-    *i0 = a < total ? a : total;
-    *i1 = b < total ? b : total;
-}
-
 typedef struct {
     const float *m; /* this layer's mixing matrix [T][T]              */
     float *at;      /* [T][T] 0.5 * rownorm(m) + 0.5 * I              */
@@ -194,7 +186,7 @@ static void task_rollout(void *arg, int w, int n) {
     const rollout_task *k = arg;
     const int32_t T = k->T;
     int32_t i0, i1;
-    row_share(T, w, n, &i0, &i1);
+    bli_rows_of(T, w, n, &i0, &i1);
     if (i0 >= i1) return;
     const float *m = k->m;
     float *at = k->at;
@@ -309,7 +301,7 @@ static void task_analyze(void *arg, int w, int n) {
         bl_head_analyze(bl_attention(a->s, k / a->NH) + (size_t)(k % a->NH) * TT, a->T, a->roles, a->segments,
                         &a->heads[k]);
     int32_t i0, i1;
-    row_share(a->T, w, n, &i0, &i1);
+    bli_rows_of(a->T, w, n, &i0, &i1);
     for (int32_t l = 0; l < a->L && i0 < i1; l++) {
         const size_t at = (size_t)l * TT, k0 = (size_t)i0 * a->T, k1 = (size_t)i1 * a->T;
         if (a->mix) sum_heads(a->mix + at, bl_attention(a->s, l), a->NH, TT, a->NH, k0, k1);

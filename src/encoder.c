@@ -390,15 +390,6 @@ typedef struct {
     atomic_int next;  /* heads task: the next head to claim */
 } fwd_task;
 
-/* Thread w of n: token rows [*t0, *t1), whole groups of 4 (may be empty). */
-static void rows_of(int32_t T, int w, int n, int32_t *t0, int32_t *t1) {
-    const int64_t groups = (T + 3) / 4;
-    *t0 = (int32_t)(4 * (groups * w / n));
-    *t1 = (int32_t)(4 * (groups * (w + 1) / n));
-    if (*t1 > T) *t1 = T;
-    if (*t0 > T) *t0 = T;
-}
-
 /* q, k, v rows [t0, t1) of layer l = x Wq^T + bq, x Wk^T + bk, x Wv^T + bv (x packed once). */
 static void qkv_rows(bl_state *s, int32_t l, int32_t t0, int32_t t1, float *scratch) {
     const layer_weights *w = &s->layers[l];
@@ -415,7 +406,7 @@ static void task_embed(void *arg, int w, int n) {
     bl_state *s = f->s;
     const int32_t H = s->c.hidden;
     int32_t t0, t1;
-    rows_of(f->T, w, n, &t0, &t1);
+    bli_rows_of(f->T, w, n, &t0, &t1);
     if (t0 >= t1) return;
     for (int32_t t = t0; t < t1; t++) {
         float *x = s->x + (size_t)t * H;
@@ -484,7 +475,7 @@ static void task_rows(void *arg, int w, int n) {
     const int32_t l = f->l, H = c->hidden;
     const layer_weights *lw = &s->layers[l];
     int32_t t0, t1;
-    rows_of(f->T, w, n, &t0, &t1);
+    bli_rows_of(f->T, w, n, &t0, &t1);
     if (t0 >= t1) return;
     const int32_t R = t1 - t0;
     float *scratch = s->scratch + (size_t)w * s->nscratch;

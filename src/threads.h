@@ -23,6 +23,7 @@
 #define BL_THREADS_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #define BL_MAX_THREADS 64 /* upper bound for bl_state_set_threads */
 
@@ -35,6 +36,15 @@ typedef void (*bli_task_fn)(void *ctx, int w, int n);
  * to 1 with a reason in err; threads already started are joined. */
 bli_pool *bli_pool_new(int n, int *failed, char *err, size_t errlen);
 void bli_pool_free(bli_pool *p);
+/* Thread w of n's share of `total` rows, in whole groups of 4 (the
+ * kernels' tile height): [*r0, *r1), possibly empty. The encoder's row
+ * tasks and the analyses (encoder.c, analyze.c) split rows by it. */
+static inline void bli_rows_of(int32_t total, int w, int n, int32_t *r0, int32_t *r1) {
+    const int64_t groups = (total + 3) / 4;
+    const int64_t a = 4 * (groups * w / n), b = 4 * (groups * (w + 1) / n);
+    *r0 = (int32_t)(a < total ? a : total);
+    *r1 = (int32_t)(b < total ? b : total);
+}
 /* Threads the pool runs a task on (1 for NULL). */
 int bli_pool_threads(const bli_pool *p);
 void bli_pool_run(bli_pool *p, bli_task_fn fn, void *ctx);

@@ -170,8 +170,8 @@ async function startModule(glueUrl, wasmUrl, wasmBinary, mt) {
   });
 }
 
-/** Analyses (src/analyze.c) of the run in the wasm state: features and
- *  classes per head; with ANALYSIS.ROLLOUT every layer's rollout as floats
+/** Analyses (src/analyze.c) of the run in the wasm state, as the result's
+ *  fields {analysis, rollout, rolloutNorm}: features and classes per head; with ANALYSIS.ROLLOUT every layer's rollout as floats
  *  (blw_rollout, not through JSON), and the norm-based one when the run
  *  kept norms (flags has KEEP.NORMS). Their buffers go on `transfer`. */
 function analyzeState(analysis, flags, L, T, transfer) {
@@ -196,7 +196,7 @@ function analyzeState(analysis, flags, L, T, transfer) {
   };
   const rollout = withRollout ? layers(0) : null;
   const rolloutNorm = withRollout && flags & KEEP.NORMS ? layers(1) : null;
-  return { heads, rollout, rolloutNorm };
+  return { analysis: heads, rollout, rolloutNorm };
 }
 
 const handlers = {
@@ -292,7 +292,7 @@ const handlers = {
       }
       if (!q.some((x) => x)) q = k = null;
     }
-    const an = analysis >= ANALYSIS.HEADS ? analyzeState(analysis, flags, L, T, transfer) : { heads: null, rollout: null, rolloutNorm: null };
+    const an = analysis >= ANALYSIS.HEADS ? analyzeState(analysis, flags, L, T, transfer) : { analysis: null, rollout: null, rolloutNorm: null };
     const likeOut = like && attn ? likeDistances(L, H, T, like) : null;
     if (likeOut) transfer.push(likeOut.dist.buffer);
     let embOut = embeddings;
@@ -302,7 +302,7 @@ const handlers = {
       tokens: tok.tokens, typeIds: tok.type_ids, offsets: tok.offsets,
       wordIds: tok.word_ids.map((w) => (w === null ? -1 : w)), // JSON null (special) -> -1
       nA: tok.n_a, truncated: !!tok.truncated, T, L, H, d, attn, norms, q, k, flags,
-      analysis: an.heads, rollout: an.rollout, rolloutNorm: an.rolloutNorm, like: likeOut, runId, ms: performance.now() - t0,
+      ...an, like: likeOut, runId, ms: performance.now() - t0,
       mask: mask ? mask.map(([l, h]) => [l, h]) : null, embeddings: embOut,
     };
     return [result, transfer];
@@ -372,7 +372,7 @@ const handlers = {
     const t0 = performance.now();
     const transfer = [];
     const out = analyzeState(analysis, lastFlags, info.config.n_layers, lastT, transfer);
-    return [{ analysis: out.heads, rollout: out.rollout, rolloutNorm: out.rolloutNorm, runId, ms: performance.now() - t0 }, transfer];
+    return [{ ...out, runId, ms: performance.now() - t0 }, transfer];
   },
 
   // Two runs' attention compared head by head, in C: a and b are per-layer
