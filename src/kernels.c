@@ -272,7 +272,11 @@ void blk_matmul_scalar(float *y, const float *x, int32_t T, const blk_weight *w,
 
 size_t blk_matmul_nt_scratch_floats(int32_t N, int32_t K) {
     /* B in panels [N/8][K][8], then one chunk of packed rows [NT_ROWS][K], then mk_f32_long's block sums [32] */
-    return (size_t)((N + BL_PANEL - 1) / BL_PANEL) * BL_PANEL * K + (size_t)NT_ROWS * K + 16 + 32;
+    /* blk_matmul_nt_q (SIMD): int16 panels and their block scales, one f32 panel, a chunk of quantized rows */
+    size_t np = (size_t)(N + BL_PANEL - 1) / BL_PANEL, Kp = ((size_t)K + BL_QBLOCK - 1) / BL_QBLOCK * BL_QBLOCK;
+    size_t f = np * BL_PANEL * K + (size_t)NT_ROWS * K + 16 + 32;
+    size_t q = np * Kp * BL_PANEL / 2 + np * (Kp / BL_QBLOCK) * BL_PANEL + Kp * BL_PANEL + (size_t)NT_ROWS * (Kp / 2 + 1) + 16;
+    return f > q ? f : q;
 }
 
 void blk_matmul_nt_scalar(float *y, int32_t ldy, const float *x, int32_t ldx, int32_t T, const float *b,
@@ -344,6 +348,10 @@ void blk_matmul_shared(int n, float *const *y, const float *x, int32_t T, const 
 }
 void blk_matmul_nt(float *y, int32_t ldy, const float *x, int32_t ldx, int32_t T, const float *b, int32_t bn,
                   int32_t bk, int32_t N, int32_t K, float *scratch) {
+    blk_matmul_nt_scalar(y, ldy, x, ldx, T, b, bn, bk, N, K, scratch);
+}
+void blk_matmul_nt_q(float *y, int32_t ldy, const float *x, int32_t ldx, int32_t T, const float *b, int32_t bn,
+                     int32_t bk, int32_t N, int32_t K, float *scratch) {
     blk_matmul_nt_scalar(y, ldy, x, ldx, T, b, bn, bk, N, K, scratch);
 }
 void blk_layernorm(float *x, const float *res, int32_t T, int32_t n, const float *g, const float *b, float eps) {
@@ -752,8 +760,8 @@ INLINE __attribute__((target("avx2,fma"))) void mk_q8_avx2(float *y, int32_t ldy
     AVX2_TILE_STORE(f, sx)
 }
 
-AVX2_FN void matmul_q8_quantized_avx2(float *y, const int32_t *xq, const float *sx, int32_t T, const blk_weight *w,
-                                      const float *bias, int32_t act) {
+AVX2_FN void matmul_q8_quantized_avx2(float *y, int32_t ldy, const int32_t *xq, const float *sx, int32_t T,
+                                      const blk_weight *w, const float *bias, int32_t act) {
     const int32_t N = w->n, K = w->k, nb = K / BL_QBLOCK, np = (N + BL_PANEL - 1) / BL_PANEL;
     for (int32_t p = 0; p < np; p += 2) {
         const int p1 = p + 1 < np ? p + 1 : p;
@@ -765,11 +773,11 @@ AVX2_FN void matmul_q8_quantized_avx2(float *y, const int32_t *xq, const float *
         float *yp = y + p * BL_PANEL;
         if (act < 0)
             for (int32_t t = 0; t < T; t += 4)
-                mk_q8_avx2(yp + (size_t)t * N, N, xq + (size_t)t * K / 2, sx + t, pq0, pq1, ps0, ps1, K, pb,
+                mk_q8_avx2(yp + (size_t)t * ldy, ldy, xq + (size_t)t * K / 2, sx + t, pq0, pq1, ps0, ps1, K, pb,
                            T - t < 4 ? T - t : 4, cols0, cols1, -1);
         else
             for (int32_t t = 0; t < T; t += 4)
-                mk_q8_avx2(yp + (size_t)t * N, N, xq + (size_t)t * K / 2, sx + t, pq0, pq1, ps0, ps1, K, pb,
+                mk_q8_avx2(yp + (size_t)t * ldy, ldy, xq + (size_t)t * K / 2, sx + t, pq0, pq1, ps0, ps1, K, pb,
                            T - t < 4 ? T - t : 4, cols0, cols1, act);
     }
 }
@@ -870,34 +878,51 @@ INLINE void mk_q8(float *y, int32_t ldy, const int32_t *xq, const float *sx, con
     }
 }
 
-/* Quantize each row of x[T][K] to int16 with scale max|x| / 32767 into
- * xq[T/4][K/2][4] (row groups of 4 interleaved by pairs, as mk_q8 reads
- * them; rows past T are zero). sx[t] = row t's scale. K % 8 == 0. */
-static void quantize_rows(int32_t *xq, float *sx, const float *x, int32_t T, int32_t K) {
-    for (int32_t t = 0; t < T; t += 4, xq += (size_t)2 * K) {
+/* round(v) as int32 for |v| < 2^22: adding 1.5 * 2^23 leaves the integer,
+ * rounded to nearest even as f32x4.nearest does, in the low mantissa bits.
+ * Two cheap operations instead of nearest + trunc_sat (V8 guards the
+ * latter against NaN and overflow with several instructions). */
+INLINE v128_t round_small(v128_t v) {
+    return wasm_i32x4_sub(wasm_f32x4_add(v, wasm_f32x4_splat(12582912.0f)), wasm_i32x4_splat(0x4B400000));
+}
+
+/* Quantize rows of x (T rows of K values, stride ldx) to integers with
+ * scale max|row| / qmax (qmax <= 32767) into xq[T4/4][Kp/2][4] (row groups
+ * of 4 interleaved by pairs, as mk_q8 reads them; rows past T and values
+ * past K are zero). sx[t] = row t's scale. Kp % 8 == 0, K <= Kp. */
+static void quantize_rows_ld(int32_t *xq, float *sx, const float *x, int32_t ldx, int32_t T, int32_t K, int32_t Kp,
+                             float qmax) {
+    for (int32_t t = 0; t < T; t += 4, xq += (size_t)2 * Kp) {
         const float *r[4];
         v128_t inv[4];
         for (int i = 0; i < 4; i++) {
-            r[i] = t + i < T ? x + (size_t)(t + i) * K : NULL;
+            r[i] = t + i < T ? x + (size_t)(t + i) * ldx : NULL;
             float amax = 0.0f;
             if (r[i]) {
                 v128_t m = wasm_f32x4_splat(0);
-                for (int32_t k = 0; k < K; k += 4) m = wasm_f32x4_pmax(m, wasm_f32x4_abs(wasm_v128_load(r[i] + k)));
+                int32_t k = 0;
+                for (; k + 4 <= K; k += 4) m = wasm_f32x4_pmax(m, wasm_f32x4_abs(wasm_v128_load(r[i] + k)));
                 amax = hmax(m);
+                for (; k < K; k++) amax = fabsf(r[i][k]) > amax ? fabsf(r[i][k]) : amax;
             }
-            if (i + t < T) sx[t + i] = amax / 32767.0f;
-            inv[i] = wasm_f32x4_splat(amax > 0 ? 32767.0f / amax : 0.0f);
+            if (i + t < T) sx[t + i] = amax / qmax;
+            inv[i] = wasm_f32x4_splat(amax > 0 ? qmax / amax : 0.0f);
         }
-        for (int32_t k = 0; k < K; k += 8) { /* 4 pairs of each row -> 4 x (4 rows' pair) */
+        for (int32_t k = 0; k < Kp; k += 8) { /* 4 pairs of each row -> 4 x (4 rows' pair) */
             v128_t q[4];
             for (int i = 0; i < 4; i++) {
-                if (!r[i]) {
+                if (!r[i] || k >= K) {
                     q[i] = wasm_i32x4_splat(0);
                     continue;
                 }
-                v128_t a = wasm_i32x4_trunc_sat_f32x4(wasm_f32x4_nearest(wasm_f32x4_mul(wasm_v128_load(r[i] + k), inv[i])));
-                v128_t b =
-                    wasm_i32x4_trunc_sat_f32x4(wasm_f32x4_nearest(wasm_f32x4_mul(wasm_v128_load(r[i] + k + 4), inv[i])));
+                const float *src = r[i] + k;
+                float tail[8];
+                if (k + 8 > K) { /* the row's last values, zero-padded */
+                    for (int e = 0; e < 8; e++) tail[e] = k + e < K ? src[e] : 0.0f;
+                    src = tail;
+                }
+                v128_t a = round_small(wasm_f32x4_mul(wasm_v128_load(src), inv[i]));
+                v128_t b = round_small(wasm_f32x4_mul(wasm_v128_load(src + 4), inv[i]));
                 q[i] = wasm_i16x8_narrow_i32x4(a, b);
             }
             transpose4(&q[0], &q[1], &q[2], &q[3]);
@@ -910,13 +935,19 @@ static void quantize_rows(int32_t *xq, float *sx, const float *x, int32_t T, int
     }
 }
 
+/* Activations of a projection: contiguous rows, 16-bit (scale max / 32767,
+ * ~1e-5 relative, far below the weight quantization error). K % 8 == 0. */
+static void quantize_rows(int32_t *xq, float *sx, const float *x, int32_t T, int32_t K) {
+    quantize_rows_ld(xq, sx, x, K, T, K, K, 32767.0f);
+}
+
 /* y[T][N] = quantized rows (xq, sx from quantize_rows) times w's q8 panels. */
-static void matmul_q8_quantized(float *y, const int32_t *xq, const float *sx, int32_t T, const blk_weight *w,
-                                const float *bias, int32_t act) {
+static void matmul_q8_quantized(float *y, int32_t ldy, const int32_t *xq, const float *sx, int32_t T,
+                                const blk_weight *w, const float *bias, int32_t act) {
     const int32_t N = w->n, K = w->k, nb = K / BL_QBLOCK;
 #if !defined(__wasm_simd128__)
     if (blk_have_avx2()) {
-        matmul_q8_quantized_avx2(y, xq, sx, T, w, bias, act);
+        matmul_q8_quantized_avx2(y, ldy, xq, sx, T, w, bias, act);
         return;
     }
 #endif
@@ -928,11 +959,11 @@ static void matmul_q8_quantized(float *y, const int32_t *xq, const float *sx, in
         float *yp = y + p * BL_PANEL;
         if (act < 0) /* as in matmul_f32_packed */
             for (int32_t t = 0; t < T; t += 4)
-                mk_q8(yp + (size_t)t * N, N, xq + (size_t)t * K / 2, sx + t, pq, ps, K, pb, T - t < 4 ? T - t : 4,
+                mk_q8(yp + (size_t)t * ldy, ldy, xq + (size_t)t * K / 2, sx + t, pq, ps, K, pb, T - t < 4 ? T - t : 4,
                       cols, -1);
         else
             for (int32_t t = 0; t < T; t += 4)
-                mk_q8(yp + (size_t)t * N, N, xq + (size_t)t * K / 2, sx + t, pq, ps, K, pb, T - t < 4 ? T - t : 4,
+                mk_q8(yp + (size_t)t * ldy, ldy, xq + (size_t)t * K / 2, sx + t, pq, ps, K, pb, T - t < 4 ? T - t : 4,
                       cols, act);
     }
 }
@@ -956,7 +987,7 @@ void blk_matmul_shared(int n, float *const *y, const float *x, int32_t T, const 
         int32_t *xq = (int32_t *)scratch;
         float *sx = scratch + (size_t)T4 * K / 2;
         quantize_rows(xq, sx, x, T, K);
-        for (int i = 0; i < n; i++) matmul_q8_quantized(y[i], xq, sx, T, w[i], bias[i], act);
+        for (int i = 0; i < n; i++) matmul_q8_quantized(y[i], w[i]->n, xq, sx, T, w[i], bias[i], act);
     } else {
         for (int i = 0; i < n; i++) {
             blk_matmul_scalar(y[i], x, T, w[i], bias[i], scratch);
@@ -969,46 +1000,102 @@ void blk_matmul(float *y, const float *x, int32_t T, const blk_weight *w, const 
     blk_matmul_act(y, x, T, w, bias, -1, scratch);
 }
 
+/* Panel p of B (columns p*8 .. p*8+7, b[n*bn + k*bk]) as dst[Kp][8]:
+ * zero past column N and past k = K. */
+static void pack_panel_f32(float *dst, const float *b, int32_t bn, int32_t bk, int32_t N, int32_t p, int32_t K,
+                           int32_t Kp) {
+    const float *src = b + (size_t)p * BL_PANEL * bn;
+    int32_t k = 0;
+    if ((p + 1) * BL_PANEL <= N) {
+        if (bn == 1) /* the panel's 8 values for one k are contiguous (V_h) */
+            for (; k < K; k++) {
+                wasm_v128_store(dst + (size_t)k * BL_PANEL, wasm_v128_load(src + (size_t)k * bk));
+                wasm_v128_store(dst + (size_t)k * BL_PANEL + 4, wasm_v128_load(src + (size_t)k * bk + 4));
+            }
+        else if (bk == 1) /* 8 rows of B contiguous in k (K_h): 4x4 transposes */
+            for (; k + 4 <= K; k += 4)
+                for (int c = 0; c < BL_PANEL; c += 4) {
+                    v128_t r0 = wasm_v128_load(src + (size_t)c * bn + k),
+                           r1 = wasm_v128_load(src + (size_t)(c + 1) * bn + k),
+                           r2 = wasm_v128_load(src + (size_t)(c + 2) * bn + k),
+                           r3 = wasm_v128_load(src + (size_t)(c + 3) * bn + k);
+                    transpose4(&r0, &r1, &r2, &r3);
+                    wasm_v128_store(dst + (size_t)k * BL_PANEL + c, r0);
+                    wasm_v128_store(dst + (size_t)(k + 1) * BL_PANEL + c, r1);
+                    wasm_v128_store(dst + (size_t)(k + 2) * BL_PANEL + c, r2);
+                    wasm_v128_store(dst + (size_t)(k + 3) * BL_PANEL + c, r3);
+                }
+    }
+    for (; k < Kp; k++) /* general case, leftovers and padding */
+        for (int c = 0; c < BL_PANEL; c++) {
+            int32_t n = p * BL_PANEL + c;
+            dst[(size_t)k * BL_PANEL + c] = n < N && k < K ? b[(size_t)n * bn + (size_t)k * bk] : 0.0f;
+        }
+}
+
 void blk_matmul_nt(float *y, int32_t ldy, const float *x, int32_t ldx, int32_t T, const float *b, int32_t bn,
                   int32_t bk, int32_t N, int32_t K, float *scratch) {
     /* pack B into panels scratch[p][k][8] (zero-padded), then x in chunks
      * of NT_ROWS rows behind them, then the f32 kernel */
     const int32_t np = (N + BL_PANEL - 1) / BL_PANEL;
-    for (int32_t p = 0; p < np; p++) {
-        float *dst = scratch + (size_t)p * K * BL_PANEL;
-        const float *src = b + (size_t)p * BL_PANEL * bn;
-        int32_t k = 0;
-        if ((p + 1) * BL_PANEL <= N) {
-            if (bn == 1) /* the panel's 8 values for one k are contiguous (V_h) */
-                for (; k < K; k++) {
-                    wasm_v128_store(dst + (size_t)k * BL_PANEL, wasm_v128_load(src + (size_t)k * bk));
-                    wasm_v128_store(dst + (size_t)k * BL_PANEL + 4, wasm_v128_load(src + (size_t)k * bk + 4));
-                }
-            else if (bk == 1) /* 8 rows of B contiguous in k (K_h): 4x4 transposes */
-                for (; k + 4 <= K; k += 4)
-                    for (int c = 0; c < BL_PANEL; c += 4) {
-                        v128_t r0 = wasm_v128_load(src + (size_t)c * bn + k),
-                               r1 = wasm_v128_load(src + (size_t)(c + 1) * bn + k),
-                               r2 = wasm_v128_load(src + (size_t)(c + 2) * bn + k),
-                               r3 = wasm_v128_load(src + (size_t)(c + 3) * bn + k);
-                        transpose4(&r0, &r1, &r2, &r3);
-                        wasm_v128_store(dst + (size_t)k * BL_PANEL + c, r0);
-                        wasm_v128_store(dst + (size_t)(k + 1) * BL_PANEL + c, r1);
-                        wasm_v128_store(dst + (size_t)(k + 2) * BL_PANEL + c, r2);
-                        wasm_v128_store(dst + (size_t)(k + 3) * BL_PANEL + c, r3);
-                    }
-        }
-        for (; k < K; k++) /* general case and leftovers, zero-padded */
-            for (int c = 0; c < BL_PANEL; c++) {
-                int32_t n = p * BL_PANEL + c;
-                dst[(size_t)k * BL_PANEL + c] = n < N ? b[(size_t)n * bn + (size_t)k * bk] : 0.0f;
-            }
-    }
+    for (int32_t p = 0; p < np; p++) pack_panel_f32(scratch + (size_t)p * K * BL_PANEL, b, bn, bk, N, p, K, K);
     float *xp = scratch + (size_t)np * K * BL_PANEL;
     for (int32_t t = 0; t < T; t += NT_ROWS) {
         int32_t rows = T - t < NT_ROWS ? T - t : NT_ROWS;
         pack_rows_f32(xp, x + (size_t)t * ldx, ldx, rows, K);
         matmul_f32_packed(y + (size_t)t * ldy, ldy, xp, rows, scratch, N, K, NULL, -1, xp + (size_t)NT_ROWS * K);
+    }
+}
+
+/* blk_matmul_nt on integers: x rows and B's columns quantized to 13 bits
+ * (|q| <= NTQ_MAX) through the q8 kernel. x: one scale per row; B: one per
+ * column and 32-block of k (the kernel's block scales). A block's integer
+ * sum is at most 32 * 8191^2 < 2^31, so it cannot overflow. K is
+ * zero-padded to Kp, a multiple of 32. */
+#define NTQ_MAX 8191.0f
+void blk_matmul_nt_q(float *y, int32_t ldy, const float *x, int32_t ldx, int32_t T, const float *b, int32_t bn,
+                     int32_t bk, int32_t N, int32_t K, float *scratch) {
+    const int32_t np = (N + BL_PANEL - 1) / BL_PANEL, Kp = (K + BL_QBLOCK - 1) / BL_QBLOCK * BL_QBLOCK,
+                  nb = Kp / BL_QBLOCK;
+    /* scratch: pq[np][Kp/2][8][2] int16, ps[np][nb][8], one f32 panel [Kp][8],
+     * then x quantized in chunks of NT_ROWS rows: xq[NT_ROWS/4][Kp/2][4], sx[NT_ROWS] */
+    int16_t *pq = (int16_t *)scratch;
+    float *ps = scratch + (size_t)np * Kp * BL_PANEL / 2, *pf = ps + (size_t)np * nb * BL_PANEL;
+    int32_t *xq = (int32_t *)(pf + (size_t)Kp * BL_PANEL);
+    float *sx = (float *)xq + (size_t)NT_ROWS * Kp / 2;
+    const v128_t qmax = wasm_f32x4_splat(NTQ_MAX), zero = wasm_f32x4_splat(0), lo16 = wasm_i32x4_splat(0xffff);
+    for (int32_t p = 0; p < np; p++) {
+        pack_panel_f32(pf, b, bn, bk, N, p, K, Kp);
+        for (int32_t blk = 0; blk < nb; blk++) {
+            const float *v = pf + (size_t)blk * BL_QBLOCK * BL_PANEL;
+            v128_t m0 = zero, m1 = zero;
+            for (int32_t k = 0; k < BL_QBLOCK; k++) {
+                m0 = wasm_f32x4_pmax(m0, wasm_f32x4_abs(wasm_v128_load(v + k * BL_PANEL)));
+                m1 = wasm_f32x4_pmax(m1, wasm_f32x4_abs(wasm_v128_load(v + k * BL_PANEL + 4)));
+            }
+            float *sc = ps + ((size_t)p * nb + blk) * BL_PANEL;
+            wasm_v128_store(sc, wasm_f32x4_div(m0, qmax));
+            wasm_v128_store(sc + 4, wasm_f32x4_div(m1, qmax));
+            /* 1 / scale, 0 for an all-zero column block */
+            v128_t i0 = wasm_v128_and(wasm_f32x4_div(qmax, m0), wasm_f32x4_gt(m0, zero));
+            v128_t i1 = wasm_v128_and(wasm_f32x4_div(qmax, m1), wasm_f32x4_gt(m1, zero));
+            int16_t *dq = pq + ((size_t)p * Kp + (size_t)blk * BL_QBLOCK) * BL_PANEL;
+            for (int32_t k = 0; k < BL_QBLOCK; k += 2, dq += 2 * BL_PANEL) {
+                const float *r = v + k * BL_PANEL;
+#define NTQ(ptr, inv) round_small(wasm_f32x4_mul(wasm_v128_load(ptr), inv))
+                /* int16 pairs (k, k+1) of columns 0-3, then 4-7 */
+                wasm_v128_store(dq, wasm_v128_or(wasm_v128_and(NTQ(r, i0), lo16), wasm_i32x4_shl(NTQ(r + BL_PANEL, i0), 16)));
+                wasm_v128_store(dq + 8, wasm_v128_or(wasm_v128_and(NTQ(r + 4, i1), lo16),
+                                                     wasm_i32x4_shl(NTQ(r + BL_PANEL + 4, i1), 16)));
+#undef NTQ
+            }
+        }
+    }
+    const blk_weight w = {.dtype = BL_Q8, .n = N, .k = Kp, .pq = pq, .ps = ps};
+    for (int32_t t = 0; t < T; t += NT_ROWS) {
+        int32_t rows = T - t < NT_ROWS ? T - t : NT_ROWS;
+        quantize_rows_ld(xq, sx, x + (size_t)t * ldx, ldx, rows, K, Kp, NTQ_MAX);
+        matmul_q8_quantized(y + (size_t)t * ldy, ldy, xq, sx, rows, &w, NULL, -1);
     }
 }
 

@@ -77,6 +77,10 @@ void blk_matmul_shared(int n, float *const *y, const float *x, int32_t T, const 
 size_t blk_matmul_nt_scratch_floats(int32_t N, int32_t K);
 void blk_matmul_nt(float *y, int32_t ldy, const float *x, int32_t ldx, int32_t T, const float *b, int32_t bn,
                   int32_t bk, int32_t N, int32_t K, float *scratch);
+/* The same product with x and b quantized to 13-bit integers (SIMD builds;
+ * used for the attention of quantized bundles), else blk_matmul_nt_scalar. */
+void blk_matmul_nt_q(float *y, int32_t ldy, const float *x, int32_t ldx, int32_t T, const float *b, int32_t bn,
+                     int32_t bk, int32_t N, int32_t K, float *scratch);
 void blk_matmul_nt_scalar(float *y, int32_t ldy, const float *x, int32_t ldx, int32_t T, const float *b,
                          int32_t bn, int32_t bk, int32_t N, int32_t K, float *scratch);
 

@@ -53,6 +53,7 @@ BLX_INLINE v128_t wasm_f32x4_abs(v128_t a) { return _mm_and_si128(a, _mm_set1_ep
 BLX_INLINE v128_t wasm_f32x4_pmin(v128_t a, v128_t b) { return BLX_SI(_mm_min_ps(BLX_PS(b), BLX_PS(a))); }
 BLX_INLINE v128_t wasm_f32x4_pmax(v128_t a, v128_t b) { return BLX_SI(_mm_max_ps(BLX_PS(b), BLX_PS(a))); }
 BLX_INLINE v128_t wasm_f32x4_ge(v128_t a, v128_t b) { return BLX_SI(_mm_cmpge_ps(BLX_PS(a), BLX_PS(b))); }
+BLX_INLINE v128_t wasm_f32x4_gt(v128_t a, v128_t b) { return BLX_SI(_mm_cmpgt_ps(BLX_PS(a), BLX_PS(b))); }
 BLX_INLINE v128_t wasm_f32x4_lt(v128_t a, v128_t b) { return BLX_SI(_mm_cmplt_ps(BLX_PS(a), BLX_PS(b))); }
 BLX_INLINE v128_t wasm_f32x4_nearest(v128_t a) {
     return BLX_SI(_mm_round_ps(BLX_PS(a), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
@@ -62,6 +63,7 @@ BLX_INLINE v128_t wasm_f32x4_convert_i32x4(v128_t a) { return BLX_SI(_mm_cvtepi3
 
 BLX_INLINE v128_t wasm_i32x4_splat(int32_t x) { return _mm_set1_epi32(x); }
 BLX_INLINE v128_t wasm_i32x4_add(v128_t a, v128_t b) { return _mm_add_epi32(a, b); }
+BLX_INLINE v128_t wasm_i32x4_sub(v128_t a, v128_t b) { return _mm_sub_epi32(a, b); }
 BLX_INLINE v128_t wasm_i32x4_shl(v128_t a, uint32_t n) { return _mm_sll_epi32(a, _mm_cvtsi32_si128((int)(n & 31))); }
 BLX_INLINE v128_t wasm_i32x4_dot_i16x8(v128_t a, v128_t b) { return _mm_madd_epi16(a, b); }
 BLX_INLINE v128_t wasm_i16x8_narrow_i32x4(v128_t a, v128_t b) { return _mm_packs_epi32(a, b); }

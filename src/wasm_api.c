@@ -476,6 +476,7 @@ EMSCRIPTEN_KEEPALIVE int blw_k_matmul(int simd, float *y, const float *x, int T,
     return blw_k_matmul_act(simd, y, x, T, dtype, n, k, wdata, bias, -1);
 }
 
+/* simd = 2: the integer form the attention of quantized bundles uses. */
 EMSCRIPTEN_KEEPALIVE int blw_k_matmul_nt(int simd, float *y, int ldy, const float *x, int ldx, int T, const float *b,
                                          int bn, int bk, int N, int K) {
     float *scratch = malloc(blk_matmul_nt_scratch_floats(N, K) * sizeof(float));
@@ -483,7 +484,9 @@ EMSCRIPTEN_KEEPALIVE int blw_k_matmul_nt(int simd, float *y, int ldy, const floa
         set_error("out of memory");
         return -1;
     }
-    if (simd)
+    if (simd == 2)
+        blk_matmul_nt_q(y, ldy, x, ldx, T, b, bn, bk, N, K, scratch);
+    else if (simd)
         blk_matmul_nt(y, ldy, x, ldx, T, b, bn, bk, N, K, scratch);
     else
         blk_matmul_nt_scalar(y, ldy, x, ldx, T, b, bn, bk, N, K, scratch);

@@ -20,6 +20,10 @@ const TOL_MATMUL_Q8 = 1e-4;    // |d| / (max|x| sum_k |w_k|): int16 activations
 const TOL_MATMUL_Q4 = 1e-4;
 const TOL_MATMUL_QN = 1e-4;    // q8h, q9..q12: the same int16 panels as q8
 const TOL_MATMUL_NT = 1e-5;    // attention products, f32
+// attention products of quantized bundles: x per row and B per column and
+// 32-block of k rounded to 13-bit integers (half a step, 1/16382 of the
+// largest value each side); |d| / (K max|x| max|b|) is at most 2/16382 = 1.22e-4
+const TOL_MATMUL_NT_Q = 1.25e-4;
 const TOL_LAYERNORM = 2e-5;    // absolute, outputs O(|gamma|)
 const TOL_SOFTMAX = 2e-6;      // absolute, probabilities
 const TOL_EXP_REL = 5e-7;      // relative to expf
@@ -223,7 +227,7 @@ for (const dtype of [BL_F32, BL_F16, BL_Q8, BL_Q4]) {
 }
 
 // ---------------------------------------------- matmul_nt (attention form)
-for (const [T, N, K] of [[1, 1, 1], [3, 5, 7], [9, 17, 32], [13, 13, 64], [30, 3, 30], [5, 9, 700]]) {
+for (const [T, N, K] of [[1, 1, 1], [3, 5, 7], [9, 17, 32], [13, 13, 64], [30, 3, 30], [5, 9, 700], [70, 32, 97]]) {
   for (const transposed of [false, true]) {
     const ldx = K + 3, ldy = N + 2;
     const x = uniform(T * ldx, -2, 2), bsrc = uniform(N * K * 2, -2, 2);
@@ -245,8 +249,43 @@ for (const [T, N, K] of [[1, 1, 1], [3, 5, 7], [9, 17, 32], [13, 13, 64], [30, 3
     note('matmul_nt simd vs scalar', w);
     check(w <= TOL_MATMUL_NT, `matmul_nt T=${T} N=${N} K=${K} transposed=${transposed}: ${w}`);
     check(untouched, `matmul_nt T=${T} N=${N} K=${K}: writes only N columns`);
+    // the integer form (simd = 2) on the same inputs, with one column of B
+    // all zero (a zero scale) and one row of x all zero
+    for (let k = 0; k < K; k++) { bsrc[(N - 1) * bn + k * bk] = 0; x[(T - 1) * ldx + k] = 0; }
+    M.HEAPF32.set(x, px >> 2);
+    M.HEAPF32.set(bsrc, pb >> 2);
+    M.HEAPF32.fill(0, y1 >> 2, (y1 >> 2) + T * ldy);
+    check(M._blw_k_matmul_nt(0, y0, ldy, px, ldx, T, pb, bn, bk, N, K) === 0, 'matmul_nt scalar runs');
+    check(M._blw_k_matmul_nt(2, y1, ldy, px, ldx, T, pb, bn, bk, N, K) === 0, 'matmul_nt integer form runs');
+    const r = getF(y0, T * ldy), q = getF(y1, T * ldy);
+    let xmax = 0, bmax = 0, wq = 0, untouchedQ = true;
+    for (let i = 0; i < T; i++) for (let k = 0; k < K; k++) xmax = Math.max(xmax, Math.abs(x[i * ldx + k]));
+    for (let n = 0; n < N; n++) for (let k = 0; k < K; k++) bmax = Math.max(bmax, Math.abs(bsrc[n * bn + k * bk]));
+    for (let i = 0; i < T; i++) for (let n = 0; n < N; n++) wq = Math.max(wq, Math.abs(r[i * ldy + n] - q[i * ldy + n]));
+    wq /= K * xmax * bmax + 1e-30;
+    for (let i = 0; i < T; i++) for (let n = N; n < ldy; n++) untouchedQ &&= q[i * ldy + n] === 0;
+    note('matmul_nt integer form vs scalar', wq);
+    check(wq <= TOL_MATMUL_NT_Q, `matmul_nt integer form T=${T} N=${N} K=${K} transposed=${transposed}: ${wq}`);
+    check(untouchedQ, `matmul_nt integer form T=${T} N=${N} K=${K}: writes only N columns`);
+    let zeroRow = true;
+    for (let n = 0; n < N; n++) zeroRow &&= q[(T - 1) * ldy + n] === 0;
+    check(zeroRow, `matmul_nt integer form T=${T} N=${N} K=${K}: a zero row of x gives zeros`);
     for (const p of [px, pb, y0, y1]) M._free(p);
   }
+}
+
+// The integer form at its largest block sums: every x and b equal, so each
+// 32-block sums 32 * 8191^2 (just under 2^31) and every output is K * x * b.
+for (const [T, N, K, v] of [[4, 8, 64, 3.5], [5, 9, 96, -0.75]]) {
+  const x = new Float32Array(T * K).fill(v), bsrc = new Float32Array(N * K).fill(v);
+  const px = put(x), pb = put(bsrc), y = alloc(T * N * 4);
+  check(M._blw_k_matmul_nt(2, y, N, px, K, T, pb, K, 1, N, K) === 0, 'matmul_nt integer form runs');
+  const q = getF(y, T * N), want = K * v * v;
+  let worst = 0;
+  for (const e of q) worst = Math.max(worst, Math.abs(e - want) / want);
+  note('matmul_nt integer form, largest sums', worst);
+  check(worst <= 1e-6, `matmul_nt integer form T=${T} N=${N} K=${K} all ${v}: relative error ${worst} (an overflowing block sum is far off)`);
+  for (const p of [px, pb, y]) M._free(p);
 }
 
 // -------------------------------------------------------------- layernorm
