@@ -802,6 +802,7 @@ static int run_attend(const attend_opts *o) {
         goto close;
     }
     if (apply_heads(s, o->ablate, o->keep)) goto close;
+    if (!o->hidden) bl_state_set_final(s, 0); /* nothing printed needs them */
     int l0 = o->layer >= 0 ? o->layer : 0, l1 = o->layer >= 0 ? o->layer + 1 : L;
     if (bl_forward(s, ids, types, T, l0, err, sizeof err)) {
         fprintf(stderr, "bertlens: %s\n", err);

@@ -58,6 +58,8 @@ struct bl_state {
     bl_config c;
     int32_t max_tokens;  /* capacity of every buffer below                */
     unsigned flags;      /* BL_KEEP_* bits                                */
+    int no_final;        /* bl_state_set_final(s, 0): skip the last layer's rows */
+    int has_final;       /* the last forward made the final hidden states */
     int32_t T;           /* tokens of the last forward (0: none yet)      */
     int32_t qk_layer;    /* layer of queries/keys                         */
 
@@ -538,9 +540,10 @@ int bl_forward(bl_state *s, const int32_t *ids, const int32_t *type_ids, int32_t
         f.l = l;
         atomic_store_explicit(&f.next, 0, memory_order_relaxed);
         bli_pool_run(s->pool, task_heads, &f);
-        bli_pool_run(s->pool, task_rows, &f);
+        if (l + 1 < L || !s->no_final) bli_pool_run(s->pool, task_rows, &f);
     }
     s->T = T;
+    s->has_final = !s->no_final;
     return 0;
 }
 
@@ -573,6 +576,7 @@ const float *bl_keys(const bl_state *s) { return s ? bl_layer_keys(s, s->qk_laye
 
 const float *bl_hidden(const bl_state *s, int32_t layer) {
     if (!s || !s->T || layer < 0 || layer > s->c.n_layers) return NULL;
+    if (layer == s->c.n_layers && !s->has_final) return NULL; /* skipped (bl_state_set_final) */
     if (s->hidden) return s->hidden + (size_t)layer * s->T * s->c.hidden;
     return layer == s->c.n_layers ? s->x : NULL;
 }
@@ -588,6 +592,10 @@ int bl_state_set_head_mask(bl_state *s, const uint8_t *mask) {
         s->n_masked += s->head_mask[i];
     }
     return s->n_masked;
+}
+
+void bl_state_set_final(bl_state *s, int final) {
+    if (s) s->no_final = !final;
 }
 
 const uint8_t *bl_state_head_mask(const bl_state *s) { return s ? s->head_mask : NULL; }

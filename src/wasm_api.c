@@ -51,6 +51,8 @@ static struct {
     uint8_t *mask;      /* [n_layers][n_heads] head mask (1 = masked),
                            applied to every state; NULL: none set   */
     float *emb;         /* [hidden] last blw_embedding              */
+    int no_final;       /* blw_set_final(0): every state skips the
+                           final hidden states                      */
     int32_t threads;    /* blw_set_threads (0/1: one thread), given
                            to every state                           */
     char *json;         /* last returned JSON string (owned)        */
@@ -223,6 +225,7 @@ static int ensure_state(int32_t T, unsigned flags) {
     if (!g.state) {
         if (!(g.state = bl_state_new(g.model, cap, flags, g.err, sizeof g.err))) return -1;
         bl_state_set_head_mask(g.state, g.mask);
+        bl_state_set_final(g.state, !g.no_final);
         /* threads that cannot start leave the state on one (blw_threads says so) */
         if (g.threads > 1 && bl_state_set_threads(g.state, g.threads, NULL, 0) < 0) g.threads = 1;
     } else if (bl_state_reserve(g.state, cap, flags, g.err, sizeof g.err)) {
@@ -329,6 +332,15 @@ EMSCRIPTEN_KEEPALIVE int blw_set_head_mask(const uint8_t *mask) {
     return count;
 }
 
+/* Whether runs compute the final hidden states (bl_state_set_final): 0 when
+ * only attention, norms or q/k are wanted (12.5 % less work at 6 layers;
+ * blw_embedding and blw_hidden(n_layers) then fail / return NULL), 1 (the
+ * default) otherwise. Applies to the current state and every later one. */
+EMSCRIPTEN_KEEPALIVE void blw_set_final(int final) {
+    g.no_final = !final;
+    if (g.state) bl_state_set_final(g.state, final);
+}
+
 /* The sentence-transformers embedding of the last run: the mean of the final
  * hidden states over all its tokens ([CLS]/[SEP] included), divided by its
  * L2 norm; [hidden] floats, valid until the next call that runs or loads.
@@ -348,6 +360,10 @@ EMSCRIPTEN_KEEPALIVE const float *blw_embedding(void) {
         return NULL;
     }
     const float *fin = bl_hidden(g.state, c->n_layers);
+    if (!fin) {
+        set_error("the last run skipped the final hidden states (blw_set_final(0))");
+        return NULL;
+    }
     double norm = 0;
     for (int32_t i = 0; i < H; i++) {
         double sum = 0;

@@ -159,10 +159,31 @@ async function wasmEngine() {
           const same = (ptr, want) => Buffer.compare(Buffer.from(view(ptr, NH * T * d).buffer), Buffer.from(want.buffer)) === 0;
           if (M._blw_layer_queries(l === 0 ? 1 : 0) !== 0 || !same(M._blw_queries(), q[l]) || !same(M._blw_keys(), k[l])) qkOneLayer.push(l);
         }
+        // blw_set_final(0): the last layer stops after its attention; every
+        // layer's attention, norms and q/k stay bit for bit, the final hidden
+        // states and the embedding are refused
+        const skipFinal = [];
+        const copy = (list) => list.map((a) => Float32Array.from(a));
+        const [attnAll, normsAll, qAll] = [copy(attn), copy(norms), copy(q)];
+        M._blw_set_final(0);
+        try {
+          if (M._blw_forward_ids(ids, types, T, 1 | 2 | 16, -1) !== T) throw new Error(err());
+          const same = (ptr, want) => Buffer.compare(Buffer.from(view(ptr, want.length).buffer), Buffer.from(want.buffer)) === 0;
+          for (let l = 0; l < L; l++) {
+            if (!same(M._blw_attention(l), attnAll[l])) skipFinal.push(`attention of layer ${l} differs`);
+            if (!same(M._blw_norms(l), normsAll[l])) skipFinal.push(`norms of layer ${l} differ`);
+            if (!same(M._blw_layer_queries(l), qAll[l])) skipFinal.push(`queries of layer ${l} differ`);
+          }
+          if (M._blw_hidden(L) !== 0) skipFinal.push('blw_hidden(n_layers) is not NULL');
+          if (M._blw_embedding() !== 0 || !/final hidden states/.test(err())) skipFinal.push(`blw_embedding did not refuse: ${err()}`);
+        } finally {
+          M._blw_set_final(1);
+        }
+        if (M._blw_forward_ids(ids, types, T, 1, -1) !== T || !M._blw_hidden(L) || !M._blw_embedding()) skipFinal.push('blw_set_final(1) did not bring the final hidden states back');
         const final = hidden[L], pooled = new Float32Array(H);
         for (let i = 0; i < H; i++) { let s = 0; for (let t = 0; t < T; t++) s += final[t * H + i]; pooled[i] = s / T; }
         const cat = (list) => { const o = new Float32Array(list.reduce((a, x) => a + x.length, 0)); let p = 0; for (const x of list) { o.set(x, p); p += x.length; } return o; };
-        if (full) return { attn: cat(attn), norms: cat(norms), queries: cat(q), keys: cat(k), hidden: cat(hidden), pooled, qkOneLayer };
+        if (full) return { attn: cat(attn), norms: cat(norms), queries: cat(q), keys: cat(k), hidden: cat(hidden), pooled, qkOneLayer, skipFinal };
         // rows summary, same layout as the fixture
         const R = c.rows, pick = (list, per, cols) => cat(list.flatMap((a) => {
           const out = [];
@@ -181,7 +202,7 @@ async function wasmEngine() {
         return {
           attn_rows: pick(attn, NH, T), norms_rows: pick(norms, NH, T), queries_rows: pick(q, NH, d),
           keys_rows: pick(k, NH, d), hidden_rows: pick(hidden, 1, H), attn_argmax: cat(argmax),
-          attn_colmean: cat(colmean), pooled, qkOneLayer,
+          attn_colmean: cat(colmean), pooled, qkOneLayer, skipFinal,
         };
       } finally {
         M._free(ids);
@@ -257,6 +278,7 @@ async function main() {
         tot.agree += s.agree; tot.rows += s.rows; tot.cosMin = Math.min(tot.cosMin, s.cosine);
         const what = `${key}/${dt}/${c.name}`;
         check(s.rowSum <= 1e-5, `${what}: attention rows sum to 1 (worst |sum-1| ${s.rowSum})`);
+        if (got.skipFinal) check(!got.skipFinal.length, `${what}: blw_set_final(0): ${got.skipFinal.join('; ')}`);
         if (got.qkOneLayer) check(!got.qkOneLayer.length, `${what}: q/k of every layer (one forward) differ from one-layer forwards in layers ${got.qkOneLayer}`);
         if (dt === 'f32') {
           check(s.attn.max <= TOL_F32_ATTN_MAX, `${what}: attention max|d| ${s.attn.max} > ${TOL_F32_ATTN_MAX}`);

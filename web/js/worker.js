@@ -106,6 +106,7 @@ function embedAlone(text, flags, qkLayer) {
   try {
     mod.HEAP32.set(tok.ids, pi >> 2);
     mod.HEAP32.set(tok.type_ids, (pi >> 2) + T);
+    mod._blw_set_final(1);
     if (mod._blw_forward_ids(pi, pi + T * 4, T, flags, qkLayer) < 0) throw new Error(lastError('the model run failed'));
   } finally {
     mod._free(pi);
@@ -250,6 +251,9 @@ const handlers = {
     const pb = b ? cstring(b) : 0;
     let T;
     try {
+      // Only this run's own embedding (or kept hidden states) reads the final
+      // hidden states; without them the last layer stops after its attention.
+      mod._blw_set_final(embed && !b || flags & KEEP.HIDDEN ? 1 : 0);
       T = mod._blw_run(pa, pb, flags, qkLayer);
     } finally {
       mod._free(pa);
