@@ -283,6 +283,19 @@ scenario('rollout and overview with 512 tokens draw; a bad rank in the URL falls
   console.log(`#   512 tokens, "heads like this one" (72 JS distances over 512 x 512, in the worker: ${likeMs} ms): drawn in ${ms.toFixed(0)} ms; `
     + `longest main-thread task during the two switches ${long.length ? Math.max(...long).toFixed(0) : '< 50'} ms`);
   await shot(page, 'overview-512-like');
+  // The neuron view needs every layer's queries and keys, which this run did
+  // not return: the worker reads them from the state it still holds.
+  await page.evaluate(() => { document.body.dataset.state = 'loading'; });
+  const t0 = Date.now();
+  await page.click('#view-tabs button[data-view="neuron"]');
+  await ready(page);
+  const switchMs = Date.now() - t0;
+  assert.equal(await page.$eval('#view', (v) => v.dataset.view), 'neuron');
+  assert.equal(await page.evaluate(() => document.body.dataset.runMs), runMs, 'no new model run for the queries and keys');
+  const qkMs = await page.evaluate(() => document.body.dataset.qkMs);
+  assert.ok(Number(qkMs) >= 0, 'the q/k came from a q/k request');
+  console.log(`#   512 tokens, to the neuron view: q/k of the held run in the worker ${qkMs} ms, drawn ${switchMs} ms after the click`);
+  await shot(page, 'neuron-512-held-run');
 }, { timeout: 300000 });
 
 /** The heatmap's text alternative: [{q, k, w}] of its strongest links. */

@@ -3,7 +3,7 @@
 import test from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
-import { KEEP, ANALYSIS, PROTOCOL_VERSION, WORKER_PROTOCOL, makeRunRequest, makeAnalyzeRequest, withAnalysis, mergeNeeds, resultCovers, checkResult } from '../../web/js/protocol.js';
+import { KEEP, ANALYSIS, PROTOCOL_VERSION, WORKER_PROTOCOL, makeRunRequest, makeAnalyzeRequest, withAnalysis, makeQkRequest, withQk, mergeNeeds, resultCovers, checkResult } from '../../web/js/protocol.js';
 
 const root = new URL('../../', import.meta.url);
 const read = (p) => fs.readFileSync(new URL(p, root), 'utf8');
@@ -101,6 +101,21 @@ test('resultCovers: what a run kept versus what a view needs', () => {
   assert.ok(!resultCovers(r4, { compare: 'k1' }, 0));
   assert.ok(resultCovers({ ...r4, compare: { key: 'k1' } }, { compare: 'k1' }, 0));
   assert.ok(!resultCovers({ ...r4, compare: { key: 'k0' } }, { compare: 'k1' }, 0));
+});
+
+test('q/k requests: every layer\'s queries and keys of the worker\'s last run, merged into that run and checked', () => {
+  assert.deepEqual(makeQkRequest(3), { runId: 3 });
+  assert.throws(() => makeQkRequest('3'), /runId/);
+  const run = fakeResult({ runId: 4 });
+  assert.ok(!resultCovers(run, { qk: true }, 0));
+  const per = () => Array.from({ length: run.L }, () => new Float32Array(run.H * run.T * run.d));
+  const out = { runId: 4, q: per(), k: per(), ms: 1 };
+  const merged = withQk(run, out);
+  assert.ok(resultCovers(merged, { qk: true }, 0) && resultCovers(merged, { qk: true }, run.L - 1));
+  assert.equal(merged.attn, run.attn, 'the run\'s attention is kept, not copied');
+  assert.equal(run.q, null, 'the run itself is not changed');
+  assert.throws(() => withQk(run, { ...out, runId: 5 }), /not of this run/);
+  assert.throws(() => withQk(run, { ...out, q: [new Float32Array(3)] }), /"q"/);
 });
 
 test('analyze requests: the analysis of the worker\'s last run, merged into that run and checked', () => {

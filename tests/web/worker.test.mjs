@@ -242,6 +242,36 @@ test('analyze requests: the analysis of the last run equals the one computed wit
   }
 });
 
+// The neuron view needs every layer's queries and keys; the worker keeps
+// them in the state of every run, so switching to it reads them instead of
+// running the model again: the same numbers as a run that asked for them.
+test('q/k requests: every layer\'s queries and keys of the last run equal a run that kept them; refused once stale', async () => {
+  const { makeQkRequest, withQk, resultCovers } = await import('../../web/js/protocol.js');
+  const send = startWorker();
+  assert.equal((await send('init', { glueUrl: null, wasmUrl: 'x.wasm', wasmBinary: wasmBinaryOf(), protocol: WORKER_PROTOCOL })).ok, true);
+  const bytes = fs.readFileSync(BUNDLE);
+  assert.equal((await send('load', { bytes: bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.length) })).ok, true);
+  const c = index.cases.find((x) => x.name === 'pair');
+  const full = checkResult((await send('run', { request: makeRunRequest({ a: c.text, b: c.text_pair, needs: { qk: true } }) })).result);
+  const plain = checkResult((await send('run', { request: makeRunRequest({ a: c.text, b: c.text_pair }) })).result);
+  assert.equal(plain.q, null, 'a run that did not ask gets no q/k');
+  for (let l = 0; l < plain.L; l++) assert.ok(!resultCovers(plain, { qk: true }, l));
+  const res = await send('qk', { request: makeQkRequest(plain.runId) });
+  assert.equal(res.ok, true, res.error);
+  const got = withQk(plain, res.result);
+  assert.equal(got.q.length, full.L);
+  for (let l = 0; l < full.L; l++) {
+    assert.ok(resultCovers(got, { qk: true }, l));
+    assert.deepEqual(got.q[l], full.q[l], `queries of layer ${l} bit for bit`);
+    assert.deepEqual(got.k[l], full.k[l], `keys of layer ${l} bit for bit`);
+  }
+  assert.deepEqual(got.attn, full.attn, 'keeping q/k in the state changes no attention');
+  await send('run', { request: makeRunRequest({ a: 'Another text.' }) });
+  const stale = await send('qk', { request: makeQkRequest(plain.runId) });
+  assert.equal(stale.ok, false);
+  assert.match(stale.error, /stale/);
+});
+
 // Comparing two runs (compare view, head ablation, heads overview): per-head
 // Jensen–Shannon distance and max |Δ| in C (src/analyze.c bl_head_compare,
 // wasm blw_head_compare), against numpy on Hugging Face attention

@@ -6,7 +6,7 @@
 import { parseState, serializeState, fitToModel, fitQuery, fitSpan, embedSnippet, DEFAULTS } from './state.js';
 import { tokenAxis, spanAxis } from './data.js';
 import { Engine, hasWasmSimd } from './engine.js';
-import { makeRunRequest, makeLikeRequest, makeAnalyzeRequest, withAnalysis, resultCovers, mergeNeeds, ANALYSIS } from './protocol.js';
+import { makeRunRequest, makeLikeRequest, makeAnalyzeRequest, withAnalysis, makeQkRequest, withQk, resultCovers, mergeNeeds, ANALYSIS } from './protocol.js';
 import { comparing, fitAblate, toggleHead, maskSet } from './compare.js';
 import { Comparer, compareKey, LOCAL_MODEL } from './compare_runs.js';
 import { ablationBar } from './ablation_bar.js';
@@ -707,22 +707,30 @@ app.scheduler = new RunScheduler({
     const job = { key, request: makeRunRequest({ a: s.text, b: s.text_b || null, needs, mask }) };
     if (needs.compare) job.compare = { state: { ...s }, mask };
     // When all that is missing is what the worker can compute from the run
-    // it still holds (the analysis a tab asks for, the distances to another
-    // head for "heads like this one"), the model does not run again: at 512
-    // tokens a run is ~0.2-0.4 s before any analysis.
+    // it still holds (every layer's q/k for the neuron view, the analysis a
+    // tab asks for, the distances to another head for "heads like this
+    // one"), the model does not run again: at 512 tokens a run is ~0.2-0.4 s
+    // before any analysis.
     const run = app.run;
     const same = run && !run.snapshot && app.runKey === key && run.runId;
-    if (same && resultCovers(run, { ...needs, analysis: ANALYSIS.NONE, like: null, compare: null }, s.layer)) {
-      if (!resultCovers(run, { ...needs, like: null, compare: null }, s.layer)) job.analyze = makeAnalyzeRequest(run.runId, needs.analysis);
-      if (needs.like && !resultCovers(run, { ...needs, analysis: ANALYSIS.NONE, compare: null }, s.layer)) job.like = makeLikeRequest(run.runId, needs.like);
+    const held = { ...needs, qk: false, analysis: ANALYSIS.NONE, like: null, compare: null };
+    if (same && resultCovers(run, held, s.layer)) {
+      if (needs.qk && !resultCovers(run, { ...held, qk: true }, s.layer)) job.qk = makeQkRequest(run.runId);
+      if (needs.analysis && !resultCovers(run, { ...held, analysis: needs.analysis }, s.layer)) job.analyze = makeAnalyzeRequest(run.runId, needs.analysis);
+      if (needs.like && !resultCovers(run, { ...held, like: needs.like }, s.layer)) job.like = makeLikeRequest(run.runId, needs.like);
       job.base = run; // only the comparison may be missing: no new page run
     }
     return job;
   },
   async execute(job) {
     let run = job.base || null;
-    if (run && (job.analyze || job.like)) {
+    if (run && (job.qk || job.analyze || job.like)) {
       try {
+        if (job.qk) {
+          const out = await app.engine.qk(job.qk);
+          document.body.dataset.qkMs = out.ms.toFixed(1); // worker time (tests print it)
+          run = withQk(run, out);
+        }
         if (job.analyze) {
           const out = await app.engine.analyze(job.analyze);
           document.body.dataset.analyzeMs = out.ms.toFixed(1); // worker time (tests print it)

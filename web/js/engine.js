@@ -85,6 +85,10 @@ export class Engine {
    *  makeAnalyzeRequest); rejects ('stale') when it ran again since. */
   analyze(request) { return this.call('analyze', { request }); }
 
+  /** Every layer's queries and keys of the worker's last run (protocol.js
+   *  makeQkRequest): {runId, q, k, ms}; rejects ('stale') when it ran again since. */
+  qk(request) { return this.call('qk', { request }); }
+
   /** Two runs' attention compared head by head in C (request from
    *  protocol.js makeCompareRequest): {js, maxAbs, ms}, Float64Array [L][H]. */
   compare(request) { return this.call('compare', { request }); }

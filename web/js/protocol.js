@@ -36,9 +36,11 @@
 // (else it refuses and the page runs the model again). An analyze request
 // (makeAnalyzeRequest) likewise asks for the analysis (HEADS or ROLLOUT) of
 // that last run, so a tab that needs one does not run the model again; the
-// page merges the answer into its run (withAnalysis).
+// page merges the answer into its run (withAnalysis). A q/k request
+// (makeQkRequest) does the same for every layer's queries and keys (the
+// neuron view), which the worker keeps in the state of every run.
 
-export const PROTOCOL_VERSION = 6;
+export const PROTOCOL_VERSION = 7;
 
 /** BL_KEEP_* of src/bertlens.h. */
 export const KEEP = Object.freeze({ ATTN: 1, NORMS: 2, QK: 4, HIDDEN: 8, QK_ALL: 16 });
@@ -120,6 +122,20 @@ export function makeAnalyzeRequest(runId, analysis) {
 export function withAnalysis(run, out) {
   if (!out || out.runId !== run.runId) throw new Error('the analysis is not of this run');
   return checkResult({ ...run, analysis: out.analysis, rollout: out.rollout, rolloutNorm: out.rolloutNorm });
+}
+
+/** Every layer's queries and keys of the worker's run runId, which it keeps
+ *  in its state whether or not the run asked for them. */
+export function makeQkRequest(runId) {
+  if (!Number.isInteger(runId)) throw new TypeError('q/k request: runId must be an integer');
+  return { runId };
+}
+
+/** Run `run` with the answer to a q/k request for it merged in (q, k),
+ *  checked as a whole result. */
+export function withQk(run, out) {
+  if (!out || out.runId !== run.runId) throw new Error('the queries and keys are not of this run');
+  return checkResult({ ...run, q: out.q, k: out.k });
 }
 
 /** Does a result hold everything `needs` asks for (at `layer`)? */

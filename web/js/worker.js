@@ -10,7 +10,7 @@
 // flag values and analysis levels), so no flag value is written here.
 /* global createBertlens, importScripts */
 
-const WORKER_PROTOCOL_VERSION = 6; // protocol.js PROTOCOL_VERSION this file speaks
+const WORKER_PROTOCOL_VERSION = 7; // protocol.js PROTOCOL_VERSION this file speaks
 let P = null; // WORKER_PROTOCOL from the page
 
 let mod = null;
@@ -112,6 +112,25 @@ function embedAlone(text, flags, qkLayer) {
     mod._free(pi);
   }
   return embeddingNow();
+}
+
+/** q and k of the state's run, every layer's (only < 0) or layer only's
+ *  (null elsewhere and when not kept), copied out of the wasm heap; their
+ *  buffers go on `transfer`. */
+function queriesKeys(L, H, T, d, transfer, only = -1) {
+  let q = new Array(L).fill(null);
+  let k = new Array(L).fill(null);
+  for (let l = 0; l < L; l++) {
+    if (only >= 0 && l !== only) continue;
+    const pq = mod._blw_layer_queries(l);
+    const pk = mod._blw_layer_keys(l);
+    if (!pq || !pk) continue;
+    q[l] = floats(pq, H * T * d);
+    k[l] = floats(pk, H * T * d);
+    transfer.push(q[l].buffer, k[l].buffer);
+  }
+  if (!q.some((x) => x)) q = k = null;
+  return { q, k };
 }
 
 function embeddingNow() {
@@ -246,7 +265,11 @@ const handlers = {
     setMask(mask, L, H);
     // Embeddings of texts on their own (a pair's two sentences) run first,
     // so the state ends holding the requested run ('like' reads it).
-    const embeddings = embed && b ? [embedAlone(a, flags, qkLayer), embedAlone(b, flags, qkLayer)] : null;
+    // The state keeps every layer's q/k whatever the request asks (9.4 MB at
+    // 512 tokens for all-MiniLM-L6-v2): a later q/k request (the neuron
+    // view) reads them instead of running the model again.
+    const stateFlags = flags | KEEP.QK_ALL;
+    const embeddings = embed && b ? [embedAlone(a, stateFlags, qkLayer), embedAlone(b, stateFlags, qkLayer)] : null;
     const pa = cstring(a);
     const pb = b ? cstring(b) : 0;
     let T;
@@ -254,7 +277,7 @@ const handlers = {
       // Only this run's own embedding (or kept hidden states) reads the final
       // hidden states; without them the last layer stops after its attention.
       mod._blw_set_final(embed && !b || flags & KEEP.HIDDEN ? 1 : 0);
-      T = mod._blw_run(pa, pb, flags, qkLayer);
+      T = mod._blw_run(pa, pb, stateFlags, qkLayer);
     } finally {
       mod._free(pa);
       if (pb) mod._free(pb);
@@ -281,26 +304,12 @@ const handlers = {
     const attn = flags & KEEP.ATTN ? grab((l) => mod._blw_attention(l)) : null;
     const norms = flags & KEEP.NORMS ? grab((l) => mod._blw_norms(l)) : null;
     // q/k: one array per layer (KEEP.QK_ALL), or only qkLayer's (KEEP.QK).
-    let q = null;
-    let k = null;
-    if (flags & (KEEP.QK | KEEP.QK_ALL)) {
-      q = new Array(L).fill(null);
-      k = new Array(L).fill(null);
-      for (let l = 0; l < L; l++) {
-        const pq = mod._blw_layer_queries(l);
-        const pk = mod._blw_layer_keys(l);
-        if (!pq || !pk) continue;
-        q[l] = floats(pq, H * T * d);
-        k[l] = floats(pk, H * T * d);
-        transfer.push(q[l].buffer, k[l].buffer);
-      }
-      if (!q.some((x) => x)) q = k = null;
-    }
+    const { q, k } = flags & (KEEP.QK | KEEP.QK_ALL) ? queriesKeys(L, H, T, d, transfer, flags & KEEP.QK_ALL ? -1 : qkLayer) : { q: null, k: null };
     const an = analysis >= ANALYSIS.HEADS ? analyzeState(analysis, flags, L, T, transfer) : { analysis: null, rollout: null, rolloutNorm: null };
     const likeOut = like && attn ? likeDistances(L, H, T, like) : null;
     if (likeOut) transfer.push(likeOut.dist.buffer);
     let embOut = embeddings;
-    if (embed && !b) embOut = [T <= maxSeqLength() ? embeddingNow() : embedAlone(a, flags, qkLayer)];
+    if (embed && !b) embOut = [T <= maxSeqLength() ? embeddingNow() : embedAlone(a, stateFlags, qkLayer)];
     if (embed && !b && T > maxSeqLength()) runCount++; // the state no longer holds this run
     const result = {
       tokens: tok.tokens, typeIds: tok.type_ids, offsets: tok.offsets,
@@ -376,6 +385,20 @@ const handlers = {
     const t0 = performance.now();
     const transfer = [];
     const out = analyzeState(analysis, lastFlags, info.config.n_layers, lastT, transfer);
+    return [{ ...out, runId, ms: performance.now() - t0 }, transfer];
+  },
+
+  // Every layer's queries and keys of the last run, still in the wasm state
+  // (every run keeps them): the neuron view gets them without running the
+  // model again. Refused when a newer run replaced that run.
+  qk({ request }) {
+    const { runId } = request;
+    if (!info || runId !== runCount) throw new Error('stale: the model ran again since');
+    const t0 = performance.now();
+    const transfer = [];
+    const H = info.config.n_heads;
+    const out = queriesKeys(info.config.n_layers, H, lastT, info.config.hidden / H, transfer);
+    if (!out.q) throw new Error('the state holds no queries and keys');
     return [{ ...out, runId, ms: performance.now() - t0 }, transfer];
   },
 
