@@ -13,10 +13,13 @@
 //      in a fresh child process with V8's default (browser-like) tiering;
 //      the timed rows below run with every wasm function optimized up front
 //      (--no-liftoff, set at start-up) so warm-up covers the steady state;
-//   2. blw_forward_ids at T = 16, 128, 512 for every bundle found, with the
-//      web app's flags (BL_KEEP_ATTN) and with no extras, against
-//      onnxruntime-web on the exported ONNX model with the same token ids:
-//      f32 bundle vs ORT fp32, q8 bundle vs ORT dynamic int8 (per channel);
+//   2. blw_forward_ids at T = 16, 128, 512 for every bundle found: 'attn'
+//      (every layer's attention and the final hidden states copied into JS)
+//      against onnxruntime-web on the exported ONNX model with the same
+//      token ids, which returns the same: f32 bundle vs ORT fp32, q8 bundle
+//      vs ORT dynamic int8 (per channel); 'page' (attention kept, the final
+//      hidden states skipped: blw_set_final(0), as the page's worker runs)
+//      and 'none' (no extras), bertlens alone;
 //   3. the native CLI (build/bertlens bench --stdin, a child process that
 //      times bl_forward itself) against the wasm module on the same ids,
 //      runs alternating, f32 and q8 bundles, attention kept;
@@ -95,7 +98,8 @@ function parseArgs(argv) {
 const BL_KEEP_ATTN = 1; // bertlens.h
 const BL_KEEP_HIDDEN = 8;
 const FLAG_ROWS = [
-  { name: 'attn', flags: BL_KEEP_ATTN }, // what the web app asks for
+  { name: 'attn', flags: BL_KEEP_ATTN, ort: true }, // every layer's attention and the final hidden states, as ORT
+  { name: 'page', flags: BL_KEEP_ATTN, final: false }, // the page's run: attention, no final hidden states (blw_set_final(0))
   { name: 'none', flags: 0 },
 ];
 
@@ -596,10 +600,13 @@ async function main() {
       for (const fr of FLAG_ROWS) {
         // ORT always returns every layer's attention: compared on the row where
         // bertlens keeps it too, both handing attention + final hidden states to JS
-        const withOrt = ortRun && fr.flags & BL_KEEP_ATTN;
+        const withOrt = ortRun && fr.ort;
         const fns = [withOrt ? () => b.forwardOut() : () => b.forward(fr.flags)];
         if (withOrt) fns.push(ortRun);
-        const { stats: [st, o], cpuShare } = await timeInterleaved(fns, opt.warmup, opt.runs);
+        if (fr.final === false) b.M._blw_set_final(0);
+        let timed;
+        try { timed = await timeInterleaved(fns, opt.warmup, opt.runs); } finally { b.M._blw_set_final(1); }
+        const { stats: [st, o], cpuShare } = timed;
         const row = {
           model: rel(bd.path), dtype, flags: fr.name, T, median: st.median, p90: st.p90, gflops: gf / (st.median / 1e3),
           heapMB: b.heapBytes / 2 ** 20,
