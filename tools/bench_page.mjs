@@ -11,7 +11,8 @@
 //   512 tokens   the page as published (COOP/COEP: cross-origin isolated, so
 //                the threaded engine), a 512-token input, in every view:
 //                keystroke -> redrawn view, layer switch and head switch ->
-//                redrawn view, and the main thread's long tasks (> 50 ms,
+//                redrawn view (in the head view also scroll -> repainted
+//                band), and the main thread's long tasks (> 50 ms,
 //                PerformanceObserver 'longtask') from the action to the
 //                redraw: the longest and their sum
 // Prints median (and min/max) of N runs. Usage: node tools/bench_page.mjs [--runs N] [--only512] [--views head,neuron]
@@ -96,6 +97,24 @@ async function long512() {
         return { ms: window.__readyAt - t, longest: lt.length ? Math.max(...lt) : 0, sum: lt.reduce((x, y) => x + y, 0) };
       }, t0);
     };
+    /** Scroll the page to fraction f of its height and wait for the head
+     *  view's band of lines to be repainted (views/head.js repaint; the
+     *  stage's data-painting): ms, long tasks in between. */
+    const scroll = async (f) => {
+      const t0 = await p.evaluate((x) => {
+        const t = performance.now();
+        window.scrollTo(0, x * (document.documentElement.scrollHeight - innerHeight));
+        return t;
+      }, f);
+      await p.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
+      await p.waitForFunction(() => !document.querySelector('.hv-stage[data-painting]'), null, { timeout: 60000 });
+      const t1 = await p.evaluate(() => performance.now());
+      await p.waitForTimeout(60);
+      return p.evaluate(([a, b]) => {
+        const lt = window.__lt.filter(([st]) => st >= a - 1 && st <= b + 50).map(([, d]) => d);
+        return { ms: b - a, longest: lt.length ? Math.max(...lt) : 0, sum: lt.reduce((x, y) => x + y, 0) };
+      }, [t0, t1]);
+    };
     const shown = (sel) => p.evaluate((q) => { const el = document.querySelector(q); return !!(el && !el.disabled && el.offsetParent); }, sel);
     const out = [];
     for (const v of VIEWS512) {
@@ -107,7 +126,13 @@ async function long512() {
       }
       if (await shown('#layer')) for (let i = 0; i < Math.min(RUNS, 5); i++) layers.push(await act('pick', '#layer'));
       if (await shown('#head')) for (let i = 0; i < Math.min(RUNS, 5); i++) heads.push(await act('pick', '#head'));
-      out.push({ view: v, tab, keys, layers, heads });
+      // the head view paints a band of lines around the window: scrolling far repaints it
+      const scrolls = [];
+      if (v === 'head') {
+        for (let i = 0; i < Math.min(RUNS, 5); i++) scrolls.push(await scroll(i % 2 ? 0.2 : 0.8));
+        await p.evaluate(() => window.scrollTo(0, 0));
+      }
+      out.push({ view: v, tab, keys, layers, heads, scrolls });
     }
     return { info, out };
   } finally {
@@ -127,7 +152,8 @@ function print512({ info, out }) {
     console.log(`${r.view.padEnd(10)}${r.tab ? fmt(r.tab.ms) : '       -'}${col(r.keys, 'ms')}${col(r.keys, 'long')}${col(r.layers, 'ms')}${col(r.layers, 'long')}${col(r.heads, 'ms')}${col(r.heads, 'long')}`);
     worstKey = Math.max(worstKey, median(r.keys.map((x) => x.ms)));
     for (const rs of [r.layers, r.heads]) if (rs.length) worstSwitch = Math.max(worstSwitch, median(rs.map((x) => x.ms)));
-    for (const x of [...r.keys, ...r.layers, ...r.heads]) worstLong = Math.max(worstLong, x.longest);
+    for (const x of [...r.keys, ...r.layers, ...r.heads, ...r.scrolls]) worstLong = Math.max(worstLong, x.longest);
+    if (r.scrolls.length) console.log(`  (${r.view} view: scroll to the far end -> band repainted ${median(r.scrolls.map((x) => x.ms)).toFixed(1)} ms median, longest task ${Math.max(...r.scrolls.map((x) => x.longest)).toFixed(1)} ms)`);
   }
   console.log(`targets at 512 tokens: keystroke -> redraw ${worstKey.toFixed(0)} ms, worst view (<= 400: ${worstKey <= 400 ? 'met' : 'MISSED'}); `
     + `layer/head switch ${worstSwitch.toFixed(0)} ms (<= 150: ${worstSwitch <= 150 ? 'met' : 'MISSED'}); `

@@ -364,7 +364,7 @@ export function headView() {
   function redraw(sc) {
     tokenState(sc, 'left');
     tokenState(sc, 'right');
-    drawLines(sc);
+    repaint(sc);
   }
 
   // Lines are computed once per drawing state (data, heads shown, filter,
@@ -494,10 +494,11 @@ export function headView() {
   /** The drawing's lines, painted in pieces (paintLinesSteps) on the
    *  scratch canvas and then copied to the page's canvas in one step: the
    *  copy is a bitmap (~1 ms to rasterise), and until then the page shows
-   *  the previous picture whole. A hover or scroll paints at once
-   *  (drawLines) and wins over pieces still under way. */
+   *  the previous picture whole. The latest paint wins: one started since
+   *  (a drawing, a hover, a scroll) stops this one's pieces. */
   function* paintSteps(sc) {
     const gen = ++paintGen;
+    sc.stage.attr('data-painting', 1); // until linesPainted (tests wait on it)
     const { data, lay } = sc;
     const lines = linesOf(sc);
     const full = data.K * lay.rowH;
@@ -535,14 +536,12 @@ export function headView() {
     return sizeCanvas(canvas, lay.xR - lay.xL, y1 - y0);
   }
 
-  /** The lines between the columns: canvas on the page (the band in view,
-   *  repainted on scroll), <line>s or the whole canvas in an export. */
-  function drawLines(sc) {
-    paintGen++;
-    const lines = linesOf(sc);
-    const [y0, y1] = bandRows(sc, sc.data.K * sc.lay.rowH);
-    paintLines(placeCanvas(sc, y0, y1), sc, lines, y0, y1);
-    linesPainted(sc, lines, y0, y1);
+  /** Repaint the lines outside a drawing (hover, focus, freeze, scroll):
+   *  the same pieces (paintSteps), run in slices (sliced): a token's few
+   *  lines finish in the first slice, at once; the whole band at 512 tokens
+   *  (a 20-90 ms raster in one piece) no longer makes a long task. */
+  function repaint(sc) {
+    sliced(paintSteps(sc));
   }
 
   /** After the band [y0, y1] of lines was painted: what scrolling and the
@@ -554,7 +553,7 @@ export function headView() {
     const full = K * lay.rowH;
     const y = (i) => i * lay.rowH + lay.rowH / 2;
     canvas.blBand = { sc, lines, y0, y1 };
-    sc.stage.attr('data-lines', lines.length);
+    sc.stage.attr('data-lines', lines.length).attr('data-painting', null);
     watchScroll();
     const alpha = (l) => Math.min(1, (l.w / data.vmax) * (focus ? 1 : 0.9));
     const lw = K > 80 ? 1 : 2;
@@ -602,7 +601,7 @@ export function headView() {
         const v0 = Math.max(0, -top);
         const v1 = Math.min(full, vh - top);
         if (v1 <= v0 || (v0 >= band.y0 && v1 <= band.y1)) return; // out of sight, or still inside the band
-        drawLines(cur);
+        repaint(cur);
       });
     }, { passive: true });
   }
