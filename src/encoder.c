@@ -14,8 +14,13 @@
  * G_h = Wo_h^T Wo_h, computed once per layer in bl_state_new.
  *
  * Everything is allocated in bl_state_new; bl_forward allocates nothing.
+ * With bl_state_set_final(s, 0) the last layer stops after ctx: its output
+ * projection and feed-forward only make the final hidden states.
+ * Quantized bundles compute q k^T and A v on 13-bit integers from 64 tokens
+ * (blk_matmul_nt_q; task_heads says why).
  *
  * Threads (bl_state_set_threads, threads.h): the pass runs as 2L + 1 tasks
+ * (2L without the final hidden states)
  * on the state's pool, each split without touching the kernels:
  *   rows   embeddings + LayerNorm + the first Q/K/V projection; then per
  *          layer: the output projection, both LayerNorms, the feed-forward
