@@ -133,6 +133,12 @@ function queriesKeys(L, H, T, d, transfer, only = -1) {
   return { q, k };
 }
 
+/** Requests that read the run the state still holds (like, analyze, qk)
+ *  are refused when run runId is no longer that run. */
+function heldRun(runId) {
+  if (!info || runId !== runCount) throw new Error('stale: the model ran again since');
+}
+
 function embeddingNow() {
   const p = mod._blw_embedding();
   if (!p) throw new Error(lastError('no sentence embedding'));
@@ -367,7 +373,7 @@ const handlers = {
   // wasm heap (read in place, not copied); refused when a newer run replaced it.
   like({ request }) {
     const { runId, like } = request;
-    if (!info || runId !== runCount) throw new Error('stale: the model ran again since');
+    heldRun(runId);
     const t0 = performance.now();
     const out = likeDistances(info.config.n_layers, info.config.n_heads, lastT, like);
     out.ms = performance.now() - t0;
@@ -380,7 +386,7 @@ const handlers = {
   // a newer run replaced that run.
   analyze({ request }) {
     const { runId, analysis } = request;
-    if (!info || runId !== runCount) throw new Error('stale: the model ran again since');
+    heldRun(runId);
     if (!(analysis >= P.ANALYSIS.HEADS && analysis <= P.ANALYSIS.ROLLOUT)) throw new Error(`no analysis level ${analysis}`);
     const t0 = performance.now();
     const transfer = [];
@@ -393,7 +399,7 @@ const handlers = {
   // model again. Refused when a newer run replaced that run.
   qk({ request }) {
     const { runId } = request;
-    if (!info || runId !== runCount) throw new Error('stale: the model ran again since');
+    heldRun(runId);
     const t0 = performance.now();
     const transfer = [];
     const H = info.config.n_heads;
