@@ -6,14 +6,15 @@
  *   each input index k the 8 weights sit in two v128 registers; a micro-kernel
  *   keeps a block of 4 token rows x 8 columns of sums in 8 registers and adds
  *   splat(x[t][k]) * w[k][0..7] for every k.
- *   q8/q4: activations are quantized per row to int16 (scale = max|x| / 32767,
- *   so the loss is ~1e-5 relative, far below the weight quantization error);
+ *   q8/q4: activations are quantized per row to 15 bits (scale = max|x| / 16383,
+ *   so the loss is ~3e-5 relative, far below the weight quantization error);
  *   weights are kept as int16 pairs (k, k+1) per column (widened at pack time:
  *   twice the memory of int8, but the micro-kernel loads them without a
  *   sign-extending shuffle: 72 -> 77 GOP/s) and the pair product
  *   x[k]*w[k] + x[k+1]*w[k+1] of 4 columns comes from one i32x4.dot_i16x8_s.
- *   Integer sums of one 32-block are scaled by the block's weight scales in
- *   f32; the row's activation scale is applied at the end.
+ *   Integer sums of one scale group (qg 32-blocks, see blk_weight_pack) are
+ *   scaled by the group's weight scales in f32; the row's activation scale
+ *   is applied at the end.
  *   Before either kernel runs, x is interleaved in groups of 4 rows
  *   ([T/4][K][4], int16 pairs for q8) so one pointer plus constant offsets
  *   feeds the 4 splats, keeping integer work out of the inner loop.
@@ -194,6 +195,105 @@ static int qvalue(const blk_weight *w, int32_t r, int32_t i) {
     uint8_t byte = w->data[(size_t)r * w->k / 2 + b * 16 + (j & 15)];
     return (int)(j < 16 ? byte & 15 : byte >> 4) - 8;
 }
+
+/* ---- integer panels with scale groups
+ * The SIMD kernels multiply 15-bit activations (|x| <= QX_MAX, one scale per
+ * row) by int16 weights, sum in int32 and convert to float once per scale
+ * group. The bundle has one scale per 32-block, and converting after every
+ * block costs ~5 % of a quantized forward pass (A/B in one process). So
+ * where it adds little error, blk_weight_pack puts qg blocks of a row on one
+ * common scale s' (w' = round(w / s'), w = q * s_b the bundle's value):
+ * the int32 sum of a group is at most QX_MAX * sum |w'|, so s' is the
+ * smallest scale with sum |w'| <= QG_L1 (and |w'| <= 32767); the rounding
+ * adds at most s' / 2 to each weight. qg is chosen per matrix: the fewest
+ * groups whose rounding noise (s'^2 / 12 per value) stays within QG_NOISE
+ * of the bundle's own (s_b^2 / 12 per value); qg = 1 keeps the bundle's
+ * integers and scales exactly. Measured on all-MiniLM-L6-v2: q8 gets one
+ * group per row of a 384-wide input (qg 12), q10 groups of 6 blocks. */
+#define QX_MAX 16383.0f
+#define QG_L1 131072.0 /* (2^31 - 1) / QX_MAX = 131080.0: int32 sums cannot overflow */
+#define QG_NOISE 0.015625 /* 1/64: +0.4 % (q8) and +0.8 % (q10) mean attention error on the fidelity corpus */
+
+/* Smallest s' for values w[0..n) with sum |round(w / s')| <= QG_L1 and
+ * max |round(w / s')| <= 32767; L = sum |w|. 0 for an all-zero group. */
+static double group_scale(const float *w, int32_t n, double L, double amax) {
+    if (amax <= 0) return 0;
+    double s = L / (QG_L1 - 0.5 * n); /* sum |w'| <= L / s + n / 2 */
+    if (s < amax / 32767.0) s = amax / 32767.0;
+    for (;;) { /* float rounding: check the sum itself */
+        double sum = 0;
+        for (int32_t i = 0; i < n; i++) sum += fabs(nearbyint(w[i] / s));
+        if (sum <= QG_L1) return s;
+        s *= 1.0 + 1e-6;
+    }
+}
+
+/* Fill w->pq, w->ps, w->qg from a q8/q4/QN weight (see above). -1 out of memory. */
+static int pack_groups(blk_weight *w) {
+    const int32_t n = w->n, k = w->k, nb = k / BL_QBLOCK, np = (n + BL_PANEL - 1) / BL_PANEL;
+    double *l1 = malloc((size_t)n * nb * sizeof(double)); /* per row and block: s_b * sum |q| */
+    float *row = malloc((size_t)k * sizeof(float));
+    if (!l1 || !row) {
+        free(l1), free(row);
+        return -1;
+    }
+    double noise_bundle = 0;
+    for (int32_t r = 0; r < n; r++)
+        for (int32_t b = 0; b < nb; b++) {
+            double s = qscale(w, r, b), a = 0;
+            for (int i = 0; i < BL_QBLOCK; i++) a += abs(qvalue(w, r, b * BL_QBLOCK + i));
+            l1[(size_t)r * nb + b] = s * a;
+            noise_bundle += s * s * BL_QBLOCK;
+        }
+    int32_t qg = 1;
+    for (int32_t ng = 1; ng < nb; ng++) { /* fewest groups first; s' estimated from the l1 bound */
+        int32_t g = (nb + ng - 1) / ng;
+        double noise = 0;
+        for (int32_t r = 0; r < n; r++)
+            for (int32_t b0 = 0; b0 < nb; b0 += g) {
+                int32_t nv = (b0 + g <= nb ? g : nb - b0) * BL_QBLOCK;
+                double L = 0;
+                for (int32_t b = b0; b < b0 + g && b < nb; b++) L += l1[(size_t)r * nb + b];
+                double s = L / (QG_L1 - 0.5 * nv);
+                noise += s * s * nv;
+            }
+        if (noise <= QG_NOISE * noise_bundle) {
+            qg = g;
+            break;
+        }
+    }
+    free(l1);
+    const int32_t ngr = (nb + qg - 1) / qg;
+    w->qg = qg;
+    w->pq = calloc((size_t)np * k * BL_PANEL, sizeof(int16_t));
+    w->ps = calloc((size_t)np * ngr * BL_PANEL, sizeof(float));
+    if (!w->pq || !w->ps) {
+        free(row);
+        return -1;
+    }
+    for (int32_t r = 0; r < n; r++) {
+        int32_t p = r / BL_PANEL, c = r % BL_PANEL;
+        int16_t *dq = w->pq + (size_t)p * k * BL_PANEL;
+        if (qg == 1) { /* the bundle's integers and scales */
+            for (int32_t i = 0; i < k; i++) /* pq[p][i/2][c][i%2] */
+                dq[(size_t)(i / 2) * 2 * BL_PANEL + c * 2 + (i & 1)] = (int16_t)qvalue(w, r, i);
+            for (int32_t b = 0; b < nb; b++) w->ps[((size_t)p * nb + b) * BL_PANEL + c] = qscale(w, r, b);
+            continue;
+        }
+        blk_weight_row(w, r, row);
+        for (int32_t g = 0; g < ngr; g++) {
+            int32_t i0 = g * qg * BL_QBLOCK, nv = (g + 1) * qg <= nb ? qg * BL_QBLOCK : k - i0;
+            double L = 0, amax = 0;
+            for (int32_t i = i0; i < i0 + nv; i++) L += fabs(row[i]), amax = fabs(row[i]) > amax ? fabs(row[i]) : amax;
+            double s = group_scale(row + i0, nv, L, amax);
+            for (int32_t i = i0; i < i0 + nv; i++)
+                dq[(size_t)(i / 2) * 2 * BL_PANEL + c * 2 + (i & 1)] = s > 0 ? (int16_t)nearbyint(row[i] / s) : 0;
+            w->ps[((size_t)p * ngr + g) * BL_PANEL + c] = (float)s;
+        }
+    }
+    free(row);
+    return 0;
+}
 #endif
 
 int blk_weight_pack(blk_weight *w) {
@@ -213,21 +313,9 @@ int blk_weight_pack(blk_weight *w) {
             for (int32_t i = 0; i < k; i++) dst[(size_t)i * BL_PANEL] = row[i];
         }
         free(row);
-    } else {
-        const int32_t nb = k / BL_QBLOCK;
-        w->pq = calloc((size_t)np * k * BL_PANEL, sizeof(int16_t));
-        w->ps = calloc((size_t)np * nb * BL_PANEL, sizeof(float));
-        if (!w->pq || !w->ps) {
-            blk_weight_free(w);
-            return -1;
-        }
-        for (int32_t r = 0; r < n; r++) {
-            int32_t p = r / BL_PANEL, c = r % BL_PANEL;
-            int16_t *dq = w->pq + (size_t)p * k * BL_PANEL;
-            for (int32_t i = 0; i < k; i++) /* pq[p][i/2][c][i%2] */
-                dq[(size_t)(i / 2) * 2 * BL_PANEL + c * 2 + (i & 1)] = (int16_t)qvalue(w, r, i);
-            for (int32_t b = 0; b < nb; b++) w->ps[((size_t)p * nb + b) * BL_PANEL + c] = qscale(w, r, b);
-        }
+    } else if (pack_groups(w)) {
+        blk_weight_free(w);
+        return -1;
     }
 #else
     (void)w;
@@ -720,21 +808,24 @@ AVX2_FN void matmul_f32_packed_avx2(float *y, int32_t ldy, const float *xp, int3
  * scales ps0, ps1 ([K/32][8]); sx[r] = row r's activation scale. */
 INLINE __attribute__((target("avx2,fma"))) void mk_q8_avx2(float *y, int32_t ldy, const int32_t *xq, const float *sx,
                                                            const int16_t *pq0, const int16_t *pq1, const float *ps0,
-                                                           const float *ps1, int32_t K, const float *bias, int rows,
-                                                           int cols0, int cols1, int32_t act) {
+                                                           const float *ps1, int32_t K, int32_t gk,
+                                                           const float *bias, int rows, int cols0, int cols1,
+                                                           int32_t act) {
     __m256 f[4][2];
     UNROLL for (int r = 0; r < 4; r++) f[r][0] = f[r][1] = _mm256_setzero_ps();
-    for (int32_t b = 0; b < K / BL_QBLOCK; b++, ps0 += BL_PANEL, ps1 += BL_PANEL) {
+    for (int32_t k0 = 0; k0 < K; k0 += gk, ps0 += BL_PANEL, ps1 += BL_PANEL) {
         __m256i i[4][2];
+        const int32_t k1 = K - k0 < gk ? K : k0 + gk;
         UNROLL for (int r = 0; r < 4; r++) i[r][0] = i[r][1] = _mm256_setzero_si256();
-        for (int j = 0; j < BL_QBLOCK / 2; j++, xq += 4, pq0 += 2 * BL_PANEL, pq1 += 2 * BL_PANEL) {
-            __m256i w0 = _mm256_loadu_si256((const __m256i *)pq0), w1 = _mm256_loadu_si256((const __m256i *)pq1);
-            UNROLL for (int r = 0; r < 4; r++) {
-                __m256i s = _mm256_set1_epi32(xq[r]);
-                i[r][0] = _mm256_add_epi32(i[r][0], _mm256_madd_epi16(s, w0));
-                i[r][1] = _mm256_add_epi32(i[r][1], _mm256_madd_epi16(s, w1));
+        for (int32_t kb = k0; kb < k1; kb += BL_QBLOCK) /* a constant trip count inside: unrolled by the compiler */
+            for (int j = 0; j < BL_QBLOCK / 2; j++, xq += 4, pq0 += 2 * BL_PANEL, pq1 += 2 * BL_PANEL) {
+                __m256i w0 = _mm256_loadu_si256((const __m256i *)pq0), w1 = _mm256_loadu_si256((const __m256i *)pq1);
+                UNROLL for (int r = 0; r < 4; r++) {
+                    __m256i s = _mm256_set1_epi32(xq[r]);
+                    i[r][0] = _mm256_add_epi32(i[r][0], _mm256_madd_epi16(s, w0));
+                    i[r][1] = _mm256_add_epi32(i[r][1], _mm256_madd_epi16(s, w1));
+                }
             }
-        }
         __m256 s0 = _mm256_loadu_ps(ps0), s1 = _mm256_loadu_ps(ps1);
         UNROLL for (int r = 0; r < 4; r++) {
             f[r][0] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(i[r][0]), s0, f[r][0]);
@@ -746,7 +837,8 @@ INLINE __attribute__((target("avx2,fma"))) void mk_q8_avx2(float *y, int32_t ldy
 
 AVX2_FN void matmul_q8_quantized_avx2(float *y, int32_t ldy, const int32_t *xq, const float *sx, int32_t T,
                                       const blk_weight *w, const float *bias, int32_t act) {
-    const int32_t N = w->n, K = w->k, nb = K / BL_QBLOCK, np = (N + BL_PANEL - 1) / BL_PANEL;
+    const int32_t N = w->n, K = w->k, gk = w->qg * BL_QBLOCK, nb = (K + gk - 1) / gk,
+                  np = (N + BL_PANEL - 1) / BL_PANEL;
     for (int32_t p = 0; p < np; p += 2) {
         const int p1 = p + 1 < np ? p + 1 : p;
         const int16_t *pq0 = w->pq + (size_t)p * K * BL_PANEL, *pq1 = w->pq + (size_t)p1 * K * BL_PANEL;
@@ -757,11 +849,11 @@ AVX2_FN void matmul_q8_quantized_avx2(float *y, int32_t ldy, const int32_t *xq, 
         float *yp = y + p * BL_PANEL;
         if (act < 0)
             for (int32_t t = 0; t < T; t += 4)
-                mk_q8_avx2(yp + (size_t)t * ldy, ldy, xq + (size_t)t * K / 2, sx + t, pq0, pq1, ps0, ps1, K, pb,
+                mk_q8_avx2(yp + (size_t)t * ldy, ldy, xq + (size_t)t * K / 2, sx + t, pq0, pq1, ps0, ps1, K, gk, pb,
                            T - t < 4 ? T - t : 4, cols0, cols1, -1);
         else
             for (int32_t t = 0; t < T; t += 4)
-                mk_q8_avx2(yp + (size_t)t * ldy, ldy, xq + (size_t)t * K / 2, sx + t, pq0, pq1, ps0, ps1, K, pb,
+                mk_q8_avx2(yp + (size_t)t * ldy, ldy, xq + (size_t)t * K / 2, sx + t, pq0, pq1, ps0, ps1, K, gk, pb,
                            T - t < 4 ? T - t : 4, cols0, cols1, act);
     }
 }
@@ -803,9 +895,10 @@ static void matmul_f32_packed(float *y, int32_t ldy, const float *xp, int32_t T,
 /* 4 interleaved rows of int16 activation pairs xq[K/2][4] (one i32 per row
  * and pair) times one int8 panel pq[K/2][8][2]; sx[r] is row r's scale. */
 INLINE void mk_q8(float *y, int32_t ldy, const int32_t *xq, const float *sx, const int16_t *pq, const float *ps,
-                  int32_t K, const float *bias, int rows, int cols, int32_t act) {
+                  int32_t K, int32_t gk, const float *bias, int rows, int cols, int32_t act) {
     v128_t f00 = wasm_f32x4_splat(0), f01 = f00, f10 = f00, f11 = f00, f20 = f00, f21 = f00, f30 = f00, f31 = f00;
-    for (int32_t b = 0; b < K / BL_QBLOCK; b++, ps += BL_PANEL) {
+    for (int32_t k0 = 0; k0 < K; k0 += gk, ps += BL_PANEL) {
+        const int32_t steps = (K - k0 < gk ? K - k0 : gk) / 2;
         /* one step = one pair (k, k+1): 8 dot products of 4 columns; the
          * block's first step initializes the sums (no zeroing, no adds) */
 #define Q8_STEP(ACC)                                                                          \
@@ -831,7 +924,7 @@ INLINE void mk_q8(float *y, int32_t ldy, const int32_t *xq, const float *sx, con
         xq += 4;
         pq += 16;
         NO_UNROLL
-        for (const int32_t *end = xq + 4 * (BL_QBLOCK / 2 - 1); xq != end; xq += 4, pq += 16) Q8_STEP(ADD);
+        for (const int32_t *end = xq + 4 * (steps - 1); xq != end; xq += 4, pq += 16) Q8_STEP(ADD);
 #undef SET
 #undef ADD
 #undef Q8_STEP
@@ -919,16 +1012,16 @@ static void quantize_rows_ld(int32_t *xq, float *sx, const float *x, int32_t ldx
     }
 }
 
-/* Activations of a projection: contiguous rows, 16-bit (scale max / 32767,
- * ~1e-5 relative, far below the weight quantization error). K % 8 == 0. */
+/* Activations of a projection: contiguous rows, 15-bit (scale max / 16383,
+ * ~3e-5 relative, far below the weight quantization error). K % 8 == 0. */
 static void quantize_rows(int32_t *xq, float *sx, const float *x, int32_t T, int32_t K) {
-    quantize_rows_ld(xq, sx, x, K, T, K, K, 32767.0f);
+    quantize_rows_ld(xq, sx, x, K, T, K, K, QX_MAX);
 }
 
 /* y[T][N] = quantized rows (xq, sx from quantize_rows) times w's q8 panels. */
 static void matmul_q8_quantized(float *y, int32_t ldy, const int32_t *xq, const float *sx, int32_t T,
                                 const blk_weight *w, const float *bias, int32_t act) {
-    const int32_t N = w->n, K = w->k, nb = K / BL_QBLOCK;
+    const int32_t N = w->n, K = w->k, gk = w->qg * BL_QBLOCK, nb = (K + gk - 1) / gk;
 #if !defined(__wasm_simd128__)
     if (blk_have_avx2()) {
         matmul_q8_quantized_avx2(y, ldy, xq, sx, T, w, bias, act);
@@ -943,11 +1036,11 @@ static void matmul_q8_quantized(float *y, int32_t ldy, const int32_t *xq, const 
         float *yp = y + p * BL_PANEL;
         if (act < 0) /* as in matmul_f32_packed */
             for (int32_t t = 0; t < T; t += 4)
-                mk_q8(yp + (size_t)t * ldy, ldy, xq + (size_t)t * K / 2, sx + t, pq, ps, K, pb, T - t < 4 ? T - t : 4,
+                mk_q8(yp + (size_t)t * ldy, ldy, xq + (size_t)t * K / 2, sx + t, pq, ps, K, gk, pb, T - t < 4 ? T - t : 4,
                       cols, -1);
         else
             for (int32_t t = 0; t < T; t += 4)
-                mk_q8(yp + (size_t)t * ldy, ldy, xq + (size_t)t * K / 2, sx + t, pq, ps, K, pb, T - t < 4 ? T - t : 4,
+                mk_q8(yp + (size_t)t * ldy, ldy, xq + (size_t)t * K / 2, sx + t, pq, ps, K, gk, pb, T - t < 4 ? T - t : 4,
                       cols, act);
     }
 }
@@ -1075,7 +1168,7 @@ void blk_matmul_nt_q(float *y, int32_t ldy, const float *x, int32_t ldx, int32_t
             }
         }
     }
-    const blk_weight w = {.dtype = BL_Q8, .n = N, .k = Kp, .pq = pq, .ps = ps};
+    const blk_weight w = {.dtype = BL_Q8, .n = N, .k = Kp, .pq = pq, .ps = ps, .qg = 1};
     for (int32_t t = 0; t < T; t += NT_ROWS) {
         int32_t rows = T - t < NT_ROWS ? T - t : NT_ROWS;
         quantize_rows_ld(xq, sx, x + (size_t)t * ldx, ldx, rows, K, Kp, NTQ_MAX);

@@ -36,10 +36,13 @@ typedef struct blk_weight {
     /* SIMD layout (NULL in scalar builds), owned, built by blk_weight_pack:
      *   f32/f16 -> pf[n_panels][k][8]          floats, zero-padded columns
      *   q8/q4/QN -> pq[n_panels][k/2][8][2]    int16 pairs (k even, k odd)
-     *              ps[n_panels][k/32][8]       f32 block scales              */
+     *              ps[n_panels][n_groups][8]   f32 scales, one per row and
+     *                                          group of qg 32-blocks (the last
+     *                                          group may be shorter)         */
     float *pf;
     int16_t *pq;
     float *ps;
+    int32_t qg; /* 32-blocks per scale group of pq/ps (1: the bundle's scales) */
 } blk_weight;
 
 /* Wrap bundle bytes; checks n, k > 0, a known dtype and k % 32 == 0 for the

@@ -492,6 +492,24 @@ EMSCRIPTEN_KEEPALIVE int blw_k_matmul(int simd, float *y, const float *x, int T,
     return blw_k_matmul_act(simd, y, x, T, dtype, n, k, wdata, bias, -1);
 }
 
+/* The scale groups blk_weight_pack chooses for a q8/q4/QN weight: 32-blocks
+ * per group (1: the bundle's own scales; also in scalar builds, which read
+ * the bundle directly), -1 bad shape or out of memory. */
+EMSCRIPTEN_KEEPALIVE int blw_k_qgroup(int dtype, int n, int k, const uint8_t *wdata) {
+    blk_weight w;
+    if (blk_weight_init(&w, dtype, n, k, wdata) || dtype == BL_F32 || dtype == BL_F16) {
+        set_error("bad weight shape/dtype");
+        return -1;
+    }
+    if (blk_weight_pack(&w)) {
+        set_error("out of memory");
+        return -1;
+    }
+    int qg = w.pq ? w.qg : 1;
+    blk_weight_free(&w);
+    return qg;
+}
+
 /* simd = 2: the integer form the attention of quantized bundles uses. */
 EMSCRIPTEN_KEEPALIVE int blw_k_matmul_nt(int simd, float *y, int ldy, const float *x, int ldx, int T, const float *b,
                                          int bn, int bk, int N, int K) {

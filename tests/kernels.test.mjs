@@ -16,7 +16,12 @@ import { createNativeKernels } from './lib/native_kernels.mjs';
 // Tolerances, relative to the size of what is summed where a sum is involved.
 const TOL_MATMUL_F32 = 1e-5;   // |d| / sum_k |x_k w_k| (summation order only)
 const TOL_MATMUL_F16 = 1e-5;   // same, weights converted to f32 at pack time
-const TOL_MATMUL_Q8 = 1e-4;    // |d| / (max|x| sum_k |w_k|): int16 activations
+const TOL_MATMUL_Q8 = 1e-4;    // |d| / (max|x| sum_k |w_k|): 15-bit activations, beyond the group rounding below
+// Scale groups (src/kernels.c, blk_weight_pack): a group of qg 32-blocks of a
+// row on one scale s', the smallest with sum |round(w / s')| <= QG_L1 and
+// |round(w / s')| <= 32767; each weight moves by at most s' / 2, so an output
+// may move by max|x| * sum over groups of (values * s' / 2) beyond TOL_MATMUL_Q8.
+const QG_L1 = 131072;
 const TOL_MATMUL_Q4 = 1e-4;
 const TOL_MATMUL_QN = 1e-4;    // q8h, q9..q12: the same int16 panels as q8
 const TOL_MATMUL_NT = 1e-5;    // attention products, f32
@@ -137,6 +142,27 @@ function randomWeight(dtype, n, k) {
 }
 
 // ---------------------------------------------------------------- matmul
+// The scale groups the pack chose for a weight (blw_k_qgroup) and, per row,
+// the most its outputs may move per unit of max|x|: sum over groups of
+// (values * s' / 2), s' bounded as in src/kernels.c (group_scale).
+const grouped = {}; // dtype -> [weights packed with qg > 1, of them with a shorter last group]
+function groupBound(dtype, deq, N, K, pw) {
+  const qg = M._blw_k_qgroup(dtype, N, K, pw), nb = K / 32, out = new Float64Array(N);
+  check(qg >= 1 && qg <= nb, `${names[dtype]} N=${N} K=${K}: scale group of ${qg} blocks out of 1..${nb}`);
+  if (qg <= 1) return out;
+  const g = (grouped[dtype] ||= [0, 0]);
+  g[0]++;
+  if (nb % qg) g[1]++;
+  for (let n = 0; n < N; n++)
+    for (let i0 = 0; i0 < K; i0 += qg * 32) {
+      const nv = Math.min(qg * 32, K - i0);
+      let L = 0, amax = 0;
+      for (let i = i0; i < i0 + nv; i++) { L += Math.abs(deq[n * K + i]); amax = Math.max(amax, Math.abs(deq[n * K + i])); }
+      const sg = Math.max(L / (QG_L1 - nv / 2), amax / 32767) * (1 + 1e-5);
+      out[n] += nv * sg / 2;
+    }
+  return out;
+}
 const names = { [BL_F32]: 'f32', [BL_F16]: 'f16', [BL_Q8]: 'q8', [BL_Q4]: 'q4', 4: 'q8h', 5: 'q9', 6: 'q10', 7: 'q11', 8: 'q12' };
 const tols = { [BL_F32]: TOL_MATMUL_F32, [BL_F16]: TOL_MATMUL_F16, [BL_Q8]: TOL_MATMUL_Q8, [BL_Q4]: TOL_MATMUL_Q4 };
 for (const d of QN) tols[d] = TOL_MATMUL_QN;
@@ -152,6 +178,7 @@ for (const dtype of [BL_F32, BL_F16, BL_Q8, BL_Q4, ...QN]) {
     const r1 = M._blw_k_matmul(1, y1, px, T, dtype, N, K, pw, useBias ? pb : 0);
     check(r0 === 0 && r1 === 0, `matmul ${names[dtype]} T=${T} N=${N} K=${K} runs`);
     const a = getF(y0, T * N), b = getF(y1, T * N);
+    const gb = dtype >= BL_Q8 ? groupBound(dtype, w.deq, N, K, pw) : new Float64Array(N);
     let worstRel = 0, worstRef = 0;
     for (let t = 0; t < T; t++) {
       let xmax = 0;
@@ -164,7 +191,7 @@ for (const dtype of [BL_F32, BL_F16, BL_Q8, BL_Q4, ...QN]) {
           exact += x[t * K + k] * w.deq[n * K + k];
         }
         const scale = (dtype >= BL_Q8 ? xmax * sw : sxw) + (useBias ? Math.abs(bias[n]) : 0) + 1e-30;
-        worstRel = Math.max(worstRel, Math.abs(a[t * N + n] - b[t * N + n]) / scale);
+        worstRel = Math.max(worstRel, Math.max(0, Math.abs(a[t * N + n] - b[t * N + n]) - xmax * gb[n]) / scale);
         worstRef = Math.max(worstRef, Math.abs(a[t * N + n] - exact) / (sxw + 1e-30 + (useBias ? Math.abs(bias[n]) : 0)));
       }
     }
@@ -175,6 +202,32 @@ for (const dtype of [BL_F32, BL_F16, BL_Q8, BL_Q4, ...QN]) {
     check(worstRef <= 1e-5, `matmul ${names[dtype]} T=${T} N=${N} K=${K}: scalar vs float64 ${worstRef}`);
     for (const p of [px, pw, pb, y0, y1]) M._free(p);
   }
+}
+// Every quantized dtype but q12 (whose 32-block sums already use the whole
+// int32 range) must have exercised scale groups, ragged ones included.
+for (const dtype of [BL_Q8, BL_Q4, 4, 5, 6])
+  check(grouped[dtype] && grouped[dtype][0] > 0, `matmul ${names[dtype]}: scale groups exercised`);
+check(Object.values(grouped).some((g) => g[1] > 0), 'matmul: a shorter last scale group exercised');
+// A group's int32 sum at its bound: every activation at the row's maximum
+// with the sign of its weight in column n (quantized to exactly +-16383), so
+// the sum is 16383 * sum |w'|, within a few thousand of 2^31. An overflow
+// would be off by 2^32 units.
+for (const dtype of [BL_Q8, BL_Q4, 6, BL_Q12]) for (const K of [384, 544, 1536]) {
+  const T = 5, N = 9, w = randomWeight(dtype, N, K), x = new Float32Array(T * K);
+  for (let t = 0; t < T; t++) for (let k = 0; k < K; k++) x[t * K + k] = w.deq[(t % N) * K + k] < 0 ? -2.5 : 2.5;
+  const px = put(x), pw = put(w.bytes), y0 = alloc(T * N * 4), y1 = alloc(T * N * 4);
+  check(M._blw_k_matmul(0, y0, px, T, dtype, N, K, pw, 0) === 0 && M._blw_k_matmul(1, y1, px, T, dtype, N, K, pw, 0) === 0,
+    `matmul ${names[dtype]} K=${K} at the int32 bound runs`);
+  const a = getF(y0, T * N), b = getF(y1, T * N), gb = groupBound(dtype, w.deq, N, K, pw);
+  let worstRel = 0;
+  for (let t = 0; t < T; t++) for (let n = 0; n < N; n++) {
+    let sw = 0;
+    for (let k = 0; k < K; k++) sw += Math.abs(w.deq[n * K + k]);
+    worstRel = Math.max(worstRel, Math.max(0, Math.abs(a[t * N + n] - b[t * N + n]) - 2.5 * gb[n]) / (2.5 * sw));
+  }
+  note(`matmul ${names[dtype]} at the int32 bound`, worstRel);
+  check(worstRel <= tols[dtype], `matmul ${names[dtype]} K=${K} at the int32 bound: ${worstRel} > ${tols[dtype]}`);
+  for (const p of [px, pw, y0, y1]) M._free(p);
 }
 // a bad shape is refused, not run
 check(M._blw_k_matmul(1, 0, 0, 1, BL_Q8, 4, 33, 8, 0) === -1, 'matmul refuses q8 with k % 32 != 0');
@@ -202,6 +255,7 @@ for (const dtype of [BL_F32, BL_F16, BL_Q8, BL_Q4]) {
     const what = `matmul_act ${names[dtype]} ${actName[act]} T=${T} N=${N} K=${K}`;
     check(r0 === 0 && r1 === 0, `${what} runs`);
     const a = getF(y0, T * N), b = getF(y1, T * N);
+    const gb = dtype >= BL_Q8 ? groupBound(dtype, w.deq, N, K, pw) : new Float64Array(N);
     let worstRel = 0, negSeen = false;
     for (let t = 0; t < T; t++) {
       let xmax = 0;
@@ -213,7 +267,7 @@ for (const dtype of [BL_F32, BL_F16, BL_Q8, BL_Q4]) {
           sw += Math.abs(w.deq[n * K + k]);
         }
         const scale = (dtype >= BL_Q8 ? xmax * sw : sxw) + Math.abs(bias[n]);
-        const allowed = 1.13 * tols[dtype] * scale + actTol[act];
+        const allowed = 1.13 * (tols[dtype] * scale + xmax * gb[n]) + actTol[act];
         worstRel = Math.max(worstRel, Math.abs(a[t * N + n] - b[t * N + n]) / allowed);
         negSeen ||= a[t * N + n] < -0.05;
       }
