@@ -44,7 +44,7 @@
 // The ONNX files come from `python3 tools/export_onnx.py` (tools/onnx/, not
 // committed); without them only the bertlens half runs.
 
-import { existsSync, readFileSync, readdirSync, writeFileSync, mkdirSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync, writeFileSync, mkdirSync, statSync } from 'node:fs';
 import { spawn, spawnSync } from 'node:child_process';
 import { dirname, join, basename, relative } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -379,6 +379,8 @@ async function relaxedVsPlain(opt, factory, wasmBinary, results, note) {
   console.log(`\n== relaxed SIMD (${rel(opt.relaxed)}) vs SIMD128 (${rel(opt.wasm)}), attention kept, runs alternating`);
   const js = join(opt.relaxed, 'bertlens.js'), wasm = join(opt.relaxed, 'bertlens.wasm');
   if (!existsSync(js) || !existsSync(wasm)) { note(`${rel(opt.relaxed)} missing (make wasm-relaxed): relaxed section skipped`); return; }
+  const src = join(ROOT, 'src'), newest = Math.max(...readdirSync(src).filter((f) => /\.[ch]$/.test(f)).map((f) => statSync(join(src, f)).mtimeMs));
+  if (statSync(wasm).mtimeMs < newest) { note(`${rel(opt.relaxed)} is older than src/ (make wasm-relaxed): relaxed section skipped`); return; }
   if (!relaxedSimd()) { note('this V8 does not run relaxed SIMD: relaxed section skipped'); return; }
   const rFactory = loadFactory(js), rBinary = new Uint8Array(readFileSync(wasm));
   const rows = [];
