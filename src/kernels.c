@@ -963,6 +963,23 @@ INLINE v128_t round_small(v128_t v) {
     return wasm_i32x4_sub(wasm_f32x4_add(v, wasm_f32x4_splat(12582912.0f)), wasm_i32x4_splat(0x4B400000));
 }
 
+/* max |x[i]| over n values; four independent pmax chains (one chain waits
+ * on pmax's latency for every vector). */
+INLINE float absmax(const float *x, int32_t n) {
+    v128_t m0 = wasm_f32x4_splat(0), m1 = m0, m2 = m0, m3 = m0;
+    int32_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        m0 = wasm_f32x4_pmax(m0, wasm_f32x4_abs(wasm_v128_load(x + i)));
+        m1 = wasm_f32x4_pmax(m1, wasm_f32x4_abs(wasm_v128_load(x + i + 4)));
+        m2 = wasm_f32x4_pmax(m2, wasm_f32x4_abs(wasm_v128_load(x + i + 8)));
+        m3 = wasm_f32x4_pmax(m3, wasm_f32x4_abs(wasm_v128_load(x + i + 12)));
+    }
+    for (; i + 4 <= n; i += 4) m0 = wasm_f32x4_pmax(m0, wasm_f32x4_abs(wasm_v128_load(x + i)));
+    float amax = hmax(wasm_f32x4_pmax(wasm_f32x4_pmax(m0, m1), wasm_f32x4_pmax(m2, m3)));
+    for (; i < n; i++) amax = fabsf(x[i]) > amax ? fabsf(x[i]) : amax;
+    return amax;
+}
+
 /* Quantize rows of x (T rows of K values, stride ldx) to integers with
  * scale max|row| / qmax (qmax <= 32767) into xq[T4/4][Kp/2][4] (row groups
  * of 4 interleaved by pairs, as mk_q8 reads them; rows past T and values
@@ -975,17 +992,25 @@ static void quantize_rows_ld(int32_t *xq, float *sx, const float *x, int32_t ldx
         for (int i = 0; i < 4; i++) {
             r[i] = t + i < T ? x + (size_t)(t + i) * ldx : NULL;
             float amax = 0.0f;
-            if (r[i]) {
-                v128_t m = wasm_f32x4_splat(0);
-                int32_t k = 0;
-                for (; k + 4 <= K; k += 4) m = wasm_f32x4_pmax(m, wasm_f32x4_abs(wasm_v128_load(r[i] + k)));
-                amax = hmax(m);
-                for (; k < K; k++) amax = fabsf(r[i][k]) > amax ? fabsf(r[i][k]) : amax;
-            }
+            if (r[i]) amax = absmax(r[i], K);
             if (i + t < T) sx[t + i] = amax / qmax;
             inv[i] = wasm_f32x4_splat(amax > 0 ? qmax / amax : 0.0f);
         }
-        for (int32_t k = 0; k < Kp; k += 8) { /* 4 pairs of each row -> 4 x (4 rows' pair) */
+        int32_t k = 0;
+        if (t + 4 <= T) /* four rows, whole 8-value steps: no checks */
+            for (; k + 8 <= K; k += 8) {
+                v128_t q[4];
+                for (int i = 0; i < 4; i++)
+                    q[i] = wasm_i16x8_narrow_i32x4(round_small(wasm_f32x4_mul(wasm_v128_load(r[i] + k), inv[i])),
+                                                   round_small(wasm_f32x4_mul(wasm_v128_load(r[i] + k + 4), inv[i])));
+                transpose4(&q[0], &q[1], &q[2], &q[3]);
+                int32_t *dst = xq + (size_t)(k / 2) * 4;
+                wasm_v128_store(dst, q[0]);
+                wasm_v128_store(dst + 4, q[1]);
+                wasm_v128_store(dst + 8, q[2]);
+                wasm_v128_store(dst + 12, q[3]);
+            }
+        for (; k < Kp; k += 8) { /* 4 pairs of each row -> 4 x (4 rows' pair) */
             v128_t q[4];
             for (int i = 0; i < 4; i++) {
                 if (!r[i] || k >= K) {
@@ -1180,29 +1205,38 @@ void blk_layernorm(float *x, const float *res, int32_t T, int32_t n, const float
     for (int32_t t = 0; t < T; t++) {
         float *r = x + (size_t)t * n;
         const float *rr = res ? res + (size_t)t * n : NULL;
-        v128_t s = wasm_f32x4_splat(0);
+        /* two sums, each in two independent chains (one chain waits on
+         * f32x4.add's latency for every vector) */
+        v128_t s0 = wasm_f32x4_splat(0), s1 = s0;
         int32_t i = 0;
-        for (; i + 4 <= n; i += 4) {
-            v128_t v = wasm_v128_load(r + i);
-            if (rr) {
-                v = wasm_f32x4_add(v, wasm_v128_load(rr + i));
-                wasm_v128_store(r + i, v);
+        if (rr)
+            for (; i + 8 <= n; i += 8) {
+                v128_t v0 = wasm_f32x4_add(wasm_v128_load(r + i), wasm_v128_load(rr + i));
+                v128_t v1 = wasm_f32x4_add(wasm_v128_load(r + i + 4), wasm_v128_load(rr + i + 4));
+                wasm_v128_store(r + i, v0);
+                wasm_v128_store(r + i + 4, v1);
+                s0 = wasm_f32x4_add(s0, v0);
+                s1 = wasm_f32x4_add(s1, v1);
             }
-            s = wasm_f32x4_add(s, v);
-        }
-        float sum = hsum(s);
+        else
+            for (; i + 8 <= n; i += 8) {
+                s0 = wasm_f32x4_add(s0, wasm_v128_load(r + i));
+                s1 = wasm_f32x4_add(s1, wasm_v128_load(r + i + 4));
+            }
+        float sum = hsum(wasm_f32x4_add(s0, s1));
         for (; i < n; i++) {
             if (rr) r[i] += rr[i];
             sum += r[i];
         }
         float mean = sum / (float)n;
         v128_t vm = wasm_f32x4_splat(mean);
-        s = wasm_f32x4_splat(0);
-        for (i = 0; i + 4 <= n; i += 4) {
-            v128_t d = wasm_f32x4_sub(wasm_v128_load(r + i), vm);
-            s = wasm_f32x4_add(s, wasm_f32x4_mul(d, d));
+        s0 = s1 = wasm_f32x4_splat(0);
+        for (i = 0; i + 8 <= n; i += 8) {
+            v128_t d0 = wasm_f32x4_sub(wasm_v128_load(r + i), vm), d1 = wasm_f32x4_sub(wasm_v128_load(r + i + 4), vm);
+            s0 = wasm_f32x4_add(s0, wasm_f32x4_mul(d0, d0));
+            s1 = wasm_f32x4_add(s1, wasm_f32x4_mul(d1, d1));
         }
-        float var = hsum(s);
+        float var = hsum(wasm_f32x4_add(s0, s1));
         for (; i < n; i++) var += (r[i] - mean) * (r[i] - mean);
         var /= (float)n;
         float inv = 1.0f / sqrtf(var + eps);
@@ -1226,14 +1260,16 @@ void blk_layernorm(float *x, const float *res, int32_t T, int32_t n, const float
 void blk_softmax(float *x, int32_t T, int32_t n, float scale) {
     for (int32_t t = 0; t < T; t++) {
         float *r = x + (size_t)t * n;
-        v128_t m0 = wasm_f32x4_splat(-INFINITY), m1 = m0; /* two chains of pmax */
+        v128_t m0 = wasm_f32x4_splat(-INFINITY), m1 = m0, m2 = m0, m3 = m0; /* four chains of pmax */
         int32_t i = 0;
-        for (; i + 8 <= n; i += 8) {
+        for (; i + 16 <= n; i += 16) {
             m0 = wasm_f32x4_pmax(m0, wasm_v128_load(r + i));
             m1 = wasm_f32x4_pmax(m1, wasm_v128_load(r + i + 4));
+            m2 = wasm_f32x4_pmax(m2, wasm_v128_load(r + i + 8));
+            m3 = wasm_f32x4_pmax(m3, wasm_v128_load(r + i + 12));
         }
         for (; i + 4 <= n; i += 4) m0 = wasm_f32x4_pmax(m0, wasm_v128_load(r + i));
-        float mx = hmax(wasm_f32x4_pmax(m0, m1));
+        float mx = hmax(wasm_f32x4_pmax(wasm_f32x4_pmax(m0, m1), wasm_f32x4_pmax(m2, m3)));
         for (; i < n; i++) mx = r[i] > mx ? r[i] : mx;
         v128_t vm = wasm_f32x4_splat(mx), vs = wasm_f32x4_splat(scale), s = wasm_f32x4_splat(0);
         if (scale >= 0.0f) { /* arguments are <= 0 */
