@@ -986,6 +986,15 @@ INLINE float absmax(const float *x, int32_t n) {
     return amax;
 }
 
+/* q[i] = 4 int16 pairs of row i -> dst[4 pairs][4 rows] (one i32 per row and pair). */
+INLINE void store_pairs(int32_t *dst, v128_t q[4]) {
+    transpose4(&q[0], &q[1], &q[2], &q[3]);
+    wasm_v128_store(dst, q[0]);
+    wasm_v128_store(dst + 4, q[1]);
+    wasm_v128_store(dst + 8, q[2]);
+    wasm_v128_store(dst + 12, q[3]);
+}
+
 /* Quantize rows of x (T rows of K values, stride ldx) to integers with
  * scale max|row| / qmax (qmax <= 32767) into xq[T4/4][Kp/2][4] (row groups
  * of 4 interleaved by pairs, as mk_q8 reads them; rows past T and values
@@ -1009,12 +1018,7 @@ static void quantize_rows_ld(int32_t *xq, float *sx, const float *x, int32_t ldx
                 for (int i = 0; i < 4; i++)
                     q[i] = wasm_i16x8_narrow_i32x4(round_small(wasm_f32x4_mul(wasm_v128_load(r[i] + k), inv[i])),
                                                    round_small(wasm_f32x4_mul(wasm_v128_load(r[i] + k + 4), inv[i])));
-                transpose4(&q[0], &q[1], &q[2], &q[3]);
-                int32_t *dst = xq + (size_t)(k / 2) * 4;
-                wasm_v128_store(dst, q[0]);
-                wasm_v128_store(dst + 4, q[1]);
-                wasm_v128_store(dst + 8, q[2]);
-                wasm_v128_store(dst + 12, q[3]);
+                store_pairs(xq + (size_t)(k / 2) * 4, q);
             }
         for (; k < Kp; k += 8) { /* 4 pairs of each row -> 4 x (4 rows' pair) */
             v128_t q[4];
@@ -1033,12 +1037,7 @@ static void quantize_rows_ld(int32_t *xq, float *sx, const float *x, int32_t ldx
                 v128_t b = round_small(wasm_f32x4_mul(wasm_v128_load(src + 4), inv[i]));
                 q[i] = wasm_i16x8_narrow_i32x4(a, b);
             }
-            transpose4(&q[0], &q[1], &q[2], &q[3]);
-            int32_t *dst = xq + (size_t)(k / 2) * 4;
-            wasm_v128_store(dst, q[0]);
-            wasm_v128_store(dst + 4, q[1]);
-            wasm_v128_store(dst + 8, q[2]);
-            wasm_v128_store(dst + 12, q[3]);
+            store_pairs(xq + (size_t)(k / 2) * 4, q);
         }
     }
 }
