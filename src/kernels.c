@@ -209,7 +209,7 @@ static int qvalue(const blk_weight *w, int32_t r, int32_t i) {
  * groups whose rounding noise (s'^2 / 12 per value) stays within QG_NOISE
  * of the bundle's own (s_b^2 / 12 per value); qg = 1 keeps the bundle's
  * integers and scales exactly. Measured on all-MiniLM-L6-v2: q8 gets one
- * group per row of a 384-wide input (qg 12), q10 groups of 6 blocks. */
+ * group per row of a 384-wide input (qg 12), q10 groups of 3 blocks. */
 #define QX_MAX 16383.0f
 #define QG_L1 131072.0 /* (2^31 - 1) / QX_MAX = 131080.0: int32 sums cannot overflow */
 #define QG_NOISE 0.015625 /* 1/64: +0.4 % (q8) and +0.8 % (q10) mean attention error on the fidelity corpus */
@@ -273,21 +273,20 @@ static int pack_groups(blk_weight *w) {
     }
     for (int32_t r = 0; r < n; r++) {
         int32_t p = r / BL_PANEL, c = r % BL_PANEL;
-        int16_t *dq = w->pq + (size_t)p * k * BL_PANEL;
-        if (qg == 1) { /* the bundle's integers and scales */
-            for (int32_t i = 0; i < k; i++) /* pq[p][i/2][c][i%2] */
-                dq[(size_t)(i / 2) * 2 * BL_PANEL + c * 2 + (i & 1)] = (int16_t)qvalue(w, r, i);
-            for (int32_t b = 0; b < nb; b++) w->ps[((size_t)p * nb + b) * BL_PANEL + c] = qscale(w, r, b);
-            continue;
-        }
-        blk_weight_row(w, r, row);
+        int16_t *dq = w->pq + (size_t)p * k * BL_PANEL + c * 2; /* pq[p][i/2][c][i%2] */
+        if (qg > 1) blk_weight_row(w, r, row);
         for (int32_t g = 0; g < ngr; g++) {
             int32_t i0 = g * qg * BL_QBLOCK, nv = (g + 1) * qg <= nb ? qg * BL_QBLOCK : k - i0;
-            double L = 0, amax = 0;
-            for (int32_t i = i0; i < i0 + nv; i++) L += fabs(row[i]), amax = fabs(row[i]) > amax ? fabs(row[i]) : amax;
-            double s = group_scale(row + i0, nv, L, amax);
+            double s, L = 0, amax = 0;
+            if (qg == 1) { /* the bundle's integers and scale */
+                s = qscale(w, r, g);
+            } else {
+                for (int32_t i = i0; i < i0 + nv; i++) L += fabs(row[i]), amax = fabs(row[i]) > amax ? fabs(row[i]) : amax;
+                s = group_scale(row + i0, nv, L, amax);
+            }
             for (int32_t i = i0; i < i0 + nv; i++)
-                dq[(size_t)(i / 2) * 2 * BL_PANEL + c * 2 + (i & 1)] = s > 0 ? (int16_t)nearbyint(row[i] / s) : 0;
+                dq[(size_t)(i / 2) * 2 * BL_PANEL + (i & 1)] =
+                    qg == 1 ? (int16_t)qvalue(w, r, i) : s > 0 ? (int16_t)nearbyint(row[i] / s) : 0;
             w->ps[((size_t)p * ngr + g) * BL_PANEL + c] = (float)s;
         }
     }
@@ -810,8 +809,9 @@ AVX2_FN void matmul_f32_packed_avx2(float *y, int32_t ldy, const float *xp, int3
 }
 
 /* 4 rows of int16 activation pairs xq[K/2][4] times q8 panels pq0, pq1
- * ([K/2][8][2] int16 each; 16 int16 = one 256-bit load per pair), block
- * scales ps0, ps1 ([K/32][8]); sx[r] = row r's activation scale. */
+ * ([K/2][8][2] int16 each; 16 int16 = one 256-bit load per pair), scales
+ * ps0, ps1 ([K/gk][8], one per group of gk values of k, the last group
+ * possibly shorter); sx[r] = row r's activation scale. */
 INLINE __attribute__((target("avx2,fma"))) void mk_q8_avx2(float *y, int32_t ldy, const int32_t *xq, const float *sx,
                                                            const int16_t *pq0, const int16_t *pq1, const float *ps0,
                                                            const float *ps1, int32_t K, int32_t gk,
@@ -899,14 +899,15 @@ static void matmul_f32_packed(float *y, int32_t ldy, const float *xp, int32_t T,
 }
 
 /* 4 interleaved rows of int16 activation pairs xq[K/2][4] (one i32 per row
- * and pair) times one int8 panel pq[K/2][8][2]; sx[r] is row r's scale. */
+ * and pair) times one int16 panel pq[K/2][8][2] with scales ps[K/gk][8] (one
+ * per group of gk values of k, the last possibly shorter); sx[r] is row r's scale. */
 INLINE void mk_q8(float *y, int32_t ldy, const int32_t *xq, const float *sx, const int16_t *pq, const float *ps,
                   int32_t K, int32_t gk, const float *bias, int rows, int cols, int32_t act) {
     v128_t f00 = wasm_f32x4_splat(0), f01 = f00, f10 = f00, f11 = f00, f20 = f00, f21 = f00, f30 = f00, f31 = f00;
     for (int32_t k0 = 0; k0 < K; k0 += gk, ps += BL_PANEL) {
         const int32_t steps = (K - k0 < gk ? K - k0 : gk) / 2;
         /* one step = one pair (k, k+1): 8 dot products of 4 columns; the
-         * block's first step initializes the sums (no zeroing, no adds) */
+         * group's first step initializes the sums (no zeroing, no adds) */
 #define Q8_STEP(ACC)                                                                          \
     do {                                                                                      \
         v128_t w0 = wasm_v128_load(pq), w1 = wasm_v128_load(pq + 8), s;                      \

@@ -210,8 +210,8 @@ for (const dtype of [BL_Q8, BL_Q4, 4, 5, 6])
 check(Object.values(grouped).some((g) => g[1] > 0), 'matmul: a shorter last scale group exercised');
 // A group's int32 sum at its bound: every activation at the row's maximum
 // with the sign of its weight in column n (quantized to exactly +-16383), so
-// the sum is 16383 * sum |w'|, within a few thousand of 2^31. An overflow
-// would be off by 2^32 units.
+// the sum is 16383 * sum |w'|, within 0.01 % of 2^31 (the pack takes the
+// smallest s'). An overflow would be off by 2^32 units.
 for (const dtype of [BL_Q8, BL_Q4, 6, BL_Q12]) for (const K of [384, 544, 1536]) {
   const T = 5, N = 9, w = randomWeight(dtype, N, K), x = new Float32Array(T * K);
   for (let t = 0; t < T; t++) for (let k = 0; k < K; k++) x[t * K + k] = w.deq[(t % N) * K + k] < 0 ? -2.5 : 2.5;
