@@ -118,7 +118,7 @@ build/wasm/bertlens.js: $(LIB_SRC) src/wasm_api.c $(HDRS)
 	@test -s build/wasm/bertlens.wasm || { echo "emcc wrote no build/wasm/bertlens.wasm" >&2; rm -f $@; exit 1; }
 
 # Relaxed-SIMD variant (optional; not part of `make test` or the site):
-# f32x4.relaxed_madd (F32_MADD in src/kernels.c) in the f32 and q8 tiles.
+# f32x4.relaxed_madd (F32_MADD in src/kernels_impl.h) in the f32 and q8 tiles.
 # Emscripten 3.1.6's clang (14) and Binaryen (108) predate the final
 # relaxed-SIMD opcodes, so: clang-19 (apt-get install clang-19 lld-19) under
 # the -14 names Debian's emcc calls, objects linked at -O1 (no wasm-opt) with

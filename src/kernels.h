@@ -8,6 +8,10 @@
  * micro-kernels also have AVX2+FMA versions chosen at run time
  * (blk_simd_name says which path runs).
  *
+ * Files: kernels.c (weights, packing, dispatch), kernels_ref.c (the scalar
+ * references), kernels_simd128.c (SIMD128, and SSE4.1 through simd_x86.h),
+ * kernels_x86.c (AVX2+FMA), kernels_impl.h (what they share).
+ *
  * Weight matrices follow torch Linear: W[n][k], n = output, k = input.
  * A blk_weight wraps the bundle bytes (read by the scalar path) and, for the
  * SIMD path, a copy re-laid-out into panels once at setup time (blk_weight_pack)

@@ -1,5 +1,6 @@
-/* simd_x86.h — the wasm SIMD128 intrinsics that src/kernels.c uses, on x86-64
- * SSE4.1, so the one SIMD implementation of each kernel also builds natively.
+/* simd_x86.h — the wasm SIMD128 intrinsics that src/kernels_simd128.c and
+ * src/kernels_impl.h use, on x86-64 SSE4.1, so the one SIMD implementation
+ * of each kernel also builds natively.
  *
  * v128_t is an untyped 128-bit vector as in <wasm_simd128.h>; each function
  * reinterprets it (free casts) and maps to one SSE instruction where the
@@ -12,7 +13,7 @@
  *   i32x4.trunc_sat_f32x4_s  cvttps2dq gives 0x80000000 for NaN and for
  *                     values >= 2^31: fixed up to 0 and INT32_MAX
  *   v128.bitselect    and/andnot/or (every bit, not only the sign bits)
- * Only the intrinsics kernels.c calls are here; a new one in kernels.c must be
+ * Only the intrinsics those files call are here; a new one there must be
  * added here too (the native build then fails to compile until it is).
  *
  * Included only when __SSE4_1__ is defined (Makefile: -msse4.1 for native

@@ -4,7 +4,7 @@
 //   node tests/kernels.test.mjs --native   x86-64 SSE4.1 / AVX2+FMA (needs build/kernel_host, $BERTLENS_KERNEL_HOST
 //                                          overrides; $BERTLENS_SIMD=sse4.1 keeps the run-time choice on SSE4.1)
 //
-// Every kernel of src/kernels.c runs twice on the same random inputs of awkward
+// Every kernel of src/kernels*.c runs twice on the same random inputs of awkward
 // sizes (not multiples of the SIMD widths): blw_k_*(1, ...) = the build's SIMD
 // kernel, blw_k_*(0, ...) = the scalar reference (erf/exp: libm erff/expf).
 // Natively the same entry points run in build/kernel_host (tests/lib/native_kernels.mjs).
