@@ -112,12 +112,12 @@ static int open_bundle(const char *path, cli_bundle *cb) {
     char err[512] = "";
     memset(cb, 0, sizeof *cb);
     if (read_bundle(path, &cb->bytes, &cb->size, err, sizeof err) != 0) {
-        fprintf(stderr, "bertlens: %s\n", err);
+        bli_term_line(stderr, "bertlens: %s", err);
         return -1;
     }
     cb->model = bl_model_load(cb->bytes, cb->size, err, sizeof err);
     if (!cb->model) {
-        fprintf(stderr, "bertlens: %s: %s\n", path, err);
+        bli_term_line(stderr, "bertlens: %s: %s", path, err);
         free(cb->bytes);
         cb->bytes = NULL;
         return -1;
@@ -175,35 +175,35 @@ static int cmd_info(int argc, char **argv) {
     const bl_model *m = cb.model;
     const bl_config *c = bl_model_config(m);
     static const char *acts[] = {"gelu (erf)", "gelu (tanh)", "relu"};
-    printf("bundle       %s (%zu bytes inflated, format v%u)\n", argv[0], cb.size, BL_BUNDLE_VERSION);
-    printf("source       %s\n", bl_model_meta_str(m, "source.name"));
-    printf("license      %s\n", bl_model_meta_str(m, "source.license"));
-    printf("source sha256 %s\n", bl_model_meta_str(m, "source.sha256"));
-    printf("converter    %s\n", bl_model_meta_str(m, "converter.version"));
-    printf("dtype        %s\n", bl_model_meta_str(m, "weights.dtype"));
+    bli_term_line(stdout, "bundle       %s (%zu bytes inflated, format v%u)", argv[0], cb.size, BL_BUNDLE_VERSION);
+    bli_term_line(stdout, "source       %s", bl_model_meta_str(m, "source.name"));
+    bli_term_line(stdout, "license      %s", bl_model_meta_str(m, "source.license"));
+    bli_term_line(stdout, "source sha256 %s", bl_model_meta_str(m, "source.sha256"));
+    bli_term_line(stdout, "converter    %s", bl_model_meta_str(m, "converter.version"));
+    bli_term_line(stdout, "dtype        %s", bl_model_meta_str(m, "weights.dtype"));
     const char *fmax = bl_model_meta_str(m, "fidelity.attn_max");
     if (fmax) {
         const char *fmean = bl_model_meta_str(m, "fidelity.attn_mean");
         const char *farg = bl_model_meta_str(m, "fidelity.argmax");
         const char *fset = bl_model_meta_str(m, "fidelity.set");
-        printf("fidelity     attention within %s of the fp32 model (worst input; mean |d| <= %s, "
-               "row argmax agrees >= %s %%) on %s\n", fmax, fmean ? fmean : "?", farg ? farg : "?",
+        bli_term_line(stdout, "fidelity     attention within %s of the fp32 model (worst input; mean |d| <= %s, "
+                              "row argmax agrees >= %s %%) on %s", fmax, fmean ? fmean : "?", farg ? farg : "?",
                fset ? fset : "the converter's held-out set");
     }
-    printf("layers       %d\n", c->n_layers);
-    printf("heads        %d (d_head %d)\n", c->n_heads, c->hidden / c->n_heads);
-    printf("hidden       %d\n", c->hidden);
-    printf("intermediate %d\n", c->intermediate);
-    printf("max positions %d\n", c->max_positions);
-    printf("type vocab   %d\n", c->type_vocab_size);
-    printf("vocab        %d\n", c->vocab_size);
-    printf("ln eps       %g\n", (double)c->ln_eps);
-    printf("activation   %s\n", acts[c->activation]);
-    printf("metadata     %d entries\n", bl_model_n_meta(m));
+    bli_term_line(stdout, "layers       %d", c->n_layers);
+    bli_term_line(stdout, "heads        %d (d_head %d)", c->n_heads, c->hidden / c->n_heads);
+    bli_term_line(stdout, "hidden       %d", c->hidden);
+    bli_term_line(stdout, "intermediate %d", c->intermediate);
+    bli_term_line(stdout, "max positions %d", c->max_positions);
+    bli_term_line(stdout, "type vocab   %d", c->type_vocab_size);
+    bli_term_line(stdout, "vocab        %d", c->vocab_size);
+    bli_term_line(stdout, "ln eps       %g", (double)c->ln_eps);
+    bli_term_line(stdout, "activation   %s", acts[c->activation]);
+    bli_term_line(stdout, "metadata     %d entries", bl_model_n_meta(m));
     for (int i = 0; i < bl_model_n_meta(m); i++) {
         char val[256];
         bl_model_meta_format(m, i, val, sizeof val);
-        printf("  %-28s %s\n", bl_model_meta_key(m, i), val);
+        bli_term_line(stdout, "  %-28s %s", bl_model_meta_key(m, i), val);
     }
 
     /* Tensor summary: count and bytes per dtype, then every tensor. */
@@ -218,9 +218,9 @@ static int cmd_info(int argc, char **argv) {
         bytes[tt->dtype] += tt->nbytes;
         count[tt->dtype]++;
     }
-    printf("tensors      %d, %llu parameters\n", n, (unsigned long long)params);
+    bli_term_line(stdout, "tensors      %d, %llu parameters", n, (unsigned long long)params);
     for (int d = 0; d < BL_N_DTYPES; d++)
-        if (count[d]) printf("  %-4s %4d tensors %12llu bytes\n", bl_dtype_name(d), count[d], (unsigned long long)bytes[d]);
+        if (count[d]) bli_term_line(stdout, "  %-4s %4d tensors %12llu bytes", bl_dtype_name(d), count[d], (unsigned long long)bytes[d]);
     for (int i = 0; i < n; i++) {
         const bl_tensor *tt = bl_model_tensor(m, i);
         char shape[96];
@@ -228,7 +228,7 @@ static int cmd_info(int argc, char **argv) {
         for (int d = 0; d < tt->n_dims; d++)
             k += snprintf(shape + k, sizeof shape - (size_t)k, "%s%lld", d ? ", " : "", (long long)tt->dims[d]);
         snprintf(shape + k, sizeof shape - (size_t)k, "]");
-        printf("  %-52s %-4s %-14s %10llu\n", tt->name, bl_dtype_name(tt->dtype), shape, (unsigned long long)tt->nbytes);
+        bli_term_line(stdout, "  %-52s %-4s %-14s %10llu", tt->name, bl_dtype_name(tt->dtype), shape, (unsigned long long)tt->nbytes);
     }
     close_bundle(&cb);
     return 0;
@@ -258,7 +258,7 @@ static int cmd_tokenize(int argc, char **argv) {
     if (!jsonl) {
         const char *b = argc == 3 ? argv[2] : NULL;
         if (bl_tokenize(tk, argv[1], strlen(argv[1]), b, b ? strlen(b) : 0, max_pos, &toks, err, sizeof err)) {
-            fprintf(stderr, "bertlens: %s\n", err);
+            bli_term_line(stderr, "bertlens: %s", err);
             rc = 1;
         } else {
             bli_json_tokens(&out, tk, &toks, 0);
@@ -384,7 +384,7 @@ static int int_list_opt(const char *name, const char *arg, int32_t **v, int *n) 
     free(*v);
     *v = NULL;
     if ((*n = parse_int_list(arg, v)) <= 0) {
-        fprintf(stderr, "bertlens: %s needs a comma-separated list of integers\n", name);
+        bli_term_line(stderr, "bertlens: %s needs a comma-separated list of integers", name);
         return -1;
     }
     return 0;
@@ -456,7 +456,7 @@ static int apply_heads(bl_state *s, const char *ablate, const char *keep) {
         return -1;
     }
     if (parse_heads(ablate ? ablate : keep, L, NH, sel, err, sizeof err)) {
-        fprintf(stderr, "bertlens: %s: %s\n", ablate ? "--ablate" : "--keep", err);
+        bli_term_line(stderr, "bertlens: %s: %s", ablate ? "--ablate" : "--keep", err);
         free(sel);
         return -1;
     }
@@ -474,7 +474,7 @@ static int heads_opt(int argc, char **argv, int *i, const char **ablate, const c
     int is_ablate = !strcmp(a, "--ablate"), is_keep = !strcmp(a, "--keep");
     if (!is_ablate && !is_keep) return 0;
     if (*i + 1 >= argc) {
-        fprintf(stderr, "bertlens: %s needs a head list L:H[,L:H...]\n", a);
+        bli_term_line(stderr, "bertlens: %s needs a head list L:H[,L:H...]", a);
         return -1;
     }
     if (*ablate || *keep) {
@@ -521,7 +521,7 @@ static int parse_attend(int argc, char **argv, int internal, attend_opts *o) {
         } else if (internal && !strcmp(a, "--rows") && has_val) {
             if (int_list_opt(a, argv[++i], &o->rows, &o->n_rows)) return -1;
         } else if (a[0] == '-' && a[1] == '-') {
-            fprintf(stderr, "bertlens: attend: unknown option %s\n", a);
+            bli_term_line(stderr, "bertlens: attend: unknown option %s", a);
             return -1;
         } else if (npos < 3) {
             pos[npos++] = a;
@@ -646,19 +646,19 @@ static void emit_attn_summaries(const bl_state *s, int l0, int l1, int NH, int T
 static int write_file_atomic(const char *path, int (*fill)(FILE *, const void *), const void *ctx) {
     char tmp[4096];
     if (snprintf(tmp, sizeof tmp, "%s.tmp", path) >= (int)sizeof tmp) {
-        fprintf(stderr, "bertlens: %s: path too long\n", path);
+        bli_term_line(stderr, "bertlens: %s: path too long", path);
         return -1;
     }
     FILE *f = fopen(tmp, "wb");
     if (!f) {
-        fprintf(stderr, "bertlens: cannot write %s: %s\n", tmp, strerror(errno));
+        bli_term_line(stderr, "bertlens: cannot write %s: %s", tmp, strerror(errno));
         return -1;
     }
     int bad = fill(f, ctx);
     bad |= ferror(f);
     if (fclose(f)) bad = 1;
     if (bad || rename(tmp, path)) {
-        fprintf(stderr, "bertlens: cannot write %s: %s\n", path, strerror(errno ? errno : EIO));
+        bli_term_line(stderr, "bertlens: cannot write %s: %s", path, strerror(errno ? errno : EIO));
         remove(tmp);
         return -1;
     }
@@ -721,7 +721,7 @@ static int fill_tokens_json(FILE *f, const void *ctx) {
 /* Write every array of the last forward (q/k too for --qk) into o->npy_dir. */
 static int emit_npy(const attend_opts *o, const bl_state *s, const npy_index *ix, int NH, int d) {
     if (mkdir(o->npy_dir, 0777) && errno != EEXIST) {
-        fprintf(stderr, "bertlens: cannot create %s: %s\n", o->npy_dir, strerror(errno));
+        bli_term_line(stderr, "bertlens: cannot create %s: %s", o->npy_dir, strerror(errno));
         return -1;
     }
     char path[4096];
@@ -739,7 +739,7 @@ static int emit_npy(const attend_opts *o, const bl_state *s, const npy_index *ix
             if (!arrays[k].x) continue;
             npy_array a = {arrays[k].x, {NH, T, arrays[k].cols}};
             if (snprintf(path, sizeof path, "%s/%s_L%d.npy", o->npy_dir, arrays[k].kind, l) >= (int)sizeof path) {
-                fprintf(stderr, "bertlens: %s: path too long\n", o->npy_dir);
+                bli_term_line(stderr, "bertlens: %s: path too long", o->npy_dir);
                 return -1;
             }
             if (write_file_atomic(path, fill_npy, &a)) return -1;
@@ -775,7 +775,7 @@ static int run_attend(const attend_opts *o) {
         const char *b = o->text_b;
         if (bl_tokenize(tk, o->text, strlen(o->text), b, b ? strlen(b) : 0, c->max_positions, &toks, err,
                         sizeof err)) {
-            fprintf(stderr, "bertlens: cannot tokenize: %s\n", err);
+            bli_term_line(stderr, "bertlens: cannot tokenize: %s", err);
             goto close;
         }
         have_toks = 1;
@@ -798,14 +798,14 @@ static int run_attend(const attend_opts *o) {
     unsigned flags = BL_KEEP_ATTN | (o->norms ? BL_KEEP_NORMS : 0) |
                      (o->qk ? (o->layer >= 0 ? BL_KEEP_QK : BL_KEEP_QK_ALL) : 0) | (o->hidden ? BL_KEEP_HIDDEN : 0);
     if (!(s = new_state(m, T, flags, err, sizeof err))) {
-        fprintf(stderr, "bertlens: %s\n", err);
+        bli_term_line(stderr, "bertlens: %s", err);
         goto close;
     }
     if (apply_heads(s, o->ablate, o->keep)) goto close;
     if (!o->hidden) bl_state_set_final(s, 0); /* nothing printed needs them */
     int l0 = o->layer >= 0 ? o->layer : 0, l1 = o->layer >= 0 ? o->layer + 1 : L;
     if (bl_forward(s, ids, types, T, l0, err, sizeof err)) {
-        fprintf(stderr, "bertlens: %s\n", err);
+        bli_term_line(stderr, "bertlens: %s", err);
         goto close;
     }
 
@@ -865,7 +865,7 @@ static int cmd_embed(int argc, char **argv) {
         if (ho < 0) return 1;
         if (ho) continue;
         if (argv[i][0] == '-' && argv[i][1] == '-') {
-            fprintf(stderr, "bertlens: embed: unknown option %s\n", argv[i]);
+            bli_term_line(stderr, "bertlens: embed: unknown option %s", argv[i]);
             return 1;
         }
         first = i;
@@ -899,7 +899,7 @@ static int cmd_embed(int argc, char **argv) {
         errno = 0;
         long v = strtol(msl, &end, 10);
         if (end == msl || *end || errno || v <= 0) {
-            fprintf(stderr, "bertlens: %s: bad sentence.max_seq_length '%s'\n", path, msl);
+            bli_term_line(stderr, "bertlens: %s: bad sentence.max_seq_length '%s'", path, msl);
             goto close;
         }
         if (v < max_len) max_len = (int32_t)v;
@@ -910,17 +910,17 @@ static int cmd_embed(int argc, char **argv) {
     for (int k = 0; k < n; k++) {
         bl_tokens toks;
         if (bl_tokenize(tk, texts[k], strlen(texts[k]), NULL, 0, max_len, &toks, err, sizeof err)) {
-            fprintf(stderr, "bertlens: text %d: cannot tokenize: %s\n", k + 1, err);
+            bli_term_line(stderr, "bertlens: text %d: cannot tokenize: %s", k + 1, err);
             goto close;
         }
         const int T = toks.n;
         int bad = 0;
         if (!s) {
             bad = !(s = new_state(m, max_len, 0, err, sizeof err)) || apply_heads(s, ablate, keep);
-            if (!s) fprintf(stderr, "bertlens: %s\n", err);
+            if (!s) bli_term_line(stderr, "bertlens: %s", err);
         }
         if (!bad && bl_forward(s, toks.ids, toks.type_ids, T, 0, err, sizeof err)) {
-            fprintf(stderr, "bertlens: %s\n", err);
+            bli_term_line(stderr, "bertlens: %s", err);
             bad = 1;
         }
         if (bad) {
@@ -992,7 +992,7 @@ static int cmd_analyze(int argc, char **argv) {
     memset(&an, 0, sizeof an);
     const char *b = argc == 3 ? argv[2] : NULL;
     if (bl_tokenize(tk, argv[1], strlen(argv[1]), b, b ? strlen(b) : 0, c->max_positions, &toks, err, sizeof err)) {
-        fprintf(stderr, "bertlens: cannot tokenize: %s\n", err);
+        bli_term_line(stderr, "bertlens: cannot tokenize: %s", err);
         goto close;
     }
     have_toks = 1;
@@ -1001,7 +1001,7 @@ static int cmd_analyze(int argc, char **argv) {
     if (!(s = new_state(cb.model, toks.n, BL_KEEP_ATTN | BL_KEEP_NORMS, err, sizeof err)) ||
         bl_forward(s, toks.ids, toks.type_ids, toks.n, 0, err, sizeof err) ||
         bl_analyze(s, toks.ids, toks.type_ids, BL_ANALYZE_ROLLOUT, &an, err, sizeof err)) {
-        fprintf(stderr, "bertlens: %s\n", err);
+        bli_term_line(stderr, "bertlens: %s", err);
         goto close;
     }
     bli_json_analysis(&out, tk, toks.ids, &an, 1);
@@ -1069,7 +1069,7 @@ static int bench_forward(bench_ctx *b, int32_t T, double *ms) {
         b->ids = ids;
         if (b->s ? bl_state_reserve(b->s, T, b->flags, err, sizeof err)
                  : !(b->s = new_state(b->model, T, b->flags, err, sizeof err))) {
-            fprintf(stderr, "bertlens: %s\n", err);
+            bli_term_line(stderr, "bertlens: %s", err);
             return 1;
         }
         b->capacity = T;
@@ -1083,7 +1083,7 @@ static int bench_forward(bench_ctx *b, int32_t T, double *ms) {
     b->ids[T - 1] = 102; /* [SEP] */
     double t0 = now_ms();
     if (bl_forward(b->s, b->ids, NULL, T, 0, err, sizeof err)) {
-        fprintf(stderr, "bertlens: %s\n", err);
+        bli_term_line(stderr, "bertlens: %s", err);
         return 1;
     }
     *ms = now_ms() - t0;
@@ -1113,7 +1113,7 @@ static int cmd_bench(int argc, char **argv) {
             char *end;
             long n = strtol(v, &end, 10), lo = !strcmp(a, "--runs");
             if (*end || n < lo || n > 100000) {
-                fprintf(stderr, "bertlens: bench: bad %s %s\n", a, v);
+                bli_term_line(stderr, "bertlens: bench: bad %s %s", a, v);
                 free(Ts);
                 return 1;
             }
@@ -1217,7 +1217,7 @@ int main(int argc, char **argv) {
         usage(stdout);
         return 0;
     }
-    fprintf(stderr, "bertlens: unknown command '%s'\n", cmd);
+    bli_term_line(stderr, "bertlens: unknown command '%s'", cmd);
     usage(stderr);
     return 1;
 }

@@ -11,6 +11,7 @@
  */
 #include "convert.h"
 #include "error.h"
+#include "json.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -25,9 +26,11 @@
 
 int bli_cmd_convert(int argc, char **argv);
 
+/* Log lines carry names from the checkpoint (tensor names, file names):
+ * escaped for the terminal like everything else printed from it. */
 static void log_line(void *ctx, const char *line) {
     (void)ctx;
-    fprintf(stderr, "%s\n", line);
+    bli_term_line(stderr, "%s", line);
 }
 
 static int sink_fd(void *ctx, uint64_t off, const void *p, size_t n) {
@@ -266,7 +269,7 @@ static int convert(const char *src, const char *out, bli_conv_opts *o, char *err
     }
     struct stat st;
     stat(out, &st);
-    fprintf(stderr, "[write]  %s: %llu bytes bundle, %llu bytes on disk (%d tensors, dtype %s, embeddings %s)\n",
+    bli_term_line(stderr, "[write]  %s: %llu bytes bundle, %llu bytes on disk (%d tensors, dtype %s, embeddings %s)",
             out, (unsigned long long)bli_conv_size(c), (unsigned long long)st.st_size, bli_conv_n_tensors(c),
             o->dtype ? o->dtype : "q8", o->embed_dtype ? o->embed_dtype : o->dtype ? o->dtype : "q8");
     rc = 0;
@@ -296,7 +299,7 @@ int bli_cmd_convert(int argc, char **argv) {
                                                          : NULL;
         if (val) {
             if (i + 1 >= argc) {
-                fprintf(stderr, "bertlens convert: %s needs a value\n", a);
+                bli_term_line(stderr, "bertlens convert: %s needs a value", a);
                 return usage();
             }
             *val = argv[++i];
@@ -309,7 +312,7 @@ int bli_cmd_convert(int argc, char **argv) {
                     a, a);
             return 1;
         } else if (a[0] == '-' && a[1]) {
-            fprintf(stderr, "bertlens convert: unknown option %s\n", a);
+            bli_term_line(stderr, "bertlens convert: unknown option %s", a);
             return usage();
         } else if (np < 2) {
             pos[np++] = a;
@@ -320,7 +323,7 @@ int bli_cmd_convert(int argc, char **argv) {
     if (np != 2) return usage();
     char err[1024] = "";
     if (convert(pos[0], pos[1], &o, err, sizeof err)) {
-        fprintf(stderr, "convert: error: %s\n", err);
+        bli_term_line(stderr, "convert: error: %s", err);
         return 1;
     }
     return 0;

@@ -2,6 +2,7 @@
 #include "json.h"
 #include "error.h"
 
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -83,6 +84,8 @@ void bli_json_string(bli_jbuf *b, const char *s, size_t n) {
         else if (c == '\t') esc = "\\t";
         else if (c < 0x20 || c == 0x7F) snprintf(tmp, sizeof tmp, "\\u%04x", c), esc = tmp;
         else if (len == 0) esc = "\\ufffd", len = 1;
+        else if (c == 0xC2 && u[i + 1] < 0xA0) /* C1 control U+0080..U+009F: a terminal may act on it */
+            snprintf(tmp, sizeof tmp, "\\u%04x", u[i + 1]), esc = tmp;
         if (esc) {
             bli_json_raw(b, s + run, i - run);
             raw_str(b, esc);
@@ -94,6 +97,49 @@ void bli_json_string(bli_jbuf *b, const char *s, size_t n) {
     }
     bli_json_raw(b, s + run, n - run);
     bli_json_raw(b, "\"", 1);
+}
+
+/* ---------------------------------------------------------- terminal */
+
+void bli_term_escape(bli_jbuf *b, const char *s, size_t n) {
+    const unsigned char *u = (const unsigned char *)s;
+    size_t run = 0; /* start of the pending run of bytes copied verbatim */
+    for (size_t i = 0; i < n;) {
+        unsigned c = u[i];
+        size_t len = c < 0x80 ? 1 : bli_utf8_valid_len(u + i, n - i);
+        char tmp[8] = "";
+        if (c < 0x20 || c == 0x7F || len == 0) snprintf(tmp, sizeof tmp, "\\x%02x", c), len = 1;
+        else if (c == 0xC2 && u[i + 1] < 0xA0) snprintf(tmp, sizeof tmp, "\\u%04x", u[i + 1]);
+        if (tmp[0]) {
+            bli_json_raw(b, s + run, i - run);
+            raw_str(b, tmp);
+            run = i + len;
+        }
+        i += len;
+    }
+    bli_json_raw(b, s + run, n - run);
+}
+
+int bli_term_line(FILE *f, const char *fmt, ...) {
+    char small[512], *text = small;
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(small, sizeof small, fmt, ap);
+    va_end(ap);
+    if (n < 0) return -1;
+    if ((size_t)n >= sizeof small) {
+        if (!(text = malloc((size_t)n + 1))) return -1;
+        va_start(ap, fmt);
+        vsnprintf(text, (size_t)n + 1, fmt, ap);
+        va_end(ap);
+    }
+    bli_jbuf b = {0};
+    bli_term_escape(&b, text, (size_t)n);
+    bli_json_raw(&b, "\n", 1);
+    int rc = b.oom || fwrite(b.data, 1, b.len, f) != b.len ? -1 : 0;
+    bli_jbuf_free(&b);
+    if (text != small) free(text);
+    return rc;
 }
 
 int bli_json_write_string(FILE *f, const char *s, size_t n) {

@@ -21,6 +21,17 @@ void bli_json_int(bli_jbuf *b, long long v);
 /* s[0..n) as a quoted JSON string; bytes that are not valid UTF-8 become U+FFFD. */
 void bli_json_string(bli_jbuf *b, const char *s, size_t n);
 int bli_json_write_string(FILE *f, const char *s, size_t n); /* same, to a stream; 0 ok */
+/* s[0..n) made safe to show on a terminal: C0 controls (newline and tab
+ * too), DEL and bytes that are not valid UTF-8 become \xNN, the C1 controls
+ * U+0080..U+009F \u00NN; printable ASCII and other valid UTF-8 are copied.
+ * Everything a front end prints from a bundle or checkpoint passes here (or
+ * through bli_json_string, which escapes the same controls). */
+void bli_term_escape(bli_jbuf *b, const char *s, size_t n);
+/* One line: fmt's whole output through bli_term_escape, then '\n'. 0 or -1. */
+#if defined(__GNUC__)
+__attribute__((format(printf, 2, 3)))
+#endif
+int bli_term_line(FILE *f, const char *fmt, ...);
 /* Length of the valid UTF-8 sequence starting at s[0] (n > 0 bytes left), or 0 if invalid. */
 size_t bli_utf8_valid_len(const unsigned char *s, size_t n);
 
