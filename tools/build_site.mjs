@@ -13,6 +13,7 @@
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
+import zlib from 'node:zlib';
 import { fileURLToPath } from 'node:url';
 import { inlinePage } from './inline_page.mjs';
 
@@ -140,11 +141,15 @@ for (const m of index.models) {
   const sha = createHash('sha256').update(bytes).digest('hex');
   if (m.sha256 && sha !== m.sha256) die(`${m.file}: sha256 ${sha}, index says ${m.sha256} (run make models)`);
   if (m.bytes && bytes.length !== m.bytes) die(`${m.file}: ${bytes.length} bytes, index says ${m.bytes}`);
+  // inflated_sha256: the sha256 of the plain bundle, for a server that sends
+  // the .gz with Content-Encoding: gzip (the browser then hands the page
+  // the inflated bytes, which web/js/bundles.js checks against it).
+  const inflated = m.file.endsWith('.gz') ? createHash('sha256').update(zlib.gunzipSync(bytes)).digest('hex') : sha;
   const file = m.file.replace(/(\.blb(\.gz)?)$/, `.${sha.slice(0, 12)}$1`);
   const to = path.join(OUT, 'models', file);
   try { fs.linkSync(from, to); } catch { fs.copyFileSync(from, to); }
   bundleBytes += bytes.length;
-  published.push({ ...m, file, sha256: sha, bytes: bytes.length });
+  published.push({ ...m, file, sha256: sha, bytes: bytes.length, inflated_sha256: inflated });
   sourceOf.set(file, from);
 }
 const indexOut = JSON.stringify({ ...index, models: published }, null, 2);

@@ -84,10 +84,17 @@ const comparer = new Comparer({
   async loadModel(engine, id) {
     const entry = app.models.find((m) => m.id === id);
     if (!entry) throw new Error(`There is no model "${id}" in this site's list to compare with.`);
-    const buffer = await loadListedBundle(entry, document.baseURI, () => {}, () => {}, { keep: app.entry ? [app.entry] : [] });
-    const res = await engine.load(buffer);
-    if (res.error) throw new Error(`Could not load ${entry.name || id}: ${res.error}.`);
-    return res.info;
+    let info = null;
+    await loadListedBundle(entry, document.baseURI, () => {}, () => {}, {
+      keep: app.entry ? [app.entry] : [],
+      accept: async (buffer) => { // stored for next time only once the engine took it
+        const res = await engine.load(buffer);
+        if (res.error) throw new Error(`Could not load ${entry.name || id}: ${res.error}.`);
+        info = res.info;
+        return true;
+      },
+    });
+    return info;
   },
   pageInfo: () => app.info,
 });
@@ -469,13 +476,22 @@ async function useListedModel(entry) {
   clearNotice('load');
   const label = `Downloading ${entry.name || entry.id}`;
   showProgress(label, 0, Number(entry.bytes) || 0);
-  let buffer;
+  let ok;
   try {
-    buffer = await loadListedBundle(entry, document.baseURI, (loaded, total, cached) => {
+    // The bundle is stored for the next visit only once the engine took it
+    // (accept true); an engine's refusal (false) evicts any stored copy.
+    ok = await loadListedBundle(entry, document.baseURI, (loaded, total, cached) => {
       const from = cached === 'inline' ? `Unpacking ${entry.name || entry.id}, built into this page`
         : cached ? `Loading ${entry.name || entry.id} from this browser's cache` : label;
       if (seq === app.loadSeq) showProgress(from, loaded, total);
-    }, (text, detail) => notice('storage', 'info', text, detail));
+    }, (text, detail) => notice('storage', 'info', text, detail), {
+      accept: async (buffer) => {
+        if (seq !== app.loadSeq) return null;
+        $('progress-text').textContent = `Loading ${entry.name || entry.id} into the model engine…`;
+        if (await loadIntoEngine(buffer, seq, `${entry.name || entry.id}`)) return true;
+        return seq === app.loadSeq ? false : null;
+      },
+    });
   } catch (e) {
     if (seq !== app.loadSeq) return;
     endModelLoad(seq);
@@ -484,10 +500,7 @@ async function useListedModel(entry) {
     fillModelPicker(); // back to the model in use, or "no model loaded"
     return;
   }
-  if (seq !== app.loadSeq) return;
-  $('progress-text').textContent = `Loading ${entry.name || entry.id} into the model engine…`;
-  const ok = await loadIntoEngine(buffer, seq, `${entry.name || entry.id}`);
-  if (!ok) return;
+  if (!ok || seq !== app.loadSeq) return;
   app.entry = entry;
   app.localName = null;
   if (app.converted) app.converted.active = false;

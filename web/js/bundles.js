@@ -112,18 +112,88 @@ function isGzip(u8) {
   return u8.length >= 2 && u8[0] === 0x1f && u8[1] === 0x8b;
 }
 
-/** Decompress gzip bytes (or return them unchanged if they are not gzip). */
+// The largest bundle this page takes. The engine keeps the whole inflated
+// bundle in its WebAssembly memory (4 GB at most in the one-thread build,
+// 2 GB in the threaded one) beside the buffers of a run, so 2 GiB is
+// already more than it could hold; nothing larger is worth unpacking.
+export const MAX_BUNDLE_BYTES = 2 ** 31;
+// src/bundle.h: an inflated bundle starts "BERTLENS", and its u64
+// file_size at offset 16 is the whole file's length.
+const MAGIC = [0x42, 0x45, 0x52, 0x54, 0x4c, 0x45, 0x4e, 0x53];
+const SIZE_END = 24; // bytes needed to read magic and file_size
+
+const hasMagic = (u8) => u8.length >= MAGIC.length && MAGIC.every((b, i) => u8[i] === b);
+
+/** file_size from a bundle's first 24 bytes (a Number, exact up to 2^53,
+ *  larger values stay larger than any cap), or null when the bytes do not
+ *  start like a bundle. */
+export function declaredSize(head) {
+  if (head.length < SIZE_END || !hasMagic(head)) return null;
+  return Number(new DataView(head.buffer, head.byteOffset, SIZE_END).getBigUint64(16, true));
+}
+
+/** Decompress gzip bytes (or return them unchanged if they are not gzip).
+ *  Unpacking stops early, with a DeliveryError whose detail starts "size:",
+ *  once the output is not a bundle, or passes the file_size its header
+ *  declares or MAX_BUNDLE_BYTES: a few MB of gzip cannot become gigabytes
+ *  in memory. Damaged gzip: a DeliveryError whose detail starts "gzip:". */
 export async function gunzipIfNeeded(u8) {
   if (!isGzip(u8)) return u8.buffer.byteLength === u8.length ? u8.buffer : u8.slice().buffer;
   if (typeof DecompressionStream !== 'function') {
     throw new DeliveryError('This browser is too old to unpack a compressed (.gz) model. Please use a current version of Chrome, Edge, Firefox or Safari, or open an uncompressed .blb file.', 'no DecompressionStream');
   }
+  let reader;
   try {
-    const stream = new Blob([u8]).stream().pipeThrough(new DecompressionStream('gzip'));
-    return await new Response(stream).arrayBuffer();
+    reader = new Blob([u8]).stream().pipeThrough(new DecompressionStream('gzip')).getReader();
   } catch (e) {
     throw new DeliveryError('the file is damaged or cut short: its compressed data could not be unpacked', `gzip: ${rawText(e)}`);
   }
+  const parts = [];
+  let n = 0;
+  let cap = MAX_BUNDLE_BYTES;
+  let head = new Uint8Array(0); // the first SIZE_END bytes, until they are known
+  const stop = async (message, detail) => {
+    await reader.cancel().catch(() => {});
+    throw new DeliveryError(message, `size: ${detail}`);
+  };
+  for (;;) {
+    let step;
+    try {
+      step = await reader.read();
+    } catch (e) {
+      throw new DeliveryError('the file is damaged or cut short: its compressed data could not be unpacked', `gzip: ${rawText(e)}`);
+    }
+    if (step.done) break;
+    const chunk = step.value;
+    if (head && head.length < SIZE_END) {
+      const grown = new Uint8Array(Math.min(SIZE_END, head.length + chunk.length));
+      grown.set(head);
+      grown.set(chunk.subarray(0, grown.length - head.length), head.length);
+      head = grown;
+      if (head.length >= MAGIC.length && !hasMagic(head)) {
+        await stop('the file is not a bertlens bundle: its unpacked bytes do not start with “BERTLENS”', 'no BERTLENS magic after gzip');
+      }
+      if (head.length === SIZE_END) {
+        const declared = declaredSize(head);
+        head = null;
+        if (declared > MAX_BUNDLE_BYTES) {
+          await stop(`the file is too large: its header says it unpacks to ${formatBytes(declared)}, more than the ${formatBytes(MAX_BUNDLE_BYTES)} this page can hold`,
+            `header file_size ${declared}, page maximum ${MAX_BUNDLE_BYTES}`);
+        }
+        cap = declared;
+      }
+    }
+    n += chunk.length;
+    if (n > cap) {
+      await stop(`the file is too large: it unpacks to more than the ${formatBytes(cap)} its header declares (a damaged file or a decompression bomb), so unpacking stopped`,
+        `more than ${cap} bytes unpacked`);
+    }
+    parts.push(chunk);
+  }
+  const out = new Uint8Array(n);
+  let off = 0;
+  for (const p of parts) { out.set(p, off); off += p.length; }
+  return out.buffer;
 }
 
 async function sha256Hex(u8) {
@@ -153,7 +223,7 @@ async function openCache(note) {
 /** Read a response body while reporting progress(loaded, total). */
 async function readWithProgress(res, total, progress) {
   if (!res.body || !res.body.getReader) {
-    const buf = new Uint8Array(await res.arrayBuffer());
+    const buf = new Uint8Array(await res.arrayBuffer()); // (no stream to stop early: browsers without one)
     progress(buf.length, buf.length);
     return buf;
   }
@@ -165,6 +235,11 @@ async function readWithProgress(res, total, progress) {
     if (done) break;
     chunks.push(value);
     loaded += value.length;
+    if (loaded > MAX_BUNDLE_BYTES) { // no bundle is this large: a server that never stops
+      await reader.cancel().catch(() => {});
+      throw new DeliveryError(`The server sent more than ${formatBytes(MAX_BUNDLE_BYTES)} for the model, more than any model this page can hold, so the download was stopped. `
+        + 'Reload the page to try again.', `more than ${MAX_BUNDLE_BYTES} bytes received`);
+    }
     progress(loaded, total);
   }
   const out = new Uint8Array(loaded);
@@ -173,16 +248,33 @@ async function readWithProgress(res, total, progress) {
   return out;
 }
 
-/** Bytes of a listed model: from the cache if present and intact, else
- *  downloaded (progress(loaded, total, from) with from false: network, true:
- *  Cache Storage, 'inline': built into the page). Keeps only this bundle in
- *  the cache afterwards. Returns the decompressed ArrayBuffer; throws a
+/** A listed model: from the cache if present and intact, else downloaded
+ *  (progress(loaded, total, from) with from false: network, true: Cache
+ *  Storage, 'inline': built into the page), checked, unpacked and handed to
+ *  accept(buffer) — the engine's load: true when the engine took it, false
+ *  when it refused it, null when nobody wants it any more (a newer load
+ *  began). Only bytes the engine took are stored in the cache (keeping just
+ *  this bundle afterwards); any failure evicts a stored copy, so a bad
+ *  response can never be reused. Returns accept's answer (without accept:
+ *  the unpacked ArrayBuffer, stored as soon as it is unpacked); throws a
  *  DeliveryError. note(text, detail) hears of problems that do not stop the
  *  load (the model could not be stored for next time). keep: other entries
  *  whose stored copies stay (a second model loaded to compare with). */
-export async function loadListedBundle(entry, baseUrl, progress = () => {}, note = () => {}, { keep = [] } = {}) {
+export async function loadListedBundle(entry, baseUrl, progress = () => {}, note = () => {}, { keep = [], accept = null } = {}) {
   const name = entry.name || entry.file;
   const what = `the model ${name}`;
+  const hand = async (buffer, store, evict) => {
+    let ok;
+    try {
+      ok = accept ? await accept(buffer) : buffer;
+    } catch (e) {
+      await evict();
+      throw e;
+    }
+    if (ok === false) await evict();
+    else if (ok) await store();
+    return ok;
+  };
   if (entry.inline) {
     const early = unpackedEarly.get(entry.inline);
     unpackedEarly.delete(entry.inline); // its buffer goes to the engine (transferred): use it once
@@ -190,29 +282,36 @@ export async function loadListedBundle(entry, baseUrl, progress = () => {}, note
       const { size, buffer } = await early.catch(() => ({ size: 0, buffer: null }));
       if (buffer) {
         progress(size, size, 'inline');
-        return buffer;
+        return hand(buffer, async () => {}, async () => {});
       }
     }
     const text = inlineText(entry.inline);
     if (text === null) throw new DeliveryError(`This page should have ${what} built in, but it is missing: the file is incomplete. Download bertlens.html again.`, `no #${entry.inline}`);
     const raw = base64ToBytes(text);
     progress(raw.length, raw.length, 'inline');
-    return unpackListed(raw, what);
+    return hand(await unpackListed(raw, what), async () => {}, async () => {});
   }
   const url = new URL(`models/${entry.file}`, baseUrl).href;
   const cache = await openCache(note);
+  const evict = async () => { if (cache) await cache.delete(url).catch(() => {}); };
   let raw = null;
   let cached = false;
   if (cache) {
-    const hit = await cache.match(url);
-    // The cached copy was checked when it was stored; it is only reused if
-    // the index still names the same content (else: a newer model, download).
+    const hit = await cache.match(url).catch(() => null);
+    // Reused only if the index still names the same content (else: a newer
+    // model, download) and the bytes still match it (a copy stored by an
+    // older page, or changed on disk, is checked like a download).
     if (hit && (hit.headers.get('x-bertlens-sha256') || '') === (entry.sha256 || '')) {
       raw = new Uint8Array(await hit.arrayBuffer());
-      cached = true;
-      progress(raw.length, raw.length, true);
+      if (await listedProblem(raw, entry, what)) {
+        await evict();
+        raw = null;
+      } else {
+        cached = true;
+        progress(raw.length, raw.length, true);
+      }
     } else if (hit) {
-      await cache.delete(url);
+      await evict();
     }
   }
   if (!raw) {
@@ -228,53 +327,88 @@ export async function loadListedBundle(entry, baseUrl, progress = () => {}, note
     try {
       raw = await readWithProgress(res, total, (l, t) => progress(l, t, false));
     } catch (e) {
+      if (e instanceof DeliveryError) throw e;
       throw new DeliveryError(`The download of ${what} stopped before it was complete${isOffline() ? ' (this device went offline)' : ''}. `
         + 'Reload the page to try again.', rawText(e));
     }
-    // A server that adds Content-Encoding: gzip makes the browser hand over
-    // the decompressed bundle; its size and hash cannot match, and blw_load
-    // still checks the bundle's own checksums, so only gzip bytes are compared.
-    if (isGzip(raw) && Number(entry.bytes) && raw.length < Number(entry.bytes)) {
-      throw new DeliveryError(`The download of ${what} stopped before it was complete (${formatBytes(raw.length)} of ${formatBytes(Number(entry.bytes))}). `
-        + 'Reload the page to try again.', `${raw.length} of ${entry.bytes} bytes`);
-    }
-    if (entry.sha256 && isGzip(raw)) {
-      const sum = await sha256Hex(raw);
-      if (sum && sum !== entry.sha256) {
-        throw new DeliveryError(`${what[0].toUpperCase()}${what.slice(1)} arrived damaged (its contents differ from what this site lists), so it was not used. `
-          + 'Reload the page to download it again; if it keeps happening, something between you and the site (a proxy or filter) changes the file.',
-        `SHA-256 ${sum}, models/index.json lists ${entry.sha256}`);
-      }
-    }
-    if (cache) {
-      try {
-        const kept = new Set([url, ...keep.map((e) => new URL(`models/${e.file}`, baseUrl).href)]);
-        for (const req of await cache.keys()) if (!kept.has(req.url)) await cache.delete(req);
-        await cache.put(url, new Response(raw, {
-          headers: { 'Content-Type': 'application/octet-stream', 'x-bertlens-sha256': entry.sha256 || '' },
-        }));
-      } catch (e) {
-        note(/quota/i.test(rawText(e)) || (e && e.name === 'QuotaExceededError')
-          ? 'There is not enough room in this browser to keep the model, so it will be downloaded again next time.'
-          : NOT_STORED, rawText(e));
-      }
-    }
+    const problem = await listedProblem(raw, entry, what);
+    if (problem) throw problem;
   }
+  const store = async () => {
+    if (!cache || cached) return;
+    try {
+      const kept = new Set([url, ...keep.map((e) => new URL(`models/${e.file}`, baseUrl).href)]);
+      for (const req of await cache.keys()) if (!kept.has(req.url)) await cache.delete(req);
+      await cache.put(url, new Response(raw, {
+        headers: { 'Content-Type': 'application/octet-stream', 'x-bertlens-sha256': entry.sha256 || '' },
+      }));
+    } catch (e) {
+      note(/quota/i.test(rawText(e)) || (e && e.name === 'QuotaExceededError')
+        ? 'There is not enough room in this browser to keep the model, so it will be downloaded again next time.'
+        : NOT_STORED, rawText(e));
+    }
+  };
+  let buffer;
   try {
-    return await unpackListed(raw, what);
+    buffer = await unpackListed(raw, what);
   } catch (e) {
-    if (cached) await cache.delete(url).catch(() => {}); // the next visit downloads a fresh copy
+    await evict(); // the next visit downloads a fresh copy
     throw e;
   }
+  return hand(buffer, store, evict);
+}
+
+const looksLikeHtml = (u8) => /^\s*<(!doctype|html|head|body|meta|title|!--|\?xml)/i.test(new TextDecoder('latin1').decode(u8.subarray(0, 256)));
+
+/** Why the bytes received for a listed model are not that model (a
+ *  DeliveryError), or null when they are. gzip bytes must have the sha256
+ *  and size the index lists; plain bundle bytes (a server that added
+ *  Content-Encoding: gzip makes the browser inflate them) the index's
+ *  inflated_sha256. Anything else — a captive portal's web page, an error
+ *  page sent with status 200, a raw bundle planted in place of the listed
+ *  file — is refused before it can reach the engine or the cache. An index
+ *  without checksums (a hand-made one) is trusted, as is everything where
+ *  the browser has no SHA-256 (pages not served over https or localhost). */
+async function listedProblem(raw, entry, what) {
+  const What = `${what[0].toUpperCase()}${what.slice(1)}`;
+  const notModel = (why, detail) => new DeliveryError(`The server sent something that is not ${what} (${why}), so it was not used. `
+    + 'Reload the page to try again; if it keeps happening, something between you and the site (a sign-in page, a proxy or a filter) changes what it sends.', detail);
+  if (looksLikeHtml(raw)) {
+    return new DeliveryError(`The server sent a web page instead of ${what}, so it was not used. `
+      + 'This happens on networks that ask you to sign in first (hotel or café Wi-Fi) or with a filter: open any other site to sign in, then reload this page.',
+    `${raw.length} bytes starting ${JSON.stringify(new TextDecoder('latin1').decode(raw.subarray(0, 40)))}`);
+  }
+  const gz = isGzip(raw);
+  if (!gz && !hasMagic(raw)) {
+    return notModel('neither a compressed nor a plain bertlens bundle', `${raw.length} bytes, first ${Array.from(raw.subarray(0, 8), (b) => b.toString(16).padStart(2, '0')).join(' ')}`);
+  }
+  if (!entry.sha256) return null;
+  if (gz && Number(entry.bytes) && raw.length < Number(entry.bytes)) {
+    return new DeliveryError(`The download of ${what} stopped before it was complete (${formatBytes(raw.length)} of ${formatBytes(Number(entry.bytes))}). `
+      + 'Reload the page to try again.', `${raw.length} of ${entry.bytes} bytes`);
+  }
+  const want = gz ? entry.sha256 : entry.inflated_sha256;
+  if (!want) return notModel('a plain bundle where the site lists a compressed file, so it cannot be checked', `${raw.length} plain bytes; models/index.json lists no inflated_sha256`);
+  const sum = await sha256Hex(raw);
+  if (sum === null || sum === want) return null;
+  if (gz) {
+    return new DeliveryError(`${What} arrived damaged (its contents differ from what this site lists), so it was not used. `
+      + 'Reload the page to download it again; if it keeps happening, something between you and the site (a proxy or filter) changes the file.',
+    `SHA-256 ${sum}, models/index.json lists ${entry.sha256}`);
+  }
+  return notModel('a plain bundle whose contents differ from what this site lists', `SHA-256 ${sum}, models/index.json lists inflated_sha256 ${want}`);
 }
 
 /** gunzipIfNeeded for a listed model, with a sentence that says what to do. */
 async function unpackListed(raw, what) {
+  const What = `${what[0].toUpperCase()}${what.slice(1)}`;
   try {
     return await gunzipIfNeeded(raw);
   } catch (e) {
-    if (!(e instanceof DeliveryError) || !e.detail.startsWith('gzip')) throw e;
-    throw new DeliveryError(`${what[0].toUpperCase()}${what.slice(1)} arrived damaged (it could not be unpacked), so it was not used. `
+    if (!(e instanceof DeliveryError)) throw e;
+    if (e.detail.startsWith('size')) throw new DeliveryError(`${What} was not used: ${e.message}.`, e.detail);
+    if (!e.detail.startsWith('gzip')) throw e;
+    throw new DeliveryError(`${What} arrived damaged (it could not be unpacked), so it was not used. `
       + 'Reload the page to download it again.', e.detail);
   }
 }
@@ -289,7 +423,8 @@ export async function loadFileBundle(file) {
 export function formatBytes(n) {
   if (n < 1024) return `${n} B`;
   if (n < 1024 * 1024) return `${(n / 1024).toFixed(1)} KB`;
-  return `${(n / (1024 * 1024)).toFixed(1)} MB`;
+  if (n < 1024 ** 3) return `${(n / (1024 * 1024)).toFixed(1)} MB`;
+  return `${(n / 1024 ** 3).toFixed(1)} GB`;
 }
 
 // A bundle converted in this page (web/js/convert.js) is kept like the
