@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import {
   encodeSnapshot, decodeSnapshot, snapshotFromRun, packSnapshot, unpackSnapshot, runFromSnapshot,
-  snapshotCovers, snapshotPlan, deflateRaw, toBase64Url, crc32, SnapshotError, MAX_TOKENS,
+  snapshotCovers, snapshotPlan, deflateRaw, toBase64Url, crc32, SnapshotError, MAX_TOKENS, MAX_SNAPSHOT_FLOATS, snapshotFloats,
 } from '../../web/js/snapshot.js';
 import { headMatrix, neuronColumns, tokenAxis } from '../../web/js/data.js';
 import { gunzipSync } from 'node:zlib';
@@ -186,6 +186,67 @@ test('a small snapshot text that inflates to more than 16 MB is refused', async 
   const bomb = toBase64Url(await deflateRaw(new Uint8Array(17 << 20)));
   assert.ok(bomb.length < 40000, `${bomb.length}`);
   await assert.rejects(decodeSnapshot(bomb), /expands to more than/);
+});
+
+/** The amplification link of issue 23: 64 tokens, 255 layers × 255 heads,
+ *  one all-zero attention block and one norm block in every layer. */
+async function amplifier() {
+  const T64 = 64;
+  const zero = new Float32Array(T64 * T64);
+  const blocks = Array.from({ length: 255 }, (_, l) => ({ layer: l, head: 0, data: zero }));
+  const o = {
+    T: T64, L: 255, H: 255, d: 1, state: { ...base, view: 'model' }, model,
+    tokens: Array.from({ length: T64 }, (_, i) => `t${i}`), typeIds: new Array(T64).fill(0), wordIds: Array.from({ length: T64 }, (_, i) => i),
+    truncated: false, attn: blocks, norms: blocks, qk: null,
+  };
+  return encodeSnapshot(o);
+}
+
+test('amplification: a 4.5 KB link naming one head in each of 255 layers × 255 heads is refused within a memory budget', async () => {
+  const text = await amplifier();
+  assert.ok(text.length < 6000, `${text.length} characters`);
+  // (what it would cost: 2 modes × 255 layers × 255 heads × 64² floats)
+  assert.equal(2 * 255 * 255 * 64 * 64 * 4, 2130739200);
+  globalThis.gc?.();
+  const before = process.memoryUsage();
+  let refused = null;
+  try {
+    const snap = await decodeSnapshot(text);
+    runFromSnapshot(snap); // main: allocates 2 GiB here (or throws RangeError)
+  } catch (e) {
+    refused = e;
+  }
+  const after = process.memoryUsage();
+  const grew = Math.max(after.arrayBuffers - before.arrayBuffers, 0);
+  console.log(`# amplification link: ${text.length} characters; arrayBuffers +${(grew / 1048576).toFixed(1)} MB, rss +${((after.rss - before.rss) / 1048576).toFixed(1)} MB`);
+  assert.ok(refused instanceof SnapshotError, `refused with a SnapshotError, not ${refused}`);
+  assert.match(refused.message, /^This view's snapshot cannot be read: drawing it would take \d+ MB of memory, more than the 32 MB a snapshot may use\.$/);
+  assert.ok(grew < 64 << 20, `arrayBuffers grew by ${grew} bytes`);
+});
+
+test('memory budget: the floats a snapshot materializes are counted per named layer; q/k count too; real snapshots fit', async () => {
+  assert.equal(MAX_SNAPSHOT_FLOATS, 8388608);
+  // A model view of BERT-large (24 × 16) at 64 tokens fits: 1.6 M floats.
+  const blocks = (L, H) => Array.from({ length: L * H }, (_, i) => ({ layer: Math.floor(i / H), head: i % H }));
+  assert.equal(snapshotFloats({ T: 64, H: 16, d: 64, attn: blocks(24, 16) }), 24 * 16 * 4096);
+  // Layers named twice count once; norms add their own layers; q/k 2·H·T·d.
+  assert.equal(snapshotFloats({ T: 10, H: 3, d: 4, attn: [{ layer: 2, head: 0 }, { layer: 2, head: 1 }], norms: [{ layer: 0, head: 0 }], qk: {} }), 2 * 3 * 100 + 2 * 3 * 10 * 4);
+  // The live fixtures' snapshots decode as before (every view).
+  for (const view of ['heatmap', 'model', 'neuron']) {
+    const { snap } = await roundTrip({ ...base, view, mode: 'norm' });
+    assert.ok(snapshotFloats(snap) <= MAX_SNAPSHOT_FLOATS);
+    runFromSnapshot(snap);
+  }
+  // Past the budget only with its q/k: one layer of 255 heads at 64 tokens
+  // (1.0 M floats) and q/k of d = 255 (8.3 M).
+  const o = {
+    T: 64, L: 1, H: 255, d: 255, state: base, model, tokens: new Array(64).fill('x'), typeIds: new Array(64).fill(0), wordIds: new Array(64).fill(0), truncated: false,
+    attn: [{ layer: 0, head: 0, data: new Float32Array(64 * 64) }], norms: [], qk: { layer: 0, head: 0, q: new Float32Array(64 * 255), k: new Float32Array(64 * 255) },
+  };
+  assert.ok(snapshotFloats({ ...o, qk: null }) <= MAX_SNAPSHOT_FLOATS);
+  assert.ok(snapshotFloats(o) > MAX_SNAPSHOT_FLOATS);
+  await assert.rejects(decodeSnapshot(await encodeSnapshot(o)), /more than the 32 MB/);
+  assert.throws(() => runFromSnapshot(o), /more than the 32 MB/);
 });
 
 // Word merging from a snapshot: the live page groups with character offsets

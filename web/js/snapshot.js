@@ -6,7 +6,8 @@
 // ---------------------------------------------------------------- format
 // The text form is base64url (RFC 4648 §5, no padding) of the deflate-raw
 // (RFC 1951) compression of the binary snapshot below; readers accept text
-// forms up to 1 MiB that inflate to at most 16 MiB. All integers are
+// forms up to 1 MiB that inflate to at most 16 MiB, and whose blocks fit
+// the memory budget MAX_SNAPSHOT_FLOATS (below). All integers are
 // little-endian.
 //
 //   offset  size        field
@@ -66,6 +67,16 @@ export const MAX_TOKENS = 64;
 const MAGIC = [0x42, 0x4c, 0x53]; // "BLS"
 const MAX_TEXT = 1 << 20; // longest accepted text form (characters)
 const MAX_INFLATED = 16 << 20; // largest accepted binary snapshot (bytes)
+// Memory budget of a snapshot being drawn: runFromSnapshot lays a layer out
+// as the live run does, H·T² floats per mode for every layer a block names
+// (missing heads zero), plus H·T·d floats for q and for k. Those floats
+// (snapshotFloats) may not pass 2^23 = 8,388,608, i.e. 32 MiB; the decoded
+// blocks add at most as much again (each lies inside a named layer), so a
+// snapshot never costs more than 64 MiB. A model view of BERT-large (24
+// layers × 16 heads) at 64 tokens needs 1.6 M floats; a 4.5 KB link naming
+// one head in each of 255 layers × 255 heads, in both modes, would need 532 M
+// (2 GiB) and is refused before anything is allocated.
+export const MAX_SNAPSHOT_FLOATS = 1 << 23;
 
 export class SnapshotError extends Error {}
 
@@ -240,6 +251,21 @@ function checkSizes(o) {
   }
 }
 
+/** The floats runFromSnapshot allocates for a snapshot: H·T² per layer named
+ *  by an attention block, the same for norms, 2·H·T·d for q/k (qk: whether
+ *  q/k vectors are present; default: o.qk). */
+export function snapshotFloats({ T, H, d, attn = [], norms = [], qk = null }, hasQk = !!qk) {
+  const layers = (blocks) => new Set(blocks.map((b) => b.layer)).size;
+  return (layers(attn) + layers(norms)) * H * T * T + (hasQk ? 2 * H * T * d : 0);
+}
+
+function checkBudget(o, hasQk) {
+  const n = snapshotFloats(o, hasQk);
+  if (n > MAX_SNAPSHOT_FLOATS) {
+    throw new SnapshotError(`drawing it would take ${Math.ceil((n * 4) / 1048576)} MB of memory, more than the ${(MAX_SNAPSHOT_FLOATS * 4) / 1048576} MB a snapshot may use`);
+  }
+}
+
 function writeBlocks(w, blocks) {
   w.u16(blocks.length);
   for (const b of blocks) { w.u8(b.layer); w.u8(b.head); }
@@ -355,12 +381,14 @@ export function unpackSnapshot(bytes) {
   checkSizes(o);
   const n = T * T;
   o.attn = readBlocks(r, L, H, 'attention');
+  checkBudget(o, false); // before any block is allocated (again as each part is known)
   for (const b of o.attn) {
     const raw = r.bytes(n, 'attention values');
     b.data = new Float32Array(n);
     for (let i = 0; i < n; i++) b.data[i] = raw[i] / 255;
   }
   o.norms = readBlocks(r, L, H, 'norm');
+  checkBudget(o, false);
   const scales = o.norms.map(() => r.f32('norm scales'));
   o.norms.forEach((b, k) => {
     const s = scales[k];
@@ -372,6 +400,7 @@ export function unpackSnapshot(bytes) {
   o.qk = null;
   const hasQk = r.u8('q/k flag');
   if (hasQk > 1) throw new SnapshotError('its q/k flag is neither 0 nor 1');
+  checkBudget(o, hasQk === 1);
   if (hasQk) {
     const layer = r.u8('q/k');
     const head = r.u8('q/k');
@@ -419,10 +448,12 @@ export async function decodeSnapshot(text) {
 // ------------------------------------------------------------------- use
 
 /** A run object (the shape of worker.js results) drawn from a snapshot:
- *  missing layers are null, missing heads are zero; ask snapshotCovers
- *  before drawing. */
+ *  missing layers are null (nothing allocated), missing heads of a named
+ *  layer are zero; ask snapshotCovers before drawing. Throws SnapshotError
+ *  past MAX_SNAPSHOT_FLOATS. */
 export function runFromSnapshot(o) {
   const { T, L, H, d } = o;
+  checkBudget(o, !!o.qk);
   const n = T * T;
   const fill = (blocks) => {
     if (!blocks.length) return null;
