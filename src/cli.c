@@ -42,9 +42,55 @@ typedef struct {
     bl_model *model;
 } cli_bundle;
 
-/* Read a whole file, inflating gzip transparently (zlib's gz* reads plain
- * files as they are). The bundle limit keeps a hostile .gz from eating RAM. */
-#define CLI_MAX_BUNDLE ((size_t)4 << 30)
+/* Read a bundle file, inflating gzip transparently (zlib's gz* reads plain
+ * files as they are), with memory bounded by the size the bundle declares:
+ *
+ *   1. inflate the first 96 bytes (the header, bundle.h);
+ *   2. if they are a header (magic, version, header CRC), its file_size is
+ *      the bundle's size: above CLI_MAX_BUNDLE it is refused as too large
+ *      before anything else is inflated;
+ *   3. inflate into a buffer of exactly file_size bytes, and refuse as soon
+ *      as the stream holds one byte more ("too large"), so a few MB of gzip
+ *      that would inflate to gigabytes stop after file_size bytes;
+ *   4. a stream that ends early is handed over short: the loader says
+ *      "truncated".
+ * Bytes that are not a trustworthy header are handed over as they are (at
+ * most 96): the loader says what is wrong with them. The gzip trailer's
+ * ISIZE is not used: it is the size mod 2^32 and as hostile as the rest. */
+#define CLI_MAX_BUNDLE (UINT64_C(4) << 30) /* 4 GiB: more than an f32 BERT-large (1.3 GB) */
+
+static uint32_t rd_le32(const uint8_t *p) {
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+/* gzread until n bytes or the end; the count read, or -1 with a reason. */
+static int64_t gz_read_full(gzFile f, uint8_t *dst, uint64_t n, const char *path, char *err, size_t errlen) {
+    uint64_t got = 0;
+    while (got < n) {
+        uint64_t want = n - got > (1u << 30) ? (1u << 30) : n - got;
+        int k = gzread(f, dst + got, (unsigned)want);
+        int zerr;
+        const char *msg;
+        if (k < 0) {
+            msg = gzerror(f, &zerr);
+            bli_set_err(err, errlen, "%s: cannot decompress: %s", path, msg ? msg : "read error");
+            return -1;
+        }
+        if (k == 0) {
+            /* zlib reports a stream cut short (e.g. a missing gzip trailer,
+             * so its CRC and length were never checked) only via gzerror. */
+            msg = gzerror(f, &zerr);
+            if (zerr != Z_OK) {
+                bli_set_err(err, errlen, "%s: truncated or damaged gzip file (%s)", path,
+                            zerr == Z_BUF_ERROR ? "it ends before the gzip trailer" : msg ? msg : "read error");
+                return -1;
+            }
+            break;
+        }
+        got += (uint64_t)k;
+    }
+    return (int64_t)got;
+}
 
 static int read_bundle(const char *path, void **out, size_t *out_size, char *err, size_t errlen) {
     gzFile f = gzopen(path, "rb");
@@ -52,58 +98,58 @@ static int read_bundle(const char *path, void **out, size_t *out_size, char *err
         bli_set_err(err, errlen, "cannot open %s: %s", path, strerror(errno ? errno : ENOENT));
         return -1;
     }
-    size_t cap = 1 << 20, n = 0;
-    uint8_t *buf = aligned_alloc(64, cap);
-    if (!buf) goto oom;
-    for (;;) {
-        if (n == cap) {
-            if (cap >= CLI_MAX_BUNDLE) {
-                free(buf);
-                gzclose(f);
-                bli_set_err(err, errlen, "%s: larger than %zu bytes once inflated", path, CLI_MAX_BUNDLE);
-                return -1;
-            }
-            uint8_t *nb = aligned_alloc(64, cap * 2);
-            if (!nb) goto oom;
-            memcpy(nb, buf, n);
-            free(buf);
-            buf = nb;
-            cap *= 2;
+    uint8_t head[BL_HEADER_SIZE];
+    uint8_t *buf = NULL;
+    int64_t got = gz_read_full(f, head, BL_HEADER_SIZE, path, err, errlen);
+    if (got < 0) goto fail;
+    uint64_t size = (uint64_t)got; /* head only, unless it is a header to trust */
+    int trusted = 0;
+    if (got == BL_HEADER_SIZE && !memcmp(head, BL_BUNDLE_MAGIC, 8) && rd_le32(head + 8) == BL_BUNDLE_VERSION &&
+        bli_crc32(0, head, 92) == rd_le32(head + 92)) {
+        uint64_t declared = (uint64_t)rd_le32(head + 16) | (uint64_t)rd_le32(head + 20) << 32;
+        if (declared > CLI_MAX_BUNDLE || declared > SIZE_MAX - 64) {
+            bli_set_err(err, errlen,
+                        "%s: too large: the header says the bundle is %llu bytes, more than the %llu a bundle "
+                        "may be",
+                        path, (unsigned long long)declared, (unsigned long long)CLI_MAX_BUNDLE);
+            goto fail;
         }
-        size_t want = cap - n > (1u << 30) ? (1u << 30) : cap - n;
-        int got = gzread(f, buf + n, (unsigned)want);
-        if (got < 0) {
-            int zerr;
-            const char *msg = gzerror(f, &zerr);
-            bli_set_err(err, errlen, "%s: cannot decompress: %s", path, msg ? msg : "read error");
-            free(buf);
-            gzclose(f);
-            return -1;
-        }
-        if (got == 0) {
-            /* zlib reports a stream cut short (e.g. a missing gzip trailer,
-             * so its CRC and length were never checked) only via gzerror. */
-            int zerr;
-            const char *msg = gzerror(f, &zerr);
-            if (zerr != Z_OK) {
-                bli_set_err(err, errlen, "%s: truncated or damaged gzip file (%s)", path,
-                           zerr == Z_BUF_ERROR ? "it ends before the gzip trailer" : msg ? msg : "read error");
-                free(buf);
-                gzclose(f);
-                return -1;
-            }
-            break;
-        }
-        n += (size_t)got;
+        trusted = declared >= BL_HEADER_SIZE; /* a smaller one: the loader refuses the 96 bytes */
+        if (trusted) size = declared;
+    }
+    /* [size + 1] bytes, 64-byte aligned (tensor data is read in place); a
+     * large buffer is mapped lazily, so memory follows the bytes inflated.
+     * The one byte more: a trusted size is read as a request for size + 1
+     * bytes, so that zlib inflates on to the end of the stream (and checks
+     * the gzip trailer) in the same call; a byte there is one too many. */
+    buf = aligned_alloc(64, (size_t)((size + 64) / 64 * 64));
+    if (!buf) {
+        bli_set_err(err, errlen, "%s: out of memory (%llu bytes)", path, (unsigned long long)size);
+        goto fail;
+    }
+    memcpy(buf, head, (size_t)got);
+    int64_t rest = size > (uint64_t)got || trusted
+                       ? gz_read_full(f, buf + got, size - (uint64_t)got + (uint64_t)trusted, path, err, errlen)
+                       : 0;
+    if (rest < 0) goto fail;
+    if (trusted && (uint64_t)got + (uint64_t)rest > size) {
+        if (gzdirect(f))
+            bli_set_err(err, errlen, "%s: the file is larger than the %llu bytes its header says (trailing garbage)",
+                        path, (unsigned long long)size);
+        else
+            bli_set_err(err, errlen,
+                        "%s: too large: it inflates to more than the %llu bytes its header says (a damaged file "
+                        "or a decompression bomb), so inflating stopped there",
+                        path, (unsigned long long)size);
+        goto fail;
     }
     gzclose(f);
     *out = buf;
-    *out_size = n;
+    *out_size = (size_t)((uint64_t)got + (uint64_t)rest);
     return 0;
-oom:
+fail:
     free(buf);
     gzclose(f);
-    bli_set_err(err, errlen, "%s: out of memory", path);
     return -1;
 }
 

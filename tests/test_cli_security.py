@@ -171,6 +171,70 @@ class TerminalEscapes(unittest.TestCase):
         self.assertIn(b"special token '<s>\\x1b]52;c;ZWNobyBoaQ==\\x07' (cls_token)", r.stderr)
 
 
+def header(file_size):
+    """A valid-looking 96-byte bundle header (magic, version, CRC) declaring file_size."""
+    h = bytearray(96)
+    h[0:8] = b"BERTLENS"
+    struct.pack_into("<IIQQQQQQQ", h, 8, 1, 64, file_size, 96, 0, 96, 0, 128, max(file_size - 128, 0))
+    struct.pack_into("<I", h, 92, zlib.crc32(bytes(h[:92])))
+    return bytes(h)
+
+
+def bomb(name, first, zero_members, member_mib=16):
+    """gzip members: `first`, then zero_members x member_mib MiB of zeros
+    (one compressed member repeated: ~16 KB each). zlib reads concatenated
+    members as one stream."""
+    zeros = gzip.compress(bytes(member_mib << 20), compresslevel=9, mtime=0)
+    p = os.path.join(TMP, name)
+    with open(p, "wb") as f:
+        f.write(gzip.compress(first, mtime=0))
+        for _ in range(zero_members):
+            f.write(zeros)
+    return p
+
+
+class GzipBombs(unittest.TestCase):
+    """Item 8: the CLI inflates at most the size the bundle's header declares."""
+
+    def refused_quickly(self, path, pattern):
+        t0 = time.monotonic()
+        r = run("info", path, timeout=120)
+        dt = time.monotonic() - t0
+        err = r.stderr.decode("utf-8", "replace")
+        self.assertEqual(r.returncode, 1, err)
+        self.assertEqual(r.stdout, b"")
+        self.assertRegex(err, pattern)
+        self.assertLess(dt, 5.0, f"took {dt:.1f} s: inflated too much")
+        return err
+
+    def test_bomb_after_a_small_header(self):
+        # 96-byte header declaring 4096 bytes, then 2 GiB of zeros (a 2 MB file)
+        p = bomb("bomb.blb.gz", header(4096), 128)
+        self.assertLess(os.path.getsize(p), 4 << 20)
+        self.refused_quickly(p, r"too large: it inflates to more than the 4096 bytes its header says")
+
+    def test_bomb_after_a_real_bundle(self):
+        cfg, tok, tensors = tiny_parts()
+        good = convert.build_bundle(cfg, tok, tensors, PROV)
+        p = bomb("bomb2.blb.gz", good, 64)
+        self.refused_quickly(p, rf"too large: it inflates to more than the {len(good)} bytes its header says")
+        # the same bundle alone loads
+        p = write("good.blb.gz", gzip.compress(good, mtime=0))
+        self.assertEqual(run("info", p).returncode, 0)
+
+    def test_declared_size_beyond_the_maximum(self):
+        p = bomb("huge.blb.gz", header(1 << 40), 4)
+        self.refused_quickly(p, r"too large: the header says the bundle is 1099511627776 bytes, more than the "
+                                r"4294967296 a bundle may be")
+
+    def test_memory_stayed_bounded(self):
+        # every command this file ran was a child: none held more than a few tens of MB
+        import resource
+        p = bomb("bomb3.blb.gz", header(1 << 20), 64)
+        self.refused_quickly(p, r"too large")
+        peak_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+        self.assertLess(peak_mb, 512, f"a child reached {peak_mb:.0f} MB")
+
 if __name__ == "__main__":
     try:
         unittest.main(verbosity=2)
