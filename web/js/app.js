@@ -3,7 +3,7 @@
 // All user text, URL values and bundle metadata reach the page as text only
 // (textContent / d3 .text()), never as HTML.
 
-import { parseState, serializeState, fitToModel, fitQuery, fitSpan, embedSnippet, DEFAULTS } from './state.js';
+import { serializeState, stateFromSnapshot, fitToModel, fitQuery, fitSpan, embedSnippet, DEFAULTS } from './state.js';
 import { tokenAxis, spanAxis } from './data.js';
 import { Engine, hasWasmSimd } from './engine.js';
 import { makeRunRequest, makeLikeRequest, makeAnalyzeRequest, withAnalysis, makeQkRequest, withQk, resultCovers, mergeNeeds, ANALYSIS } from './protocol.js';
@@ -265,9 +265,15 @@ async function startFromSnapshot() {
     notice('snapshot', 'error', `${e.message} Using the model instead.`);
     return false;
   }
-  const checked = parseState(serializeState({ ...DEFAULTS, ...snap.state, embed: app.state.embed }));
-  app.state = checked.state;
-  notices(checked.notices);
+  // Every field of the snapshot's state is checked (type, then range) before
+  // use; a wrong one means the snapshot was made by hand or damaged: the model.
+  const checked = stateFromSnapshot(snap.state, snap);
+  if (checked.problems.length) {
+    notice('snapshot', 'error', `This view's snapshot cannot be used: in its settings, ${checked.problems.slice(0, 3).join('; ')}${checked.problems.length > 3 ? '; …' : ''}. Using the model instead.`);
+    return false;
+  }
+  app.state = { ...checked.state, embed: app.state.embed };
+  snap.state = app.state; // what snapshotCovers compares with: the checked state
   $('text-a').value = app.state.text;
   $('text-b').value = app.state.text_b;
   app.snap = snap;

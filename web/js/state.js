@@ -200,6 +200,61 @@ export function fitSpan(state, nTokens) {
   };
 }
 
+/** The page state a snapshot carries (its meta JSON's "state", written from
+ *  a page state: strings, whole numbers, booleans, lists of whole numbers),
+ *  checked field by field before the page uses any of it: each known field
+ *  must have its type, then pass parseState's checks, and name a layer,
+ *  head, query or span position inside the snapshot (L layers, H heads, T
+ *  tokens). Returns {state, problems}: problems says in words what is wrong
+ *  with each field ([] when none); the caller falls back to the model when
+ *  there is any. Fields this page does not know are ignored; embed comes
+ *  from the page's own URL, never from the snapshot. */
+export function stateFromSnapshot(raw, { L, H, T }) {
+  if (!raw || typeof raw !== 'object' || Array.isArray(raw)) return { state: null, problems: ['its state is not an object'] };
+  const problems = [];
+  const shown = (v) => short(JSON.stringify(v) ?? String(v));
+  const p = new URLSearchParams();
+  const isIndex = (v) => Number.isInteger(v) && v >= 0 && v <= 9999;
+  const isList = (v) => Array.isArray(v) && v.length <= 512 && v.every(isIndex);
+  // What each field must be, as the URL text parseState then checks.
+  const raws = {
+    string: (v) => (typeof v === 'string' ? v : null),
+    index: (v) => (isIndex(v) ? String(v) : null),
+    head: (v) => (v === 'mean' || isIndex(v) ? String(v) : null),
+    bool: (v) => (typeof v === 'boolean' ? (v ? '1' : '0') : null),
+    list: (v) => (v === null ? '' : isList(v) ? v.join(',') : null),
+    number: (v) => (typeof v === 'number' && Number.isFinite(v) ? String(v) : null),
+  };
+  const expect = { string: 'a text', index: 'a whole number', head: 'a whole number or "mean"', bool: 'true or false', list: 'a list of whole numbers', number: 'a number' };
+  const kindOf = (key) => {
+    if (['layer', 'query'].includes(key)) return 'index';
+    if (key === 'head') return 'head';
+    if (['hide', 'renorm', 'words'].includes(key)) return 'bool';
+    if (key === 'heads') return 'list';
+    const def = DEFAULTS[key];
+    return def === null ? 'list' : typeof def === 'number' ? 'number' : 'string';
+  };
+  for (const key of ['text', 'view', 'layer', 'head', 'mode']) {
+    if (!Object.hasOwn(raw, key)) problems.push(`it has no ${key}`);
+  }
+  for (const key of Object.keys(raw)) {
+    if (!KNOWN.has(key) || key === 'embed') continue;
+    const kind = kindOf(key);
+    const text = raws[kind](raw[key]);
+    if (text === null) problems.push(`${key} is ${shown(raw[key])}, not ${expect[kind]}`);
+    else if (raw[key] !== DEFAULTS[key]) p.set(key, text); // (a default: nothing to check)
+  }
+  const parsed = parseState(p);
+  problems.push(...parsed.notices.map((n) => n.replace(/^Ignored /, '').replace(/; using .*$/, '').replace(/\.$/, '')));
+  const s = parsed.state;
+  if (Number.isInteger(s.layer) && s.layer >= L) problems.push(`layer ${s.layer} is not one of its ${L} layers`);
+  if (s.head !== 'mean' && s.head >= H) problems.push(`head ${s.head} is not one of its ${H} heads`);
+  if (s.heads && s.heads.some((h) => h >= H)) problems.push(`heads ${short(s.heads.join(','))} name heads past its ${H}`);
+  if (s.query >= T) problems.push(`query ${s.query} is not one of its ${T} tokens`);
+  if (s.span && s.span.some((t) => t >= T)) problems.push(`span ${short(s.span.join(','))} names tokens past its ${T}`);
+  return { state: problems.length ? null : s, problems };
+}
+
 /** URL query string for a state. text, model, view, layer, head and mode are
  *  always written (a permalink should not depend on today's defaults); the
  *  rest only when they differ from the default. */
