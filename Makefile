@@ -32,8 +32,9 @@ WEB_SRC  := $(shell find web -type f 2>/dev/null)
 
 DEFAULT_MODEL := models/all-minilm-l6-v2.q10.blb.gz
 
-# x86-64: the SIMD kernels (src/simd_x86.h, SSE4.1; AVX2+FMA micro-kernels
-# chosen at run time). Empty elsewhere: the scalar kernels. NATIVE_SIMD= on
+# x86-64: the SIMD kernels (src/simd_x86.h, SSE4.1; AVX2+FMA and AVX-512
+# (+VNNI) micro-kernels chosen at run time, BERTLENS_SIMD=sse4.1|avx2|avx512
+# caps the choice). Empty elsewhere: the scalar kernels. NATIVE_SIMD= on
 # the command line builds the scalar reference path.
 NATIVE_SIMD ?= $(if $(filter x86_64%,$(shell $(CC) -dumpmachine)),-msse4.1)
 
@@ -180,6 +181,8 @@ test: check-tools native test-models test-native test-embed test-asan wasm test-
 
 test-native: build/bertlens build/kernel_host
 	$(NODE) tests/kernels.test.mjs --native
+	BERTLENS_SIMD=avx512 $(NODE) tests/kernels.test.mjs --native
+	BERTLENS_SIMD=avx2 $(NODE) tests/kernels.test.mjs --native
 	BERTLENS_SIMD=sse4.1 $(NODE) tests/kernels.test.mjs --native
 	$(PYTHON) tools/gen_unicode.py --check
 	BERTLENS_THREADS_TEST=native $(NODE) --test tests/threads.test.mjs

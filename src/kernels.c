@@ -9,6 +9,7 @@
  *   kernels_simd128.c  wasm SIMD128; on x86-64 the same source is the SSE4.1
  *                      path, through the intrinsic shim src/simd_x86.h
  *   kernels_x86.c      x86-64 AVX2+FMA micro-kernels, chosen at run time
+ *   kernels_avx512.c   x86-64 AVX-512 (F, BW; VNNI) micro-kernels, at run time
  *   kernels_impl.h     what they share: constants, the inline vector helpers
  */
 #include "kernels_impl.h"
@@ -45,19 +46,31 @@ float blk_half_to_float(uint16_t h) {
 }
 
 #if BLK_SIMD && !defined(__wasm_simd128__)
-static int blk_avx2_state = -1; /* -1: not decided yet */
-/* AVX2+FMA micro-kernels run when the CPU has both, unless the environment
- * says BERTLENS_SIMD=sse4.1 (tests compare both paths with the scalar one).
- * Decided once; relaxed atomics since any thread may ask first. */
-int blk_have_avx2(void) {
-    int have = __atomic_load_n(&blk_avx2_state, __ATOMIC_RELAXED);
-    if (have < 0) {
+static int blk_x86_state = -1; /* -1: not decided yet */
+/* The x86-64 kernels that run: the best the CPU has (the AVX-512 level needs
+ * F and BW; VNNI adds vpdpwssd), capped by the environment's
+ * BERTLENS_SIMD=sse4.1|avx2|avx512 (tests compare each path with the scalar
+ * one; avx512 means AVX-512 without VNNI). Decided once; relaxed atomics
+ * since any thread may ask first. */
+int blk_x86_level(void) {
+    int level = __atomic_load_n(&blk_x86_state, __ATOMIC_RELAXED);
+    if (level < 0) {
         const char *env = getenv("BERTLENS_SIMD");
+        int cap = BLK_X86_AVX512_VNNI;
+        if (env && !strcmp(env, "sse4.1")) cap = BLK_X86_SSE41;
+        else if (env && !strcmp(env, "avx2")) cap = BLK_X86_AVX2;
+        else if (env && !strcmp(env, "avx512")) cap = BLK_X86_AVX512;
         __builtin_cpu_init();
-        have = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && !(env && !strcmp(env, "sse4.1"));
-        __atomic_store_n(&blk_avx2_state, have, __ATOMIC_RELAXED);
+        level = BLK_X86_SSE41;
+        if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
+            level = BLK_X86_AVX2;
+            if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw"))
+                level = __builtin_cpu_supports("avx512vnni") ? BLK_X86_AVX512_VNNI : BLK_X86_AVX512;
+        }
+        if (level > cap) level = cap;
+        __atomic_store_n(&blk_x86_state, level, __ATOMIC_RELAXED);
     }
-    return have;
+    return level;
 }
 #endif
 
@@ -65,7 +78,8 @@ const char *blk_simd_name(void) {
 #if defined(__wasm_simd128__)
     return "wasm-simd128";
 #elif BLK_SIMD
-    return blk_have_avx2() ? "avx2+fma" : "sse4.1";
+    static const char *const names[] = {"sse4.1", "avx2+fma", "avx512", "avx512+vnni"};
+    return names[blk_x86_level()];
 #else
     return "scalar";
 #endif

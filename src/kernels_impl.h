@@ -20,15 +20,27 @@
 #define F32_KBLOCK 256
 
 #if BLK_SIMD && !defined(__wasm_simd128__)
-/* x86-64 (src/kernels.c): AVX2+FMA present and not turned off by
- * BERTLENS_SIMD=sse4.1. */
-int blk_have_avx2(void);
-/* src/kernels_x86.c: the AVX2+FMA forms of the SIMD128 matmul drivers of
- * src/kernels_simd128.c (same arguments, same packed layouts). */
+/* x86-64 kernel levels (src/kernels.c, blk_x86_level): what the CPU has,
+ * capped by BERTLENS_SIMD. */
+enum { BLK_X86_SSE41, BLK_X86_AVX2, BLK_X86_AVX512, BLK_X86_AVX512_VNNI };
+int blk_x86_level(void);
+/* src/kernels_x86.c (AVX2+FMA) and src/kernels_avx512.c (AVX-512 F/BW, the
+ * _vnni form with vpdpwssd): the matmul drivers of src/kernels_simd128.c
+ * (same arguments, same packed layouts). */
 void blk_matmul_f32_packed_avx2(float *y, int32_t ldy, const float *xp, int32_t T, const float *pf, int32_t N,
                                 int32_t K, const float *bias, int32_t act);
 void blk_matmul_q8_quantized_avx2(float *y, int32_t ldy, const int32_t *xq, const float *sx, int32_t T,
                                   const blk_weight *w, const float *bias, int32_t act);
+void blk_matmul_f32_packed_avx512(float *y, int32_t ldy, const float *xp, int32_t T, const float *pf, int32_t N,
+                                  int32_t K, const float *bias, int32_t act);
+void blk_matmul_q8_quantized_avx512(float *y, int32_t ldy, const int32_t *xq, const float *sx, int32_t T,
+                                    const blk_weight *w, const float *bias, int32_t act);
+void blk_matmul_q8_quantized_avx512_vnni(float *y, int32_t ldy, const int32_t *xq, const float *sx, int32_t T,
+                                         const blk_weight *w, const float *bias, int32_t act);
+/* src/kernels_avx512.c: blk_softmax and blk_layernorm on 16 lanes. */
+void blk_softmax_avx512(float *x, int32_t T, int32_t n, float scale);
+void blk_layernorm_avx512(float *x, const float *res, int32_t T, int32_t n, const float *g, const float *b,
+                          float eps);
 #endif
 
 #if BLK_SIMD

@@ -164,8 +164,12 @@ INLINE void mk_f32_long(float *y, int32_t ldy, const float *xp, const float *pw,
 static void matmul_f32_packed(float *y, int32_t ldy, const float *xp, int32_t T, const float *pf, int32_t N,
                               int32_t K, const float *bias, int32_t act, float *part) {
 #if !defined(__wasm_simd128__)
-    if (blk_have_avx2()) {
-        (void)part;
+    const int level = blk_x86_level();
+    if (level >= BLK_X86_AVX512) {
+        blk_matmul_f32_packed_avx512(y, ldy, xp, T, pf, N, K, bias, act);
+        return;
+    }
+    if (level == BLK_X86_AVX2) {
         blk_matmul_f32_packed_avx2(y, ldy, xp, T, pf, N, K, bias, act);
         return;
     }
@@ -345,9 +349,11 @@ static void matmul_q8_quantized(float *y, int32_t ldy, const int32_t *xq, const 
                                 const blk_weight *w, const float *bias, int32_t act) {
     const int32_t N = w->n, K = w->k, gk = w->qg * BL_QBLOCK, nb = (K + gk - 1) / gk;
 #if !defined(__wasm_simd128__)
-    if (blk_have_avx2()) {
-        blk_matmul_q8_quantized_avx2(y, ldy, xq, sx, T, w, bias, act);
-        return;
+    switch (blk_x86_level()) {
+    case BLK_X86_AVX512_VNNI: blk_matmul_q8_quantized_avx512_vnni(y, ldy, xq, sx, T, w, bias, act); return;
+    case BLK_X86_AVX512: blk_matmul_q8_quantized_avx512(y, ldy, xq, sx, T, w, bias, act); return;
+    case BLK_X86_AVX2: blk_matmul_q8_quantized_avx2(y, ldy, xq, sx, T, w, bias, act); return;
+    default: break;
     }
 #endif
     for (int32_t p = 0; p * BL_PANEL < N; p++) {
@@ -499,6 +505,12 @@ void blk_matmul_nt_q(float *y, int32_t ldy, const float *x, int32_t ldx, int32_t
 }
 
 void blk_layernorm(float *x, const float *res, int32_t T, int32_t n, const float *g, const float *b, float eps) {
+#if !defined(__wasm_simd128__)
+    if (blk_x86_level() >= BLK_X86_AVX512) {
+        blk_layernorm_avx512(x, res, T, n, g, b, eps);
+        return;
+    }
+#endif
     for (int32_t t = 0; t < T; t++) {
         float *r = x + (size_t)t * n;
         const float *rr = res ? res + (size_t)t * n : NULL;
@@ -555,6 +567,12 @@ void blk_layernorm(float *x, const float *res, int32_t T, int32_t n, const float
     }
 
 void blk_softmax(float *x, int32_t T, int32_t n, float scale) {
+#if !defined(__wasm_simd128__)
+    if (blk_x86_level() >= BLK_X86_AVX512) {
+        blk_softmax_avx512(x, T, n, scale);
+        return;
+    }
+#endif
     for (int32_t t = 0; t < T; t++) {
         float *r = x + (size_t)t * n;
         v128_t m0 = wasm_f32x4_splat(-INFINITY), m1 = m0, m2 = m0, m3 = m0; /* four chains of pmax */

@@ -1,5 +1,5 @@
 /* kernels_x86.c — x86-64 micro-kernels beyond SSE4.1, chosen at run time
- * (blk_have_avx2, src/kernels.c) by the matmul drivers of
+ * (blk_x86_level, src/kernels.c) by the matmul drivers of
  * src/kernels_simd128.c. Compiled with target attributes, so the binary still
  * runs on an x86-64 without them. Nothing here in wasm or scalar builds.
  */
@@ -14,7 +14,7 @@
  * The panel pointer of the second half may repeat the first (an odd last
  * panel: cols1 = 0, nothing of it is stored). Results go through store_row
  * (bias, activation) as two 128-bit halves. Chosen at run time
- * (blk_have_avx2); compiled with target attributes, so the binary still runs
+ * (blk_x86_level); compiled with target attributes, so the binary still runs
  * on an SSE4.1-only x86-64. */
 /* loops over the tile's rows and halves: unrolled, so the tile lives in registers */
 #define UNROLL _Pragma("GCC unroll 8")

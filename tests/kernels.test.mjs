@@ -1,8 +1,9 @@
 // kernels.test.mjs — SIMD kernels against their scalar references.
 //
 //   node tests/kernels.test.mjs            wasm SIMD128 (needs build/wasm/bertlens.js; $BERTLENS_WASM overrides)
-//   node tests/kernels.test.mjs --native   x86-64 SSE4.1 / AVX2+FMA (needs build/kernel_host, $BERTLENS_KERNEL_HOST
-//                                          overrides; $BERTLENS_SIMD=sse4.1 keeps the run-time choice on SSE4.1)
+//   node tests/kernels.test.mjs --native   x86-64 SSE4.1 / AVX2+FMA / AVX-512 (+VNNI) (needs build/kernel_host,
+//                                          $BERTLENS_KERNEL_HOST overrides; $BERTLENS_SIMD=sse4.1|avx2|avx512 caps
+//                                          the run-time choice: avx512 is AVX-512 without VNNI)
 //
 // Every kernel of src/kernels*.c runs twice on the same random inputs of awkward
 // sizes (not multiples of the SIMD widths): blw_k_*(1, ...) = the build's SIMD
@@ -69,7 +70,22 @@ if (NATIVE && M._blw_simd() !== 1) { // not x86-64, or built with NATIVE_SIMD= :
   process.exit(0);
 }
 check(M._blw_simd() === 1, `the ${NATIVE ? 'native' : 'wasm'} build uses SIMD (else this test compares scalar with scalar)`);
-if (NATIVE) console.log(`native SIMD kernels: ${M.simdName()}`);
+if (NATIVE) {
+  // The run-time choice (src/kernels.c, blk_x86_level): the best level this
+  // CPU has (Linux /proc/cpuinfo flags), capped by $BERTLENS_SIMD.
+  const name = M.simdName(), levels = ['sse4.1', 'avx2+fma', 'avx512', 'avx512+vnni'];
+  console.log(`native SIMD kernels: ${name}`);
+  let flags = null;
+  try { flags = new Set((fs.readFileSync('/proc/cpuinfo', 'utf8').match(/^flags\s*:(.*)$/m) || [, ''])[1].trim().split(/\s+/)); } catch { /* not Linux */ }
+  if (flags && flags.has('sse4_1')) {
+    let cpu = 0;
+    if (flags.has('avx2') && flags.has('fma')) cpu = 1;
+    if (cpu === 1 && flags.has('avx512f') && flags.has('avx512bw')) cpu = flags.has('avx512_vnni') ? 3 : 2;
+    const cap = { 'sse4.1': 0, avx2: 1, avx512: 2 }[process.env.BERTLENS_SIMD] ?? 3;
+    check(name === levels[Math.min(cpu, cap)],
+      `native kernels: ${name}, expected ${levels[Math.min(cpu, cap)]} (CPU ${levels[cpu]}, BERTLENS_SIMD=${process.env.BERTLENS_SIMD || ''})`);
+  }
+}
 
 // heap helpers: copy in, run, copy out (re-read views after every call: memory may grow)
 function alloc(bytes) { return M._malloc(Math.max(bytes, 4)); }
