@@ -91,6 +91,27 @@ build/asan/kernel_host: tests/c/kernel_host.c $(LIB_SRC) src/wasm_api.c $(HDRS)
 	clang -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer \
 	  $(NATIVE_SIMD) $(WARN) $(PTHREAD) -o $@ $< $(LIB_SRC) src/wasm_api.c -lm
 
+# Limits of issue 23 (tests/limits.test.mjs): a state made the page's way
+# (tests/c/state_limits.c) and the size helper (src/sizes.h) at its wrap
+# points, natively and as 32-bit ASan programs, where size_t has 32 bits as
+# in wasm32 (clang -m32: gcc-multilib, tools/setup.sh).
+build/state_limits: tests/c/state_limits.c $(LIB_SRC) $(HDRS)
+	@mkdir -p build
+	$(CC) $(CFLAGS) $(NATIVE_SIMD) $(WARN) $(PTHREAD) -o $@ $< $(LIB_SRC) -lm
+
+build/sizes_test: tests/c/sizes_test.c src/sizes.h src/error.h
+	@mkdir -p build
+	$(CC) $(CFLAGS) $(WARN) -o $@ $<
+
+ASAN32 := clang -m32 -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+build/asan32/state_limits: tests/c/state_limits.c $(LIB_SRC) $(HDRS)
+	@mkdir -p build/asan32
+	$(ASAN32) $(NATIVE_SIMD) $(WARN) $(PTHREAD) -o $@ $< $(LIB_SRC) -lm
+
+build/asan32/sizes_test: tests/c/sizes_test.c src/sizes.h src/error.h
+	@mkdir -p build/asan32
+	$(ASAN32) $(WARN) -o $@ $<
+
 # -------------------------------------------------------------------- wasm
 WASM_EXPORTS := $(shell tools/wasm_exports.sh)
 EMFLAGS := -O3 -msimd128 -std=c11 -sMODULARIZE=1 -sEXPORT_NAME=createBertlens \
@@ -179,7 +200,7 @@ test-models:
 test: check-tools native test-models test-native test-embed test-asan wasm test-wasm test-fidelity site test-web test-browser
 	@echo "ALL TESTS PASSED"
 
-test-native: build/bertlens build/kernel_host
+test-native: build/bertlens build/kernel_host build/state_limits build/sizes_test
 	$(NODE) tests/kernels.test.mjs --native
 	BERTLENS_SIMD=avx512 $(NODE) tests/kernels.test.mjs --native
 	BERTLENS_SIMD=avx2 $(NODE) tests/kernels.test.mjs --native
@@ -194,8 +215,9 @@ test-native: build/bertlens build/kernel_host
 	BERTLENS_ABLATION=native $(NODE) --test tests/ablation.test.mjs
 	$(NODE) --test tests/npy.test.mjs
 	BERTLENS_CONVERT=native $(NODE) --test tests/convert.test.mjs
+	BERTLENS_LIMITS=native $(NODE) --test tests/limits.test.mjs
 
-test-asan: build/asan/bertlens build/asan/kernel_host
+test-asan: build/asan/bertlens build/asan/kernel_host build/asan32/state_limits build/asan32/sizes_test
 	BERTLENS_KERNEL_HOST=build/asan/kernel_host $(NODE) tests/kernels.test.mjs --native
 	BERTLENS_BIN=build/asan/bertlens $(PYTHON) tests/test_bundle.py
 	BERTLENS_BIN=build/asan/bertlens $(NODE) tests/tokenizer.test.mjs --native --quick
@@ -203,6 +225,7 @@ test-asan: build/asan/bertlens build/asan/kernel_host
 	BERTLENS_BIN=build/asan/bertlens $(NODE) tests/shapes.test.mjs --native --quick
 	BERTLENS_BIN=build/asan/bertlens BERTLENS_ANALYZE=native BERTLENS_QUICK=1 $(NODE) --test tests/analyze.test.mjs
 	BERTLENS_BIN=build/asan/bertlens BERTLENS_CONVERT=native BERTLENS_QUICK=1 $(NODE) --test tests/convert.test.mjs
+	BERTLENS_LIMITS=asan32 $(NODE) --test tests/limits.test.mjs
 
 # Both wasm builds: the pthreads one (2 threads) must pass the same parity
 # tests, and give bit for bit the single-threaded build's numbers.
@@ -218,6 +241,7 @@ test-wasm: build/wasm/bertlens.js build/wasm/bertlens-mt.js
 	BERTLENS_ANALYZE=wasm $(NODE) --test tests/analyze.test.mjs
 	BERTLENS_ABLATION=wasm $(NODE) --test tests/ablation.test.mjs
 	BERTLENS_CONVERT=wasm $(NODE) --test tests/convert.test.mjs
+	BERTLENS_LIMITS=wasm $(NODE) --test tests/limits.test.mjs
 
 test-web:
 	$(NODE) --test tests/web/

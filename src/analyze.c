@@ -21,6 +21,7 @@
 #include "analyze.h"
 #include "error.h"
 #include "kernels.h"
+#include "sizes.h"
 #include "threads.h"
 #include "unicode.h"
 
@@ -215,15 +216,18 @@ static int rollout_on(bli_pool *pool, const float *mix, int32_t L, int32_t T, in
         bli_set_err(err, errlen, "bl_rollout: no matrices");
         return -1;
     }
+    char what[64];
+    snprintf(what, sizeof what, "a %d-token rollout", T);
+    /* T * T floats must fit one buffer (sizes.h) before TT is a size_t; the
+     * caller's out and mix hold L of them */
+    if (!bli_size_ok(BLI_BYTES(sizeof(float), L, T, T), what, err, errlen)) return -1;
     const size_t TT = (size_t)T * T;
     const int nt = bli_pool_threads(pool);
     const size_t nscr = L > 1 ? blk_matmul_nt_scratch_floats(T, T) : 0;
-    float *at = malloc(TT * sizeof(float));
-    float *scratch = L > 1 ? malloc((size_t)nt * nscr * sizeof(float)) : NULL;
+    float *at = bli_alloc(BLI_BYTES(sizeof(float), TT), 0, what, err, errlen);                    /* [T][T] */
+    float *scratch = at && L > 1 ? bli_alloc(BLI_BYTES(sizeof(float), nt, nscr), 0, what, err, errlen) : NULL;
     if (!at || (L > 1 && !scratch)) {
         free(at);
-        free(scratch);
-        bli_set_err(err, errlen, "out of memory for a %d-token rollout", T);
         return -1;
     }
     rollout_task k = {.at = at, .scratch = scratch, .nscr = nscr, .T = T, .normalize = normalize};
@@ -328,18 +332,23 @@ int bl_analyze(const bl_state *s, const int32_t *ids, const int32_t *type_ids, i
         bli_set_err(err, errlen, "bl_analyze: the state did not keep attention (BL_KEEP_ATTN)");
         return -1;
     }
-    const size_t TT = (size_t)T * T;
     const int with_rollout = what == BL_ANALYZE_ROLLOUT;
     const int with_norms = with_rollout && bl_norms(s, 0) != NULL;
+    char rwhat[64];
+    snprintf(rwhat, sizeof rwhat, "the rollout of %d layers x %d tokens", L, T);
+    /* [L][T][T] in 64 bits first: the state's attention is L * NH times
+     * larger and passed the same check, but the rollouts are checked here
+     * on their own (sizes.h) */
+    const uint64_t lmats = BLI_BYTES(sizeof(float), L, T, T);
+    if (with_rollout && !bli_size_ok(lmats, rwhat, err, errlen)) return -1;
     uint8_t *roles = malloc((size_t)T);
-    float *mix = with_rollout ? malloc((size_t)L * TT * sizeof(float)) : NULL;            /* [L][T][T] */
-    float *mix_norm = with_norms ? malloc((size_t)L * TT * sizeof(float)) : NULL;         /* [L][T][T] */
-    out->heads = malloc((size_t)L * NH * sizeof *out->heads);
-    if (with_rollout) out->rollout = malloc((size_t)L * TT * sizeof(float));
-    if (with_norms) out->rollout_norm = malloc((size_t)L * TT * sizeof(float));
-    if (!roles || (with_rollout && !mix) || (with_norms && !mix_norm) || !out->heads ||
-        (with_rollout && !out->rollout) || (with_norms && !out->rollout_norm)) {
-        bli_set_err(err, errlen, "out of memory analysing %d tokens", T);
+    float *mix = NULL, *mix_norm = NULL; /* [L][T][T] mean / sum over heads */
+    if (!roles || !(out->heads = bli_alloc(BLI_BYTES(sizeof *out->heads, L, NH), 0, "head features", err, errlen)) ||
+        (with_rollout && (!(mix = bli_alloc(lmats, 0, rwhat, err, errlen)) ||
+                          !(out->rollout = bli_alloc(lmats, 0, rwhat, err, errlen)))) ||
+        (with_norms && (!(mix_norm = bli_alloc(lmats, 0, rwhat, err, errlen)) ||
+                        !(out->rollout_norm = bli_alloc(lmats, 0, rwhat, err, errlen))))) {
+        if (!roles) bli_set_err(err, errlen, "out of memory analysing %d tokens", T);
         goto fail;
     }
     if (bl_token_roles(m, ids, T, roles, err, errlen)) goto fail;

@@ -5,6 +5,7 @@
  * the caller's bytes: tensors point straight into them (no copy of weights).
  */
 #include "bundle.h"
+#include "sizes.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -234,11 +235,8 @@ void bl_model_meta_format(const bl_model *m, int i, char *buf, size_t buflen) {
 }
 
 static int parse_meta(bl_model *m, reader *r) {
-    m->meta = calloc(m->n_meta ? m->n_meta : 1, sizeof *m->meta);
-    if (!m->meta) {
-        bli_set_err(r->err, r->errlen, "out of memory reading metadata");
-        return 0;
-    }
+    m->meta = bli_alloc(BLI_BYTES(sizeof *m->meta, m->n_meta), 1, "the metadata", r->err, r->errlen);
+    if (!m->meta) return 0;
     for (uint32_t i = 0; i < m->n_meta; i++) {
         uint32_t klen = rd32(r);
         if (r->failed) return 0;
@@ -343,13 +341,13 @@ static int meta_u32(const bl_model *m, const char *key, uint32_t lo, uint32_t hi
 
 static int parse_config(bl_model *m, char *err, size_t errlen) {
     bl_config *c = &m->cfg;
-    if (!meta_u32(m, "bert.n_layers", 1, 64, &c->n_layers, err, errlen) ||
-        !meta_u32(m, "bert.n_heads", 1, 128, &c->n_heads, err, errlen) ||
-        !meta_u32(m, "bert.hidden", 1, 8192, &c->hidden, err, errlen) ||
-        !meta_u32(m, "bert.intermediate", 1, 32768, &c->intermediate, err, errlen) ||
-        !meta_u32(m, "bert.max_positions", 1, 8192, &c->max_positions, err, errlen) ||
-        !meta_u32(m, "bert.type_vocab_size", 1, 64, &c->type_vocab_size, err, errlen) ||
-        !meta_u32(m, "bert.vocab_size", 5, 1000000, &c->vocab_size, err, errlen))
+    if (!meta_u32(m, "bert.n_layers", 1, BL_MAX_LAYERS, &c->n_layers, err, errlen) ||
+        !meta_u32(m, "bert.n_heads", 1, BL_MAX_HEADS, &c->n_heads, err, errlen) ||
+        !meta_u32(m, "bert.hidden", 1, BL_MAX_HIDDEN, &c->hidden, err, errlen) ||
+        !meta_u32(m, "bert.intermediate", 1, BL_MAX_INTERMEDIATE, &c->intermediate, err, errlen) ||
+        !meta_u32(m, "bert.max_positions", 1, BL_MAX_POSITIONS, &c->max_positions, err, errlen) ||
+        !meta_u32(m, "bert.type_vocab_size", 1, BL_MAX_TYPE_VOCAB, &c->type_vocab_size, err, errlen) ||
+        !meta_u32(m, "bert.vocab_size", BL_MIN_VOCAB, BL_MAX_VOCAB, &c->vocab_size, err, errlen))
         return 0;
     if (c->hidden % c->n_heads) {
         bli_set_err(err, errlen, "bert.hidden (%d) is not a multiple of bert.n_heads (%d)", c->hidden, c->n_heads);
@@ -401,19 +399,17 @@ static int build_tokenizer(bl_model *m, char *err, size_t errlen) {
     if (!meta_u32(m, "tokenizer.lowercase", 0, 1, &o.lowercase, err, errlen) ||
         !meta_u32(m, "tokenizer.strip_accents", 0, 1, &o.strip_accents, err, errlen) ||
         !meta_u32(m, "tokenizer.chinese_chars", 0, 1, &o.chinese_chars, err, errlen) ||
-        !meta_u32(m, "tokenizer.max_chars_per_word", 1, 100000, &o.max_chars_per_word, err, errlen) ||
+        !meta_u32(m, "tokenizer.max_chars_per_word", 1, BL_MAX_CHARS_PER_WORD, &o.max_chars_per_word, err, errlen) ||
         !meta_u32(m, "tokenizer.unk_id", 0, (uint32_t)hi, &o.unk_id, err, errlen) ||
         !meta_u32(m, "tokenizer.cls_id", 0, (uint32_t)hi, &o.cls_id, err, errlen) ||
         !meta_u32(m, "tokenizer.sep_id", 0, (uint32_t)hi, &o.sep_id, err, errlen) ||
         !meta_u32(m, "tokenizer.pad_id", 0, (uint32_t)hi, &o.pad_id, err, errlen) ||
         !meta_u32(m, "tokenizer.mask_id", 0, (uint32_t)hi, &o.mask_id, err, errlen))
         return 0;
-    const char **strs = malloc(sizeof *strs * v->count);
-    uint32_t *lens = malloc(sizeof *lens * v->count);
+    const char **strs = bli_alloc(BLI_BYTES(sizeof *strs, v->count), 0, "the vocabulary", err, errlen);
+    uint32_t *lens = strs ? bli_alloc(BLI_BYTES(sizeof *lens, v->count), 0, "the vocabulary", err, errlen) : NULL;
     if (!strs || !lens) {
         free(strs);
-        free(lens);
-        bli_set_err(err, errlen, "out of memory building the vocabulary");
         return 0;
     }
     const uint8_t *p = v->arr; /* already bounds-checked by parse_meta */
@@ -434,11 +430,8 @@ static int build_tokenizer(bl_model *m, char *err, size_t errlen) {
 }
 
 static int parse_table(bl_model *m, reader *r, uint64_t data_size, uint32_t alignment, const uint8_t *data) {
-    m->tensors = calloc(m->n_tensors ? m->n_tensors : 1, sizeof *m->tensors);
-    if (!m->tensors) {
-        bli_set_err(r->err, r->errlen, "out of memory reading the tensor table");
-        return 0;
-    }
+    m->tensors = bli_alloc(BLI_BYTES(sizeof *m->tensors, m->n_tensors), 1, "the tensor table", r->err, r->errlen);
+    if (!m->tensors) return 0;
     uint64_t prev_end = 0;
     for (uint32_t i = 0; i < m->n_tensors; i++) {
         bl_tensor *t = &m->tensors[i];

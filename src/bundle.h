@@ -132,6 +132,33 @@
  * Integrity: header, metadata and table each have a CRC, every tensor has a
  * CRC, and every other byte must be zero, so a flipped byte anywhere is
  * detected by bl_model_load.
+ *
+ * Limits (the BL_MAX_* below; the converter, src/convert.c, refuses the same)
+ *   The limits the loader accepts are the limits the engine can run: every
+ *   buffer a model needs is sized in 64 bits from these counts and checked
+ *   against one cap per buffer, BLI_MAX_BUFFER (src/sizes.h: 2 GB in 32-bit
+ *   builds such as wasm, 1 TB in 64-bit builds), before it is allocated.
+ *   What the loader accepts always loads; what a loaded model needs for a
+ *   given token count is checked when a state is made or re-sized
+ *   (bl_state_new, bl_state_reserve): the largest buffer is the kept
+ *   attention (and norms), n_layers x n_heads x T x T floats, so a wide
+ *   model on many tokens is refused there with the size it needs, e.g.
+ *   "512 tokens: attention of 33 layers x 128 heads needs 4.4 GB: more than
+ *   this build allows in one buffer (2.0 GB)", never allocated short. In a
+ *   32-bit build that allows 7 layer-heads at BL_MAX_POSITIONS tokens,
+ *   and BERT-base (12 x 12) up to 1,863 tokens, BERT-large (24 x 16) up to
+ *   1,141: their 512 positions always fit.
+ *   Tokenizer: a word longer than max_chars_per_word characters is one
+ *   [UNK] (Hugging Face's max_input_chars_per_word, whose default and
+ *   BERT value is 100); BL_MAX_CHARS_PER_WORD caps it at 1,000, ten times
+ *   that. WordPiece is a greedy longest match: from each position the
+ *   candidates run back from the longest one that fits the longest
+ *   vocabulary entry (BL_MAX_TOKEN_BYTES at most), each one hash-table
+ *   lookup with a hash extended one character at a time, so a word of n
+ *   characters costs at most n x min(n, longest entry) lookups and the
+ *   whole text is linear in its length (20 words of 1,000 four-byte
+ *   letters against a 4,096-byte entry: 0.1 s, was 24 s;
+ *   tests/limits.test.mjs).
  */
 #ifndef BL_BUNDLE_H
 #define BL_BUNDLE_H
@@ -142,6 +169,20 @@
 #define BL_BUNDLE_MAGIC "BERTLENS"
 #define BL_BUNDLE_VERSION 1u
 #define BL_HEADER_SIZE 96u
+
+/* What the loader accepts (inclusive ranges; see Limits above). */
+#define BL_MAX_LAYERS 64u               /* bert.n_layers 1..64               */
+#define BL_MAX_HEADS 128u               /* bert.n_heads 1..128               */
+#define BL_MAX_HIDDEN 8192u             /* bert.hidden 1..8192, a multiple of n_heads */
+#define BL_MAX_INTERMEDIATE 32768u      /* bert.intermediate 1..32768        */
+#define BL_MAX_POSITIONS 8192u          /* bert.max_positions 1..8192        */
+#define BL_MAX_TYPE_VOCAB 64u           /* bert.type_vocab_size 1..64        */
+#define BL_MIN_VOCAB 5u                 /* bert.vocab_size 5..1,000,000      */
+#define BL_MAX_VOCAB 1000000u
+/* The tokenizer's own limits (bl_tokenizer_new refuses beyond them too,
+ * for tokenizers made without a bundle). */
+#define BL_MAX_CHARS_PER_WORD 1000u     /* tokenizer.max_chars_per_word 1..1000 */
+#define BL_MAX_TOKEN_BYTES 4096u        /* one tokenizer.vocab entry: 0..4096 bytes */
 
 enum { BL_META_U32 = 0, BL_META_I32 = 1, BL_META_F32 = 2, BL_META_STR = 3, BL_META_STRARR = 4 };
 

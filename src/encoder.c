@@ -39,6 +39,7 @@
 #include "bundle.h"
 #include "kernels.h"
 #include "error.h"
+#include "sizes.h"
 #include "threads.h"
 
 #include <math.h>
@@ -197,10 +198,11 @@ static int build_weights(bl_state *s, const bl_model *m, char *err, size_t errle
 /* G_h[a][b] = sum_o Wo[o][h*d+a] * Wo[o][h*d+b] for every layer and head. */
 static int build_gram(bl_state *s, char *err, size_t errlen) {
     const int32_t L = s->c.n_layers, NH = s->c.n_heads, H = s->c.hidden, d = H / NH;
-    s->gram = calloc((size_t)L * NH * d * d, sizeof(double));
+    /* L * H * H / NH doubles: 34 GB for 64 layers of one 8192-wide head */
+    s->gram = bli_alloc(BLI_BYTES(sizeof(double), L, NH, d, d), 1, "the value norms' Gram matrices", err, errlen);
+    if (!s->gram) return -1;
     float *row = malloc((size_t)H * sizeof(float));
-    if (!s->gram || !row) {
-        free(row);
+    if (!row) {
         bli_set_err(err, errlen, "out of memory");
         return -1;
     }
@@ -245,11 +247,15 @@ static size_t max_sz(size_t a, size_t b) { return a > b ? a : b; }
 /* Per-thread slabs for n threads at the state's sizes: allocated first,
  * then swapped in, so a failure leaves the old ones. */
 static int alloc_slabs(bl_state *s, int32_t n, char *err, size_t errlen) {
-    float *scratch = malloc((size_t)n * s->nscratch * 4), *att = NULL;
-    if (scratch && s->natt) att = malloc((size_t)n * s->natt * 4);
+    char what[96];
+    snprintf(what, sizeof what, "kernel scratch for %d threads", n);
+    float *scratch = bli_alloc(BLI_BYTES(sizeof(float), n, s->nscratch), 0, what, err, errlen), *att = NULL;
+    if (scratch && s->natt) {
+        snprintf(what, sizeof what, "one head's attention per thread for %d threads", n);
+        att = bli_alloc(BLI_BYTES(sizeof(float), n, s->natt), 0, what, err, errlen);
+    }
     if (!scratch || (s->natt && !att)) {
         free(scratch);
-        bli_set_err(err, errlen, "out of memory allocating buffers for %d threads", n);
         return -1;
     }
     free(s->scratch);
@@ -267,24 +273,59 @@ int bl_state_reserve(bl_state *s, int32_t max_tokens, unsigned flags, char *err,
     }
     if ((flags & BL_KEEP_NORMS) && !s->gram && build_gram(s, err, errlen)) return -1;
     free_buffers(s);
-    const size_t T = (size_t)max_tokens, H = (size_t)c->hidden, I = (size_t)c->intermediate,
-                 NH = (size_t)c->n_heads, L = (size_t)c->n_layers, d = H / NH;
+    /* Every size in 64 bits, checked against BLI_MAX_BUFFER (sizes.h) before
+     * anything is allocated: the loader's limits (bundle.h) let
+     * L * NH * T * T * 4 reach 2.2 TB, and in 32-bit builds (wasm) the
+     * product would wrap. The kernels' scratch counts stay below 2^29
+     * floats within those limits (T <= 8192, hidden <= 8192, intermediate
+     * <= 32768), so their size_t arithmetic cannot wrap. */
+    const uint64_t T = (uint64_t)max_tokens, H = (uint64_t)c->hidden, I = (uint64_t)c->intermediate,
+                   NH = (uint64_t)c->n_heads, L = (uint64_t)c->n_layers, d = H / NH;
     s->nscratch = max_sz(blk_matmul_scratch_floats(max_tokens, (int32_t)max_sz(H, I)),
                          max_sz(blk_matmul_nt_scratch_floats(max_tokens, (int32_t)d),
                                 blk_matmul_nt_scratch_floats((int32_t)d, max_tokens)));
-    s->natt = (flags & BL_KEEP_ATTN) ? 0 : T * T;
-    int ok = (s->x = malloc(T * H * 4)) && (s->x2 = malloc(T * H * 4)) && (s->q = malloc(T * H * 4)) &&
-             (s->k = malloc(T * H * 4)) && (s->v = malloc(T * H * 4)) && (s->ctx = malloc(T * H * 4)) &&
-             (s->ffn = malloc(T * I * 4)) && (s->fnorm = malloc(NH * T * 4)) &&
-             !alloc_slabs(s, s->n_threads, NULL, 0);
-    if (ok && (flags & BL_KEEP_ATTN)) ok = (s->attn = malloc(L * NH * T * T * 4)) != NULL;
-    if (ok && (flags & BL_KEEP_NORMS)) ok = (s->norms = malloc(L * NH * T * T * 4)) != NULL;
-    const size_t qk = (flags & BL_KEEP_QK_ALL) ? L * T * H : (flags & BL_KEEP_QK) ? T * H : 0;
-    if (ok && qk) ok = (s->queries = malloc(qk * 4)) && (s->keys = malloc(qk * 4));
-    if (ok && (flags & BL_KEEP_HIDDEN)) ok = (s->hidden = malloc((L + 1) * T * H * 4)) != NULL;
-    if (!ok) {
+    s->natt = (flags & BL_KEEP_ATTN) ? 0 : (size_t)T * T;
+    const uint64_t rows = BLI_BYTES(sizeof(float), T, H), heads = BLI_BYTES(sizeof(float), L, NH, T, T);
+    const uint64_t qk = (flags & BL_KEEP_QK_ALL) ? BLI_BYTES(sizeof(float), L, T, H) : (flags & BL_KEEP_QK) ? rows : 0;
+    char attn_what[96], layers_what[96];
+    snprintf(attn_what, sizeof attn_what, "attention of %d layers x %d heads", c->n_layers, c->n_heads);
+    snprintf(layers_what, sizeof layers_what, "%d layers' queries or keys", c->n_layers);
+    const struct {
+        float **p;
+        uint64_t bytes;
+        const char *what;
+    } bufs[] = {
+        {&s->x, rows, "the hidden states"},
+        {&s->x2, rows, "the hidden states"},
+        {&s->q, rows, "the queries"},
+        {&s->k, rows, "the keys"},
+        {&s->v, rows, "the values"},
+        {&s->ctx, rows, "the attention context"},
+        {&s->ffn, BLI_BYTES(sizeof(float), T, I), "the feed-forward activations"},
+        {&s->fnorm, BLI_BYTES(sizeof(float), NH, T), "the value norms"},
+        {&s->attn, (flags & BL_KEEP_ATTN) ? heads : 0, attn_what},
+        {&s->norms, (flags & BL_KEEP_NORMS) ? heads : 0, "the value-weighted norms"},
+        {&s->queries, qk, (flags & BL_KEEP_QK_ALL) ? layers_what : "the kept queries"},
+        {&s->keys, qk, (flags & BL_KEEP_QK_ALL) ? layers_what : "the kept keys"},
+        {&s->hidden, (flags & BL_KEEP_HIDDEN) ? BLI_BYTES(sizeof(float), L + 1, T, H) : 0, "every layer's hidden states"},
+    };
+    const size_t nb = sizeof bufs / sizeof *bufs;
+    char what[160];
+    /* sizes first, so that a refusal names the buffer that cannot be made */
+    for (size_t i = 0; i < nb; i++) {
+        snprintf(what, sizeof what, "%d tokens: %s", max_tokens, bufs[i].what);
+        if (!bli_size_ok(bufs[i].bytes, what, err, errlen)) return -1;
+    }
+    for (size_t i = 0; i < nb; i++) {
+        if (!bufs[i].bytes) continue;
+        snprintf(what, sizeof what, "%d tokens: %s", max_tokens, bufs[i].what);
+        if (!(*bufs[i].p = bli_alloc(bufs[i].bytes, 0, what, err, errlen))) {
+            free_buffers(s);
+            return -1;
+        }
+    }
+    if (alloc_slabs(s, s->n_threads, err, errlen)) {
         free_buffers(s);
-        bli_set_err(err, errlen, "out of memory allocating buffers for %d tokens", max_tokens);
         return -1;
     }
     s->max_tokens = max_tokens;

@@ -18,7 +18,9 @@
  *   6. assemble [CLS] A [SEP] (B [SEP]) and truncate longest-first.
  */
 #include "bertlens.h"
+#include "bundle.h" /* BL_MAX_CHARS_PER_WORD, BL_MAX_TOKEN_BYTES: the limits bundles share */
 #include "error.h"
+#include "sizes.h"
 #include "unicode.h"
 
 #include <stdio.h>
@@ -56,9 +58,10 @@ static uint32_t fnv1a(uint32_t h, const char *s, size_t n) {
 }
 #define FNV_SEED 2166136261u
 
-/* Id of prefix + piece (prefix "" or "##"), or -1. */
-static int32_t vocab_find(const bl_tokenizer *t, const char *prefix, size_t plen, const char *piece, size_t n) {
-    uint32_t h = fnv1a(fnv1a(FNV_SEED, prefix, plen), piece, n);
+/* Id of prefix + piece (prefix "" or "##"), or -1, given
+ * h = fnv1a(fnv1a(FNV_SEED, prefix), piece). */
+static int32_t vocab_find(const bl_tokenizer *t, uint32_t h, const char *prefix, size_t plen, const char *piece,
+                          size_t n) {
     for (uint32_t i = h & (t->n_slots - 1);; i = (i + 1) & (t->n_slots - 1)) {
         uint32_t v = t->slots[i];
         if (v == 0) return -1;
@@ -84,8 +87,9 @@ bl_tokenizer *bl_tokenizer_new(const char *const *vocab, const uint32_t *vocab_l
             return NULL;
         }
     }
-    if (opts->max_chars_per_word <= 0) {
-        bli_set_err(err, errlen, "tokenizer: max_chars_per_word must be positive");
+    if (opts->max_chars_per_word <= 0 || opts->max_chars_per_word > (int32_t)BL_MAX_CHARS_PER_WORD) {
+        bli_set_err(err, errlen, "tokenizer: max_chars_per_word %d out of range 1..%u", (int)opts->max_chars_per_word,
+                    BL_MAX_CHARS_PER_WORD);
         return NULL;
     }
     size_t total = 0;
@@ -94,8 +98,9 @@ bl_tokenizer *bl_tokenizer_new(const char *const *vocab, const uint32_t *vocab_l
             bli_set_err(err, errlen, "tokenizer: vocabulary entry %d is NULL", (int)i);
             return NULL;
         }
-        if (vocab_len[i] > 4096) {
-            bli_set_err(err, errlen, "tokenizer: vocabulary entry %d is %u bytes long", (int)i, vocab_len[i]);
+        if (vocab_len[i] > BL_MAX_TOKEN_BYTES) {
+            bli_set_err(err, errlen, "tokenizer: vocabulary entry %d is %u bytes long (at most %u)", (int)i,
+                        vocab_len[i], BL_MAX_TOKEN_BYTES);
             return NULL;
         }
         total += vocab_len[i] + 1;
@@ -199,18 +204,25 @@ typedef struct {
     chars a, b;        /* normalization ping-pong buffers                      */
     char *utf8;        /* [utf8_cap] UTF-8 bytes of the current word            */
     int32_t *boff;     /* [boff_cap] byte offset of each character of the word  */
-    size_t utf8_cap, boff_cap;
+    uint32_t *hash;    /* [hash_cap] hashes of the pieces from one position     */
+    size_t utf8_cap, boff_cap, hash_cap;
     int oom;
 } work;
 
+/* Room for need elements of elem bytes in *p (capacity *cap, doubled as
+ * needed); -1 when out of memory or over BLI_MAX_BUFFER (in 32-bit builds
+ * c * elem would wrap for a long text: 64 MB of text reserves 4 x 192 M
+ * characters when decomposing). */
 static int grow(void **p, size_t *cap, size_t need, size_t elem) {
     if (need <= *cap) return 0;
-    size_t c = *cap ? *cap : 64;
+    uint64_t c = *cap ? *cap : 64;
     while (c < need) c *= 2;
-    void *q = realloc(*p, c * elem);
+    const uint64_t bytes = BLI_BYTES(elem, c);
+    if (!bli_size_ok(bytes, "", NULL, 0)) return -1;
+    void *q = realloc(*p, (size_t)bytes);
     if (!q) return -1;
     *p = q;
-    *cap = c;
+    *cap = (size_t)c;
     return 0;
 }
 
@@ -409,7 +421,8 @@ static int wordpiece(const bl_tokenizer *t, work *w, size_t ws, size_t we, int32
     if (n > (size_t)t->opts.max_chars_per_word) {
         return tok_push(out, t->opts.unk_id, u16[a->src[ws]], u16[a->src[we - 1] + 1], word);
     }
-    if (grow((void **)&w->utf8, &w->utf8_cap, 4 * n + 1, 1) || grow((void **)&w->boff, &w->boff_cap, n + 1, sizeof(int32_t)))
+    if (grow((void **)&w->utf8, &w->utf8_cap, 4 * n + 1, 1) || grow((void **)&w->boff, &w->boff_cap, n + 1, sizeof(int32_t)) ||
+        grow((void **)&w->hash, &w->hash_cap, n + 1, sizeof(uint32_t)))
         return -1;
     int32_t nb = 0;
     for (size_t k = 0; k < n; k++) {
@@ -417,14 +430,31 @@ static int wordpiece(const bl_tokenizer *t, work *w, size_t ws, size_t we, int32
         nb += (int32_t)utf8_put(w->utf8 + nb, a->cp[ws + k]);
     }
     w->boff[n] = nb;
+    /* Greedy longest match from each start. A piece longer than the longest
+     * entry (max_piece bytes, without "##") cannot match, so the candidates
+     * are the ends start + 1 .. lim, lim the last within max_piece bytes;
+     * hash[e - start] is the hash of the piece [start, e) (with its "##"),
+     * extended one character at a time. Each start costs O(lim - start)
+     * (at most min(n, max_piece) characters), not O((n - start)^2) bytes
+     * hashed: the word is linear in n for a given vocabulary. The same ends
+     * are tried in the same order as a search from n down, so the pieces are
+     * the same. */
     size_t first = out->n; /* roll back to here if a piece does not match */
+    uint32_t *hash = w->hash;
     for (size_t start = 0; start < n;) {
+        const size_t plen = start ? 2 : 0;
+        size_t lim = start;
+        hash[0] = fnv1a(FNV_SEED, "##", plen);
+        while (lim < n && (uint32_t)(w->boff[lim + 1] - w->boff[start]) <= t->max_piece) {
+            hash[lim + 1 - start] =
+                fnv1a(hash[lim - start], w->utf8 + w->boff[lim], (size_t)(w->boff[lim + 1] - w->boff[lim]));
+            lim++;
+        }
         int32_t id = -1;
-        size_t end = n;
+        size_t end = lim;
         for (; end > start; end--) {
-            uint32_t bytes = (uint32_t)(w->boff[end] - w->boff[start]);
-            if (bytes > t->max_piece) continue;
-            id = vocab_find(t, "##", start ? 2 : 0, w->utf8 + w->boff[start], bytes);
+            id = vocab_find(t, hash[end - start], "##", plen, w->utf8 + w->boff[start],
+                            (size_t)(w->boff[end] - w->boff[start]));
             if (id >= 0) break;
         }
         if (id < 0) {
@@ -511,7 +541,7 @@ static int tokenize_text(const bl_tokenizer *t, work *w, const char *text, size_
     return 0;
 oom:
     w->oom = 1;
-    bli_set_err(err, errlen, "tokenizer: out of memory");
+    bli_set_err(err, errlen, "tokenizer: out of memory for %s (%zu bytes)", which, len);
     return -1;
 }
 
@@ -561,14 +591,12 @@ int bl_tokenize(const bl_tokenizer *t, const char *text, size_t len, const char 
         out->truncated = 1;
     }
     size_t n = na + nb + (size_t)n_special;
-    out->ids = malloc(n * sizeof(int32_t));
-    out->type_ids = malloc(n * sizeof(int32_t));
-    out->offsets = malloc(2 * n * sizeof(int32_t));
-    out->word_ids = malloc(n * sizeof(int32_t));
-    if (!out->ids || !out->type_ids || !out->offsets || !out->word_ids) {
-        bli_set_err(err, errlen, "tokenizer: out of memory");
+    /* [n] ids, type ids, word ids; [n][2] offsets */
+    if (!(out->ids = bli_alloc(BLI_BYTES(sizeof(int32_t), n), 0, "the token ids", err, errlen)) ||
+        !(out->type_ids = bli_alloc(BLI_BYTES(sizeof(int32_t), n), 0, "the token types", err, errlen)) ||
+        !(out->offsets = bli_alloc(BLI_BYTES(sizeof(int32_t), n, 2), 0, "the token offsets", err, errlen)) ||
+        !(out->word_ids = bli_alloc(BLI_BYTES(sizeof(int32_t), n), 0, "the word ids", err, errlen)))
         goto done;
-    }
     size_t k = 0;
 #define PUT(ID, TYPE, S, E, WORD) \
     (out->ids[k] = (ID), out->type_ids[k] = (TYPE), out->offsets[2 * k] = (S), out->offsets[2 * k + 1] = (E), \
@@ -592,6 +620,7 @@ done:
     free(w.u16);
     free(w.utf8);
     free(w.boff);
+    free(w.hash);
     toklist_free(&la);
     toklist_free(&lb);
     return rc;

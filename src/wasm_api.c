@@ -21,6 +21,7 @@
 #include "convert.h"
 #include "json.h"
 #include "kernels.h"
+#include "sizes.h"
 #include "threads.h"
 
 #include <math.h>
@@ -214,13 +215,13 @@ EMSCRIPTEN_KEEPALIVE const char *blw_tokenize_json(const char *a, const char *b,
 static int ensure_state(int32_t T, unsigned flags) {
     const bl_config *c = bl_model_config(g.model);
     if (g.state && g.flags == flags && T <= g.capacity) return 0;
-    int32_t cap = 64;
-    while (cap < T) cap *= 2;
-    if (cap > c->max_positions) cap = c->max_positions;
-    if (T > cap) {
+    if (T > c->max_positions) { /* before doubling: cap stays <= 2 * 8192 */
         set_error("%d tokens: the model takes at most %d", T, c->max_positions);
         return -1;
     }
+    int32_t cap = 64;
+    while (cap < T) cap *= 2;
+    if (cap > c->max_positions) cap = c->max_positions;
     g.capacity = 0;
     if (!g.state) {
         if (!(g.state = bl_state_new(g.model, cap, flags, g.err, sizeof g.err))) return -1;
@@ -321,11 +322,8 @@ EMSCRIPTEN_KEEPALIVE int blw_set_head_mask(const uint8_t *mask) {
         return -1;
     }
     const bl_config *c = bl_model_config(g.model);
-    const size_t n = (size_t)c->n_layers * c->n_heads;
-    if (!g.mask && !(g.mask = malloc(n))) {
-        set_error("out of memory");
-        return -1;
-    }
+    const size_t n = (size_t)c->n_layers * c->n_heads; /* <= 64 x 128 (bundle.h) */
+    if (!g.mask && !(g.mask = bli_alloc(n, 0, "the head mask", g.err, sizeof g.err))) return -1;
     int count = 0;
     for (size_t i = 0; i < n; i++) count += (g.mask[i] = mask && mask[i] ? 1 : 0);
     if (g.state) bl_state_set_head_mask(g.state, g.mask);
@@ -355,10 +353,8 @@ EMSCRIPTEN_KEEPALIVE const float *blw_embedding(void) {
     }
     const bl_config *c = bl_model_config(g.model);
     const int32_t H = c->hidden;
-    if (!g.emb && !(g.emb = malloc((size_t)H * sizeof(float)))) {
-        set_error("out of memory");
+    if (!g.emb && !(g.emb = bli_alloc(BLI_BYTES(sizeof(float), H), 0, "the embedding", g.err, sizeof g.err)))
         return NULL;
-    }
     const float *fin = bl_hidden(g.state, c->n_layers);
     if (!fin) {
         set_error("the last run skipped the final hidden states (blw_set_final(0))");
@@ -439,6 +435,10 @@ EMSCRIPTEN_KEEPALIVE int blw_head_compare(const float *a, int a_stride, const fl
         set_error("blw_head_compare: no heads to compare");
         return -1;
     }
+    /* the heads b points at: n x T x T floats, so every offset below fits size_t */
+    if (!bli_size_ok(BLI_BYTES(sizeof(float), n, T, T), "blw_head_compare's heads", g.err, sizeof g.err) ||
+        !bli_size_ok(BLI_BYTES(sizeof(float), n, a_stride), "blw_head_compare's heads", g.err, sizeof g.err))
+        return -1;
     const size_t TT = (size_t)T * T;
     for (int k = 0; k < n; k++) {
         bl_head_diff d;
@@ -636,10 +636,7 @@ EMSCRIPTEN_KEEPALIVE int blw_conv_set_header(int w, double file_size, const uint
 EMSCRIPTEN_KEEPALIVE int blw_conv_plan(void) {
     if (!cv.c || bli_conv_plan(cv.c, g.err, sizeof g.err)) return -1;
     cv.size = bli_conv_size(cv.c);
-    if (cv.size > (uint64_t)INT32_MAX || !(cv.out = calloc(1, (size_t)cv.size))) {
-        set_error("out of memory for a %.0f MB bundle", (double)cv.size / 1048576.0);
-        return -1;
-    }
+    if (!(cv.out = bli_alloc(cv.size, 1, "the converted bundle", g.err, sizeof g.err))) return -1;
     return bli_conv_n_tensors(cv.c);
 }
 
