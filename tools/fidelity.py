@@ -25,7 +25,7 @@ gptq_qn(w, hessian, bits, block), qn_rtn(w, bits, block)
 qn_fixed, gptq_qn_fixed, qn_level_scales, qn_with_scales, tensor_step,
 embed_step, hot_rows
     Other choices of QN block scales (one step per tensor, finer rows), used
-    only by tools/fidelity_sim.py's experiments (README, Fidelity).
+    only by tools/fidelity_sim.py's experiments (docs/fidelity.md).
 """
 import json
 import math

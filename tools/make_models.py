@@ -29,11 +29,11 @@ MINILM = {
 # Published bundles: (model, file stem, projection dtype, word-embedding dtype,
 # default?, label). The default's projections are rounded with GPTQ from the
 # calibration set; every published bundle carries its fidelity figures measured
-# on the held-out set (tests/corpus/README.md). The file stem names the id
+# on the held-out set (docs/fidelity.md, The corpus). The file stem names the id
 # (minilm-l6-<stem>) that permalinks carry, so it stays when the dtypes change.
 PUBLISHED = [
     # Default: q10 GPTQ projections + q10 word embeddings, within the issue-9
-    # bars on every input of the fidelity corpus (README, Fidelity).
+    # bars on every input of the fidelity corpus (docs/fidelity.md).
     (MINILM, "q10", "q10", "q10", True, "q10, faithful"),
     # Smaller, kept for old permalinks (id minilm-l6-q8), not the default: it
     # misses the bars on long text (worst attention max |Δ| 0.061 on the corpus).

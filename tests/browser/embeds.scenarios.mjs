@@ -104,7 +104,7 @@ scenario('snapshot embeds: four on another origin draw with < 2 MB fetched, valu
     console.log(`#   ${v.name}: embed snippet ${snip.length} characters, proposed ${size[0]}x${size[1]}`);
   }
   // 2. A reader who has never visited: a host page on another origin with
-  // the four iframes and the README's two-line height listener.
+  // the four iframes and the two-line height listener of docs/page.md.
   // The reader's frames load from a server of their own (the site, with
   // netlify.toml's headers), so the blogger's service worker, still caching
   // in the background, does not count as the reader's download.
