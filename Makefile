@@ -250,7 +250,7 @@ test-web:
 # tests/corpus/fidelity.jsonl (wasm), per-input bars of issue 9: the q10
 # default and the f16 "exact" bundle are held to them. The q8 bundle (kept
 # for old permalinks, not the default) misses them on long text: its figures
-# are only reported, on the native 40 (README, Fidelity).
+# are only reported, on the native 40 (docs/fidelity.md).
 # Native: the first 40 inputs of <= 64 tokens (wasm covers the whole corpus).
 test-fidelity: build/wasm/bertlens.js build/bertlens test-models
 	$(NODE) tests/fidelity.test.mjs --bundle $(DEFAULT_MODEL)
