@@ -19,6 +19,7 @@
 #include "error.h"
 #include "json.h"
 #include "json_read.h"
+#include "sizes.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -1301,21 +1302,22 @@ int bli_conv_tensor(bli_conv *c, int t, const void *src, bli_conv_sink sink, voi
     otensor *o = &c->ot[t];
     static const stensor zeros = {NULL, SRC_OTHER, 0, {0}, 0, 0, 0};
     const stensor *s = o->src >= 0 ? &c->st[o->src] : &zeros;
-    size_t n = (size_t)o->dims[0] * (size_t)(o->n_dims == 2 ? o->dims[1] : 1);
+    /* [dims[0]][dims[1]] floats, sized in 64 bits (sizes.h): a 2^30-element
+     * tensor is 4 GB, which wraps in a 32-bit size_t (wasm) */
+    const uint64_t nbytes32 = BLI_BYTES(sizeof(float), o->dims[0], o->n_dims == 2 ? o->dims[1] : 1);
+    if (!bli_size_ok(nbytes32, o->name, err, errlen) || !bli_size_ok(o->nbytes, o->name, err, errlen)) return -1;
+    size_t n = (size_t)(nbytes32 / sizeof(float));
     /* float32 sources are used in place (little-endian hosts: x86, arm, wasm;
      * the driver's buffer is malloc'ed, so aligned): one tensor in memory,
      * plus its encoded copy unless it stays f32. */
     static const uint16_t one = 1;
     int in_place = s->src == SRC_F32 && *(const uint8_t *)&one == 1 && (uintptr_t)src % sizeof(float) == 0;
-    float *wbuf = in_place ? NULL : o->src < 0 ? calloc(n, sizeof *wbuf) : malloc(n * sizeof *wbuf);
+    float *wbuf = in_place ? NULL : bli_alloc(nbytes32, o->src < 0, o->name, err, errlen);
     const float *w = in_place ? (const float *)src : wbuf;
-    uint8_t *data = o->dtype == BL_F32 ? (uint8_t *)w : malloc((size_t)o->nbytes);
+    uint8_t *data = !w || o->dtype == BL_F32 ? (uint8_t *)w : bli_alloc(o->nbytes, 0, o->name, err, errlen);
     int rc = -1;
     qerr qe = {0, 0, 0};
-    if (!w || !data) {
-        bli_set_err(err, errlen, "%s: out of memory (%zu values)", o->name, n);
-        goto out;
-    }
+    if (!w || !data) goto out; /* the message is bli_alloc's */
     if (o->src >= 0 && (in_place ? check_finite(w, n) : to_f32(s, src, wbuf, n))) {
         bli_set_err(err, errlen, "%s: contains NaN or infinity", o->name);
         goto out;
