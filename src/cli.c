@@ -1120,10 +1120,17 @@ static int bench_forward(bench_ctx *b, int32_t T, double *ms) {
         }
         b->capacity = T;
     }
+    /* ids in 2000..28999, or 200..vocab-1 for a smaller vocabulary (e.g.
+     * the random checkpoints of tools/make_random_bert.py: 5000 tokens) */
+    const int32_t lo = c->vocab_size >= 29000 ? 2000 : 200, span = c->vocab_size >= 29000 ? 27000 : c->vocab_size - 200;
+    if (span < 1) {
+        fprintf(stderr, "bertlens: bench: the vocabulary has %d tokens (needs more than 200)\n", c->vocab_size);
+        return 1;
+    }
     uint32_t x = 12345;
     for (int32_t t = 0; t < T; t++) {
         x = x * 1103515245u + 12345u;
-        b->ids[t] = 2000 + (int32_t)((x >> 8) % 27000);
+        b->ids[t] = lo + (int32_t)((x >> 8) % (uint32_t)span);
     }
     b->ids[0] = 101;     /* [CLS] */
     b->ids[T - 1] = 102; /* [SEP] */
