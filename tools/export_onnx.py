@@ -1,5 +1,7 @@
 #!/usr/bin/env python3
-"""Export all-MiniLM-L6-v2 to ONNX for the onnxruntime-web side of `make bench`.
+"""Export all-MiniLM-L6-v2 to ONNX for the onnxruntime-web side of `make bench`
+(and, with --model-dir and --name, any BERT checkpoint folder for the native
+peers of tools/bench_native.py, e.g. the random bert-base-shaped one).
 
 Writes (git-ignored, never committed):
   tools/onnx/all-minilm-l6-v2.f32.onnx   fp32 torch.onnx export of BertModel
@@ -48,6 +50,7 @@ def main():
     ap.add_argument("--model-dir", default=None, help="local Hugging Face model directory")
     ap.add_argument("--out-dir", default=os.path.join(HERE, "onnx"))
     ap.add_argument("--opset", type=int, default=17)
+    ap.add_argument("--name", default=NAME, help="file stem of the outputs (default %(default)s)")
     args = ap.parse_args()
 
     try:
@@ -70,8 +73,8 @@ def main():
 
     model_dir = args.model_dir or find_model_dir()
     os.makedirs(args.out_dir, exist_ok=True)
-    f32_path = os.path.join(args.out_dir, f"{NAME}.f32.onnx")
-    int8_path = os.path.join(args.out_dir, f"{NAME}.int8.onnx")
+    f32_path = os.path.join(args.out_dir, f"{args.name}.f32.onnx")
+    int8_path = os.path.join(args.out_dir, f"{args.name}.int8.onnx")
 
     # Eager attention gives the plain MatMul/Softmax graph every BERT ONNX
     # export has; SDPA would only add shape plumbing around the same math.
@@ -80,7 +83,11 @@ def main():
 
     T = 16
     L = model.config.num_hidden_layers
-    ids = torch.randint(1000, 29000, (1, T), dtype=torch.int64)
+    # token ids within the vocabulary (the random checkpoints of
+    # tools/make_random_bert.py have 5000 tokens)
+    V = model.config.vocab_size
+    id_lo, id_hi = (1000, 29000) if V >= 29000 else (200, V)
+    ids = torch.randint(id_lo, id_hi, (1, T), dtype=torch.int64)
     types = torch.zeros((1, T), dtype=torch.int64)
     attn_names = [f"attentions_{l}" for l in range(L)]
     dyn = {"input_ids": {0: "batch", 1: "seq"}, "token_type_ids": {0: "batch", 1: "seq"},
@@ -125,7 +132,7 @@ def main():
 
     # Check both files against torch at a length different from the export's.
     T = 40
-    ids = torch.randint(1000, 29000, (1, T), dtype=torch.int64)
+    ids = torch.randint(id_lo, id_hi, (1, T), dtype=torch.int64)
     types = torch.zeros((1, T), dtype=torch.int64)
     with torch.no_grad():
         r = model(input_ids=ids, attention_mask=torch.ones((1, T), dtype=torch.int64), token_type_ids=types,
