@@ -58,6 +58,12 @@ build/kernel_host: tests/c/kernel_host.c $(LIB_SRC) src/wasm_api.c $(HDRS)
 	@mkdir -p build
 	$(CC) $(CFLAGS) $(NATIVE_SIMD) $(WARN) $(PTHREAD) -o $@ $< $(LIB_SRC) src/wasm_api.c -lm
 
+# The tokenizer.json pipeline (src/hf_tokenizer.h) as a program, for
+# tests/hf_tokenizer.test.mjs.
+build/hf_tok_host: tests/c/hf_tok_host.c $(LIB_SRC) $(HDRS)
+	@mkdir -p build
+	$(CC) $(CFLAGS) $(NATIVE_SIMD) $(WARN) $(PTHREAD) -Isrc -o $@ $< $(LIB_SRC) -lm
+
 # The static library for embedding: every library source, the public header only.
 LIB_OBJ := $(patsubst src/%.c,build/lib/%.o,$(LIB_SRC))
 lib: build/libbertlens.a build/include/bertlens.h
@@ -91,6 +97,11 @@ build/asan/kernel_host: tests/c/kernel_host.c $(LIB_SRC) src/wasm_api.c $(HDRS)
 	@mkdir -p build/asan
 	clang -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer \
 	  $(NATIVE_SIMD) $(WARN) $(PTHREAD) -o $@ $< $(LIB_SRC) src/wasm_api.c -lm
+
+build/asan/hf_tok_host: tests/c/hf_tok_host.c $(LIB_SRC) $(HDRS)
+	@mkdir -p build/asan
+	clang -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer \
+	  $(NATIVE_SIMD) $(WARN) $(PTHREAD) -Isrc -o $@ $< $(LIB_SRC) -lm
 
 # Limits of issue 23 (tests/limits.test.mjs): a state made the page's way
 # (tests/c/state_limits.c) and the size helper (src/sizes.h) at its wrap
@@ -201,7 +212,7 @@ test-models:
 test: check-tools native test-models test-native test-embed test-asan wasm test-wasm test-fidelity site test-web test-browser
 	@echo "ALL TESTS PASSED"
 
-test-native: build/bertlens build/kernel_host build/state_limits build/sizes_test
+test-native: build/bertlens build/kernel_host build/state_limits build/sizes_test build/hf_tok_host
 	$(NODE) tests/kernels.test.mjs --native
 	BERTLENS_SIMD=avx512 $(NODE) tests/kernels.test.mjs --native
 	BERTLENS_SIMD=avx2 $(NODE) tests/kernels.test.mjs --native
@@ -210,6 +221,7 @@ test-native: build/bertlens build/kernel_host build/state_limits build/sizes_tes
 	BERTLENS_THREADS_TEST=native $(NODE) --test tests/threads.test.mjs
 	$(PYTHON) tests/test_bundle.py
 	$(NODE) tests/tokenizer.test.mjs --native
+	$(NODE) tests/hf_tokenizer.test.mjs
 	$(NODE) tests/encoder.test.mjs --native
 	$(NODE) tests/shapes.test.mjs --native
 	BERTLENS_ANALYZE=native $(NODE) --test tests/analyze.test.mjs
@@ -218,10 +230,11 @@ test-native: build/bertlens build/kernel_host build/state_limits build/sizes_tes
 	BERTLENS_CONVERT=native $(NODE) --test tests/convert.test.mjs
 	BERTLENS_LIMITS=native $(NODE) --test tests/limits.test.mjs
 
-test-asan: build/asan/bertlens build/asan/kernel_host build/asan32/state_limits build/asan32/sizes_test
+test-asan: build/asan/bertlens build/asan/kernel_host build/asan32/state_limits build/asan32/sizes_test build/asan/hf_tok_host
 	BERTLENS_KERNEL_HOST=build/asan/kernel_host $(NODE) tests/kernels.test.mjs --native
 	BERTLENS_BIN=build/asan/bertlens $(PYTHON) tests/test_bundle.py
 	BERTLENS_BIN=build/asan/bertlens $(NODE) tests/tokenizer.test.mjs --native --quick
+	BERTLENS_HF_TOK_HOST=build/asan/hf_tok_host $(NODE) tests/hf_tokenizer.test.mjs --quick
 	BERTLENS_BIN=build/asan/bertlens $(NODE) tests/encoder.test.mjs --native --quick
 	BERTLENS_BIN=build/asan/bertlens $(NODE) tests/shapes.test.mjs --native --quick
 	BERTLENS_BIN=build/asan/bertlens BERTLENS_ANALYZE=native BERTLENS_QUICK=1 $(NODE) --test tests/analyze.test.mjs

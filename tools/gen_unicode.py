@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
-"""Generate src/unicode_tables.c: the Unicode data the WordPiece tokenizer needs.
+"""Generate src/unicode_tables.c: the Unicode data the tokenizers need.
 
     python3 tools/gen_unicode.py             # rewrite src/unicode_tables.c
     python3 tools/gen_unicode.py --check     # exit 1 if the committed file is stale
     python3 tools/gen_unicode.py --probe-hf  # compare with Hugging Face `tokenizers`
                                              # over every code point (needs PyPI tokenizers)
+    python3 tools/gen_unicode.py --probe-gc  # the same for \p{L} \p{N} \s of its regexes
 
 Source of truth: Python's `unicodedata` (its version, unicodedata.unidata_version,
 is written into the generated header), plus a short, explicit list of
@@ -35,6 +36,17 @@ in the tokenizer):
                singleton); the C side recurses; Hangul syllables are algorithmic
   lower        {cp, lower}: simple lower-case mappings; the one multi-character
                mapping (U+0130 -> i + U+0307) is written separately
+  gc runs      uint32 (start << 3 | kind): letter (L*), number (N*), White_Space, mark (M*),
+               for the tokenizer.json pipeline (src/hf_tok_*.c): the \p{L} and
+               \p{N} of GPT-2's split pattern (HF runs it on Oniguruma, whose
+               tables are Unicode 16: ONIG_EXTRA_* below add what Python's 14.0
+               lacks; --probe-gc checks every code point) and \s / Rust's
+               char::is_whitespace
+  compat       full NFKD of every character whose NFKD differs from its NFD
+               ({cp, start, length} into one array), for NFKD / NFKC
+  compose      {first << 21 | second, composite}: canonical composition pairs
+               (primary composites whose decomposition is two characters), for
+               NFC; Hangul syllables are algorithmic
 """
 import os
 import sys
@@ -90,6 +102,13 @@ HF_EXTRA_LOWER = {
     **{cp: cp + 0x20 for cp in range(0x10D50, 0x10D66)},
     **{cp: cp + 0x1B for cp in range(0x16EA0, 0x16EB9)},
 }
+
+
+# Letters / numbers for the \\p{L} / \\p{N} of tokenizers' regular expressions
+# (Oniguruma, Unicode 16) that Python 3.11's Unicode 14 does not have; made by
+# --probe-gc (tokenizers 0.23.3), which also checks that nothing is missing.
+ONIG_EXTRA_LETTER = ('1C89..1C8A A7CB..A7CD A7DA..A7DC 105C0..105F3 10D4A..10D65 10D6F..10D85 10EC2..10EC4 1123F..11240 11380..11389 1138B 1138E 11390..113B5 113B7 113D1 113D3 11BC0..11BE0 11F02 11F04..11F10 11F12..11F33 1342F 13441..13446 13460..143FA 16100..1611D 16D40..16D6C 18CFF 1B132 1B155 1DF25..1DF2A 1E030..1E06D 1E4D0..1E4EB 1E5D0..1E5ED 1E5F0 2B739 2EBF0..2EE5D 31350..323AF')
+ONIG_EXTRA_NUMBER = ('10D40..10D49 116D0..116E3 11BF0..11BF9 11F50..11F59 16130..16139 16D70..16D79 1CCF0..1CCF9 1D2C0..1D2D3 1E4F0..1E4F9 1E5F1..1E5FA')
 
 
 def parse_ranges(s):
@@ -216,6 +235,48 @@ class Model:
         return ''.join(map(chr, cps))
 
 
+GC_LETTER, GC_NUMBER, GC_SPACE, GC_MARK = 1, 2, 3, 4
+
+
+def gc_kinds(m):
+    out = {}
+    extra_l, extra_n = parse_ranges(ONIG_EXTRA_LETTER), parse_ranges(ONIG_EXTRA_NUMBER)
+    for cp in scalar_values():
+        cat = ud.category(chr(cp))
+        if cp in m.ws:
+            out[cp] = GC_SPACE
+        elif cat[0] == 'L' or cp in extra_l:
+            out[cp] = GC_LETTER
+        elif cat[0] == 'N' or cp in extra_n:
+            out[cp] = GC_NUMBER
+        elif cat[0] == 'M':
+            out[cp] = GC_MARK
+    return out
+
+
+def compat_decompositions():
+    out = {}
+    for cp in scalar_values():
+        c = chr(cp)
+        k = ud.normalize('NFKD', c)
+        if k != ud.normalize('NFD', c):
+            out[cp] = [ord(x) for x in k]
+    return out
+
+
+def compositions(m):
+    """(first, second) -> composite, for every primary composite with a two-character decomposition."""
+    out = {}
+    for cp, d in m.decomp.items():
+        if len(d) != 2 or 0xAC00 <= cp <= 0xD7A3:
+            continue
+        c = chr(cp)
+        if ud.normalize('NFC', ud.normalize('NFD', c)) != c:  # composition exclusion or non-starter
+            continue
+        out[(d[0], d[1])] = cp
+    return out
+
+
 def runs(values, shift, mask):
     """[(start, value)] runs covering 0..0x10FFFF (value 0 where absent)."""
     out = []
@@ -286,6 +347,40 @@ int bli_uc_decompose(uint32_t cp, uint32_t out[BL_UC_MAX_DECOMP]) {
     return decompose_into(cp, out, 0);
 }
 
+int bli_uc_gc(uint32_t cp) {
+    if (cp > 0x10FFFF) return BL_GC_OTHER;
+    return (int)run_lookup(gc_runs, sizeof gc_runs / sizeof gc_runs[0], cp, 3);
+}
+
+int bli_uc_decompose_compat(uint32_t cp, uint32_t out[BL_UC_MAX_COMPAT]) {
+    if (cp >= 0xA0) {
+        size_t lo = 0, hi = sizeof compat / sizeof compat[0];
+        while (lo < hi) {
+            size_t mid = (lo + hi) / 2;
+            if (compat[mid][0] < cp) lo = mid + 1; else hi = mid;
+        }
+        if (lo < sizeof compat / sizeof compat[0] && compat[lo][0] == cp) {
+            for (uint32_t k = 0; k < compat[lo][2]; k++) out[k] = compat_cps[compat[lo][1] + k];
+            return (int)compat[lo][2];
+        }
+    }
+    return decompose_into(cp, out, 0);
+}
+
+uint32_t bli_uc_compose(uint32_t a, uint32_t b) {
+    if (a >= 0x1100 && a < 0x1113 && b >= 0x1161 && b < 0x1176) /* Hangul L + V */
+        return 0xAC00 + ((a - 0x1100) * 21 + (b - 0x1161)) * 28;
+    if (a >= 0xAC00 && a <= 0xD7A3 && (a - 0xAC00) % 28 == 0 && b > 0x11A7 && b < 0x11C3) /* LV + T */
+        return a + (b - 0x11A7);
+    uint64_t key = (uint64_t)a << 21 | b;
+    size_t lo = 0, hi = sizeof compose / sizeof compose[0];
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (compose[mid].key < key) lo = mid + 1; else hi = mid;
+    }
+    return lo < sizeof compose / sizeof compose[0] && compose[lo].key == key ? compose[lo].cp : 0;
+}
+
 int bli_uc_lower(uint32_t cp, uint32_t out[BL_UC_MAX_LOWER]) {
     if (cp < 0x80) {
         out[0] = (cp >= 'A' && cp <= 'Z') ? cp + 32 : cp;
@@ -334,7 +429,24 @@ def generate():
     out.append('static const uint32_t decomp[][3] = {\n%s\n};\n' % fmt_list(items, 5))
     items = ['{0x%x,0x%x},' % (cp, lo[0]) for cp, lo in sorted(m.lower.items()) if cp >= 0x80 and len(lo) == 1]
     out.append('/* simple lower-case mappings {cp, lower} for cp >= 0x80; %d entries */' % len(items))
-    out.append('static const uint32_t lower[][2] = {\n%s\n};' % fmt_list(items, 6))
+    out.append('static const uint32_t lower[][2] = {\n%s\n};\n' % fmt_list(items, 6))
+    gc = runs(gc_kinds(m), 3, 7)
+    out.append('/* gc runs: (first code point << 3) | BL_GC_* kind; %d runs */' % len(gc))
+    out.append('static const uint32_t gc_runs[] = {\n%s\n};\n' % fmt_list(['0x%x,' % v for v in gc], 10))
+    cd = compat_decompositions()
+    assert min(cd) >= 0xA0 and max(len(v) for v in cd.values()) <= 18
+    flat, items = [], []
+    for cp, v in sorted(cd.items()):
+        items.append('{0x%x,%d,%d},' % (cp, len(flat), len(v)))
+        flat.extend(v)
+    out.append('#if BL_UC_MAX_COMPAT < %d\n#error "BL_UC_MAX_COMPAT too small"\n#endif' % max(len(v) for v in cd.values()))
+    out.append('/* full NFKD where it differs from NFD: {cp, start in compat_cps, length}; %d entries */' % len(items))
+    out.append('static const uint32_t compat[][3] = {\n%s\n};\n' % fmt_list(items, 6))
+    out.append('static const uint32_t compat_cps[] = {\n%s\n};\n' % fmt_list(['0x%x,' % v for v in flat], 10))
+    comp = sorted(((a << 21 | b), c) for (a, b), c in compositions(m).items())
+    items = ['{0x%xull,0x%x},' % kc for kc in comp]
+    out.append('/* canonical composition pairs {first << 21 | second, composite}, sorted; %d entries */' % len(items))
+    out.append('static const struct { uint64_t key; uint32_t cp; } compose[] = {\n%s\n};' % fmt_list(items, 4))
     out.append(C_FUNCTIONS)
     return '\n'.join(out)
 
@@ -386,9 +498,38 @@ def probe_hf():
     return 1 if diffs else 0
 
 
+def probe_gc():
+    """HF's \\p{L}, \\p{N}, \\s (Split(Regex) pre-tokenizer) against gc_kinds, every code point."""
+    from tokenizers import pre_tokenizers as P, Regex
+    cps = list(scalar_values())
+
+    def hf_set(pattern):
+        out = set()
+        for i in range(0, len(cps), 50000):
+            chunk = cps[i:i + 50000]
+            covered = set()
+            for _, (s, e) in P.Split(Regex(pattern), 'removed').pre_tokenize_str('|'.join(map(chr, chunk))):
+                covered.update(range(s, e))
+            out.update(c for k, c in enumerate(chunk) if 2 * k not in covered)
+        return out
+    kinds = gc_kinds(Model())
+    bad = 0
+    for kind, pattern in ((GC_LETTER, r'\p{L}'), (GC_NUMBER, r'\p{N}'), (GC_SPACE, r'\s')):
+        mine = {cp for cp, k in kinds.items() if k == kind}
+        hf = hf_set(pattern)
+        for name, d in (('HF only', hf - mine), ('here only', mine - hf)):
+            if d:
+                bad += 1
+                print('%s %s: %s' % (pattern, name, ' '.join('%04X' % x for x in sorted(d)[:200])))
+    print('probe-gc: %d differences' % bad)
+    return 1 if bad else 0
+
+
 def main():
     if '--probe-hf' in sys.argv:
         sys.exit(probe_hf())
+    if '--probe-gc' in sys.argv:
+        sys.exit(probe_gc())
     text = generate()
     if '--check' in sys.argv:
         with open(OUT, encoding='utf-8') as f:

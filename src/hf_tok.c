@@ -1,0 +1,617 @@
+/* hf_tok.c — tokenizer.json: the reader, added tokens, and the assembly of
+ * one encoding (see hf_tokenizer.h; the components live in hf_tok_norm.c,
+ * hf_tok_pretok.c, hf_tok_models.c).
+ *
+ * Encoding one text, as tokenizers' Tokenizer::encode does:
+ *   1. decode UTF-8 (strict) into characters aligned to their bytes;
+ *   2. split out added tokens whose `normalized` is false, on the raw text
+ *      (leftmost-longest; single_word, lstrip, rstrip);
+ *   3. normalize every other piece, then split out the `normalized` added
+ *      tokens (their normalized content) from it;
+ *   4. pre-tokenize the pieces; drop empty ones; a piece's index is its word id;
+ *   5. the model tokenizes each piece, an added token is one token;
+ *   6. offsets: bytes of the original text -> code points (tokenizers' own
+ *      conversion, quirks included) -> UTF-16 code units;
+ * then, for the text (pair): truncation to max_tokens minus the specials the
+ * post-processor adds (longest_first), ByteLevel offset trimming, and the
+ * post-processor's template.
+ */
+#include "hf_tokenizer.h"
+#include "hf_tok_impl.h"
+#include "error.h"
+#include "json_read.h"
+#include "unicode.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+enum { HF_P_NONE, HF_P_ROBERTA, HF_P_BERT, HF_P_TEMPLATE, HF_P_BYTELEVEL };
+
+typedef struct { int special; int32_t *ids; int32_t n_ids; int seq; int32_t type_id; } tpiece; /* seq: 0 A, 1 B */
+
+typedef struct {
+    int32_t id;
+    uint32_t *cps; int32_t n;    /* content */
+    uint32_t *ncps; int32_t nn;  /* normalized content (normalized tokens) */
+    int lstrip, rstrip, single_word, normalized, special;
+} added_tok;
+
+struct bli_hftok {
+    bli_jv *json;                /* kept: owns nothing the rest points into */
+    int has_norm, has_pretok;
+    bli_hfnorm norm;
+    bli_hfpretok pretok;
+    bli_hfmodel model;
+    added_tok *added; int32_t n_added;
+    int32_t vocab_size;
+    char **added_str;            /* [vocab_size - model.vocab.n] strings of added ids past the model */
+    /* post-processor */
+    int proc;
+    int trim_offsets, trim_prefix_space; /* ByteLevel trimming (RoBERTa / ByteLevel / Sequence) */
+    int32_t cls_id, sep_id;
+    tpiece *single, *pair; int32_t n_single, n_pair;
+};
+
+/* ------------------------------------------------------------- reading */
+
+static int utf8_cps(const char *s, size_t n, uint32_t **out, int32_t *count) {
+    uint32_t *v = malloc((n + 1) * sizeof *v);
+    if (!v) return -1;
+    int32_t k = 0;
+    for (size_t i = 0; i < n;) {
+        unsigned char b = (unsigned char)s[i];
+        int len = b < 0x80 ? 1 : b < 0xE0 ? 2 : b < 0xF0 ? 3 : 4;
+        if (i + (size_t)len > n) { free(v); return -1; }
+        uint32_t c = len == 1 ? b : len == 2 ? b & 0x1F : len == 3 ? b & 0x0F : b & 0x07;
+        for (int j = 1; j < len; j++) c = c << 6 | ((unsigned char)s[i + j] & 0x3F);
+        v[k++] = c;
+        i += (size_t)len;
+    }
+    *out = v;
+    *count = k;
+    return 0;
+}
+
+static int jflag(const bli_jv *j, const char *key, int dflt) {
+    const bli_jv *v = bli_jget(j, key);
+    return v && (v->type == BLI_JTRUE || v->type == BLI_JFALSE) ? v->type == BLI_JTRUE : dflt;
+}
+
+static int read_added(bli_hftok *t, const bli_jv *arr, char *err, size_t errlen) {
+    if (!arr || arr->type == BLI_JNULL) return 0;
+    if (arr->type != BLI_JARR) { bli_set_err(err, errlen, "tokenizer.json: added_tokens must be a list"); return -1; }
+    t->added = calloc(arr->n ? arr->n : 1, sizeof *t->added);
+    if (!t->added) { bli_set_err(err, errlen, "out of memory"); return -1; }
+    for (size_t i = 0; i < arr->n; i++) {
+        const bli_jv *e = &arr->items[i], *id = bli_jget(e, "id"), *c = bli_jget(e, "content");
+        if (!id || id->type != BLI_JNUM || !id->is_int || id->ival < 0 || id->ival >= (1 << 24) || !c ||
+            c->type != BLI_JSTR) {
+            bli_set_err(err, errlen, "tokenizer.json: added token %zu needs an id in [0, 2^24) and a content", i);
+            return -1;
+        }
+        if (c->len == 0) continue; /* tokenizers ignores empty ones */
+        added_tok *a = &t->added[t->n_added++];
+        a->id = (int32_t)id->ival;
+        if (utf8_cps(c->str, c->len, &a->cps, &a->n)) { bli_set_err(err, errlen, "out of memory"); return -1; }
+        a->lstrip = jflag(e, "lstrip", 0);
+        a->rstrip = jflag(e, "rstrip", 0);
+        a->single_word = jflag(e, "single_word", 0);
+        a->normalized = jflag(e, "normalized", 1);
+        a->special = jflag(e, "special", 0);
+        if (a->id + 1 > t->vocab_size) t->vocab_size = a->id + 1;
+    }
+    return 0;
+}
+
+static int read_template(bli_hftok *t, const bli_jv *list, tpiece **out, int32_t *n_out, const bli_jv *specials,
+                         char *err, size_t errlen) {
+    if (!list || list->type != BLI_JARR) { bli_set_err(err, errlen, "tokenizer.json: template must be a list"); return -1; }
+    *out = calloc(list->n ? list->n : 1, sizeof **out);
+    if (!*out) { bli_set_err(err, errlen, "out of memory"); return -1; }
+    for (size_t i = 0; i < list->n; i++) {
+        const bli_jv *e = &list->items[i], *sp = bli_jget(e, "SpecialToken"), *sq = bli_jget(e, "Sequence");
+        tpiece *p = &(*out)[(*n_out)++];
+        const bli_jv *body = sp ? sp : sq, *ty = body ? bli_jget(body, "type_id") : NULL, *id = body ? bli_jget(body, "id") : NULL;
+        if (!body || !id || id->type != BLI_JSTR || !ty || ty->type != BLI_JNUM || !ty->is_int || ty->ival < 0 ||
+            ty->ival > 1 << 20) {
+            bli_set_err(err, errlen, "tokenizer.json: bad template piece %zu", i);
+            return -1;
+        }
+        p->type_id = (int32_t)ty->ival;
+        if (sq) {
+            if (strcmp(id->str, "A") && strcmp(id->str, "B")) { bli_set_err(err, errlen, "tokenizer.json: template sequence must be A or B"); return -1; }
+            p->seq = id->str[0] == 'B';
+            continue;
+        }
+        p->special = 1;
+        const bli_jv *st = specials ? bli_jget(specials, id->str) : NULL, *ids = st ? bli_jget(st, "ids") : NULL;
+        if (!ids || ids->type != BLI_JARR) { bli_set_err(err, errlen, "tokenizer.json: template special %.60s is not defined", id->str); return -1; }
+        p->ids = calloc(ids->n ? ids->n : 1, sizeof *p->ids);
+        if (!p->ids) { bli_set_err(err, errlen, "out of memory"); return -1; }
+        for (size_t k = 0; k < ids->n; k++) {
+            const bli_jv *x = &ids->items[k];
+            if (x->type != BLI_JNUM || !x->is_int || x->ival < 0 || x->ival >= t->vocab_size) {
+                bli_set_err(err, errlen, "tokenizer.json: template special %.60s has an id outside the vocabulary", id->str);
+                return -1;
+            }
+            p->ids[p->n_ids++] = (int32_t)x->ival;
+        }
+    }
+    return 0;
+}
+
+static int read_pair_token(bli_hftok *t, const bli_jv *v, int32_t *id, char *err, size_t errlen) {
+    if (!v || v->type != BLI_JARR || v->n != 2 || v->items[1].type != BLI_JNUM || !v->items[1].is_int ||
+        v->items[1].ival < 0 || v->items[1].ival >= t->vocab_size) {
+        bli_set_err(err, errlen, "tokenizer.json: post_processor cls/sep must be [token, id] in the vocabulary");
+        return -1;
+    }
+    *id = (int32_t)v->items[1].ival;
+    return 0;
+}
+
+static int read_processor(bli_hftok *t, const bli_jv *p, char *err, size_t errlen) {
+    if (!p || p->type == BLI_JNULL) { t->proc = HF_P_NONE; return 0; }
+    const bli_jv *ty = bli_jget(p, "type");
+    const char *s = ty && ty->type == BLI_JSTR ? ty->str : "";
+    if (!strcmp(s, "Sequence")) {
+        const bli_jv *list = bli_jget(p, "processors");
+        if (!list || list->type != BLI_JARR) { bli_set_err(err, errlen, "tokenizer.json: Sequence without processors"); return -1; }
+        int trim = 0, trim_ps = 0;
+        t->proc = HF_P_NONE;
+        for (size_t k = 0; k < list->n; k++) {
+            int before = t->proc;
+            if (read_processor(t, &list->items[k], err, errlen)) return -1;
+            if (t->trim_offsets) trim = 1, trim_ps = t->trim_prefix_space;
+            if (t->proc == HF_P_BYTELEVEL) t->proc = before; /* trimming only */
+            else if (before != HF_P_NONE && t->proc != before) {
+                bli_set_err(err, errlen, "tokenizer.json: a Sequence of two templates is not supported");
+                return -1;
+            }
+        }
+        t->trim_offsets = trim, t->trim_prefix_space = trim_ps;
+        return 0;
+    }
+    if (!strcmp(s, "ByteLevel")) {
+        t->proc = HF_P_BYTELEVEL;
+        t->trim_offsets = jflag(p, "trim_offsets", 1);
+        t->trim_prefix_space = jflag(p, "add_prefix_space", 1);
+        return 0;
+    }
+    if (!strcmp(s, "RobertaProcessing") || !strcmp(s, "BertProcessing")) {
+        t->proc = s[0] == 'R' ? HF_P_ROBERTA : HF_P_BERT;
+        if (read_pair_token(t, bli_jget(p, "cls"), &t->cls_id, err, errlen) ||
+            read_pair_token(t, bli_jget(p, "sep"), &t->sep_id, err, errlen))
+            return -1;
+        if (t->proc == HF_P_ROBERTA) {
+            t->trim_offsets = jflag(p, "trim_offsets", 1);
+            t->trim_prefix_space = jflag(p, "add_prefix_space", 1);
+        }
+        return 0;
+    }
+    if (!strcmp(s, "TemplateProcessing")) {
+        t->proc = HF_P_TEMPLATE;
+        const bli_jv *sp = bli_jget(p, "special_tokens");
+        return read_template(t, bli_jget(p, "single"), &t->single, &t->n_single, sp, err, errlen) ||
+                       read_template(t, bli_jget(p, "pair"), &t->pair, &t->n_pair, sp, err, errlen)
+                   ? -1
+                   : 0;
+    }
+    bli_set_err(err, errlen, "tokenizer.json: post-processor %.60s is not supported", s);
+    return -1;
+}
+
+void bli_hftok_free(bli_hftok *t) {
+    if (!t) return;
+    if (t->has_norm) bli_hfnorm_free(&t->norm);
+    if (t->has_pretok) bli_hfpretok_free(&t->pretok);
+    if (t->added_str)
+        for (int32_t k = 0; k < t->vocab_size - t->model.vocab.n; k++) free(t->added_str[k]);
+    free(t->added_str);
+    bli_hfmodel_free(&t->model);
+    for (int32_t k = 0; k < t->n_added; k++) free(t->added[k].cps), free(t->added[k].ncps);
+    free(t->added);
+    for (int32_t k = 0; k < t->n_single; k++) free(t->single[k].ids);
+    for (int32_t k = 0; k < t->n_pair; k++) free(t->pair[k].ids);
+    free(t->single);
+    free(t->pair);
+    bli_jfree(t->json);
+    free(t);
+}
+
+bli_hftok *bli_hftok_load(const char *json, size_t len, char *err, size_t errlen) {
+    bli_hftok *t = calloc(1, sizeof *t);
+    if (!t) { bli_set_err(err, errlen, "out of memory"); return NULL; }
+    t->json = bli_jparse(json, len, err, errlen);
+    if (!t->json) goto fail;
+    const bli_jv *j = t->json;
+    if (j->type != BLI_JOBJ) { bli_set_err(err, errlen, "tokenizer.json: not a JSON object"); goto fail; }
+    const bli_jv *m = bli_jget(j, "model"), *n = bli_jget(j, "normalizer"), *p = bli_jget(j, "pre_tokenizer");
+    if (!m || m->type != BLI_JOBJ) { bli_set_err(err, errlen, "tokenizer.json: no model"); goto fail; }
+    if (bli_hfmodel_read(&t->model, m, err, errlen)) goto fail;
+    t->vocab_size = t->model.vocab.n;
+    if (n && n->type != BLI_JNULL) {
+        t->has_norm = 1;
+        if (bli_hfnorm_read(&t->norm, n, err, errlen)) goto fail;
+    }
+    if (p && p->type != BLI_JNULL) {
+        t->has_pretok = 1;
+        if (bli_hfpretok_read(&t->pretok, p, err, errlen)) goto fail;
+    }
+    if (read_added(t, bli_jget(j, "added_tokens"), err, errlen)) goto fail;
+    /* normalized added tokens are matched by their normalized content */
+    for (int32_t k = 0; k < t->n_added; k++) {
+        added_tok *a = &t->added[k];
+        if (!a->normalized || !t->has_norm) continue;
+        bli_hfstr s = {0}, scratch = {0};
+        int rc = bli_hfstr_reserve(&s, a->n + 1);
+        for (int32_t i = 0; !rc && i < a->n; i++) s.c[i] = (bli_hfch){a->cps[i], 0, 0};
+        s.n = rc ? 0 : a->n;
+        rc = rc || bli_hfnorm_apply(&t->norm, &s, &scratch);
+        if (!rc && (a->ncps = malloc(((size_t)s.n + 1) * sizeof *a->ncps))) {
+            for (int32_t i = 0; i < s.n; i++) a->ncps[i] = s.c[i].cp;
+            a->nn = s.n;
+        } else {
+            rc = -1;
+        }
+        bli_hfstr_free(&s);
+        bli_hfstr_free(&scratch);
+        if (rc) { bli_set_err(err, errlen, "out of memory"); goto fail; }
+    }
+    int32_t extra = t->vocab_size - t->model.vocab.n;
+    if (extra > 0) {
+        t->added_str = calloc((size_t)extra, sizeof *t->added_str);
+        if (!t->added_str) { bli_set_err(err, errlen, "out of memory"); goto fail; }
+    }
+    for (int32_t k = 0; k < t->n_added; k++) {
+        added_tok *a = &t->added[k];
+        if (a->id < t->model.vocab.n) continue;
+        char *s = malloc(4 * (size_t)a->n + 1);
+        if (!s) { bli_set_err(err, errlen, "out of memory"); goto fail; }
+        size_t o = 0;
+        for (int32_t i = 0; i < a->n; i++) o += bli_hf_utf8_put(s + o, a->cps[i]);
+        s[o] = 0;
+        free(t->added_str[a->id - t->model.vocab.n]);
+        t->added_str[a->id - t->model.vocab.n] = s;
+    }
+    if (read_processor(t, bli_jget(j, "post_processor"), err, errlen)) goto fail;
+    bli_jfree(t->json);
+    t->json = NULL;
+    return t;
+fail:
+    bli_hftok_free(t);
+    return NULL;
+}
+
+int32_t bli_hftok_vocab_size(const bli_hftok *t) { return t ? t->vocab_size : 0; }
+
+const char *bli_hftok_token_str(const bli_hftok *t, int32_t id) {
+    if (!t || id < 0 || id >= t->vocab_size) return NULL;
+    if (id >= t->model.vocab.n) return t->added_str[id - t->model.vocab.n];
+    for (int32_t k = 0; k < t->n_added; k++) /* an added token over a model id keeps its content */
+        if (t->added[k].id == id && t->model.vocab.len[id] == 0) return NULL;
+    return t->model.vocab.pool + t->model.vocab.off[id];
+}
+
+/* ------------------------------------------------------------ encoding */
+
+/* Strict UTF-8 decode into characters aligned to their bytes. */
+static int decode(const char *text, size_t len, const char *which, bli_hfstr *s, char *err, size_t errlen) {
+    if (len > HF_MAX_TEXT_BYTES) {
+        bli_set_err(err, errlen, "%s is too long: %zu bytes (limit %u)", which, len, HF_MAX_TEXT_BYTES);
+        return -1;
+    }
+    if (bli_hfstr_reserve(s, (int64_t)len + 1)) { bli_set_err(err, errlen, "out of memory"); return -1; }
+    const unsigned char *u = (const unsigned char *)text;
+    int32_t n = 0;
+    for (size_t i = 0; i < len;) {
+        unsigned char b = u[i];
+        uint32_t c;
+        size_t k;
+        if (b < 0x80) c = b, k = 1;
+        else if (b >= 0xC2 && b <= 0xDF) c = b & 0x1F, k = 2;
+        else if (b >= 0xE0 && b <= 0xEF) c = b & 0x0F, k = 3;
+        else if (b >= 0xF0 && b <= 0xF4) c = b & 0x07, k = 4;
+        else goto bad;
+        if (i + k > len) goto bad;
+        for (size_t j = 1; j < k; j++) {
+            if ((u[i + j] & 0xC0) != 0x80) goto bad;
+            c = c << 6 | (u[i + j] & 0x3F);
+        }
+        if ((k == 3 && (c < 0x800 || (c >= 0xD800 && c <= 0xDFFF))) || (k == 4 && (c < 0x10000 || c > 0x10FFFF))) goto bad;
+        s->c[n++] = (bli_hfch){c, (int32_t)i, (int32_t)(i + k)};
+        i += k;
+        continue;
+    bad:
+        bli_set_err(err, errlen, "invalid UTF-8 in %s at byte %zu", which, i);
+        return -1;
+    }
+    s->n = n;
+    return 0;
+}
+
+static int is_word_char(uint32_t c) {
+    if (c < 0x80) return (c | 32) - 'a' < 26 || c - '0' < 10 || c == '_';
+    int g = bli_uc_gc(c);
+    return g == BL_GC_LETTER || g == BL_GC_NUMBER || g == BL_GC_MARK;
+}
+
+/* Split s around added tokens of the given `normalized` kind; pieces appended
+ * to out (added ones with their id). tokenizers' find_matches. */
+static int split_added(const bli_hftok *t, bli_hfstr *s, int normalized, bli_hfsplits *out) {
+    int32_t n = s->n, start_off = 0;
+    int any = 0;
+    for (int32_t k = 0; k < t->n_added; k++) any |= t->added[k].normalized == normalized;
+    if (!any || n == 0) return n ? bli_hfsplits_push(out, s, -1) : 0;
+    bli_hfstr piece = {0};
+    for (int32_t i = 0; i < n;) {
+        const added_tok *best = NULL;
+        int32_t blen = 0;
+        for (int32_t k = 0; k < t->n_added; k++) {
+            const added_tok *a = &t->added[k];
+            if (a->normalized != normalized) continue;
+            const uint32_t *cps = normalized && a->ncps ? a->ncps : a->cps;
+            int32_t len = normalized && a->ncps ? a->nn : a->n;
+            if (len == 0 || len <= blen || i + len > n) continue;
+            int32_t q = 0;
+            while (q < len && s->c[i + q].cp == cps[q]) q++;
+            if (q == len) best = a, blen = len;
+        }
+        if (!best) { i++; continue; }
+        int32_t st = i, stop = i + blen;
+        i = stop; /* the automaton moves past a match even when it is discarded */
+        if (best->single_word) {
+            int sp_before = st == 0 || !is_word_char(s->c[st - 1].cp);
+            int sp_after = stop == n || !is_word_char(s->c[stop].cp);
+            if (!sp_before || !sp_after) continue;
+        }
+        if (best->lstrip) {
+            int32_t ns = st;
+            while (ns > 0 && bli_hf_is_ws(s->c[ns - 1].cp)) ns--;
+            st = ns > start_off ? ns : start_off;
+        }
+        if (best->rstrip) {
+            while (stop < n && bli_hf_is_ws(s->c[stop].cp)) stop++;
+            i = stop;
+        }
+        if (start_off < st) {
+            if (bli_hfstr_copy(&piece, s, start_off, st) || bli_hfsplits_push(out, &piece, -1)) goto oom;
+        }
+        if (bli_hfstr_copy(&piece, s, st, stop) || bli_hfsplits_push(out, &piece, best->id)) goto oom;
+        start_off = stop;
+    }
+    if (start_off < n) {
+        if (bli_hfstr_copy(&piece, s, start_off, n) || bli_hfsplits_push(out, &piece, -1)) goto oom;
+    }
+    bli_hfstr_free(s);
+    return 0;
+oom:
+    bli_hfstr_free(&piece);
+    return -1;
+}
+
+static int encode_text(const bli_hftok *t, const char *text, size_t len, const char *which, bli_hftokens *out,
+                       char *err, size_t errlen) {
+    bli_hfstr s = {0}, scratch = {0};
+    bli_hfsplits l1 = {0}, l2 = {0};
+    char *buf = NULL;
+    size_t bcap = 0;
+    int32_t *char_at = NULL;
+    int rc = -1;
+    if (decode(text, len, which, &s, err, errlen)) goto done_noerr;
+    /* byte -> code point index, for the final offset conversion */
+    char_at = malloc((len + 1) * sizeof *char_at);
+    if (!char_at) goto done;
+    for (int32_t i = 0; i < s.n; i++)
+        for (int32_t b = s.c[i].o0; b < s.c[i].o1; b++) char_at[b] = i;
+    if (split_added(t, &s, 0, &l1)) goto done;
+    for (int32_t i = 0; i < l1.n; i++) {
+        if (l1.v[i].added_id >= 0) {
+            if (bli_hfsplits_push(&l2, &l1.v[i].s, l1.v[i].added_id)) goto done;
+            continue;
+        }
+        if (t->has_norm && bli_hfnorm_apply(&t->norm, &l1.v[i].s, &scratch)) goto done;
+        if (split_added(t, &l1.v[i].s, 1, &l2)) goto done;
+    }
+    if (t->has_pretok && bli_hfpretok_apply(&t->pretok, &l2, &scratch)) goto done;
+    for (int32_t w = 0; w < l2.n; w++) {
+        const bli_hfsplit *sp = &l2.v[w];
+        if (sp->added_id >= 0) {
+            bli_hftoken tk = {sp->added_id, sp->s.n ? sp->s.c[0].o0 : 0, sp->s.n ? sp->s.c[sp->s.n - 1].o1 : 0, w, 0, 0};
+            int64_t nb = bli_hfstr_utf8(&sp->s, 0, sp->s.n, &buf, &bcap);
+            if (nb < 0) goto done;
+            bli_hf_space_ends(buf, (size_t)nb, &tk.lead, &tk.trail);
+            if (bli_hftokens_push(out, tk)) goto done;
+        } else if (bli_hfmodel_tokenize(&t->model, &sp->s, w, out, err, errlen)) {
+            goto done_noerr;
+        }
+    }
+    /* bytes -> code points, as tokenizers' BytesToCharOffsetConverter */
+    for (int32_t k = 0; k < out->n; k++) {
+        bli_hftoken *tk = &out->v[k];
+        int32_t o0 = tk->o0, o1 = tk->o1;
+        if (o0 < 0 || (size_t)o0 >= len) continue; /* stays in bytes, as there */
+        int32_t cs = char_at[o0], ce;
+        if ((size_t)o1 < len && o1 >= 0) ce = char_at[o1];
+        else ce = ((size_t)(o1 - 1) < len && o1 >= 1 ? char_at[o1 - 1] : cs + 1) + 1;
+        tk->o0 = cs;
+        tk->o1 = ce;
+    }
+    rc = 0;
+    goto done_noerr;
+done:
+    bli_set_err(err, errlen, "tokenizer: out of memory");
+done_noerr:
+    free(char_at);
+    free(buf);
+    bli_hfstr_free(&s);
+    bli_hfstr_free(&scratch);
+    bli_hfsplits_free(&l1);
+    bli_hfsplits_free(&l2);
+    return rc;
+}
+
+/* UTF-16 offset of each code point of a text: [n_chars + 1]. */
+static int32_t *utf16_map(const char *text, size_t len, int32_t *n_chars) {
+    int32_t *m = malloc((len + 2) * sizeof *m);
+    if (!m) return NULL;
+    int32_t n = 0, u = 0;
+    m[0] = 0;
+    for (size_t i = 0; i < len;) {
+        unsigned char b = (unsigned char)text[i];
+        int k = b < 0x80 ? 1 : b < 0xE0 ? 2 : b < 0xF0 ? 3 : 4;
+        u += k == 4 ? 2 : 1;
+        m[++n] = u;
+        i += (size_t)k;
+    }
+    *n_chars = n;
+    return m;
+}
+
+static int32_t n_specials(const bli_hftok *t, int pair) {
+    switch (t->proc) {
+    case HF_P_ROBERTA: return pair ? 4 : 2;
+    case HF_P_BERT: return pair ? 3 : 2;
+    case HF_P_TEMPLATE: {
+        int32_t c = 0;
+        const tpiece *p = pair ? t->pair : t->single;
+        int32_t n = pair ? t->n_pair : t->n_single;
+        for (int32_t k = 0; k < n; k++) if (p[k].special) c += p[k].n_ids;
+        return c;
+    }
+    }
+    return 0;
+}
+
+/* tokenizers' process_offsets: drop leading / trailing spaces of a token's string from its offsets. */
+static void trim(const bli_hftok *t, bli_hftokens *e) {
+    for (int32_t i = 0; i < e->n; i++) {
+        bli_hftoken *k = &e->v[i];
+        int32_t lead = k->lead, trail = k->trail;
+        if (lead > 0) {
+            int first = i == 0 || k->o0 == 0;
+            if (first && t->trim_prefix_space && lead == 1) lead = 0;
+            k->o0 = k->o0 + lead < k->o1 ? k->o0 + lead : k->o1;
+        }
+        if (trail > 0 && k->o1 >= trail) k->o1 = k->o1 - trail > k->o0 ? k->o1 - trail : k->o0;
+    }
+}
+
+typedef struct { int32_t id, type, o0, o1, word, seq; } outtok;
+
+int bli_hftok_encode(const bli_hftok *t, const char *a, size_t alen, const char *b, size_t blen, int32_t max_tokens,
+                     bl_tokens *out, char *err, size_t errlen) {
+    memset(out, 0, sizeof *out);
+    bli_hftokens ea = {0}, eb = {0};
+    outtok *o = NULL;
+    int32_t *ua = NULL, *ub = NULL;
+    int rc = -1;
+    int pair = b != NULL && blen > 0; /* transformers passes an empty text_pair as no pair */
+    if (encode_text(t, a, alen, "text A", &ea, err, errlen)) goto done;
+    if (pair && encode_text(t, b, blen, "text B", &eb, err, errlen)) goto done;
+    int32_t full = ea.n + eb.n;
+    /* tokenizers subtracts the specials in unsigned arithmetic: a limit below
+     * their count wraps around to no limit at all */
+    if (max_tokens > 0 && max_tokens >= n_specials(t, pair)) {
+        int32_t ml = max_tokens - n_specials(t, pair);
+        if (ml == 0) {
+            ea.n = 0, eb.n = 0;
+        } else if (ea.n + eb.n > ml) {
+            if (pair) {
+                int32_t n1 = ea.n, n2 = eb.n, swap = 0;
+                if (n1 > n2) { int32_t x = n1; n1 = n2; n2 = x; swap = 1; }
+                if (n1 > ml) n2 = n1;
+                else n2 = n1 > ml - n1 ? n1 : ml - n1;
+                if (n1 + n2 > ml) { n1 = ml / 2; n2 = n1 + ml % 2; }
+                if (swap) { int32_t x = n1; n1 = n2; n2 = x; }
+                if (ea.n > n1) ea.n = n1;
+                if (eb.n > n2) eb.n = n2;
+            } else {
+                ea.n = ml;
+            }
+        }
+    }
+    out->truncated = ea.n + eb.n < full;
+    if (t->trim_offsets) {
+        trim(t, &ea);
+        trim(t, &eb);
+    }
+    /* assemble */
+    size_t cap = (size_t)ea.n + (size_t)eb.n + 64;
+    for (int32_t k = 0; k < t->n_pair; k++) cap += (size_t)t->pair[k].n_ids;
+    for (int32_t k = 0; k < t->n_single; k++) cap += (size_t)t->single[k].n_ids;
+    o = malloc(cap * sizeof *o);
+    if (!o) { bli_set_err(err, errlen, "tokenizer: out of memory"); goto done; }
+    int32_t n = 0, n_a = -1;
+#define SPECIAL(ID, TY) (o[n++] = (outtok){(ID), (TY), 0, 0, -1, -1})
+#define SEQ(E, S, TY) for (int32_t q = 0; q < (E).n; q++) \
+        o[n++] = (outtok){(E).v[q].id, (TY), (E).v[q].o0, (E).v[q].o1, (E).v[q].word, (S)}
+    switch (t->proc) {
+    case HF_P_ROBERTA:
+        SPECIAL(t->cls_id, 0); SEQ(ea, 0, 0); SPECIAL(t->sep_id, 0);
+        if (pair) { n_a = n; SPECIAL(t->sep_id, 0); SEQ(eb, 1, 0); SPECIAL(t->sep_id, 0); }
+        break;
+    case HF_P_BERT:
+        SPECIAL(t->cls_id, 0); SEQ(ea, 0, 0); SPECIAL(t->sep_id, 0);
+        if (pair) { n_a = n; SEQ(eb, 1, 1); SPECIAL(t->sep_id, 1); }
+        break;
+    case HF_P_TEMPLATE: {
+        const tpiece *p = pair ? t->pair : t->single;
+        int32_t np = pair ? t->n_pair : t->n_single;
+        for (int32_t k = 0; k < np; k++) {
+            if (p[k].special) {
+                for (int32_t q = 0; q < p[k].n_ids; q++) SPECIAL(p[k].ids[q], p[k].type_id);
+            } else if (p[k].seq == 0) {
+                SEQ(ea, 0, p[k].type_id);
+            } else {
+                if (n_a < 0) n_a = n;
+                if (!pair) continue;
+                SEQ(eb, 1, p[k].type_id);
+            }
+        }
+        break;
+    }
+    default:
+        SEQ(ea, 0, 0);
+        if (pair) { n_a = n; SEQ(eb, 1, 1); }
+    }
+#undef SPECIAL
+#undef SEQ
+    /* code points -> UTF-16 */
+    int32_t na_chars = 0, nb_chars = 0;
+    ua = utf16_map(a, alen, &na_chars);
+    ub = pair ? utf16_map(b, blen, &nb_chars) : NULL;
+    out->ids = malloc(((size_t)n + 1) * sizeof *out->ids);
+    out->type_ids = malloc(((size_t)n + 1) * sizeof *out->type_ids);
+    out->offsets = malloc(((size_t)n + 1) * 2 * sizeof *out->offsets);
+    out->word_ids = malloc(((size_t)n + 1) * sizeof *out->word_ids);
+    if (!ua || (pair && !ub) || !out->ids || !out->type_ids || !out->offsets || !out->word_ids) {
+        bl_tokens_free(out);
+        bli_set_err(err, errlen, "tokenizer: out of memory");
+        goto done;
+    }
+    for (int32_t i = 0; i < n; i++) {
+        out->ids[i] = o[i].id;
+        out->type_ids[i] = o[i].type;
+        out->word_ids[i] = o[i].word;
+        int32_t s0 = 0, s1 = 0;
+        if (o[i].seq >= 0) {
+            const int32_t *m = o[i].seq ? ub : ua;
+            int32_t lim = o[i].seq ? nb_chars : na_chars;
+            s0 = m[o[i].o0 < lim ? (o[i].o0 < 0 ? 0 : o[i].o0) : lim];
+            s1 = m[o[i].o1 < lim ? (o[i].o1 < 0 ? 0 : o[i].o1) : lim];
+        }
+        out->offsets[2 * i] = s0;
+        out->offsets[2 * i + 1] = s1;
+    }
+    out->n = n;
+    out->n_a = n_a < 0 ? n : n_a;
+    rc = 0;
+done:
+    free(o);
+    free(ua);
+    free(ub);
+    free(ea.v);
+    free(eb.v);
+    return rc;
+}

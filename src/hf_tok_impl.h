@@ -1,0 +1,145 @@
+/* hf_tok_impl.h — the parts of the tokenizer.json pipeline shared by
+ * hf_tok.c (reader, added tokens, assembly), hf_tok_norm.c (normalized
+ * strings, normalizers), hf_tok_pretok.c (split patterns, pre-tokenizers)
+ * and hf_tok_models.c (BPE, Unigram, WordPiece). Not a public interface.
+ *
+ * A normalized string is an array of code points, each with the byte range
+ * [o0, o1) of the original text it stands for (tokenizers' alignments, kept
+ * per character: every byte of a character shares one alignment there too).
+ */
+#ifndef BERTLENS_HF_TOK_IMPL_H
+#define BERTLENS_HF_TOK_IMPL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "json_read.h"
+
+#define HF_MAX_TEXT_BYTES (64u << 20) /* longer texts are refused: every index fits in int32 */
+
+typedef struct { uint32_t cp; int32_t o0, o1; } bli_hfch;
+typedef struct { bli_hfch *c; int32_t n, cap; } bli_hfstr; /* c: [cap], n used */
+
+int bli_hfstr_reserve(bli_hfstr *s, int64_t need);
+void bli_hfstr_free(bli_hfstr *s);
+int bli_hfstr_copy(bli_hfstr *dst, const bli_hfstr *src, int32_t from, int32_t to);
+size_t bli_hf_utf8_put(char *out, uint32_t c);
+int32_t bli_hfstr_utf8_len(const bli_hfstr *s, int32_t from, int32_t to);
+/* UTF-8 of s[from, to) into *buf (grown as needed; NUL-terminated); byte length or -1. */
+int64_t bli_hfstr_utf8(const bli_hfstr *s, int32_t from, int32_t to, char **buf, size_t *cap);
+int bli_hf_is_ws(uint32_t cp); /* White_Space: Rust's char::is_whitespace, regex \s */
+
+/* tokenizers' NormalizedString::transform over the whole string: dest[k] is
+ * a code point and its change (0 replaces the next old character, > 0 is
+ * inserted, < 0 replaces one and removes -change more); `initial` old
+ * characters are removed first. Alignments follow tokenizers exactly. */
+typedef struct { uint32_t cp; int32_t change; } bli_hfdest;
+typedef struct { bli_hfdest *d; int32_t n, cap; } bli_hfdests;
+int bli_hfdests_push(bli_hfdests *d, uint32_t cp, int32_t change);
+int bli_hf_transform(bli_hfstr *s, const bli_hfdests *d, int32_t initial, bli_hfstr *scratch);
+
+/* ------------------------------------------------------------ patterns */
+
+enum { HF_PAT_STRING, HF_PAT_CHAR_WS, HF_PAT_CHAR_PUNCT, HF_PAT_CHAR_DIGIT, HF_PAT_CHAR,
+       HF_PAT_RE_GPT2, HF_PAT_RE_SPACES2_NRT, HF_PAT_RE_SPACES2, HF_PAT_RE_WS_RUN, HF_PAT_RE_WORD_OR_PUNCT,
+       HF_PAT_RE_DIGIT_RUN };
+typedef struct {
+    int kind;
+    uint32_t *cps; int32_t n; /* HF_PAT_STRING: the literal; HF_PAT_CHAR: cps[0] */
+} bli_hfpat;
+/* Matches of pat in s: spans [start, end) in characters covering s, with is_match. */
+typedef struct { int32_t s, e; int m; } bli_hfspan;
+typedef struct { bli_hfspan *v; int32_t n, cap; } bli_hfspans;
+int bli_hfpat_read(bli_hfpat *p, const bli_jv *pattern, char *err, size_t errlen);
+void bli_hfpat_free(bli_hfpat *p);
+int bli_hfpat_find(const bli_hfpat *p, const bli_hfstr *s, bli_hfspans *out);
+
+/* --------------------------------------------------------- normalizers */
+
+enum { HF_N_SEQUENCE, HF_N_BERT, HF_N_NFC, HF_N_NFD, HF_N_NFKC, HF_N_NFKD, HF_N_LOWERCASE, HF_N_STRIP_ACCENTS,
+       HF_N_STRIP, HF_N_REPLACE, HF_N_PREPEND, HF_N_PRECOMPILED };
+typedef struct bli_hfnorm {
+    int type;
+    struct bli_hfnorm *seq; int32_t n_seq;           /* Sequence */
+    int clean, chinese, strip_accents, lowercase;   /* BertNormalizer (strip_accents: -1 = follow lowercase) */
+    int left, right;                                /* Strip */
+    bli_hfpat pat; uint32_t *content; int32_t n_content; /* Replace; Prepend uses content */
+    uint8_t *charsmap; size_t charsmap_len;         /* Precompiled: the decoded blob */
+    const uint32_t *trie; size_t trie_n;            /* [trie_n] units inside charsmap */
+    const char *repl; size_t repl_len;              /* replacement strings, NUL-separated */
+} bli_hfnorm;
+int bli_hfnorm_read(bli_hfnorm *n, const bli_jv *j, char *err, size_t errlen);
+void bli_hfnorm_free(bli_hfnorm *n);
+int bli_hfnorm_apply(const bli_hfnorm *n, bli_hfstr *s, bli_hfstr *scratch);
+
+/* ------------------------------------------------------ pre-tokenizers */
+
+enum { HF_PT_SEQUENCE, HF_PT_BERT, HF_PT_BYTELEVEL, HF_PT_METASPACE, HF_PT_WHITESPACE, HF_PT_WHITESPACE_SPLIT,
+       HF_PT_PUNCTUATION, HF_PT_DIGITS, HF_PT_SPLIT };
+enum { HF_B_REMOVED, HF_B_ISOLATED, HF_B_MERGED_PREV, HF_B_MERGED_NEXT, HF_B_CONTIGUOUS };
+enum { HF_PREPEND_ALWAYS, HF_PREPEND_FIRST, HF_PREPEND_NEVER };
+typedef struct bli_hfpretok {
+    int type;
+    struct bli_hfpretok *seq; int32_t n_seq;
+    int add_prefix_space, use_regex;  /* ByteLevel */
+    uint32_t replacement; int prepend_scheme, split; /* Metaspace */
+    int behavior, invert, individual_digits; /* Punctuation / Split / Digits */
+    bli_hfpat pat;                   /* Split */
+} bli_hfpretok;
+
+/* One piece of a text on its way through the pipeline: a normalized
+ * string, or a finished added token (id >= 0). */
+typedef struct { bli_hfstr s; int32_t added_id; } bli_hfsplit;
+typedef struct { bli_hfsplit *v; int32_t n, cap; } bli_hfsplits;
+void bli_hfsplits_free(bli_hfsplits *l);
+int bli_hfsplits_push(bli_hfsplits *l, bli_hfstr *s, int32_t added_id); /* takes s (zeroed) */
+
+int bli_hfpretok_read(bli_hfpretok *p, const bli_jv *j, char *err, size_t errlen);
+void bli_hfpretok_free(bli_hfpretok *p);
+/* Split every not-yet-tokenized split of *l (empty splits are dropped). */
+int bli_hfpretok_apply(const bli_hfpretok *p, bli_hfsplits *l, bli_hfstr *scratch);
+/* Split s by spans with a delimiter behavior, appending the non-empty pieces to out. */
+int bli_hf_split_by(const bli_hfstr *s, const bli_hfspans *spans, int behavior, bli_hfsplits *out);
+
+/* -------------------------------------------------------------- models */
+
+typedef struct {
+    char *pool; size_t pool_len;   /* every string, NUL-terminated */
+    uint32_t *off, *len;           /* [n] */
+    int32_t n;
+    uint32_t *slots; uint32_t n_slots; /* open addressing: id + 1, 0 empty */
+} bli_hfvocab;
+int32_t bli_hfvocab_find(const bli_hfvocab *v, const char *s, size_t n);
+
+enum { HF_M_BPE, HF_M_UNIGRAM, HF_M_WORDPIECE };
+typedef struct {
+    int type;
+    bli_hfvocab vocab;             /* id -> string, string -> id */
+    /* BPE */
+    uint64_t *merge_keys; uint32_t *merge_rank, *merge_new; uint32_t n_merge_slots; /* (a << 32 | b) hash */
+    char *cont_prefix, *eow_suffix; /* NULL when absent */
+    int byte_fallback, ignore_merges, fuse_unk;
+    int32_t unk_id;                /* BPE/WordPiece: id of unk_token or -1; Unigram: unk_id or -1 */
+    /* Unigram */
+    double *scores; double min_score;
+    /* WordPiece */
+    int32_t max_chars;
+    int32_t max_piece;             /* longest vocabulary string in bytes */
+} bli_hfmodel;
+
+/* One token from the model or an added token: id, offsets (bytes of the
+ * original text, before the final conversion), word, and how many leading /
+ * trailing characters of its string are spaces (for ByteLevel trimming). */
+typedef struct { int32_t id, o0, o1, word, lead, trail; } bli_hftoken;
+typedef struct { bli_hftoken *v; int32_t n, cap; } bli_hftokens;
+int bli_hftokens_push(bli_hftokens *l, bli_hftoken t);
+
+int bli_hfmodel_read(bli_hfmodel *m, const bli_jv *j, char *err, size_t errlen);
+void bli_hfmodel_free(bli_hfmodel *m);
+/* Tokenize one split; tokens appended with word id `word`. */
+int bli_hfmodel_tokenize(const bli_hfmodel *m, const bli_hfstr *s, int32_t word, bli_hftokens *out, char *err,
+                         size_t errlen);
+/* Leading / trailing characters of a UTF-8 string that are 'Ġ' or White_Space. */
+void bli_hf_space_ends(const char *s, size_t n, int32_t *lead, int32_t *trail);
+
+#endif

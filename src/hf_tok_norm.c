@@ -1,0 +1,570 @@
+/* hf_tok_norm.c — normalized strings and the normalizers of tokenizer.json.
+ *
+ * Every normalizer rewrites a bli_hfstr through bli_hf_transform, which
+ * reproduces tokenizers' NormalizedString::transform: a new character that
+ * replaces an old one takes its alignment, an inserted one takes the
+ * alignment of the old character before it. That rule alone decides every
+ * offset the normalizers produce, quirks included (a Replace's content takes
+ * the alignment of the LAST character of the match; Strip's right side
+ * compares a character index with a byte length, as tokenizers does).
+ */
+#include "hf_tok_impl.h"
+#include "error.h"
+#include "unicode.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* ------------------------------------------------------------ strings */
+
+int bli_hfstr_reserve(bli_hfstr *s, int64_t need) {
+    if (need < 0 || need > INT32_MAX / 2) return -1;
+    if (need <= s->cap) return 0;
+    int64_t cap = s->cap ? s->cap : 16;
+    while (cap < need) cap *= 2;
+    bli_hfch *c = realloc(s->c, (size_t)cap * sizeof *c);
+    if (!c) return -1;
+    s->c = c;
+    s->cap = (int32_t)cap;
+    return 0;
+}
+
+void bli_hfstr_free(bli_hfstr *s) {
+    free(s->c);
+    memset(s, 0, sizeof *s);
+}
+
+int bli_hfstr_copy(bli_hfstr *dst, const bli_hfstr *src, int32_t from, int32_t to) {
+    if (bli_hfstr_reserve(dst, to - from + 1)) return -1;
+    if (to > from) memcpy(dst->c, src->c + from, (size_t)(to - from) * sizeof *dst->c);
+    dst->n = to - from;
+    return 0;
+}
+
+size_t bli_hf_utf8_put(char *out, uint32_t c) {
+    if (c < 0x80) { out[0] = (char)c; return 1; }
+    if (c < 0x800) { out[0] = (char)(0xC0 | c >> 6); out[1] = (char)(0x80 | (c & 0x3F)); return 2; }
+    if (c < 0x10000) {
+        out[0] = (char)(0xE0 | c >> 12); out[1] = (char)(0x80 | ((c >> 6) & 0x3F)); out[2] = (char)(0x80 | (c & 0x3F));
+        return 3;
+    }
+    out[0] = (char)(0xF0 | c >> 18); out[1] = (char)(0x80 | ((c >> 12) & 0x3F));
+    out[2] = (char)(0x80 | ((c >> 6) & 0x3F)); out[3] = (char)(0x80 | (c & 0x3F));
+    return 4;
+}
+
+static int32_t utf8_size(uint32_t c) { return c < 0x80 ? 1 : c < 0x800 ? 2 : c < 0x10000 ? 3 : 4; }
+
+int32_t bli_hfstr_utf8_len(const bli_hfstr *s, int32_t from, int32_t to) {
+    int32_t n = 0;
+    for (int32_t i = from; i < to; i++) n += utf8_size(s->c[i].cp);
+    return n;
+}
+
+int64_t bli_hfstr_utf8(const bli_hfstr *s, int32_t from, int32_t to, char **buf, size_t *cap) {
+    size_t need = 4 * (size_t)(to - from) + 1;
+    if (need > *cap) {
+        char *b = realloc(*buf, need);
+        if (!b) return -1;
+        *buf = b;
+        *cap = need;
+    }
+    size_t n = 0;
+    for (int32_t i = from; i < to; i++) n += bli_hf_utf8_put(*buf + n, s->c[i].cp);
+    (*buf)[n] = 0;
+    return (int64_t)n;
+}
+
+int bli_hf_is_ws(uint32_t cp) {
+    if (cp < 0x80) return cp == ' ' || (cp >= 9 && cp <= 13);
+    return bli_uc_gc(cp) == BL_GC_SPACE;
+}
+
+int bli_hfdests_push(bli_hfdests *d, uint32_t cp, int32_t change) {
+    if (d->n == d->cap) {
+        int32_t cap = d->cap ? 2 * d->cap : 64;
+        if (cap > INT32_MAX / 4) return -1;
+        bli_hfdest *v = realloc(d->d, (size_t)cap * sizeof *v);
+        if (!v) return -1;
+        d->d = v;
+        d->cap = cap;
+    }
+    d->d[d->n].cp = cp;
+    d->d[d->n++].change = change;
+    return 0;
+}
+
+int bli_hf_transform(bli_hfstr *s, const bli_hfdests *d, int32_t initial, bli_hfstr *scratch) {
+    if (bli_hfstr_reserve(scratch, d->n + 1)) return -1;
+    int64_t oi = initial; /* next old character */
+    int32_t z0 = s->n ? s->c[0].o0 : 0; /* tokenizers' (0, 0): the split's own start */
+    for (int32_t k = 0; k < d->n; k++) {
+        bli_hfch a;
+        if (d->d[k].change > 0) {
+            if (oi < 1) a.o0 = a.o1 = z0;
+            else { int64_t p = oi - 1 < s->n ? oi - 1 : s->n - 1; a = s->c[p]; }
+        } else {
+            if (oi < s->n) a = s->c[oi];
+            else if (s->n) a = s->c[s->n - 1];
+            else a.o0 = a.o1 = z0;
+            oi += 1;
+            if (d->d[k].change < 0) oi -= d->d[k].change;
+        }
+        a.cp = d->d[k].cp;
+        scratch->c[k] = a;
+    }
+    scratch->n = d->n;
+    bli_hfstr t = *s;
+    *s = *scratch;
+    *scratch = t;
+    return 0;
+}
+
+/* ------------------------------------------------- Unicode normal forms */
+
+/* NFD / NFKD of s in place, each piece keeping its character's alignment;
+ * then canonical reordering, which moves code points but not alignments
+ * (as tokenizers' alignments crate does). */
+static int decompose(bli_hfstr *s, bli_hfstr *tmp, int compat) {
+    int64_t need = 0;
+    uint32_t d[BL_UC_MAX_COMPAT];
+    for (int32_t i = 0; i < s->n; i++) need += compat ? bli_uc_decompose_compat(s->c[i].cp, d) : 1 + 3;
+    if (bli_hfstr_reserve(tmp, need + 1)) return -1;
+    int32_t n = 0;
+    for (int32_t i = 0; i < s->n; i++) {
+        int nd = compat ? bli_uc_decompose_compat(s->c[i].cp, d) : bli_uc_decompose(s->c[i].cp, d);
+        for (int k = 0; k < nd; k++) {
+            tmp->c[n] = s->c[i];
+            tmp->c[n++].cp = d[k];
+        }
+    }
+    tmp->n = n;
+    for (int32_t i = 0; i < n;) {
+        if (bli_uc_ccc(tmp->c[i].cp) == 0) { i++; continue; }
+        int32_t j = i + 1;
+        while (j < n && bli_uc_ccc(tmp->c[j].cp) != 0) j++;
+        for (int32_t x = i + 1; x < j; x++) { /* stable insertion sort of the code points */
+            uint32_t c = tmp->c[x].cp;
+            int cc = bli_uc_ccc(c);
+            int32_t y = x;
+            while (y > i && bli_uc_ccc(tmp->c[y - 1].cp) > cc) { tmp->c[y].cp = tmp->c[y - 1].cp; y--; }
+            tmp->c[y].cp = c;
+        }
+        i = j;
+    }
+    bli_hfstr t = *s;
+    *s = *tmp;
+    *tmp = t;
+    return 0;
+}
+
+/* Canonical composition of a decomposed string. A mark absorbed into its
+ * starter removes one character: the starter's change counts it, so the
+ * composite keeps the starter's alignment. */
+static int compose(bli_hfstr *s, bli_hfstr *scratch) {
+    bli_hfdests d = {0};
+    int32_t starter = -1, last_cc = 0;
+    for (int32_t i = 0; i < s->n; i++) {
+        uint32_t c = s->c[i].cp;
+        int cc = bli_uc_ccc(c);
+        if (starter >= 0) {
+            int adjacent = starter == d.n - 1;
+            uint32_t comp = 0;
+            if (adjacent || (last_cc != 0 && last_cc < cc)) comp = bli_uc_compose(d.d[starter].cp, c);
+            if (comp) {
+                d.d[starter].cp = comp;
+                d.d[starter].change -= 1;
+                continue;
+            }
+        }
+        if (cc == 0) { starter = d.n; last_cc = 0; }
+        else last_cc = cc;
+        if (bli_hfdests_push(&d, c, 0)) { free(d.d); return -1; }
+    }
+    /* changes: a starter that absorbed k marks removes k following characters,
+     * which are exactly the ones dropped (in order) only when they followed it;
+     * tokenizers' alignments crate reports the same counts. */
+    int rc = bli_hf_transform(s, &d, 0, scratch);
+    free(d.d);
+    return rc;
+}
+
+/* -------------------------------------------------------- normalizers */
+
+static int strip_ws(bli_hfstr *s, int left, int right, bli_hfstr *scratch) {
+    int32_t lead = 0, trail = 0;
+    if (left) while (lead < s->n && bli_hf_is_ws(s->c[lead].cp)) lead++;
+    if (right) while (trail < s->n - lead && bli_hf_is_ws(s->c[s->n - 1 - trail].cp)) trail++;
+    if (!lead && !trail) return 0;
+    int32_t bytes = bli_hfstr_utf8_len(s, 0, s->n); /* tokenizers compares an index with this */
+    bli_hfdests d = {0};
+    for (int32_t i = lead; i < s->n - trail; i++)
+        if (bli_hfdests_push(&d, s->c[i].cp, i == bytes - trail - 1 ? -trail : 0)) { free(d.d); return -1; }
+    int rc = bli_hf_transform(s, &d, lead, scratch);
+    free(d.d);
+    return rc;
+}
+
+/* Replace every match of the pattern by the content. */
+static int replace(const bli_hfnorm *n, bli_hfstr *s, bli_hfstr *scratch) {
+    bli_hfspans sp = {0};
+    if (bli_hfpat_find(&n->pat, s, &sp)) return -1;
+    int64_t need = s->n;
+    for (int32_t k = 0; k < sp.n; k++) if (sp.v[k].m) need += n->n_content;
+    if (bli_hfstr_reserve(scratch, need + 1)) { free(sp.v); return -1; }
+    int32_t o = 0;
+    int32_t z0 = s->n ? s->c[0].o0 : 0;
+    for (int32_t k = 0; k < sp.n; k++) {
+        const bli_hfspan *p = &sp.v[k];
+        if (!p->m) {
+            for (int32_t i = p->s; i < p->e; i++) scratch->c[o++] = s->c[i];
+            continue;
+        }
+        bli_hfch a; /* the content takes the alignment of the match's last character */
+        if (p->e >= 1) a = s->c[p->e - 1];
+        else a.o0 = a.o1 = z0;
+        for (int32_t i = 0; i < n->n_content; i++) {
+            scratch->c[o] = a;
+            scratch->c[o++].cp = n->content[i];
+        }
+    }
+    free(sp.v);
+    scratch->n = o;
+    bli_hfstr t = *s;
+    *s = *scratch;
+    *scratch = t;
+    return 0;
+}
+
+/* Map each character to 0..k characters that keep its alignment. */
+static int map_chars(bli_hfstr *s, bli_hfstr *scratch, int (*f)(const bli_hfnorm *, uint32_t, uint32_t *),
+                     const bli_hfnorm *n) {
+    if (bli_hfstr_reserve(scratch, 3 * (int64_t)s->n + 1)) return -1;
+    int32_t o = 0;
+    for (int32_t i = 0; i < s->n; i++) {
+        uint32_t out[3];
+        int k = f(n, s->c[i].cp, out);
+        for (int j = 0; j < k; j++) {
+            scratch->c[o] = s->c[i];
+            scratch->c[o++].cp = out[j];
+        }
+    }
+    scratch->n = o;
+    bli_hfstr t = *s;
+    *s = *scratch;
+    *scratch = t;
+    return 0;
+}
+
+static int bert_clean(const bli_hfnorm *n, uint32_t c, uint32_t *out) {
+    int k = bli_uc_class(c);
+    if (k == BL_UC_REMOVE) return 0;
+    out[0] = k == BL_UC_SPACE ? ' ' : c;
+    return 1;
+}
+
+static int bert_chinese(const bli_hfnorm *n, uint32_t c, uint32_t *out) {
+    if (bli_uc_class(c) != BL_UC_CJK) { out[0] = c; return 1; }
+    out[0] = ' ', out[1] = c, out[2] = ' ';
+    return 3;
+}
+
+static int drop_mn(const bli_hfnorm *n, uint32_t c, uint32_t *out) {
+    if (bli_uc_class(c) == BL_UC_MN) return 0;
+    out[0] = c;
+    return 1;
+}
+
+static int drop_marks(const bli_hfnorm *n, uint32_t c, uint32_t *out) {
+    if (bli_uc_gc(c) == BL_GC_MARK) return 0;
+    out[0] = c;
+    return 1;
+}
+
+static int lower(const bli_hfnorm *n, uint32_t c, uint32_t *out) { return bli_uc_lower(c, out); }
+
+static int prepend(const bli_hfnorm *n, bli_hfstr *s) {
+    if (s->n == 0 || n->n_content == 0) return 0;
+    if (bli_hfstr_reserve(s, (int64_t)s->n + n->n_content + 1)) return -1;
+    memmove(s->c + n->n_content, s->c, (size_t)s->n * sizeof *s->c);
+    for (int32_t i = 0; i < n->n_content; i++) {
+        s->c[i] = s->c[n->n_content];
+        s->c[i].cp = n->content[i];
+    }
+    s->n += n->n_content;
+    return 0;
+}
+
+int bli_hf_precompiled_apply(const bli_hfnorm *n, bli_hfstr *s, bli_hfstr *scratch);
+int32_t bli_hf_grapheme_end(const bli_hfstr *s, int32_t i);
+
+int bli_hfnorm_apply(const bli_hfnorm *n, bli_hfstr *s, bli_hfstr *scratch) {
+    switch (n->type) {
+    case HF_N_SEQUENCE:
+        for (int32_t i = 0; i < n->n_seq; i++)
+            if (bli_hfnorm_apply(&n->seq[i], s, scratch)) return -1;
+        return 0;
+    case HF_N_BERT: {
+        if (n->clean && map_chars(s, scratch, bert_clean, n)) return -1;
+        if (n->chinese && map_chars(s, scratch, bert_chinese, n)) return -1;
+        int strip = n->strip_accents < 0 ? n->lowercase : n->strip_accents;
+        if (strip && (decompose(s, scratch, 0) || map_chars(s, scratch, drop_mn, n))) return -1;
+        if (n->lowercase && map_chars(s, scratch, lower, n)) return -1;
+        return 0;
+    }
+    case HF_N_NFD: return decompose(s, scratch, 0);
+    case HF_N_NFKD: return decompose(s, scratch, 1);
+    case HF_N_NFC: return decompose(s, scratch, 0) || compose(s, scratch) ? -1 : 0;
+    case HF_N_NFKC: return decompose(s, scratch, 1) || compose(s, scratch) ? -1 : 0;
+    case HF_N_LOWERCASE: return map_chars(s, scratch, lower, n);
+    case HF_N_STRIP_ACCENTS: return map_chars(s, scratch, drop_marks, n);
+    case HF_N_STRIP: {
+        if (n->left && n->right) return strip_ws(s, 1, 1, scratch);
+        if (n->left && strip_ws(s, 1, 0, scratch)) return -1;
+        if (n->right && strip_ws(s, 0, 1, scratch)) return -1;
+        return 0;
+    }
+    case HF_N_REPLACE: return replace(n, s, scratch);
+    case HF_N_PREPEND: return prepend(n, s);
+    case HF_N_PRECOMPILED: return bli_hf_precompiled_apply(n, s, scratch);
+    }
+    return -1;
+}
+
+/* ------------------------------------------------------------- Precompiled
+ *
+ * SentencePiece's precompiled_charsmap (tokenizer.json carries it in base64):
+ *   u32 LE  trie_bytes
+ *   u32 LE  trie units [trie_bytes / 4]   a double-array trie over UTF-8 bytes
+ *   bytes   replacement strings, each NUL-terminated
+ * A unit packs: bits 0-7 label (bit 31 too, so a leaf never matches a byte),
+ * bit 8 has-leaf, bit 9 offset scale (<< 8 when set), bits 10-30 offset; a
+ * leaf unit's low 31 bits are a replacement's byte position. Looking a key up
+ * walks pos ^= offset, pos ^= byte per byte; the FIRST (shortest) prefix with
+ * a leaf gives the replacement, as sentencepiece and tokenizers do.
+ */
+
+static uint32_t unit_offset(uint32_t u) { return (u >> 10) << ((u & (1u << 9)) >> 6); }
+
+/* Replacement for the shortest prefix of key[0, n) in the trie; its length in *rlen. */
+static const char *charsmap_lookup(const bli_hfnorm *nm, const uint8_t *key, size_t n, size_t *rlen) {
+    if (nm->trie_n == 0) return NULL;
+    size_t pos = unit_offset(nm->trie[0]);
+    for (size_t i = 0; i < n; i++) {
+        if (key[i] == 0) return NULL;
+        pos ^= key[i];
+        if (pos >= nm->trie_n) return NULL;
+        uint32_t u = nm->trie[pos];
+        if ((u & ((1u << 31) | 0xFF)) != key[i]) return NULL;
+        pos ^= unit_offset(u);
+        if (pos >= nm->trie_n) return NULL;
+        if ((u >> 8) & 1) {
+            size_t v = nm->trie[pos] & ((1u << 31) - 1);
+            if (v >= nm->repl_len) return NULL;
+            const char *s = nm->repl + v;
+            size_t k = 0;
+            while (v + k < nm->repl_len && s[k]) k++;
+            *rlen = k;
+            return s;
+        }
+    }
+    return NULL;
+}
+
+/* Replace old characters [i, j) of s by the UTF-8 string r, as tokenizers'
+ * Precompiled does: every new character replaces one old character; extra
+ * new ones are inserted, missing ones are removed with the last. */
+static int precompiled_replace(bli_hfdests *d, int32_t n_old, const char *r, size_t rlen) {
+    int32_t first = d->n;
+    for (size_t i = 0; i < rlen;) {
+        unsigned char b = (unsigned char)r[i];
+        int len = b < 0x80 ? 1 : b < 0xE0 ? 2 : b < 0xF0 ? 3 : 4;
+        uint32_t c = len == 1 ? b : len == 2 ? b & 0x1F : len == 3 ? b & 0x0F : b & 0x07;
+        for (int j = 1; j < len && i + (size_t)j < rlen; j++) c = c << 6 | ((unsigned char)r[i + j] & 0x3F);
+        if (bli_hfdests_push(d, c, 0)) return -1;
+        i += (size_t)len;
+    }
+    int32_t n_new = d->n - first, diff = n_new - n_old;
+    if (diff > 0) for (int32_t k = 0; k < diff; k++) d->d[d->n - 1 - k].change = 1;
+    else if (diff < 0 && d->n > 0) d->d[d->n - 1].change += diff;
+    return 0;
+}
+
+/* End of the extended grapheme cluster starting at character i. */
+int32_t bli_hf_grapheme_end(const bli_hfstr *s, int32_t i) {
+    return i + 1; /* TODO graphemes */
+}
+
+int bli_hf_precompiled_apply(const bli_hfnorm *nm, bli_hfstr *s, bli_hfstr *scratch) {
+    bli_hfdests d = {0};
+    int modified = 0, rc = -1;
+    char buf[64];
+    for (int32_t i = 0; i < s->n;) {
+        int32_t j = bli_hf_grapheme_end(s, i);
+        /* a whole grapheme under 6 bytes first */
+        size_t gl = 0;
+        for (int32_t k = i; k < j && gl + 4 < sizeof buf; k++) gl += bli_hf_utf8_put(buf + gl, s->c[k].cp);
+        size_t rlen;
+        const char *r;
+        if (gl < 6 && (r = charsmap_lookup(nm, (const uint8_t *)buf, gl, &rlen))) {
+            modified = 1;
+            if (precompiled_replace(&d, j - i, r, rlen)) goto done;
+            i = j;
+            continue;
+        }
+        for (int32_t k = i; k < j; k++) {
+            size_t cl = bli_hf_utf8_put(buf, s->c[k].cp);
+            if ((r = charsmap_lookup(nm, (const uint8_t *)buf, cl, &rlen))) {
+                modified = 1;
+                if (precompiled_replace(&d, 1, r, rlen)) goto done;
+            } else if (bli_hfdests_push(&d, s->c[k].cp, 0)) {
+                goto done;
+            }
+        }
+        i = j;
+    }
+    rc = modified ? bli_hf_transform(s, &d, 0, scratch) : 0;
+done:
+    free(d.d);
+    return rc;
+}
+
+/* ------------------------------------------------------------- reader */
+
+static int b64_value(int c) {
+    if (c >= 'A' && c <= 'Z') return c - 'A';
+    if (c >= 'a' && c <= 'z') return c - 'a' + 26;
+    if (c >= '0' && c <= '9') return c - '0' + 52;
+    if (c == '+') return 62;
+    if (c == '/') return 63;
+    return -1;
+}
+
+static int read_precompiled(bli_hfnorm *n, const bli_jv *j, char *err, size_t errlen) {
+    const bli_jv *b = bli_jget(j, "precompiled_charsmap");
+    if (!b || b->type == BLI_JNULL) return 0; /* an empty charsmap changes nothing */
+    if (b->type != BLI_JSTR) goto bad;
+    n->charsmap = malloc(b->len / 4 * 3 + 4);
+    if (!n->charsmap) { bli_set_err(err, errlen, "out of memory"); return -1; }
+    size_t o = 0;
+    uint32_t acc = 0;
+    int bits = 0;
+    for (size_t i = 0; i < b->len; i++) {
+        int c = (unsigned char)b->str[i];
+        if (c == '=') break;
+        int v = b64_value(c);
+        if (v < 0) goto bad;
+        acc = acc << 6 | (uint32_t)v;
+        bits += 6;
+        if (bits >= 8) { bits -= 8; n->charsmap[o++] = (uint8_t)(acc >> bits); }
+    }
+    n->charsmap_len = o;
+    if (o == 0) return 0;
+    if (o < 4) goto bad;
+    uint32_t tb = (uint32_t)n->charsmap[0] | (uint32_t)n->charsmap[1] << 8 | (uint32_t)n->charsmap[2] << 16 |
+                  (uint32_t)n->charsmap[3] << 24;
+    if ((uint64_t)tb + 4 > o || tb % 4) goto bad;
+    n->trie_n = tb / 4;
+    uint32_t *units = malloc((n->trie_n + 1) * sizeof *units);
+    if (!units) { bli_set_err(err, errlen, "out of memory"); return -1; }
+    for (size_t k = 0; k < n->trie_n; k++) {
+        const uint8_t *p = n->charsmap + 4 + 4 * k;
+        units[k] = (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+    }
+    n->trie = units;
+    n->repl = (const char *)n->charsmap + 4 + tb;
+    n->repl_len = o - 4 - tb;
+    return 0;
+bad:
+    bli_set_err(err, errlen, "tokenizer.json: precompiled_charsmap is not a valid base64 charsmap");
+    return -1;
+}
+
+static int read_cps(const bli_jv *v, uint32_t **out, int32_t *n) {
+    *out = malloc((v->len + 1) * sizeof **out);
+    if (!*out) return -1;
+    int32_t k = 0;
+    for (size_t i = 0; i < v->len;) {
+        unsigned char b = (unsigned char)v->str[i];
+        int len = b < 0x80 ? 1 : b < 0xE0 ? 2 : b < 0xF0 ? 3 : 4;
+        uint32_t c = len == 1 ? b : len == 2 ? b & 0x1F : len == 3 ? b & 0x0F : b & 0x07;
+        for (int j = 1; j < len && i + (size_t)j < v->len; j++) c = c << 6 | ((unsigned char)v->str[i + j] & 0x3F);
+        (*out)[k++] = c;
+        i += (size_t)len;
+    }
+    *n = k;
+    return 0;
+}
+
+static int jbool(const bli_jv *j, const char *key, int dflt) {
+    const bli_jv *v = bli_jget(j, key);
+    return v && (v->type == BLI_JTRUE || v->type == BLI_JFALSE) ? v->type == BLI_JTRUE : dflt;
+}
+
+int bli_hfnorm_read(bli_hfnorm *n, const bli_jv *j, char *err, size_t errlen) {
+    memset(n, 0, sizeof *n);
+    const bli_jv *t = bli_jget(j, "type");
+    if (!t || t->type != BLI_JSTR) { bli_set_err(err, errlen, "tokenizer.json: normalizer without a type"); return -1; }
+    const char *ty = t->str;
+    static const struct { const char *name; int type; } plain[] = {
+        {"NFC", HF_N_NFC}, {"NFD", HF_N_NFD}, {"NFKC", HF_N_NFKC}, {"NFKD", HF_N_NFKD},
+        {"Lowercase", HF_N_LOWERCASE}, {"StripAccents", HF_N_STRIP_ACCENTS},
+    };
+    for (size_t k = 0; k < sizeof plain / sizeof plain[0]; k++)
+        if (!strcmp(ty, plain[k].name)) { n->type = plain[k].type; return 0; }
+    if (!strcmp(ty, "Sequence")) {
+        const bli_jv *s = bli_jget(j, "normalizers");
+        if (!s || s->type != BLI_JARR) { bli_set_err(err, errlen, "tokenizer.json: Sequence without normalizers"); return -1; }
+        n->type = HF_N_SEQUENCE;
+        n->seq = calloc(s->n ? s->n : 1, sizeof *n->seq);
+        if (!n->seq) { bli_set_err(err, errlen, "out of memory"); return -1; }
+        for (size_t k = 0; k < s->n; k++) {
+            if (bli_hfnorm_read(&n->seq[k], &s->items[k], err, errlen)) return -1;
+            n->n_seq++;
+        }
+        return 0;
+    }
+    if (!strcmp(ty, "BertNormalizer")) {
+        n->type = HF_N_BERT;
+        n->clean = jbool(j, "clean_text", 1);
+        n->chinese = jbool(j, "handle_chinese_chars", 1);
+        n->lowercase = jbool(j, "lowercase", 1);
+        n->strip_accents = jbool(j, "strip_accents", -1);
+        return 0;
+    }
+    if (!strcmp(ty, "Strip")) {
+        n->type = HF_N_STRIP;
+        n->left = jbool(j, "strip_left", 1);
+        n->right = jbool(j, "strip_right", 1);
+        return 0;
+    }
+    if (!strcmp(ty, "Replace") || !strcmp(ty, "Prepend")) {
+        int rep = ty[0] == 'R';
+        n->type = rep ? HF_N_REPLACE : HF_N_PREPEND;
+        const bli_jv *c = bli_jget(j, rep ? "content" : "prepend");
+        if (!c || c->type != BLI_JSTR) { bli_set_err(err, errlen, "tokenizer.json: %s without its string", ty); return -1; }
+        if (read_cps(c, &n->content, &n->n_content)) { bli_set_err(err, errlen, "out of memory"); return -1; }
+        if (rep) {
+            const bli_jv *p = bli_jget(j, "pattern");
+            if (!p) { bli_set_err(err, errlen, "tokenizer.json: Replace without a pattern"); return -1; }
+            return bli_hfpat_read(&n->pat, p, err, errlen);
+        }
+        return 0;
+    }
+    if (!strcmp(ty, "Precompiled")) {
+        n->type = HF_N_PRECOMPILED;
+        return read_precompiled(n, j, err, errlen);
+    }
+    bli_set_err(err, errlen, "tokenizer.json: normalizer %.60s is not supported", ty);
+    return -1;
+}
+
+void bli_hfnorm_free(bli_hfnorm *n) {
+    for (int32_t k = 0; k < n->n_seq; k++) bli_hfnorm_free(&n->seq[k]);
+    free(n->seq);
+    bli_hfpat_free(&n->pat);
+    free(n->content);
+    free(n->charsmap);
+    free((void *)n->trie);
+    memset(n, 0, sizeof *n);
+}

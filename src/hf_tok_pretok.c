@@ -1,0 +1,508 @@
+/* hf_tok_pretok.c — split patterns and the pre-tokenizers of tokenizer.json.
+ *
+ * tokenizers runs regular expressions (Oniguruma) for a few patterns; this
+ * file has no regex engine: it recognizes the patterns the supported families
+ * ship, each written out as a matcher with the same leftmost, first
+ * alternative semantics, and refuses any other pattern by quoting it.
+ *
+ *   GPT-2 (ByteLevel):  's|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+
+ *   DeBERTa-v2/v3:      \s{2,}|[\n\r\t]      (older converters: " {2,}")
+ *   Split / Whitespace: \s+   \w+|[^\w\s]+   \p{N}+ / \d+ style digit runs
+ */
+#include "hf_tok_impl.h"
+#include "error.h"
+#include "unicode.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define GPT2_RE "'s|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| ?[^\\s\\p{L}\\p{N}]+|\\s+(?!\\S)|\\s+"
+
+/* GPT-2's byte-to-unicode table: printable bytes (33-126, 161-172, 174-255)
+ * stand for themselves, the others for 256 + their rank. */
+static const uint16_t byte_char[256] = {
+    256, 257, 258, 259, 260, 261, 262, 263, 264, 265, 266, 267, 268, 269, 270, 271,
+    272, 273, 274, 275, 276, 277, 278, 279, 280, 281, 282, 283, 284, 285, 286, 287,
+    288, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43, 44, 45, 46, 47,
+    48, 49, 50, 51, 52, 53, 54, 55, 56, 57, 58, 59, 60, 61, 62, 63,
+    64, 65, 66, 67, 68, 69, 70, 71, 72, 73, 74, 75, 76, 77, 78, 79,
+    80, 81, 82, 83, 84, 85, 86, 87, 88, 89, 90, 91, 92, 93, 94, 95,
+    96, 97, 98, 99, 100, 101, 102, 103, 104, 105, 106, 107, 108, 109, 110, 111,
+    112, 113, 114, 115, 116, 117, 118, 119, 120, 121, 122, 123, 124, 125, 126, 289,
+    290, 291, 292, 293, 294, 295, 296, 297, 298, 299, 300, 301, 302, 303, 304, 305,
+    306, 307, 308, 309, 310, 311, 312, 313, 314, 315, 316, 317, 318, 319, 320, 321,
+    322, 161, 162, 163, 164, 165, 166, 167, 168, 169, 170, 171, 172, 323, 174, 175,
+    176, 177, 178, 179, 180, 181, 182, 183, 184, 185, 186, 187, 188, 189, 190, 191,
+    192, 193, 194, 195, 196, 197, 198, 199, 200, 201, 202, 203, 204, 205, 206, 207,
+    208, 209, 210, 211, 212, 213, 214, 215, 216, 217, 218, 219, 220, 221, 222, 223,
+    224, 225, 226, 227, 228, 229, 230, 231, 232, 233, 234, 235, 236, 237, 238, 239,
+    240, 241, 242, 243, 244, 245, 246, 247, 248, 249, 250, 251, 252, 253, 254, 255,
+};
+
+/* ------------------------------------------------------------ patterns */
+
+static int is_letter(uint32_t c) {
+    if (c < 0x80) return (c | 32) >= 'a' && (c | 32) <= 'z';
+    return bli_uc_gc(c) == BL_GC_LETTER;
+}
+static int is_number(uint32_t c) {
+    if (c < 0x80) return c >= '0' && c <= '9';
+    return bli_uc_gc(c) == BL_GC_NUMBER;
+}
+static int is_word(uint32_t c) { /* \w: letters, marks, numbers, connector punctuation (approximately) */
+    if (c < 0x80) return is_letter(c) || is_number(c) || c == '_';
+    int g = bli_uc_gc(c);
+    return g == BL_GC_LETTER || g == BL_GC_NUMBER || g == BL_GC_MARK || c == 0x203F || c == 0x2040 ||
+           c == 0x2054 || c == 0xFE33 || c == 0xFE34 || c == 0xFE4D || c == 0xFE4E || c == 0xFE4F || c == 0xFF3F ||
+           c == 0x200C || c == 0x200D;
+}
+
+static int spans_push(bli_hfspans *o, int32_t s, int32_t e, int m) {
+    if (o->n == o->cap) {
+        int32_t cap = o->cap ? 2 * o->cap : 32;
+        if (cap > INT32_MAX / 16) return -1;
+        bli_hfspan *v = realloc(o->v, (size_t)cap * sizeof *v);
+        if (!v) return -1;
+        o->v = v;
+        o->cap = cap;
+    }
+    o->v[o->n].s = s, o->v[o->n].e = e, o->v[o->n++].m = m;
+    return 0;
+}
+
+/* Length of the match of GPT-2's pattern at i (always >= 1). */
+static int32_t gpt2_at(const bli_hfch *c, int32_t n, int32_t i) {
+    uint32_t x = c[i].cp;
+    if (x == '\'' && i + 1 < n) {
+        uint32_t y = c[i + 1].cp;
+        if (y == 's' || y == 't' || y == 'm' || y == 'd') return 2;
+        if (i + 2 < n) {
+            uint32_t z = c[i + 2].cp;
+            if ((y == 'r' && z == 'e') || (y == 'v' && z == 'e') || (y == 'l' && z == 'l')) return 3;
+        }
+    }
+    int32_t j = i + (x == ' ' && i + 1 < n ? 1 : 0);
+    uint32_t f = c[j].cp;
+    if (j > i || x != ' ') {
+        int32_t k = j;
+        if (is_letter(f)) { while (k < n && is_letter(c[k].cp)) k++; return k - i; }
+        if (is_number(f)) { while (k < n && is_number(c[k].cp)) k++; return k - i; }
+        if (!bli_hf_is_ws(f)) {
+            while (k < n && !bli_hf_is_ws(c[k].cp) && !is_letter(c[k].cp) && !is_number(c[k].cp)) k++;
+            return k - i;
+        }
+    }
+    /* whitespace run: \s+(?!\S) backs off one character before a non-space */
+    int32_t k = i;
+    while (k < n && bli_hf_is_ws(c[k].cp)) k++;
+    if (k == n || k - i == 1) return k - i;
+    return k - i - 1;
+}
+
+int bli_hfpat_find(const bli_hfpat *p, const bli_hfstr *s, bli_hfspans *out) {
+    out->n = 0;
+    const bli_hfch *c = s->c;
+    int32_t n = s->n, prev = 0;
+#define MATCH(a, b) do { \
+        if ((a) > prev && spans_push(out, prev, (a), 0)) return -1; \
+        if (spans_push(out, (a), (b), 1)) return -1; \
+        prev = (b); \
+    } while (0)
+    for (int32_t i = 0; i < n;) {
+        uint32_t x = c[i].cp;
+        int32_t len = 0;
+        switch (p->kind) {
+        case HF_PAT_STRING:
+            if (i + p->n <= n) {
+                int32_t k = 0;
+                while (k < p->n && c[i + k].cp == p->cps[k]) k++;
+                if (k == p->n) len = p->n;
+            }
+            break;
+        case HF_PAT_CHAR_WS: len = bli_hf_is_ws(x); break;
+        case HF_PAT_CHAR_PUNCT: len = bli_uc_class(x) == BL_UC_PUNCT; break;
+        case HF_PAT_CHAR_DIGIT: len = is_number(x); break;
+        case HF_PAT_CHAR: len = x == p->cps[0]; break;
+        case HF_PAT_RE_GPT2: len = gpt2_at(c, n, i); break;
+        case HF_PAT_RE_SPACES2_NRT:
+        case HF_PAT_RE_SPACES2:
+        case HF_PAT_RE_WS_RUN: {
+            int32_t k = i;
+            int (*sp)(uint32_t) = p->kind == HF_PAT_RE_SPACES2 ? NULL : bli_hf_is_ws;
+            while (k < n && (sp ? sp(c[k].cp) : c[k].cp == ' ')) k++;
+            if (p->kind == HF_PAT_RE_WS_RUN) len = k - i;
+            else if (k - i >= 2) len = k - i;
+            else if (p->kind == HF_PAT_RE_SPACES2_NRT && (x == '\n' || x == '\r' || x == '\t')) len = 1;
+            break;
+        }
+        case HF_PAT_RE_DIGIT_RUN: {
+            int32_t k = i;
+            while (k < n && is_number(c[k].cp)) k++;
+            len = k - i;
+            break;
+        }
+        case HF_PAT_RE_WORD_OR_PUNCT: {
+            int32_t k = i;
+            if (is_word(x)) while (k < n && is_word(c[k].cp)) k++;
+            else if (!bli_hf_is_ws(x)) while (k < n && !is_word(c[k].cp) && !bli_hf_is_ws(c[k].cp)) k++;
+            len = k - i;
+            break;
+        }
+        }
+        if (len > 0) {
+            MATCH(i, i + len);
+            i += len;
+        } else {
+            i++;
+        }
+    }
+    if (n > prev && spans_push(out, prev, n, 0)) return -1;
+#undef MATCH
+    return 0;
+}
+
+static int utf8_to_cps(const char *s, size_t n, uint32_t **out, int32_t *count) {
+    uint32_t *v = malloc((n + 1) * sizeof *v);
+    if (!v) return -1;
+    int32_t k = 0;
+    for (size_t i = 0; i < n;) {
+        unsigned char b = (unsigned char)s[i];
+        uint32_t c;
+        int len = b < 0x80 ? 1 : b < 0xE0 ? 2 : b < 0xF0 ? 3 : 4;
+        if (i + (size_t)len > n) { free(v); return -1; }
+        c = len == 1 ? b : len == 2 ? b & 0x1F : len == 3 ? b & 0x0F : b & 0x07;
+        for (int j = 1; j < len; j++) c = c << 6 | ((unsigned char)s[i + j] & 0x3F);
+        v[k++] = c;
+        i += (size_t)len;
+    }
+    *out = v;
+    *count = k;
+    return 0;
+}
+
+int bli_hfpat_read(bli_hfpat *p, const bli_jv *pattern, char *err, size_t errlen) {
+    memset(p, 0, sizeof *p);
+    const bli_jv *str = bli_jget(pattern, "String"), *re = bli_jget(pattern, "Regex");
+    if (str && str->type == BLI_JSTR) {
+        if (str->len == 0) { bli_set_err(err, errlen, "tokenizer.json: empty String pattern"); return -1; }
+        if (utf8_to_cps(str->str, str->len, &p->cps, &p->n)) { bli_set_err(err, errlen, "tokenizer.json: bad pattern"); return -1; }
+        p->kind = p->n == 1 ? HF_PAT_CHAR : HF_PAT_STRING;
+        return 0;
+    }
+    if (re && re->type == BLI_JSTR) {
+        static const struct { const char *re; int kind; } known[] = {
+            {GPT2_RE, HF_PAT_RE_GPT2},
+            {"\\s{2,}|[\\n\\r\\t]", HF_PAT_RE_SPACES2_NRT},
+            {" {2,}", HF_PAT_RE_SPACES2},
+            {"\\s+", HF_PAT_RE_WS_RUN},
+            {"\\w+|[^\\w\\s]+", HF_PAT_RE_WORD_OR_PUNCT},
+            {"\\p{N}+", HF_PAT_RE_DIGIT_RUN},
+        };
+        for (size_t k = 0; k < sizeof known / sizeof known[0]; k++)
+            if (strlen(known[k].re) == re->len && !memcmp(known[k].re, re->str, re->len)) {
+                p->kind = known[k].kind;
+                return 0;
+            }
+        bli_set_err(err, errlen, "tokenizer.json: regular expression %.120s is not supported (bertlens knows the "
+                    "patterns of GPT-2/RoBERTa/ModernBERT byte-level BPE and DeBERTa)", re->str);
+        return -1;
+    }
+    bli_set_err(err, errlen, "tokenizer.json: pattern is neither {\"String\"} nor {\"Regex\"}");
+    return -1;
+}
+
+void bli_hfpat_free(bli_hfpat *p) {
+    free(p->cps);
+    memset(p, 0, sizeof *p);
+}
+
+/* --------------------------------------------------------------- splits */
+
+void bli_hfsplits_free(bli_hfsplits *l) {
+    for (int32_t i = 0; i < l->n; i++) bli_hfstr_free(&l->v[i].s);
+    free(l->v);
+    memset(l, 0, sizeof *l);
+}
+
+int bli_hfsplits_push(bli_hfsplits *l, bli_hfstr *s, int32_t added_id) {
+    if (l->n == l->cap) {
+        int32_t cap = l->cap ? 2 * l->cap : 16;
+        if (cap > INT32_MAX / 64) return -1;
+        bli_hfsplit *v = realloc(l->v, (size_t)cap * sizeof *v);
+        if (!v) return -1;
+        l->v = v;
+        l->cap = cap;
+    }
+    l->v[l->n].s = *s;
+    l->v[l->n++].added_id = added_id;
+    memset(s, 0, sizeof *s);
+    return 0;
+}
+
+static int push_piece(const bli_hfstr *s, int32_t a, int32_t b, bli_hfsplits *out) {
+    if (b <= a) return 0;
+    bli_hfstr piece = {0};
+    if (bli_hfstr_copy(&piece, s, a, b) || bli_hfsplits_push(out, &piece, -1)) {
+        bli_hfstr_free(&piece);
+        return -1;
+    }
+    return 0;
+}
+
+int bli_hf_split_by(const bli_hfstr *s, const bli_hfspans *sp, int behavior, bli_hfsplits *out) {
+    const bli_hfspan *v = sp->v;
+    int32_t n = sp->n;
+    switch (behavior) {
+    case HF_B_REMOVED:
+        for (int32_t k = 0; k < n; k++) if (!v[k].m && push_piece(s, v[k].s, v[k].e, out)) return -1;
+        return 0;
+    case HF_B_ISOLATED:
+        for (int32_t k = 0; k < n; k++) if (push_piece(s, v[k].s, v[k].e, out)) return -1;
+        return 0;
+    case HF_B_CONTIGUOUS:
+    case HF_B_MERGED_PREV: {
+        int32_t a = -1, b = -1, prev = 0;
+        for (int32_t k = 0; k < n; k++) {
+            int join = behavior == HF_B_CONTIGUOUS ? v[k].m == prev : (v[k].m && !prev);
+            if (join && a >= 0) b = v[k].e;
+            else {
+                if (a >= 0 && push_piece(s, a, b, out)) return -1;
+                a = v[k].s, b = v[k].e;
+            }
+            prev = v[k].m;
+        }
+        return a >= 0 ? push_piece(s, a, b, out) : 0;
+    }
+    case HF_B_MERGED_NEXT: {
+        /* right to left: a match joins the piece after it */
+        int32_t *st = malloc(((size_t)n + 1) * 2 * sizeof *st);
+        if (!st) return -1;
+        int32_t m = 0, prev = 0;
+        for (int32_t k = n - 1; k >= 0; k--) {
+            if (v[k].m && !prev && m > 0) st[2 * (m - 1)] = v[k].s;
+            else st[2 * m] = v[k].s, st[2 * m + 1] = v[k].e, m++;
+            prev = v[k].m;
+        }
+        int rc = 0;
+        for (int32_t k = m - 1; k >= 0 && !rc; k--) rc = push_piece(s, st[2 * k], st[2 * k + 1], out);
+        free(st);
+        return rc;
+    }
+    }
+    return -1;
+}
+
+/* ------------------------------------------------------ pre-tokenizers */
+
+static int read_behavior(const bli_jv *j, int dflt, int *out, char *err, size_t errlen) {
+    const bli_jv *b = bli_jget(j, "behavior");
+    *out = dflt;
+    if (!b || b->type == BLI_JNULL) return 0;
+    static const char *names[] = {"Removed", "Isolated", "MergedWithPrevious", "MergedWithNext", "Contiguous"};
+    for (int k = 0; k < 5; k++)
+        if (b->type == BLI_JSTR && !strcmp(b->str, names[k])) { *out = k; return 0; }
+    bli_set_err(err, errlen, "tokenizer.json: unknown split behavior");
+    return -1;
+}
+
+static int flag(const bli_jv *j, const char *key, int dflt) {
+    const bli_jv *v = bli_jget(j, key);
+    return v && (v->type == BLI_JTRUE || v->type == BLI_JFALSE) ? v->type == BLI_JTRUE : dflt;
+}
+
+int bli_hfpretok_read(bli_hfpretok *p, const bli_jv *j, char *err, size_t errlen) {
+    memset(p, 0, sizeof *p);
+    const bli_jv *t = bli_jget(j, "type");
+    if (!t || t->type != BLI_JSTR) { bli_set_err(err, errlen, "tokenizer.json: pre_tokenizer without a type"); return -1; }
+    const char *ty = t->str;
+    if (!strcmp(ty, "Sequence")) {
+        const bli_jv *s = bli_jget(j, "pretokenizers");
+        if (!s || s->type != BLI_JARR) { bli_set_err(err, errlen, "tokenizer.json: Sequence without pretokenizers"); return -1; }
+        p->type = HF_PT_SEQUENCE;
+        p->seq = calloc(s->n ? s->n : 1, sizeof *p->seq);
+        if (!p->seq) { bli_set_err(err, errlen, "out of memory"); return -1; }
+        for (size_t k = 0; k < s->n; k++) {
+            if (bli_hfpretok_read(&p->seq[k], &s->items[k], err, errlen)) return -1;
+            p->n_seq++;
+        }
+        return 0;
+    }
+    if (!strcmp(ty, "BertPreTokenizer")) { p->type = HF_PT_BERT; return 0; }
+    if (!strcmp(ty, "WhitespaceSplit")) { p->type = HF_PT_WHITESPACE_SPLIT; return 0; }
+    if (!strcmp(ty, "Whitespace")) { p->type = HF_PT_WHITESPACE; p->pat.kind = HF_PAT_RE_WORD_OR_PUNCT; return 0; }
+    if (!strcmp(ty, "ByteLevel")) {
+        p->type = HF_PT_BYTELEVEL;
+        p->add_prefix_space = flag(j, "add_prefix_space", 1);
+        p->use_regex = flag(j, "use_regex", 1);
+        return 0;
+    }
+    if (!strcmp(ty, "Metaspace")) {
+        p->type = HF_PT_METASPACE;
+        const bli_jv *r = bli_jget(j, "replacement"), *ps = bli_jget(j, "prepend_scheme");
+        uint32_t *cps = NULL;
+        int32_t n = 0;
+        if (!r || r->type != BLI_JSTR || utf8_to_cps(r->str, r->len, &cps, &n) || n != 1) {
+            free(cps);
+            bli_set_err(err, errlen, "tokenizer.json: Metaspace replacement must be one character");
+            return -1;
+        }
+        p->replacement = cps[0];
+        free(cps);
+        p->split = flag(j, "split", 1);
+        p->prepend_scheme = HF_PREPEND_ALWAYS;
+        if (ps && ps->type == BLI_JSTR) {
+            if (!strcmp(ps->str, "first")) p->prepend_scheme = HF_PREPEND_FIRST;
+            else if (!strcmp(ps->str, "never")) p->prepend_scheme = HF_PREPEND_NEVER;
+            else if (strcmp(ps->str, "always")) { bli_set_err(err, errlen, "tokenizer.json: unknown prepend_scheme"); return -1; }
+        } else if (!flag(j, "add_prefix_space", 1)) {
+            p->prepend_scheme = HF_PREPEND_NEVER; /* files from before prepend_scheme */
+        }
+        return 0;
+    }
+    if (!strcmp(ty, "Punctuation")) { p->type = HF_PT_PUNCTUATION; return read_behavior(j, HF_B_ISOLATED, &p->behavior, err, errlen); }
+    if (!strcmp(ty, "Digits")) { p->type = HF_PT_DIGITS; p->individual_digits = flag(j, "individual_digits", 0); return 0; }
+    if (!strcmp(ty, "Split")) {
+        p->type = HF_PT_SPLIT;
+        p->invert = flag(j, "invert", 0);
+        const bli_jv *pat = bli_jget(j, "pattern");
+        if (!pat || bli_hfpat_read(&p->pat, pat, err, errlen)) {
+            if (!pat) bli_set_err(err, errlen, "tokenizer.json: Split without a pattern");
+            return -1;
+        }
+        return read_behavior(j, HF_B_REMOVED, &p->behavior, err, errlen);
+    }
+    bli_set_err(err, errlen, "tokenizer.json: pre-tokenizer %.60s is not supported", ty);
+    return -1;
+}
+
+void bli_hfpretok_free(bli_hfpretok *p) {
+    for (int32_t k = 0; k < p->n_seq; k++) bli_hfpretok_free(&p->seq[k]);
+    free(p->seq);
+    bli_hfpat_free(&p->pat);
+    memset(p, 0, sizeof *p);
+}
+
+/* Prepend characters with the first character's alignment (tokenizers' prepend). */
+static int prepend_char(bli_hfstr *s, uint32_t cp) {
+    if (s->n == 0) return 0;
+    if (bli_hfstr_reserve(s, (int64_t)s->n + 2)) return -1;
+    memmove(s->c + 1, s->c, (size_t)s->n * sizeof *s->c);
+    s->c[0] = s->c[1];
+    s->c[0].cp = cp;
+    s->n++;
+    return 0;
+}
+
+/* Each character becomes the GPT-2 characters of its UTF-8 bytes, all with its alignment. */
+static int bytes_to_chars(bli_hfstr *s, bli_hfstr *scratch) {
+    if (bli_hfstr_reserve(scratch, 4 * (int64_t)s->n + 1)) return -1;
+    int32_t o = 0;
+    for (int32_t i = 0; i < s->n; i++) {
+        char b[4];
+        size_t k = bli_hf_utf8_put(b, s->c[i].cp);
+        for (size_t j = 0; j < k; j++) {
+            scratch->c[o] = s->c[i];
+            scratch->c[o++].cp = byte_char[(unsigned char)b[j]];
+        }
+    }
+    scratch->n = o;
+    bli_hfstr t = *s;
+    *s = *scratch;
+    *scratch = t;
+    return 0;
+}
+
+/* One pre-tokenizer on one split, pieces appended to out. */
+static int pretok_one(const bli_hfpretok *p, bli_hfstr *s, bli_hfsplits *out, bli_hfstr *scratch) {
+    bli_hfspans sp = {0};
+    bli_hfpat pat = {0};
+    int rc = 0;
+    switch (p->type) {
+    case HF_PT_BERT: {
+        bli_hfsplits mid = {0};
+        pat.kind = HF_PAT_CHAR_WS;
+        rc = bli_hfpat_find(&pat, s, &sp) || bli_hf_split_by(s, &sp, HF_B_REMOVED, &mid);
+        pat.kind = HF_PAT_CHAR_PUNCT;
+        for (int32_t k = 0; k < mid.n && !rc; k++)
+            rc = bli_hfpat_find(&pat, &mid.v[k].s, &sp) || bli_hf_split_by(&mid.v[k].s, &sp, HF_B_ISOLATED, out);
+        bli_hfsplits_free(&mid);
+        break;
+    }
+    case HF_PT_WHITESPACE_SPLIT:
+        pat.kind = HF_PAT_CHAR_WS;
+        rc = bli_hfpat_find(&pat, s, &sp) || bli_hf_split_by(s, &sp, HF_B_REMOVED, out);
+        break;
+    case HF_PT_WHITESPACE: /* Invert(\w+|[^\w\s]+), Removed: keep the matches */
+        rc = bli_hfpat_find(&p->pat, s, &sp);
+        for (int32_t k = 0; k < sp.n && !rc; k++) sp.v[k].m = !sp.v[k].m;
+        rc = rc || bli_hf_split_by(s, &sp, HF_B_REMOVED, out);
+        break;
+    case HF_PT_PUNCTUATION:
+        pat.kind = HF_PAT_CHAR_PUNCT;
+        rc = bli_hfpat_find(&pat, s, &sp) || bli_hf_split_by(s, &sp, p->behavior, out);
+        break;
+    case HF_PT_DIGITS:
+        pat.kind = HF_PAT_CHAR_DIGIT;
+        rc = bli_hfpat_find(&pat, s, &sp) ||
+             bli_hf_split_by(s, &sp, p->individual_digits ? HF_B_ISOLATED : HF_B_CONTIGUOUS, out);
+        break;
+    case HF_PT_SPLIT:
+        rc = bli_hfpat_find(&p->pat, s, &sp);
+        if (p->invert) for (int32_t k = 0; k < sp.n && !rc; k++) sp.v[k].m = !sp.v[k].m;
+        rc = rc || bli_hf_split_by(s, &sp, p->behavior, out);
+        break;
+    case HF_PT_BYTELEVEL: {
+        if (p->add_prefix_space && s->n && s->c[0].cp != ' ' && prepend_char(s, ' ')) { rc = -1; break; }
+        int32_t first = out->n;
+        if (p->use_regex) {
+            pat.kind = HF_PAT_RE_GPT2;
+            rc = bli_hfpat_find(&pat, s, &sp) || bli_hf_split_by(s, &sp, HF_B_ISOLATED, out);
+        } else {
+            rc = push_piece(s, 0, s->n, out);
+        }
+        for (int32_t k = first; k < out->n && !rc; k++) rc = bytes_to_chars(&out->v[k].s, scratch);
+        break;
+    }
+    case HF_PT_METASPACE: {
+        for (int32_t i = 0; i < s->n; i++) if (s->c[i].cp == ' ') s->c[i].cp = p->replacement;
+        int pre = p->prepend_scheme == HF_PREPEND_ALWAYS ||
+                  (p->prepend_scheme == HF_PREPEND_FIRST && s->n && s->c[0].o0 == 0);
+        if (pre && s->n && s->c[0].cp != p->replacement && prepend_char(s, p->replacement)) { rc = -1; break; }
+        if (p->split) {
+            pat.kind = HF_PAT_CHAR;
+            uint32_t r = p->replacement;
+            pat.cps = &r;
+            rc = bli_hfpat_find(&pat, s, &sp) || bli_hf_split_by(s, &sp, HF_B_MERGED_NEXT, out);
+        } else {
+            rc = push_piece(s, 0, s->n, out);
+        }
+        break;
+    }
+    default:
+        rc = -1;
+    }
+    free(sp.v);
+    return rc ? -1 : 0;
+}
+
+int bli_hfpretok_apply(const bli_hfpretok *p, bli_hfsplits *l, bli_hfstr *scratch) {
+    if (p->type == HF_PT_SEQUENCE) {
+        for (int32_t k = 0; k < p->n_seq; k++)
+            if (bli_hfpretok_apply(&p->seq[k], l, scratch)) return -1;
+        return 0;
+    }
+    bli_hfsplits out = {0};
+    for (int32_t i = 0; i < l->n; i++) {
+        if (l->v[i].added_id >= 0) {
+            if (bli_hfsplits_push(&out, &l->v[i].s, l->v[i].added_id)) goto fail;
+            continue;
+        }
+        if (pretok_one(p, &l->v[i].s, &out, scratch)) goto fail;
+    }
+    bli_hfsplits_free(l);
+    *l = out;
+    return 0;
+fail:
+    bli_hfsplits_free(&out);
+    return -1;
+}

@@ -1,0 +1,43 @@
+/* hf_tokenizer.h — a tokenizer driven by Hugging Face's tokenizer.json.
+ *
+ *     bli_hftok *t = bli_hftok_load(json, len, err, sizeof err);  // NULL: err says why
+ *     bl_tokens toks;                                             // bertlens.h's result
+ *     bli_hftok_encode(t, a, alen, b, blen, max_tokens, &toks, err, sizeof err);
+ *     ...
+ *     bl_tokens_free(&toks); bli_hftok_free(t);
+ *
+ * The pipeline is the `tokenizers` library's, component for component:
+ * added tokens (matched on the raw text, lstrip / rstrip / single_word) ->
+ * normalizer -> pre-tokenizer -> model -> truncation (longest_first, after
+ * reserving the post-processor's specials) -> post-processor. Each component
+ * is a small tagged struct read from its JSON object (hf_tok_impl.h); what
+ * the file asks for and this code does not know is refused by name at load.
+ *
+ * Results match tokenizers' Python API (what AutoTokenizer returns): ids,
+ * type ids from the template, offsets as [start, end) in UTF-16 code units of
+ * the original text A or B (tokenizers gives code points; converted the same
+ * way tests/tokenizer.test.mjs's fixtures are), word ids (index of the
+ * pre-tokenized split in its text, -1 for the post-processor's specials),
+ * n_a = tokens before the first token of text B, and whether truncation
+ * dropped tokens. max_tokens <= 0: no truncation.
+ */
+#ifndef BERTLENS_HF_TOKENIZER_H
+#define BERTLENS_HF_TOKENIZER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "bertlens.h"
+
+typedef struct bli_hftok bli_hftok;
+
+bli_hftok *bli_hftok_load(const char *json, size_t len, char *err, size_t errlen);
+void bli_hftok_free(bli_hftok *t);
+/* Model vocabulary plus added tokens: ids are < this. */
+int32_t bli_hftok_vocab_size(const bli_hftok *t);
+/* Token string of an id (NUL-terminated, owned by t), or NULL. */
+const char *bli_hftok_token_str(const bli_hftok *t, int32_t id);
+int bli_hftok_encode(const bli_hftok *t, const char *a, size_t alen, const char *b, size_t blen, int32_t max_tokens,
+                     bl_tokens *out, char *err, size_t errlen);
+
+#endif

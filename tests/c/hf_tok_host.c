@@ -1,0 +1,129 @@
+/* hf_tok_host.c — the tokenizer.json pipeline (src/hf_tokenizer.h) as a
+ * program, for tests/hf_tokenizer.test.mjs:
+ *
+ *     build/hf_tok_host TOKENIZER_JSON MAX_LENGTH < lines.jsonl
+ *
+ * Reads JSON lines as `bertlens tokenize --jsonl` does (a string, or
+ * {"text", "text_pair", "max_length"}) and prints, per line, the same object
+ * it prints: {"tokens", "ids", "type_ids", "offsets", "word_ids",
+ * "truncated"}, or {"error": ...}. MAX_LENGTH is the tokenizer's
+ * model_max_length (tokenizer_config.json); a line's max_length overrides it.
+ */
+#include "hf_tokenizer.h"
+#include "json.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static char *read_file(const char *path, size_t *len) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    size_t cap = 1 << 20, n = 0;
+    char *buf = malloc(cap);
+    for (size_t got; buf && (got = fread(buf + n, 1, cap - n, f)) > 0;) {
+        n += got;
+        if (n == cap) {
+            char *b = cap > ((size_t)1 << 30) ? NULL : realloc(buf, cap *= 2);
+            if (!b) { free(buf); buf = NULL; }
+            else buf = b;
+        }
+    }
+    fclose(f);
+    *len = n;
+    return buf;
+}
+
+static void tokens_json(bli_jbuf *b, const bli_hftok *t, const bl_tokens *k) {
+    bli_json_raw(b, "{\"tokens\":[", 11);
+    for (int32_t i = 0; i < k->n; i++) {
+        const char *s = bli_hftok_token_str(t, k->ids[i]);
+        if (i) bli_json_raw(b, ",", 1);
+        if (s) bli_json_string(b, s, strlen(s));
+        else bli_json_raw(b, "null", 4);
+    }
+    bli_json_raw(b, "],\"ids\":[", 9);
+    for (int32_t i = 0; i < k->n; i++) {
+        if (i) bli_json_raw(b, ",", 1);
+        bli_json_int(b, k->ids[i]);
+    }
+    bli_json_raw(b, "],\"type_ids\":[", 14);
+    for (int32_t i = 0; i < k->n; i++) {
+        if (i) bli_json_raw(b, ",", 1);
+        bli_json_int(b, k->type_ids[i]);
+    }
+    bli_json_raw(b, "],\"offsets\":[", 13);
+    for (int32_t i = 0; i < k->n; i++) {
+        bli_json_raw(b, i ? ",[" : "[", i ? 2 : 1);
+        bli_json_int(b, k->offsets[2 * i]);
+        bli_json_raw(b, ",", 1);
+        bli_json_int(b, k->offsets[2 * i + 1]);
+        bli_json_raw(b, "]", 1);
+    }
+    bli_json_raw(b, "],\"word_ids\":[", 14);
+    for (int32_t i = 0; i < k->n; i++) {
+        if (i) bli_json_raw(b, ",", 1);
+        if (k->word_ids[i] < 0) bli_json_raw(b, "null", 4);
+        else bli_json_int(b, k->word_ids[i]);
+    }
+    const char *tr = k->truncated ? "],\"truncated\":true}" : "],\"truncated\":false}";
+    bli_json_raw(b, tr, strlen(tr));
+}
+
+int main(int argc, char **argv) {
+    if (argc != 3) {
+        fprintf(stderr, "usage: hf_tok_host TOKENIZER_JSON MAX_LENGTH < lines.jsonl\n");
+        return 2;
+    }
+    size_t len;
+    char *json = read_file(argv[1], &len);
+    if (!json) {
+        fprintf(stderr, "hf_tok_host: cannot read %s\n", argv[1]);
+        return 1;
+    }
+    char err[512];
+    bli_hftok *t = bli_hftok_load(json, len, err, sizeof err);
+    free(json);
+    if (!t) {
+        fprintf(stderr, "hf_tok_host: %s: %s\n", argv[1], err);
+        return 1;
+    }
+    int32_t max_len = atoi(argv[2]);
+    bli_jbuf out = {0};
+    char *line = NULL;
+    size_t cap = 0;
+    ssize_t got;
+    int rc = 0;
+    while ((got = getline(&line, &cap, stdin)) >= 0) {
+        size_t n = (size_t)got;
+        while (n && (line[n - 1] == '\n' || line[n - 1] == '\r')) n--;
+        char *a, *b;
+        size_t alen, blen;
+        int32_t ml;
+        bli_jbuf_reset(&out);
+        if (bli_json_read_input(line, n, &a, &alen, &b, &blen, &ml, err, sizeof err)) {
+            bli_json_error(&out, err);
+        } else {
+            bl_tokens k;
+            if (bli_hftok_encode(t, a, alen, b, blen, ml > 0 ? ml : max_len, &k, err, sizeof err)) {
+                bli_json_error(&out, err);
+            } else {
+                tokens_json(&out, t, &k);
+                bl_tokens_free(&k);
+            }
+            free(a);
+            free(b);
+        }
+        if (out.oom) {
+            fprintf(stderr, "hf_tok_host: out of memory\n");
+            rc = 1;
+            break;
+        }
+        fwrite(out.data, 1, out.len, stdout);
+        fputc('\n', stdout);
+    }
+    free(line);
+    bli_jbuf_free(&out);
+    bli_hftok_free(t);
+    return rc;
+}
