@@ -113,8 +113,19 @@ export function canvasColours(page, sel) {
   }, sel);
 }
 
-/** Parse exported SVG markup in the page: element counts, desc, well-formedness. */
-export function inspectSvg(page, svg) {
+/** Parse exported SVG markup: element counts, desc, well-formedness. In a
+ *  blank page beside `page`: the app's own page refuses to parse markup
+ *  from a string (its CSP requires Trusted Types). */
+export async function inspectSvg(page, svg) {
+  const blank = await page.context().newPage();
+  try {
+    return await parseSvgIn(blank, svg);
+  } finally {
+    await blank.close();
+  }
+}
+
+function parseSvgIn(page, svg) {
   return page.evaluate((text) => {
     const doc = new DOMParser().parseFromString(text, 'image/svg+xml');
     const root = doc.documentElement;
@@ -129,6 +140,8 @@ export function inspectSvg(page, svg) {
       unsafe: count('script, foreignObject, iframe, object, embed') + doc.getElementsByTagNameNS('http://www.w3.org/1999/xhtml', '*').length
         + [...doc.querySelectorAll('*')].filter((e) => [...e.attributes].some((a) => /^on/i.test(a.name))).length,
       title: doc.querySelector('svg > title')?.textContent,
+      shownTitle: [...doc.querySelectorAll('g.export-title text')].map((e) => e.textContent).join(' '),
+      keyFills: [...doc.querySelectorAll('svg.export-key g.swatch rect, svg[class="export-key"] rect')].map((r) => r.getAttribute('fill')),
       desc: doc.querySelector('svg > desc')?.textContent,
       texts: [...doc.querySelectorAll('text')].map((t) => t.textContent),
     };

@@ -155,3 +155,65 @@ scenario('a gzip bomb dropped on the page stops early as too large; the page sta
     fs.rmSync(dir, { recursive: true, force: true });
   }
 });
+
+// ------------------------------------------------------------------- CSP
+
+/** Record CSP violations (window.__csp) from the first script on. */
+const watchCsp = (page) => page.addInitScript(() => {
+  window.__csp = [];
+  document.addEventListener('securitypolicyviolation', (e) => window.__csp.push(`${e.effectiveDirective} ${e.blockedURI} ${e.sample || ''}`.trim()));
+});
+
+/** What the page's policy allows: a string into innerHTML, a script URL of
+ *  another origin into new Worker (both must throw), and whether it runs
+ *  cross-origin isolated (threads). */
+const probe = (page) => page.evaluate(async () => {
+  const before = window.__csp.slice(); // the page's own: none expected
+  const tries = {};
+  try { document.createElement('div').innerHTML = '<img src=x onerror=alert(1)>'; tries.innerHTML = 'allowed'; } catch (e) { tries.innerHTML = e.name; }
+  try { new Worker('https://evil.example/x.js'); tries.worker = 'allowed'; } catch (e) { tries.worker = e.name; }
+  const meta = document.querySelector('meta[http-equiv="Content-Security-Policy"]');
+  await new Promise((r) => setTimeout(r, 200)); // violation reports arrive in a later task
+  return { tries, meta: meta && meta.content, isolated: self.crossOriginIsolated, violations: before, probes: window.__csp.slice(before.length) };
+});
+
+const CSP_VIOLATION = /requires 'TrustedHTML' assignment/; // the innerHTML probe's own report
+
+scenario('CSP with Trusted Types: every view draws with no violation; HTML and foreign script URLs are refused (header and <meta>)', async ({ page, base }) => {
+  await watchCsp(page);
+  await page.goto(`${base}?text=${encodeURIComponent('The cat sat on the mat.')}`);
+  await ready(page);
+  for (const view of ['head', 'model', 'neuron', 'overview', 'rollout', 'heatmap']) {
+    await page.evaluate(() => { document.body.dataset.state = 'loading'; });
+    await page.click(`#view-tabs [data-view="${view}"]`);
+    await ready(page);
+  }
+  const p = await probe(page);
+  assert.deepEqual(p.tries, { innerHTML: 'TypeError', worker: 'TypeError' });
+  assert.match(p.meta, /require-trusted-types-for 'script'; trusted-types default$/);
+  assert.equal(p.isolated, true, 'the threaded engine (pthread workers under the policy) ran');
+  assert.deepEqual(p.violations, [], 'the page itself broke no rule');
+  assert.ok(p.probes.some((v) => /^require-trusted-types-for/.test(v)), `the innerHTML probe was reported: ${p.probes.join(' | ')}`);
+}, { allowConsoleErrors: CSP_VIOLATION });
+
+scenario('CSP <meta> alone (a host that sends no header) enforces the same policy', async ({ page, base }) => {
+  await watchCsp(page);
+  await page.goto(base);
+  await ready(page);
+  const p = await probe(page);
+  assert.deepEqual(p.tries, { innerHTML: 'TypeError', worker: 'TypeError' });
+  assert.deepEqual(p.violations, [], 'the page itself broke no rule');
+}, { csp: false, allowConsoleErrors: CSP_VIOLATION });
+
+scenario('one-file page from file:// under its hash-based CSP <meta>: draws, with no violation but the probes', async ({ page }) => {
+  await watchCsp(page);
+  await page.goto(pathToFileURL(path.join(DIST, 'bertlens.html')).href);
+  await ready(page);
+  await page.evaluate(() => { document.body.dataset.state = 'loading'; });
+  await page.click('#view-tabs [data-view="neuron"]');
+  await ready(page);
+  const p = await probe(page);
+  assert.match(p.meta, /script-src 'sha256-[^']+' .*'wasm-unsafe-eval'; worker-src blob:;.*require-trusted-types-for 'script'/);
+  assert.deepEqual(p.tries, { innerHTML: 'TypeError', worker: 'TypeError' });
+  assert.deepEqual(p.violations, [], 'the page itself broke no rule');
+}, { network: 'none', allowConsoleErrors: CSP_VIOLATION });

@@ -78,7 +78,7 @@ test('build_site writes a self-consistent, content-hashed dist', () => {
       assert.doesNotMatch(outside, /\s(?:src|href)="(?!data:|#)/, `${name}: no reference to another file`);
       assert.doesNotMatch(page, /<link rel="stylesheet"|file_notice/, `${name}: CSS inline, no file:// notice`);
       const code = [...page.matchAll(/<script(?: type="module")?>([\s\S]*?)<\/script>/g)].map((m) => m[1]);
-      assert.equal(code.length, 2, `${name}: D3 and the bundled modules`);
+      assert.equal(code.length, 3, `${name}: the Trusted Types policy, D3 and the bundled modules`);
       for (const c of code) assert.doesNotThrow(() => new Function(c), `${name}: inline script parses`);
       const block = (id) => page.match(new RegExp(`^<script type="[^"]+" id="${id}">([\\s\\S]*?)</script>`, "m"))?.[1];
       if (name === 'bertlens.html') {
@@ -86,19 +86,74 @@ test('build_site writes a self-consistent, content-hashed dist', () => {
         assert.equal(createHash('sha256').update(bundle).digest('hex'), def.sha256, 'the inline bundle is the default model');
         assert.deepEqual(Buffer.from(block('bertlens-engine-wasm'), 'base64'), fs.readFileSync(path.join(wasm, 'bertlens.wasm')));
         assert.equal(JSON.parse(block('bertlens-models')).models[0].inline, 'bertlens-bundle-0');
-        assert.match(code[1], /engine: true/);
+        assert.match(code[2], /engine: true/);
         assert.equal(Buffer.from(block('bertlens-viewer'), 'base64').toString('utf8'), fs.readFileSync(path.join(dist, 'viewer.html'), 'utf8'),
           'bertlens.html carries viewer.html (its "Download HTML" cannot fetch it from file://)');
       } else {
         assert.equal(block('bertlens-viewer'), undefined);
         assert.equal(block('bertlens-bundle-0'), undefined);
         assert.equal(block('bertlens-engine-wasm'), undefined);
-        assert.match(code[1], /engine: false/);
+        assert.match(code[2], /engine: false/);
       }
     }
     // Bundles listed in the index are present with the listed size.
     const index = JSON.parse(fs.readFileSync(path.join(dist, 'models', 'index.json'), 'utf8'));
     for (const m of index.models) assert.equal(fs.statSync(path.join(dist, 'models', m.file)).size, m.bytes);
+  } finally {
+    fs.rmSync(tmp, { recursive: true, force: true });
+  }
+});
+
+test('every built page carries the CSP of netlify.toml as a <meta>; the one-file pages allow exactly their inline scripts and styles', () => {
+  const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'bertlens-site-'));
+  const wasm = path.join(tmp, 'wasm');
+  fs.mkdirSync(wasm);
+  fakeEngine(wasm);
+  const dist = path.join(tmp, 'dist');
+  try {
+    execFileSync(process.execPath, [path.join(ROOT, 'tools', 'build_site.mjs')], {
+      env: { ...process.env, WASM_DIR: wasm, DIST_DIR: path.relative(ROOT, dist) }, stdio: 'pipe',
+    });
+    // netlify.toml's header, read here independently of build_site.
+    const toml = fs.readFileSync(path.join(ROOT, 'netlify.toml'), 'utf8');
+    const header = toml.split('[[headers]]').find((r) => /for = "\/\*"/.test(r)).match(/Content-Security-Policy = "([^"]+)"/)[1];
+    const directives = (p) => new Map(p.split(';').map((d) => d.trim()).filter(Boolean).map((d) => [d.split(/\s+/)[0], d.split(/\s+/).slice(1).join(' ')]));
+    const H = directives(header);
+    assert.equal(H.get('require-trusted-types-for'), "'script'", 'the header asks for Trusted Types');
+    assert.equal(H.get('trusted-types'), 'default');
+    const metaOf = (page) => {
+      const tags = [...page.matchAll(/<meta http-equiv="Content-Security-Policy" content="([^"]+)">/g)];
+      assert.equal(tags.length, 1, 'one CSP <meta>');
+      // before any script or style: it governs only what follows it
+      assert.ok(tags[0].index < page.search(/<script|<style|<link/), 'the <meta> comes before every script and style');
+      return directives(tags[0][1].replace(/&quot;/g, '"').replace(/&amp;/g, '&'));
+    };
+    // index.html: the header, less frame-ancestors (a <meta> cannot carry it).
+    const M = metaOf(fs.readFileSync(path.join(dist, 'index.html'), 'utf8'));
+    assert.deepEqual([...M], [...H].filter(([k]) => k !== 'frame-ancestors'));
+    // One-file pages: the same policy, scripts and styles by their hashes,
+    // the engine worker from a blob:.
+    const sha = (t) => `'sha256-${createHash('sha256').update(t, 'utf8').digest('base64')}'`;
+    for (const name of ['bertlens.html', 'viewer.html']) {
+      const page = fs.readFileSync(path.join(dist, name), 'utf8');
+      const P = metaOf(page);
+      const scripts = [...page.matchAll(/<script(?: type="module")?>([\s\S]*?)<\/script>/g)].map((m) => sha(m[1]));
+      const styles = [...page.matchAll(/<style>([\s\S]*?)<\/style>/g)].map((m) => sha(m[1]));
+      assert.equal(P.get('script-src'), `${scripts.join(' ')} 'wasm-unsafe-eval'`, `${name}: script-src`);
+      assert.equal(P.get('style-src'), styles.join(' '), `${name}: style-src`);
+      assert.equal(P.get('worker-src'), 'blob:');
+      for (const [k, v] of H) {
+        if (['script-src', 'style-src', 'worker-src', 'frame-ancestors'].includes(k)) continue;
+        assert.equal(P.get(k), v, `${name}: ${k} as in the header`);
+      }
+      assert.ok(!P.has('frame-ancestors'));
+    }
+    // The policy every worker script ends with (its own CSP is its response's).
+    const files = fs.readdirSync(path.join(dist, 'js')).concat(fs.readdirSync(path.join(dist, 'wasm')).map((f) => `../wasm/${f}`));
+    const policy = fs.readFileSync(path.join(ROOT, 'web', 'js', 'trusted_types.js'), 'utf8');
+    for (const w of [files.find((f) => /^worker\./.test(f)), files.find((f) => /bertlens-mt\.worker\./.test(f))]) {
+      assert.ok(fs.readFileSync(path.join(dist, 'js', w), 'utf8').endsWith(policy), `${w} ends with the Trusted Types policy`);
+    }
   } finally {
     fs.rmSync(tmp, { recursive: true, force: true });
   }

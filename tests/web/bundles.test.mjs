@@ -178,7 +178,7 @@ test('gzip bomb: 3 GiB of output from a header declaring 4 KB stops at once, "to
   assert.ok(gzBomb.length < 4 << 20, `${gzBomb.length} bytes of gzip`);
   const before = process.memoryUsage().arrayBuffers;
   const t0 = performance.now();
-  await assert.rejects(gunzipIfNeeded(gzBomb), (e) => {
+  await assert.rejects(gunzipIfNeeded(gzBomb, { bundle: true }), (e) => {
     assert.ok(e instanceof DeliveryError);
     assert.match(e.message, /^the file is too large: it unpacks to more than the 4\.0 KB its header declares/);
     assert.match(e.detail, /^size: /);
@@ -193,10 +193,12 @@ test('gzip bomb: 3 GiB of output from a header declaring 4 KB stops at once, "to
 
 test('a header declaring more than the page maximum is refused before unpacking on; a non-bundle stops after 8 bytes', async () => {
   assert.equal(MAX_BUNDLE_BYTES, 2 ** 31);
-  await assert.rejects(gunzipIfNeeded(bomb(2 ** 40, 4)), /the file is too large: its header says it unpacks to 1024\.0 GB, more than the 2\.0 GB this page can hold/);
-  await assert.rejects(gunzipIfNeeded(bomb(MAX_BUNDLE_BYTES + 1, 4)), /too large/);
+  await assert.rejects(gunzipIfNeeded(bomb(2 ** 40, 4), { bundle: true }), /the file is too large: its header says it unpacks to 1024\.0 GB, more than the 2\.0 GB this page can hold/);
+  await assert.rejects(gunzipIfNeeded(bomb(MAX_BUNDLE_BYTES + 1, 4), { bundle: true }), /too large/);
   const notBundle = zlib.gzipSync(Buffer.alloc(1 << 20, 0x41));
-  await assert.rejects(gunzipIfNeeded(new Uint8Array(notBundle)), /not a bertlens bundle: its unpacked bytes do not start with “BERTLENS”/);
+  await assert.rejects(gunzipIfNeeded(new Uint8Array(notBundle), { bundle: true }), /not a bertlens bundle: its unpacked bytes do not start with “BERTLENS”/);
+  // Without bundle: true it is plain gzip (up to MAX_BUNDLE_BYTES).
+  assert.equal((await gunzipIfNeeded(new Uint8Array(notBundle))).byteLength, 1 << 20);
 });
 
 test('a well-formed gzip bundle unpacks whole; declaredSize reads file_size', async () => {
@@ -208,7 +210,7 @@ test('a well-formed gzip bundle unpacks whole; declaredSize reads file_size', as
   const big = fakeBundle(3 << 20);
   assert.equal((await gunzipIfNeeded(new Uint8Array(zlib.gzipSync(big)))).byteLength, big.length);
   // A bundle longer than it declares (trailing bytes) is refused here too.
-  await assert.rejects(gunzipIfNeeded(new Uint8Array(zlib.gzipSync(Buffer.concat([plain, Buffer.alloc(1)])))), /too large/);
+  await assert.rejects(gunzipIfNeeded(new Uint8Array(zlib.gzipSync(Buffer.concat([plain, Buffer.alloc(1)]))), { bundle: true }), /too large/);
 });
 
 test('a listed download that is a bomb (index without checksums) says too large', async () => {

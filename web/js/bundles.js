@@ -77,7 +77,7 @@ export function unpackInlineEarly() {
   if (!entry || !entry.inline || unpackedEarly.has(entry.inline)) return;
   unpackedEarly.set(entry.inline, (async () => {
     const raw = base64ToBytes(inlineText(entry.inline));
-    return { size: raw.length, buffer: await gunzipIfNeeded(raw) };
+    return { size: raw.length, buffer: await gunzipIfNeeded(raw, { bundle: true }) };
   })());
 }
 
@@ -134,10 +134,12 @@ export function declaredSize(head) {
 
 /** Decompress gzip bytes (or return them unchanged if they are not gzip).
  *  Unpacking stops early, with a DeliveryError whose detail starts "size:",
- *  once the output is not a bundle, or passes the file_size its header
- *  declares or MAX_BUNDLE_BYTES: a few MB of gzip cannot become gigabytes
- *  in memory. Damaged gzip: a DeliveryError whose detail starts "gzip:". */
-export async function gunzipIfNeeded(u8) {
+ *  once the output passes MAX_BUNDLE_BYTES and, with bundle: true (every
+ *  model the page loads), once it does not start like a bundle or passes
+ *  the file_size its header declares: a few MB of gzip cannot become
+ *  gigabytes in memory. Damaged gzip: a DeliveryError whose detail starts
+ *  "gzip:". */
+export async function gunzipIfNeeded(u8, { bundle = false } = {}) {
   if (!isGzip(u8)) return u8.buffer.byteLength === u8.length ? u8.buffer : u8.slice().buffer;
   if (typeof DecompressionStream !== 'function') {
     throw new DeliveryError('This browser is too old to unpack a compressed (.gz) model. Please use a current version of Chrome, Edge, Firefox or Safari, or open an uncompressed .blb file.', 'no DecompressionStream');
@@ -165,7 +167,7 @@ export async function gunzipIfNeeded(u8) {
     }
     if (step.done) break;
     const chunk = step.value;
-    if (head && head.length < SIZE_END) {
+    if (bundle && head && head.length < SIZE_END) {
       const grown = new Uint8Array(Math.min(SIZE_END, head.length + chunk.length));
       grown.set(head);
       grown.set(chunk.subarray(0, grown.length - head.length), head.length);
@@ -185,8 +187,10 @@ export async function gunzipIfNeeded(u8) {
     }
     n += chunk.length;
     if (n > cap) {
-      await stop(`the file is too large: it unpacks to more than the ${formatBytes(cap)} its header declares (a damaged file or a decompression bomb), so unpacking stopped`,
-        `more than ${cap} bytes unpacked`);
+      await stop(head === null
+        ? `the file is too large: it unpacks to more than the ${formatBytes(cap)} its header declares (a damaged file or a decompression bomb), so unpacking stopped`
+        : `the file is too large: it unpacks to more than ${formatBytes(cap)}, more than this page can hold, so unpacking stopped`,
+      `more than ${cap} bytes unpacked`);
     }
     parts.push(chunk);
   }
@@ -264,6 +268,7 @@ export async function loadListedBundle(entry, baseUrl, progress = () => {}, note
   const name = entry.name || entry.file;
   const what = `the model ${name}`;
   const hand = async (buffer, store, evict) => {
+    await null; // the last progress report is handled before accept starts (observers run in between)
     let ok;
     try {
       ok = accept ? await accept(buffer) : buffer;
@@ -403,7 +408,7 @@ async function listedProblem(raw, entry, what) {
 async function unpackListed(raw, what) {
   const What = `${what[0].toUpperCase()}${what.slice(1)}`;
   try {
-    return await gunzipIfNeeded(raw);
+    return await gunzipIfNeeded(raw, { bundle: true });
   } catch (e) {
     if (!(e instanceof DeliveryError)) throw e;
     if (e.detail.startsWith('size')) throw new DeliveryError(`${What} was not used: ${e.message}.`, e.detail);
@@ -417,7 +422,7 @@ async function unpackListed(raw, what) {
 export async function loadFileBundle(file) {
   const u8 = new Uint8Array(await file.arrayBuffer());
   if (u8.length === 0) throw new DeliveryError('the file is empty', `${file.name}: 0 bytes`);
-  return gunzipIfNeeded(u8);
+  return gunzipIfNeeded(u8, { bundle: true });
 }
 
 export function formatBytes(n) {
