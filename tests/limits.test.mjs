@@ -16,12 +16,15 @@
 //   longpiece  a 4,096-byte vocabulary entry, max_chars_per_word at the cap:
 //              the WordPiece worst case (20 words of 1,000 four-byte letters
 //              took 24 s natively before the search was bounded)
+// and the page's worker reading results with the wasm heap past 2 GiB (the
+// one-thread build grows to 4 GB; pointers past 2^31 come back negative, and
+// worker.js indexed the heap with them: "offset is out of bounds" on main).
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
-import { DEFAULT_WASM_JS, createModule, loadBytes, putString, startWorker, wasmBinaryOf, wasmError }
+import { DEFAULT_WASM_JS, createModule, loadBytes, loadFactory, putString, startWorker, wasmBinaryOf, wasmError }
   from '../tools/wasm_node.mjs';
 import { WORKER_PROTOCOL, makeRunRequest } from '../web/js/protocol.js';
 
@@ -174,6 +177,28 @@ if (MODES.includes('wasm')) {
     const small = await send('run', { request: makeRunRequest({ a: TEXT_SHORT }) });
     assert.equal(small.ok, true, small.error);
     const { T, attn } = small.result;
+    let dev = 0;
+    for (const layer of attn) for (const x of layer) dev = Math.max(dev, Math.abs(x - 1 / T));
+    assert.ok(dev < 1e-6, `attention rows uniform (max |a - 1/T| ${dev})`);
+  });
+
+  test('wasm, the page\'s worker: runs read right with the heap past 2 GiB (pointers that come back negative)', async () => {
+    // The one-thread build's memory grows to 4 GB; everything the worker
+    // allocates after these 2.2 GB lies past 2^31.
+    const make = loadFactory(DEFAULT_WASM_JS);
+    let high = 0;
+    const send = startWorker({ factory: async (o) => { const M = await make(o); M._malloc(1.9e9); M._malloc(0.3e9); high = M._malloc(16); return M; } });
+    const init = await send('init', { glueUrl: null, wasmUrl: 'x.wasm', wasmBinary: wasmBinaryOf(), protocol: WORKER_PROTOCOL });
+    assert.equal(init.ok, true, init.error);
+    assert.ok(high < 0, `a pointer past 2 GiB comes back negative (${high})`);
+    const bytes = fs.readFileSync(WIDE);
+    const load = await send('load', { bytes: bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.length) });
+    assert.equal(load.ok, true, load.error);
+    const run = await send('run', { request: makeRunRequest({ a: TEXT_SHORT, b: 'and pairs', needs: { norms: true, embed: true } }) });
+    assert.equal(run.ok, true, run.error);
+    const { T, attn, tokens, embeddings } = run.result;
+    assert.deepEqual(tokens.slice(0, 4), ['[CLS]', 't', '##h', '##e']);
+    assert.equal(embeddings.length, 2, 'each text embedded on its own (ids written into the heap by the worker)');
     let dev = 0;
     for (const layer of attn) for (const x of layer) dev = Math.max(dev, Math.abs(x - 1 / T));
     assert.ok(dev < 1e-6, `attention rows uniform (max |a - 1/T| ${dev})`);

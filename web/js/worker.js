@@ -30,7 +30,7 @@ function compareHeads(pa, aStride, pb, n, T, out, at) {
   if (!po) throw new Error('out of memory comparing heads');
   try {
     if (mod._blw_head_compare(pa, aStride, pb, n, T, po) !== 0) throw new Error(lastError('the heads could not be compared'));
-    const r = mod.HEAPF32.subarray(po >> 2, (po >> 2) + 2 * n);
+    const r = mod.HEAPF32.subarray(po >>> 2, (po >>> 2) + 2 * n);
     for (let k = 0; k < n; k++) { out.js[at + k] = r[2 * k]; out.maxAbs[at + k] = r[2 * k + 1]; }
   } finally {
     mod._free(po);
@@ -58,7 +58,7 @@ function putLayers(layers) {
   const n = layers.reduce((s, a) => s + a.length, 0);
   const p = mod._malloc(n * 4);
   if (!p) throw new Error('out of memory copying attention');
-  let at = p >> 2;
+  let at = p >>> 2;
   for (const a of layers) { mod.HEAPF32.set(a, at); at += a.length; }
   return p;
 }
@@ -70,13 +70,13 @@ function setMask(mask, L, H) {
   if (mask && mask.length) {
     p = mod._malloc(L * H);
     if (!p) throw new Error('out of memory for the head mask');
-    mod.HEAPU8.fill(0, p, p + L * H);
+    mod.HEAPU8.fill(0, p >>> 0, (p >>> 0) + L * H);
     for (const [l, h] of mask) {
       if (!(Number.isInteger(l) && Number.isInteger(h) && l >= 0 && l < L && h >= 0 && h < H)) {
         mod._free(p);
         throw new Error(`there is no layer ${l}, head ${h} to switch off (this model has ${L} layers × ${H} heads)`);
       }
-      mod.HEAPU8[p + l * H + h] = 1;
+      mod.HEAPU8[(p >>> 0) + l * H + h] = 1;
     }
   }
   const n = mod._blw_set_head_mask(p);
@@ -104,8 +104,8 @@ function embedAlone(text, flags, qkLayer) {
   const T = tok.ids.length;
   const pi = mod._malloc(T * 8);
   try {
-    mod.HEAP32.set(tok.ids, pi >> 2);
-    mod.HEAP32.set(tok.type_ids, (pi >> 2) + T);
+    mod.HEAP32.set(tok.ids, pi >>> 2);
+    mod.HEAP32.set(tok.type_ids, (pi >>> 2) + T);
     mod._blw_set_final(1);
     if (mod._blw_forward_ids(pi, pi + T * 4, T, flags, qkLayer) < 0) throw new Error(lastError('the model run failed'));
   } finally {
@@ -160,13 +160,16 @@ function lastError(fallback) {
 
 function floats(ptr, n) {
   // Copy out of the wasm heap once (HEAPF32 may be replaced when memory grows).
-  return mod.HEAPF32.slice(ptr >> 2, (ptr >> 2) + n);
+  // Pointers are unsigned: the one-thread build's heap reaches 4 GB, and a
+  // pointer past 2 GiB comes back from wasm negative (hence >>> here and
+  // wherever worker.js indexes the heap itself).
+  return mod.HEAPF32.slice(ptr >>> 2, (ptr >>> 2) + n);
 }
 
 function loadBytes(bytes) {
   const p = mod._malloc(bytes.length);
   if (!p) throw new Error(`Out of memory allocating ${bytes.length} bytes for the model.`);
-  mod.HEAPU8.set(bytes, p);
+  mod.HEAPU8.set(bytes, p >>> 0);
   return mod._blw_load(p, bytes.length); // takes ownership of p
 }
 
@@ -341,7 +344,7 @@ const handlers = {
           const u8 = new Uint8Array(bytes);
           const p = mod._malloc(Math.max(1, u8.length));
           if (!p) throw new Error(`Out of memory for ${u8.length} bytes of the checkpoint.`);
-          mod.HEAPU8.set(u8, p);
+          mod.HEAPU8.set(u8, p >>> 0);
           ptrs.push(p);
           return p;
         }
@@ -355,10 +358,10 @@ const handlers = {
       switch (fn) {
         case 'weight_name': return r ? mod.UTF8ToString(r) : err();
         case 'log': return mod.UTF8ToString(r);
-        case 'source': return r ? { w: mod.HEAPF64[r >> 3], off: mod.HEAPF64[(r >> 3) + 1], n: mod.HEAPF64[(r >> 3) + 2] } : err();
+        case 'source': return r ? { w: mod.HEAPF64[r >>> 3], off: mod.HEAPF64[(r >>> 3) + 1], n: mod.HEAPF64[(r >>> 3) + 2] } : err();
         case 'finish': {
           if (!r) return err();
-          const out = mod.HEAPU8.slice(r, r + mod._blw_conv_size());
+          const out = mod.HEAPU8.slice(r >>> 0, (r >>> 0) + mod._blw_conv_size());
           return [out, [out.buffer]];
         }
         case 'hash': case 'free': return 0;
