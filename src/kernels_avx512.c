@@ -36,7 +36,9 @@
 #define UNROLL _Pragma("GCC unroll 16")
 
 #define TR 8  /* rows per tile */
-#define TH 2  /* 16-column halves per tile (4 panels) */
+#define TH 2  /* 16-column parts of a q8 tile (4 panels) */
+#define THF 3 /* of an f32 tile (6 panels: no second set of sums to hold) */
+#define THM 3 /* the most of either */
 
 /* ------------------------------------------------------------ vector math */
 #define SET1(c) _mm512_set1_ps(c)
@@ -114,19 +116,19 @@ F512 void store16(float *y, __m512 v, const float *bias, __mmask16 m, int32_t ac
 }
 
 /* Store rows < rows of the tile a[r][h], each scaled by sx[r] (sx NULL: 1). */
-F512 void tile_store(float *y, int32_t ldy, __m512 a[TR][TH], const float *sx, const float *bias, int rows,
-                     const __mmask16 m[TH], int32_t act) {
+F512 void tile_store(float *y, int32_t ldy, __m512 a[TR][THM], int nh, const float *sx, const float *bias, int rows,
+                     const __mmask16 m[THM], int32_t act) {
     UNROLL for (int r = 0; r < TR; r++) if (r < rows) {
         __m512 s = SET1(sx ? sx[r] : 1.0f);
-        UNROLL for (int h = 0; h < TH; h++) if (m[h])
+        UNROLL for (int h = 0; h < nh; h++) if (m[h])
             store16(y + (size_t)r * ldy + 16 * h, sx ? _mm512_mul_ps(a[r][h], s) : a[r][h], bias ? bias + 16 * h : NULL,
                     m[h], act);
     }
 }
 
 /* The columns of a 32-column tile that exist (cols of them). */
-F512 void col_masks(__mmask16 m[TH], int cols) {
-    UNROLL for (int h = 0; h < TH; h++) {
+F512 void col_masks(__mmask16 m[THM], int nh, int cols) {
+    UNROLL for (int h = 0; h < nh; h++) {
         int c = cols - 16 * h;
         m[h] = c >= 16 ? (__mmask16)0xffff : c <= 0 ? 0 : (__mmask16)((1u << c) - 1);
     }
@@ -134,8 +136,8 @@ F512 void col_masks(__mmask16 m[TH], int cols) {
 
 /* Panel pointers of the tile at panel p: 4 panels of `stride` elements each,
  * panels past np repeated from p. */
-#define TILE_PANELS(pw, base, p, np, stride)                                                    \
-    for (int i_ = 0; i_ < 2 * TH; i_++) (pw)[i_] = (base) + (size_t)((p) + i_ < (np) ? (p) + i_ : (p)) * (stride)
+#define TILE_PANELS(pw, nh, base, p, np, stride)                                                \
+    for (int i_ = 0; i_ < 2 * (nh); i_++) (pw)[i_] = (base) + (size_t)((p) + i_ < (np) ? (p) + i_ : (p)) * (stride)
 
 /* ------------------------------------------------------------ f32 */
 
@@ -143,48 +145,46 @@ F512 void col_masks(__mmask16 m[TH], int cols) {
  * four f32 panels pw[i] ([K][8]). Sums of at most F32_KBLOCK products stay
  * in registers, then go into part (blocked accumulation, as mk_f32_long;
  * one block when K <= 2 * F32_KBLOCK). */
-F512 void mk_f32_512(float *y, int32_t ldy, const float *xp0, const float *xp1, const float *const pw[4], int32_t K,
-                     const float *bias, int rows, const __mmask16 m[TH], int32_t act) {
-    __m512 a[TR][TH], part[TR][TH];
-    const float *p0 = pw[0], *p1 = pw[1], *p2 = pw[2], *p3 = pw[3];
+F512 void mk_f32_512(float *y, int32_t ldy, const float *xp0, const float *xp1, const float *const pw[2 * THF],
+                     int32_t K, const float *bias, int rows, const __mmask16 m[THM], int32_t act) {
+    __m512 a[TR][THM], part[TR][THM];
     int blocks = 0;
     for (int32_t k0 = 0;;) {
         const int32_t k1 = K - k0 > F32_KBLOCK && K > 2 * F32_KBLOCK ? k0 + F32_KBLOCK : K;
-        UNROLL for (int r = 0; r < TR; r++) UNROLL for (int h = 0; h < TH; h++) a[r][h] = _mm512_setzero_ps();
+        UNROLL for (int r = 0; r < TR; r++) UNROLL for (int h = 0; h < THF; h++) a[r][h] = _mm512_setzero_ps();
         for (int32_t k = k0; k < k1; k++) {
-            const __m512 w0 = load_two_ps(p0 + (size_t)k * BL_PANEL, p1 + (size_t)k * BL_PANEL),
-                         w1 = load_two_ps(p2 + (size_t)k * BL_PANEL, p3 + (size_t)k * BL_PANEL);
+            __m512 w[THF];
+            UNROLL for (int h = 0; h < THF; h++)
+                w[h] = load_two_ps(pw[2 * h] + (size_t)k * BL_PANEL, pw[2 * h + 1] + (size_t)k * BL_PANEL);
             UNROLL for (int r = 0; r < 4; r++) {
                 __m512 s = _mm512_set1_ps(xp0[4 * k + r]);
-                a[r][0] = _mm512_fmadd_ps(s, w0, a[r][0]);
-                a[r][1] = _mm512_fmadd_ps(s, w1, a[r][1]);
+                UNROLL for (int h = 0; h < THF; h++) a[r][h] = _mm512_fmadd_ps(s, w[h], a[r][h]);
             }
             UNROLL for (int r = 0; r < 4; r++) {
                 __m512 s = _mm512_set1_ps(xp1[4 * k + r]);
-                a[4 + r][0] = _mm512_fmadd_ps(s, w0, a[4 + r][0]);
-                a[4 + r][1] = _mm512_fmadd_ps(s, w1, a[4 + r][1]);
+                UNROLL for (int h = 0; h < THF; h++) a[4 + r][h] = _mm512_fmadd_ps(s, w[h], a[4 + r][h]);
             }
         }
         if (k1 == K) break;
-        UNROLL for (int r = 0; r < TR; r++) UNROLL for (int h = 0; h < TH; h++)
+        UNROLL for (int r = 0; r < TR; r++) UNROLL for (int h = 0; h < THF; h++)
             part[r][h] = blocks ? _mm512_add_ps(part[r][h], a[r][h]) : a[r][h];
         blocks++;
         k0 = k1;
     }
     if (blocks)
-        UNROLL for (int r = 0; r < TR; r++) UNROLL for (int h = 0; h < TH; h++) a[r][h] = _mm512_add_ps(part[r][h], a[r][h]);
-    tile_store(y, ldy, a, NULL, bias, rows, m, act);
+        UNROLL for (int r = 0; r < TR; r++) UNROLL for (int h = 0; h < THF; h++) a[r][h] = _mm512_add_ps(part[r][h], a[r][h]);
+    tile_store(y, ldy, a, THF, NULL, bias, rows, m, act);
 }
 
 __attribute__((target(T512), noinline)) void blk_matmul_f32_packed_avx512(float *y, int32_t ldy, const float *xp,
                                                                           int32_t T, const float *pf, int32_t N,
                                                                           int32_t K, const float *bias, int32_t act) {
     const int32_t np = (N + BL_PANEL - 1) / BL_PANEL;
-    for (int32_t p = 0; p < np; p += 2 * TH) {
-        const float *pw[2 * TH];
-        TILE_PANELS(pw, pf, p, np, (size_t)K * BL_PANEL);
-        __mmask16 m[TH];
-        col_masks(m, N - p * BL_PANEL);
+    for (int32_t p = 0; p < np; p += 2 * THF) {
+        const float *pw[2 * THF];
+        TILE_PANELS(pw, THF, pf, p, np, (size_t)K * BL_PANEL);
+        __mmask16 m[THM];
+        col_masks(m, THF, N - p * BL_PANEL);
         const float *pb = bias ? bias + p * BL_PANEL : NULL;
         float *yp = y + p * BL_PANEL;
         for (int32_t t = 0; t < T; t += TR) {
@@ -205,7 +205,7 @@ __attribute__((target(T512), noinline)) void blk_matmul_f32_packed_avx512(float 
  * integer sums of a scale group (at most gk values of k) are scaled into f.
  * DP(acc, x, w): acc + the pair products of x and w. */
 #define MK_Q8_512_BODY(DP)                                                                                           \
-    __m512 f[TR][TH];                                                                                                \
+    __m512 f[TR][THM];                                                                                               \
     const int16_t *q0 = pq[0], *q1 = pq[1], *q2 = pq[2], *q3 = pq[3];                                                \
     UNROLL for (int r = 0; r < TR; r++) UNROLL for (int h = 0; h < TH; h++) f[r][h] = _mm512_setzero_ps();         \
     for (int32_t k0 = 0, g = 0; k0 < K; k0 += gk, g++) {                                                             \
@@ -233,11 +233,11 @@ __attribute__((target(T512), noinline)) void blk_matmul_f32_packed_avx512(float 
             f[r][1] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(i[r][1]), s1, f[r][1]);                                     \
         }                                                                                                            \
     }                                                                                                                \
-    tile_store(y, ldy, f, sx, bias, rows, m, act);
+    tile_store(y, ldy, f, TH, sx, bias, rows, m, act);
 
 #define Q8_ARGS                                                                                                      \
     float *y, int32_t ldy, const int32_t *xq0, const int32_t *xq1, const float *sx, const int16_t *const pq[4],      \
-        const float *const ps[4], int32_t K, int32_t gk, const float *bias, int rows, const __mmask16 m[TH],         \
+        const float *const ps[4], int32_t K, int32_t gk, const float *bias, int rows, const __mmask16 m[THM],        \
         int32_t act
 
 #define DP_BW(acc, x, w) _mm512_add_epi32((acc), _mm512_madd_epi16((x), (w)))
@@ -252,10 +252,10 @@ static inline __attribute__((always_inline, target(T512_VNNI))) void mk_q8_512_v
     for (int32_t p = 0; p < np; p += 2 * TH) {                                                                       \
         const int16_t *pq[2 * TH];                                                                                   \
         const float *ps[2 * TH];                                                                                     \
-        TILE_PANELS(pq, w->pq, p, np, (size_t)K * BL_PANEL);                                                         \
-        TILE_PANELS(ps, w->ps, p, np, (size_t)nb * BL_PANEL);                                                        \
-        __mmask16 m[TH];                                                                                             \
-        col_masks(m, N - p * BL_PANEL);                                                                              \
+        TILE_PANELS(pq, TH, w->pq, p, np, (size_t)K * BL_PANEL);                                                     \
+        TILE_PANELS(ps, TH, w->ps, p, np, (size_t)nb * BL_PANEL);                                                    \
+        __mmask16 m[THM];                                                                                            \
+        col_masks(m, TH, N - p * BL_PANEL);                                                                              \
         const float *pb = bias ? bias + p * BL_PANEL : NULL;                                                         \
         float *yp = y + p * BL_PANEL;                                                                                \
         for (int32_t t = 0; t < T; t += TR) {                                                                        \
