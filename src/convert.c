@@ -402,8 +402,11 @@ static const struct {
     {"t5", "T5 is an encoder-decoder with SentencePiece"},
 };
 
-static int cfg_int(const bli_jv *cfg, const char *key, int64_t dflt, int64_t lo, int64_t hi, int32_t *out,
-                   char *err, size_t errlen) {
+/* An integer of config.json within [lo, hi]: the loader's range for the
+ * bundle key it becomes (bundle.h BL_MAX_*), refused in the loader's words
+ * ("<key> = <v> is out of range <lo>..<hi>") before anything is written. */
+static int cfg_int(const bli_jv *cfg, const char *key, int64_t dflt, int64_t lo, int64_t hi, const char *bkey,
+                   int32_t *out, char *err, size_t errlen) {
     const bli_jv *v = bli_jget(cfg, key);
     int64_t x = dflt;
     if (!v && dflt < 0) {
@@ -418,8 +421,8 @@ static int cfg_int(const bli_jv *cfg, const char *key, int64_t dflt, int64_t lo,
         x = v->ival;
     }
     if (x < lo || x > hi) {
-        bli_set_err(err, errlen, "config.json: %s = %lld is out of range [%lld, %lld]", key, (long long)x,
-                    (long long)lo, (long long)hi);
+        bli_set_err(err, errlen, "config.json: %s = %lld is out of range %lld..%lld (the bundle's %s)", key,
+                    (long long)x, (long long)lo, (long long)hi, bkey);
         return -1;
     }
     *out = (int32_t)x;
@@ -484,16 +487,18 @@ static int stage_config(bli_conv *c, const bli_jv *cfg, char *err, size_t errlen
         return -1;
     }
     bl_config *k = &c->cfg;
-    const int32_t BIG = 1 << 30;
-    if (cfg_int(cfg, key[0], -1, 1, 256, &k->n_layers, err, errlen) ||
-        cfg_int(cfg, key[1], -1, 1, 4096, &k->n_heads, err, errlen) ||
-        cfg_int(cfg, key[2], -1, 1, 1 << 16, &k->hidden, err, errlen) ||
-        cfg_int(cfg, key[3], -1, 1, 1 << 18, &k->intermediate, err, errlen) ||
-        cfg_int(cfg, "max_position_embeddings", -1, 1, 1 << 20, &k->max_positions, err, errlen) ||
-        cfg_int(cfg, "vocab_size", -1, 1, BIG, &k->vocab_size, err, errlen))
+    if (cfg_int(cfg, key[0], -1, 1, BL_MAX_LAYERS, "bert.n_layers", &k->n_layers, err, errlen) ||
+        cfg_int(cfg, key[1], -1, 1, BL_MAX_HEADS, "bert.n_heads", &k->n_heads, err, errlen) ||
+        cfg_int(cfg, key[2], -1, 1, BL_MAX_HIDDEN, "bert.hidden", &k->hidden, err, errlen) ||
+        cfg_int(cfg, key[3], -1, 1, BL_MAX_INTERMEDIATE, "bert.intermediate", &k->intermediate, err, errlen) ||
+        cfg_int(cfg, "max_position_embeddings", -1, 1, BL_MAX_POSITIONS, "bert.max_positions", &k->max_positions,
+                err, errlen) ||
+        cfg_int(cfg, "vocab_size", -1, BL_MIN_VOCAB, BL_MAX_VOCAB, "bert.vocab_size", &k->vocab_size, err, errlen))
         return -1;
     if (c->distil) k->type_vocab_size = DISTIL_TYPES;
-    else if (cfg_int(cfg, "type_vocab_size", 2, 1, 1 << 16, &k->type_vocab_size, err, errlen)) return -1;
+    else if (cfg_int(cfg, "type_vocab_size", 2, 1, BL_MAX_TYPE_VOCAB, "bert.type_vocab_size", &k->type_vocab_size,
+                     err, errlen))
+        return -1;
     const bli_jv *eps = c->distil ? NULL : bli_jget(cfg, "layer_norm_eps");
     double e = 1e-12;
     if (eps) {
@@ -503,7 +508,13 @@ static int stage_config(bli_conv *c, const bli_jv *cfg, char *err, size_t errlen
         }
         e = eps->num;
     }
-    c->ln_eps = (float)e; /* struct.pack('<f'): round to nearest */
+    /* struct.pack('<f'): round to nearest; the loader wants the float32 in (0, 1) */
+    c->ln_eps = e > 0 && e < 1 ? (float)e : 0.0f;
+    if (!(c->ln_eps > 0.0f && c->ln_eps < 1.0f)) {
+        bli_set_err(err, errlen, "config.json: layer_norm_eps = %g (float32 %g) is not in (0, 1) (the bundle's bert.ln_eps)",
+                    e, e > 0 && e < 1 ? (double)(float)e : e);
+        return -1;
+    }
     if (k->hidden % k->n_heads) {
         bli_set_err(err, errlen, "%s %d is not a multiple of %s %d", key[2], k->hidden, key[1],
                     k->n_heads);
@@ -674,15 +685,38 @@ static int stage_vocab(bli_conv *c, char *err, size_t errlen) {
     if (chinese < 0) chinese = 0;
     if (c->cased) lower = 0, strip = 0;
     if (strip < 0) strip = lower; /* Hugging Face: follows lowercase when unset */
+    /* Words longer than this are one [UNK]. Hugging Face ships 100; the
+     * loader accepts 1..BL_MAX_CHARS_PER_WORD (the WordPiece search is
+     * bounded by it): 0 is refused in the loader's words, a larger value is
+     * capped at the limit with a note (only a word longer than the cap,
+     * never seen in real text, tokenizes differently: [UNK]). */
     const bli_jv *mc = bli_jget(bli_jget(tj, "model"), "max_input_chars_per_word");
     int64_t max_chars = 100;
     if (mc) {
-        if (mc->type != BLI_JNUM || mc->num < 0 || mc->num > 1e6) {
+        if (mc->type != BLI_JNUM || !(mc->num > -1e18 && mc->num < 1e18)) {
             bli_set_err(err, errlen, "%s: max_input_chars_per_word must be a number", tjf->name);
             goto out;
         }
         max_chars = (int64_t)mc->num;
+        if (max_chars < 1) {
+            bli_set_err(err, errlen,
+                        "%s: max_input_chars_per_word = %lld is out of range 1..%u (the bundle's "
+                        "tokenizer.max_chars_per_word)",
+                        tjf->name, (long long)max_chars, BL_MAX_CHARS_PER_WORD);
+            goto out;
+        }
+        if (max_chars > (int64_t)BL_MAX_CHARS_PER_WORD) {
+            logf_(c, "[vocab]  max_input_chars_per_word %lld capped at %u (the bundle's limit; a longer word is [UNK])",
+                  (long long)max_chars, BL_MAX_CHARS_PER_WORD);
+            max_chars = BL_MAX_CHARS_PER_WORD;
+        }
     }
+    for (int i = 0; i < n; i++)
+        if (toks[i].len > BL_MAX_TOKEN_BYTES) {
+            bli_set_err(err, errlen, "%s: vocabulary entry %d is %u bytes long (at most %u)", from, i, toks[i].len,
+                        BL_MAX_TOKEN_BYTES);
+            goto out;
+        }
     uint32_t ids[5];
     static const char *const sp[5][2] = {{"unk_token", "[UNK]"}, {"cls_token", "[CLS]"}, {"sep_token", "[SEP]"},
                                          {"pad_token", "[PAD]"}, {"mask_token", "[MASK]"}};

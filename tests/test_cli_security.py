@@ -235,6 +235,186 @@ class GzipBombs(unittest.TestCase):
         peak_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
         self.assertLess(peak_mb, 512, f"a child reached {peak_mb:.0f} MB")
 
+# ------------------------------------------------------------- agreement
+BASE = {"num_hidden_layers": 1, "num_attention_heads": 1, "hidden_size": 4, "intermediate_size": 4,
+        "max_position_embeddings": 8, "type_vocab_size": 2, "vocab_size": 8, "layer_norm_eps": 1e-12}
+BASE_VOCAB = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "a", "b", "c"]
+
+
+def write_checkpoint(d, cfg, weights_cfg=None, vocab=None, tokenizer_json=None):
+    """A BERT checkpoint folder: config.json from cfg, f32 weights shaped by
+    weights_cfg (default cfg), vocab.txt, optionally tokenizer.json."""
+    import numpy as np
+    shutil.rmtree(d, ignore_errors=True)
+    os.makedirs(d)
+    w = weights_cfg or cfg
+    vocab = vocab or (BASE_VOCAB + [f"t{i}" for i in range(w["vocab_size"] - len(BASE_VOCAB))])[: w["vocab_size"]]
+    with open(os.path.join(d, "config.json"), "w") as f:
+        json.dump({"model_type": "bert", "architectures": ["BertModel"], "hidden_act": "gelu", **cfg}, f)
+    with open(os.path.join(d, "vocab.txt"), "w", encoding="utf-8") as f:
+        f.write("".join(t + "\n" for t in vocab))
+    if tokenizer_json is not None:
+        with open(os.path.join(d, "tokenizer.json"), "w") as f:
+            json.dump(tokenizer_json, f)
+    shapes = {"n_layers": w["num_hidden_layers"], "hidden": w["hidden_size"], "intermediate": w["intermediate_size"],
+              "vocab_size": w["vocab_size"], "max_positions": w["max_position_embeddings"],
+              "type_vocab_size": w["type_vocab_size"]}
+    rng = np.random.default_rng(1)
+    header, blobs, off = {}, [], 0
+    for name, shape, _ in convert.canonical_names(shapes):
+        a = (rng.standard_normal(shape) * 0.05).astype("<f4").tobytes()
+        header[name] = {"dtype": "F32", "shape": list(shape), "data_offsets": [off, off + len(a)]}
+        blobs.append(a)
+        off += len(a)
+    hj = json.dumps(header).encode()
+    hj += b" " * ((8 - len(hj) % 8) % 8)
+    with open(os.path.join(d, "model.safetensors"), "wb") as f:
+        f.write(struct.pack("<Q", len(hj)) + hj + b"".join(blobs))
+    return d
+
+
+# (config.json key, value, bundle key, the loader's range, real): real: the
+# checkpoint's weights follow the config (small enough to convert); else
+# only config.json changes and an accepted value fails later (on shapes).
+INT_CASES = [
+    ("num_hidden_layers", 0, "bert.n_layers", (1, 64), False), ("num_hidden_layers", 64, "bert.n_layers", (1, 64), True),
+    ("num_hidden_layers", 65, "bert.n_layers", (1, 64), False), ("num_hidden_layers", 256, "bert.n_layers", (1, 64), False),
+    ("num_attention_heads", 0, "bert.n_heads", (1, 128), False), ("num_attention_heads", 128, "bert.n_heads", (1, 128), True),
+    ("num_attention_heads", 129, "bert.n_heads", (1, 128), False),
+    ("hidden_size", 0, "bert.hidden", (1, 8192), False), ("hidden_size", 8192, "bert.hidden", (1, 8192), False),
+    ("hidden_size", 8193, "bert.hidden", (1, 8192), False),
+    ("intermediate_size", 0, "bert.intermediate", (1, 32768), False),
+    ("intermediate_size", 32768, "bert.intermediate", (1, 32768), True),
+    ("intermediate_size", 32769, "bert.intermediate", (1, 32768), False),
+    ("max_position_embeddings", 0, "bert.max_positions", (1, 8192), False),
+    ("max_position_embeddings", 8192, "bert.max_positions", (1, 8192), True),
+    ("max_position_embeddings", 8193, "bert.max_positions", (1, 8192), False),
+    ("type_vocab_size", 0, "bert.type_vocab_size", (1, 64), False), ("type_vocab_size", 1, "bert.type_vocab_size", (1, 64), True),
+    ("type_vocab_size", 64, "bert.type_vocab_size", (1, 64), True), ("type_vocab_size", 65, "bert.type_vocab_size", (1, 64), False),
+    ("vocab_size", 4, "bert.vocab_size", (5, 1000000), False), ("vocab_size", 5, "bert.vocab_size", (5, 1000000), True),
+    ("vocab_size", 1000000, "bert.vocab_size", (5, 1000000), False),
+    ("vocab_size", 1000001, "bert.vocab_size", (5, 1000000), False),
+]
+EPS_CASES = [(0, False), (1, False), (-1e-12, False), (1e-50, False), (0.99999999, False), (2.5, False),
+             (1e-12, True), (1e-5, True), (0.5, True), (0.9999999, True)]
+CHARS_CASES = [0, -3, 1, 100, 1000, 1001, 100000]
+
+
+class ConverterLoaderAgreement(unittest.TestCase):
+    """Item 8: for each generated config, tools/convert.py, `bertlens convert`
+    and the loader agree: the converters refuse in the loader's words, or
+    the bundle they write loads (and is the same bytes from both)."""
+
+    def loader(self, edit=None, tok_edit=None, name="loader.blb"):
+        """The loader's verdict on a bundle carrying the edited metadata
+        (tensors of a tiny base model): (refused by a range check, message)."""
+        cfg, tok, tensors = tiny_parts(layers=1, heads=1, hidden=32, inter=64, dtype="f32")
+        cfg, tok = dict(cfg), dict(tok)
+        if edit:
+            edit(cfg)
+        if tok_edit:
+            tok_edit(tok)
+        r = run("info", write(name, convert.build_bundle(cfg, tok, tensors, PROV)))
+        err = r.stderr.decode("utf-8", "replace")
+        return r.returncode != 0 and re.search(r"out of range|is not in \(0, 1\)|bytes long", err) is not None, err
+
+    def converters(self, d, tag):
+        """(Python refused, its message, C refused, its message); when both
+        convert, the bundles are the same bytes and load."""
+        import contextlib
+        import io
+        out_py, out_c = os.path.join(TMP, f"py-{tag}.blb"), os.path.join(TMP, f"c-{tag}.blb")
+        log = io.StringIO()
+        try:
+            with contextlib.redirect_stderr(log):
+                convert.convert(d, out_py, "f32", None, "agree", "MIT")
+            py = None
+        except convert.ConvertError as e:
+            py = str(e)
+        r = run("convert", d, out_c, "--dtype", "f32", "--name", "agree", "--license", "MIT")
+        c = None if r.returncode == 0 else r.stderr.decode("utf-8", "replace")
+        if py is None and c is None:
+            with open(out_py, "rb") as f1, open(out_c, "rb") as f2:
+                self.assertEqual(f1.read(), f2.read(), f"{tag}: C and Python bundles differ")
+            info = run("info", out_c)
+            self.assertEqual(info.returncode, 0, f"{tag}: converted, but the loader refuses it: {info.stderr}")
+            return "converted", info.stdout.decode(), log.getvalue()
+        self.assertIsNotNone(py, f"{tag}: C refused ({c}) but Python converted")
+        self.assertIsNotNone(c, f"{tag}: Python refused ({py}) but C converted")
+        return "refused", py, c
+
+    def agree(self, tag, loader_refused, loader_err, d, words):
+        """The converters refuse exactly when the loader does, in its words
+        (loader_err None: a value the bundle cannot even hold)."""
+        res = self.converters(d, tag)
+        if loader_refused:
+            if loader_err is not None:
+                self.assertRegex(loader_err, words, f"{tag}: loader's words")
+            self.assertEqual(res[0], "refused", f"{tag}: the loader refuses this value, the converters wrote a bundle")
+            self.assertRegex(res[1], words, f"{tag}: Python's refusal is not in the loader's words")
+            self.assertRegex(res[2], words, f"{tag}: C's refusal is not in the loader's words")
+        elif res[0] == "refused":  # config only: an accepted value fails later, never on the range
+            for m in res[1:]:
+                self.assertNotRegex(m, r"out of range|is not in \(0, 1\)|bytes long", f"{tag}: refused a value the loader accepts")
+        return res
+
+    def test_config_limits(self):
+        ck = {"n_layers": 0}
+        for key, v, bkey, (lo, hi), real in INT_CASES:
+            with self.subTest(key=key, v=v):
+                mkey = {"num_hidden_layers": "n_layers", "num_attention_heads": "n_heads", "hidden_size": "hidden",
+                        "intermediate_size": "intermediate", "max_position_embeddings": "max_positions"}.get(key, key)
+                refused, err = self.loader(lambda c: c.update({mkey: v}))
+                self.assertEqual(refused, not lo <= v <= hi, f"{key} {v}: loader: {err}")
+                cfg = dict(BASE, **{key: v})
+                if key == "num_attention_heads" and v > 0:
+                    cfg["hidden_size"] = v  # hidden a multiple of the heads
+                d = write_checkpoint(os.path.join(TMP, f"agree-{key}-{v}"), cfg, cfg if real else BASE)
+                words = rf"{re.escape(bkey)}.*= {v} is out of range {lo}\.\.{hi}|= {v} is out of range {lo}\.\.{hi}.*{re.escape(bkey)}"
+                res = self.agree(f"{key}={v}", refused, err, d, words)
+                if real:
+                    ck["n_layers"] += 1
+                    self.assertEqual(res[0], "converted", res)
+                    self.assertIn(f"  {bkey:<28} {v}\n", res[1])
+        self.assertGreaterEqual(ck["n_layers"], 7, "real conversions at the limits")
+
+    def test_layer_norm_eps(self):
+        for e, ok in EPS_CASES:
+            with self.subTest(eps=e):
+                refused, err = self.loader(lambda c: c.update(ln_eps=e) if abs(e) < 1e38 else None)
+                self.assertEqual(refused, not ok, f"eps {e}: loader: {err}")
+                d = write_checkpoint(os.path.join(TMP, f"agree-eps-{e}"), dict(BASE, layer_norm_eps=e))
+                self.agree(f"eps={e}", refused, err, d, r"bert\.ln_eps.*is not in \(0, 1\)|is not in \(0, 1\).*bert\.ln_eps")
+
+    def test_max_chars_per_word(self):
+        for v in CHARS_CASES:
+            with self.subTest(max_chars=v):
+                stored = min(v, 1000)  # both converters cap at the loader's limit
+                if stored >= 0:
+                    refused, err = self.loader(tok_edit=lambda t: t.update(max_chars_per_word=stored))
+                else:  # a u32 cannot hold it
+                    refused, err = True, None
+                self.assertEqual(refused, stored < 1, f"max_chars {v}: loader: {err}")
+                tj = {"model": {"type": "WordPiece", "vocab": {}, "max_input_chars_per_word": v}}
+                d = write_checkpoint(os.path.join(TMP, f"agree-chars-{v}"), BASE, tokenizer_json=tj)
+                res = self.agree(f"max_chars={v}", refused, err, d,
+                                 rf"max_chars_per_word.*= {stored} is out of range 1\.\.1000|= {stored} is out of range 1\.\.1000.*tokenizer\.max_chars_per_word")
+                if not refused:
+                    self.assertEqual(res[0], "converted", res)
+                    self.assertIn(f"  tokenizer.max_chars_per_word {stored}\n", res[1])
+                    self.assertEqual("capped at 1000" in res[2], v > 1000, res[2])
+
+    def test_vocabulary_entry_length(self):
+        for n in (4096, 4097):
+            with self.subTest(bytes=n):
+                long_tok = "é" * (n // 2) + "x" * (n % 2)  # n bytes of UTF-8
+                refused, err = self.loader(tok_edit=lambda t: t.update(vocab=t["vocab"][:-1] + [long_tok]))
+                self.assertEqual(refused, n > 4096, err)
+                vocab = BASE_VOCAB[:-1] + [long_tok]
+                d = write_checkpoint(os.path.join(TMP, f"agree-tok-{n}"), BASE, vocab=vocab)
+                self.agree(f"token={n}", refused, err, d, rf"vocabulary entry \d+ is {n} bytes long \(at most 4096\)"
+                           if refused else "")
+
 if __name__ == "__main__":
     try:
         unittest.main(verbosity=2)

@@ -57,6 +57,12 @@ META_U32, META_I32, META_F32, META_STR, META_STRARR = range(5)
 
 SHARD_INDEX = "model.safetensors.index.json"
 
+# What the bundle loader accepts (src/bundle.h BL_MAX_*): the converter
+# refuses anything else before writing, in the loader's words.
+MAX_LAYERS, MAX_HEADS, MAX_HIDDEN, MAX_INTERMEDIATE = 64, 128, 8192, 32768
+MAX_POSITIONS, MAX_TYPE_VOCAB, MIN_VOCAB, MAX_VOCAB = 8192, 64, 5, 1000000
+MAX_CHARS_PER_WORD, MAX_TOKEN_BYTES = 1000, 4096
+
 
 class ConvertError(Exception):
     pass
@@ -79,6 +85,29 @@ def find_model_dir(path):
     raise ConvertError(f"{path}: no config.json with model.safetensors or pytorch_model.bin found")
 
 
+def cfg_int(cfg, key, default, lo, hi, bkey):
+    """config.json's integer `key` (default None: required) within the loader's [lo, hi] for bundle key `bkey`."""
+    if key not in cfg and default is None:
+        raise ConvertError(f"config.json has no {key}")
+    x = cfg.get(key, default)
+    if not isinstance(x, int) or isinstance(x, bool):
+        raise ConvertError(f"config.json: {key} must be an integer")
+    if not lo <= x <= hi:
+        raise ConvertError(f"config.json: {key} = {x} is out of range {lo}..{hi} (the bundle's {bkey})")
+    return x
+
+
+def ln_eps(e):
+    """layer_norm_eps as the bundle stores it (float32, round to nearest); the loader wants it in (0, 1)."""
+    if isinstance(e, bool) or not isinstance(e, (int, float)):
+        raise ConvertError("config.json: layer_norm_eps must be a number")
+    f = struct.unpack("<f", struct.pack("<f", e))[0] if 0 < e < 1 else 0.0
+    if not 0 < f < 1:
+        raise ConvertError(f"config.json: layer_norm_eps = {e:g} (float32 {f if 0 < e < 1 else e:g}) is not in "
+                           "(0, 1) (the bundle's bert.ln_eps)")
+    return float(e)
+
+
 def stage_config(d):
     with open(os.path.join(d, "config.json"), encoding="utf-8") as f:
         cfg = json.load(f)
@@ -89,11 +118,12 @@ def stage_config(d):
             f"model_type is {mt!r}, architectures {archs}: only BERT checkpoints (model_type 'bert'), ELECTRA "
             "discriminators and DistilBERT are supported"
         )
+    # the size keys, by the names the checkpoint uses (messages name them)
+    keys = ("num_hidden_layers", "num_attention_heads", "hidden_size", "intermediate_size")
     if mt == "distilbert":  # BERT's encoder under other names, no token types (DISTIL_NAMES)
-        cfg = {"num_hidden_layers": cfg["n_layers"], "num_attention_heads": cfg["n_heads"], "hidden_size": cfg["dim"],
-               "intermediate_size": cfg["hidden_dim"], "max_position_embeddings": cfg["max_position_embeddings"],
-               "vocab_size": cfg["vocab_size"], "hidden_act": cfg.get("activation", "gelu"),
-               "type_vocab_size": DISTIL_TYPES, "layer_norm_eps": 1e-12}
+        keys = ("n_layers", "n_heads", "dim", "hidden_dim")
+        cfg = {**{k: cfg[k] for k in keys + ("max_position_embeddings", "vocab_size") if k in cfg},
+               "hidden_act": cfg.get("activation", "gelu"), "type_vocab_size": DISTIL_TYPES, "layer_norm_eps": 1e-12}
     # An ELECTRA encoder is BERT's (names under "electra."), unless its
     # embeddings are narrower than the encoder and pass a projection first.
     emb = cfg.get("embedding_size", cfg.get("hidden_size"))
@@ -111,19 +141,19 @@ def stage_config(d):
     if pet != "absolute":
         raise ConvertError(f"position_embedding_type {pet!r} is not supported (only 'absolute')")
     c = {
-        "n_layers": cfg["num_hidden_layers"],
-        "n_heads": cfg["num_attention_heads"],
-        "hidden": cfg["hidden_size"],
-        "intermediate": cfg["intermediate_size"],
-        "max_positions": cfg["max_position_embeddings"],
-        "type_vocab_size": cfg.get("type_vocab_size", 2),
-        "vocab_size": cfg["vocab_size"],
-        "ln_eps": float(cfg.get("layer_norm_eps", 1e-12)),
+        "n_layers": cfg_int(cfg, keys[0], None, 1, MAX_LAYERS, "bert.n_layers"),
+        "n_heads": cfg_int(cfg, keys[1], None, 1, MAX_HEADS, "bert.n_heads"),
+        "hidden": cfg_int(cfg, keys[2], None, 1, MAX_HIDDEN, "bert.hidden"),
+        "intermediate": cfg_int(cfg, keys[3], None, 1, MAX_INTERMEDIATE, "bert.intermediate"),
+        "max_positions": cfg_int(cfg, "max_position_embeddings", None, 1, MAX_POSITIONS, "bert.max_positions"),
+        "vocab_size": cfg_int(cfg, "vocab_size", None, MIN_VOCAB, MAX_VOCAB, "bert.vocab_size"),
+        "type_vocab_size": cfg_int(cfg, "type_vocab_size", 2, 1, MAX_TYPE_VOCAB, "bert.type_vocab_size"),
+        "ln_eps": ln_eps(cfg.get("layer_norm_eps", 1e-12)),
         "activation": acts[act],
         "distilbert": mt == "distilbert",
     }
     if c["hidden"] % c["n_heads"]:
-        raise ConvertError(f"hidden_size {c['hidden']} is not a multiple of num_attention_heads {c['n_heads']}")
+        raise ConvertError(f"{keys[2]} {c['hidden']} is not a multiple of {keys[1]} {c['n_heads']}")
     log(
         f"[config] bert: {c['n_layers']} layers x {c['n_heads']} heads, hidden {c['hidden']}, "
         f"intermediate {c['intermediate']}, positions {c['max_positions']}, vocab {c['vocab_size']}, "
@@ -185,7 +215,22 @@ def stage_vocab(d, root, cfg, cased_override):
         lower, strip = False, False
     if strip is None:  # Hugging Face: follows lowercase when unset
         strip = lower
+    # Words longer than this are one [UNK] (Hugging Face ships 100): 0 is
+    # refused as the loader refuses it, more than the loader's cap is capped.
     max_chars = (tj.get("model") or {}).get("max_input_chars_per_word", 100)
+    if isinstance(max_chars, bool) or not isinstance(max_chars, (int, float)) or not -1e18 < max_chars < 1e18:
+        raise ConvertError(f"{tj_path}: max_input_chars_per_word must be a number")
+    max_chars = int(max_chars)
+    if max_chars < 1:
+        raise ConvertError(f"{tj_path}: max_input_chars_per_word = {max_chars} is out of range 1..{MAX_CHARS_PER_WORD} "
+                           "(the bundle's tokenizer.max_chars_per_word)")
+    if max_chars > MAX_CHARS_PER_WORD:
+        log(f"[vocab]  max_input_chars_per_word {max_chars} capped at {MAX_CHARS_PER_WORD} (the bundle's limit; a "
+            "longer word is [UNK])")
+        max_chars = MAX_CHARS_PER_WORD
+    for i, t in enumerate(toks):
+        if len(t.encode()) > MAX_TOKEN_BYTES:
+            raise ConvertError(f"{path}: vocabulary entry {i} is {len(t.encode())} bytes long (at most {MAX_TOKEN_BYTES})")
     index = {t: i for i, t in enumerate(toks)}
 
     def special(name, default):
