@@ -390,9 +390,35 @@ static int precompiled_replace(bli_hfdests *d, int32_t n_old, const char *r, siz
     return 0;
 }
 
-/* End of the extended grapheme cluster starting at character i. */
+/* End of the extended grapheme cluster starting at character i (UAX #29's
+ * rules GB3-GB13; GB9c, Indic conjuncts, is left out: those clusters are
+ * three-byte characters, never under the 6 bytes the charsmap looks up whole). */
 int32_t bli_hf_grapheme_end(const bli_hfstr *s, int32_t i) {
-    return i + 1; /* TODO graphemes */
+    int prev = bli_uc_gcb(s->c[i].cp);
+    int pict = prev == BL_GCB_EXTPICT; /* inside ExtPict Extend* (ZWJ)? */
+    int ri = prev == BL_GCB_RI;         /* regional indicators in a row */
+    int32_t j = i + 1;
+    for (; j < s->n; j++) {
+        int cur = bli_uc_gcb(s->c[j].cp), join;
+        if (prev == BL_GCB_CR && cur == BL_GCB_LF) join = 1;
+        else if (prev == BL_GCB_CR || prev == BL_GCB_LF || prev == BL_GCB_CONTROL) join = 0;
+        else if (cur == BL_GCB_CR || cur == BL_GCB_LF || cur == BL_GCB_CONTROL) join = 0;
+        else if (prev == BL_GCB_L && (cur == BL_GCB_L || cur == BL_GCB_V || cur == BL_GCB_LV || cur == BL_GCB_LVT)) join = 1;
+        else if ((prev == BL_GCB_LV || prev == BL_GCB_V) && (cur == BL_GCB_V || cur == BL_GCB_T)) join = 1;
+        else if ((prev == BL_GCB_LVT || prev == BL_GCB_T) && cur == BL_GCB_T) join = 1;
+        else if (cur == BL_GCB_EXTEND || cur == BL_GCB_ZWJ || cur == BL_GCB_SPACINGMARK) join = 1;
+        else if (prev == BL_GCB_PREPEND) join = 1;
+        else if (prev == BL_GCB_ZWJ && cur == BL_GCB_EXTPICT && pict) join = 1;
+        else if (prev == BL_GCB_RI && cur == BL_GCB_RI && ri % 2 == 1) join = 1;
+        else join = 0;
+        if (!join) break;
+        if (cur == BL_GCB_EXTPICT) pict = 1;
+        else if (cur != BL_GCB_EXTEND && !(cur == BL_GCB_ZWJ && pict)) pict = 0;
+        if (cur == BL_GCB_ZWJ && pict) pict = 1;
+        ri = cur == BL_GCB_RI ? ri + 1 : 0;
+        prev = cur;
+    }
+    return j;
 }
 
 int bli_hf_precompiled_apply(const bli_hfnorm *nm, bli_hfstr *s, bli_hfstr *scratch) {

@@ -21,11 +21,6 @@ const DIR = path.join(ROOT, 'tests/fixtures/hf_tokenizers');
 const BIN = process.env.BERTLENS_HF_TOK_HOST || path.join(ROOT, 'build/hf_tok_host');
 const QUICK = process.argv.includes('--quick');
 
-// Kinds whose parity is not complete yet: the least number of identical
-// lines (full corpus) they must keep, so that a regression still fails.
-// (xlmr / albert: SentencePiece's Precompiled charsmap on combining marks:
-// the charsmap is looked up per extended grapheme cluster, not done yet.)
-const FLOOR = { xlmr: 1390, albert: 1400 };
 const KINDS = ['roberta', 'modernbert', 'xlmr', 'albert', 'debertav3', 'mpnet'];
 const FIELDS = ['ids', 'type_ids', 'offsets', 'word_ids', 'truncated'];
 
@@ -73,14 +68,10 @@ for (const kind of KINDS) {
   index.forEach((i, k) => {
     const why = firstDiff(JSON.parse(r.out[k]), want[i]);
     if (!why) same++;
-    else if (!(kind in FLOOR) && shown++ < 10) console.error(`FAIL ${kind} line ${i + 1} ${corpus[i].slice(0, 100)}\n     ${why}`);
+    else if (shown++ < 10) console.error(`FAIL ${kind} line ${i + 1} ${corpus[i].slice(0, 100)}\n     ${why}`);
   });
   const msg = `${kind}: ${same}/${index.length} lines identical to Hugging Face`;
-  if (kind in FLOOR) {
-    const floor = QUICK ? Math.floor(FLOOR[kind] * index.length / corpus.length) - 20 : FLOOR[kind];
-    if (same < floor) fail(`${msg} (fewer than the ${floor} it had)`);
-    else console.log(`ok   ${msg} (parity not complete: floor ${floor})`);
-  } else if (same !== index.length) {
+  if (same !== index.length) {
     fail(msg);
   } else {
     console.log(`ok   ${msg}`);

@@ -42,6 +42,7 @@ in the tokenizer):
                tables are Unicode 16: ONIG_EXTRA_* below add what Python's 14.0
                lacks; --probe-gc checks every code point) and \s / Rust's
                char::is_whitespace
+  gcb runs     uint32 (start << 4 | class): Grapheme_Cluster_Break (+ Extended_Pictographic)
   compat       full NFKD of every character whose NFKD differs from its NFD
                ({cp, start, length} into one array), for NFKD / NFKC
   compose      {first << 21 | second, composite}: canonical composition pairs
@@ -109,6 +110,78 @@ HF_EXTRA_LOWER = {
 # --probe-gc (tokenizers 0.23.3), which also checks that nothing is missing.
 ONIG_EXTRA_LETTER = ('1C89..1C8A A7CB..A7CD A7DA..A7DC 105C0..105F3 10D4A..10D65 10D6F..10D85 10EC2..10EC4 1123F..11240 11380..11389 1138B 1138E 11390..113B5 113B7 113D1 113D3 11BC0..11BE0 11F02 11F04..11F10 11F12..11F33 1342F 13441..13446 13460..143FA 16100..1611D 16D40..16D6C 18CFF 1B132 1B155 1DF25..1DF2A 1E030..1E06D 1E4D0..1E4EB 1E5D0..1E5ED 1E5F0 2B739 2EBF0..2EE5D 31350..323AF')
 ONIG_EXTRA_NUMBER = ('10D40..10D49 116D0..116E3 11BF0..11BF9 11F50..11F59 16130..16139 16D70..16D79 1CCF0..1CCF9 1D2C0..1D2D3 1E4F0..1E4F9 1E5F1..1E5FA')
+
+
+# Marks (M*) as tokenizers' StripAccents sees them (the alignments crate's
+# is_combining_mark, an older Unicode): added / removed against Python's M*.
+HF_MARK_ADD = ('1CF2..1CF3')
+HF_MARK_DEL = ('07FD 0898..089F 08CA..08D3 09FE 0AFA..0AFF 0B55 0C04 0C3C 0D00 0D3B..0D3C 0D81 0EBA 1715 '
+    '180F 1ABF..1ACE 1CF7 1DF6..1DFA A82C A8FF 10D24..10D27 10EAB..10EAC 10F46..10F50 '
+    '10F82..10F85 11070 11073..11074 110C2 11145..11146 111C9 111CE..111CF 1133B 1145E '
+    '1182C..1183A 11930..11935 11937..11938 1193B..1193E 11940 11942..11943 119D1..119D7 '
+    '119DA..119E0 119E4 11A01..11A0A 11A33..11A39 11A3B..11A3E 11A47 11A51..11A5B 11A8A..11A99 '
+    '11D31..11D36 11D3A 11D3C..11D3D 11D3F..11D45 11D47 11D8A..11D8E 11D90..11D91 11D93..11D97 '
+    '11EF3..11EF6 16F4F 16F7F..16F87 16FE4 16FF0..16FF1 1CF00..1CF2D 1CF30..1CF46 1E130..1E136 '
+    '1E2AE 1E2EC..1E2EF')
+# Characters with a compatibility decomposition in Python's Unicode that HF's
+# NFKD / NFKC leave alone (added after the crate's Unicode version).
+HF_NO_COMPAT = ('32FF A7F2..A7F4 AB69 10781..10785 10787..107B0 107B2..107BA 1F16C 1FBF0..1FBF9')
+
+# Grapheme_Cluster_Break, for the Precompiled normalizer (it looks extended
+# grapheme clusters up whole; tokenizers uses the unicode-segmentation crate,
+# Unicode 16). Derived here from Python's categories by UAX #29's definitions
+# (Extend = Mn Me ZWNJ skin tones, SpacingMark = Mc, Control = Cc Cf Zl Zp,
+# Hangul L V T LV LVT, RI, ZWJ, CR, LF), then these additions / removals so
+# that every class equals the `regex` module's \\p{GCB=...} and
+# \\p{Extended_Pictographic} (made by --probe-gcb, which needs PyPI regex).
+GCB_ADJUST = (
+    ('Control', 'ADD',
+     '2065 FFF0..FFF8 13439..1343F E0000 E0002..E001F E0080..E00FF E01F0..E0FFF'),
+    ('Control', 'DEL',
+     '0600..0605 06DD 070F 0890..0891 08E2 110BD 110CD E0020..E007F'),
+    ('Extend', 'ADD',
+     '0897 09BE 09D7 0B3E 0B57 0BBE 0BD7 0CC0 0CC2 0CC7..0CC8 0CCA..0CCB 0CD5..0CD6 0D3E 0D57 0DCF '
+     '0DDF 0ECE 1715 1734 1ACF..1ADD 1AE0..1AEB 1B35 1B3B 1B3D 1B43..1B44 1BAA 1BF2..1BF3 '
+     '302E..302F A953 A9C0 FF9E..FF9F 10D69..10D6D 10EFA..10EFF 111C0 11235 11241 1133E 1134D '
+     '11357 113B8 113BB..113C0 113C2 113C5 113C7..113C9 113CE..113D0 113D2 113E1..113E2 114B0 '
+     '114BD 115AF 116B6 11930 1193D 11B60 11B62..11B64 11B66 11F00..11F01 11F36..11F3A '
+     '11F40..11F42 11F5A 13440 13447..13455 1611E..16129 1612D..1612F 16FF0..16FF1 1D165..1D166 '
+     '1D16D..1D172 1E08F 1E4EC..1E4EF 1E5EE..1E5EF 1E6E3 1E6E6 1E6EE..1E6EF 1E6F5 E0020..E007F'),
+    ('Extend', 'DEL',
+     '1171E'),
+    ('Prepend', 'ADD',
+     '0600..0605 06DD 070F 0890..0891 08E2 0D4E 110BD 110CD 111C2..111C3 113D1 1193F 11941 '
+     '11A84..11A89 11D46 11F02'),
+    ('SpacingMark', 'ADD',
+     '0CF3 0E33 0EB3 113B9..113BA 113CA 113CC..113CD 1171E 11B61 11B65 11B67 11F03 11F34..11F35 '
+     '11F3E..11F3F 1612A..1612C'),
+    ('SpacingMark', 'DEL',
+     '09BE 09D7 0B3E 0B57 0BBE 0BD7 0CC0 0CC2 0CC7..0CC8 0CCA..0CCB 0CD5..0CD6 0D3E 0D57 0DCF 0DDF '
+     '102B..102C 1038 1062..1064 1067..106D 1083 1087..108C 108F 109A..109C 1715 1734 1A61 '
+     '1A63..1A64 1B35 1B3B 1B3D 1B43..1B44 1BAA 1BF2..1BF3 302E..302F A953 A9C0 AA7B AA7D 111C0 '
+     '11235 1133E 1134D 11357 114B0 114BD 115AF 116B6 11720..11721 11930 1193D 16FF0..16FF1 '
+     '1D165..1D166 1D16D..1D172'),
+    ('V', 'ADD',
+     '16D63 16D67..16D6A'),
+    ('ExtPict', 'ADD',
+     '00A9 00AE 203C 2049 2122 2139 2194..2199 21A9..21AA 231A..231B 2328 23CF 23E9..23F3 '
+     '23F8..23FA 24C2 25AA..25AB 25B6 25C0 25FB..25FE 2600..2604 260E 2611 2614..2615 2618 261D '
+     '2620 2622..2623 2626 262A 262E..262F 2638..263A 2640 2642 2648..2653 265F..2660 2663 '
+     '2665..2666 2668 267B 267E..267F 2692..2697 2699 269B..269C 26A0..26A1 26A7 26AA..26AB '
+     '26B0..26B1 26BD..26BE 26C4..26C5 26C8 26CE..26CF 26D1 26D3..26D4 26E9..26EA 26F0..26F5 '
+     '26F7..26FA 26FD 2702 2705 2708..270D 270F 2712 2714 2716 271D 2721 2728 2733..2734 2744 2747 '
+     '274C 274E 2753..2755 2757 2763..2764 2795..2797 27A1 27B0 27BF 2934..2935 2B05..2B07 '
+     '2B1B..2B1C 2B50 2B55 3030 303D 3297 3299 1F004 1F02C..1F02F 1F094..1F09F 1F0AF..1F0B0 1F0C0 '
+     '1F0CF..1F0D0 1F0F6..1F0FF 1F170..1F171 1F17E..1F17F 1F18E 1F191..1F19A 1F1AE..1F1E5 '
+     '1F201..1F20F 1F21A 1F22F 1F232..1F23A 1F23C..1F23F 1F249..1F25F 1F266..1F321 1F324..1F393 '
+     '1F396..1F397 1F399..1F39B 1F39E..1F3F0 1F3F3..1F3F5 1F3F7..1F3FA 1F400..1F4FD 1F4FF..1F53D '
+     '1F549..1F54E 1F550..1F567 1F56F..1F570 1F573..1F57A 1F587 1F58A..1F58D 1F590 1F595..1F596 '
+     '1F5A4..1F5A5 1F5A8 1F5B1..1F5B2 1F5BC 1F5C2..1F5C4 1F5D1..1F5D3 1F5DC..1F5DE 1F5E1 1F5E3 '
+     '1F5E8 1F5EF 1F5F3 1F5FA..1F64F 1F680..1F6C5 1F6CB..1F6D2 1F6D5..1F6E5 1F6E9 1F6EB..1F6F0 '
+     '1F6F3..1F6FF 1F7DA..1F7FF 1F80C..1F80F 1F848..1F84F 1F85A..1F85F 1F888..1F88F 1F8AE..1F8AF '
+     '1F8BC..1F8BF 1F8C2..1F8CF 1F8D9..1F8FF 1F90C..1F93A 1F93C..1F945 1F947..1F9FF 1FA58..1FA5F '
+     '1FA6E..1FAFF 1FC00..1FFFD'),
+)
 
 
 def parse_ranges(s):
@@ -241,6 +314,7 @@ GC_LETTER, GC_NUMBER, GC_SPACE, GC_MARK = 1, 2, 3, 4
 def gc_kinds(m):
     out = {}
     extra_l, extra_n = parse_ranges(ONIG_EXTRA_LETTER), parse_ranges(ONIG_EXTRA_NUMBER)
+    mark_add, mark_del = parse_ranges(HF_MARK_ADD), parse_ranges(HF_MARK_DEL)
     for cp in scalar_values():
         cat = ud.category(chr(cp))
         if cp in m.ws:
@@ -249,15 +323,66 @@ def gc_kinds(m):
             out[cp] = GC_LETTER
         elif cat[0] == 'N' or cp in extra_n:
             out[cp] = GC_NUMBER
-        elif cat[0] == 'M':
+        elif (cat[0] == 'M' and cp not in mark_del) or cp in mark_add:
             out[cp] = GC_MARK
     return out
 
 
+GCB_NAMES = ['Other', 'CR', 'LF', 'Control', 'Extend', 'ZWJ', 'Regional_Indicator', 'Prepend', 'SpacingMark',
+             'L', 'V', 'T', 'LV', 'LVT', 'ExtPict']
+
+
+def gcb_derived():
+    d = {n: set() for n in GCB_NAMES[1:]}
+    for c in scalar_values():
+        cat = ud.category(chr(c))
+        if c == 13: d['CR'].add(c)
+        elif c == 10: d['LF'].add(c)
+        elif c == 0x200D: d['ZWJ'].add(c)
+        elif c == 0x200C or 0x1F3FB <= c <= 0x1F3FF: d['Extend'].add(c)
+        elif 0x1F1E6 <= c <= 0x1F1FF: d['Regional_Indicator'].add(c)
+        elif cat in ('Zl', 'Zp', 'Cc', 'Cf'): d['Control'].add(c)
+        elif cat in ('Mn', 'Me'): d['Extend'].add(c)
+        elif cat == 'Mc': d['SpacingMark'].add(c)
+        elif 0x1100 <= c <= 0x115F or 0xA960 <= c <= 0xA97C: d['L'].add(c)
+        elif 0x1160 <= c <= 0x11A7 or 0xD7B0 <= c <= 0xD7C6: d['V'].add(c)
+        elif 0x11A8 <= c <= 0x11FF or 0xD7CB <= c <= 0xD7FB: d['T'].add(c)
+        elif 0xAC00 <= c <= 0xD7A3: d['LV' if (c - 0xAC00) % 28 == 0 else 'LVT'].add(c)
+    return d
+
+
+def gcb_classes():
+    """code point -> index in GCB_NAMES (Other absent); ExtPict never overlaps another class."""
+    d = gcb_derived()
+    for name, op, r in GCB_ADJUST:
+        (d[name].update if op == 'ADD' else d[name].difference_update)(parse_ranges(r))
+    out = {}
+    for k, name in enumerate(GCB_NAMES[1:], 1):
+        for c in d[name]:
+            assert c not in out, (hex(c), name)
+            out[c] = k
+    return out
+
+
+def probe_gcb():
+    import regex
+    d = gcb_derived()
+    for name in GCB_NAMES[1:]:
+        r = regex.compile(r'\p{Extended_Pictographic}' if name == 'ExtPict' else r'\p{GCB=%s}' % name)
+        want = {c for c in scalar_values() if r.match(chr(c))}
+        for op, diff in (('ADD', want - d[name]), ('DEL', d[name] - want)):
+            if diff:
+                print(name, op, ' '.join('%04X' % x for x in sorted(diff)))
+
+
 def compat_decompositions():
     out = {}
+    none = parse_ranges(HF_NO_COMPAT)
     for cp in scalar_values():
         c = chr(cp)
+        if cp in none:
+            out[cp] = [cp]
+            continue
         k = ud.normalize('NFKD', c)
         if k != ud.normalize('NFD', c):
             out[cp] = [ord(x) for x in k]
@@ -352,6 +477,11 @@ int bli_uc_gc(uint32_t cp) {
     return (int)run_lookup(gc_runs, sizeof gc_runs / sizeof gc_runs[0], cp, 3);
 }
 
+int bli_uc_gcb(uint32_t cp) {
+    if (cp > 0x10FFFF) return BL_GCB_OTHER;
+    return (int)run_lookup(gcb_runs, sizeof gcb_runs / sizeof gcb_runs[0], cp, 4);
+}
+
 int bli_uc_decompose_compat(uint32_t cp, uint32_t out[BL_UC_MAX_COMPAT]) {
     if (cp >= 0xA0) {
         size_t lo = 0, hi = sizeof compat / sizeof compat[0];
@@ -433,6 +563,9 @@ def generate():
     gc = runs(gc_kinds(m), 3, 7)
     out.append('/* gc runs: (first code point << 3) | BL_GC_* kind; %d runs */' % len(gc))
     out.append('static const uint32_t gc_runs[] = {\n%s\n};\n' % fmt_list(['0x%x,' % v for v in gc], 10))
+    gr = runs(gcb_classes(), 4, 15)
+    out.append('/* grapheme cluster break runs: (first code point << 4) | BL_GCB_* class; %d runs */' % len(gr))
+    out.append('static const uint32_t gcb_runs[] = {\n%s\n};\n' % fmt_list(['0x%x,' % v for v in gr], 10))
     cd = compat_decompositions()
     assert min(cd) >= 0xA0 and max(len(v) for v in cd.values()) <= 18
     flat, items = [], []
@@ -530,6 +663,8 @@ def main():
         sys.exit(probe_hf())
     if '--probe-gc' in sys.argv:
         sys.exit(probe_gc())
+    if '--probe-gcb' in sys.argv:  # prints raw lists; GCB_ADJUST holds them as ranges
+        sys.exit(probe_gcb())
     text = generate()
     if '--check' in sys.argv:
         with open(OUT, encoding='utf-8') as f:
