@@ -1077,11 +1077,19 @@ close:
  * bench.mjs's tokenIds, [SEP]); the state is built before the clock starts.
  * One JSON line per T: {"T", "runs", "min_ms", "median_ms", "flags", "simd"}.
  * --stdin: for each line "T" on stdin, one timed forward of T tokens and one
- * line back {"T", "ms"} (tools/bench.mjs alternates these with wasm runs). */
+ * line back {"T", "ms", "cpu_ms" (the process's CPU time, every thread), "simd"}
+ * (tools/bench.mjs alternates these with wasm runs; tools/bench_native.py with its peers). */
 
 static double now_ms(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+/* CPU time of the whole process (every thread), ms. */
+static double cpu_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
     return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
@@ -1099,7 +1107,7 @@ typedef struct {
 } bench_ctx;
 
 /* One forward of T synthetic tokens; its wall time in *ms. 0 ok / 1 (said why). */
-static int bench_forward(bench_ctx *b, int32_t T, double *ms) {
+static int bench_forward(bench_ctx *b, int32_t T, double *ms, double *cpu) {
     const bl_config *c = bl_model_config(b->model);
     char err[512] = "";
     if (T < 2 || T > c->max_positions) {
@@ -1134,12 +1142,13 @@ static int bench_forward(bench_ctx *b, int32_t T, double *ms) {
     }
     b->ids[0] = 101;     /* [CLS] */
     b->ids[T - 1] = 102; /* [SEP] */
-    double t0 = now_ms();
+    double t0 = now_ms(), c0 = cpu_ms();
     if (bl_forward(b->s, b->ids, NULL, T, 0, err, sizeof err)) {
         bli_term_line(stderr, "bertlens: %s", err);
         return 1;
     }
     *ms = now_ms() - t0;
+    if (cpu) *cpu = cpu_ms() - c0;
     return 0;
 }
 
@@ -1195,9 +1204,10 @@ static int cmd_bench(int argc, char **argv) {
     if (from_stdin) {
         char line[64];
         while (!rc && fgets(line, sizeof line, stdin)) {
-            double t;
-            rc = bench_forward(&b, (int32_t)atoi(line), &t);
-            if (!rc) printf("{\"T\":%d,\"ms\":%.3f,\"simd\":\"%s\"}\n", atoi(line), t, blk_simd_name());
+            double t, c;
+            rc = bench_forward(&b, (int32_t)atoi(line), &t, &c);
+            if (!rc)
+                printf("{\"T\":%d,\"ms\":%.3f,\"cpu_ms\":%.3f,\"simd\":\"%s\"}\n", atoi(line), t, c, blk_simd_name());
             fflush(stdout);
         }
     } else if (!(ms = malloc((size_t)runs * sizeof *ms))) {
@@ -1208,7 +1218,7 @@ static int cmd_bench(int argc, char **argv) {
             const int32_t T = Ts ? Ts[j] : default_Ts[j];
             for (int r = 0; r < warmup + runs && !rc; r++) {
                 double t;
-                rc = bench_forward(&b, T, &t);
+                rc = bench_forward(&b, T, &t, NULL);
                 if (r >= warmup) ms[r - warmup] = t;
             }
             if (rc) break;
