@@ -84,9 +84,10 @@ static int read_added(bli_hftok *t, const bli_jv *arr, char *err, size_t errlen)
     if (!t->added) { bli_set_err(err, errlen, "out of memory"); return -1; }
     for (size_t i = 0; i < arr->n; i++) {
         const bli_jv *e = &arr->items[i], *id = bli_jget(e, "id"), *c = bli_jget(e, "content");
-        if (!id || id->type != BLI_JNUM || !id->is_int || id->ival < 0 || id->ival >= (1 << 24) || !c ||
-            c->type != BLI_JSTR) {
-            bli_set_err(err, errlen, "tokenizer.json: added token %zu needs an id in [0, 2^24) and a content", i);
+        if (!id || id->type != BLI_JNUM || !id->is_int || id->ival < 0 || id->ival >= (int64_t)t->model.vocab.n + 65536 ||
+            !c || c->type != BLI_JSTR) {
+            bli_set_err(err, errlen, "tokenizer.json: added token %zu needs an id below the vocabulary size + 65536 "
+                        "and a content", i);
             return -1;
         }
         if (c->len == 0) continue; /* tokenizers ignores empty ones */

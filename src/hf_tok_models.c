@@ -22,6 +22,7 @@
 #include "hf_tok_impl.h"
 #include "error.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,6 +36,17 @@ static uint32_t fnv1a(const char *s, size_t n) {
     uint32_t h = 2166136261u;
     for (size_t i = 0; i < n; i++) h = (h ^ (uint8_t)s[i]) * 16777619u;
     return h;
+}
+
+/* Lookup with the string's hash already known (FNV-1a, extended byte by byte). */
+static int32_t vocab_find_h(const bli_hfvocab *v, const char *s, size_t n, uint32_t h) {
+    if (!v->n_slots) return -1;
+    for (uint32_t i = h & (v->n_slots - 1);; i = (i + 1) & (v->n_slots - 1)) {
+        uint32_t e = v->slots[i];
+        if (!e) return -1;
+        int32_t id = (int32_t)e - 1;
+        if (v->len[id] == n && !memcmp(v->pool + v->off[id], s, n)) return id;
+    }
 }
 
 int32_t bli_hfvocab_find(const bli_hfvocab *v, const char *s, size_t n) {
@@ -95,7 +107,7 @@ static int vocab_build(bli_hfvocab *v, const bli_jv *const *strings, int32_t n, 
 int bli_hftokens_push(bli_hftokens *l, bli_hftoken t) {
     if (l->n == l->cap) {
         int32_t cap = l->cap ? 2 * l->cap : 64;
-        if (cap > INT32_MAX / 32) return -1;
+        if (cap > INT32_MAX / 32 || (size_t)cap > SIZE_MAX / sizeof *l->v) return -1;
         bli_hftoken *v = realloc(l->v, (size_t)cap * sizeof *v);
         if (!v) return -1;
         l->v = v;
@@ -356,8 +368,10 @@ static int unigram(const bli_hfmodel *m, const bli_hfstr *s, int32_t word, bli_h
     for (int32_t i = 0; i < b.n; i++) {
         double here = best[i].score;
         int single = 0;
+        uint32_t h = 2166136261u; /* FNV-1a of u[boff[i], boff[j]), one character at a time */
         for (int32_t j = i + 1; j <= b.n && b.boff[j] - b.boff[i] <= m->max_piece; j++) {
-            int32_t id = bli_hfvocab_find(&m->vocab, b.u + b.boff[i], (size_t)(b.boff[j] - b.boff[i]));
+            for (int32_t x = b.boff[j - 1]; x < b.boff[j]; x++) h = (h ^ (uint8_t)b.u[x]) * 16777619u;
+            int32_t id = vocab_find_h(&m->vocab, b.u + b.boff[i], (size_t)(b.boff[j] - b.boff[i]), h);
             if (id < 0) continue;
             double cand = m->scores[id] + here;
             if (best[j].start < 0 || cand > best[j].score) best[j].score = cand, best[j].start = i, best[j].id = id;
@@ -434,6 +448,7 @@ static int wordpiece(const bli_hfmodel *m, const bli_hfstr *s, int32_t word, bli
     for (int32_t st = 0; st < b.n;) {
         int32_t id = -1, en = b.n;
         for (; en > st; en--) {
+            if ((int64_t)(b.boff[en] - b.boff[st]) + (st > 0 ? (int64_t)plen : 0) > m->max_piece) continue;
             size_t k = 0;
             if (st > 0 && plen) memcpy(tmp, m->cont_prefix, plen), k = plen;
             memcpy(tmp + k, b.u + b.boff[st], (size_t)(b.boff[en] - b.boff[st]));
@@ -491,6 +506,10 @@ static int read_vocab_object(bli_hfmodel *m, const bli_jv *vocab, char *err, siz
             return -1;
         }
         if (e->ival > max_id) max_id = e->ival;
+    }
+    if (max_id >= (int64_t)vocab->n + 65536) {
+        bli_set_err(err, errlen, "tokenizer.json: vocabulary ids run to %lld for %zu tokens", (long long)max_id, vocab->n);
+        return -1;
     }
     bli_jv *keys = calloc((size_t)max_id + 1, sizeof *keys);
     const bli_jv **strs = calloc((size_t)max_id + 1, sizeof *strs);

@@ -12,6 +12,7 @@
 #include "error.h"
 #include "unicode.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -22,6 +23,7 @@ int bli_hfstr_reserve(bli_hfstr *s, int64_t need) {
     if (need <= s->cap) return 0;
     int64_t cap = s->cap ? s->cap : 16;
     while (cap < need) cap *= 2;
+    if ((uint64_t)cap > SIZE_MAX / sizeof *s->c) return -1; /* wasm32: size_t has 32 bits */
     bli_hfch *c = realloc(s->c, (size_t)cap * sizeof *c);
     if (!c) return -1;
     s->c = c;
@@ -83,7 +85,7 @@ int bli_hf_is_ws(uint32_t cp) {
 int bli_hfdests_push(bli_hfdests *d, uint32_t cp, int32_t change) {
     if (d->n == d->cap) {
         int32_t cap = d->cap ? 2 * d->cap : 64;
-        if (cap > INT32_MAX / 4) return -1;
+        if (cap > INT32_MAX / 4 || (size_t)cap > SIZE_MAX / sizeof *d->d) return -1;
         bli_hfdest *v = realloc(d->d, (size_t)cap * sizeof *v);
         if (!v) return -1;
         d->d = v;
@@ -276,7 +278,7 @@ static int drop_mn(const bli_hfnorm *n, uint32_t c, uint32_t *out) {
 }
 
 static int drop_marks(const bli_hfnorm *n, uint32_t c, uint32_t *out) {
-    if (bli_uc_gc(c) == BL_GC_MARK) return 0;
+    if (bli_uc_is_mark(c)) return 0;
     out[0] = c;
     return 1;
 }

@@ -13,6 +13,7 @@
 #include "error.h"
 #include "unicode.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -60,7 +61,7 @@ static int is_word(uint32_t c) { /* \w: letters, marks, numbers, connector punct
 static int spans_push(bli_hfspans *o, int32_t s, int32_t e, int m) {
     if (o->n == o->cap) {
         int32_t cap = o->cap ? 2 * o->cap : 32;
-        if (cap > INT32_MAX / 16) return -1;
+        if (cap > INT32_MAX / 16 || (size_t)cap > SIZE_MAX / sizeof *o->v) return -1;
         bli_hfspan *v = realloc(o->v, (size_t)cap * sizeof *v);
         if (!v) return -1;
         o->v = v;
@@ -227,7 +228,7 @@ void bli_hfsplits_free(bli_hfsplits *l) {
 int bli_hfsplits_push(bli_hfsplits *l, bli_hfstr *s, int32_t added_id) {
     if (l->n == l->cap) {
         int32_t cap = l->cap ? 2 * l->cap : 16;
-        if (cap > INT32_MAX / 64) return -1;
+        if (cap > INT32_MAX / 64 || (size_t)cap > SIZE_MAX / sizeof *l->v) return -1;
         bli_hfsplit *v = realloc(l->v, (size_t)cap * sizeof *v);
         if (!v) return -1;
         l->v = v;

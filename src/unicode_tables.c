@@ -1017,6 +1017,9 @@ static const uint32_t gc_runs[] = {
     0x175f81, 0x1772f0, 0x17c001, 0x17d0f0, 0x180001, 0x189a58, 0x189a81, 0x191d80, 0x700804, 0x700f80,
 };
 
+/* letters (for \p{L}) that StripAccents removes as marks */
+static const uint32_t mark_letters[] = {0x1cf2, 0x1cf3};
+
 /* grapheme cluster break runs: (first code point << 4) | BL_GCB_* class; 2041 runs */
 static const uint32_t gcb_runs[] = {
     0x3, 0xa2, 0xb3, 0xd1, 0xe3, 0x200, 0x7f3, 0xa00, 0xa9e, 0xaa0,
@@ -2720,6 +2723,13 @@ int bli_uc_decompose(uint32_t cp, uint32_t out[BL_UC_MAX_DECOMP]) {
 int bli_uc_gc(uint32_t cp) {
     if (cp > 0x10FFFF) return BL_GC_OTHER;
     return (int)run_lookup(gc_runs, sizeof gc_runs / sizeof gc_runs[0], cp, 3);
+}
+
+int bli_uc_is_mark(uint32_t cp) {
+    if (bli_uc_gc(cp) == BL_GC_MARK) return 1;
+    for (size_t k = 0; k < sizeof mark_letters / sizeof mark_letters[0]; k++)
+        if (mark_letters[k] == cp) return 1;
+    return 0;
 }
 
 int bli_uc_gcb(uint32_t cp) {

@@ -98,6 +98,8 @@ for (const kind of KINDS) {
     ['unsupported regex', JSON.stringify({ ...base, pre_tokenizer: { type: 'Split', pattern: { Regex: '(a|b)*c' }, behavior: 'Isolated' } }), /regular expression.*not supported/],
     ['merge outside the vocabulary', JSON.stringify({ ...base, model: { ...base.model, merges: ['zzzq qqqz'] } }), /merge 0/],
     ['template special not defined', JSON.stringify({ ...base, post_processor: { type: 'TemplateProcessing', single: [{ SpecialToken: { id: '[X]', type_id: 0 } }], pair: [], special_tokens: {} } }), /\[X\] is not defined/],
+    ['sparse vocabulary ids', JSON.stringify({ ...base, model: { ...base.model, vocab: { ...base.model.vocab, huge: 16000000 } } }), /ids run to 16000000/],
+    ['added token id far past the vocabulary', JSON.stringify({ ...base, added_tokens: [{ id: 9000000, content: 'x' }] }), /added token 0/],
     ['bad charsmap', JSON.stringify({ ...base, normalizer: { type: 'Precompiled', precompiled_charsmap: 'AAAA////' } }), /charsmap/],
   ];
   for (const [name, text, re] of cases) {

@@ -114,6 +114,7 @@ ONIG_EXTRA_NUMBER = ('10D40..10D49 116D0..116E3 11BF0..11BF9 11F50..11F59 16130.
 
 # Marks (M*) as tokenizers' StripAccents sees them (the alignments crate's
 # is_combining_mark, an older Unicode): added / removed against Python's M*.
+# This list and HF_NO_COMPAT come from --probe-norm (tokenizers 0.23.3).
 HF_MARK_ADD = ('1CF2..1CF3')
 HF_MARK_DEL = ('07FD 0898..089F 08CA..08D3 09FE 0AFA..0AFF 0B55 0C04 0C3C 0D00 0D3B..0D3C 0D81 0EBA 1715 '
     '180F 1ABF..1ACE 1CF7 1DF6..1DFA A82C A8FF 10D24..10D27 10EAB..10EAC 10F46..10F50 '
@@ -324,7 +325,7 @@ def gc_kinds(m):
         elif cat[0] == 'N' or cp in extra_n:
             out[cp] = GC_NUMBER
         elif (cat[0] == 'M' and cp not in mark_del) or cp in mark_add:
-            out[cp] = GC_MARK
+            out[cp] = GC_MARK  # (a letter in mark_add stays a letter: bli_uc_is_mark adds it)
     return out
 
 
@@ -477,6 +478,13 @@ int bli_uc_gc(uint32_t cp) {
     return (int)run_lookup(gc_runs, sizeof gc_runs / sizeof gc_runs[0], cp, 3);
 }
 
+int bli_uc_is_mark(uint32_t cp) {
+    if (bli_uc_gc(cp) == BL_GC_MARK) return 1;
+    for (size_t k = 0; k < sizeof mark_letters / sizeof mark_letters[0]; k++)
+        if (mark_letters[k] == cp) return 1;
+    return 0;
+}
+
 int bli_uc_gcb(uint32_t cp) {
     if (cp > 0x10FFFF) return BL_GCB_OTHER;
     return (int)run_lookup(gcb_runs, sizeof gcb_runs / sizeof gcb_runs[0], cp, 4);
@@ -563,6 +571,10 @@ def generate():
     gc = runs(gc_kinds(m), 3, 7)
     out.append('/* gc runs: (first code point << 3) | BL_GC_* kind; %d runs */' % len(gc))
     out.append('static const uint32_t gc_runs[] = {\n%s\n};\n' % fmt_list(['0x%x,' % v for v in gc], 10))
+    kinds = gc_kinds(m)
+    ml = sorted(c for c in parse_ranges(HF_MARK_ADD) if kinds.get(c) != GC_MARK)
+    out.append('/* letters (for \\p{L}) that StripAccents removes as marks */')
+    out.append('static const uint32_t mark_letters[] = {%s};\n' % ', '.join('0x%x' % c for c in ml))
     gr = runs(gcb_classes(), 4, 15)
     out.append('/* grapheme cluster break runs: (first code point << 4) | BL_GCB_* class; %d runs */' % len(gr))
     out.append('static const uint32_t gcb_runs[] = {\n%s\n};\n' % fmt_list(['0x%x,' % v for v in gr], 10))
@@ -658,7 +670,32 @@ def probe_gc():
     return 1 if bad else 0
 
 
+def probe_norm():
+    """HF's StripAccents marks and NFKD of every code point against the tables' model."""
+    from tokenizers import normalizers as N
+    kinds = gc_kinds(Model())
+    compat = compat_decompositions()
+    cps = [c for c in scalar_values() if '|' not in ud.normalize('NFKD', chr(c))]
+    text = '|'.join(map(chr, cps))
+    bad = 0
+    kept = N.StripAccents().normalize_str(text).split('|')
+    extra = parse_ranges(HF_MARK_ADD)
+    marks = [c for c, k in zip(cps, kept) if (k == '') != (kinds.get(c) == GC_MARK or c in extra)]
+    nfkd = N.NFKD().normalize_str(text).split('|')
+    m = Model()
+    want = lambda c: compat.get(c) or m.nfd([c])
+    decomp = [c for c, k in zip(cps, nfkd) if k != ''.join(map(chr, want(c)))]
+    for name, d in (('StripAccents', marks), ('NFKD', decomp)):
+        if d:
+            bad += 1
+            print('%s differs: %s' % (name, ' '.join('%04X' % x for x in d[:200])))
+    print('probe-norm: %d kinds of difference' % bad)
+    return 1 if bad else 0
+
+
 def main():
+    if '--probe-norm' in sys.argv:
+        sys.exit(probe_norm())
     if '--probe-hf' in sys.argv:
         sys.exit(probe_hf())
     if '--probe-gc' in sys.argv:
