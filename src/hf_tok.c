@@ -331,11 +331,7 @@ static int decode(const char *text, size_t len, const char *which, bli_hfstr *s,
     return 0;
 }
 
-static int is_word_char(uint32_t c) {
-    if (c < 0x80) return (c | 32) - 'a' < 26 || c - '0' < 10 || c == '_';
-    int g = bli_uc_gc(c);
-    return g == BL_GC_LETTER || g == BL_GC_NUMBER || g == BL_GC_MARK;
-}
+static int is_word_char(uint32_t c) { return bli_uc_is_word(c); }
 
 /* Split s around added tokens of the given `normalized` kind; pieces appended
  * to out (added ones with their id). tokenizers' find_matches. */

@@ -186,11 +186,17 @@ static int emit(const bli_hfmodel *m, const bli_hfstr *s, const splitbuf *b, int
     bli_hftoken t;
     t.id = id;
     t.word = word;
-    if (b1 > b0) {
+    if (b1 > b->nb) {
+        /* past the split (byte_fallback spells continuing_subword_prefix /
+         * end_of_word_suffix too): tokenizers finds no alignment and keeps
+         * the model's offsets as they are */
+        t.o0 = b0;
+        t.o1 = b1;
+    } else if (b1 > b0) {
         t.o0 = s->c[char_of(b, b0)].o0;
         t.o1 = s->c[char_of(b, b1 - 1)].o1;
     } else {
-        t.o0 = t.o1 = s->n ? s->c[0].o0 : 0;
+        t.o0 = t.o1 = (s->n ? s->c[0].o0 : 0) + b0;
     }
     if (id >= 0 && id < m->vocab.n) bli_hf_space_ends(m->vocab.pool + m->vocab.off[id], m->vocab.len[id], &t.lead, &t.trail);
     else t.lead = t.trail = 0;
@@ -254,6 +260,7 @@ static int bpe(const bli_hfmodel *m, const bli_hfstr *s, int32_t word, bli_hftok
     symbol *sym = NULL;
     cand *heap = NULL;
     char *tmp = NULL;
+    int32_t *fb = NULL;
     int rc = -1;
     if (splitbuf_fill(&b, s)) goto done;
     if (m->ignore_merges) {
@@ -261,10 +268,13 @@ static int bpe(const bli_hfmodel *m, const bli_hfstr *s, int32_t word, bli_hftok
         if (id >= 0) { rc = emit(m, s, &b, id, 0, b.nb, word, out); goto done; }
     }
     size_t plen = m->cont_prefix ? strlen(m->cont_prefix) : 0, slen = m->eow_suffix ? strlen(m->eow_suffix) : 0;
-    /* up to 4 byte-fallback symbols per character */
-    sym = malloc(((size_t)b.n * 4 + 1) * sizeof *sym);
-    tmp = malloc(plen + slen + 8);
-    if (!sym || !tmp) goto done;
+    /* a character becomes at most its bytes plus prefix and suffix in byte-fallback symbols */
+    size_t per = 4 + plen + slen;
+    if (per > 4096 || (size_t)b.n > (SIZE_MAX / sizeof *sym - 1) / per) goto done;
+    sym = malloc(((size_t)b.n * per + 1) * sizeof *sym);
+    tmp = malloc(per + 4);
+    fb = malloc(per * sizeof *fb);
+    if (!sym || !tmp || !fb) goto done;
     int32_t ns = 0, unk_len = 0, have_unk = 0;
     for (int32_t i = 0; i < b.n; i++) {
         int32_t cb = b.boff[i], ce = b.boff[i + 1], bl = ce - cb;
@@ -278,20 +288,16 @@ static int bpe(const bli_hfmodel *m, const bli_hfstr *s, int32_t word, bli_hftok
             sym[ns++] = (symbol){id, bl, 0, 0};
             continue;
         }
-        if (m->byte_fallback) {
-            int32_t ids[32];
-            size_t nbytes = k, ok = 1;
-            for (size_t j = 0; j < nbytes && j < 32; j++) {
+        if (m->byte_fallback) { /* every byte of the piece, prefix and suffix included, as tokenizers */
+            int ok = 1;
+            for (size_t j = 0; j < k && ok; j++) {
                 char code[8];
                 snprintf(code, sizeof code, "<0x%02X>", (unsigned char)tmp[j]);
-                ids[j] = bli_hfvocab_find(&m->vocab, code, 6);
-                if (ids[j] < 0) ok = 0;
+                fb[j] = bli_hfvocab_find(&m->vocab, code, 6);
+                ok = fb[j] >= 0;
             }
-            if (ok && nbytes <= 32) {
-                for (size_t j = 0; j < nbytes; j++) {
-                    if (ns >= b.n * 4) goto done;
-                    sym[ns++] = (symbol){ids[j], 1, 0, 0};
-                }
+            if (ok) { /* a pending unk stays pending, after these, as in tokenizers */
+                for (size_t j = 0; j < k; j++) sym[ns++] = (symbol){fb[j], 1, 0, 0};
                 continue;
             }
         }
@@ -305,7 +311,7 @@ static int bpe(const bli_hfmodel *m, const bli_hfstr *s, int32_t word, bli_hftok
     }
     if (have_unk) sym[ns++] = (symbol){m->unk_id, unk_len, 0, 0};
     for (int32_t i = 0; i < ns; i++) sym[i].prev = i - 1, sym[i].next = i + 1 < ns ? i + 1 : -1;
-    heap = malloc(((size_t)ns * 3 + 1) * sizeof *heap);
+    heap = malloc(((size_t)ns * 3 + 1) * sizeof *heap); /* ns <= b.n * per: no overflow (checked above) */
     if (!heap) goto done;
     int32_t nh = 0;
     for (int32_t i = 0; i + 1 < ns; i++) {
@@ -345,6 +351,7 @@ done:
     free(sym);
     free(heap);
     free(tmp);
+    free(fb);
     splitbuf_free(&b);
     return rc;
 }

@@ -50,13 +50,7 @@ static int is_number(uint32_t c) {
     if (c < 0x80) return c >= '0' && c <= '9';
     return bli_uc_gc(c) == BL_GC_NUMBER;
 }
-static int is_word(uint32_t c) { /* \w: letters, marks, numbers, connector punctuation (approximately) */
-    if (c < 0x80) return is_letter(c) || is_number(c) || c == '_';
-    int g = bli_uc_gc(c);
-    return g == BL_GC_LETTER || g == BL_GC_NUMBER || g == BL_GC_MARK || c == 0x203F || c == 0x2040 ||
-           c == 0x2054 || c == 0xFE33 || c == 0xFE34 || c == 0xFE4D || c == 0xFE4E || c == 0xFE4F || c == 0xFF3F ||
-           c == 0x200C || c == 0x200D;
-}
+static int is_word(uint32_t c) { return bli_uc_is_word(c); }
 
 static int spans_push(bli_hfspans *o, int32_t s, int32_t e, int m) {
     if (o->n == o->cap) {

@@ -22,6 +22,10 @@ const BIN = process.env.BERTLENS_HF_TOK_HOST || path.join(ROOT, 'build/hf_tok_ho
 const QUICK = process.argv.includes('--quick');
 
 const KINDS = ['roberta', 'modernbert', 'xlmr', 'albert', 'debertav3', 'mpnet'];
+// variants/NAME.json: the options these families leave unused (make_fixtures.py
+// variant_specs), on every 3rd corpus line, max_length 512
+const VARIANTS = ['bytelevel_prefix', 'bytelevel_ignore_merges', 'bpe_fallback', 'unigram_fallback', 'unigram_prepend',
+  'deberta_old', 'wordpiece_mix', 'wordpiece_whitespace'];
 const FIELDS = ['ids', 'type_ids', 'offsets', 'word_ids', 'truncated'];
 
 let failures = 0;
@@ -29,7 +33,6 @@ const fail = (m) => { failures++; console.error('FAIL ' + m); };
 const splitLines = (s) => s.split('\n').filter((l) => l.length); // U+2028 etc. are data
 
 const corpus = splitLines(fs.readFileSync(path.join(DIR, 'corpus.jsonl'), 'utf8'));
-const index = corpus.map((_, i) => i).filter((i) => !QUICK || i % 5 === 0);
 
 function run(tokjson, maxLen, lines) {
   const r = spawnSync(BIN, [tokjson, String(maxLen)], { input: lines.join('\n') + '\n', maxBuffer: 1 << 30 });
@@ -53,12 +56,23 @@ function firstDiff(got, want) {
   return null;
 }
 
-for (const kind of KINDS) {
-  const tokjson = path.join(DIR, kind, 'tokenizer.json');
-  const maxLen = JSON.parse(fs.readFileSync(path.join(DIR, kind, 'tokenizer_config.json'), 'utf8')).model_max_length;
-  const want = splitLines(zlib.gunzipSync(fs.readFileSync(path.join(DIR, `${kind}.jsonl.gz`))).toString('utf8'))
-    .map((l) => JSON.parse(l));
-  if (want.length !== corpus.length) { fail(`${kind}: fixture has ${want.length} rows, corpus ${corpus.length}`); continue; }
+const jobs = [
+  ...KINDS.map((kind) => ({
+    kind, tokjson: path.join(DIR, kind, 'tokenizer.json'), fixture: path.join(DIR, `${kind}.jsonl.gz`),
+    maxLen: JSON.parse(fs.readFileSync(path.join(DIR, kind, 'tokenizer_config.json'), 'utf8')).model_max_length,
+    lines: corpus.map((_, i) => i),
+  })),
+  ...VARIANTS.map((kind) => ({
+    kind, tokjson: path.join(DIR, 'variants', `${kind}.json`), fixture: path.join(DIR, 'variants', `${kind}.jsonl.gz`),
+    maxLen: 512, lines: corpus.map((_, i) => i).filter((i) => i % 3 === 0),
+  })),
+];
+for (const { kind, tokjson, fixture, maxLen, lines } of jobs) {
+  const rows = splitLines(zlib.gunzipSync(fs.readFileSync(fixture)).toString('utf8')).map((l) => JSON.parse(l));
+  if (rows.length !== lines.length) { fail(`${kind}: fixture has ${rows.length} rows, expected ${lines.length}`); continue; }
+  const want = [];
+  lines.forEach((i, k) => { want[i] = rows[k]; });
+  const index = lines.filter((i, k) => !QUICK || k % 5 === 0);
   const r = run(tokjson, maxLen, index.map((i) => corpus[i]));
   if (r.status !== 0 || r.out.length !== index.length) {
     fail(`${kind}: driver exited ${r.status} with ${r.out.length}/${index.length} lines: ${r.stderr.slice(0, 300)}`);

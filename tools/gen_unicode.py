@@ -6,6 +6,8 @@
     python3 tools/gen_unicode.py --probe-hf  # compare with Hugging Face `tokenizers`
                                              # over every code point (needs PyPI tokenizers)
     python3 tools/gen_unicode.py --probe-gc  # the same for \p{L} \p{N} \s of its regexes
+    python3 tools/gen_unicode.py --probe-norm / --probe-word / --probe-gcb   # StripAccents +
+                                             # NFKD, \w, grapheme clusters (see the lists below)
 
 Source of truth: Python's `unicodedata` (its version, unicodedata.unidata_version,
 is written into the generated header), plus a short, explicit list of
@@ -127,6 +129,17 @@ HF_MARK_DEL = ('07FD 0898..089F 08CA..08D3 09FE 0AFA..0AFF 0B55 0C04 0C3C 0D00 0
 # Characters with a compatibility decomposition in Python's Unicode that HF's
 # NFKD / NFKC leave alone (added after the crate's Unicode version).
 HF_NO_COMPAT = ('32FF A7F2..A7F4 AB69 10781..10785 10787..107B0 107B2..107BA 1F16C 1FBF0..1FBF9')
+
+# \\w of the Rust regex crate (tokenizers' Whitespace pre-tokenizer, single_word
+# added tokens): derived as L* M* Nd Nl Pc ZWNJ ZWJ, plus these (Alphabetic
+# So such as circled letters, Unicode 15-16 additions); --probe-word checks.
+HF_WORD_ADD = ('0897 0CF3 0ECE 1C89..1C8A 24B6..24E9 A7CB..A7CD A7DA..A7DC 105C0..105F3 10D40..10D65 '
+    '10D69..10D6D 10D6F..10D85 10EC2..10EC4 10EFC..10EFF 1123F..11241 11380..11389 1138B 1138E '
+    '11390..113B5 113B7..113C0 113C2 113C5 113C7..113CA 113CC..113D3 113E1..113E2 116D0..116E3 '
+    '11BC0..11BE0 11BF0..11BF9 11F00..11F10 11F12..11F3A 11F3E..11F42 11F50..11F5A 1342F '
+    '13440..13455 13460..143FA 16100..16139 16D40..16D6C 16D70..16D79 18CFF 1B132 1B155 '
+    '1CCF0..1CCF9 1DF25..1DF2A 1E030..1E06D 1E08F 1E4D0..1E4F9 1E5D0..1E5FA 1F130..1F149 '
+    '1F150..1F169 1F170..1F189 2B739 2EBF0..2EE5D 31350..323AF')
 
 # Grapheme_Cluster_Break, for the Precompiled normalizer (it looks extended
 # grapheme clusters up whole; tokenizers uses the unicode-segmentation crate,
@@ -310,12 +323,14 @@ class Model:
 
 
 GC_LETTER, GC_NUMBER, GC_SPACE, GC_MARK = 1, 2, 3, 4
+GC_WORD = 8  # flag on top of the kind
 
 
 def gc_kinds(m):
     out = {}
     extra_l, extra_n = parse_ranges(ONIG_EXTRA_LETTER), parse_ranges(ONIG_EXTRA_NUMBER)
     mark_add, mark_del = parse_ranges(HF_MARK_ADD), parse_ranges(HF_MARK_DEL)
+    word_add = parse_ranges(HF_WORD_ADD)
     for cp in scalar_values():
         cat = ud.category(chr(cp))
         if cp in m.ws:
@@ -326,6 +341,8 @@ def gc_kinds(m):
             out[cp] = GC_NUMBER
         elif (cat[0] == 'M' and cp not in mark_del) or cp in mark_add:
             out[cp] = GC_MARK  # (a letter in mark_add stays a letter: bli_uc_is_mark adds it)
+        if cat[0] in 'LM' or cat in ('Nd', 'Nl', 'Pc') or cp in (0x200C, 0x200D) or cp in word_add:
+            out[cp] = out.get(cp, 0) | GC_WORD
     return out
 
 
@@ -475,7 +492,12 @@ int bli_uc_decompose(uint32_t cp, uint32_t out[BL_UC_MAX_DECOMP]) {
 
 int bli_uc_gc(uint32_t cp) {
     if (cp > 0x10FFFF) return BL_GC_OTHER;
-    return (int)run_lookup(gc_runs, sizeof gc_runs / sizeof gc_runs[0], cp, 3);
+    return (int)run_lookup(gc_runs, sizeof gc_runs / sizeof gc_runs[0], cp, 4) & 7;
+}
+
+int bli_uc_is_word(uint32_t cp) {
+    if (cp > 0x10FFFF) return 0;
+    return (int)run_lookup(gc_runs, sizeof gc_runs / sizeof gc_runs[0], cp, 4) >> 3;
 }
 
 int bli_uc_is_mark(uint32_t cp) {
@@ -568,10 +590,10 @@ def generate():
     items = ['{0x%x,0x%x},' % (cp, lo[0]) for cp, lo in sorted(m.lower.items()) if cp >= 0x80 and len(lo) == 1]
     out.append('/* simple lower-case mappings {cp, lower} for cp >= 0x80; %d entries */' % len(items))
     out.append('static const uint32_t lower[][2] = {\n%s\n};\n' % fmt_list(items, 6))
-    gc = runs(gc_kinds(m), 3, 7)
-    out.append('/* gc runs: (first code point << 3) | BL_GC_* kind; %d runs */' % len(gc))
+    gc = runs(gc_kinds(m), 4, 15)
+    out.append('/* gc runs: (first code point << 4) | 8 if \\w | BL_GC_* kind; %d runs */' % len(gc))
     out.append('static const uint32_t gc_runs[] = {\n%s\n};\n' % fmt_list(['0x%x,' % v for v in gc], 10))
-    kinds = gc_kinds(m)
+    kinds = {cp: k & 7 for cp, k in gc_kinds(m).items()}
     ml = sorted(c for c in parse_ranges(HF_MARK_ADD) if kinds.get(c) != GC_MARK)
     out.append('/* letters (for \\p{L}) that StripAccents removes as marks */')
     out.append('static const uint32_t mark_letters[] = {%s};\n' % ', '.join('0x%x' % c for c in ml))
@@ -657,7 +679,7 @@ def probe_gc():
                 covered.update(range(s, e))
             out.update(c for k, c in enumerate(chunk) if 2 * k not in covered)
         return out
-    kinds = gc_kinds(Model())
+    kinds = {cp: k & 7 for cp, k in gc_kinds(Model()).items()}
     bad = 0
     for kind, pattern in ((GC_LETTER, r'\p{L}'), (GC_NUMBER, r'\p{N}'), (GC_SPACE, r'\s')):
         mine = {cp for cp, k in kinds.items() if k == kind}
@@ -673,7 +695,7 @@ def probe_gc():
 def probe_norm():
     """HF's StripAccents marks and NFKD of every code point against the tables' model."""
     from tokenizers import normalizers as N
-    kinds = gc_kinds(Model())
+    kinds = {cp: k & 7 for cp, k in gc_kinds(Model()).items()}
     compat = compat_decompositions()
     cps = [c for c in scalar_values() if '|' not in ud.normalize('NFKD', chr(c))]
     text = '|'.join(map(chr, cps))
@@ -693,7 +715,25 @@ def probe_norm():
     return 1 if bad else 0
 
 
+def probe_word():
+    """HF's \\w (Whitespace pre-tokenizer, Rust regex) against the word flag, every code point."""
+    from tokenizers import pre_tokenizers as P
+    flagged = {cp for cp, k in gc_kinds(Model()).items() if k & GC_WORD}
+    cps = [c for c in scalar_values() if c != 0x7C]
+    hf = set()
+    for i in range(0, len(cps), 50000):
+        chunk = cps[i:i + 50000]
+        for _, (s, e) in P.Whitespace().pre_tokenize_str('|'.join(map(chr, chunk))):
+            if e - s == 1 and s % 2 == 0:  # a word character stands alone between the pipes
+                hf.add(chunk[s // 2])
+    bad = sorted(hf ^ flagged)
+    print('probe-word: %d differences %s' % (len(bad), ' '.join('%04X' % x for x in bad[:100])))
+    return 1 if bad else 0
+
+
 def main():
+    if '--probe-word' in sys.argv:
+        sys.exit(probe_word())
     if '--probe-norm' in sys.argv:
         sys.exit(probe_norm())
     if '--probe-hf' in sys.argv:
