@@ -164,6 +164,7 @@
 #define BL_BUNDLE_H
 
 #include "bertlens.h"
+#include "dtype.h"
 #include "error.h"
 
 #define BL_BUNDLE_MAGIC "BERTLENS"
@@ -193,8 +194,7 @@ uint32_t bli_crc32(uint32_t crc, const void *data, size_t n);
  * invalid for the dtype (e.g. K not a multiple of 32 for Q8/Q4, overflow). */
 uint64_t bli_dtype_nbytes(int dtype, int n_dims, const int64_t *dims);
 
-/* QN dtypes (see Data layouts): bits per integer, or 0 for F32, F16, Q8, Q4. */
-static inline int bli_qn_bits(int dtype) { return dtype >= BL_Q8H && dtype <= BL_Q12 ? dtype - BL_Q8H + 8 : 0; }
+/* QN dtypes' bits per integer: bli_qn_bits in dtype.h. */
 
 /* The required tensors, one list for the loader (bundle.c checks each is
  * present with its shape and dtype) and the encoder (encoder.c binds each to

@@ -16,6 +16,7 @@
 #include "convert.h"
 #include "bertlens.h"
 #include "bundle.h"
+#include "dtype.h"
 #include "error.h"
 #include "json.h"
 #include "json_read.h"
@@ -101,69 +102,12 @@ static void sha256_hex(sha256 *s, char out[65]) {
     for (int i = 0; i < 8; i++) snprintf(out + 8 * i, 9, "%08x", (unsigned)s->h[i]);
 }
 
-/* --------------------------------------------------------- float bits */
-
-static float f16_to_f32(uint16_t h) {
-    uint32_t sign = (uint32_t)(h & 0x8000) << 16, e = (h >> 10) & 0x1f, m = h & 0x3ff, x;
-    if (e == 0) {
-        float v = ldexpf((float)m, -24); /* zero or subnormal: exact */
-        return sign ? -v : v;
-    }
-    x = e == 31 ? sign | 0x7f800000 | m << 13 : sign | (e + 112) << 23 | m << 13;
-    float f;
-    memcpy(&f, &x, 4);
-    return f;
-}
-
-/* float32 -> binary16, round to nearest even, overflow to infinity. */
-static uint16_t f32_to_f16(float f) {
-    uint32_t x;
-    memcpy(&x, &f, 4);
-    uint32_t sign = (x >> 16) & 0x8000, ax = x & 0x7fffffff;
-    if (ax > 0x7f800000) return (uint16_t)(sign | 0x7e00);
-    if (ax >= 0x477ff000) return (uint16_t)(sign | 0x7c00); /* >= 65520: rounds to infinity */
-    if (ax < 0x38800000) {                                  /* below 2^-14: subnormal or zero */
-        /* Adding 0.5 puts the 2^-24 unit in the last place; the float add rounds to even. */
-        float v, a;
-        memcpy(&a, &ax, 4);
-        v = a + 0.5f;
-        uint32_t vb;
-        memcpy(&vb, &v, 4);
-        return (uint16_t)(sign | (vb - 0x3f000000u));
-    }
-    uint32_t e = ax - 0x38000000u; /* rebias the exponent from 127 to 15 */
-    return (uint16_t)(sign | ((e + 0x0fffu + ((e >> 13) & 1)) >> 13));
-}
-
-/* float64 -> binary16, round to nearest even from the double (numpy's
- * float64.astype(float16): no intermediate float32 rounding). */
-static uint16_t f64_to_f16(double d) {
-    uint64_t x;
-    memcpy(&x, &d, 8);
-    uint16_t sign = (uint16_t)((x >> 48) & 0x8000);
-    uint64_t ax = x & 0x7fffffffffffffffull;
-    if (ax > 0x7ff0000000000000ull) return (uint16_t)(sign | 0x7e00);
-    if (ax >= 0x40effe0000000000ull) return (uint16_t)(sign | 0x7c00); /* >= 65520: rounds to infinity */
-    if (ax < 0x3f10000000000000ull) {                                   /* below 2^-14: subnormal or zero */
-        /* 2^28 has a last place of 2^-24 (the subnormal unit): the double add rounds to even. */
-        double a;
-        memcpy(&a, &ax, 8);
-        volatile double v = a + 268435456.0;
-        return (uint16_t)(sign | (uint16_t)((v - 268435456.0) * 16777216.0));
-    }
-    uint64_t e = ax - ((uint64_t)(1023 - 15) << 52); /* rebias the exponent from 1023 to 15 */
-    return (uint16_t)(sign | ((e + 0x1ffffffffffull + ((e >> 42) & 1)) >> 42));
-}
-
 /* ------------------------------------------------------------- state */
 
 enum { SRC_F32, SRC_F16, SRC_BF16, SRC_F64, SRC_I64, SRC_OTHER };
 static const char *const SRC_NAMES[] = {"F32", "F16", "BF16", "F64", "I64"};
 static const int SRC_SIZE[] = {4, 2, 2, 8, 8, 0};
 
-static const char *const DTYPE_NAMES[] = {"f32", "f16", "q8", "q4", "q8h", "q9", "q10", "q11", "q12"};
-#define N_DTYPES 9
-#define DTYPE_LIST "f32, f16, q8, q4, q8h, q9, q10, q11, q12"
 
 /* DistilBERT names -> BERT names, replaced in this order (convert.py
  * DISTIL_NAMES); its missing token-type embeddings become DISTIL_TYPES rows
@@ -255,27 +199,21 @@ static char *dup_s(const char *s) {
     return d;
 }
 
-static int dtype_of(const char *s) {
-    for (int i = 0; i < N_DTYPES; i++)
-        if (!strcmp(s, DTYPE_NAMES[i])) return i;
-    return -1;
-}
-
 bli_conv *bli_conv_new(const bli_conv_opts *o, bli_conv_log log, void *log_ctx, char *err, size_t errlen) {
     const char *dt = o && o->dtype ? o->dtype : "q8";
     const char *et = o && o->embed_dtype ? o->embed_dtype : dt;
-    if (dtype_of(dt) < 0) {
-        bli_set_err(err, errlen, "unknown dtype '%s' (" DTYPE_LIST ")", dt);
+    if (bli_dtype_parse(dt) < 0) {
+        bli_set_err(err, errlen, "unknown dtype '%s' (" BLI_DTYPE_LIST ")", dt);
         return NULL;
     }
-    if (dtype_of(et) < 0) {
-        bli_set_err(err, errlen, "unknown embedding dtype '%s' (" DTYPE_LIST ")", et);
+    if (bli_dtype_parse(et) < 0) {
+        bli_set_err(err, errlen, "unknown embedding dtype '%s' (" BLI_DTYPE_LIST ")", et);
         return NULL;
     }
     bli_conv *c = calloc(1, sizeof *c);
     if (!c) goto oom;
-    c->dtype = dtype_of(dt);
-    c->embed_dtype = dtype_of(et);
+    c->dtype = bli_dtype_parse(dt);
+    c->embed_dtype = bli_dtype_parse(et);
     c->cased = o && o->cased;
     c->log = log;
     c->log_ctx = log_ctx;
@@ -1046,8 +984,8 @@ static int provenance(const bli_conv *c, bli_jbuf *b, const char *sha) {
     meta_str(b, "source.sha256", sha), n++;
     meta_str(b, "source.file", c->sharded ? "model.safetensors.index.json" : "model.safetensors"), n++;
     meta_str(b, "converter.version", BLI_CONVERTER_VERSION), n++;
-    meta_str(b, "weights.dtype", DTYPE_NAMES[c->dtype]), n++;
-    meta_str(b, "weights.embed_dtype", DTYPE_NAMES[c->embed_dtype]), n++;
+    meta_str(b, "weights.dtype", bl_dtype_name(c->dtype)), n++;
+    meta_str(b, "weights.embed_dtype", bl_dtype_name(c->embed_dtype)), n++;
     meta_str(b, "weights.rounding", "nearest"), n++;
     if (c->max_seq) meta_str(b, "sentence.max_seq_length", c->max_seq), n++;
     return n;
@@ -1092,7 +1030,7 @@ static int add_ot(bli_conv *c, const char *name, int64_t d0, int64_t d1, int dty
     t->nbytes = bli_dtype_nbytes(dtype, t->n_dims, t->dims);
     if (!t->nbytes) {
         bli_set_err(err, errlen, "last dimension %lld is not a multiple of %d: cannot use %s",
-                    (long long)t->dims[t->n_dims - 1], BL_QBLOCK, DTYPE_NAMES[dtype]);
+                    (long long)t->dims[t->n_dims - 1], BL_QBLOCK, bl_dtype_name(dtype));
         return -1;
     }
     c->n_ot++;
@@ -1261,9 +1199,9 @@ static int quant_qn(const float *w, size_t n, int bits, uint8_t *out, qerr *qe) 
             if (a > amax) amax = a;
         }
         volatile double sd = amax / (double)qmax;
-        uint16_t h = f64_to_f16(sd);
+        uint16_t h = bli_f64_to_f16(sd);
         if ((h & 0x7c00) == 0x7c00) return -1;
-        const float sf = f16_to_f32(h);
+        const float sf = bli_f16_to_f32(h);
         const double s = sf; /* exact */
         slo[b] = (uint8_t)h;
         shi[b] = (uint8_t)(h >> 8);
@@ -1306,7 +1244,7 @@ static int to_f32(const stensor *s, const uint8_t *p, float *w, size_t n) {
             memcpy(&w[i], &x, 4);
             break;
         }
-        case SRC_F16: w[i] = f16_to_f32((uint16_t)(e[0] | e[1] << 8)); break;
+        case SRC_F16: w[i] = bli_f16_to_f32((uint16_t)(e[0] | e[1] << 8)); break;
         case SRC_BF16: {
             uint32_t x = (uint32_t)e[0] << 16 | (uint32_t)e[1] << 24;
             memcpy(&w[i], &x, 4);
@@ -1359,10 +1297,10 @@ int bli_conv_tensor(bli_conv *c, int t, const void *src, bli_conv_sink sink, voi
     switch (o->dtype) {
     case BL_F16:
         for (size_t i = 0; i < n; i++) {
-            uint16_t h = f32_to_f16(w[i]);
+            uint16_t h = bli_f32_to_f16(w[i]);
             data[2 * i] = (uint8_t)h;
             data[2 * i + 1] = (uint8_t)(h >> 8);
-            qerr_add(&qe, w[i], f16_to_f32(h));
+            qerr_add(&qe, w[i], bli_f16_to_f32(h));
         }
         break;
     case BL_Q8: quant_q8(w, n, data, &qe); break;
@@ -1383,7 +1321,7 @@ int bli_conv_tensor(bli_conv *c, int t, const void *src, bli_conv_sink sink, voi
     char shape[48];
     if (o->n_dims == 2) snprintf(shape, sizeof shape, "[%lld, %lld]", (long long)o->dims[0], (long long)o->dims[1]);
     else snprintf(shape, sizeof shape, "[%lld]", (long long)o->dims[0]);
-    logf_(c, "[tensor] %-52s %-14s %-4s max|err| %.3e  rel.rms %.3e", o->name, shape, DTYPE_NAMES[o->dtype], emax,
+    logf_(c, "[tensor] %-52s %-14s %-4s max|err| %.3e  rel.rms %.3e", o->name, shape, bl_dtype_name(o->dtype), emax,
           rel);
     o->crc = bli_crc32(0, data, (size_t)o->nbytes);
     if (sink(sink_ctx, c->data_offset + o->off, data, (size_t)o->nbytes)) {
