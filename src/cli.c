@@ -1240,6 +1240,7 @@ static int cmd_bench(int argc, char **argv) {
 /* --------------------------------------------------------------- main */
 
 int bli_cmd_convert(int argc, char **argv); /* cli_convert.c */
+int bli_cmd_corpus(int argc, char **argv, int32_t threads, int (*read)(const char *, void **, size_t *, char *, size_t)); /* cli_corpus.c */
 
 static void usage(FILE *f) {
     fprintf(f,
@@ -1254,6 +1255,7 @@ static void usage(FILE *f) {
             "                      keys_ likewise) and DIR/tokens.json instead of JSON on stdout\n"
             "  bertlens embed [--ablate ...|--keep ...] BUNDLE TEXT [TEXT...]   sentence embeddings, cosines\n"
             "  bertlens analyze BUNDLE TEXT [TEXT_B]   head features + classes, rollout\n"
+            "  bertlens corpus [--top N] BUNDLE FILE   every head over many inputs (a line each, TAB before B; - stdin)\n"
             "  bertlens bench [--tokens 16,128,512] [--runs N] [--flags attn|none] BUNDLE   forward-pass timings\n"
             "  bertlens convert CHECKPOINT_DIR OUT.blb[.gz] [--dtype f32|f16|q8|q4] [--embed-dtype D] [--name N]\n"
             "                  [--license SPDX] [--cased]   Hugging Face BERT folder -> bundle\n"
@@ -1276,6 +1278,7 @@ int main(int argc, char **argv) {
     if (!strcmp(cmd, "embed")) return cmd_embed(argc - 2, argv + 2);
     if (!strcmp(cmd, "bench")) return cmd_bench(argc - 2, argv + 2);
     if (!strcmp(cmd, "convert")) return bli_cmd_convert(argc - 2, argv + 2);
+    if (!strcmp(cmd, "corpus")) return bli_cmd_corpus(argc - 2, argv + 2, cli_threads, read_bundle);
     if (!strcmp(cmd, "-h") || !strcmp(cmd, "--help") || !strcmp(cmd, "help")) {
         usage(stdout);
         return 0;
