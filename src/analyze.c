@@ -24,6 +24,7 @@
 #include "sizes.h"
 #include "threads.h"
 #include "unicode.h"
+#include "utf8.h"
 
 #include <math.h>
 #include <stdatomic.h>
@@ -42,21 +43,13 @@ static int is_punct_cp(uint32_t c) {
 /* 1 if s is non-empty valid UTF-8 whose every character is punctuation. */
 static int all_punct(const char *s) {
     const unsigned char *p = (const unsigned char *)s;
-    if (!*p) return 0;
-    while (*p) {
+    size_t n = strlen(s);
+    if (!n) return 0;
+    for (size_t i = 0; i < n;) {
         uint32_t c;
-        int n;
-        if (p[0] < 0x80) c = p[0], n = 1;
-        else if ((p[0] & 0xE0) == 0xC0) c = p[0] & 0x1F, n = 2;
-        else if ((p[0] & 0xF0) == 0xE0) c = p[0] & 0x0F, n = 3;
-        else if ((p[0] & 0xF8) == 0xF0) c = p[0] & 0x07, n = 4;
-        else return 0;
-        for (int i = 1; i < n; i++) {
-            if ((p[i] & 0xC0) != 0x80) return 0;
-            c = c << 6 | (p[i] & 0x3F);
-        }
-        if (!is_punct_cp(c)) return 0;
-        p += n;
+        size_t k = bli_utf8_next(p + i, n - i, &c, NULL, NULL);
+        if (!k || !is_punct_cp(c)) return 0;
+        i += k;
     }
     return 1;
 }

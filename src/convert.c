@@ -21,6 +21,7 @@
 #include "json.h"
 #include "json_read.h"
 #include "sizes.h"
+#include "utf8.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -501,15 +502,6 @@ typedef struct {
     uint32_t len;
 } tok;
 
-static int check_utf8(const char *s, size_t n) {
-    for (size_t i = 0; i < n;) {
-        size_t k = bli_utf8_valid_len((const unsigned char *)s + i, n - i);
-        if (!k) return -1;
-        i += k;
-    }
-    return 0;
-}
-
 /* The id of a special token: tokenizer_config.json's entry (a string or an
  * {"content": ...} object) else the default; the last id holding it. */
 static int special(const bli_jv *tc, const char *key, const char *dflt, const tok *toks, int n, uint32_t *id,
@@ -557,7 +549,7 @@ static int stage_vocab(bli_conv *c, char *err, size_t errlen) {
     if (tcf && !(tcv = parse_file(tcf, err, errlen))) goto out;
     if (vf) {
         from = vf->name;
-        if (check_utf8(vf->bytes, (size_t)vf->size)) {
+        if (bli_utf8_check(vf->bytes, (size_t)vf->size, NULL)) {
             bli_set_err(err, errlen, "%s is not valid UTF-8", vf->name);
             goto out;
         }

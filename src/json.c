@@ -1,6 +1,7 @@
 /* json.c — JSON output buffer, tokenize result writer, jsonl input reader. */
 #include "json.h"
 #include "error.h"
+#include "utf8.h"
 
 #include <stdarg.h>
 #include <stdlib.h>
@@ -47,25 +48,6 @@ void bli_json_int(bli_jbuf *b, long long v) {
     do tmp[--i] = (char)('0' + u % 10); while (u /= 10);
     if (v < 0) tmp[--i] = '-';
     bli_json_raw(b, tmp + i, sizeof tmp - i);
-}
-
-/* Length of the valid UTF-8 sequence at s[0..n), or 0 if invalid. */
-size_t bli_utf8_valid_len(const unsigned char *s, size_t n) {
-    unsigned c = s[0];
-    size_t need;
-    unsigned cp, min;
-    if (c < 0x80) return 1;
-    if ((c & 0xE0) == 0xC0) need = 1, cp = c & 0x1F, min = 0x80;
-    else if ((c & 0xF0) == 0xE0) need = 2, cp = c & 0x0F, min = 0x800;
-    else if ((c & 0xF8) == 0xF0) need = 3, cp = c & 0x07, min = 0x10000;
-    else return 0;
-    if (need >= n) return 0;
-    for (size_t k = 1; k <= need; k++) {
-        if ((s[k] & 0xC0) != 0x80) return 0;
-        cp = (cp << 6) | (s[k] & 0x3F);
-    }
-    if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return 0;
-    return need + 1;
 }
 
 void bli_json_string(bli_jbuf *b, const char *s, size_t n) {

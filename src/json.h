@@ -32,8 +32,6 @@ void bli_term_escape(bli_jbuf *b, const char *s, size_t n);
 __attribute__((format(printf, 2, 3)))
 #endif
 int bli_term_line(FILE *f, const char *fmt, ...);
-/* Length of the valid UTF-8 sequence starting at s[0] (n > 0 bytes left), or 0 if invalid. */
-size_t bli_utf8_valid_len(const unsigned char *s, size_t n);
 
 /* {"tokens":[...],"ids":[...],"type_ids":[...],"offsets":[[s,e],...],
  *  "word_ids":[... null for specials],"truncated":false[,"n_a":k]} */

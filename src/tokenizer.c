@@ -22,6 +22,7 @@
 #include "error.h"
 #include "sizes.h"
 #include "unicode.h"
+#include "utf8.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -279,37 +280,22 @@ static int decode_utf8(work *w, const char *text, size_t len, const char *which,
         return -1;
     }
     for (size_t i = 0; i < len;) {
-        uint32_t c = s[i], need, min;
-        if (c < 0x80) { need = 0; min = 0; }
-        else if ((c & 0xE0) == 0xC0) { c &= 0x1F; need = 1; min = 0x80; }
-        else if ((c & 0xF0) == 0xE0) { c &= 0x0F; need = 2; min = 0x800; }
-        else if ((c & 0xF8) == 0xF0) { c &= 0x07; need = 3; min = 0x10000; }
-        else {
-            bli_set_err(err, errlen, "invalid UTF-8 in %s at byte %zu: unexpected byte 0x%02X", which, i, s[i]);
-            return -1;
-        }
-        if (need && i + need >= len) {
-            bli_set_err(err, errlen, "invalid UTF-8 in %s at byte %zu: truncated sequence", which, i);
-            return -1;
-        }
-        for (uint32_t k = 1; k <= need; k++) {
-            if ((s[i + k] & 0xC0) != 0x80) {
-                bli_set_err(err, errlen, "invalid UTF-8 in %s at byte %zu: bad continuation byte 0x%02X", which,
-                        i + k, s[i + k]);
-                return -1;
-            }
-            c = (c << 6) | (s[i + k] & 0x3F);
-        }
-        if (c < min || c > 0x10FFFF || (c >= 0xD800 && c <= 0xDFFF)) {
-            bli_set_err(err, errlen, "invalid UTF-8 in %s at byte %zu: %s", which, i,
-                    c < min ? "overlong encoding" : c > 0x10FFFF ? "code point above U+10FFFF" : "surrogate code point");
+        uint32_t c = s[i];
+        int why;
+        size_t at, k = c < 0x80 ? 1 : bli_utf8_next(s + i, len - i, &c, &why, &at);
+        if (!k) {
+            if (why == BLI_UTF8_BAD_LEAD || why == BLI_UTF8_BAD_CONT)
+                bli_set_err(err, errlen, "invalid UTF-8 in %s at byte %zu: %s 0x%02X", which, i + at,
+                            bli_utf8_why(why), s[i + at]);
+            else
+                bli_set_err(err, errlen, "invalid UTF-8 in %s at byte %zu: %s", which, i, bli_utf8_why(why));
             return -1;
         }
         w->orig[n] = c;
         w->u16[n] = u;
         u += c >= 0x10000 ? 2 : 1;
         n++;
-        i += need + 1;
+        i += k;
     }
     w->u16[n] = u;
     w->n_orig = n;
