@@ -1,7 +1,7 @@
-// embed.js — the page side of snapshots, embeds and data exports: reading a
-// snapshot the page carries, the "Load the model" choice, the embed's height
-// message to its host page, and the download buttons' file builders. The
-// formats live in snapshot.js, state.js and export_data.js (no DOM there).
+// embed.js — embed mode and the page side of snapshots: reading a snapshot
+// the page carries, the "Load the model" choice, the embed's caption and its
+// height message to the host page. The formats live in snapshot.js,
+// state.js and export_data.js (no DOM there).
 //
 // Height message (embed mode inside a frame): whenever the page's height
 // changes, it posts to its parent
@@ -10,7 +10,9 @@
 //     addEventListener('message', (e) => { if (e.data && e.data.type === 'bertlens:height')
 //       for (const f of document.querySelectorAll('iframe')) if (f.contentWindow === e.source) f.style.height = `${e.data.height}px`; });
 
-import { snapshotTextOf } from './export_data.js';
+import { snapshotTextOf } from '../export_data.js';
+import { serializeState } from '../state.js';
+import { viewById } from '../views/index.js';
 
 /** The snapshot text this page carries (URL fragment or the standalone
  *  file's script element), or null. */
@@ -53,9 +55,21 @@ export function postHeightToParent(preferred = () => 0) {
   sendHeight();
 }
 
-/** After a redraw: post the height again if it changed. */
-export function notifyHeight() {
-  sendHeight();
+/** Embed mode (embed=1): the height message (preferred() as for
+ *  postHeightToParent) and the caption's "Edit text" button. */
+export function startEmbed(preferred) {
+  postHeightToParent(preferred);
+  wireEmbedEdit();
+}
+
+/** After a redraw of state s: an embed's caption (what is shown, a link to
+ *  the full page) and its height, posted again if it changed. */
+export function embedDrawn(s) {
+  const c = viewById(s.view).controls;
+  const text = s.text_b ? `“${s.text}” / “${s.text_b}”` : `“${s.text}”`;
+  document.getElementById('embed-text').textContent = `${text} · ${s.view}${c.layer ? ` · layer ${s.layer}` : ''}${c.head ? ` · head ${s.head}` : ''}`;
+  document.getElementById('embed-open').href = `${location.pathname}?${serializeState({ ...s, embed: false })}`;
+  if (s.embed) sendHeight();
 }
 
 /** Embed mode: the caption's "Edit text" button shows the text boxes (an

@@ -1,0 +1,117 @@
+// boot.js — how the page starts: the state from the URL, the controls, then
+// either a snapshot the page carries (drawn without the model, which loads
+// on request) or the live start (engine, model list, the named model).
+
+import { parseStateAsync, stateFromSnapshot } from '../state.js';
+import { formatBytes } from '../bundles.js';
+import { decodeSnapshot, runFromSnapshot, snapshotCovers } from '../snapshot.js';
+import { ASSETS } from '../assets.js';
+import { pageSnapshotText, pageSnapshotSource, offerModel, clearOffer, startEmbed } from './embed.js';
+import { notice, notices, fail, setPageState } from './notices.js';
+import { textKey } from './draw.js';
+
+const d3 = globalThis.d3;
+const $ = (id) => document.getElementById(id);
+
+function registerServiceWorker() {
+  if (!('serviceWorker' in navigator) || !window.isSecureContext) return;
+  navigator.serviceWorker.register(new URL('sw.js', document.baseURI).href).catch(() => {
+    // No offline support (e.g. private mode); the page works the same online.
+  });
+}
+
+/** A span read with its text (URL, snapshot) belongs to that text. */
+const withSpanOf = (s) => (s.span ? { ...s, spanOf: textKey(s) } : s);
+
+/** page: {store, toolbar, models, runs, drawing, share}. */
+export function createBoot(page) {
+  let snap = null; // the snapshot drawn without the model (snapshot mode), else null
+  let liveStarted = false; // the engine and model load were started
+
+  async function main() {
+    const parsed = await parseStateAsync(location.search);
+    let s = parsed.state;
+    if (!new URLSearchParams(location.search).has('theme') && matchMedia('(prefers-color-scheme: dark)').matches) {
+      s = { ...s, theme: 'dark' };
+    }
+    page.store.start(withSpanOf(s));
+    notices(parsed.notices);
+    page.toolbar.buildViewTabs();
+    page.toolbar.applyChrome(page.store.get());
+    page.toolbar.showText(page.store.get());
+    page.toolbar.wire();
+    if (s.embed) startEmbed(page.share.preferredHeight);
+    if (await startFromSnapshot()) return; // drawn from the snapshot; the model loads on request
+    await startLive();
+  }
+
+  async function startLive() {
+    liveStarted = true;
+    registerServiceWorker();
+    await page.models.start();
+  }
+
+  /** Draw from the snapshot the page carries, if any (true when it did). */
+  async function startFromSnapshot() {
+    const text = pageSnapshotText();
+    if (text === null) return false;
+    let decoded;
+    try {
+      decoded = await decodeSnapshot(text);
+    } catch (e) {
+      notice('snapshot', 'error', `${e.message} Using the model instead.`);
+      return false;
+    }
+    // Every field of the snapshot's state is checked (type, then range) before
+    // use; a wrong one means the snapshot was made by hand or damaged: the model.
+    const checked = stateFromSnapshot(decoded.state, decoded);
+    if (checked.problems.length) {
+      notice('snapshot', 'error', `This view's snapshot cannot be used: in its settings, ${checked.problems.slice(0, 3).join('; ')}${checked.problems.length > 3 ? '; …' : ''}. Using the model instead.`);
+      return false;
+    }
+    const s = { ...checked.state, embed: page.store.get().embed };
+    decoded.state = s; // what snapshotCovers compares with: the checked state
+    snap = decoded;
+    page.store.start(withSpanOf(s));
+    page.toolbar.showText(s);
+    d3.select('#model-select').selectAll('option').data([snap.model]).join('option')
+      .attr('value', (m) => m.id || '').text((m) => m.name || m.id || 'model');
+    $('model-info').textContent = `${snap.model.name || snap.model.id || 'Model'} · this view is a snapshot (8-bit numbers stored with it); the model is not loaded`;
+    page.runs.useRun(runFromSnapshot(snap), s);
+    page.models.fromSnapshot(snap);
+    return true;
+  }
+
+  /** Snapshot mode, when a run is wanted: draw when the snapshot holds the
+   *  view, else offer the model. */
+  async function snapshotStep() {
+    const s = page.store.get();
+    const run = page.runs.currentFor(s);
+    if (run) { page.drawing.draw(run); return; }
+    if (liveStarted) return; // the model is on its way; then everything runs live
+    setPageState('needs-model');
+    const { why } = snapshotCovers(snap, s);
+    let bytes = snap.model.bytes;
+    const canLoad = ASSETS.engine !== false; // viewer.html (standalone export) has no engine
+    if (canLoad && location.protocol !== 'file:') {
+      try {
+        const list = await page.models.listed();
+        const entry = list.find((m) => m.id === s.model) || list.find((m) => m.default);
+        if (entry && entry.bytes) bytes = entry.bytes;
+      } catch { /* keep the snapshot's figure */ }
+    }
+    offerModel(why, `Load the model${bytes ? ` (${formatBytes(bytes)})` : ''}`, canLoad ? () => {
+      setPageState('loading');
+      startLive().catch((e) => fail('fatal', `Unexpected error: ${e.message}`));
+    } : null, canLoad ? '' : pageSnapshotSource());
+  }
+
+  return {
+    main,
+    snapshotStep,
+    snapshotMode: () => snap !== null,
+    snapshot: () => snap,
+    /** The model took over: live from now on. */
+    goLive() { snap = null; clearOffer(); },
+  };
+}

@@ -1,0 +1,153 @@
+// draw.js — drawing the chosen view from a run: what is shown (the state
+// with what the run decides derived, never written back), the token axis,
+// the legend, the chart, and what follows a drawn view (the token line,
+// the URL, timings, the page state).
+
+import { tokenAxis, spanAxis } from '../data.js';
+import { fitQuery, fitSpan } from '../state.js';
+import { maskSet } from '../compare.js';
+import { THEMES, viewBox } from '../views/common.js';
+import { viewById } from '../views/index.js';
+import { notice, clearNotice, fail, setPageState, readyOwed } from './notices.js';
+import { embedDrawn } from './embed.js';
+
+const d3 = globalThis.d3;
+const $ = (id) => document.getElementById(id);
+
+/** The texts a span's positions were chosen on (state.spanOf). */
+export const textKey = (s) => JSON.stringify([s.text, s.text_b]);
+
+/** What is drawn for state s from run: s with the span kept only for the
+ *  texts it was chosen on (other text, other tokens) and cut to the run's
+ *  tokens, and the query token (views that use one) within the run.
+ *  Returns {state, notes: [[key, text]]}; the store's state is unchanged. */
+export function shownState(s, run) {
+  const { spanOf, ...shown } = s;
+  const notes = [];
+  if (shown.span && spanOf !== undefined && spanOf !== textKey(s)) shown.span = null;
+  const f = fitSpan(shown, run.T);
+  for (const text of f.notices) notes.push(['span', text]);
+  let out = f.state;
+  if (viewById(s.view).query) {
+    const q = fitQuery(out, run.T);
+    for (const text of q.notices) notes.push(['query', text]);
+    out = q.state;
+  }
+  return { state: out, notes };
+}
+
+/** The token axis view s draws of run (data.js): words, hidden specials,
+ *  the span as one row and column. */
+export function axisOf(run, s) {
+  const v = viewById(s.view);
+  const axis = tokenAxis(run, { words: s.words && v.controls.words, hideSpecials: s.hide, renorm: s.renorm });
+  return v.controls.span && s.span ? spanAxis(axis, s.span.filter((t) => t < run.T)) : axis;
+}
+
+function legendLines(s, config) {
+  const lines = [];
+  if (s.mode === 'attn') {
+    lines.push('Rows are queries (the token attending), columns are keys (attended to). Each row of attention weights sums to 1.');
+  } else {
+    lines.push('Value-weighted norms ‖α f(x)‖ (Kobayashi et al. 2020): weight × length of the value vector moved. Rows do not sum to 1.');
+  }
+  if (s.hide) {
+    lines.push(s.renorm
+      ? '[CLS]/[SEP] hidden; every row renormalized to sum to 1 over the tokens shown.'
+      : '[CLS]/[SEP] hidden, not renormalized: a row now sums to 1 minus what went to the hidden tokens.');
+  }
+  const v = viewById(s.view);
+  if (s.ablate && config) {
+    const off = maskSet(s.ablate, config.n_layers, config.n_heads);
+    if (v.controls.head && s.head !== 'mean' && off.has(`${s.layer}/${s.head}`)) lines.push(`Layer ${s.layer}, head ${s.head} is switched off (head ablation): its attention probabilities are multiplied by 0, so its attention is all zeros${v.query ? '; q · k and the softmax below are what it computes before that' : ''}.`);
+    else if (off.size) lines.push(`${off.size} head${off.size > 1 ? 's are' : ' is'} switched off (ablate=${s.ablate}): every view shows the ablated model.`);
+  }
+  if (s.words && v.controls.words) lines.push('Word level (Clark et al. 2019): attention to a word is the sum over its pieces, attention from a word the mean over its pieces, so rows still sum to 1. A word is the text between spaces (“didn\'t” is one), punctuation at its ends apart.');
+  return lines;
+}
+
+/** The drawing. page: {store, views (charts by id), abl, spans, models,
+ *  runs, url}. */
+export function createDrawing(page) {
+  let drawSeq = 0; // the latest draw: an earlier one's late end changes nothing
+
+  /** Draw the current view from run (a run the state's question is current
+   *  for: the caller decided). A plain redraw (window resize) passes
+   *  keepState so it leaves the page state ('loading', 'error') alone,
+   *  unless it replaces a draw still under way that was to make it 'ready'. */
+  function draw(run, { keepState = false } = {}) {
+    const { state: s, notes } = shownState(page.store.get(), run);
+    for (const [key, text] of notes) notice(key, 'warn', text);
+    if (!keepState) readyOwed.value = true;
+    else if (readyOwed.value) keepState = false; // it replaces a draw that was to make the page ready
+    const t0 = performance.now();
+    const seq = ++drawSeq;
+    let pending;
+    try {
+      pending = drawView(run, s);
+    } catch (e) {
+      fail('draw', `Could not draw the ${s.view} view: ${e.message}`);
+      return;
+    }
+    // A view that spreads its work over several tasks (views/common.js
+    // sliced) returns a promise: the page is ready when it has drawn.
+    if (pending && typeof pending.then === 'function') {
+      pending.then((finished) => {
+        if (seq === drawSeq && finished !== false) drawn(run, s, t0, keepState);
+      }, (e) => {
+        if (seq === drawSeq) fail('draw', `Could not draw the ${s.view} view: ${e.message}`);
+      });
+      return;
+    }
+    drawn(run, s, t0, keepState);
+  }
+
+  /** What follows a drawn view: the token line, the URL, timings, the page state. */
+  function drawn(run, s, t0, keepState) {
+    clearNotice('draw');
+    const nA = run.typeIds.filter((t) => t === 0).length;
+    // Blank (or whitespace-only) input still runs: say why only [CLS]/[SEP] show.
+    const blank = run.wordIds && !run.wordIds.some((w) => w >= 0) ? ' · no words in the text: only [CLS] and [SEP] are shown; type a sentence' : '';
+    $('token-info').textContent = `${run.T} tokens${s.text_b ? ` (A: ${nA}, B: ${run.T - nA})` : ''} · ${run.snapshot ? 'drawn from the snapshot\'s 8-bit numbers, without the model' : `model ran in ${run.ms.toFixed(0)} ms`}${blank}`;
+    page.url.afterPaint(s, run);
+    embedDrawn(s);
+    const ms = performance.now() - t0;
+    document.body.dataset.renderMs = ms.toFixed(1);
+    document.body.dataset.runMs = run.ms.toFixed(1);
+    const inputAt = page.runs.inputAt();
+    if (inputAt) document.body.dataset.inputToReadyMs = (performance.now() - inputAt).toFixed(1);
+    if (!performance.getEntriesByName('bl-first-ready').length) performance.mark('bl-first-ready');
+    // A plain redraw (resize) keeps the page state: it may come while a run or
+    // a model load for newer input is on its way, or after an error.
+    if (!keepState && !page.models.loading()) setPageState('ready');
+  }
+
+  function drawView(run, s) {
+    const v = viewById(s.view);
+    const root = d3.select('#view');
+    if (root.attr('data-view') !== s.view) {
+      root.selectAll('*').remove();
+      root.attr('class', 'view').attr('data-view', s.view);
+    }
+    const box = viewBox($('view'), { embed: s.embed, below: s.embed ? $('embed-caption').offsetHeight : 0 });
+    const axis = axisOf(run, s);
+    const lines = legendLines(s, page.models.info()?.config);
+    if (axis.spanLabel) lines.push(`Span ${axis.spanLabel} (shift-click tokens, or tap them after “Select span”, to add or remove them): its row is the attention from the span and its column the attention to the span, each summed over its tokens.`);
+    const env = {
+      axis,
+      src: s.mode === 'norm' ? run.norms : run.attn,
+      lines,
+      valueName: s.mode === 'norm' ? '‖α f(x)‖' : 'attention',
+      modeWord: s.mode === 'norm' ? 'value-weighted norms' : 'attention',
+      models: page.models.list(),
+      cmpFileName: page.runs.compareFileName(),
+      ablating: () => page.abl.on,
+    };
+    const pending = page.views[s.view].theme(THEMES[s.theme]).size(box)(root, v.prepare(run, s, env));
+    page.abl.render({ state: s, L: run.L, H: run.H, run });
+    page.spans.render({ state: s, canSpan: !!v.controls.span });
+    return pending;
+  }
+
+  return { draw };
+}

@@ -1,0 +1,353 @@
+// models.js — every way a model arrives goes through one loadModel(source):
+//   {kind: 'listed', entry}        a models/index.json entry (download/cache)
+//   {kind: 'file', file}           the reader's own bundle file (.blb[.gz])
+//   {kind: 'checkpoint', files}    a Hugging Face BERT folder (a promise of
+//                                  its File list), converted in the worker
+//   {kind: 'converted'}            the converted copy this browser keeps
+// Each source only says how its bytes reach the engine and what the page
+// then uses; the sequence (latest load wins), progress, errors, the engine
+// load and what follows (fit the state, the picker, the info line) are one.
+
+import { fitToModel } from '../state.js';
+import { fitAblate } from '../compare.js';
+import { Engine, hasWasmSimd } from '../engine.js';
+import { fetchIndex, loadListedBundle, loadFileBundle, formatBytes, storeConverted, findConverted } from '../bundles.js';
+import { convertCheckpoint, filesFromBrowser, gzipBytes } from '../convert.js';
+import { download } from '../export.js';
+import { ASSETS } from '../assets.js';
+import { notice, clearNotice, notices, fail, setPageState } from './notices.js';
+
+const d3 = globalThis.d3;
+const $ = (id) => document.getElementById(id);
+const absolute = (p) => new URL(p, document.baseURI).href;
+
+function showProgress(label, loaded, total) {
+  $('progress').hidden = false;
+  const bar = $('progress-bar');
+  if (total > 0) {
+    const pct = Math.min(100, (100 * loaded) / total);
+    bar.value = pct;
+    $('progress-text').textContent = `${label}: ${formatBytes(loaded)} of ${formatBytes(total)} (${pct.toFixed(0)}%)`;
+  } else {
+    bar.removeAttribute('value');
+    $('progress-text').textContent = `${label}: ${formatBytes(loaded)}`;
+  }
+}
+
+/** page: {store, runs, toolbar, boot}. */
+export function createModels(page) {
+  let engine = null;
+  let list = []; // models/index.json entries
+  let entry = null; // listed model in use (null for a local bundle)
+  let localName = null; // name of the reader's own (or converted) bundle in use
+  let converted = null; // {name, bytes, active}: a converted checkpoint kept
+  let info = null; // blw_info_json of the loaded model (or a snapshot's shape)
+  let loadSeq = 0;
+  let loading = 0; // loadSeq of a model load in progress (0: none)
+  const current = (seq) => seq === loadSeq;
+
+  // How each source's bytes reach the engine (accept(buffer) -> bool), and
+  // what the page uses once it took them.
+  const SOURCES = {
+    listed: {
+      engineFirst: false,
+      take({ entry: e }, seq, accept) {
+        const name = e.name || e.id;
+        const label = `Downloading ${name}`;
+        showProgress(label, 0, Number(e.bytes) || 0);
+        // The bundle is stored for the next visit only once the engine took it
+        // (accept true); an engine's refusal (false) evicts any stored copy.
+        return loadListedBundle(e, document.baseURI, (loaded, total, cached) => {
+          const from = cached === 'inline' ? `Unpacking ${name}, built into this page`
+            : cached ? `Loading ${name} from this browser's cache` : label;
+          if (current(seq)) showProgress(from, loaded, total);
+        }, (text, detail) => notice('storage', 'info', text, detail), {
+          accept: async (buffer) => {
+            if (!current(seq)) return null;
+            $('progress-text').textContent = `Loading ${name} into the model engine…`;
+            if (await accept(buffer, name)) return true;
+            return current(seq) ? false : null;
+          },
+        });
+      },
+      use({ entry: e }) {
+        entry = e;
+        localName = null;
+        if (converted) converted.active = false;
+        return { model: e.id };
+      },
+    },
+    file: {
+      async take({ file }, seq, accept) {
+        showProgress(`Reading ${file.name}`, 0, file.size);
+        let buffer;
+        try {
+          buffer = await loadFileBundle(file);
+        } catch (e) {
+          throw Object.assign(new Error(`Could not load ${file.name}: ${e.message}.`), { detail: e.detail });
+        }
+        return current(seq) && accept(buffer, file.name);
+      },
+      use({ file }) {
+        entry = null;
+        localName = file.name;
+        if (converted) converted.active = false;
+        notice('local', 'info', `Using your bundle ${file.name}. Links and embeds name only models from the list, so they will open with the list's model.`);
+        return {};
+      },
+    },
+    // A Hugging Face BERT folder becomes a bundle in the model worker
+    // (convert.js, src/convert.c), is kept in Cache Storage (bundles.js
+    // storeConverted), loaded like a bundle file, and can be saved.
+    checkpoint: {
+      async take(src, seq, accept) {
+        let name = 'checkpoint';
+        let res;
+        try {
+          const { folder, entries } = filesFromBrowser(await src.files);
+          name = folder || name;
+          showProgress(`Converting ${name}`, 0, 0);
+          res = await convertCheckpoint((fn, args, bytes) => engine.conv(fn, args, bytes), entries, { name }, (p) => {
+            if (!current(seq)) return;
+            const bar = $('progress-bar');
+            if (p.stage === 'tensor') {
+              bar.value = (100 * p.done) / p.total;
+              const lastLine = (p.lines.find((l) => l.startsWith('[tensor] ')) || '').replace(/^\[tensor\] +/, '');
+              $('progress-text').textContent = `Converting ${name}: tensor ${p.done} of ${p.total}${lastLine ? ` — ${lastLine}` : ''}`;
+            } else if (p.stage === 'hash' && p.total) {
+              bar.value = (100 * p.done) / p.total;
+              $('progress-text').textContent = `Reading ${name} (checksum): ${formatBytes(p.done)} of ${formatBytes(p.total)}`;
+            }
+          });
+        } catch (e) {
+          throw new Error(`Could not convert ${name}: ${e.message}.`);
+        }
+        if (!current(seq)) return false;
+        converted = { name, bytes: null, active: false };
+        await storeConverted(name, res.bytes, (text, detail) => {
+          converted.bytes = res.bytes.slice(); // not kept by the browser: keep a copy for saving
+          notice('storage', 'info', text, detail);
+        });
+        $('progress-text').textContent = `Loading ${name} into the model engine…`;
+        src.tensors = res.log.filter((l) => l.startsWith('[tensor] ') && !l.includes(' skipped ')).length;
+        return accept(res.bytes.buffer, name);
+      },
+      use(src) {
+        const patch = useConverted();
+        notice('local', 'info', `Converted ${converted.name} in this page (${src.tensors} tensors, q8). `
+          + 'It is kept in this browser: choose it in the model list after a reload, or save it as a bundle file. '
+          + 'Links and embeds name only models from the list.');
+        return patch;
+      },
+    },
+    converted: {
+      async take(src, seq, accept) {
+        const bytes = await convertedBytes();
+        if (!current(seq)) return false;
+        if (!bytes) {
+          converted = null;
+          throw new Error('The converted model is no longer kept in this browser; convert the folder again.');
+        }
+        return accept(bytes.slice().buffer, converted.name); // the engine takes its buffer
+      },
+      use: () => useConverted(),
+    },
+  };
+
+  // The engine now holds the converted model: a local bundle, not a listed one.
+  function useConverted() {
+    entry = null;
+    localName = `${converted.name} (converted)`;
+    converted.active = true;
+    $('save-converted').hidden = false;
+    return { model: '' };
+  }
+
+  async function convertedBytes() {
+    if (converted && converted.bytes) return converted.bytes;
+    const kept = await findConverted();
+    return kept ? kept.bytes() : null;
+  }
+
+  /** The engine takes buffer (a load of sequence seq): true when it did. */
+  async function intoEngine(buffer, seq, name) {
+    let res;
+    try {
+      res = await engine.load(buffer);
+    } catch (e) {
+      res = { error: e.message, restored: false };
+    }
+    if (!current(seq)) return false;
+    loading = 0;
+    $('progress').hidden = true;
+    if (res.error) {
+      const tail = res.restored ? ' The previous model is still loaded.' : '';
+      fail('load', `Could not load ${name}: ${res.error}.${tail}`);
+      if (!res.restored) { info = null; entry = null; localName = null; page.runs.forget(); }
+      fillPicker();
+      return false;
+    }
+    info = res.info;
+    page.runs.forget(); // its runs were of the previous model
+    page.boot.goLive(); // a snapshot drawn so far gives way to the model
+    return true;
+  }
+
+  /** Load a model from any source (see the top of this file). While it
+   *  loads the page stays 'loading' (a redraw of the old model is not the
+   *  render for the current input); a newer load supersedes it. */
+  async function loadModel(source) {
+    const how = SOURCES[source.kind];
+    if (source.kind !== 'listed' && !engine) { // snapshot mode: the engine has not started
+      notice('load', 'warn', source.kind === 'file'
+        ? `To open ${source.file.name}, first load the model with the button above; this page shows a snapshot and has not started the model engine.`
+        : 'To convert a checkpoint, first load the model with the button above; this page shows a snapshot and has not started the model engine.');
+      return;
+    }
+    const seq = ++loadSeq;
+    loading = seq;
+    setPageState('loading');
+    clearNotice('load');
+    let ok;
+    try {
+      ok = await how.take(source, seq, (buffer, name) => intoEngine(buffer, seq, name));
+    } catch (e) {
+      if (!current(seq)) return;
+      loading = 0;
+      $('progress').hidden = true;
+      fail('load', e.message, e.detail);
+      fillPicker(); // back to the model in use, or "no model loaded"
+      return;
+    }
+    if (!ok || !current(seq)) return;
+    const patch = how.use(source);
+    fillPicker();
+    loaded(patch);
+  }
+
+  /** What follows a model's arrival: the state fitted to its layers and
+   *  heads, the layer/head choices, the info line; then a run. */
+  function loaded(patch = {}) {
+    const c = info.config;
+    const fit = fitToModel({ ...page.store.get(), ...patch }, { layers: c.n_layers, heads: c.n_heads });
+    notices(fit.notices);
+    const ab = fitAblate(fit.state.ablate, c.n_layers, c.n_heads);
+    notices(ab.notices);
+    page.toolbar.modelShape(c);
+    if (!page.boot.snapshotMode()) infoLine();
+    page.store.update({ ...fit.state, ablate: ab.text });
+  }
+
+  function infoLine() {
+    const c = info.config;
+    const meta = info.meta || {};
+    const source = (entry && entry.source) || meta['source.name'];
+    const licence = (entry && entry.license) || meta['source.license'];
+    const bits = [
+      entry ? entry.name : localName,
+      `${c.n_layers} layers × ${c.n_heads} heads, hidden ${c.hidden}`,
+      info.dtype ? `weights ${info.dtype}` : null,
+      // A listed model's index entry is curated; a bundle's own metadata may
+      // name only a local path (e.g. a test conversion), so the entry wins.
+      source ? `from ${source}` : null,
+      licence ? `licence ${licence}` : null,
+      meta['fidelity.attn_max'] ? `attention within ${meta['fidelity.attn_max']} of full precision` : null,
+    ].filter(Boolean);
+    $('model-info').textContent = bits.join(' · ');
+    // The converter measured this on held-out texts (src/bundle.h, fidelity.*).
+    $('model-info').title = meta['fidelity.attn_max']
+      ? `On the converter's held-out texts, no attention weight shown differs from the full-precision (fp32) model's by more than ${meta['fidelity.attn_max']}; the key each row attends to most agrees in at least ${meta['fidelity.argmax'] || '?'} % of rows.`
+      : '';
+  }
+
+  /** The model picker: every listed model (and the reader's bundle in use).
+   *  With no model loaded (e.g. after a failed download) a first line says
+   *  so, and choosing any listed model, the failed one included, starts its
+   *  load. pending: the listed entry whose load is under way, shown chosen. */
+  function fillPicker(pending = null) {
+    const sel = d3.select('#model-select');
+    const opts = list.map((m) => ({ value: m.id, label: `${m.name || m.id}${m.bytes ? ` — ${formatBytes(m.bytes)}` : ''}` }));
+    // A converted checkpoint in use is a local bundle (localName); kept but not
+    // in use, the list offers it again.
+    if (localName) opts.push({ value: '__local__', label: converted?.active ? `converted: ${converted.name}` : `file: ${localName}` });
+    if (converted && !converted.active) opts.push({ value: '__converted__', label: `converted: ${converted.name}` });
+    const chosen = localName ? '__local__' : (entry && info ? entry.id : (pending ? pending.id : ''));
+    if (!chosen && opts.length) opts.unshift({ value: '', label: 'No model loaded — choose one' });
+    sel.selectAll('option').data(opts, (o) => o.value).join('option')
+      .attr('value', (o) => o.value).text((o) => o.label);
+    sel.property('value', chosen);
+  }
+
+  /** Start the engine and load the model the state names. */
+  async function start() {
+    if (!hasWasmSimd()) {
+      fail('simd', 'This browser lacks WebAssembly SIMD (128-bit vector instructions), which bertlens needs. '
+        + 'Please use a current version of Chrome, Edge, Firefox or Safari (16.4 or later).');
+      return;
+    }
+    try {
+      engine = new Engine(absolute(ASSETS.worker));
+      const { simd } = await engine.init(ASSETS.glue && absolute(ASSETS.glue), ASSETS.wasm && absolute(ASSETS.wasm), ASSETS.wasmBinary?.());
+      if (!simd) notice('simd', 'warn', 'This build of the model runs without SIMD; it will be slower.');
+    } catch (e) {
+      fail('engine', `The model engine could not start: ${e.message}`);
+      return;
+    }
+    try {
+      list = await fetchIndex(absolute('models/index.json'));
+    } catch (e) {
+      fail('index', `${e.message} You can still open a bundle file of your own.`, e.detail);
+      return;
+    }
+    const wanted = page.store.get().model;
+    let first = list.find((m) => m.id === wanted);
+    if (wanted && !first) {
+      notice('model-param', 'warn', `Unknown model "${wanted}"; using the default model.`); // the load names it
+    }
+    first = first || list.find((m) => m.default) || list[0];
+    const kept = await findConverted();
+    if (kept) converted = { name: kept.name, bytes: null, active: false };
+    fillPicker(first);
+    await loadModel({ kind: 'listed', entry: first });
+  }
+
+  /** The list (fetched once), for a snapshot's "Load the model" offer. */
+  async function listed() {
+    if (!list.length) list = await fetchIndex(absolute('models/index.json'));
+    return list;
+  }
+
+  async function saveConverted() {
+    const bytes = await convertedBytes();
+    if (!bytes) return fail('load', 'There is no converted model to save.');
+    const gz = await gzipBytes(bytes);
+    const base = (converted.name || 'model').replace(/[^\w.-]+/g, '_');
+    download(new Blob([gz || bytes], { type: 'application/octet-stream' }), `${base}.q8.blb${gz ? '.gz' : ''}`);
+  }
+
+  return {
+    start,
+    loadModel,
+    /** Choose from the picker: a listed id, or the kept converted copy. */
+    pick(value) {
+      const e = list.find((m) => m.id === value);
+      if (e) loadModel({ kind: 'listed', entry: e });
+      else if (value === '__converted__') loadModel({ kind: 'converted' });
+    },
+    saveConverted,
+    /** A snapshot's shape stands in for the model until it loads. */
+    fromSnapshot(snap) {
+      info = { config: { n_layers: snap.L, n_heads: snap.H, hidden: snap.H * snap.d }, meta: {} };
+      loaded();
+    },
+    listed,
+    engine: () => engine,
+    info: () => info,
+    list: () => list,
+    entry: () => entry,
+    loading: () => loading !== 0,
+    /** The model's name for titles and files ('' when unnamed). */
+    name: () => (entry ? (entry.name || entry.id) : (localName || '')),
+    local: () => localName !== null,
+  };
+}

@@ -1,0 +1,203 @@
+// runs.js — running the model for the state's question: what a run must
+// hold (the view's needs, a comparison), whether the last run still answers
+// the question (decided once per cycle), and the scheduler (scheduler.js,
+// latest input wins) that plans, executes and delivers runs to the drawing.
+
+import { Engine } from '../engine.js';
+import { makeRunRequest, makeLikeRequest, makeAnalyzeRequest, withAnalysis, makeQkRequest, withQk, resultCovers, mergeNeeds, ANALYSIS } from '../protocol.js';
+import { comparing, fitAblate, maskSet } from '../compare.js';
+import { Comparer, compareKey, LOCAL_MODEL } from '../compare_runs.js';
+import { loadListedBundle, loadFileBundle } from '../bundles.js';
+import { snapshotCovers } from '../snapshot.js';
+import { viewById } from '../views/index.js';
+import { RunScheduler } from '../scheduler.js';
+import { ASSETS } from '../assets.js';
+import { notice, clearNotice, fail, setPageState } from './notices.js';
+
+const absolute = (p) => new URL(p, document.baseURI).href;
+
+/** The inputs a run answers: the texts and the heads switched off. */
+export const runKeyOf = (s) => JSON.stringify([s.text, s.text_b, s.ablate]);
+
+/** page: {store, models, drawing, boot}. */
+export function createRuns(page) {
+  let last = null; // the last run kept (worker result or snapshot run)
+  let lastKey = null; // runKeyOf the state it ran for
+  let inputAt = 0; // when the reader last typed
+
+  /** What the run must hold for state s: the view's needs, and the
+   *  comparison when one is shown (compare view, or heads switched off). */
+  function needsOf(s) {
+    const n = viewById(s.view).needs(s);
+    return comparing(s) ? mergeNeeds(n, { embed: true, compare: compareKey(s) }) : n;
+  }
+
+  /** The heads switched off in state s, as [[layer, head], ...]. */
+  function maskOf(s) {
+    const info = page.models.info();
+    return info ? fitAblate(s.ablate, info.config.n_layers, info.config.n_heads).heads : [];
+  }
+
+  /** The last run when it answers state s (else null). */
+  function currentFor(s) {
+    const run = last;
+    if (!run || lastKey !== runKeyOf(s)) return null;
+    const v = viewById(s.view);
+    if (run.snapshot && !(v.snapshot && snapshotCovers(run.snapshot, s).ok)) return null;
+    return resultCovers(run, run.snapshot ? v.needs(s) : needsOf(s), s.layer) ? run : null;
+  }
+
+  // Comparisons (compare.js): the partner run, on this engine or on a second
+  // model's own worker, and the per-head distances computed in C.
+  const comparer = new Comparer({
+    mainEngine: () => page.models.engine(),
+    async makeEngine() {
+      const e = new Engine(absolute(ASSETS.worker));
+      await e.init(ASSETS.glue && absolute(ASSETS.glue), ASSETS.wasm && absolute(ASSETS.wasm), ASSETS.wasmBinary?.());
+      return e;
+    },
+    async loadModel(engine, id) {
+      const entry = page.models.list().find((m) => m.id === id);
+      if (!entry) throw new Error(`There is no model "${id}" in this site's list to compare with.`);
+      let info = null;
+      const inUse = page.models.entry();
+      await loadListedBundle(entry, document.baseURI, () => {}, () => {}, {
+        keep: inUse ? [inUse] : [],
+        accept: async (buffer) => { // stored for next time only once the engine took it
+          const res = await engine.load(buffer);
+          if (res.error) throw new Error(`Could not load ${entry.name || id}: ${res.error}.`);
+          info = res.info;
+          return true;
+        },
+      });
+      return info;
+    },
+    pageInfo: () => page.models.info(),
+  });
+
+  /** A bundle file of the reader's as the second model of a comparison. */
+  async function compareWithFile(file) {
+    if (!page.models.engine() || !page.models.info()) return;
+    try {
+      const buffer = await loadFileBundle(file);
+      await comparer.useFile(file.name, async (engine) => {
+        const res = await engine.load(buffer);
+        if (res.error) throw new Error(`Could not load ${file.name}: ${res.error}.`);
+        return res.info;
+      });
+      clearNotice('cmp-file');
+    } catch (e) {
+      notice('cmp-file', 'error', e.message);
+      return;
+    }
+    if (last) last = { ...last, compare: null }; // a new second model: compare again
+    page.store.update({ cmp: 'model', cmp_model: LOCAL_MODEL });
+  }
+
+  /** Model runs, latest input wins (scheduler.js): the job is built from the
+   *  state when the run starts; a result that newer input superseded is kept
+   *  but not drawn. */
+  const scheduler = new RunScheduler({
+    request() {
+      if (page.boot.snapshotMode()) { page.boot.snapshotStep(); return null; }
+      if (!page.models.info()) return null;
+      setPageState('loading');
+      const s = page.store.get();
+      const needs = needsOf(s);
+      const key = runKeyOf(s);
+      const mask = maskOf(s);
+      const job = { key, request: makeRunRequest({ a: s.text, b: s.text_b || null, needs, mask }) };
+      if (needs.compare) job.compare = { state: { ...s }, mask };
+      // When all that is missing is what the worker can compute from the run
+      // it still holds (every layer's q/k for the neuron view, the analysis a
+      // tab asks for, the distances to another head for "heads like this
+      // one"), the model does not run again: at 512 tokens a run is ~0.2-0.4 s
+      // before any analysis.
+      const run = last;
+      const same = run && !run.snapshot && lastKey === key && run.runId;
+      const held = { ...needs, qk: false, analysis: ANALYSIS.NONE, like: null, compare: null };
+      if (same && resultCovers(run, held, s.layer)) {
+        if (needs.qk && !resultCovers(run, { ...held, qk: true }, s.layer)) job.qk = makeQkRequest(run.runId);
+        if (needs.analysis && !resultCovers(run, { ...held, analysis: needs.analysis }, s.layer)) job.analyze = makeAnalyzeRequest(run.runId, needs.analysis);
+        if (needs.like && !resultCovers(run, { ...held, like: needs.like }, s.layer)) job.like = makeLikeRequest(run.runId, needs.like);
+        job.base = run; // only the comparison may be missing: no new page run
+      }
+      return job;
+    },
+    async execute(job) {
+      const engine = page.models.engine();
+      let run = job.base || null;
+      if (run && (job.qk || job.analyze || job.like)) {
+        try {
+          if (job.qk) {
+            const out = await engine.qk(job.qk);
+            document.body.dataset.qkMs = out.ms.toFixed(1); // worker time (tests print it)
+            run = withQk(run, out);
+          }
+          if (job.analyze) {
+            const out = await engine.analyze(job.analyze);
+            document.body.dataset.analyzeMs = out.ms.toFixed(1); // worker time (tests print it)
+            run = withAnalysis(run, out);
+          }
+          if (job.like) {
+            const like = await engine.like(job.like);
+            document.body.dataset.likeMs = like.ms.toFixed(1); // worker time (tests print it)
+            run = { ...run, like };
+          }
+        } catch { run = null; /* the worker ran the model since: run it again */ }
+      }
+      if (!run) run = await engine.run(job.request);
+      if (job.compare && !(run.compare && run.compare.key === compareKey(job.compare.state))) {
+        const s = job.compare.state;
+        const off = maskSet(s.ablate, run.L, run.H);
+        run = { ...run, compare: await comparer.compare(s, run, job.compare.mask, off) };
+        document.body.dataset.compareMs = run.compare.ms ? run.compare.ms.toFixed(1) : '';
+      }
+      return run;
+    },
+    keep(result, job) { // the result is kept; it never edits the question
+      last = result;
+      lastKey = job.key;
+      clearNotice('run');
+      if (result.truncated) {
+        notice('truncated', 'warn', `The text is too long for this model: it was truncated to ${result.T} tokens (the model's maximum, [CLS] and [SEP] included).`);
+      } else clearNotice('truncated');
+    },
+    isCurrent: (result) => currentFor(page.store.get()) === result,
+    deliver: (result) => page.drawing.draw(result),
+    fail: (e) => fail('run', `The model could not run on this text: ${e.message}`),
+  });
+
+  /** The store's subscriber: typing runs the model (debounced by how long
+   *  runs take); any other change redraws when the last run still answers,
+   *  else runs at once. */
+  function onState(s, prev, why) {
+    if (why.typed) {
+      inputAt = performance.now();
+      setPageState('loading');
+      scheduler.schedule();
+      return;
+    }
+    if (!page.models.info()) return; // nothing to run yet (the URL still follows: url.js)
+    setPageState('loading');
+    const run = currentFor(s);
+    if (run) page.drawing.draw(run);
+    else scheduler.schedule(0);
+  }
+
+  return {
+    onState,
+    currentFor,
+    /** The last run kept, current or not (token positions of clicks). */
+    last: () => last,
+    inputAt: () => inputAt,
+    /** A run from elsewhere (a snapshot) for state s. */
+    useRun(run, s) { last = run; lastKey = runKeyOf(s); },
+    /** A new model: earlier runs and comparisons were of the old one. */
+    forget() { last = null; lastKey = null; comparer.reset(); },
+    runNow: () => scheduler.schedule(0),
+    busy: () => scheduler.inFlight,
+    compareWithFile,
+    compareFileName: () => (comparer.second && comparer.second.id === LOCAL_MODEL ? comparer.second.name : ''),
+  };
+}

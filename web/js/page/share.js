@@ -1,0 +1,165 @@
+// share.js — what leaves the page: images (SVG/PNG), links and embed code,
+// standalone HTML files and the numbers (CSV/JSON). Everything is made from
+// what is shown: the store's state with what the current run decides
+// (draw.js shownState).
+
+import { serializeState, embedSnippet, proposeEmbedSize, permalinkSearch, MAX_PERMALINK } from '../state.js';
+import { formatBytes, base64ToBytes } from '../bundles.js';
+import { THEMES } from '../views/common.js';
+import { viewById } from '../views/index.js';
+import { stageToSVG, svgToPNG, download, titleLine } from '../export.js';
+import { snapshotFromRun, encodeSnapshot, MAX_TOKENS } from '../snapshot.js';
+import { shownMatrices, toCSV, toJSON, standaloneHtml } from '../export_data.js';
+import { notice, clearNotice } from './notices.js';
+import { shownState, axisOf } from './draw.js';
+
+const $ = (id) => document.getElementById(id);
+
+function viewFileName(s) {
+  const c = viewById(s.view).controls;
+  return `bertlens-${s.view}${c.layer ? `-layer${s.layer}` : ''}${c.head ? `-head${s.head}` : ''}-${s.mode}`;
+}
+
+/** The viewer page (dist/viewer.html) that a standalone file is made of:
+ *  built into the one-file page (#bertlens-viewer, base64), else fetched. */
+async function viewerTemplate() {
+  const inline = document.getElementById('bertlens-viewer');
+  if (inline) return new TextDecoder().decode(base64ToBytes(inline.textContent));
+  if (location.protocol === 'file:') throw new Error('this page was opened from a file and has no viewer built in; open bertlens.html, or export from the bertlens site');
+  const res = await fetch(new URL('viewer.html', document.baseURI).href);
+  if (!res.ok) throw new Error(`the viewer page could not be fetched (HTTP ${res.status})`);
+  return res.text();
+}
+
+/** page: {store, runs, models, views, boot}. */
+export function createShare(page) {
+  /** {s: the state as shown, run: the run it is drawn from or null}. */
+  function shown() {
+    const s = page.store.get();
+    const run = page.runs.currentFor(s);
+    return { s: run ? shownState(s, run).state : s, run };
+  }
+
+  /** The size the drawn view asks for (null when it names none). */
+  function preferredSize(s, run, fallbackK = 16) {
+    const v = page.views[s.view];
+    const last = run || page.runs.last();
+    const info = page.models.info();
+    const c = info ? info.config : { n_layers: 6, n_heads: 12 };
+    const K = last ? axisOf(last, shownState(s, last).state).K : fallbackK;
+    return typeof v.preferredSize === 'function' ? v.preferredSize({ K, L: c.n_layers, H: c.n_heads, d: last ? last.d : 32 }) : null;
+  }
+
+  /** The frame height the drawn view asks for (0 when unknown). */
+  function preferredHeight() {
+    const s = page.store.get();
+    if (!page.runs.last() || !page.models.info()) return 0;
+    const size = preferredSize(s, null);
+    return size && size.height > 0 ? size.height : 0;
+  }
+
+  /** The snapshot of what is drawn (null above MAX_TOKENS tokens). */
+  async function snapshotText() {
+    const { s, run } = shown();
+    if (!run || !viewById(s.view).snapshot) return null;
+    if (run.snapshot) return encodeSnapshot({ ...run.snapshot, state: { ...s } });
+    if (run.T > MAX_TOKENS) return null;
+    return encodeSnapshot(snapshotFromRun(run, s, page.models.entry() || {}));
+  }
+
+  async function exportView(kind) {
+    const stage = document.querySelector('#view .stage');
+    if (!stage) return;
+    const { s } = shown();
+    const last = page.runs.last();
+    try {
+      const snap = page.boot.snapshot();
+      const model = page.models.name() || (snap && (snap.model.name || snap.model.id)) || '';
+      const heading = titleLine({ ...s, model, queryLabel: last && viewById(s.view).query ? last.tokens[Math.min(s.query, last.T - 1)] : null });
+      const svg = stageToSVG(stage, { background: THEMES[s.theme].bg, title: heading, heading, context: $('view').blExportContext, theme: THEMES[s.theme] });
+      if (kind === 'svg') download(new Blob([svg], { type: 'image/svg+xml' }), `${viewFileName(s)}.svg`);
+      else download(await svgToPNG(svg, 2), `${viewFileName(s)}.png`);
+    } catch (e) {
+      notice('export', 'error', `Export failed: ${e.message}`);
+    }
+  }
+
+  async function share(kind) {
+    const base = `${location.origin}${location.pathname}`;
+    const { s: shownS, run: cur } = shown();
+    const s = { ...shownS, embed: false };
+    const run = cur && !cur.snapshot ? cur : null;
+    const last = page.runs.last();
+    if (kind === 'link') {
+      // At once when the plain link is short; the compressed one may follow.
+      const plain = `${base}?${serializeState(s)}`;
+      if (plain.length < 2000 && !(run && run.truncated)) $('share-text').value = plain;
+    }
+    const { search, cut } = await permalinkSearch(s, { run, maxChars: MAX_PERMALINK - base.length - 1 });
+    let text = `${base}?${search}`;
+    const notes = [];
+    if (cut) notes.push(`The text is too long for a link: it keeps the first ${cut.kept} of ${cut.of} ${cut.unit}.`);
+    if (kind === 'embed') {
+      let snap = null;
+      try { snap = await snapshotText(); } catch { snap = null; }
+      const info = page.models.info();
+      const c = info ? info.config : { n_layers: 6, n_heads: 12 };
+      const K = last ? axisOf(last, shownState(s, last).state).K : 16;
+      const size = preferredSize(s, cur) || proposeEmbedSize(s.view, K, { L: c.n_layers, H: c.n_heads });
+      text = embedSnippet(base, s, { width: size.width, height: size.height, search, snapshot: snap });
+      if (!snap && last) {
+        const entry = page.models.entry();
+        const mb = entry && entry.bytes ? ` (${formatBytes(entry.bytes)})` : '';
+        notes.push(last.T > MAX_TOKENS
+          ? `This input has ${last.T} tokens, more than the ${MAX_TOKENS} an instant embed holds: the embed is a normal link, and each reader's browser downloads the model${mb} to draw it.`
+          : `The ${s.view} view has no instant (snapshot) form: the embed is a normal link, and each reader's browser downloads the model${mb} to draw it.`);
+      }
+    }
+    $('share-box').hidden = false;
+    $('share-label').textContent = kind === 'link' ? 'Link to this view' : 'Embed code (paste into a web page)';
+    $('share-text').value = text;
+    $('share-text').select();
+    const tail = notes.length ? ` ${notes.join(' ')}` : '';
+    try {
+      await navigator.clipboard.writeText(text);
+      notice('share', 'info', `${kind === 'link' ? 'Link copied to the clipboard.' : 'Embed code copied to the clipboard.'}${tail}`);
+    } catch {
+      notice('share', 'info', `Select the text below and copy it (the clipboard is not available here).${tail}`);
+    }
+    if (page.models.local()) notice('share-local', 'warn', 'This view uses a bundle from a local file; the link opens the model from the list instead.');
+  }
+
+  /** Download the view as a standalone HTML file, or its numbers as CSV/JSON. */
+  async function exportData(kind) {
+    const { s, run } = shown();
+    if (!run) {
+      notice('export', 'warn', 'The view is not drawn yet; try again once it is.');
+      return;
+    }
+    const v = viewById(s.view);
+    const name = viewFileName(s);
+    try {
+      if (kind === 'html') {
+        const snap = await snapshotText();
+        if (!v.snapshot) throw new Error(`a standalone file cannot hold the ${v.label.toLowerCase()}; use a link instead`);
+        if (!snap) throw new Error(`a standalone file holds inputs of up to ${MAX_TOKENS} tokens; this one has ${run.T}`);
+        const template = await viewerTemplate();
+        const base = `${location.origin}${location.pathname}`;
+        const { search } = await permalinkSearch({ ...s, embed: false }, { run: run.snapshot ? null : run, maxChars: MAX_PERMALINK - base.length - 1 });
+        const html = standaloneHtml(template, snap, `bertlens ${s.view} view: ${s.text}`, `${base}?${search}`);
+        download(new Blob([html], { type: 'text/html' }), `${name}.html`);
+      } else {
+        const shownM = (v.shown || shownMatrices)(run, s);
+        const snap = page.boot.snapshot();
+        const model = page.models.entry() || (snap ? snap.model : {});
+        if (kind === 'csv') download(new Blob([toCSV(shownM)], { type: 'text/csv' }), `${name}.csv`);
+        else download(new Blob([toJSON(shownM, model)], { type: 'application/json' }), `${name}.json`);
+      }
+      clearNotice('export');
+    } catch (e) {
+      notice('export', 'error', `Export failed: ${e.message}`);
+    }
+  }
+
+  return { exportView, share, exportData, preferredHeight };
+}

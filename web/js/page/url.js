@@ -1,0 +1,51 @@
+// url.js — the address bar follows what is shown: the plain form at once
+// when short, the compressed permalink (state.js permalinkSearch) after.
+// An embed in another page, a snapshot link and a page opened from a file
+// keep their URL as given.
+
+import { serializeState, permalinkSearch, MAX_PERMALINK } from '../state.js';
+
+/** page: {snapshotMode()}. */
+export function createUrlSync(page) {
+  let syncSeq = 0;
+  let due = null; // [state, run] of the sync awaiting a painted frame
+
+  /** Now: s as shown, run (or null) for the text the model used. */
+  function sync(s, run) {
+    if (s.embed && window.self !== window.top) return; // keep an embed's URL as given
+    if (page.snapshotMode() || location.protocol === 'file:') return; // keep a snapshot link as given
+    const seq = ++syncSeq;
+    // At once when the plain form is short (it is then usually the final one);
+    // the compressed form follows when it is shorter.
+    const plain = `${location.pathname}?${serializeState(s)}`;
+    if (plain.length < 2000 && !(run && run.truncated)) history.replaceState(null, '', plain);
+    permalinkSearch(s, { run, maxChars: MAX_PERMALINK - location.href.split('?')[0].length - 1 }).then(({ search }) => {
+      if (seq !== syncSeq) return;
+      const url = `${location.pathname}?${search}`;
+      if (url !== `${location.pathname}${location.search}`) history.replaceState(null, '', url);
+    });
+  }
+
+  /** After a redraw, once its frame is painted: history.replaceState can
+   *  block the page for tens of ms (4–48 ms a call measured in headless
+   *  Chromium during an ablation click), more than the model view takes to
+   *  draw. One update per frame however many redraws; body[data-url-pending]
+   *  is set until it is done (the browser tests wait for it). */
+  function afterPaint(s, run) {
+    const first = !due;
+    due = [s, run];
+    if (!first) return;
+    document.body.dataset.urlPending = '1';
+    const go = () => {
+      if (!due) return;
+      const [ds, drun] = due;
+      due = null;
+      delete document.body.dataset.urlPending;
+      sync(ds, drun);
+    };
+    requestAnimationFrame(() => setTimeout(go, 0));
+    setTimeout(go, 200); // no frames in a hidden tab
+  }
+
+  return { sync, afterPaint };
+}

@@ -1,0 +1,48 @@
+// view_ctx.js — what a view may ask of the page (views/index.js, ctx): its
+// intents (store patches, opening another view, a second model for a
+// comparison) and the little it may read. Token positions of a click are
+// mapped through the axis derived from the last run (draw.js axisOf).
+
+import { toggleHead } from '../compare.js';
+import { VIEW_LIST, HEAD_VIEW_ID } from '../views/index.js';
+import { shownState, axisOf, textKey } from './draw.js';
+
+/** page: {store, runs, models, toolbar}. */
+export function createViewCtx(page) {
+  const update = (patch) => page.store.update(patch);
+  /** The raw token positions of shown token i (a word, the span, a token). */
+  const rawTokens = (i) => {
+    const run = page.runs.last();
+    return run ? axisOf(run, shownState(page.store.get(), run).state).members[i] : [i];
+  };
+  const config = () => page.models.info().config;
+  return {
+    update,
+    openHead: (layer, head) => update({ view: HEAD_VIEW_ID, layer, head }),
+    // The view that explains one query, on the query's first raw token.
+    openNeuron(i) {
+      const v = VIEW_LIST.find((d) => d.query);
+      const entered = v.enter ? v.enter(page.store.get()) : null;
+      update({ view: v.id, query: rawTokens(i)[0], ...(entered ? entered.patch : {}) });
+    },
+    // Shift-click on a shown token: its raw tokens join or leave the span,
+    // which belongs to the text it is chosen on.
+    toggleSpan(i) {
+      const s = page.store.get();
+      const run = page.runs.last();
+      const raw = rawTokens(i);
+      const cur = new Set((run ? shownState(s, run).state.span : s.span) || []);
+      const allIn = raw.every((t) => cur.has(t));
+      for (const t of raw) { if (allIn) cur.delete(t); else cur.add(t); }
+      update({ span: cur.size ? [...cur].sort((a, b) => a - b) : null, spanOf: textKey(s) });
+    },
+    nHeads: () => config().n_heads,
+    // Head ablation (ablation_bar.js): in its mode a click on a head
+    // switches it off or on.
+    ablating: () => page.toolbar.abl.on,
+    toggleAblate: (l, h) => update({ ablate: toggleHead(page.store.get().ablate, l, h, config().n_layers, config().n_heads) }),
+    compareWithFile: (file) => page.runs.compareWithFile(file),
+    // Views that can show one head the user picked elsewhere (tab order).
+    viewsShowingOneHead: () => VIEW_LIST.filter((v) => v.controls.layer && v.axis !== false).map((v) => ({ id: v.id, label: v.label })),
+  };
+}
