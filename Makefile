@@ -85,7 +85,7 @@ build/embed_example: tests/c/embed_example.c build/libbertlens.a build/include/b
 	$(CC) $(CFLAGS) $(WARN) -Ibuild/include -o $@ $< build/libbertlens.a -lm $(PTHREAD)
 
 test-embed: build/embed_example build/bertlens
-	$(NODE) --test tests/c/embed.test.mjs
+	$(NODE) --test tests/c/embed.test.mjs tests/c/embed_pool.test.mjs
 
 # AddressSanitizer + UndefinedBehaviorSanitizer build of the same CLI.
 build/asan/bertlens: $(LIB_SRC) $(CLI_SRC) $(HDRS)

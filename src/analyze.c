@@ -54,32 +54,15 @@ static int all_punct(const char *s) {
     return 1;
 }
 
-/* A U32 metadata value (the bundle stores the special ids there). */
-static int meta_int(const bl_model *m, const char *key, int32_t *out) {
-    for (int i = 0; i < bl_model_n_meta(m); i++)
-        if (!strcmp(bl_model_meta_key(m, i), key)) {
-            char buf[32];
-            char *end;
-            bl_model_meta_format(m, i, buf, sizeof buf);
-            long v = strtol(buf, &end, 10);
-            if (end == buf) return -1;
-            *out = (int32_t)v;
-            return 0;
-        }
-    return -1;
-}
-
 int bl_token_roles(const bl_model *m, const int32_t *ids, int32_t T, uint8_t *roles, char *err, size_t errlen) {
-    int32_t cls, sep;
     if (!m || !ids || !roles || T < 1) {
         bli_set_err(err, errlen, "bl_token_roles: missing model, ids or roles");
         return -1;
     }
-    if (meta_int(m, "tokenizer.cls_id", &cls) || meta_int(m, "tokenizer.sep_id", &sep)) {
-        bli_set_err(err, errlen, "the bundle names no [CLS] / [SEP] ids");
-        return -1;
-    }
     const bl_tokenizer *tk = bl_model_tokenizer(m);
+    bl_special_ids sp;
+    bl_tokenizer_special(tk, &sp);
+    const int32_t cls = sp.cls, sep = sp.sep; /* required by bl_tokenizer_new: >= 0 */
     for (int32_t t = 0; t < T; t++) {
         const char *s = bl_token_str(tk, ids[t]);
         roles[t] = (uint8_t)((ids[t] == cls ? BL_ROLE_CLS : 0) | (ids[t] == sep ? BL_ROLE_SEP : 0) |

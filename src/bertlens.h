@@ -12,6 +12,7 @@
  *   encoder.c    BERT forward pass exposing attention, q/k, norms
  *   kernels.c    matmul / layernorm / softmax / gelu, scalar + wasm SIMD
  *   analyze.c    head features + pattern class, attention rollout
+ *   embed.c      sentence embeddings (mean pooling, L2 norm)
  *   convert.c    Hugging Face checkpoint -> bundle (internal API: convert.h)
  *   wasm_api.c   thin EMSCRIPTEN_KEEPALIVE boundary for the web worker
  *   cli.c        build/bertlens: info | tokenize | attend | analyze | embed | convert
@@ -140,6 +141,13 @@ const bl_tokenizer *bl_model_tokenizer(const bl_model *m);
 int32_t bl_tokenizer_vocab_size(const bl_tokenizer *t);
 /* String of a token id (NUL-terminated, owned by the tokenizer), or NULL. */
 const char *bl_token_str(const bl_tokenizer *t, int32_t id);
+/* The special tokens' ids (bl_tokenizer_opts'; for a bundle's tokenizer its
+ * tokenizer.*_id metadata, checked against the vocabulary at load). A NULL
+ * tokenizer gives -1 for each. */
+typedef struct bl_special_ids {
+    int32_t unk, cls, sep, pad, mask;
+} bl_special_ids;
+void bl_tokenizer_special(const bl_tokenizer *t, bl_special_ids *out);
 
 typedef struct bl_tokens {
     int32_t n;          /* number of tokens, specials included             */
@@ -244,6 +252,25 @@ const float *bl_layer_queries(const bl_state *s, int32_t layer); /* [H][T][d_hea
 const float *bl_layer_keys(const bl_state *s, int32_t layer);    /* [H][T][d_head]                */
 const float *bl_hidden(const bl_state *s, int32_t layer);    /* [T][hidden]; layer = n_layers: final; 0: embeddings */
 int32_t bl_state_tokens(const bl_state *s);                  /* T of the last forward                 */
+
+/* --------------------------------------------------- sentence embeddings
+ * The sentence-transformers embedding of a text (embed.c), as the models
+ * bertlens converts define it (their 1_Pooling: mean tokens, then
+ * Normalize): the mean of the final hidden states over all T tokens of the
+ * last bl_forward ([CLS] and [SEP] included), divided by its L2 norm (at
+ * least 1e-12); sums in double, rounded to float once. To match
+ * sentence-transformers, run the text alone, truncated at
+ * bl_embed_max_tokens. Cosine similarity of two texts is then the dot
+ * product of their embeddings. */
+
+/* out: [hidden] floats. Returns 0, or -1 with a reason (nothing run, or the
+ * run skipped the final hidden states: bl_state_set_final(s, 0)). */
+int bl_embed(const bl_state *s, float *out, char *err, size_t errlen);
+/* The token limit of an embedding: the bundle's sentence.max_seq_length
+ * (bundle.h) when present and smaller than the model's max_positions, else
+ * max_positions; *from_meta (may be NULL) = 1 when the key is present.
+ * Returns -1 with a reason for a malformed key. */
+int32_t bl_embed_max_tokens(const bl_model *m, int *from_meta, char *err, size_t errlen);
 
 /* ------------------------------------------------------------- analyses
  * What the attention of one input says about each head, and how information

@@ -897,10 +897,10 @@ static int cmd_attend(int argc, char **argv, int internal) {
 
 /* bertlens embed [--ablate L:H,...|--keep L:H,...] BUNDLE TEXT [TEXT...]
  *
- * The sentence-transformers embedding of each text: the mean of the final
- * hidden states over every token ([CLS] and [SEP] included), divided by its
- * L2 norm; texts truncated at the bundle's sentence.max_seq_length (bundle.h;
- * when absent, the model's max positions, said on stderr). One JSON line per
+ * The sentence-transformers embedding of each text (bl_embed: the mean of
+ * the final hidden states, L2-normalized), texts truncated at
+ * bl_embed_max_tokens (the bundle's sentence.max_seq_length; when absent,
+ * the model's max positions, said on stderr). One JSON line per
  * text {"tokens": [...], "embedding": [hidden]}, then with several texts
  * {"cosine": [[...]]} (the dot products of the unit embeddings). */
 static int cmd_embed(int argc, char **argv) {
@@ -932,27 +932,20 @@ static int cmd_embed(int argc, char **argv) {
     int rc = 1;
     char err[512] = "";
     bl_state *s = NULL;
-    float *emb = calloc((size_t)n * H, sizeof(float));
-    double *mean = calloc((size_t)H, sizeof(double));
-    if (!emb || !mean) {
+    float *emb = calloc((size_t)n * H, sizeof(float)); /* [n][H] */
+    if (!emb) {
         fprintf(stderr, "bertlens: out of memory\n");
         goto close;
     }
-    int32_t max_len = c->max_positions;
-    const char *msl = bl_model_meta_str(m, "sentence.max_seq_length");
-    if (msl) {
-        char *end;
-        errno = 0;
-        long v = strtol(msl, &end, 10);
-        if (end == msl || *end || errno || v <= 0) {
-            bli_term_line(stderr, "bertlens: %s: bad sentence.max_seq_length '%s'", path, msl);
-            goto close;
-        }
-        if (v < max_len) max_len = (int32_t)v;
-    } else {
+    int from_meta;
+    const int32_t max_len = bl_embed_max_tokens(m, &from_meta, err, sizeof err);
+    if (max_len < 0) {
+        bli_term_line(stderr, "bertlens: %s: %s", path, err);
+        goto close;
+    }
+    if (!from_meta)
         fprintf(stderr, "bertlens: note: the bundle has no sentence.max_seq_length; truncating at the model's "
                         "%d positions\n", max_len);
-    }
     for (int k = 0; k < n; k++) {
         bl_tokens toks;
         if (bl_tokenize(tk, texts[k], strlen(texts[k]), NULL, 0, max_len, &toks, err, sizeof err)) {
@@ -975,15 +968,12 @@ static int cmd_embed(int argc, char **argv) {
         }
         if (toks.truncated)
             fprintf(stderr, "bertlens: note: text %d was truncated to %d tokens\n", k + 1, T);
-        const float *fin = bl_hidden(s, c->n_layers);
-        memset(mean, 0, (size_t)H * sizeof(double));
-        for (int t = 0; t < T; t++)
-            for (int i = 0; i < H; i++) mean[i] += fin[(size_t)t * H + i];
-        double norm = 0;
-        for (int i = 0; i < H; i++) norm += (mean[i] / T) * (mean[i] / T);
-        norm = sqrt(norm);
         float *e = emb + (size_t)k * H;
-        for (int i = 0; i < H; i++) e[i] = (float)(mean[i] / T / (norm > 1e-12 ? norm : 1e-12));
+        if (bl_embed(s, e, err, sizeof err)) {
+            bli_term_line(stderr, "bertlens: %s", err);
+            bl_tokens_free(&toks);
+            goto close;
+        }
         printf("{\"tokens\":[");
         for (int t = 0; t < T; t++) {
             if (t) putchar(',');
@@ -1010,7 +1000,6 @@ static int cmd_embed(int argc, char **argv) {
     rc = fflush(stdout) ? 1 : 0;
 close:
     free(emb);
-    free(mean);
     bl_state_free(s);
     close_bundle(&cb);
     return rc;

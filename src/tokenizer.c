@@ -177,6 +177,14 @@ void bl_tokenizer_free(bl_tokenizer *t) {
 
 int32_t bl_tokenizer_vocab_size(const bl_tokenizer *t) { return t ? t->n_vocab : 0; }
 
+void bl_tokenizer_special(const bl_tokenizer *t, bl_special_ids *out) {
+    out->unk = t ? t->opts.unk_id : -1;
+    out->cls = t ? t->opts.cls_id : -1;
+    out->sep = t ? t->opts.sep_id : -1;
+    out->pad = t ? t->opts.pad_id : -1;
+    out->mask = t ? t->opts.mask_id : -1;
+}
+
 const char *bl_token_str(const bl_tokenizer *t, int32_t id) {
     if (!t || id < 0 || id >= t->n_vocab) return NULL;
     return t->pool + t->str_off[id];

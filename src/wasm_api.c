@@ -339,38 +339,21 @@ EMSCRIPTEN_KEEPALIVE void blw_set_final(int final) {
     if (g.state) bl_state_set_final(g.state, final);
 }
 
-/* The sentence-transformers embedding of the last run: the mean of the final
- * hidden states over all its tokens ([CLS]/[SEP] included), divided by its
- * L2 norm; [hidden] floats, valid until the next call that runs or loads.
- * It embeds the tokens as run: to match sentence-transformers, run the text
- * alone, truncated at the model's max_seq_length (bundle metadata
- * sentence.max_seq_length, when present). NULL if nothing has run. */
+/* bl_embed of the last run: the sentence-transformers embedding (mean of the
+ * final hidden states over all its tokens, L2-normalized); [hidden] floats,
+ * valid until the next call that runs or loads. It embeds the tokens as
+ * run: to match sentence-transformers, run the text alone, truncated at the
+ * model's max_seq_length (bundle metadata sentence.max_seq_length, when
+ * present). NULL if nothing has run. */
 EMSCRIPTEN_KEEPALIVE const float *blw_embedding(void) {
-    const int32_t T = g.state ? bl_state_tokens(g.state) : 0;
-    if (!T) {
+    if (!g.state || !bl_state_tokens(g.state)) {
         set_error("no run: call blw_run first");
         return NULL;
     }
-    const bl_config *c = bl_model_config(g.model);
-    const int32_t H = c->hidden;
+    const int32_t H = bl_model_config(g.model)->hidden;
     if (!g.emb && !(g.emb = bli_alloc(BLI_BYTES(sizeof(float), H), 0, "the embedding", g.err, sizeof g.err)))
         return NULL;
-    const float *fin = bl_hidden(g.state, c->n_layers);
-    if (!fin) {
-        set_error("the last run skipped the final hidden states (blw_set_final(0))");
-        return NULL;
-    }
-    double norm = 0;
-    for (int32_t i = 0; i < H; i++) {
-        double sum = 0;
-        for (int32_t t = 0; t < T; t++) sum += fin[(size_t)t * H + i];
-        g.emb[i] = (float)(sum / T);
-        norm += (double)g.emb[i] * g.emb[i];
-    }
-    norm = sqrt(norm);
-    if (norm < 1e-12) norm = 1e-12;
-    for (int32_t i = 0; i < H; i++) g.emb[i] = (float)(g.emb[i] / norm);
-    return g.emb;
+    return bl_embed(g.state, g.emb, g.err, sizeof g.err) ? NULL : g.emb;
 }
 
 /* ----------------------------------------------------------- analyses */

@@ -4,7 +4,8 @@
  * (build/include/bertlens.h, a copy of src/bertlens.h) and
  * build/libbertlens.a. Reads an uncompressed bundle (.blb) into memory, runs
  * one text and prints, for each layer, head 0's attention row 0 (the [CLS]
- * query) as JSON: {"tokens":[...],"rows":[[...] per layer]}.
+ * query), and the text's sentence embedding (bl_embed), as JSON:
+ * {"tokens":[...],"rows":[[...] per layer],"embedding":[hidden]}.
  *
  *   build/embed_example MODEL.blb "some text"
  */
@@ -55,14 +56,16 @@ int main(int argc, char **argv) {
         return 1;
     }
     int rc = 1;
+    float *emb = NULL;
     bl_tokens tk;
     memset(&tk, 0, sizeof tk);
     bl_state *s = NULL;
     bl_model *m = bl_model_load(bytes, size, err, sizeof err); /* borrows bytes */
     if (!m) goto fail;
     const bl_config *c = bl_model_config(m);
-    if (bl_tokenize(bl_model_tokenizer(m), argv[2], strlen(argv[2]), NULL, 0, c->max_positions, &tk, err,
-                    sizeof err))
+    const int32_t max_tokens = bl_embed_max_tokens(m, NULL, err, sizeof err); /* <= max_positions */
+    if (max_tokens < 0) goto fail;
+    if (bl_tokenize(bl_model_tokenizer(m), argv[2], strlen(argv[2]), NULL, 0, max_tokens, &tk, err, sizeof err))
         goto fail;
     if (!(s = bl_state_new(m, tk.n, BL_KEEP_ATTN, err, sizeof err))) goto fail;
     if (bl_forward(s, tk.ids, tk.type_ids, tk.n, 0, err, sizeof err)) goto fail;
@@ -78,10 +81,18 @@ int main(int argc, char **argv) {
         for (int32_t j = 0; j < tk.n; j++) printf(j ? ",%.9g" : "%.9g", (double)a[j]);
         printf("]");
     }
+    if (!(emb = malloc((size_t)c->hidden * sizeof *emb))) { /* [hidden] */
+        snprintf(err, sizeof err, "out of memory");
+        goto fail;
+    }
+    if (bl_embed(s, emb, err, sizeof err)) goto fail;
+    printf("],\"embedding\":[");
+    for (int32_t i = 0; i < c->hidden; i++) printf(i ? ",%.9g" : "%.9g", (double)emb[i]);
     printf("]}\n");
     rc = 0;
 fail:
     if (rc) fprintf(stderr, "embed_example: %s\n", err);
+    free(emb);
     bl_state_free(s);
     bl_tokens_free(&tk);
     bl_model_free(m);
