@@ -20,7 +20,6 @@
  * results do not depend on it.
  */
 #include "bertlens.h"
-#include "analyze.h"
 #include "bundle.h"
 #include "json.h"
 #include "kernels.h"
@@ -1008,7 +1007,7 @@ close:
 /* ------------------------------------------------------------ analyze */
 
 /* bertlens analyze BUNDLE TEXT [TEXT_B]
- * Prints bl_analyze's figures as JSON (format in analyze.h). */
+ * Prints bl_analyze's figures as JSON (format in json.h). */
 static int cmd_analyze(int argc, char **argv) {
     if (argc < 2 || argc > 3) {
         fprintf(stderr, "usage: bertlens analyze BUNDLE TEXT [TEXT_B]\n");

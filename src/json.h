@@ -1,6 +1,7 @@
 /* json.h — the little JSON the front ends need: a growable output buffer
- * with string escaping, the tokenize result object, and a reader for the
- * `tokenize --jsonl` input lines. Used by cli.c and wasm_api.c.
+ * with string escaping, the tokenize and analysis result objects, and a
+ * reader for the `tokenize --jsonl` input lines. Used by cli.c and
+ * wasm_api.c; the engine's computing files format no JSON.
  */
 #ifndef BERTLENS_JSON_H
 #define BERTLENS_JSON_H
@@ -37,6 +38,14 @@ int bli_term_line(FILE *f, const char *fmt, ...);
  *  "word_ids":[... null for specials],"truncated":false[,"n_a":k]} */
 void bli_json_tokens(bli_jbuf *b, const bl_tokenizer *t, const bl_tokens *toks, int with_n_a);
 void bli_json_error(bli_jbuf *b, const char *msg); /* {"error":"..."} */
+
+/* A bl_analysis (json_analysis.c), with ids the tokens it was run on:
+ * {"tokens":[...],"pair":bool,
+ *  "heads":[{"layer","head","entropy","cls","sep","punct","prev","self",
+ *            "next","segment","confidence","class"}...],   (undefined: null)
+ *  "rollout":[L][T][T],"rollout_norm":[L][T][T] | null}   (with_rollout only,
+ *  and only when the analysis has a rollout) */
+void bli_json_analysis(bli_jbuf *b, const bl_tokenizer *tk, const int32_t *ids, const bl_analysis *a, int with_rollout);
 
 /* One `tokenize --jsonl` input line: a JSON string (text A), or an object
  * {"text": str, "text_pair": str|null, "max_length": int} (other keys are

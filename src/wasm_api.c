@@ -17,7 +17,6 @@
  *   blw_conv_*                                Hugging Face checkpoint -> bundle (convert.h)
  */
 #include "bertlens.h"
-#include "analyze.h"
 #include "convert.h"
 #include "json.h"
 #include "kernels.h"
@@ -358,7 +357,7 @@ EMSCRIPTEN_KEEPALIVE const float *blw_embedding(void) {
 
 /* ----------------------------------------------------------- analyses */
 
-/* bl_analyze of the last blw_run as JSON (format in analyze.h): head
+/* bl_analyze of the last blw_run as JSON (format in json.h): head
  * features and classes. with_rollout: 0 computes no rollout (the costly
  * part); 1 computes the rollouts (rollout_norm when that run kept norms:
  * flags BL_KEEP_ATTN | BL_KEEP_NORMS) and writes them into the JSON; 2
