@@ -4,8 +4,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  heatmapLayout, headLayout, swatchLayout, modelLayout, neuronLayout, preferredSize, HEATMAP, NEURON,
+  heatmapLayout, headLayout, swatchLayout, modelLayout, neuronLayout, HEATMAP, NEURON,
 } from '../../web/js/views/layout.js';
+import { preferredSize } from '../../web/js/views/index.js';
 
 // What an embed draws around a stage (view padding, title, info line, bars,
 // caption) — measured on the page in these frames; generous on purpose.

@@ -298,27 +298,15 @@ export function embedSnippet(baseUrl, state, { width = 720, height = 560, search
   return `<iframe src="${esc}" width="${width}" height="${height}" style="border:0;max-width:100%" title="bertlens attention view" loading="lazy"></iframe>`;
 }
 
-/** A frame size (CSS px) that fits a view of K shown tokens of a model with
- *  L layers and H heads, at the layouts of web/js/views/*: used by "Copy
- *  embed code" when the view does not report its own preferred size. */
+/** A generous frame size (CSS px) for K shown tokens of a model with L
+ *  layers and H heads, when a view names none of its own: "Copy embed code"
+ *  asks the view's descriptor first (views/index.js preferredSize), so this
+ *  knows no view (`view` is accepted for the callers' sake). Rows of 22 px
+ *  (13 above 80 tokens) or L rows of H head cells, whichever is taller. */
 export function proposeEmbedSize(view, K, { L = 6, H = 12 } = {}) {
   const clamp = (v, lo, hi) => Math.max(lo, Math.min(hi, Math.round(v)));
-  switch (view) {
-    case 'heatmap': {
-      const side = clamp(K * 18, 220, 520);
-      return { width: clamp(side + 200, 360, 760), height: clamp(side + 300, 480, 900) };
-    }
-    case 'head':
-      return { width: 720, height: clamp(200 + K * (K > 80 ? 13 : 22) + 120, 480, 2000) };
-    case 'model': {
-      const S = Math.max(36, Math.min(96, Math.floor((720 - 50) / H) - 6));
-      return { width: 720, height: clamp(140 + L * (S + 6) + 100, 480, 1400) };
-    }
-    case 'neuron':
-      return { width: 720, height: clamp(180 + K * (K > 80 ? 13 : 17) + 120, 480, 2000) };
-    default:
-      return { width: 720, height: 560 };
-  }
+  const cell = clamp((720 - 50) / Math.max(1, H), 18, 96);
+  return { width: 720, height: clamp(320 + Math.max(K * (K > 80 ? 13 : 22), L * cell), 480, 2000) };
 }
 
 // ------------------------------------------------------------- permalinks

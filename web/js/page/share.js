@@ -40,21 +40,22 @@ export function createShare(page) {
     return { s: run ? shownState(s, run).state : s, run };
   }
 
-  /** The size the drawn view asks for (null when it names none). */
-  function preferredSize(s, run, fallbackK = 16) {
-    const v = page.views[s.view];
-    const last = run || page.runs.last();
+  /** The embed frame view s asks for (its descriptor's size; a generous
+   *  one when it names none), for the tokens of the last run. */
+  function frameFor(s) {
+    const last = page.runs.last();
     const info = page.models.info();
     const c = info ? info.config : { n_layers: 6, n_heads: 12 };
-    const K = last ? axisOf(last, shownState(s, last).state).K : fallbackK;
-    return typeof v.preferredSize === 'function' ? v.preferredSize({ K, L: c.n_layers, H: c.n_heads, d: last ? last.d : 32 }) : null;
+    const K = last ? axisOf(last, shownState(s, last).state).K : 16;
+    const v = viewById(s.view);
+    return v.size ? v.size({ K, L: c.n_layers, H: c.n_heads, d: last ? last.d : 32 })
+      : proposeEmbedSize(s.view, K, { L: c.n_layers, H: c.n_heads });
   }
 
   /** The frame height the drawn view asks for (0 when unknown). */
   function preferredHeight() {
-    const s = page.store.get();
     if (!page.runs.last() || !page.models.info()) return 0;
-    const size = preferredSize(s, null);
+    const size = frameFor(page.store.get());
     return size && size.height > 0 ? size.height : 0;
   }
 
@@ -76,7 +77,7 @@ export function createShare(page) {
       const snap = page.boot.snapshot();
       const model = page.models.name() || (snap && (snap.model.name || snap.model.id)) || '';
       const heading = titleLine({ ...s, model, queryLabel: last && viewById(s.view).query ? last.tokens[Math.min(s.query, last.T - 1)] : null });
-      const svg = stageToSVG(stage, { background: THEMES[s.theme].bg, title: heading, heading, context: $('view').blExportContext, theme: THEMES[s.theme] });
+      const svg = stageToSVG(stage, { background: THEMES[s.theme].bg, title: heading, heading, context: page.views[s.view].exportContext(), theme: THEMES[s.theme] });
       if (kind === 'svg') download(new Blob([svg], { type: 'image/svg+xml' }), `${viewFileName(s)}.svg`);
       else download(await svgToPNG(svg, 2), `${viewFileName(s)}.png`);
     } catch (e) {
@@ -102,10 +103,7 @@ export function createShare(page) {
     if (kind === 'embed') {
       let snap = null;
       try { snap = await snapshotText(); } catch { snap = null; }
-      const info = page.models.info();
-      const c = info ? info.config : { n_layers: 6, n_heads: 12 };
-      const K = last ? axisOf(last, shownState(s, last).state).K : 16;
-      const size = preferredSize(s, cur) || proposeEmbedSize(s.view, K, { L: c.n_layers, H: c.n_heads });
+      const size = frameFor(s);
       text = embedSnippet(base, s, { width: size.width, height: size.height, search, snapshot: snap });
       if (!snap && last) {
         const entry = page.models.entry();

@@ -6,7 +6,6 @@
 import { headColour as paletteColour } from './palette.js';
 import { textWidth as layoutTextWidth } from './layout.js';
 
-export { preferredSize } from './layout.js';
 
 const d3 = globalThis.d3;
 const noD3 = () => { throw new Error('D3 is not loaded'); };
@@ -286,7 +285,8 @@ export function sliced(steps, budget = 30, first = 10) {
 
 /** What an export adds around a view's stage (export.js): colour keys drawn
  *  outside the stage (e.g. the head swatches) and explanatory notes (never
- *  instructions for the page). Stored on the view's root element. */
-export function exportContext(root, { notes = [], keys = [] } = {}) {
-  root.node().blExportContext = { notes, keys };
+ *  instructions for the page). A chart keeps the one of its last drawing
+ *  and hands it out as chart.exportContext() (views/index.js). */
+export function exportContext({ notes = [], keys = [] } = {}) {
+  return { notes, keys };
 }

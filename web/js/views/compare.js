@@ -39,6 +39,8 @@ export function compareView() {
   let onUpdate = () => {};
   let onFile = () => {};
 
+  let exported = exportContext(); // what an export adds (its last drawing)
+
   function view(root, data) {
     tooltip.hide();
     skeleton(root);
@@ -56,7 +58,7 @@ export function compareView() {
       ranking(root, data);
     }
     root.select('p.view-notes').text(data.notes.join(' '));
-    exportContext(root, { notes: [...data.lines, ...data.notes] });
+    exported = exportContext({ notes: [...data.lines, ...data.notes] });
   }
 
   function skeleton(root) {
@@ -242,7 +244,7 @@ export function compareView() {
     if (!det.classed('cmp-opened')) det.classed('cmp-opened', true).property('open', true); // open once; the reader may close it
   }
 
-  view.preferredSize = () => ({ width: 720, height: 900 });
+  view.exportContext = () => exported;
   view.theme = function (t) { if (!arguments.length) return theme; theme = t; return view; };
   view.size = function (b) { if (!arguments.length) return box; box = { width: b.width, height: b.height || null }; return view; };
   view.onUpdate = function (f) { onUpdate = f; return view; };
@@ -284,6 +286,7 @@ export function compareLines(c, s, modelName) {
 export const descriptor = {
   id: 'compare',
   label: 'Compare',
+  size: () => ({ width: 720, height: 900 }), // the embed frame
   controls: { layer: true, head: true, mean: true, words: false, mode: false },
   snapshot: false,
   axis: false,

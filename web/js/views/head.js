@@ -22,9 +22,9 @@
 import {
   THEMES, sizeCanvas, tooltip, headColour, clip, exportable, SVG_MAX_LINES, fmt,
   infoLine, linksTable, exportContext, chromeHeight,
-  preferredSize, sliced, setAll,
+  sliced, setAll,
 } from './common.js';
-import { headLayout, swatchLayout } from './layout.js';
+import { headLayout, swatchLayout, headFrame } from './layout.js';
 import { headLinesSteps, drain, rowShareThresholds, pairBoundary, strongestLinks, maxOf } from '../data.js';
 
 const d3 = globalThis.d3;
@@ -45,6 +45,8 @@ export function headView() {
   let last = null; // last data, for redraws on hover
   let cur = null; // the scene drawn last (scene()), which token events act on
   let box = { width: 900, height: null };
+
+  let exported = exportContext(); // what an export adds (its last drawing)
 
   function view(root, data) {
     if (last && (last.K !== data.K || last.labels.join('\u0000') !== data.labels.join('\u0000'))) {
@@ -195,7 +197,7 @@ export function headView() {
     boundary(sc.svg, data, sc.lay);
     column(sc, 'left');
     column(sc, 'right');
-    exportContext(root, { notes: notesOf(data), keys: [root.select('svg.hv-swatches').node()] });
+    exported = exportContext({ notes: notesOf(data), keys: [root.select('svg.hv-swatches').node()] });
     if (job) job.cancel();
     job = sliced(drawing(root, data, sel, sc));
     const current = job;
@@ -606,8 +608,8 @@ export function headView() {
     }, { passive: true });
   }
 
-  /** Frame size (CSS px) that shows this view comfortably, for the embed snippet. */
-  view.preferredSize = ({ K, L = 12, H = 12, d = 32 } = {}) => preferredSize('head', K, { layers: L, heads: H, d });
+  /** What an export adds around the stage, as last drawn (export.js). */
+  view.exportContext = () => exported;
   view.theme = function (t) { if (!arguments.length) return theme; theme = t; return view; };
   view.size = function (b) { if (!arguments.length) return box; box = { width: b.width, height: b.height || null }; return view; };
   view.onHeads = function (f) { if (!arguments.length) return onHeads; onHeads = f; return view; };
@@ -621,6 +623,7 @@ export function headView() {
 export const descriptor = {
   id: 'head',
   label: 'Head view',
+  size: ({ K }) => headFrame(K), // the embed frame (layout.js)
   controls: { layer: true, head: false, mean: false, words: true, mode: true, span: true },
   snapshot: true,
   // keep: draw only the strongest links carrying this share of each row (1: all above a floor).

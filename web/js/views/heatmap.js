@@ -25,9 +25,9 @@
 import {
   THEMES, sizeCanvas, tooltip, fmt, drawLegendBar, clip, exportable, cellMarks, SVG_MAX_CELLS,
   infoLine, linksTable, exportContext, chromeHeight,
-  preferredSize, colourTable,
+  colourTable,
 } from './common.js';
-import { heatmapLayout } from './layout.js';
+import { heatmapLayout, heatmapFrame } from './layout.js';
 import { pairBoundary, strongestLinks, headMatrix, maxOf } from '../data.js';
 
 const d3 = globalThis.d3;
@@ -39,6 +39,8 @@ export function heatmapView() {
   let onSpan = () => {};
   let sel = null; // {i, j}: selected cell (tap or keyboard)
   let lastLabels = '';
+
+  let exported = exportContext(); // what an export adds (its last drawing)
 
   function view(root, data) {
     tooltip.hide();
@@ -61,7 +63,7 @@ export function heatmapView() {
     drawLegend(svg, data, g, vmax);
     wireCells(root, svg, data, g);
     pinToScroll(root, svg);
-    exportContext(root, { notes: notesOf(data) });
+    exported = exportContext({ notes: notesOf(data) });
   }
 
   // Skeleton, created once per root.
@@ -287,8 +289,8 @@ export function heatmapView() {
     });
   }
 
-  /** Frame size (CSS px) that shows this view comfortably, for the embed snippet. */
-  view.preferredSize = ({ K, L = 12, H = 12, d = 32 } = {}) => preferredSize('heatmap', K, { layers: L, heads: H, d });
+  /** What an export adds around the stage, as last drawn (export.js). */
+  view.exportContext = () => exported;
   view.theme = function (t) { if (!arguments.length) return theme; theme = t; return view; };
   view.size = function (b) { if (!arguments.length) return box; box = { width: b.width, height: b.height || null }; return view; };
   /** Kept for callers of the old API: the largest matrix side in px. */
@@ -302,6 +304,7 @@ export function heatmapView() {
 export const descriptor = {
   id: 'heatmap',
   label: 'Heatmap',
+  size: ({ K }) => heatmapFrame(K), // the embed frame (layout.js)
   controls: { layer: true, head: true, mean: true, words: true, mode: true, span: true },
   snapshot: true,
   // span: raw token indices summed as one (shift-click tokens; the head view

@@ -1,20 +1,28 @@
 // views/index.js — the view registry: every view the page offers, in tab
-// order. Adding a view is two files: web/js/views/<view>.js exporting a
-// `descriptor`, and one line here. The controller (app.js) names no view; it
-// asks the descriptor:
+// order. Adding a view is its own file, web/js/views/<view>.js exporting a
+// `descriptor`, and one line in VIEW_LIST below (its import beside it).
+// Nothing else changes: the page (app.js, page/*.js) names no view; tabs,
+// controls, runs, legend, URL parameters, exports and embed sizes all come
+// from the descriptor:
 //
 //   id            the URL's view= value
 //   label         the tab's text
+//   size({K, L, H, d})  the embed frame {width, height} (CSS px) that shows
+//                 K tokens of a model with L layers, H heads, head width d
 //   controls      which page controls apply: {layer, head, mean (the "mean
 //                 of all heads" choice), words, mode}
 //   needs(s)      what the run must hold (protocol.js needs: {norms, qk,
 //                 analysis}) for state s
-//   create(ctx)   the chart (a function (root, data) with .theme(), .size(),
-//                 optional .preferredSize({K, L, H, d})); ctx = {update(patch),
-//                 openHead(layer, head), openNeuron(shownIndex), nHeads(),
-//                 ablating(), toggleAblate(layer, head), compareWithFile(file)}
+//   create(ctx)   the chart (a function (root, data) with .theme(), .size(box)
+//                 and .exportContext(): {notes, keys} an export adds around
+//                 the stage, of its last drawing); ctx (page/view_ctx.js) =
+//                 {update(patch), openHead(layer, head), openNeuron(shownIndex),
+//                 toggleSpan(shownIndex), nHeads(), ablating(),
+//                 toggleAblate(layer, head), compareWithFile(file),
+//                 viewsShowingOneHead()}
 //   prepare(run, s, env)  the chart's data (title and legend notes
-//                 included); env = {axis (data.js tokenAxis), src (attn or
+//                 included: the view decides which of the page's legend
+//                 lines it shows); env = {axis (data.js tokenAxis), src (attn or
 //                 norms per layer), lines (the page's legend lines), valueName,
 //                 modeWord, models (models/index.json entries), ablating()
 //                 (the "Switch heads off" mode is on), cmpFileName}; a run
@@ -62,4 +70,11 @@ export function viewById(id) {
   const v = byId.get(id);
   if (!v) throw new Error(`unknown view "${id}"`);
   return v;
+}
+
+/** The embed frame (CSS px) in which `view` shows nTokens tokens, from its
+ *  descriptor. opts: {layers, heads, d} of the model (defaults: MiniLM-L12,
+ *  12 x 12, d = 32). */
+export function preferredSize(view, nTokens, { layers = 12, heads = 12, d = 32 } = {}) {
+  return viewById(view).size({ K: Math.max(1, nTokens), L: layers, H: heads, d });
 }

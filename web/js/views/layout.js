@@ -1,6 +1,6 @@
 // layout.js — where each view puts things for a given box, as pure functions
 // (no DOM, no D3), so the sizes can be tested in Node (tests/web/layout.test.mjs)
-// and the embed snippet can propose a frame that fits (preferredSize).
+// and the embed snippet can propose a frame that fits (the *Frame functions).
 //
 // Every layout takes the box the view may use: width always, height only
 // when the view must fit a fixed frame (an embed), else null (the page
@@ -187,37 +187,36 @@ export function neuronLayout({ R, d, longestLabel = 8, width, height = null, nor
 }
 
 // ---------------------------------------------------------- embed frames
+// The frame (CSS px) in which a view shows n tokens comfortably, for the
+// embed snippet: each view's descriptor names its own (size()), and
+// views/index.js preferredSize asks it. Every frame is within 320..960 x
+// 240..1400. The extra heights are what an embed draws around the stage
+// (title, info line, head swatches or query picker, caption, paddings).
 
-/** Height of what an embed draws around a view's stage (title, info line,
- *  head swatches or query picker, caption, paddings), in px. */
-const CHROME = { heatmap: 96, head: 140, model: 74, neuron: 126 };
+const frame = (width, height) => ({ width: clampTo(Math.ceil(width), 320, 960), height: clampTo(Math.ceil(height), 240, 1400) });
 
-/** A frame size (CSS px) in which `view` shows nTokens tokens comfortably,
- *  for the embed snippet. opts: {layers, heads, d} of the model (defaults:
- *  MiniLM-L12, 12 x 12, d = 32). Always within 320..960 x 240..1400. */
-export function preferredSize(view, nTokens, { layers = 12, heads = 12, d = 32 } = {}) {
+/** Heatmap (and rollout): cells of 6..24 px, labels of 12 characters. */
+export function heatmapFrame(nTokens) {
   const n = Math.max(1, nTokens);
-  let width;
-  let height;
-  if (view === 'heatmap') {
-    const cell = clampTo(Math.floor(480 / n), 6, 24);
-    const g = heatmapLayout({ K: n, longestLabel: 12, width: 2000, maxCell: cell, maxSide: Infinity });
-    width = g.left + g.side + HEATMAP.right + 16;
-    height = g.H + CHROME.heatmap;
-  } else if (view === 'head') {
-    width = 560;
-    const rowH = clampTo(Math.floor(640 / n), 12, 22);
-    height = 16 + n * rowH + CHROME.head;
-  } else if (view === 'model') {
-    width = 720;
-    const g = modelLayout({ L: layers, H: heads, width: width - 16 });
-    height = g.H + CHROME.model;
-  } else if (view === 'neuron') {
-    width = 720;
-    const rowH = clampTo(Math.floor(640 / n), 11, 17);
-    height = NEURON.header + 22 + n * rowH + NEURON.legend + CHROME.neuron;
-  } else {
-    throw new RangeError(`unknown view ${view}`);
-  }
-  return { width: clampTo(Math.ceil(width), 320, 960), height: clampTo(Math.ceil(height), 240, 1400) };
+  const cell = clampTo(Math.floor(480 / n), 6, 24);
+  const g = heatmapLayout({ K: n, longestLabel: 12, width: 2000, maxCell: cell, maxSide: Infinity });
+  return frame(g.left + g.side + HEATMAP.right + 16, g.H + 96);
+}
+
+/** Head view: rows of 12..22 px. */
+export function headFrame(nTokens) {
+  const n = Math.max(1, nTokens);
+  return frame(560, 16 + n * clampTo(Math.floor(640 / n), 12, 22) + 140);
+}
+
+/** Model view: every layer and head of the model (defaults: 12 x 12). */
+export function modelFrame({ layers = 12, heads = 12 } = {}) {
+  const width = 720;
+  return frame(width, modelLayout({ L: layers, H: heads, width: width - 16 }).H + 74);
+}
+
+/** Neuron view: rows of 11..17 px in one band. */
+export function neuronFrame(nTokens) {
+  const n = Math.max(1, nTokens);
+  return frame(720, NEURON.header + 22 + n * clampTo(Math.floor(640 / n), 11, 17) + NEURON.legend + 126);
 }

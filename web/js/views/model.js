@@ -15,10 +15,10 @@
 // data = {L, H, K, labels[K], mat(l, h) -> K*K Float32Array, layer, head,
 //         valueName, notes[], title, off Set('l/h') of heads switched off}
 
-import { THEMES, sizeCanvas, tooltip, drawLegendBar, exportable, fmt, infoLine, linksTable, exportContext, chromeHeight, preferredSize,
+import { THEMES, sizeCanvas, tooltip, drawLegendBar, exportable, fmt, infoLine, linksTable, exportContext, chromeHeight,
   sliced, colourTable,
 } from './common.js';
-import { modelLayout, MODEL_MAX_THUMB } from './layout.js';
+import { modelLayout, modelFrame, MODEL_MAX_THUMB } from './layout.js';
 import { poolMatrix, maxOf, strongestLinks } from '../data.js';
 import { maskSet } from '../compare.js';
 
@@ -34,6 +34,8 @@ export function modelView() {
 
   /** Draw; returns a promise that resolves when the thumbnails are painted
    *  (at 512 tokens their pooling is spread over several tasks). */
+  let exported = exportContext(); // what an export adds (its last drawing)
+
   function view(root, data) {
     tooltip.hide();
     render(root);
@@ -99,7 +101,7 @@ export function modelView() {
     wirePointer(sc);
     wireKeyboard(sc);
     legend(svg, data, g);
-    exportContext(root, { notes: data.notes || [] });
+    exported = exportContext({ notes: data.notes || [] });
     if (job) job.cancel();
     job = sliced(paint(root, data, b, g, stage));
     const current = job;
@@ -338,8 +340,8 @@ export function modelView() {
     lg.selectAll('g.legend-axis line, g.legend-axis path').attr('stroke', theme.muted);
   }
 
-  /** Frame size (CSS px) that shows this view comfortably, for the embed snippet. */
-  view.preferredSize = ({ K, L = 12, H = 12, d = 32 } = {}) => preferredSize('model', K, { layers: L, heads: H, d });
+  /** What an export adds around the stage, as last drawn (export.js). */
+  view.exportContext = () => exported;
   view.theme = function (t) { if (!arguments.length) return theme; theme = t; return view; };
   view.size = function (b) { if (!arguments.length) return frame; frame = { width: b.width, height: b.height || null }; return view; };
   /** Kept for callers of the old API. */
@@ -352,6 +354,7 @@ export function modelView() {
 export const descriptor = {
   id: 'model',
   label: 'Model view',
+  size: ({ L, H }) => modelFrame({ layers: L, heads: H }), // the embed frame (layout.js)
   controls: { layer: false, head: false, mean: false, words: true, mode: true },
   snapshot: true,
   needs: (s) => ({ norms: s.mode === 'norm' }),

@@ -22,9 +22,9 @@
 import {
   THEMES, sizeCanvas, tooltip, fmt, clip, exportable, cellMarks, SVG_MAX_CELLS,
   infoLine, linksTable, exportContext, chromeHeight,
-  preferredSize, colourTable, setAll,
+  colourTable, setAll,
 } from './common.js';
-import { neuronLayout, NEURON } from './layout.js';
+import { neuronLayout, neuronFrame, NEURON } from './layout.js';
 import { clipRange, softmaxBar, neuronColumns, headMatrix } from '../data.js';
 
 const d3 = globalThis.d3;
@@ -57,6 +57,8 @@ export function neuronView() {
   let box = { width: 1100, height: null };
   let picked = null; // key token (raw index) tapped last
   let later = null; // {frame, rest, write}: key rows still to write after the redraw
+
+  let exported = exportContext(); // what an export adds (its last drawing)
 
   function view(root, data) {
     tooltip.hide();
@@ -91,7 +93,7 @@ export function neuronView() {
     stage.node().blSettle = settle;
     legend(svg, data, g, scales);
     wireRows(root, svg, data, g);
-    exportContext(root, { notes: notesOf(data, scales) });
+    exported = exportContext({ notes: notesOf(data, scales) });
   }
 
   function skeleton(root) {
@@ -432,8 +434,8 @@ export function neuronView() {
     });
   }
 
-  /** Frame size (CSS px) that shows this view comfortably, for the embed snippet. */
-  view.preferredSize = ({ K, L = 12, H = 12, d = 32 } = {}) => preferredSize('neuron', K, { layers: L, heads: H, d });
+  /** What an export adds around the stage, as last drawn (export.js). */
+  view.exportContext = () => exported;
   view.theme = function (t) { if (!arguments.length) return theme; theme = t; return view; };
   view.size = function (b) { if (!arguments.length) return box; box = { width: b.width, height: b.height || null }; return view; };
   /** Kept for callers of the old API. */
@@ -446,6 +448,7 @@ export function neuronView() {
 export const descriptor = {
   id: 'neuron',
   label: 'Neuron view (q · k details)',
+  size: ({ K }) => neuronFrame(K), // the embed frame (layout.js)
   controls: { layer: true, head: true, mean: false, words: false, mode: true },
   snapshot: true,
   query: true, // the state's query token is this view's: the controller keeps it in range

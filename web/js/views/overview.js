@@ -64,6 +64,8 @@ export function overviewView() {
   let onAblate = null; // (l, h) -> true when the click switched a head off / on
   let openIn = [];
 
+  let exported = exportContext(); // what an export adds (its last drawing)
+
   function view(root, data) {
     tooltip.hide(); // (a tap shows one; the redraw it causes removes it)
     if (root.select('.ov-stage').empty()) build(root);
@@ -250,7 +252,7 @@ export function overviewView() {
     svg.attr('height', stageH);
     root.select('.ov-stage').style('height', `${stageH}px`);
 
-    exportContext(root, { notes: data.notes || [] });
+    exported = exportContext({ notes: data.notes || [] });
     linksTable(root, {
       summary: `Table: the ${Math.min(shown.length, 24)} first heads shown, with their class and features`,
       columns: [{ key: 'lh', title: 'head' }, { key: 'c', title: 'class' }, { key: 'conf', title: 'confidence', fmt },
@@ -259,10 +261,7 @@ export function overviewView() {
     });
   }
 
-  view.preferredSize = ({ L = 12, H = 12 } = {}) => {
-    const cell = Math.max(18, Math.min(52, Math.floor((720 - 40) / H)));
-    return { width: 720, height: Math.min(1400, 230 + L * cell + 60) };
-  };
+  view.exportContext = () => exported;
   view.theme = function (t) { if (!arguments.length) return theme; theme = t; return view; };
   view.size = function (b) { if (!arguments.length) return box; box = { width: b.width, height: b.height || null }; return view; };
   view.onPick = function (f) { onPick = f; return view; };
@@ -277,6 +276,11 @@ export function overviewView() {
 export const descriptor = {
   id: 'overview',
   label: 'Heads overview',
+  // the embed frame: every head as a cell of 18..52 px
+  size: ({ L = 12, H = 12 } = {}) => {
+    const cell = Math.max(18, Math.min(52, Math.floor((720 - 40) / H)));
+    return { width: 720, height: Math.min(1400, 230 + L * cell + 60) };
+  },
   controls: { layer: true, head: true, mean: false, words: false, mode: false },
   snapshot: false,
   axis: false,

@@ -7,6 +7,7 @@
 // Drawn with the heatmap chart (views/heatmap.js).
 
 import { heatmapView } from './heatmap.js';
+import { heatmapFrame } from './layout.js';
 import { tokenAxis } from '../data.js';
 import { ANALYSIS } from '../protocol.js';
 
@@ -24,6 +25,7 @@ const kindOf = (s) => (s.mode === 'norm' ? 'norm-based rollout (‖α f(x)‖)' 
 export const descriptor = {
   id: 'rollout',
   label: 'Rollout',
+  size: ({ K }) => heatmapFrame(K), // drawn as a heatmap
   controls: { layer: true, head: false, mean: false, words: true, mode: true },
   snapshot: false,
   needs: (s) => ({ norms: s.mode === 'norm', analysis: ANALYSIS.ROLLOUT }),
