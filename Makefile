@@ -226,6 +226,7 @@ test-native: build/bertlens build/kernel_host build/state_limits build/sizes_tes
 	$(NODE) tests/encoder.test.mjs --native
 	$(NODE) tests/shapes.test.mjs --native
 	BERTLENS_ANALYZE=native $(NODE) --test tests/analyze.test.mjs
+	$(NODE) --test tests/corpus_cmd.test.mjs
 	BERTLENS_ABLATION=native $(NODE) --test tests/ablation.test.mjs
 	$(NODE) --test tests/npy.test.mjs
 	BERTLENS_CONVERT=native $(NODE) --test tests/convert.test.mjs
@@ -240,6 +241,7 @@ test-asan: build/asan/bertlens build/asan/kernel_host build/asan32/state_limits 
 	BERTLENS_BIN=build/asan/bertlens $(NODE) tests/encoder.test.mjs --native --quick
 	BERTLENS_BIN=build/asan/bertlens $(NODE) tests/shapes.test.mjs --native --quick
 	BERTLENS_BIN=build/asan/bertlens BERTLENS_ANALYZE=native BERTLENS_QUICK=1 $(NODE) --test tests/analyze.test.mjs
+	BERTLENS_BIN=build/asan/bertlens BERTLENS_QUICK=1 $(NODE) --test tests/corpus_cmd.test.mjs
 	BERTLENS_BIN=build/asan/bertlens BERTLENS_CONVERT=native BERTLENS_QUICK=1 $(NODE) --test tests/convert.test.mjs
 	BERTLENS_LIMITS=asan32 $(NODE) --test tests/limits.test.mjs
 

@@ -143,9 +143,10 @@ static void task_batch(void *arg, int wi, int n) {
 
 /* ------------------------------------------------------------ output */
 
-static void jnum(bli_jbuf *o, double x) {
+/* A double (means, shares) to the last bit, a float (weights) in 9 digits. */
+static void jnum(bli_jbuf *o, double x, int is_float) {
     char tmp[32];
-    int n = isfinite(x) ? snprintf(tmp, sizeof tmp, "%.9g", x) : snprintf(tmp, sizeof tmp, "null");
+    int n = isfinite(x) ? snprintf(tmp, sizeof tmp, is_float ? "%.9g" : "%.17g", x) : snprintf(tmp, sizeof tmp, "null");
     bli_json_raw(o, tmp, (size_t)n);
 }
 
@@ -175,14 +176,14 @@ static void write_heads(bli_jbuf *o, const bl_corpus *c, const bl_model *m, int3
                 {"prev", hd.prev},       {"self", hd.self}, {"next", hd.next}};
             for (size_t i = 0; i < sizeof fs / sizeof *fs; i++) {
                 jkey(o, fs[i].k);
-                jnum(o, fs[i].v);
+                jnum(o, fs[i].v, 0);
             }
             bli_json_raw(o, ",\"class_fractions\":{", 20);
             for (int k = 0; k <= BL_CLASS_HETEROGENEOUS; k++) {
                 if (k) bli_json_raw(o, ",", 1);
                 bli_json_string(o, bl_head_class_name(k), strlen(bl_head_class_name(k)));
                 bli_json_raw(o, ":", 1);
-                jnum(o, hd.class_fraction[k]);
+                jnum(o, hd.class_fraction[k], 0);
             }
             bli_json_raw(o, "},\"top\":[", 9);
             const int32_t nt = top_n ? bl_corpus_top(c, l, h, links) : 0;
@@ -191,7 +192,7 @@ static void write_heads(bli_jbuf *o, const bl_corpus *c, const bl_model *m, int3
                 n = snprintf(tmp, sizeof tmp, "%s{\"text\":%lld,\"line\":%lld,\"query\":%d,\"key\":%d,\"weight\":",
                              i ? "," : "", (long long)x->text, (long long)x->line, x->query, x->key);
                 bli_json_raw(o, tmp, (size_t)n);
-                jnum(o, x->weight);
+                jnum(o, x->weight, 1);
                 bli_json_raw(o, ",\"query_token\":", 15);
                 jtoken(o, tk, x->query_id);
                 bli_json_raw(o, ",\"key_token\":", 13);
