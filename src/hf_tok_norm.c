@@ -124,71 +124,60 @@ int bli_hf_transform(bli_hfstr *s, const bli_hfdests *d, int32_t initial, bli_hf
 
 /* ------------------------------------------------- Unicode normal forms */
 
-/* NFD / NFKD of s in place, each piece keeping its character's alignment;
- * then canonical reordering, which moves code points but not alignments
- * (as tokenizers' alignments crate does). */
-static int decompose(bli_hfstr *s, bli_hfstr *tmp, int compat) {
-    int64_t need = 0;
-    uint32_t d[BL_UC_MAX_COMPAT];
-    for (int32_t i = 0; i < s->n; i++) need += compat ? bli_uc_decompose_compat(s->c[i].cp, d) : 1 + 3;
-    if (bli_hfstr_reserve(tmp, need + 1)) return -1;
-    int32_t n = 0;
+/* NFD / NFKD / NFC / NFKC of s as ONE transform, as tokenizers' alignments
+ * crate reports it: each character's decomposition is (first piece, change
+ * 0) then (piece, +1)...; canonical reordering moves the code points and
+ * leaves the changes where they are; composing a mark into its starter adds
+ * the mark's change minus one to the starter's. So a composite takes the
+ * alignment of whichever original character its change reaches, e.g. in
+ * "㎏" + U+0327 -> "k" "ģ", the ģ stands for the cedilla. */
+static int normal_form(bli_hfstr *s, bli_hfstr *scratch, int compat, int comp) {
+    bli_hfdests d = {0};
+    uint32_t dc[BL_UC_MAX_COMPAT];
     for (int32_t i = 0; i < s->n; i++) {
-        int nd = compat ? bli_uc_decompose_compat(s->c[i].cp, d) : bli_uc_decompose(s->c[i].cp, d);
-        for (int k = 0; k < nd; k++) {
-            tmp->c[n] = s->c[i];
-            tmp->c[n++].cp = d[k];
-        }
+        int nd = compat ? bli_uc_decompose_compat(s->c[i].cp, dc) : bli_uc_decompose(s->c[i].cp, dc);
+        for (int k = 0; k < nd; k++)
+            if (bli_hfdests_push(&d, dc[k], k > 0)) goto oom;
     }
-    tmp->n = n;
-    for (int32_t i = 0; i < n;) {
-        if (bli_uc_ccc(tmp->c[i].cp) == 0) { i++; continue; }
+    for (int32_t i = 0; i < d.n;) {
+        if (bli_uc_ccc(d.d[i].cp) == 0) { i++; continue; }
         int32_t j = i + 1;
-        while (j < n && bli_uc_ccc(tmp->c[j].cp) != 0) j++;
+        while (j < d.n && bli_uc_ccc(d.d[j].cp) != 0) j++;
         for (int32_t x = i + 1; x < j; x++) { /* stable insertion sort of the code points */
-            uint32_t c = tmp->c[x].cp;
+            uint32_t c = d.d[x].cp;
             int cc = bli_uc_ccc(c);
             int32_t y = x;
-            while (y > i && bli_uc_ccc(tmp->c[y - 1].cp) > cc) { tmp->c[y].cp = tmp->c[y - 1].cp; y--; }
-            tmp->c[y].cp = c;
+            while (y > i && bli_uc_ccc(d.d[y - 1].cp) > cc) { d.d[y].cp = d.d[y - 1].cp; y--; }
+            d.d[y].cp = c;
         }
         i = j;
     }
-    bli_hfstr t = *s;
-    *s = *tmp;
-    *tmp = t;
-    return 0;
-}
-
-/* Canonical composition of a decomposed string. A mark absorbed into its
- * starter removes one character: the starter's change counts it, so the
- * composite keeps the starter's alignment. */
-static int compose(bli_hfstr *s, bli_hfstr *scratch) {
-    bli_hfdests d = {0};
-    int32_t starter = -1, last_cc = 0;
-    for (int32_t i = 0; i < s->n; i++) {
-        uint32_t c = s->c[i].cp;
-        int cc = bli_uc_ccc(c);
-        if (starter >= 0) {
-            int adjacent = starter == d.n - 1;
-            uint32_t comp = 0;
-            if (adjacent || (last_cc != 0 && last_cc < cc)) comp = bli_uc_compose(d.d[starter].cp, c);
-            if (comp) {
-                d.d[starter].cp = comp;
-                d.d[starter].change -= 1;
-                continue;
+    if (comp) {
+        int32_t n = 0, starter = -1, last_cc = 0;
+        for (int32_t i = 0; i < d.n; i++) {
+            bli_hfdest e = d.d[i];
+            int cc = bli_uc_ccc(e.cp);
+            if (starter >= 0) {
+                uint32_t c = 0;
+                if (starter == n - 1 || (last_cc != 0 && last_cc < cc)) c = bli_uc_compose(d.d[starter].cp, e.cp);
+                if (c) {
+                    d.d[starter].cp = c;
+                    d.d[starter].change += e.change - 1;
+                    continue;
+                }
             }
+            if (cc == 0) starter = n, last_cc = 0;
+            else last_cc = cc;
+            d.d[n++] = e;
         }
-        if (cc == 0) { starter = d.n; last_cc = 0; }
-        else last_cc = cc;
-        if (bli_hfdests_push(&d, c, 0)) { free(d.d); return -1; }
+        d.n = n;
     }
-    /* changes: a starter that absorbed k marks removes k following characters,
-     * which are exactly the ones dropped (in order) only when they followed it;
-     * tokenizers' alignments crate reports the same counts. */
     int rc = bli_hf_transform(s, &d, 0, scratch);
     free(d.d);
     return rc;
+oom:
+    free(d.d);
+    return -1;
 }
 
 /* -------------------------------------------------------- normalizers */
@@ -310,14 +299,14 @@ int bli_hfnorm_apply(const bli_hfnorm *n, bli_hfstr *s, bli_hfstr *scratch) {
         if (n->clean && map_chars(s, scratch, bert_clean, n)) return -1;
         if (n->chinese && map_chars(s, scratch, bert_chinese, n)) return -1;
         int strip = n->strip_accents < 0 ? n->lowercase : n->strip_accents;
-        if (strip && (decompose(s, scratch, 0) || map_chars(s, scratch, drop_mn, n))) return -1;
+        if (strip && (normal_form(s, scratch, 0, 0) || map_chars(s, scratch, drop_mn, n))) return -1;
         if (n->lowercase && map_chars(s, scratch, lower, n)) return -1;
         return 0;
     }
-    case HF_N_NFD: return decompose(s, scratch, 0);
-    case HF_N_NFKD: return decompose(s, scratch, 1);
-    case HF_N_NFC: return decompose(s, scratch, 0) || compose(s, scratch) ? -1 : 0;
-    case HF_N_NFKC: return decompose(s, scratch, 1) || compose(s, scratch) ? -1 : 0;
+    case HF_N_NFD: return normal_form(s, scratch, 0, 0);
+    case HF_N_NFKD: return normal_form(s, scratch, 1, 0);
+    case HF_N_NFC: return normal_form(s, scratch, 0, 1);
+    case HF_N_NFKC: return normal_form(s, scratch, 1, 1);
     case HF_N_LOWERCASE: return map_chars(s, scratch, lower, n);
     case HF_N_STRIP_ACCENTS: return map_chars(s, scratch, drop_marks, n);
     case HF_N_STRIP: {
@@ -546,10 +535,8 @@ int bli_hfnorm_read(bli_hfnorm *n, const bli_jv *j, char *err, size_t errlen) {
         n->type = HF_N_SEQUENCE;
         n->seq = calloc(s->n ? s->n : 1, sizeof *n->seq);
         if (!n->seq) { bli_set_err(err, errlen, "out of memory"); return -1; }
-        for (size_t k = 0; k < s->n; k++) {
-            if (bli_hfnorm_read(&n->seq[k], &s->items[k], err, errlen)) return -1;
-            n->n_seq++;
-        }
+        for (size_t k = 0; k < s->n; k++) /* counted first: a half-read child is freed too */
+            if (n->n_seq++, bli_hfnorm_read(&n->seq[k], &s->items[k], err, errlen)) return -1;
         return 0;
     }
     if (!strcmp(ty, "BertNormalizer")) {

@@ -316,10 +316,8 @@ int bli_hfpretok_read(bli_hfpretok *p, const bli_jv *j, char *err, size_t errlen
         p->type = HF_PT_SEQUENCE;
         p->seq = calloc(s->n ? s->n : 1, sizeof *p->seq);
         if (!p->seq) { bli_set_err(err, errlen, "out of memory"); return -1; }
-        for (size_t k = 0; k < s->n; k++) {
-            if (bli_hfpretok_read(&p->seq[k], &s->items[k], err, errlen)) return -1;
-            p->n_seq++;
-        }
+        for (size_t k = 0; k < s->n; k++) /* counted first: a half-read child is freed too */
+            if (p->n_seq++, bli_hfpretok_read(&p->seq[k], &s->items[k], err, errlen)) return -1;
         return 0;
     }
     if (!strcmp(ty, "BertPreTokenizer")) { p->type = HF_PT_BERT; return 0; }

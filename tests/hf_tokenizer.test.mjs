@@ -56,6 +56,11 @@ function firstDiff(got, want) {
   return null;
 }
 
+// random.jsonl (make_fixtures.py random_corpus): random strings from pools of
+// the characters where tokenizers' quirks live, for every file above
+const randomLines = splitLines(fs.readFileSync(path.join(DIR, 'random.jsonl'), 'utf8'));
+const fileOf = (kind) => (KINDS.includes(kind) ? path.join(DIR, kind, 'tokenizer.json') : path.join(DIR, 'variants', `${kind}.json`));
+
 const jobs = [
   ...KINDS.map((kind) => ({
     kind, tokjson: path.join(DIR, kind, 'tokenizer.json'), fixture: path.join(DIR, `${kind}.jsonl.gz`),
@@ -66,14 +71,18 @@ const jobs = [
     kind, tokjson: path.join(DIR, 'variants', `${kind}.json`), fixture: path.join(DIR, 'variants', `${kind}.jsonl.gz`),
     maxLen: 512, lines: corpus.map((_, i) => i).filter((i) => i % 3 === 0),
   })),
+  ...[...KINDS, ...VARIANTS].map((kind) => ({
+    kind: `${kind} (random)`, tokjson: fileOf(kind), fixture: path.join(DIR, 'random', `${kind}.jsonl.gz`),
+    maxLen: 512, lines: randomLines.map((_, i) => i), source: randomLines,
+  })),
 ];
-for (const { kind, tokjson, fixture, maxLen, lines } of jobs) {
+for (const { kind, tokjson, fixture, maxLen, lines, source = corpus } of jobs) {
   const rows = splitLines(zlib.gunzipSync(fs.readFileSync(fixture)).toString('utf8')).map((l) => JSON.parse(l));
   if (rows.length !== lines.length) { fail(`${kind}: fixture has ${rows.length} rows, expected ${lines.length}`); continue; }
   const want = [];
   lines.forEach((i, k) => { want[i] = rows[k]; });
   const index = lines.filter((i, k) => !QUICK || k % 5 === 0);
-  const r = run(tokjson, maxLen, index.map((i) => corpus[i]));
+  const r = run(tokjson, maxLen, index.map((i) => source[i]));
   if (r.status !== 0 || r.out.length !== index.length) {
     fail(`${kind}: driver exited ${r.status} with ${r.out.length}/${index.length} lines: ${r.stderr.slice(0, 300)}`);
     continue;
@@ -82,7 +91,7 @@ for (const { kind, tokjson, fixture, maxLen, lines } of jobs) {
   index.forEach((i, k) => {
     const why = firstDiff(JSON.parse(r.out[k]), want[i]);
     if (!why) same++;
-    else if (shown++ < 10) console.error(`FAIL ${kind} line ${i + 1} ${corpus[i].slice(0, 100)}\n     ${why}`);
+    else if (shown++ < 10) console.error(`FAIL ${kind} line ${i + 1} ${source[i].slice(0, 100)}\n     ${why}`);
   });
   const msg = `${kind}: ${same}/${index.length} lines identical to Hugging Face`;
   if (same !== index.length) {
