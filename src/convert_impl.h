@@ -1,0 +1,146 @@
+/* convert_impl.h — internal to the converter (convert.h): the state one
+ * conversion carries from stage to stage, and what the stage files share.
+ *
+ *   convert.c              the driver: bli_conv_new / begin / plan / hash / finish
+ *   convert_config.c       the checkpoint's small files: config, vocabulary, sentence settings
+ *   convert_safetensors.c  safetensors headers -> the source tensors
+ *   convert_quant.c        one tensor: source dtype -> f32 -> the bundle's dtype
+ *   sha256.c, dtype.h      source.sha256, the f16 codec
+ */
+#ifndef BL_CONVERT_IMPL_H
+#define BL_CONVERT_IMPL_H
+
+#include "convert.h"
+#include "bertlens.h"
+#include "bundle.h"
+#include "json.h"
+#include "json_read.h"
+#include "sha256.h"
+
+#include <stdint.h>
+#include <string.h>
+
+#define ALIGN 64u
+#define MAX_FILES 64
+
+enum { SRC_F32, SRC_F16, SRC_BF16, SRC_F64, SRC_I64, SRC_OTHER };
+extern const char *const bli_conv_src_names[SRC_OTHER]; /* safetensors dtype names */
+extern const int bli_conv_src_size[SRC_OTHER + 1];      /* bytes per element, 0: other */
+
+
+/* DistilBERT names -> BERT names, replaced in this order (convert.py
+ * bli_conv_distil_names); its missing token-type embeddings become DISTIL_TYPES rows
+ * of zeros. */
+extern const char *const bli_conv_distil_names[9][2];
+#define DISTIL_TYPES 2
+#define DISTIL_TOKEN_TYPES "embeddings.token_type_embeddings.weight"
+
+typedef struct {
+    char *name; /* relative to the checkpoint folder */
+    char *bytes; /* NULL: only the size is known */
+    uint64_t size;
+} cfile;
+
+typedef struct {
+    char *name;   /* normalized (no "bert." / "model.", LayerNorm.weight/bias) */
+    int src;      /* SRC_* */
+    int n_dims;
+    int64_t dims[4];
+    int w;        /* weight file */
+    uint64_t off, nbytes; /* absolute offset in the weight file */
+} stensor;
+
+typedef struct {
+    char name[96];
+    int n_dims;
+    int64_t dims[2];
+    int dtype;      /* bundle dtype */
+    int src;        /* stensors index */
+    uint64_t off, nbytes; /* in the data section */
+    uint32_t crc;
+    int done;
+} otensor;
+
+struct bli_conv {
+    int dtype, embed_dtype, cased;
+    int distil; /* a DistilBERT checkpoint */
+    char *name, *license;
+    bli_conv_log log;
+    void *log_ctx;
+
+    cfile files[MAX_FILES];
+    int n_files;
+    const char *dir; /* "" or "0_Transformer/" */
+
+    bl_config cfg;
+    float ln_eps;
+    const char *activation;
+    bli_jbuf meta; /* config + tokenizer entries */
+    int n_meta;
+    char *max_seq; /* sentence.max_seq_length text, or NULL */
+
+    char *weights[MAX_FILES];
+    uint64_t weight_size[MAX_FILES];
+    int n_weights, sharded, headers_set;
+
+    stensor *st;
+    int n_st, cap_st;
+
+    otensor *ot;
+    int n_ot;
+    uint64_t meta_size, table_size, data_offset, data_size, file_size;
+    int planned;
+
+    bli_sha256 sha;
+    uint64_t hashed;
+};
+
+/* One log line through the caller's callback (none: nothing). */
+#if defined(__GNUC__)
+__attribute__((format(printf, 2, 3)))
+#endif
+void bli_conv_logf(bli_conv *c, const char *fmt, ...);
+char *bli_conv_strdup(const char *s); /* NULL: out of memory */
+
+/* The checkpoint's files (convert_config.c). */
+const cfile *bli_conv_file_at(const bli_conv *c, const char *dir, const char *base);
+const cfile *bli_conv_find_file(const bli_conv *c, const char *base);
+bli_jv *bli_conv_parse_file(const cfile *f, char *err, size_t errlen);
+
+/* The stages of bli_conv_begin (convert_config.c): 0, or -1 with a reason. */
+int bli_conv_stage_config(bli_conv *c, const bli_jv *cfg, char *err, size_t errlen);
+int bli_conv_stage_vocab(bli_conv *c, char *err, size_t errlen);
+int bli_conv_stage_sentence(bli_conv *c, char *err, size_t errlen);
+
+/* ---------------------------------------------------------- metadata
+ * Entries of the bundle's metadata section (bundle.h), little-endian. */
+
+static inline void put32(bli_jbuf *b, uint32_t v) {
+    uint8_t p[4] = {(uint8_t)v, (uint8_t)(v >> 8), (uint8_t)(v >> 16), (uint8_t)(v >> 24)};
+    bli_json_raw(b, (const char *)p, 4);
+}
+
+static inline void put64(bli_jbuf *b, uint64_t v) {
+    put32(b, (uint32_t)v);
+    put32(b, (uint32_t)(v >> 32));
+}
+
+static inline void meta_key(bli_jbuf *b, const char *key, uint32_t type) {
+    put32(b, (uint32_t)strlen(key));
+    bli_json_raw(b, key, strlen(key));
+    put32(b, type);
+}
+
+static inline void meta_u32(bli_conv *c, const char *key, uint32_t v) {
+    meta_key(&c->meta, key, BL_META_U32);
+    put32(&c->meta, v);
+    c->n_meta++;
+}
+
+static inline void meta_str(bli_jbuf *b, const char *key, const char *s) {
+    meta_key(b, key, BL_META_STR);
+    put32(b, (uint32_t)strlen(s));
+    bli_json_raw(b, s, strlen(s));
+}
+
+#endif

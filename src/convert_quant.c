@@ -1,0 +1,237 @@
+/* convert_quant.c — the converter's tensor stage (convert_impl.h): one
+ * source tensor to float32 (F16, BF16, F64 as np.asarray(float32)), checked
+ * finite, then quantized to the bundle's dtype (the arithmetic in convert.c's
+ * header comment, byte for byte convert.py's) and handed to the sink.
+ */
+#include "convert_impl.h"
+#include "bundle.h"
+#include "dtype.h"
+#include "error.h"
+#include "sizes.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* --------------------------------------------------------- quantize */
+
+/* Quantization error of a tensor, for its log line: max |w - w'|, and the
+ * sums for RMS(w - w') / RMS(w), in double as convert.py's float64. */
+typedef struct {
+    double emax, e2, w2;
+} qerr;
+
+static void qerr_add(qerr *q, float w, float deq) {
+    double e = fabs((double)deq - (double)w);
+    if (e > q->emax) q->emax = e;
+    q->e2 += e * e;
+    q->w2 += (double)w * (double)w;
+}
+
+/* q8: blocks of 32, scale = max|w| / 127 (convert.py quant_q8). */
+static void quant_q8(const float *w, size_t n, uint8_t *out, qerr *qe) {
+    int8_t *q = (int8_t *)out;
+    uint8_t *scales = out + n;
+    for (size_t b = 0; b < n / BL_QBLOCK; b++) {
+        const float *r = w + b * BL_QBLOCK;
+        float amax = 0;
+        for (int k = 0; k < BL_QBLOCK; k++) {
+            float a = fabsf(r[k]);
+            if (a > amax) amax = a;
+        }
+        volatile float scale = amax / 127.0f; /* volatile: one float32 operation, never widened or fused */
+        volatile float inv = scale > 0 ? 1.0f / scale : 0.0f;
+        for (int k = 0; k < BL_QBLOCK; k++) {
+            volatile float x = r[k] * inv;
+            float v = rintf(x);
+            if (!(v >= -127)) v = v != v ? 0 : -127; /* NaN only from a subnormal scale */
+            if (v > 127) v = 127;
+            q[b * BL_QBLOCK + k] = (int8_t)v;
+            qerr_add(qe, r[k], (float)q[b * BL_QBLOCK + k] * scale);
+        }
+        float s = scale;
+        memcpy(scales + 4 * b, &s, 4);
+    }
+}
+
+/* q4: the element of largest magnitude maps to -8; nibble = q + 8 (convert.py quant_q4). */
+static void quant_q4(const float *w, size_t n, uint8_t *out, qerr *qe) {
+    uint8_t *scales = out + n / 2;
+    for (size_t b = 0; b < n / BL_QBLOCK; b++) {
+        const float *r = w + b * BL_QBLOCK;
+        int idx = 0;
+        float amax = fabsf(r[0]);
+        for (int k = 1; k < BL_QBLOCK; k++)
+            if (fabsf(r[k]) > amax) amax = fabsf(r[k]), idx = k;
+        volatile float scale = r[idx] / -8.0f;
+        volatile float inv = scale != 0 ? 1.0f / scale : 0.0f;
+        int8_t q[BL_QBLOCK];
+        for (int k = 0; k < BL_QBLOCK; k++) {
+            volatile float x = r[k] * inv;
+            float v = rintf(x);
+            if (!(v >= -8)) v = v != v ? 0 : -8;
+            if (v > 7) v = 7;
+            q[k] = (int8_t)v;
+            qerr_add(qe, r[k], (float)q[k] * scale);
+        }
+        for (int i = 0; i < 16; i++)
+            out[b * 16 + i] = (uint8_t)((uint8_t)(q[i] + 8) | (uint8_t)(q[16 + i] + 8) << 4);
+        float s = scale;
+        memcpy(scales + 4 * b, &s, 4);
+    }
+}
+
+/* QN (bundle.h Data layouts): round to nearest with float16 block scales,
+ * in float64 (fidelity.qn_rtn), packed as fidelity.qn_pack. Returns -1 when
+ * a block scale overflows float16 (convert.py refuses those weights too). */
+static int quant_qn(const float *w, size_t n, int bits, uint8_t *out, qerr *qe) {
+    const int e = bits - 8, qmax = (1 << (bits - 1)) - 1;
+    const size_t nb = n / BL_QBLOCK;
+    int8_t *hi = (int8_t *)out;
+    uint8_t *lo = out + n, *slo = lo + n * (size_t)e / 8, *shi = slo + nb;
+    memset(lo, 0, n * (size_t)e / 8);
+    for (size_t b = 0; b < nb; b++) {
+        const float *r = w + b * BL_QBLOCK;
+        double amax = 0;
+        for (int k = 0; k < BL_QBLOCK; k++) {
+            double a = fabs((double)r[k]);
+            if (a > amax) amax = a;
+        }
+        volatile double sd = amax / (double)qmax;
+        uint16_t h = bli_f64_to_f16(sd);
+        if ((h & 0x7c00) == 0x7c00) return -1;
+        const float sf = bli_f16_to_f32(h);
+        const double s = sf; /* exact */
+        slo[b] = (uint8_t)h;
+        shi[b] = (uint8_t)(h >> 8);
+        for (int k = 0; k < BL_QBLOCK; k++) {
+            int q = 0;
+            if (s > 0) {
+                volatile double x = (double)r[k] / s;
+                double v = rint(x);
+                q = v < -qmax ? -qmax : v > qmax ? qmax : (int)v;
+            }
+            size_t i = b * BL_QBLOCK + (size_t)k;
+            /* q + 2048 >= 0 and 2^e divides 2048: floor(q / 2^e) and q's low bits without shifting a negative */
+            unsigned u = (unsigned)(q + 2048);
+            hi[i] = (int8_t)((int)(u >> e) - (2048 >> e));
+            unsigned low = u & ((1u << e) - 1);
+            for (int j = 0; j < e; j++)
+                if (low >> j & 1) {
+                    size_t bit = i * (size_t)e + (size_t)j;
+                    lo[bit / 8] |= (uint8_t)(1u << (bit % 8));
+                }
+            volatile float deq = (float)q * sf;
+            qerr_add(qe, r[k], deq);
+        }
+    }
+    return 0;
+}
+
+static int check_finite(const float *w, size_t n) {
+    for (size_t i = 0; i < n; i++)
+        if (!isfinite(w[i])) return -1;
+    return 0;
+}
+
+static int to_f32(const stensor *s, const uint8_t *p, float *w, size_t n) {
+    for (size_t i = 0; i < n; i++) {
+        const uint8_t *e = p + i * (size_t)bli_conv_src_size[s->src];
+        switch (s->src) {
+        case SRC_F32: {
+            uint32_t x = (uint32_t)e[0] | (uint32_t)e[1] << 8 | (uint32_t)e[2] << 16 | (uint32_t)e[3] << 24;
+            memcpy(&w[i], &x, 4);
+            break;
+        }
+        case SRC_F16: w[i] = bli_f16_to_f32((uint16_t)(e[0] | e[1] << 8)); break;
+        case SRC_BF16: {
+            uint32_t x = (uint32_t)e[0] << 16 | (uint32_t)e[1] << 24;
+            memcpy(&w[i], &x, 4);
+            break;
+        }
+        case SRC_F64: {
+            uint64_t x = 0;
+            for (int k = 7; k >= 0; k--) x = x << 8 | e[k];
+            double d;
+            memcpy(&d, &x, 8);
+            w[i] = (float)d;
+            break;
+        }
+        default: return -1;
+        }
+        if (!isfinite(w[i])) return -1;
+    }
+    return 0;
+}
+
+int bli_conv_tensor(bli_conv *c, int t, const void *src, bli_conv_sink sink, void *sink_ctx, char *err,
+                    size_t errlen) {
+    if (!c->planned || t < 0 || t >= c->n_ot) {
+        bli_set_err(err, errlen, "bli_conv_tensor: no tensor %d", t);
+        return -1;
+    }
+    otensor *o = &c->ot[t];
+    static const stensor zeros = {NULL, SRC_OTHER, 0, {0}, 0, 0, 0};
+    const stensor *s = o->src >= 0 ? &c->st[o->src] : &zeros;
+    /* [dims[0]][dims[1]] floats, sized in 64 bits (sizes.h): a 2^30-element
+     * tensor is 4 GB, which wraps in a 32-bit size_t (wasm) */
+    const uint64_t nbytes32 = BLI_BYTES(sizeof(float), o->dims[0], o->n_dims == 2 ? o->dims[1] : 1);
+    if (!bli_size_ok(nbytes32, o->name, err, errlen) || !bli_size_ok(o->nbytes, o->name, err, errlen)) return -1;
+    size_t n = (size_t)(nbytes32 / sizeof(float));
+    /* float32 sources are used in place (little-endian hosts: x86, arm, wasm;
+     * the driver's buffer is malloc'ed, so aligned): one tensor in memory,
+     * plus its encoded copy unless it stays f32. */
+    static const uint16_t one = 1;
+    int in_place = s->src == SRC_F32 && *(const uint8_t *)&one == 1 && (uintptr_t)src % sizeof(float) == 0;
+    float *wbuf = in_place ? NULL : bli_alloc(nbytes32, o->src < 0, o->name, err, errlen);
+    const float *w = in_place ? (const float *)src : wbuf;
+    uint8_t *data = !w || o->dtype == BL_F32 ? (uint8_t *)w : bli_alloc(o->nbytes, 0, o->name, err, errlen);
+    int rc = -1;
+    qerr qe = {0, 0, 0};
+    if (!w || !data) goto out; /* the message is bli_alloc's */
+    if (o->src >= 0 && (in_place ? check_finite(w, n) : to_f32(s, src, wbuf, n))) {
+        bli_set_err(err, errlen, "%s: contains NaN or infinity", o->name);
+        goto out;
+    }
+    switch (o->dtype) {
+    case BL_F16:
+        for (size_t i = 0; i < n; i++) {
+            uint16_t h = bli_f32_to_f16(w[i]);
+            data[2 * i] = (uint8_t)h;
+            data[2 * i + 1] = (uint8_t)(h >> 8);
+            qerr_add(&qe, w[i], bli_f16_to_f32(h));
+        }
+        break;
+    case BL_Q8: quant_q8(w, n, data, &qe); break;
+    case BL_Q4: quant_q4(w, n, data, &qe); break;
+    case BL_Q8H: case BL_Q9: case BL_Q10: case BL_Q11: case BL_Q12:
+        if (quant_qn(w, n, bli_qn_bits(o->dtype), data, &qe)) {
+            float amax = 0;
+            for (size_t i = 0; i < n; i++) amax = fmaxf(amax, fabsf(w[i]));
+            bli_set_err(err, errlen, "%s: weights up to %g overflow a float16 block scale", o->name, (double)amax);
+            goto out;
+        }
+        break;
+    default: /* f32: the bytes are w's */
+        for (size_t i = 0; i < n; i++) qerr_add(&qe, w[i], w[i]);
+    }
+    double emax = qe.emax, e2 = qe.e2, w2 = qe.w2;
+    double rms = sqrt(w2 / (double)n), rel = rms > 0 ? sqrt(e2 / (double)n) / rms : 0;
+    char shape[48];
+    if (o->n_dims == 2) snprintf(shape, sizeof shape, "[%lld, %lld]", (long long)o->dims[0], (long long)o->dims[1]);
+    else snprintf(shape, sizeof shape, "[%lld]", (long long)o->dims[0]);
+    bli_conv_logf(c, "[tensor] %-52s %-14s %-4s max|err| %.3e  rel.rms %.3e", o->name, shape, bl_dtype_name(o->dtype), emax,
+          rel);
+    o->crc = bli_crc32(0, data, (size_t)o->nbytes);
+    if (sink(sink_ctx, c->data_offset + o->off, data, (size_t)o->nbytes)) {
+        bli_set_err(err, errlen, "%s: cannot write the bundle", o->name);
+        goto out;
+    }
+    o->done = 1;
+    rc = 0;
+out:
+    if (data != (const uint8_t *)w) free(data);
+    free(wbuf);
+    return rc;
+}
