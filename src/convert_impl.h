@@ -27,9 +27,8 @@ enum { SRC_F32, SRC_F16, SRC_BF16, SRC_F64, SRC_I64, SRC_OTHER };
 extern const char *const bli_conv_src_names[SRC_OTHER]; /* safetensors dtype names */
 extern const int bli_conv_src_size[SRC_OTHER + 1];      /* bytes per element, 0: other */
 
-
 /* DistilBERT names -> BERT names, replaced in this order (convert.py
- * bli_conv_distil_names); its missing token-type embeddings become DISTIL_TYPES rows
+ * DISTIL_NAMES); its missing token-type embeddings become DISTIL_TYPES rows
  * of zeros. */
 extern const char *const bli_conv_distil_names[9][2];
 #define DISTIL_TYPES 2
