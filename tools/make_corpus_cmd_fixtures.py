@@ -81,7 +81,7 @@ LINES = [
     b"Is it raining?\t",
     b"The quick brown fox jumps over the lazy dog.",
     PARAGRAPH.encode(),
-    (PARAGRAPH + " ") .encode() * 6,
+    (PARAGRAPH + " ").encode() * 9,  # past 512 tokens: truncated
     b"Paris is the capital of France.\tBerlin is the capital of Germany.",
     "Le chat dort sur le canapé, près de la fenêtre.".encode(),
     "Der Hund, der im Garten spielt, gehört meinem Nachbarn.".encode(),
