@@ -5,7 +5,7 @@
 //
 // bundleModules(entry, read) -> the source of ONE module script:
 //   const __bl = Object.create(null);
-//   __bl["js/data.js"] = (() => { …body…; return Object.freeze({ get f() { return f; }, … }); })();
+//   __bl["js/lib/data.js"] = (() => { …body…; return Object.freeze({ get f() { return f; }, … }); })();
 //   …dependencies first…
 //   __bl["js/app.js"] = (() => { … })();
 // Each module keeps its own scope (a function body), so names never

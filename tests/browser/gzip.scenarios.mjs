@@ -13,8 +13,8 @@ import { scenario, ready, DIST } from './harness.mjs';
 scenario('gzip: a bundle cut inside its trailer is refused', async ({ page, base }) => {
   await page.goto(base);
   await ready(page);
-  const mod = fs.readdirSync(path.join(DIST, 'js')).find((n) => /^bundles\.[0-9a-f]+\.js$/.test(n));
-  assert.ok(mod, 'dist/js/bundles.<hash>.js');
+  const mod = fs.readdirSync(path.join(DIST, 'js', 'engine')).find((n) => /^bundles\.[0-9a-f]+\.js$/.test(n));
+  assert.ok(mod, 'dist/js/engine/bundles.<hash>.js');
   const plain = Buffer.alloc(200000);
   for (let i = 0; i < plain.length; i++) plain[i] = (i * 2654435761) >>> 24; // not trivially compressible
   const gz = zlib.gzipSync(plain, { level: 9 });
@@ -31,7 +31,7 @@ scenario('gzip: a bundle cut inside its trailer is refused', async ({ page, base
       }
     }
     return out;
-  }, { url: `${base}js/${mod}`, gz: Array.from(gz), n: plain.length });
+  }, { url: `${base}js/engine/${mod}`, gz: Array.from(gz), n: plain.length });
   assert.deepEqual(results[0], { cut: 0, ok: true, n: plain.length });
   for (const r of results.slice(1)) {
     assert.equal(r.ok, false, `cut ${r.cut}: accepted (${r.n} bytes)`);

@@ -13,7 +13,7 @@ import { pathToFileURL } from 'node:url';
 import { scenario, ready, settled, canvasColours, texts, fx, ROOT, DIST, DEFAULT_MODEL, DEFAULT_GZ, reEscape } from './harness.mjs';
 
 const DEF_NAME = reEscape(DEFAULT_MODEL.name);
-const { encodeSnapshot } = await import(pathToFileURL(path.join(ROOT, 'web', 'js', 'snapshot.js')).href);
+const { encodeSnapshot } = await import(pathToFileURL(path.join(ROOT, 'web', 'js', 'lib', 'snapshot.js')).href);
 const RESOURCE_ERRORS = /Failed to load resource/;
 
 const bundleCached = (page) => page.evaluate(async () => {

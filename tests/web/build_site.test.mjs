@@ -55,7 +55,7 @@ test('build_site writes a self-consistent, content-hashed dist', () => {
       }
     }
     // The generated asset map names real files; the service worker pre-caches the shell.
-    const assets = fs.readFileSync(path.join(dist, files.find((f) => /^js\/assets\./.test(f))), 'utf8');
+    const assets = fs.readFileSync(path.join(dist, files.find((f) => /^js\/engine\/assets\./.test(f))), 'utf8');
     for (const m of assets.matchAll(/"((?:js|wasm)\/[^"]+)"/g)) assert.ok(fs.existsSync(path.join(dist, m[1])), m[1]);
     const sw = fs.readFileSync(path.join(dist, 'sw.js'), 'utf8');
     const shell = JSON.parse(sw.match(/const SHELL = (\[[^\]]*\]);/)[1]);

@@ -1,4 +1,4 @@
-// Model delivery (web/js/bundles.js) against hostile responses: a captive
+// Model delivery (web/js/engine/bundles.js) against hostile responses: a captive
 // portal's page, a raw bundle planted in place of the listed .gz, a cached
 // copy the engine refuses, and gzip bombs. Cache Storage and fetch are
 // stand-ins here (Node has neither); the browser scenario
@@ -7,7 +7,7 @@ import { test, beforeEach } from 'node:test';
 import assert from 'node:assert/strict';
 import zlib from 'node:zlib';
 import { createHash } from 'node:crypto';
-import { loadListedBundle, gunzipIfNeeded, declaredSize, DeliveryError, MAX_BUNDLE_BYTES, BUNDLE_CACHE } from '../../web/js/bundles.js';
+import { loadListedBundle, gunzipIfNeeded, declaredSize, DeliveryError, MAX_BUNDLE_BYTES, BUNDLE_CACHE } from '../../web/js/engine/bundles.js';
 
 const sha = (b) => createHash('sha256').update(b).digest('hex');
 

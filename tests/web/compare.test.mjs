@@ -1,4 +1,4 @@
-// compare.test.mjs — web/js/compare.js (the comparison's data layer) and
+// compare.test.mjs — web/js/lib/compare.js (the comparison's data layer) and
 // the comparison's URL state: ablate= parsing and fitting, head toggles,
 // alignment of two runs by tokens or by words, the difference and the
 // ranking, embedding figures. The distances themselves are C's
@@ -9,11 +9,11 @@ import assert from 'node:assert/strict';
 import {
   parseAblate, fitAblate, formatMask, toggleHead, toggleLayer, allBut, describeMask, maskSet, comparing, partnerOf, sides,
   alignRuns, headDifference, rankChanges, embeddingFigures, cosine,
-} from '../../web/js/compare.js';
-import { parseState, serializeState, DEFAULTS, permalinkSearch, MAX_PERMALINK } from '../../web/js/state.js';
-import { snapshotFromRun } from '../../web/js/snapshot.js';
-import { shownMatrices, toJSON } from '../../web/js/export_data.js';
-import { compareKey } from '../../web/js/compare_runs.js';
+} from '../../web/js/lib/compare.js';
+import { parseState, serializeState, DEFAULTS, permalinkSearch, MAX_PERMALINK } from '../../web/js/page/state.js';
+import { snapshotFromRun } from '../../web/js/lib/snapshot.js';
+import { shownMatrices, toJSON } from '../../web/js/lib/export_data.js';
+import { compareKey } from '../../web/js/engine/compare_runs.js';
 
 test('ablate=: canonical form, whole layers, refusals', () => {
   assert.equal(parseAblate('4:1,2:5,2:5,0:*,0:3'), '0:*,2:5,4:1');
@@ -188,7 +188,7 @@ function standInEngine(L = 2, H = 2, log = []) {
 }
 
 test('Comparer: an ablation click costs one page run, the unmasked partner is kept; errors are sentences', async () => {
-  const { Comparer } = await import('../../web/js/compare_runs.js');
+  const { Comparer } = await import('../../web/js/engine/compare_runs.js');
   const log = [];
   const main = standInEngine(2, 2, log);
   const info = { config: { n_layers: 2, n_heads: 2, hidden: 2 } };

@@ -5,9 +5,10 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import {
   headMatrix, headMean, segments, pairAllows, wordGroups, mergeMatrix, selectTokens,
-  tokenAxis, rowSums, neuronColumns, headLines, poolMatrix, softmax, maxOf,
-  pairBoundary, strongestLinks, softmaxBar, clipRange, rowShareThresholds,
-} from '../../web/js/data.js';
+  tokenAxis, rowSums, neuronColumns, poolMatrix, softmax, maxOf,
+  pairBoundary, strongestLinks, softmaxBar, clipRange,
+} from '../../web/js/lib/data.js';
+import { headLines, rowShareThresholds } from '../../web/js/lib/lines.js';
 
 const fx = JSON.parse(readFileSync(new URL('./fixtures/minilm-pair.json', import.meta.url)));
 const { T, H, d } = fx;
@@ -224,7 +225,7 @@ test('thumbnail pooling keeps peaks and sizes', () => {
 });
 
 test('SIMD probe: validates where wasm SIMD exists and depends on the v128 type', async () => {
-  const { hasWasmSimd } = await import('../../web/js/engine.js');
+  const { hasWasmSimd } = await import('../../web/js/engine/engine.js');
   // Node 20 implements wasm SIMD128, so the probe must validate here.
   assert.equal(hasWasmSimd(), true);
   // The same module claiming an i32 result is invalid: the probe really

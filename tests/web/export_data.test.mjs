@@ -1,9 +1,9 @@
-// Data exports and the standalone HTML (web/js/export_data.js), checked
+// Data exports and the standalone HTML (web/js/lib/export_data.js), checked
 // against Hugging Face numbers (tests/web/fixtures/minilm-pair.json).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { shownMatrices, toCSV, toJSON, standaloneHtml, snapshotTextOf } from '../../web/js/export_data.js';
+import { shownMatrices, toCSV, toJSON, standaloneHtml, snapshotTextOf } from '../../web/js/lib/export_data.js';
 
 const fx = JSON.parse(readFileSync(new URL('./fixtures/minilm-pair.json', import.meta.url)));
 const { T, H, d } = fx;

@@ -109,5 +109,5 @@ test('inlinePage: stylesheet, icon, classic and module scripts inline; data bloc
 test('the real page modules bundle (web/js/app.js and everything it imports)', () => {
   const code = bundleModules('js/app.js', (rel) => fs.readFileSync(path.join(ROOT, 'web', rel), 'utf8'));
   assert.doesNotThrow(() => new Function(code), 'the bundle parses as a script');
-  for (const m of ['js/app.js', 'js/state.js', 'js/bundles.js', 'js/engine.js', 'js/assets.js']) assert.ok(code.includes(`__bl["${m}"] = (() => {`), m);
+  for (const m of ['js/app.js', 'js/page/state.js', 'js/engine/bundles.js', 'js/engine/engine.js', 'js/engine/assets.js']) assert.ok(code.includes(`__bl["${m}"] = (() => {`), m);
 });

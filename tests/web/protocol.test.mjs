@@ -1,9 +1,9 @@
-// protocol.test.mjs — web/js/protocol.js against src/bertlens.h, and the
+// protocol.test.mjs — web/js/lib/protocol.js against src/bertlens.h, and the
 // worker's use of it.
 import test from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
-import { KEEP, ANALYSIS, PROTOCOL_VERSION, WORKER_PROTOCOL, makeRunRequest, makeAnalyzeRequest, withAnalysis, makeQkRequest, withQk, mergeNeeds, resultCovers, checkResult } from '../../web/js/protocol.js';
+import { KEEP, ANALYSIS, PROTOCOL_VERSION, WORKER_PROTOCOL, makeRunRequest, makeAnalyzeRequest, withAnalysis, makeQkRequest, withQk, mergeNeeds, resultCovers, checkResult } from '../../web/js/lib/protocol.js';
 
 const root = new URL('../../', import.meta.url);
 const read = (p) => fs.readFileSync(new URL(p, root), 'utf8');
@@ -18,7 +18,7 @@ test('KEEP mirrors the BL_KEEP_* enum of src/bertlens.h', () => {
 
 test('worker.js and engine.js write no flag values of their own', () => {
   const worker = read('web/js/worker.js');
-  const engine = read('web/js/engine.js');
+  const engine = read('web/js/engine/engine.js');
   for (const src of [worker, engine]) assert.doesNotMatch(src, /KEEP_[A-Z]+\s*=\s*\d/);
   const v = worker.match(/WORKER_PROTOCOL_VERSION\s*=\s*(\d+)/);
   assert.ok(v, 'worker states its protocol version');

@@ -4,8 +4,8 @@ import test from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import { VIEW_LIST, VIEW_IDS, VIEW_PARAMS, viewById, HEAD_VIEW_ID } from '../../web/js/views/index.js';
-import { VIEWS, DEFAULTS, parseState, serializeState } from '../../web/js/state.js';
-import { mergeNeeds } from '../../web/js/protocol.js';
+import { VIEWS, DEFAULTS, parseState, serializeState } from '../../web/js/page/state.js';
+import { mergeNeeds } from '../../web/js/lib/protocol.js';
 
 const read = (p) => fs.readFileSync(new URL(`../../${p}`, import.meta.url), 'utf8');
 

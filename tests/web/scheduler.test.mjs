@@ -1,7 +1,7 @@
-// scheduler.test.mjs — web/js/scheduler.js: latest wins, nothing lost.
+// scheduler.test.mjs — web/js/engine/scheduler.js: latest wins, nothing lost.
 import test from 'node:test';
 import assert from 'node:assert/strict';
-import { RunScheduler } from '../../web/js/scheduler.js';
+import { RunScheduler } from '../../web/js/engine/scheduler.js';
 
 /** A page-like harness: `state` changes; each run returns its input after
  *  the test resolves it. */

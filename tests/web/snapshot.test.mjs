@@ -1,4 +1,4 @@
-// Snapshots (web/js/snapshot.js): 8-bit values within 1/255 of Hugging Face's
+// Snapshots (web/js/lib/snapshot.js): 8-bit values within 1/255 of Hugging Face's
 // numbers (tests/web/fixtures/minilm-pair.json), what each view's snapshot
 // holds, and clear errors for damaged or unknown snapshots.
 import { test } from 'node:test';
@@ -6,9 +6,10 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import {
   encodeSnapshot, decodeSnapshot, snapshotFromRun, packSnapshot, unpackSnapshot, runFromSnapshot,
-  snapshotCovers, snapshotPlan, deflateRaw, toBase64Url, crc32, SnapshotError, MAX_TOKENS, MAX_SNAPSHOT_FLOATS, snapshotFloats,
-} from '../../web/js/snapshot.js';
-import { headMatrix, neuronColumns, tokenAxis } from '../../web/js/data.js';
+  snapshotCovers, snapshotPlan, SnapshotError, MAX_TOKENS, MAX_SNAPSHOT_FLOATS, snapshotFloats,
+} from '../../web/js/lib/snapshot.js';
+import { deflateRaw, toBase64Url, crc32 } from '../../web/js/lib/bytes.js';
+import { headMatrix, neuronColumns, tokenAxis } from '../../web/js/lib/data.js';
 import { gunzipSync } from 'node:zlib';
 
 const fx = JSON.parse(readFileSync(new URL('./fixtures/minilm-pair.json', import.meta.url)));

@@ -1,12 +1,12 @@
-// The state a snapshot carries (web/js/state.js stateFromSnapshot): every
+// The state a snapshot carries (web/js/page/state.js stateFromSnapshot): every
 // field checked by type and range before the page uses it. A snapshot link
 // is anyone's JSON: "heads": 5 used to throw "state.heads.join is not a
 // function" and leave a dead page (issue 23 item 4).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { stateFromSnapshot, DEFAULTS } from '../../web/js/state.js';
-import { encodeSnapshot, decodeSnapshot, snapshotFromRun } from '../../web/js/snapshot.js';
+import { stateFromSnapshot, DEFAULTS } from '../../web/js/page/state.js';
+import { encodeSnapshot, decodeSnapshot, snapshotFromRun } from '../../web/js/lib/snapshot.js';
 
 const fx = JSON.parse(readFileSync(new URL('./fixtures/minilm-pair.json', import.meta.url)));
 const DIMS = { L: 6, H: 12, T: 20 };

@@ -4,7 +4,7 @@
 import test from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
-import { fitSpan, parseState, DEFAULTS } from '../../web/js/state.js';
+import { fitSpan, parseState, DEFAULTS } from '../../web/js/page/state.js';
 
 const fx = JSON.parse(fs.readFileSync(new URL('./fixtures/minilm-pair.json', import.meta.url), 'utf8'));
 const T = fx.tokens.length;

@@ -4,7 +4,8 @@
 import test from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
-import { tokenAxis, spanAxis, rowShareThresholds, headLines, headMatrix, segments } from '../../web/js/data.js';
+import { tokenAxis, spanAxis, headMatrix, segments } from '../../web/js/lib/data.js';
+import { rowShareThresholds, headLines } from '../../web/js/lib/lines.js';
 
 const fx = JSON.parse(fs.readFileSync(new URL('./fixtures/minilm-pair.json', import.meta.url), 'utf8'));
 const { T, H } = fx;
@@ -70,7 +71,7 @@ test('pruning: per row, the strongest links carrying the share, no more', () => 
 });
 
 test('CSV/JSON export of a heatmap with a span holds the span-merged matrix', async () => {
-  const { shownMatrices } = await import('../../web/js/export_data.js');
+  const { shownMatrices } = await import('../../web/js/lib/export_data.js');
   const r = { ...run, L: 2, H, attn: fx.attentions.map((a) => Float32Array.from(a)), norms: null };
   const s = { view: 'heatmap', mode: 'attn', layer: 1, head: 4, words: false, hide: false, renorm: true, span: [2, 3, 4], text: fx.text, text_b: fx.text_b };
   const shown = shownMatrices(r, s);

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import {
   parseState, serializeState, fitToModel, fitQuery, embedSnippet, DEFAULTS, MAX_TEXT_CHARS,
   parseStateAsync, permalinkSearch, usedText, compressTexts, proposeEmbedSize, MAX_PERMALINK,
-} from '../../web/js/state.js';
+} from '../../web/js/page/state.js';
 
 test('empty query gives the defaults and no notices', () => {
   const { state, notices } = parseState('');
@@ -211,7 +211,7 @@ test('proposed embed sizes grow with the token count and cover the smallest embe
 });
 
 test('a z= that inflates past 1 MB is refused with a notice', async () => {
-  const { deflateRaw, toBase64Url } = await import('../../web/js/snapshot.js');
+  const { deflateRaw, toBase64Url } = await import('../../web/js/lib/bytes.js');
   const z = toBase64Url(await deflateRaw(new TextEncoder().encode(`["${'a'.repeat(2 << 20)}",""]`)));
   assert.ok(z.length < 6000);
   const { state, notices } = await parseStateAsync(`z=${z}`);

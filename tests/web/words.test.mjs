@@ -8,7 +8,7 @@ import test from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import zlib from 'node:zlib';
-import { wordGroups, mergeMatrix, tokenAxis, isPunctToken } from '../../web/js/data.js';
+import { wordGroups, mergeMatrix, tokenAxis, isPunctToken } from '../../web/js/lib/data.js';
 
 const root = new URL('../../', import.meta.url);
 const corpus = fs.readFileSync(new URL('tests/corpus/tokenizer.jsonl', root), 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l).text);

@@ -1,4 +1,4 @@
-// worker.test.mjs — web/js/worker.js speaking web/js/protocol.js with the
+// worker.test.mjs — web/js/worker.js speaking web/js/lib/protocol.js with the
 // real wasm build, in Node (no browser): the page's request object goes in,
 // the result shape is checked, and the analysis and rollouts it returns are
 // compared with the numpy references of tests/fixtures/analyze/ (f32 bundle,
@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { loadFactory, ROOT, DEFAULT_WASM_JS, startWorker, wasmBinaryOf } from '../../tools/wasm_node.mjs';
-import { WORKER_PROTOCOL, ANALYSIS, KEEP, makeRunRequest, checkResult } from '../../web/js/protocol.js';
+import { WORKER_PROTOCOL, ANALYSIS, KEEP, makeRunRequest, checkResult } from '../../web/js/lib/protocol.js';
 
 const FIX = path.join(ROOT, 'tests/fixtures/analyze');
 const index = JSON.parse(fs.readFileSync(path.join(FIX, 'index.json'), 'utf8'));
@@ -156,7 +156,7 @@ function entropyFormDistance(a, b, T) {
 }
 
 test('like requests: the worker returns every head\'s JS distance to the chosen one, from the run or from its last run', async () => {
-  const { makeLikeRequest, resultCovers } = await import('../../web/js/protocol.js');
+  const { makeLikeRequest, resultCovers } = await import('../../web/js/lib/protocol.js');
   const send = startWorker();
   assert.equal((await send('init', { glueUrl: null, wasmUrl: 'x.wasm', wasmBinary: wasmBinaryOf(), protocol: WORKER_PROTOCOL })).ok, true);
   const bytes = fs.readFileSync(BUNDLE);
@@ -206,7 +206,7 @@ test('like requests: the worker returns every head\'s JS distance to the chosen 
 // overview) asks the worker for the analysis of the run it still holds: the
 // same numbers as a run that asked for it, without running the model again.
 test('analyze requests: the analysis of the last run equals the one computed with a run; refused once stale', async () => {
-  const { makeAnalyzeRequest, makeLikeRequest, withAnalysis, resultCovers } = await import('../../web/js/protocol.js');
+  const { makeAnalyzeRequest, makeLikeRequest, withAnalysis, resultCovers } = await import('../../web/js/lib/protocol.js');
   const send = startWorker();
   assert.equal((await send('init', { glueUrl: null, wasmUrl: 'x.wasm', wasmBinary: wasmBinaryOf(), protocol: WORKER_PROTOCOL })).ok, true);
   const bytes = fs.readFileSync(BUNDLE);
@@ -246,7 +246,7 @@ test('analyze requests: the analysis of the last run equals the one computed wit
 // them in the state of every run, so switching to it reads them instead of
 // running the model again: the same numbers as a run that asked for them.
 test('q/k requests: every layer\'s queries and keys of the last run equal a run that kept them; refused once stale', async () => {
-  const { makeQkRequest, withQk, resultCovers } = await import('../../web/js/protocol.js');
+  const { makeQkRequest, withQk, resultCovers } = await import('../../web/js/lib/protocol.js');
   const send = startWorker();
   assert.equal((await send('init', { glueUrl: null, wasmUrl: 'x.wasm', wasmBinary: wasmBinaryOf(), protocol: WORKER_PROTOCOL })).ok, true);
   const bytes = fs.readFileSync(BUNDLE);
@@ -325,8 +325,8 @@ test('worker.js: masked runs, embeddings of each text alone, and the compare mes
   assert.equal((await send('init', { glueUrl: null, wasmUrl: 'x.wasm', wasmBinary: wasmBinaryOf(), protocol: WORKER_PROTOCOL })).ok, true);
   const bytes = fs.readFileSync(BUNDLE);
   assert.equal((await send('load', { bytes: bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.length) })).ok, true);
-  const { makeCompareRequest } = await import('../../web/js/protocol.js');
-  const { cosine } = await import('../../web/js/compare.js');
+  const { makeCompareRequest } = await import('../../web/js/lib/protocol.js');
+  const { cosine } = await import('../../web/js/lib/compare.js');
   let worstJs = 0; let worstMax = 0; let minCos = 1;
   for (const c of CMP.cases.filter((x) => !x.like)) {
     const abl = ablIndex.cases.find((x) => x.mask_name === c.mask_name && JSON.stringify(x.input) === JSON.stringify(c.input));

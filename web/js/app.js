@@ -9,7 +9,7 @@
 //       -> scheduler -> worker run -> runs keep/isCurrent -> drawing.draw
 //       -> view chart -> drawn: token line, url.afterPaint, page 'ready'
 
-import { DEFAULTS } from './state.js';
+import { DEFAULTS } from './page/state.js';
 import { VIEW_LIST } from './views/index.js';
 import { createStore } from './page/store.js';
 import { fail } from './page/notices.js';

@@ -5,7 +5,7 @@
 //
 // Messages in:  {id, type: 'init'|'load'|'run'|'like'|'analyze'|'compare', ...}   (see engine.js)
 // Messages out: {id, ok: true, result} or {id, ok: false, error}
-// The run request and its result: web/js/protocol.js. This classic worker
+// The run request and its result: web/js/lib/protocol.js. This classic worker
 // cannot import that module; 'init' brings its WORKER_PROTOCOL (the KEEP_*
 // flag values and analysis levels), so no flag value is written here.
 /* global createBertlens, importScripts */
@@ -330,7 +330,7 @@ const handlers = {
     return [result, transfer];
   },
 
-  // One blw_conv_* call for web/js/convert.js (the converter runs here, beside
+  // One blw_conv_* call for web/js/engine/convert.js (the converter runs here, beside
   // the engine, so the converted bundle never needs a second module). Args:
   // numbers, strings (-> C strings) and CONV_BYTES, where the heap copy of
   // `bytes` goes. The result as convert.js's header describes it (the only

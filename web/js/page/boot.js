@@ -2,10 +2,10 @@
 // either a snapshot the page carries (drawn without the model, which loads
 // on request) or the live start (engine, model list, the named model).
 
-import { parseStateAsync, stateFromSnapshot } from '../state.js';
-import { formatBytes } from '../bundles.js';
-import { decodeSnapshot, runFromSnapshot, snapshotCovers } from '../snapshot.js';
-import { ASSETS } from '../assets.js';
+import { parseStateAsync, stateFromSnapshot } from './state.js';
+import { formatBytes } from '../engine/bundles.js';
+import { decodeSnapshot, runFromSnapshot, snapshotCovers } from '../lib/snapshot.js';
+import { ASSETS } from '../engine/assets.js';
 import { pageSnapshotText, pageSnapshotSource, offerModel, clearOffer, startEmbed } from './embed.js';
 import { notice, notices, fail, setPageState } from './notices.js';
 import { textKey } from './draw.js';

@@ -3,9 +3,9 @@
 // the legend, the chart, and what follows a drawn view (the token line,
 // the URL, timings, the page state).
 
-import { tokenAxis, spanAxis } from '../data.js';
-import { fitQuery, fitSpan } from '../state.js';
-import { maskSet } from '../compare.js';
+import { tokenAxis, spanAxis } from '../lib/data.js';
+import { fitQuery, fitSpan } from './state.js';
+import { maskSet } from '../lib/compare.js';
 import { THEMES, viewBox } from '../views/common.js';
 import { viewById } from '../views/index.js';
 import { notice, clearNotice, fail, setPageState, readyOwed } from './notices.js';

@@ -10,8 +10,8 @@
 //     addEventListener('message', (e) => { if (e.data && e.data.type === 'bertlens:height')
 //       for (const f of document.querySelectorAll('iframe')) if (f.contentWindow === e.source) f.style.height = `${e.data.height}px`; });
 
-import { snapshotTextOf } from '../export_data.js';
-import { serializeState } from '../state.js';
+import { snapshotTextOf } from '../lib/export_data.js';
+import { serializeState } from './state.js';
 import { viewById } from '../views/index.js';
 
 /** The snapshot text this page carries (URL fragment or the standalone

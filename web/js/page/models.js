@@ -8,13 +8,13 @@
 // then uses; the sequence (latest load wins), progress, errors, the engine
 // load and what follows (fit the state, the picker, the info line) are one.
 
-import { fitToModel } from '../state.js';
-import { fitAblate } from '../compare.js';
-import { Engine, hasWasmSimd } from '../engine.js';
-import { fetchIndex, loadListedBundle, loadFileBundle, formatBytes, storeConverted, findConverted } from '../bundles.js';
-import { convertCheckpoint, filesFromBrowser, gzipBytes } from '../convert.js';
-import { download } from '../export.js';
-import { ASSETS } from '../assets.js';
+import { fitToModel } from './state.js';
+import { fitAblate } from '../lib/compare.js';
+import { Engine, hasWasmSimd } from '../engine/engine.js';
+import { fetchIndex, loadListedBundle, loadFileBundle, formatBytes, storeConverted, findConverted } from '../engine/bundles.js';
+import { convertCheckpoint, filesFromBrowser, gzipBytes } from '../engine/convert.js';
+import { download } from './export.js';
+import { ASSETS } from '../engine/assets.js';
 import { notice, clearNotice, notices, fail, setPageState } from './notices.js';
 
 const d3 = globalThis.d3;

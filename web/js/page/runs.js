@@ -3,15 +3,15 @@
 // the question (decided once per cycle), and the scheduler (scheduler.js,
 // latest input wins) that plans, executes and delivers runs to the drawing.
 
-import { Engine } from '../engine.js';
-import { makeRunRequest, makeLikeRequest, makeAnalyzeRequest, withAnalysis, makeQkRequest, withQk, resultCovers, mergeNeeds, ANALYSIS } from '../protocol.js';
-import { comparing, fitAblate, maskSet } from '../compare.js';
-import { Comparer, compareKey, LOCAL_MODEL } from '../compare_runs.js';
-import { loadListedBundle, loadFileBundle } from '../bundles.js';
-import { snapshotCovers } from '../snapshot.js';
+import { Engine } from '../engine/engine.js';
+import { makeRunRequest, makeLikeRequest, makeAnalyzeRequest, withAnalysis, makeQkRequest, withQk, resultCovers, mergeNeeds, ANALYSIS } from '../lib/protocol.js';
+import { comparing, fitAblate, maskSet } from '../lib/compare.js';
+import { Comparer, compareKey, LOCAL_MODEL } from '../engine/compare_runs.js';
+import { loadListedBundle, loadFileBundle } from '../engine/bundles.js';
+import { snapshotCovers } from '../lib/snapshot.js';
 import { viewById } from '../views/index.js';
-import { RunScheduler } from '../scheduler.js';
-import { ASSETS } from '../assets.js';
+import { RunScheduler } from '../engine/scheduler.js';
+import { ASSETS } from '../engine/assets.js';
 import { notice, clearNotice, fail, setPageState } from './notices.js';
 
 const absolute = (p) => new URL(p, document.baseURI).href;

@@ -3,13 +3,13 @@
 // what is shown: the store's state with what the current run decides
 // (draw.js shownState).
 
-import { serializeState, embedSnippet, proposeEmbedSize, permalinkSearch, MAX_PERMALINK } from '../state.js';
-import { formatBytes, base64ToBytes } from '../bundles.js';
+import { serializeState, embedSnippet, proposeEmbedSize, permalinkSearch, MAX_PERMALINK } from './state.js';
+import { formatBytes, base64ToBytes } from '../engine/bundles.js';
 import { THEMES } from '../views/common.js';
 import { viewById } from '../views/index.js';
-import { stageToSVG, svgToPNG, download, titleLine } from '../export.js';
-import { snapshotFromRun, encodeSnapshot, MAX_TOKENS } from '../snapshot.js';
-import { shownMatrices, toCSV, toJSON, standaloneHtml } from '../export_data.js';
+import { stageToSVG, svgToPNG, download, titleLine } from './export.js';
+import { snapshotFromRun, encodeSnapshot, MAX_TOKENS } from '../lib/snapshot.js';
+import { shownMatrices, toCSV, toJSON, standaloneHtml } from '../lib/export_data.js';
 import { notice, clearNotice } from './notices.js';
 import { shownState, axisOf } from './draw.js';
 

@@ -4,10 +4,10 @@
 // Also the view tabs (one per registered view), the layer/head choices of
 // the loaded model, drag and drop, and a redraw on resize.
 
-import { checkpointFromDrop } from '../convert.js';
+import { checkpointFromDrop } from '../engine/convert.js';
 import { VIEW_LIST, viewById } from '../views/index.js';
-import { ablationBar } from '../ablation_bar.js';
-import { spanBar } from '../span_bar.js';
+import { ablationBar } from './ablation_bar.js';
+import { spanBar } from './span_bar.js';
 import { notice } from './notices.js';
 
 const d3 = globalThis.d3;

@@ -3,7 +3,7 @@
 // An embed in another page, a snapshot link and a page opened from a file
 // keep their URL as given.
 
-import { serializeState, permalinkSearch, MAX_PERMALINK } from '../state.js';
+import { serializeState, permalinkSearch, MAX_PERMALINK } from './state.js';
 
 /** page: {snapshotMode()}. */
 export function createUrlSync(page) {

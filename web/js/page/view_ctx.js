@@ -3,7 +3,7 @@
 // comparison) and the little it may read. Token positions of a click are
 // mapped through the axis derived from the last run (draw.js axisOf).
 
-import { toggleHead } from '../compare.js';
+import { toggleHead } from '../lib/compare.js';
 import { VIEW_LIST, HEAD_VIEW_ID } from '../views/index.js';
 import { shownState, axisOf, textKey } from './draw.js';
 

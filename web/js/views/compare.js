@@ -19,8 +19,8 @@
 //         off}] | null}
 
 import { THEMES, tooltip, fmt, fmtSigned, drawLegendBar, clip, exportable, cellMarks, SVG_MAX_CELLS, infoLine, linksTable, exportContext, sizeCanvas } from './common.js';
-import { CMP_KINDS, parseAblate, headDifference, describeMask, maskSet } from '../compare.js';
-import { compareKey, LOCAL_MODEL } from '../compare_runs.js';
+import { CMP_KINDS, parseAblate, headDifference, describeMask, maskSet } from '../lib/compare.js';
+import { compareKey, LOCAL_MODEL } from '../engine/compare_runs.js';
 
 const d3 = globalThis.d3;
 

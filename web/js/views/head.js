@@ -25,7 +25,8 @@ import {
   sliced, setAll,
 } from './common.js';
 import { headLayout, swatchLayout, headFrame } from './layout.js';
-import { headLinesSteps, drain, rowShareThresholds, pairBoundary, strongestLinks, maxOf } from '../data.js';
+import { pairBoundary, strongestLinks, maxOf } from '../lib/data.js';
+import { headLinesSteps, drain, rowShareThresholds } from '../lib/lines.js';
 
 const d3 = globalThis.d3;
 const BAND_MARGIN = 0.3; // of the window's height, painted above and below it (views: bandOf)

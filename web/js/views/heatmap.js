@@ -28,7 +28,7 @@ import {
   colourTable,
 } from './common.js';
 import { heatmapLayout, heatmapFrame } from './layout.js';
-import { pairBoundary, strongestLinks, headMatrix, maxOf } from '../data.js';
+import { pairBoundary, strongestLinks, headMatrix, maxOf } from '../lib/data.js';
 
 const d3 = globalThis.d3;
 

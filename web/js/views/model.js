@@ -19,8 +19,8 @@ import { THEMES, sizeCanvas, tooltip, drawLegendBar, exportable, fmt, infoLine, 
   sliced, colourTable,
 } from './common.js';
 import { modelLayout, modelFrame, MODEL_MAX_THUMB } from './layout.js';
-import { poolMatrix, maxOf, strongestLinks } from '../data.js';
-import { maskSet } from '../compare.js';
+import { poolMatrix, maxOf, strongestLinks } from '../lib/data.js';
+import { maskSet } from '../lib/compare.js';
 
 const d3 = globalThis.d3;
 

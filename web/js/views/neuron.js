@@ -25,7 +25,7 @@ import {
   colourTable, setAll,
 } from './common.js';
 import { neuronLayout, neuronFrame, NEURON } from './layout.js';
-import { clipRange, softmaxBar, neuronColumns, headMatrix } from '../data.js';
+import { clipRange, softmaxBar, neuronColumns, headMatrix } from '../lib/data.js';
 
 const d3 = globalThis.d3;
 const NORM_COLOUR = '#8f5bd6';

@@ -18,8 +18,8 @@
 //         pair, title, notes[]}
 
 import { THEMES, tooltip, fmt, infoLine, linksTable, exportContext, chromeHeight, textWidth } from './common.js';
-import { ANALYSIS } from '../protocol.js';
-import { maskSet } from '../compare.js';
+import { ANALYSIS } from '../lib/protocol.js';
+import { maskSet } from '../lib/compare.js';
 
 const d3 = globalThis.d3;
 

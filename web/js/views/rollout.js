@@ -8,8 +8,8 @@
 
 import { heatmapView } from './heatmap.js';
 import { heatmapFrame } from './layout.js';
-import { tokenAxis } from '../data.js';
-import { ANALYSIS } from '../protocol.js';
+import { tokenAxis } from '../lib/data.js';
+import { ANALYSIS } from '../lib/protocol.js';
 
 export const ROLLOUT_LINE = 'Rollout: how much of each token\'s representation after this layer (row) traces back to each input token (column), following attention through every layer up to this one and counting the residual connection as half; each row sums to 1.';
 

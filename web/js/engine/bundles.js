@@ -432,7 +432,7 @@ export function formatBytes(n) {
   return `${(n / 1024 ** 3).toFixed(1)} GB`;
 }
 
-// A bundle converted in this page (web/js/convert.js) is kept like the
+// A bundle converted in this page (web/js/engine/convert.js) is kept like the
 // published ones, in its own cache (one entry: the last conversion), so the
 // model list's download cache never evicts it and a reload can reopen it.
 export const CONVERTED_CACHE = 'bertlens-converted-v1';

@@ -11,8 +11,8 @@
 // run.compare.error, a sentence the compare view shows; the page's own run
 // and views are unaffected.
 
-import { makeRunRequest, makeCompareRequest } from './protocol.js';
-import { partnerOf, sides, alignRuns, embeddingFigures, rankChanges } from './compare.js';
+import { makeRunRequest, makeCompareRequest } from '../lib/protocol.js';
+import { partnerOf, sides, alignRuns, embeddingFigures, rankChanges } from '../lib/compare.js';
 
 /** The key of what a comparison in state s depends on (page run included). */
 export function compareKey(s) {

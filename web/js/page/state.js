@@ -1,8 +1,8 @@
 // state.js — the whole page state and its URL form. Plain ES module (no DOM),
 // tested by tests/web/state.test.mjs.
 
-import { deflateRaw, inflateRaw, toBase64Url, fromBase64Url } from './snapshot.js';
-import { VIEW_IDS, VIEW_PARAMS } from './views/index.js';
+import { deflateRaw, inflateRaw, toBase64Url, fromBase64Url } from '../lib/bytes.js';
+import { VIEW_IDS, VIEW_PARAMS } from '../views/index.js';
 //
 // ?text=..&text_b=..&model=..&view=heatmap|head|model|neuron&layer=..&head=N|mean
 //  &mode=attn|norm&query=..&theme=light|dark&embed=1&hide=1&renorm=0&words=1

@@ -1,7 +1,7 @@
 // engine.js — main-thread side of worker.js: promise-based calls and the
-// SIMD check. What a run asks for and returns is web/js/protocol.js.
+// SIMD check. What a run asks for and returns is web/js/lib/protocol.js.
 
-import { WORKER_PROTOCOL, checkResult } from './protocol.js';
+import { WORKER_PROTOCOL, checkResult } from '../lib/protocol.js';
 import { ASSETS } from './assets.js';
 
 // (module (func (result v128) i32.const 0 i8x16.splat)) — validates only
@@ -66,7 +66,7 @@ export class Engine {
   /** Hand a decompressed bundle (ArrayBuffer, transferred) to the worker. */
   load(buffer) { return this.call('load', { bytes: buffer }, [buffer]); }
 
-  /** One call of the converter in the worker (web/js/convert.js drives
+  /** One call of the converter in the worker (web/js/engine/convert.js drives
    *  it): bytes (a Uint8Array, its buffer transferred) go to the heap. */
   conv(fn, args = [], bytes = null) {
     return this.call('conv', { fn, args, bytes }, bytes ? [bytes.buffer] : []);

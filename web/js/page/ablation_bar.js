@@ -9,7 +9,7 @@
 //   bar.render({ state, L, H, run });      // after every draw
 //   bar.on                                 // the mode toggle's state
 
-import { describeMask, toggleLayer, allBut } from './compare.js';
+import { describeMask, toggleLayer, allBut } from '../lib/compare.js';
 
 export function ablationBar(el, { update }) {
   const make = (tag, cls, text) => {
