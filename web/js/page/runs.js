@@ -75,9 +75,10 @@ export function createRuns(page) {
     pageInfo: () => page.models.info(),
   });
 
-  /** A bundle file of the reader's as the second model of a comparison. */
+  /** A bundle file of the reader's as the second model of a comparison:
+   *  true once its engine holds it (the view then asks for it). */
   async function compareWithFile(file) {
-    if (!page.models.engine() || !page.models.info()) return;
+    if (!page.models.engine() || !page.models.info()) return false;
     try {
       const buffer = await loadFileBundle(file);
       await comparer.useFile(file.name, async (engine) => {
@@ -88,10 +89,10 @@ export function createRuns(page) {
       clearNotice('cmp-file');
     } catch (e) {
       notice('cmp-file', 'error', e.message);
-      return;
+      return false;
     }
     if (last) last = { ...last, compare: null }; // a new second model: compare again
-    page.store.update({ cmp: 'model', cmp_model: LOCAL_MODEL });
+    return true;
   }
 
   /** Model runs, latest input wins (scheduler.js): the job is built from the

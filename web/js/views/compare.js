@@ -298,7 +298,9 @@ export const descriptor = {
     { key: 'cmp_model', def: '', parse: (raw) => (/^[A-Za-z0-9._-]{1,100}$/.test(raw) ? raw : null), expect: 'a model id' },
   ],
   needs: (s) => ({ embed: true, compare: compareKey(s) }),
-  create: (ctx) => compareView().onUpdate((patch) => ctx.update(patch)).onFile((file) => ctx.compareWithFile(file)),
+  // A bundle file of the reader's, once loaded, is the second model.
+  create: (ctx) => compareView().onUpdate((patch) => ctx.update(patch))
+    .onFile(async (file) => { if (await ctx.compareWithFile(file)) ctx.update({ cmp: 'model', cmp_model: LOCAL_MODEL }); }),
   prepare(run, s, env) {
     const c = run.compare;
     const L = run.L;

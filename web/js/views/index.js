@@ -18,7 +18,7 @@
 //                 the stage, of its last drawing); ctx (page/view_ctx.js) =
 //                 {update(patch), openHead(layer, head), openNeuron(shownIndex),
 //                 toggleSpan(shownIndex), nHeads(), ablating(),
-//                 toggleAblate(layer, head), compareWithFile(file),
+//                 toggleAblate(layer, head), compareWithFile(file) (-> true once loaded),
 //                 viewsShowingOneHead()}
 //   prepare(run, s, env)  the chart's data (title and legend notes
 //                 included: the view decides which of the page's legend
