@@ -197,7 +197,7 @@ test('bad lines are listed, never fatal; bad arguments are refused with a messag
   assert.equal(empty.texts, 0);
   assert.ok(empty.heads.every((h) => h.entropy === null && h.top.length === 0 && h.class_fractions.vertical === null));
   for (const [args, msg] of [[['--top', '-1', TINY, '-'], /--top takes/], [['--top', 'x', TINY, '-'], /--top takes/],
-    [['--top', '100001', TINY, '-'], /--top takes/], [['--bogus', TINY, '-'], /unknown option/],
+    [['--top', '10001', TINY, '-'], /--top takes/], [['--bogus', TINY, '-'], /unknown option/],
     [[TINY], /usage/], [[TINY, path.join(os.tmpdir(), 'no-such-corpus.txt')], /cannot open/],
     [[path.join(os.tmpdir(), 'no-such.blb'), '-'], /cannot open/]]) {
     const r = corpus(args, { input: 'a\n' });
