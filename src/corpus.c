@@ -186,22 +186,6 @@ int bl_corpus_add_links(bl_corpus *c, const bl_state *s, const int32_t *ids, int
     return 0;
 }
 
-int bl_corpus_add(bl_corpus *c, const bl_state *s, const int32_t *ids, const int32_t *type_ids, int64_t text,
-                  int64_t line, char *err, size_t errlen) {
-    bl_analysis a;
-    if (!c) {
-        bli_set_err(err, errlen, "bl_corpus_add: no accumulator");
-        return -1;
-    }
-    if (bl_analyze(s, ids, type_ids, BL_ANALYZE_HEADS, &a, err, errlen)) return -1;
-    int rc = a.n_layers == c->L && a.n_heads == c->NH ? 0 : -1;
-    if (rc) bli_set_err(err, errlen, "bl_corpus_add: the model's heads do not match the accumulator's");
-    if (!rc) rc = bl_corpus_add_links(c, s, ids, text, line, err, errlen);
-    if (!rc) bl_corpus_add_features(c, a.heads, a.T);
-    bl_analysis_free(&a);
-    return rc;
-}
-
 int bl_corpus_merge(bl_corpus *into, const bl_corpus *from) {
     if (!into || !from || into->L != from->L || into->NH != from->NH || into->top_n != from->top_n) return -1;
     for (int32_t k = 0; k < into->L * into->NH; k++) {

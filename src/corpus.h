@@ -4,6 +4,10 @@
  * stream. Memory is fixed when the accumulator is made (L x H heads, N links
  * each): it does not grow with the number of inputs.
  *
+ * One input, after its bl_forward: bl_analyze (BL_ANALYZE_HEADS), then
+ * bl_corpus_add_features with its heads and bl_corpus_add_links (the CLI,
+ * cli_corpus.c, does exactly this).
+ *
  * Per head, over the inputs given to bl_corpus_add_features:
  *   entropy, cls, sep, punct, prev, self, next   the mean of bl_analyze's
  *       figure (bertlens.h "analyses"); prev / next over the inputs that
@@ -57,10 +61,6 @@ int bl_corpus_add_features(bl_corpus *c, const bl_head_features *heads, int32_t 
  * carried along. Returns 0, or -1 with a reason. */
 int bl_corpus_add_links(bl_corpus *c, const bl_state *s, const int32_t *ids, int64_t text, int64_t line, char *err,
                         size_t errlen);
-
-/* Both of the above for the last bl_forward of s (bl_analyze inside). */
-int bl_corpus_add(bl_corpus *c, const bl_state *s, const int32_t *ids, const int32_t *type_ids, int64_t text,
-                  int64_t line, char *err, size_t errlen);
 
 /* Add everything from into `into` (same shape and top_n): its sums, counts
  * and links. Returns 0, or -1 when the shapes differ. */
