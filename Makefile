@@ -26,7 +26,10 @@ NODE    := node
 PYTHON  ?= python3
 
 # The library: every src/*.c except the front ends and fuzz targets.
-LIB_SRC  := $(filter-out src/cli.c src/cli_%.c src/wasm_api.c src/fuzz_%.c,$(wildcard src/*.c))
+LIB_SRC  := $(filter-out src/cli.c src/cli_%.c src/wasm_%.c src/fuzz_%.c,$(wildcard src/*.c))
+# The wasm front end; its test build adds the kernels' test entry points (blw_k_*).
+WASM_SRC := src/wasm_api.c
+WASM_TEST_SRC := $(WASM_SRC) src/wasm_kernel_tests.c
 CLI_SRC  := src/cli.c $(wildcard src/cli_*.c)
 HDRS     := $(wildcard src/*.h)
 WEB_SRC  := $(shell find web -type f 2>/dev/null)
@@ -52,11 +55,11 @@ build/bertlens: $(LIB_SRC) $(CLI_SRC) $(HDRS)
 	@mkdir -p build
 	$(CC) $(CFLAGS) $(NATIVE_SIMD) $(WARN) $(PTHREAD) -o $@ $(LIB_SRC) $(CLI_SRC) -lz -lm
 
-# The kernels' test entry points (src/wasm_api.c's blw_k_*) as a native
+# The kernels' test entry points (src/wasm_kernel_tests.c's blw_k_*) as a native
 # program, for tests/kernels.test.mjs --native.
-build/kernel_host: tests/c/kernel_host.c $(LIB_SRC) src/wasm_api.c $(HDRS)
+build/kernel_host: tests/c/kernel_host.c $(LIB_SRC) $(WASM_TEST_SRC) $(HDRS)
 	@mkdir -p build
-	$(CC) $(CFLAGS) $(NATIVE_SIMD) $(WARN) $(PTHREAD) -o $@ $< $(LIB_SRC) src/wasm_api.c -lm
+	$(CC) $(CFLAGS) $(NATIVE_SIMD) $(WARN) $(PTHREAD) -o $@ $< $(LIB_SRC) $(WASM_TEST_SRC) -lm
 
 # The tokenizer.json pipeline (src/hf_tokenizer.h) as a program, for
 # tests/hf_tokenizer.test.mjs.
@@ -93,10 +96,10 @@ build/asan/bertlens: $(LIB_SRC) $(CLI_SRC) $(HDRS)
 	clang -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer \
 	  $(NATIVE_SIMD) $(WARN) $(PTHREAD) -o $@ $(LIB_SRC) $(CLI_SRC) -lz -lm
 
-build/asan/kernel_host: tests/c/kernel_host.c $(LIB_SRC) src/wasm_api.c $(HDRS)
+build/asan/kernel_host: tests/c/kernel_host.c $(LIB_SRC) $(WASM_TEST_SRC) $(HDRS)
 	@mkdir -p build/asan
 	clang -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer \
-	  $(NATIVE_SIMD) $(WARN) $(PTHREAD) -o $@ $< $(LIB_SRC) src/wasm_api.c -lm
+	  $(NATIVE_SIMD) $(WARN) $(PTHREAD) -o $@ $< $(LIB_SRC) $(WASM_TEST_SRC) -lm
 
 build/asan/hf_tok_host: tests/c/hf_tok_host.c $(LIB_SRC) $(HDRS)
 	@mkdir -p build/asan
@@ -125,7 +128,8 @@ build/asan32/sizes_test: tests/c/sizes_test.c src/sizes.h src/error.h
 	$(ASAN32) $(WARN) -o $@ $<
 
 # -------------------------------------------------------------------- wasm
-WASM_EXPORTS := $(shell tools/wasm_exports.sh)
+WASM_EXPORTS := $(shell tools/wasm_exports.sh $(WASM_SRC))
+WASM_TEST_EXPORTS := $(shell tools/wasm_exports.sh $(WASM_TEST_SRC))
 EMFLAGS := -O3 -msimd128 -std=c11 -sMODULARIZE=1 -sEXPORT_NAME=createBertlens \
            -sALLOW_MEMORY_GROWTH=1 -sMAXIMUM_MEMORY=4GB -sINITIAL_MEMORY=64MB \
            -sENVIRONMENT=web,worker,node -sFILESYSTEM=0 \
@@ -145,11 +149,23 @@ EMFLAGS_MT := $(EMFLAGS) -pthread -sPTHREAD_POOL_SIZE=$(MT_POOL) -sPTHREAD_POOL_
 
 wasm: build/wasm/bertlens.js build/wasm/bertlens-mt.js
 
-build/wasm/bertlens.js: $(LIB_SRC) src/wasm_api.c $(HDRS)
+# The page's module exports wasm_api.c's functions and nothing for tests: a
+# blw_k_* name in its glue fails the build.
+NO_TEST_EXPORTS = @! grep -q '_blw_k_' $@ || { echo "$@ exports kernel-test entry points (blw_k_*): they belong in src/wasm_kernel_tests.c" >&2; rm -f $@; exit 1; }
+
+build/wasm/bertlens.js: $(LIB_SRC) $(WASM_SRC) $(HDRS)
 	@mkdir -p build/wasm
 	@case "$(WASM_EXPORTS)" in *_blw_load*) ;; *) echo "tools/wasm_exports.sh found no blw_* exports in src/wasm_api.c" >&2; exit 1;; esac
-	$(EMCC) $(EMFLAGS) -o $@ $(LIB_SRC) src/wasm_api.c
+	$(EMCC) $(EMFLAGS) -o $@ $(LIB_SRC) $(WASM_SRC)
 	@test -s build/wasm/bertlens.wasm || { echo "emcc wrote no build/wasm/bertlens.wasm" >&2; rm -f $@; exit 1; }
+	$(NO_TEST_EXPORTS)
+
+# The test build (tests/kernels.test.mjs): the same module plus the kernels'
+# test entry points (blw_k_*, src/wasm_kernel_tests.c).
+build/wasm-test/bertlens.js: $(LIB_SRC) $(WASM_TEST_SRC) $(HDRS)
+	@mkdir -p build/wasm-test
+	$(EMCC) $(filter-out -sEXPORTED_FUNCTIONS=%,$(EMFLAGS)) -sEXPORTED_FUNCTIONS=$(WASM_TEST_EXPORTS) -o $@ $(LIB_SRC) $(WASM_TEST_SRC)
+	@test -s build/wasm-test/bertlens.wasm || { echo "emcc wrote no build/wasm-test/bertlens.wasm" >&2; rm -f $@; exit 1; }
 
 # Relaxed-SIMD variant (optional; not part of `make test` or the site):
 # f32x4.relaxed_madd (F32_MADD in src/kernels_impl.h) in the f32 and q8 tiles.
@@ -160,7 +176,7 @@ build/wasm/bertlens.js: $(LIB_SRC) src/wasm_api.c $(HDRS)
 # tool reads the module after wasm-ld. Node 20 runs it only with
 # --experimental-wasm-relaxed-simd (browsers: Chrome 114+ by default).
 RELAXED_LLVM := build/llvm19
-EMLINK := $(filter-out -O3 -msimd128 -std=c11,$(EMFLAGS))
+EMLINK := $(filter-out -O3 -msimd128 -std=c11 -sEXPORTED_FUNCTIONS=%,$(EMFLAGS)) -sEXPORTED_FUNCTIONS=$(WASM_TEST_EXPORTS)
 wasm-relaxed: build/wasm-relaxed/bertlens.js
 
 $(RELAXED_LLVM)/.stamp:
@@ -169,14 +185,14 @@ $(RELAXED_LLVM)/.stamp:
 	@for f in /usr/lib/llvm-19/bin/*; do ln -sf $$f $(RELAXED_LLVM)/$$(basename $$f); ln -sf $$f $(RELAXED_LLVM)/$$(basename $$f)-14; done
 	@touch $@
 
-build/wasm-relaxed/bertlens.js: $(LIB_SRC) src/wasm_api.c $(HDRS) $(RELAXED_LLVM)/.stamp
+build/wasm-relaxed/bertlens.js: $(LIB_SRC) $(WASM_TEST_SRC) $(HDRS) $(RELAXED_LLVM)/.stamp
 	@mkdir -p build/wasm-relaxed/obj
-	@for f in $(LIB_SRC) src/wasm_api.c; do \
+	@for f in $(LIB_SRC) $(WASM_TEST_SRC); do \
 	  echo "clang-19 -mrelaxed-simd $$f"; \
 	  EM_LLVM_ROOT=$(CURDIR)/$(RELAXED_LLVM) $(EMCC) -O3 -msimd128 -mrelaxed-simd -std=c11 -c \
 	    -o build/wasm-relaxed/obj/$$(basename $$f .c).o $$f || exit 1; done
 	EMCC_READ_METADATA=python EM_LLVM_ROOT=$(CURDIR)/$(RELAXED_LLVM) $(EMCC) -O1 -msimd128 -mrelaxed-simd \
-	  $(EMLINK) -sWASM_BIGINT -o $@ $(patsubst src/%.c,build/wasm-relaxed/obj/%.o,$(LIB_SRC) src/wasm_api.c)
+	  $(EMLINK) -sWASM_BIGINT -o $@ $(patsubst src/%.c,build/wasm-relaxed/obj/%.o,$(LIB_SRC) $(WASM_TEST_SRC))
 
 test-wasm-relaxed: build/wasm-relaxed/bertlens.js
 	BERTLENS_WASM=$(CURDIR)/build/wasm-relaxed/bertlens.js $(NODE) --experimental-wasm-relaxed-simd tests/kernels.test.mjs
@@ -184,9 +200,10 @@ test-wasm-relaxed: build/wasm-relaxed/bertlens.js
 
 # The glue's Workers load bertlens-mt.worker.js, CommonJS: in Node it must
 # not be read as an ES module (this repository's package.json says "module").
-build/wasm/bertlens-mt.js: $(LIB_SRC) src/wasm_api.c $(HDRS)
+build/wasm/bertlens-mt.js: $(LIB_SRC) $(WASM_SRC) $(HDRS)
 	@mkdir -p build/wasm
-	$(EMCC) $(EMFLAGS_MT) -o $@ $(LIB_SRC) src/wasm_api.c
+	$(EMCC) $(EMFLAGS_MT) -o $@ $(LIB_SRC) $(WASM_SRC)
+	$(NO_TEST_EXPORTS)
 	@test -s build/wasm/bertlens-mt.wasm -a -s build/wasm/bertlens-mt.worker.js || { echo "emcc wrote no build/wasm/bertlens-mt.wasm / .worker.js" >&2; rm -f $@; exit 1; }
 	echo '{"type": "commonjs"}' > build/wasm/package.json
 
@@ -248,7 +265,7 @@ test-asan: build/asan/bertlens build/asan/kernel_host build/asan32/state_limits 
 # Both wasm builds: the pthreads one (2 threads) must pass the same parity
 # tests, and give bit for bit the single-threaded build's numbers.
 MT_TEST := BERTLENS_WASM=build/wasm/bertlens-mt.js BERTLENS_THREADS=2
-test-wasm: build/wasm/bertlens.js build/wasm/bertlens-mt.js
+test-wasm: build/wasm/bertlens.js build/wasm/bertlens-mt.js build/wasm-test/bertlens.js
 	$(NODE) tests/tokenizer.test.mjs --wasm
 	$(NODE) tests/encoder.test.mjs --wasm
 	$(MT_TEST) $(NODE) tests/encoder.test.mjs --wasm

@@ -13,7 +13,8 @@
  *   blw_head_compare                          two runs' heads compared (analyze.c)
  *   blw_set_head_mask blw_embedding          head ablation, sentence embedding
  *   blw_set_threads blw_threads blw_threaded threads of the forward pass
- *   blw_k_*                                   kernels, scalar or SIMD, for tests
+ *   (blw_k_*: the kernels' test entry points, only in the test build:
+ *   wasm_kernel_tests.c)
  *   blw_conv_*                                Hugging Face checkpoint -> bundle (convert.h)
  */
 #include "bertlens.h"
@@ -22,6 +23,7 @@
 #include "kernels.h"
 #include "sizes.h"
 #include "threads.h"
+#include "wasm_api.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -65,6 +67,9 @@ static void set_error(const char *fmt, ...) {
     vsnprintf(g.err, sizeof g.err, fmt, ap);
     va_end(ap);
 }
+
+/* For wasm_kernel_tests.c (the test build): a fixed message for blw_error. */
+void bli_wasm_set_error(const char *msg) { set_error("%s", msg); }
 
 static void drop_tokens(void) {
     bl_analysis_free(&g.an); /* describes the tokens' run */
@@ -432,119 +437,6 @@ EMSCRIPTEN_KEEPALIVE int blw_head_compare(const float *a, int a_stride, const fl
         out[2 * k + 1] = (float)d.max_abs;
     }
     return 0;
-}
-
-/* ------------------------------------------------------ kernel tests
- * Run one kernel, scalar reference (simd = 0) or the build's selected
- * version (simd = 1), on caller-provided buffers. */
-
-/* The fused projection + activation (blk_matmul_act; act < 0: none) against
- * the scalar matmul followed by the scalar activation (simd = 0). */
-EMSCRIPTEN_KEEPALIVE int blw_k_matmul_act(int simd, float *y, const float *x, int T, int dtype, int n, int k,
-                                          const uint8_t *wdata, const float *bias, int act) {
-    blk_weight w;
-    if (blk_weight_init(&w, dtype, n, k, wdata)) {
-        set_error("bad weight shape/dtype");
-        return -1;
-    }
-    if (simd && blk_weight_pack(&w)) {
-        set_error("out of memory");
-        return -1;
-    }
-    float *scratch = malloc(blk_matmul_scratch_floats(T, k) * sizeof(float));
-    if (!scratch) {
-        blk_weight_free(&w);
-        set_error("out of memory");
-        return -1;
-    }
-    if (simd) {
-        blk_matmul_act(y, x, T, &w, bias, act, scratch);
-    } else {
-        blk_matmul_scalar(y, x, T, &w, bias, scratch);
-        if (act >= 0) blk_activate_scalar(y, (size_t)T * n, act);
-    }
-    free(scratch);
-    blk_weight_free(&w);
-    return 0;
-}
-
-/* The plain projection: blk_matmul is blk_matmul_act with no activation. */
-EMSCRIPTEN_KEEPALIVE int blw_k_matmul(int simd, float *y, const float *x, int T, int dtype, int n, int k,
-                                      const uint8_t *wdata, const float *bias) {
-    return blw_k_matmul_act(simd, y, x, T, dtype, n, k, wdata, bias, -1);
-}
-
-/* The scale groups blk_weight_pack chooses for a q8/q4/QN weight: 32-blocks
- * per group (1: the bundle's own scales; also in scalar builds, which read
- * the bundle directly), -1 bad shape or out of memory. */
-EMSCRIPTEN_KEEPALIVE int blw_k_qgroup(int dtype, int n, int k, const uint8_t *wdata) {
-    blk_weight w;
-    if (blk_weight_init(&w, dtype, n, k, wdata) || dtype == BL_F32 || dtype == BL_F16) {
-        set_error("bad weight shape/dtype");
-        return -1;
-    }
-    if (blk_weight_pack(&w)) {
-        set_error("out of memory");
-        return -1;
-    }
-    int qg = w.pq ? w.qg : 1;
-    blk_weight_free(&w);
-    return qg;
-}
-
-/* simd = 2: the integer form the attention of quantized bundles uses. */
-EMSCRIPTEN_KEEPALIVE int blw_k_matmul_nt(int simd, float *y, int ldy, const float *x, int ldx, int T, const float *b,
-                                         int bn, int bk, int N, int K) {
-    float *scratch = malloc(blk_matmul_nt_scratch_floats(N, K) * sizeof(float));
-    if (!scratch) {
-        set_error("out of memory");
-        return -1;
-    }
-    if (simd == 2)
-        blk_matmul_nt_q(y, ldy, x, ldx, T, b, bn, bk, N, K, scratch);
-    else if (simd)
-        blk_matmul_nt(y, ldy, x, ldx, T, b, bn, bk, N, K, scratch);
-    else
-        blk_matmul_nt_scalar(y, ldy, x, ldx, T, b, bn, bk, N, K, scratch);
-    free(scratch);
-    return 0;
-}
-
-EMSCRIPTEN_KEEPALIVE void blw_k_layernorm(int simd, float *x, const float *res, int T, int n, const float *gam,
-                                          const float *beta, float eps) {
-    if (simd)
-        blk_layernorm(x, res, T, n, gam, beta, eps);
-    else
-        blk_layernorm_scalar(x, res, T, n, gam, beta, eps);
-}
-
-EMSCRIPTEN_KEEPALIVE void blw_k_softmax(int simd, float *x, int T, int n, float scale) {
-    if (simd)
-        blk_softmax(x, T, n, scale);
-    else
-        blk_softmax_scalar(x, T, n, scale);
-}
-
-EMSCRIPTEN_KEEPALIVE void blw_k_activate(int simd, float *x, int n, int act) {
-    if (simd)
-        blk_activate(x, (size_t)n, act);
-    else
-        blk_activate_scalar(x, (size_t)n, act);
-}
-
-/* erf / exp: simd = 1 -> the kernels' own approximations, 0 -> libm. */
-EMSCRIPTEN_KEEPALIVE void blw_k_erf(int simd, float *x, int n) {
-    if (simd)
-        blk_erf_vec(x, (size_t)n);
-    else
-        for (int i = 0; i < n; i++) x[i] = erff(x[i]);
-}
-
-EMSCRIPTEN_KEEPALIVE void blw_k_exp(int simd, float *x, int n) {
-    if (simd)
-        blk_exp_vec(x, (size_t)n);
-    else
-        for (int i = 0; i < n; i++) x[i] = expf(x[i]);
 }
 
 /* ------------------------------------------------------------ convert */

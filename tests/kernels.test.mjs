@@ -1,6 +1,6 @@
 // kernels.test.mjs — SIMD kernels against their scalar references.
 //
-//   node tests/kernels.test.mjs            wasm SIMD128 (needs build/wasm/bertlens.js; $BERTLENS_WASM overrides)
+//   node tests/kernels.test.mjs            wasm SIMD128 (needs build/wasm-test/bertlens.js; $BERTLENS_WASM overrides)
 //   node tests/kernels.test.mjs --native   x86-64 SSE4.1 / AVX2+FMA / AVX-512 (+VNNI) (needs build/kernel_host,
 //                                          $BERTLENS_KERNEL_HOST overrides; $BERTLENS_SIMD=sse4.1|avx2|avx512 caps
 //                                          the run-time choice: avx512 is AVX-512 without VNNI)
@@ -40,7 +40,7 @@ const BL_F32 = 0, BL_F16 = 1, BL_Q8 = 2, BL_Q4 = 3, BL_Q8H = 4, BL_Q12 = 8;
 const QN = [4, 5, 6, 7, 8]; // q8h, q9, q10, q11, q12: dtype - 4 + 8 bits (src/bundle.h)
 
 const ROOT = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..');
-const WASM_JS = process.env.BERTLENS_WASM || path.join(ROOT, 'build/wasm/bertlens.js');
+const WASM_JS = process.env.BERTLENS_WASM || path.join(ROOT, 'build/wasm-test/bertlens.js');
 const NATIVE = process.argv.includes('--native');
 const HOST = process.env.BERTLENS_KERNEL_HOST || path.join(ROOT, 'build/kernel_host');
 
