@@ -288,8 +288,8 @@ function optsOf(args, dir) {
 
 if (ENGINES.includes('wasm')) {
   const { createModule, loadBytes, putString, floats, wasmError, workerConverter, folderEntries } = await import('../tools/wasm_node.mjs');
-  const { convertCheckpoint } = await import('../web/js/convert.js');
-  const { WORKER_PROTOCOL } = await import('../web/js/protocol.js');
+  const { convertCheckpoint } = await import('../web/js/engine/convert.js');
+  const { WORKER_PROTOCOL } = await import('../web/js/lib/protocol.js');
   const M = await createModule();
   // the converter as the page runs it: web/js/worker.js's 'conv' handler
   const { call } = await workerConverter(WORKER_PROTOCOL);

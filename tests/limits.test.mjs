@@ -26,7 +26,7 @@ import path from 'node:path';
 import { test } from 'node:test';
 import { DEFAULT_WASM_JS, createModule, loadBytes, loadFactory, putString, startWorker, wasmBinaryOf, wasmError }
   from '../tools/wasm_node.mjs';
-import { WORKER_PROTOCOL, makeRunRequest } from '../web/js/protocol.js';
+import { WORKER_PROTOCOL, makeRunRequest } from '../web/js/lib/protocol.js';
 
 const ROOT = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..');
 const OUT = path.join(ROOT, 'build/limits');
@@ -64,7 +64,9 @@ const SIZE_REFUSAL = /^512 tokens: attention of 33 layers x 128 heads needs 4\.4
 const BOLD_A = '\u{1D41A}'; // 2 UTF-16 units
 const WORDS = Array.from({ length: 20 }, () => BOLD_A.repeat(MAX_CHARS)).join(' ');
 const LONG_WORD = BOLD_A.repeat(20000);
-const TIME_BOUND_S = 1; // a generous bound: ~0.02 s measured; 24 s before (issue 23)
+// A generous bound on CPU time (not wall time, which a loaded machine
+// stretches): ~0.02-0.2 s measured; 16-24 s before (issue 23).
+const TIME_BOUND_S = 1;
 
 /** Hugging Face's WordPiece on the longpiece vocabulary, written out: each
  *  word of at most MAX_CHARS letters is its first letter, then "##" + letter
@@ -99,12 +101,15 @@ function checkTokens(res, text, maxPositions, what) {
 function nativeTokenizer(bin, bound) {
   test(`${path.relative(ROOT, bin)}: WordPiece worst case in linear time, output as Hugging Face's rule`, () => {
     const input = [WORDS, LONG_WORD, 'a'.repeat(MAX_CHARS)].map((t) => JSON.stringify({ text: t })).join('\n') + '\n';
-    const t0 = process.hrtime.bigint();
-    const r = spawnSync(bin, ['tokenize', '--jsonl', LONGPIECE], { input, encoding: 'utf8', maxBuffer: 1 << 28, timeout: 60000 });
-    const s = Number(process.hrtime.bigint() - t0) / 1e9;
+    // bash's `time` reports the child's user + system CPU seconds on the last stderr line.
+    const r = spawnSync('bash', ['-c', 'TIMEFORMAT="cpu %3U %3S"; time "$0" tokenize --jsonl "$1"', bin, LONGPIECE],
+      { input, encoding: 'utf8', maxBuffer: 1 << 28, timeout: 60000 });
     assert.equal(r.error, undefined, `${bin} did not finish in 60 s (${r.error})`);
     assert.equal(r.status, 0, r.stderr);
-    console.log(`# ${path.basename(bin)}: 20 words of ${MAX_CHARS} letters + a 20,000-letter word tokenized in ${s.toFixed(3)} s`);
+    const cpu = /cpu ([\d.]+) ([\d.]+)\s*$/.exec(r.stderr);
+    assert.ok(cpu, `no CPU time in ${r.stderr}`);
+    const s = Number(cpu[1]) + Number(cpu[2]);
+    console.log(`# ${path.basename(bin)}: 20 words of ${MAX_CHARS} letters + a 20,000-letter word tokenized in ${s.toFixed(3)} s of CPU`);
     assert.ok(s < bound, `tokenizing took ${s.toFixed(2)} s (bound ${bound} s)`);
     const [words, long, ascii] = r.stdout.trim().split('\n').map((l) => JSON.parse(l));
     checkTokens(words, WORDS, 8192, 'the 20 words');
@@ -210,7 +215,7 @@ if (MODES.includes('wasm')) {
     assert.equal(loadBytes(M, over), -1);
     assert.match(wasmError(M), new RegExp(`max_chars_per_word' = ${MAX_CHARS + 1} is out of range 1\\.\\.${MAX_CHARS}`));
     assert.equal(loadBytes(M, fs.readFileSync(LONGPIECE)), 0, wasmError(M));
-    const t0 = process.hrtime.bigint();
+    const t0 = process.cpuUsage();
     const res = [WORDS, LONG_WORD].map((text) => {
       const p = putString(M, text);
       try {
@@ -219,8 +224,9 @@ if (MODES.includes('wasm')) {
         M._free(p);
       }
     });
-    const s = Number(process.hrtime.bigint() - t0) / 1e9;
-    console.log(`# wasm: 20 words of ${MAX_CHARS} letters + a 20,000-letter word tokenized in ${s.toFixed(3)} s`);
+    const used = process.cpuUsage(t0); // CPU time of this process, not wall time
+    const s = (used.user + used.system) / 1e6;
+    console.log(`# wasm: 20 words of ${MAX_CHARS} letters + a 20,000-letter word tokenized in ${s.toFixed(3)} s of CPU`);
     assert.ok(s < TIME_BOUND_S, `tokenizing took ${s.toFixed(2)} s (bound ${TIME_BOUND_S} s)`);
     checkTokens(res[0], WORDS, 8192, 'the 20 words');
     assert.deepEqual(res[1].tokens, ['[CLS]', '[UNK]', '[SEP]']);
