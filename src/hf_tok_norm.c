@@ -126,11 +126,13 @@ int bli_hf_transform(bli_hfstr *s, const bli_hfdests *d, int32_t initial, bli_hf
 
 /* NFD / NFKD / NFC / NFKC of s as ONE transform, as tokenizers' alignments
  * crate reports it: each character's decomposition is (first piece, change
- * 0) then (piece, +1)...; canonical reordering moves the code points and
- * leaves the changes where they are; composing a mark into its starter adds
- * the mark's change minus one to the starter's. So a composite takes the
- * alignment of whichever original character its change reaches, e.g. in
- * "㎏" + U+0327 -> "k" "ģ", the ģ stands for the cedilla. */
+ * 0) then (piece, +1)...; canonical reordering moves each code point with
+ * its change (U+0228 U+094D: E, U+094D, U+0327 stand for U+0228, U+094D,
+ * U+094D); composing a mark into its starter adds the mark's change minus
+ * one to the starter's. So a composite takes the alignment of whichever
+ * original character its change reaches: "㎏" + U+0327 -> "k" "ģ", the ģ
+ * stands for the cedilla. (tools: NormalizedString.slice in Python shows
+ * these alignments character by character.) */
 static int normal_form(bli_hfstr *s, bli_hfstr *scratch, int compat, int comp) {
     bli_hfdests d = {0};
     uint32_t dc[BL_UC_MAX_COMPAT];
@@ -143,12 +145,12 @@ static int normal_form(bli_hfstr *s, bli_hfstr *scratch, int compat, int comp) {
         if (bli_uc_ccc(d.d[i].cp) == 0) { i++; continue; }
         int32_t j = i + 1;
         while (j < d.n && bli_uc_ccc(d.d[j].cp) != 0) j++;
-        for (int32_t x = i + 1; x < j; x++) { /* stable insertion sort of the code points */
-            uint32_t c = d.d[x].cp;
-            int cc = bli_uc_ccc(c);
+        for (int32_t x = i + 1; x < j; x++) { /* stable insertion sort; a change moves with its code point */
+            bli_hfdest c = d.d[x];
+            int cc = bli_uc_ccc(c.cp);
             int32_t y = x;
-            while (y > i && bli_uc_ccc(d.d[y - 1].cp) > cc) { d.d[y].cp = d.d[y - 1].cp; y--; }
-            d.d[y].cp = c;
+            while (y > i && bli_uc_ccc(d.d[y - 1].cp) > cc) { d.d[y] = d.d[y - 1]; y--; }
+            d.d[y] = c;
         }
         i = j;
     }

@@ -116,7 +116,7 @@ int bli_hfpat_find(const bli_hfpat *p, const bli_hfstr *s, bli_hfspans *out) {
             break;
         case HF_PAT_CHAR_WS: len = bli_hf_is_ws(x); break;
         case HF_PAT_CHAR_PUNCT: len = bli_uc_class(x) == BL_UC_PUNCT; break;
-        case HF_PAT_CHAR_DIGIT: len = is_number(x); break;
+        case HF_PAT_CHAR_DIGIT: len = bli_uc_is_numeric(x); break; /* Rust's is_numeric, not \p{N} */
         case HF_PAT_CHAR: len = x == p->cps[0]; break;
         case HF_PAT_RE_GPT2: len = gpt2_at(c, n, i); break;
         case HF_PAT_RE_SPACES2_NRT:

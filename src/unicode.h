@@ -37,6 +37,7 @@ int bli_uc_lower(uint32_t cp, uint32_t out[BL_UC_MAX_LOWER]);
 enum { BL_GC_OTHER = 0, BL_GC_LETTER = 1, BL_GC_NUMBER = 2, BL_GC_SPACE = 3, BL_GC_MARK = 4 };
 int bli_uc_gc(uint32_t cp);
 int bli_uc_is_mark(uint32_t cp); /* a mark for tokenizers' StripAccents */
+int bli_uc_is_numeric(uint32_t cp); /* Rust's char::is_numeric (Digits) */
 int bli_uc_is_word(uint32_t cp); /* \w of the Rust regex crate (Whitespace, single_word) */
 /* Grapheme_Cluster_Break (UAX #29), Extended_Pictographic as its own class. */
 enum { BL_GCB_OTHER, BL_GCB_CR, BL_GCB_LF, BL_GCB_CONTROL, BL_GCB_EXTEND, BL_GCB_ZWJ, BL_GCB_RI, BL_GCB_PREPEND,

@@ -1029,6 +1029,9 @@ static const uint32_t gc_runs[] = {
     0x2f8009, 0x2fa1e0, 0x300009, 0x3134b0, 0x313509, 0x323b00, 0xe0100c, 0xe01f00,
 };
 
+/* numeric for Rust (Digits) beyond the N* kind */
+static const uint32_t numeric_extra[] = {0x11de0, 0x11de1, 0x11de2, 0x11de3, 0x11de4, 0x11de5, 0x11de6, 0x11de7, 0x11de8, 0x11de9, 0x16ff4, 0x16ff5, 0x16ff6};
+
 /* letters (for \p{L}) that StripAccents removes as marks */
 static const uint32_t mark_letters[] = {0x1cf2, 0x1cf3};
 
@@ -2740,6 +2743,13 @@ int bli_uc_gc(uint32_t cp) {
 int bli_uc_is_word(uint32_t cp) {
     if (cp > 0x10FFFF) return 0;
     return (int)run_lookup(gc_runs, sizeof gc_runs / sizeof gc_runs[0], cp, 4) >> 3;
+}
+
+int bli_uc_is_numeric(uint32_t cp) {
+    if (bli_uc_gc(cp) == BL_GC_NUMBER) return 1;
+    for (size_t k = 0; k < sizeof numeric_extra / sizeof numeric_extra[0]; k++)
+        if (numeric_extra[k] == cp) return 1;
+    return 0;
 }
 
 int bli_uc_is_mark(uint32_t cp) {

@@ -25,7 +25,7 @@ const KINDS = ['roberta', 'modernbert', 'xlmr', 'albert', 'debertav3', 'mpnet'];
 // variants/NAME.json: the options these families leave unused (make_fixtures.py
 // variant_specs), on every 3rd corpus line, max_length 512
 const VARIANTS = ['bytelevel_prefix', 'bytelevel_ignore_merges', 'bpe_fallback', 'unigram_fallback', 'unigram_prepend',
-  'deberta_old', 'wordpiece_mix', 'wordpiece_whitespace'];
+  'deberta_old', 'wordpiece_mix', 'wordpiece_nfd', 'wordpiece_whitespace'];
 const FIELDS = ['ids', 'type_ids', 'offsets', 'word_ids', 'truncated'];
 
 let failures = 0;

@@ -6,8 +6,9 @@
     python3 tools/gen_unicode.py --probe-hf  # compare with Hugging Face `tokenizers`
                                              # over every code point (needs PyPI tokenizers)
     python3 tools/gen_unicode.py --probe-gc  # the same for \p{L} \p{N} \s of its regexes
-    python3 tools/gen_unicode.py --probe-norm / --probe-word / --probe-gcb   # StripAccents +
-                                             # NFKD, \w, grapheme clusters (see the lists below)
+    python3 tools/gen_unicode.py --probe-norm / --probe-word / --probe-digits / --probe-gcb
+                                             # StripAccents + NFKD, \w, is_numeric, grapheme
+                                             # clusters (see the lists below)
 
 Source of truth: Python's `unicodedata` (its version, unicodedata.unidata_version,
 is written into the generated header), plus a short, explicit list of
@@ -129,6 +130,10 @@ HF_MARK_DEL = ('07FD 0898..089F 08CA..08D3 09FE 0AFA..0AFF 0B55 0C04 0C3C 0D00 0
 # Characters with a compatibility decomposition in Python's Unicode that HF's
 # NFKD / NFKC leave alone (added after the crate's Unicode version).
 HF_NO_COMPAT = ('32FF A7F2..A7F4 AB69 10781..10785 10787..107B0 107B2..107BA 1F16C 1FBF0..1FBF9')
+
+# Numbers for Rust's char::is_numeric (the Digits pre-tokenizer), a newer
+# Unicode than Oniguruma's \\p{N}: these on top of the N* kind (--probe-digits).
+HF_NUMERIC_ADD = '11DE0..11DE9 16FF4..16FF6'
 
 # \\w of the Rust regex crate (tokenizers' Whitespace pre-tokenizer, single_word
 # added tokens): derived as L* M* Nd Nl Pc ZWNJ ZWJ, plus these (Alphabetic
@@ -500,6 +505,13 @@ int bli_uc_is_word(uint32_t cp) {
     return (int)run_lookup(gc_runs, sizeof gc_runs / sizeof gc_runs[0], cp, 4) >> 3;
 }
 
+int bli_uc_is_numeric(uint32_t cp) {
+    if (bli_uc_gc(cp) == BL_GC_NUMBER) return 1;
+    for (size_t k = 0; k < sizeof numeric_extra / sizeof numeric_extra[0]; k++)
+        if (numeric_extra[k] == cp) return 1;
+    return 0;
+}
+
 int bli_uc_is_mark(uint32_t cp) {
     if (bli_uc_gc(cp) == BL_GC_MARK) return 1;
     for (size_t k = 0; k < sizeof mark_letters / sizeof mark_letters[0]; k++)
@@ -595,6 +607,9 @@ def generate():
     out.append('static const uint32_t gc_runs[] = {\n%s\n};\n' % fmt_list(['0x%x,' % v for v in gc], 10))
     kinds = {cp: k & 7 for cp, k in gc_kinds(m).items()}
     ml = sorted(c for c in parse_ranges(HF_MARK_ADD) if kinds.get(c) != GC_MARK)
+    ne = sorted(c for c in parse_ranges(HF_NUMERIC_ADD) if kinds.get(c) != GC_NUMBER)
+    out.append('/* numeric for Rust (Digits) beyond the N* kind */')
+    out.append('static const uint32_t numeric_extra[] = {%s};\n' % ', '.join('0x%x' % c for c in ne))
     out.append('/* letters (for \\p{L}) that StripAccents removes as marks */')
     out.append('static const uint32_t mark_letters[] = {%s};\n' % ', '.join('0x%x' % c for c in ml))
     gr = runs(gcb_classes(), 4, 15)
@@ -731,7 +746,26 @@ def probe_word():
     return 1 if bad else 0
 
 
+def probe_digits():
+    """Rust's char::is_numeric (Digits pre-tokenizer) against N* + HF_NUMERIC_ADD, every code point."""
+    from tokenizers import pre_tokenizers as P
+    kinds = {cp: k & 7 for cp, k in gc_kinds(Model()).items()}
+    mine = {c for c, k in kinds.items() if k == GC_NUMBER} | parse_ranges(HF_NUMERIC_ADD)
+    cps = [c for c in scalar_values() if c != 0x7C]
+    hf = set()
+    for i in range(0, len(cps), 50000):
+        chunk = cps[i:i + 50000]
+        for _, (s, e) in P.Digits(individual_digits=True).pre_tokenize_str('|'.join(map(chr, chunk))):
+            if e - s == 1 and s % 2 == 0:  # a digit stands alone between the pipes
+                hf.add(chunk[s // 2])
+    bad = sorted(hf ^ mine)
+    print('probe-digits: %d differences %s' % (len(bad), ' '.join('%04X' % x for x in bad[:100])))
+    return 1 if bad else 0
+
+
 def main():
+    if '--probe-digits' in sys.argv:
+        sys.exit(probe_digits())
     if '--probe-word' in sys.argv:
         sys.exit(probe_word())
     if '--probe-norm' in sys.argv:
