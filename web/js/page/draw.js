@@ -1,13 +1,14 @@
 // draw.js — drawing the chosen view from a run: what is shown (the state
 // with what the run decides derived, never written back), the token axis,
 // the legend, the chart, and what follows a drawn view (the token line,
-// the URL, timings, the page state).
+// the URL, timings, the page state). The legend's prose is the views'
+// (views/legend.js).
 
 import { tokenAxis, spanAxis } from '../lib/data.js';
 import { fitQuery, fitSpan } from './state.js';
-import { maskSet } from '../lib/compare.js';
 import { THEMES, viewBox } from '../views/common.js';
 import { viewById } from '../views/index.js';
+import { legendLines } from '../views/legend.js';
 import { notice, clearNotice, fail, setPageState, readyOwed } from './notices.js';
 import { embedDrawn } from './embed.js';
 
@@ -42,28 +43,6 @@ export function axisOf(run, s) {
   const v = viewById(s.view);
   const axis = tokenAxis(run, { words: s.words && v.controls.words, hideSpecials: s.hide, renorm: s.renorm });
   return v.controls.span && s.span ? spanAxis(axis, s.span.filter((t) => t < run.T)) : axis;
-}
-
-function legendLines(s, config) {
-  const lines = [];
-  if (s.mode === 'attn') {
-    lines.push('Rows are queries (the token attending), columns are keys (attended to). Each row of attention weights sums to 1.');
-  } else {
-    lines.push('Value-weighted norms ‖α f(x)‖ (Kobayashi et al. 2020): weight × length of the value vector moved. Rows do not sum to 1.');
-  }
-  if (s.hide) {
-    lines.push(s.renorm
-      ? '[CLS]/[SEP] hidden; every row renormalized to sum to 1 over the tokens shown.'
-      : '[CLS]/[SEP] hidden, not renormalized: a row now sums to 1 minus what went to the hidden tokens.');
-  }
-  const v = viewById(s.view);
-  if (s.ablate && config) {
-    const off = maskSet(s.ablate, config.n_layers, config.n_heads);
-    if (v.controls.head && s.head !== 'mean' && off.has(`${s.layer}/${s.head}`)) lines.push(`Layer ${s.layer}, head ${s.head} is switched off (head ablation): its attention probabilities are multiplied by 0, so its attention is all zeros${v.query ? '; q · k and the softmax below are what it computes before that' : ''}.`);
-    else if (off.size) lines.push(`${off.size} head${off.size > 1 ? 's are' : ' is'} switched off (ablate=${s.ablate}): every view shows the ablated model.`);
-  }
-  if (s.words && v.controls.words) lines.push('Word level (Clark et al. 2019): attention to a word is the sum over its pieces, attention from a word the mean over its pieces, so rows still sum to 1. A word is the text between spaces (“didn\'t” is one), punctuation at its ends apart.');
-  return lines;
 }
 
 /** The drawing. page: {store, views (charts by id), abl, spans, models,
@@ -131,8 +110,7 @@ export function createDrawing(page) {
     }
     const box = viewBox($('view'), { embed: s.embed, below: s.embed ? $('embed-caption').offsetHeight : 0 });
     const axis = axisOf(run, s);
-    const lines = legendLines(s, page.models.info()?.config);
-    if (axis.spanLabel) lines.push(`Span ${axis.spanLabel} (shift-click tokens, or tap them after “Select span”, to add or remove them): its row is the attention from the span and its column the attention to the span, each summed over its tokens.`);
+    const lines = legendLines(s, v, page.models.info()?.config, axis);
     const env = {
       axis,
       src: s.mode === 'norm' ? run.norms : run.attn,
