@@ -15,35 +15,13 @@
 #include "kernels_impl.h"
 #include "bertlens.h"
 #include "bundle.h"
+#include "dtype.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 /* ------------------------------------------------------------ weights */
-
-float blk_half_to_float(uint16_t h) {
-    uint32_t sign = (uint32_t)(h >> 15) << 31, exp = (h >> 10) & 0x1f, man = h & 0x3ff, bits;
-    if (exp == 0) {
-        if (man == 0) {
-            bits = sign;
-        } else { /* subnormal half: normalize */
-            int e = -1;
-            do {
-                e++;
-                man <<= 1;
-            } while (!(man & 0x400));
-            bits = sign | ((uint32_t)(127 - 15 - e) << 23) | ((man & 0x3ff) << 13);
-        }
-    } else if (exp == 31) {
-        bits = sign | 0x7f800000u | (man << 13);
-    } else {
-        bits = sign | ((exp - 15 + 127) << 23) | (man << 13);
-    }
-    float f;
-    memcpy(&f, &bits, 4);
-    return f;
-}
 
 #if BLK_SIMD && !defined(__wasm_simd128__)
 static int blk_x86_state = -1; /* -1: not decided yet */
@@ -113,7 +91,7 @@ static float qscale(const blk_weight *w, int32_t r, int32_t b) {
     if (bits) { /* QN: the two byte planes of the float16 scales follow the high and low planes */
         const uint8_t *slo = w->data + n + n * (size_t)(bits - 8) / 8, *shi = slo + n / BL_QBLOCK;
         size_t i = (size_t)r * (w->k / BL_QBLOCK) + b;
-        return blk_half_to_float((uint16_t)(slo[i] | shi[i] << 8));
+        return bli_f16_to_f32((uint16_t)(slo[i] | shi[i] << 8));
     }
     size_t qbytes = w->dtype == BL_Q8 ? n : n / 2;
     float s;
@@ -148,7 +126,7 @@ void blk_weight_row(const blk_weight *w, int32_t r, float *out) {
         for (int32_t i = 0; i < k; i++) {
             uint16_t h;
             memcpy(&h, w->data + ((size_t)r * k + i) * 2, 2);
-            out[i] = blk_half_to_float(h);
+            out[i] = bli_f16_to_f32(h);
         }
         break;
     case BL_Q8: {

@@ -110,8 +110,6 @@ void blk_activate_scalar(float *x, size_t n, int32_t act);
 void blk_erf_vec(float *x, size_t n);
 void blk_exp_vec(float *x, size_t n);
 
-float blk_half_to_float(uint16_t h);
-
 /* Which kernels run: "scalar", "wasm-simd128", "sse4.1" or "avx2+fma". */
 const char *blk_simd_name(void);
 
