@@ -1,7 +1,8 @@
 /* cli.h — internal to the native front end (build/bertlens): what its
- * command files share. cli.c reads bundles, holds --threads and dispatches;
- * each command group lives in its own cli_*.c and formats its own output
- * over the library (bertlens.h), printing every error on stderr.
+ * files share. cli.c takes --threads and dispatches; cli_common.c reads
+ * bundles and holds the thread count; each command group lives in its own
+ * cli_*.c and formats its own output over the library (bertlens.h),
+ * printing every error on stderr.
  */
 #ifndef BL_CLI_H
 #define BL_CLI_H
@@ -11,7 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* ------------------------------------------------------- cli.c: bundles */
+/* ------------------------------------------------ cli_common.c: bundles */
 
 typedef struct {
     void *bytes;  /* 64-byte aligned copy of the inflated bundle */
@@ -19,9 +20,15 @@ typedef struct {
     bl_model *model;
 } bli_cli_bundle;
 
+/* Read a bundle file (.blb, or .blb.gz inflated) into 64-byte aligned
+ * memory of at most the size its header declares; 0, or -1 with a reason. */
+int bli_cli_read_bundle(const char *path, void **out, size_t *out_size, char *err, size_t errlen);
 /* Load BUNDLE (.blb or .blb.gz) or print why not. Returns 0 on success. */
 int bli_cli_open_bundle(const char *path, bli_cli_bundle *cb);
 void bli_cli_close_bundle(bli_cli_bundle *cb);
+/* The --threads count (0: one per core) every state gets. */
+void bli_cli_set_threads(int32_t n);
+int32_t bli_cli_threads(void);
 /* bl_state_new on the --threads count. */
 bl_state *bli_cli_new_state(const bl_model *m, int32_t max_tokens, unsigned flags, char *err, size_t errlen);
 

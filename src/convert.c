@@ -13,7 +13,7 @@
  * Source tensors of dtype F16, BF16 and F64 become float32 first (F64 rounds
  * to nearest), as np.asarray(..., dtype=float32) does.
  */
-#include "convert_impl.h"
+#include "conv_state.h"
 #include "bundle.h"
 #include "dtype.h"
 #include "error.h"
@@ -26,31 +26,6 @@
 
 /* ------------------------------------------------------------- state */
 
-const char *const bli_conv_src_names[SRC_OTHER] = {"F32", "F16", "BF16", "F64", "I64"};
-const int bli_conv_src_size[SRC_OTHER + 1] = {4, 2, 2, 8, 8, 0};
-const char *const bli_conv_distil_names[9][2] = {
-    {"transformer.layer.", "encoder.layer."},          {".attention.q_lin.", ".attention.self.query."},
-    {".attention.k_lin.", ".attention.self.key."},     {".attention.v_lin.", ".attention.self.value."},
-    {".attention.out_lin.", ".attention.output.dense."}, {".sa_layer_norm.", ".attention.output.LayerNorm."},
-    {".ffn.lin1.", ".intermediate.dense."},            {".ffn.lin2.", ".output.dense."},
-    {".output_layer_norm.", ".output.LayerNorm."}};
-
-void bli_conv_logf(bli_conv *c, const char *fmt, ...) {
-    if (!c->log) return;
-    char line[1024];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(line, sizeof line, fmt, ap);
-    va_end(ap);
-    c->log(c->log_ctx, line);
-}
-
-char *bli_conv_strdup(const char *s) {
-    size_t n = strlen(s) + 1;
-    char *d = malloc(n);
-    if (d) memcpy(d, s, n);
-    return d;
-}
 
 bli_conv *bli_conv_new(const bli_conv_opts *o, bli_conv_log log, void *log_ctx, char *err, size_t errlen) {
     const char *dt = o && o->dtype ? o->dtype : "q8";
@@ -204,15 +179,15 @@ static uint64_t align_up(uint64_t n) { return (n + ALIGN - 1) / ALIGN * ALIGN; }
 static int provenance(const bli_conv *c, bli_jbuf *b, const char *sha) {
     const char *lic = c->license ? c->license : "unknown";
     int n = 0;
-    meta_str(b, "source.name", c->name), n++;
-    meta_str(b, "source.license", lic), n++;
-    meta_str(b, "source.sha256", sha), n++;
-    meta_str(b, "source.file", c->sharded ? "model.safetensors.index.json" : "model.safetensors"), n++;
-    meta_str(b, "converter.version", BLI_CONVERTER_VERSION), n++;
-    meta_str(b, "weights.dtype", bl_dtype_name(c->dtype)), n++;
-    meta_str(b, "weights.embed_dtype", bl_dtype_name(c->embed_dtype)), n++;
-    meta_str(b, "weights.rounding", "nearest"), n++;
-    if (c->max_seq) meta_str(b, "sentence.max_seq_length", c->max_seq), n++;
+    bli_conv_meta_str(b, "source.name", c->name), n++;
+    bli_conv_meta_str(b, "source.license", lic), n++;
+    bli_conv_meta_str(b, "source.sha256", sha), n++;
+    bli_conv_meta_str(b, "source.file", c->sharded ? "model.safetensors.index.json" : "model.safetensors"), n++;
+    bli_conv_meta_str(b, "converter.version", BLI_CONVERTER_VERSION), n++;
+    bli_conv_meta_str(b, "weights.dtype", bl_dtype_name(c->dtype)), n++;
+    bli_conv_meta_str(b, "weights.embed_dtype", bl_dtype_name(c->embed_dtype)), n++;
+    bli_conv_meta_str(b, "weights.rounding", "nearest"), n++;
+    if (c->max_seq) bli_conv_meta_str(b, "sentence.max_seq_length", c->max_seq), n++;
     return n;
 }
 
@@ -392,14 +367,14 @@ int bli_conv_finish(bli_conv *c, bli_conv_sink sink, void *sink_ctx, char *err, 
     size_t table_at = b.len;
     for (int i = 0; i < c->n_ot; i++) {
         const otensor *t = &c->ot[i];
-        put32(&b, (uint32_t)strlen(t->name));
+        bli_conv_put32(&b, (uint32_t)strlen(t->name));
         bli_json_raw(&b, t->name, strlen(t->name));
-        put32(&b, (uint32_t)t->dtype);
-        put32(&b, (uint32_t)t->n_dims);
-        for (int d = 0; d < t->n_dims; d++) put64(&b, (uint64_t)t->dims[d]);
-        put64(&b, t->off);
-        put64(&b, t->nbytes);
-        put32(&b, t->crc);
+        bli_conv_put32(&b, (uint32_t)t->dtype);
+        bli_conv_put32(&b, (uint32_t)t->n_dims);
+        for (int d = 0; d < t->n_dims; d++) bli_conv_put64(&b, (uint64_t)t->dims[d]);
+        bli_conv_put64(&b, t->off);
+        bli_conv_put64(&b, t->nbytes);
+        bli_conv_put32(&b, t->crc);
     }
     if (b.oom || table_at != c->meta_size || b.len - table_at != c->table_size) {
         bli_jbuf_free(&b);

@@ -1,10 +1,10 @@
-/* convert_config.c — the converter's first stages (convert_impl.h): the
+/* convert_config.c — the converter's first stages (conv_state.h): the
  * checkpoint's small files (which ones are wanted, where they are), then
  * config.json -> the model's shape, the vocabulary and tokenizer settings
  * (vocab.txt or tokenizer.json, tokenizer_config.json) and the
  * sentence-transformers settings, as metadata entries in convert.py's order.
  */
-#include "convert_impl.h"
+#include "conv_state.h"
 #include "bundle.h"
 #include "error.h"
 #include "utf8.h"
@@ -393,34 +393,34 @@ int bli_conv_stage_vocab(bli_conv *c, char *err, size_t errlen) {
 
     /* Metadata up to the provenance, in convert.py's order. */
     const bl_config *k = &c->cfg;
-    meta_u32(c, "bert.n_layers", (uint32_t)k->n_layers);
-    meta_u32(c, "bert.n_heads", (uint32_t)k->n_heads);
-    meta_u32(c, "bert.hidden", (uint32_t)k->hidden);
-    meta_u32(c, "bert.intermediate", (uint32_t)k->intermediate);
-    meta_u32(c, "bert.max_positions", (uint32_t)k->max_positions);
-    meta_u32(c, "bert.type_vocab_size", (uint32_t)k->type_vocab_size);
-    meta_u32(c, "bert.vocab_size", (uint32_t)k->vocab_size);
-    meta_key(&c->meta, "bert.ln_eps", BL_META_F32);
+    bli_conv_meta_u32(c, "bert.n_layers", (uint32_t)k->n_layers);
+    bli_conv_meta_u32(c, "bert.n_heads", (uint32_t)k->n_heads);
+    bli_conv_meta_u32(c, "bert.hidden", (uint32_t)k->hidden);
+    bli_conv_meta_u32(c, "bert.intermediate", (uint32_t)k->intermediate);
+    bli_conv_meta_u32(c, "bert.max_positions", (uint32_t)k->max_positions);
+    bli_conv_meta_u32(c, "bert.type_vocab_size", (uint32_t)k->type_vocab_size);
+    bli_conv_meta_u32(c, "bert.vocab_size", (uint32_t)k->vocab_size);
+    bli_conv_meta_key(&c->meta, "bert.ln_eps", BL_META_F32);
     {
         uint32_t bits;
         memcpy(&bits, &c->ln_eps, 4);
-        put32(&c->meta, bits);
+        bli_conv_put32(&c->meta, bits);
     }
-    meta_str(&c->meta, "bert.activation", c->activation);
-    meta_key(&c->meta, "tokenizer.vocab", BL_META_STRARR);
-    put32(&c->meta, (uint32_t)n);
+    bli_conv_meta_str(&c->meta, "bert.activation", c->activation);
+    bli_conv_meta_key(&c->meta, "tokenizer.vocab", BL_META_STRARR);
+    bli_conv_put32(&c->meta, (uint32_t)n);
     for (int i = 0; i < n; i++) {
-        put32(&c->meta, toks[i].len);
+        bli_conv_put32(&c->meta, toks[i].len);
         bli_json_raw(&c->meta, toks[i].s, toks[i].len);
     }
     c->n_meta += 3;
-    meta_u32(c, "tokenizer.lowercase", (uint32_t)lower);
-    meta_u32(c, "tokenizer.strip_accents", (uint32_t)strip);
-    meta_u32(c, "tokenizer.chinese_chars", (uint32_t)chinese);
-    meta_u32(c, "tokenizer.max_chars_per_word", (uint32_t)max_chars);
+    bli_conv_meta_u32(c, "tokenizer.lowercase", (uint32_t)lower);
+    bli_conv_meta_u32(c, "tokenizer.strip_accents", (uint32_t)strip);
+    bli_conv_meta_u32(c, "tokenizer.chinese_chars", (uint32_t)chinese);
+    bli_conv_meta_u32(c, "tokenizer.max_chars_per_word", (uint32_t)max_chars);
     static const char *const keys[5] = {"tokenizer.unk_id", "tokenizer.cls_id", "tokenizer.sep_id",
                                         "tokenizer.pad_id", "tokenizer.mask_id"};
-    for (int i = 0; i < 5; i++) meta_u32(c, keys[i], ids[i]);
+    for (int i = 0; i < 5; i++) bli_conv_meta_u32(c, keys[i], ids[i]);
     if (c->meta.oom) goto oom;
     {
         const char *base = strrchr(from, '/');

@@ -1,9 +1,9 @@
-/* convert_quant.c — the converter's tensor stage (convert_impl.h): one
+/* convert_quant.c — the converter's tensor stage (conv_state.h): one
  * source tensor to float32 (F16, BF16, F64 as np.asarray(float32)), checked
  * finite, then quantized to the bundle's dtype (the arithmetic in convert.c's
  * header comment, byte for byte convert.py's) and handed to the sink.
  */
-#include "convert_impl.h"
+#include "conv_state.h"
 #include "bundle.h"
 #include "dtype.h"
 #include "error.h"

@@ -1,15 +1,25 @@
-/* convert_safetensors.c — the converter's safetensors stage (convert_impl.h):
+/* convert_safetensors.c — the converter's safetensors stage (conv_state.h):
  * a file's head size from its first 8 bytes, then its JSON header -> the
  * source tensors (names normalized to BERT's, DistilBERT's renamed; dtype,
  * shape and byte range checked against the file's size in 64 bits).
  */
-#include "convert_impl.h"
+#include "conv_state.h"
 #include "error.h"
 #include "sizes.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* The tables of conv_state.h. */
+const char *const bli_conv_src_names[SRC_OTHER] = {"F32", "F16", "BF16", "F64", "I64"};
+const int bli_conv_src_size[SRC_OTHER + 1] = {4, 2, 2, 8, 8, 0};
+const char *const bli_conv_distil_names[9][2] = {
+    {"transformer.layer.", "encoder.layer."},          {".attention.q_lin.", ".attention.self.query."},
+    {".attention.k_lin.", ".attention.self.key."},     {".attention.v_lin.", ".attention.self.value."},
+    {".attention.out_lin.", ".attention.output.dense."}, {".sa_layer_norm.", ".attention.output.LayerNorm."},
+    {".ffn.lin1.", ".intermediate.dense."},            {".ffn.lin2.", ".output.dense."},
+    {".output_layer_norm.", ".output.LayerNorm."}};
 
 /* ------------------------------------------------------- safetensors */
 

@@ -1,4 +1,4 @@
-/* convert_impl.h — internal to the converter (convert.h): the state one
+/* conv_state.h — internal to the converter (convert.h): the state one
  * conversion carries from stage to stage, and what the stage files share.
  *
  *   convert.c              the driver: bli_conv_new / begin / plan / hash / finish
@@ -7,8 +7,8 @@
  *   convert_quant.c        one tensor: source dtype -> f32 -> the bundle's dtype
  *   sha256.c, dtype.h      source.sha256, the f16 codec
  */
-#ifndef BL_CONVERT_IMPL_H
-#define BL_CONVERT_IMPL_H
+#ifndef BL_CONV_STATE_H
+#define BL_CONV_STATE_H
 
 #include "convert.h"
 #include "bertlens.h"
@@ -17,7 +17,10 @@
 #include "json_read.h"
 #include "sha256.h"
 
+#include <stdarg.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define ALIGN 64u
@@ -98,8 +101,22 @@ struct bli_conv {
 #if defined(__GNUC__)
 __attribute__((format(printf, 2, 3)))
 #endif
-void bli_conv_logf(bli_conv *c, const char *fmt, ...);
-char *bli_conv_strdup(const char *s); /* NULL: out of memory */
+static inline void bli_conv_logf(bli_conv *c, const char *fmt, ...) {
+    if (!c->log) return;
+    char line[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    c->log(c->log_ctx, line);
+}
+
+static inline char *bli_conv_strdup(const char *s) {
+    size_t n = strlen(s) + 1;
+    char *d = malloc(n);
+    if (d) memcpy(d, s, n);
+    return d;
+}
 
 /* The checkpoint's files (convert_config.c). */
 const cfile *bli_conv_file_at(const bli_conv *c, const char *dir, const char *base);
@@ -114,31 +131,31 @@ int bli_conv_stage_sentence(bli_conv *c, char *err, size_t errlen);
 /* ---------------------------------------------------------- metadata
  * Entries of the bundle's metadata section (bundle.h), little-endian. */
 
-static inline void put32(bli_jbuf *b, uint32_t v) {
+static inline void bli_conv_put32(bli_jbuf *b, uint32_t v) {
     uint8_t p[4] = {(uint8_t)v, (uint8_t)(v >> 8), (uint8_t)(v >> 16), (uint8_t)(v >> 24)};
     bli_json_raw(b, (const char *)p, 4);
 }
 
-static inline void put64(bli_jbuf *b, uint64_t v) {
-    put32(b, (uint32_t)v);
-    put32(b, (uint32_t)(v >> 32));
+static inline void bli_conv_put64(bli_jbuf *b, uint64_t v) {
+    bli_conv_put32(b, (uint32_t)v);
+    bli_conv_put32(b, (uint32_t)(v >> 32));
 }
 
-static inline void meta_key(bli_jbuf *b, const char *key, uint32_t type) {
-    put32(b, (uint32_t)strlen(key));
+static inline void bli_conv_meta_key(bli_jbuf *b, const char *key, uint32_t type) {
+    bli_conv_put32(b, (uint32_t)strlen(key));
     bli_json_raw(b, key, strlen(key));
-    put32(b, type);
+    bli_conv_put32(b, type);
 }
 
-static inline void meta_u32(bli_conv *c, const char *key, uint32_t v) {
-    meta_key(&c->meta, key, BL_META_U32);
-    put32(&c->meta, v);
+static inline void bli_conv_meta_u32(bli_conv *c, const char *key, uint32_t v) {
+    bli_conv_meta_key(&c->meta, key, BL_META_U32);
+    bli_conv_put32(&c->meta, v);
     c->n_meta++;
 }
 
-static inline void meta_str(bli_jbuf *b, const char *key, const char *s) {
-    meta_key(b, key, BL_META_STR);
-    put32(b, (uint32_t)strlen(s));
+static inline void bli_conv_meta_str(bli_jbuf *b, const char *key, const char *s) {
+    bli_conv_meta_key(b, key, BL_META_STR);
+    bli_conv_put32(b, (uint32_t)strlen(s));
     bli_json_raw(b, s, strlen(s));
 }
 
