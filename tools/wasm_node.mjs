@@ -106,7 +106,7 @@ export function startWorker({ factory = loadFactory(DEFAULT_WASM_JS), scope = {}
 
 /** The converter as the page reaches it: worker.js's 'conv' handler, in a
  *  worker started here. Returns {call, module}: call(fn, args, bytes) for
- *  web/js/convert.js (what engine.conv is in the page; a failed message
+ *  web/js/engine/convert.js (what engine.conv is in the page; a failed message
  *  rejects), module the worker's wasm instance (to read its memory). */
 export async function workerConverter(protocol, jsPath = DEFAULT_WASM_JS) {
   let module = null;
@@ -122,7 +122,7 @@ export async function workerConverter(protocol, jsPath = DEFAULT_WASM_JS) {
   return { call, module };
 }
 
-/** A checkpoint folder as web/js/convert.js takes it (the page gives File
+/** A checkpoint folder as web/js/engine/convert.js takes it (the page gives File
  *  objects): [{name relative to dir, size, read(start, end) -> bytes}]. */
 export function folderEntries(dir) {
   const out = [];
