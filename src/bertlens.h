@@ -6,16 +6,19 @@
  * returns NULL or a negative code and writes a human-readable reason into a
  * caller-provided buffer (err, errlen; err may be NULL).
  *
- * Pieces, each in one file:
- *   bundle.c     bundle format (spec in bundle.h) -> bl_model
+ * Pieces, each in one file (or a family of files):
+ *   bundle.c     bundle format (spec in bundle.h) -> bl_model; dtypes and
+ *                the f16 codec in dtype.h
  *   tokenizer.c  BERT WordPiece, identical to Hugging Face      -> bl_tokens
+ *                (utf8.c: the one strict UTF-8 decoder)
  *   encoder.c    BERT forward pass exposing attention, q/k, norms
- *   kernels.c    matmul / layernorm / softmax / gelu, scalar + wasm SIMD
+ *   kernels*.c   matmul / layernorm / softmax / gelu, scalar + SIMD
  *   analyze.c    head features + pattern class, attention rollout
  *   embed.c      sentence embeddings (mean pooling, L2 norm)
- *   convert.c    Hugging Face checkpoint -> bundle (internal API: convert.h)
+ *   convert*.c   Hugging Face checkpoint -> bundle (internal API: convert.h)
+ *   json*.c      the JSON the two front ends print (json.h)
  *   wasm_api.c   thin EMSCRIPTEN_KEEPALIVE boundary for the web worker
- *   cli.c        build/bertlens: info | tokenize | attend | analyze | embed | convert
+ *   cli*.c       build/bertlens: info | tokenize | attend | analyze | embed | bench | convert | corpus
  *
  * Embedding: `make lib` builds build/libbertlens.a; include only this header
  * and link with -lbertlens -lm (tests/c/embed_example.c is a complete program):
