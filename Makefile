@@ -118,6 +118,11 @@ build/sizes_test: tests/c/sizes_test.c src/sizes.h src/error.h
 	@mkdir -p build
 	$(CC) $(CFLAGS) $(WARN) -o $@ $<
 
+# src/dtype.h's f16 codec as a program, for tests/test_dtype.py (against numpy).
+build/dtype_host: tests/c/dtype_host.c src/dtype.h src/bertlens.h
+	@mkdir -p build
+	$(CC) $(CFLAGS) $(WARN) -o $@ $<
+
 ASAN32 := clang -m32 -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 build/asan32/state_limits: tests/c/state_limits.c $(LIB_SRC) $(HDRS)
 	@mkdir -p build/asan32
@@ -229,7 +234,7 @@ test-models:
 test: check-tools native test-models test-native test-embed test-asan wasm test-wasm test-fidelity site test-web test-browser
 	@echo "ALL TESTS PASSED"
 
-test-native: build/bertlens build/kernel_host build/state_limits build/sizes_test build/hf_tok_host
+test-native: build/bertlens build/kernel_host build/state_limits build/sizes_test build/hf_tok_host build/dtype_host
 	$(NODE) tests/kernels.test.mjs --native
 	BERTLENS_SIMD=avx512 $(NODE) tests/kernels.test.mjs --native
 	BERTLENS_SIMD=avx2 $(NODE) tests/kernels.test.mjs --native
@@ -237,6 +242,7 @@ test-native: build/bertlens build/kernel_host build/state_limits build/sizes_tes
 	$(PYTHON) tools/gen_unicode.py --check
 	BERTLENS_THREADS_TEST=native $(NODE) --test tests/threads.test.mjs
 	$(PYTHON) tests/test_bundle.py
+	$(PYTHON) tests/test_dtype.py
 	$(PYTHON) tests/test_cli_security.py
 	$(NODE) tests/tokenizer.test.mjs --native
 	$(NODE) tests/hf_tokenizer.test.mjs
