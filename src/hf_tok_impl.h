@@ -27,6 +27,7 @@ size_t bli_hf_utf8_put(char *out, uint32_t c);
 int32_t bli_hfstr_utf8_len(const bli_hfstr *s, int32_t from, int32_t to);
 /* UTF-8 of s[from, to) into *buf (grown as needed; NUL-terminated); byte length or -1. */
 int64_t bli_hfstr_utf8(const bli_hfstr *s, int32_t from, int32_t to, char **buf, size_t *cap);
+int bli_hf_utf8_to_cps(const char *s, size_t n, uint32_t **out, int32_t *count); /* hf_tok_text.c */
 int bli_hf_is_ws(uint32_t cp); /* White_Space: Rust's char::is_whitespace, regex \s */
 
 /* tokenizers' NormalizedString::transform over the whole string: dest[k] is

@@ -1,13 +1,7 @@
-/* hf_tok_pretok.c — split patterns and the pre-tokenizers of tokenizer.json.
- *
- * tokenizers runs regular expressions (Oniguruma) for a few patterns; this
- * file has no regex engine: it recognizes the patterns the supported families
- * ship, each written out as a matcher with the same leftmost, first
- * alternative semantics, and refuses any other pattern by quoting it.
- *
- *   GPT-2 (ByteLevel):  's|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+
- *   DeBERTa-v2/v3:      \s{2,}|[\n\r\t]      (older converters: " {2,}")
- *   Split / Whitespace: \s+   \w+|[^\w\s]+   \p{N}+ / \d+ style digit runs
+/* hf_tok_pretok.c — the pre-tokenizers of tokenizer.json (ByteLevel,
+ * Metaspace, Bert, Whitespace, WhitespaceSplit, Punctuation, Digits,
+ * Split, Sequence) and the splits they produce; the split patterns they
+ * match are in hf_tok_pattern.c.
  */
 #include "hf_tok_impl.h"
 #include "error.h"
@@ -17,7 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define GPT2_RE "'s|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| ?[^\\s\\p{L}\\p{N}]+|\\s+(?!\\S)|\\s+"
 
 /* GPT-2's byte-to-unicode table: printable bytes (33-126, 161-172, 174-255)
  * stand for themselves, the others for 256 + their rank. */
@@ -39,177 +32,6 @@ static const uint16_t byte_char[256] = {
     224, 225, 226, 227, 228, 229, 230, 231, 232, 233, 234, 235, 236, 237, 238, 239,
     240, 241, 242, 243, 244, 245, 246, 247, 248, 249, 250, 251, 252, 253, 254, 255,
 };
-
-/* ------------------------------------------------------------ patterns */
-
-static int is_letter(uint32_t c) {
-    if (c < 0x80) return (c | 32) >= 'a' && (c | 32) <= 'z';
-    return bli_uc_gc(c) == BL_GC_LETTER;
-}
-static int is_number(uint32_t c) {
-    if (c < 0x80) return c >= '0' && c <= '9';
-    return bli_uc_gc(c) == BL_GC_NUMBER;
-}
-static int is_word(uint32_t c) { return bli_uc_is_word(c); }
-
-static int spans_push(bli_hfspans *o, int32_t s, int32_t e, int m) {
-    if (o->n == o->cap) {
-        int32_t cap = o->cap ? 2 * o->cap : 32;
-        if (cap > INT32_MAX / 16 || (size_t)cap > SIZE_MAX / sizeof *o->v) return -1;
-        bli_hfspan *v = realloc(o->v, (size_t)cap * sizeof *v);
-        if (!v) return -1;
-        o->v = v;
-        o->cap = cap;
-    }
-    o->v[o->n].s = s, o->v[o->n].e = e, o->v[o->n++].m = m;
-    return 0;
-}
-
-/* Length of the match of GPT-2's pattern at i (always >= 1). */
-static int32_t gpt2_at(const bli_hfch *c, int32_t n, int32_t i) {
-    uint32_t x = c[i].cp;
-    if (x == '\'' && i + 1 < n) {
-        uint32_t y = c[i + 1].cp;
-        if (y == 's' || y == 't' || y == 'm' || y == 'd') return 2;
-        if (i + 2 < n) {
-            uint32_t z = c[i + 2].cp;
-            if ((y == 'r' && z == 'e') || (y == 'v' && z == 'e') || (y == 'l' && z == 'l')) return 3;
-        }
-    }
-    int32_t j = i + (x == ' ' && i + 1 < n ? 1 : 0);
-    uint32_t f = c[j].cp;
-    if (j > i || x != ' ') {
-        int32_t k = j;
-        if (is_letter(f)) { while (k < n && is_letter(c[k].cp)) k++; return k - i; }
-        if (is_number(f)) { while (k < n && is_number(c[k].cp)) k++; return k - i; }
-        if (!bli_hf_is_ws(f)) {
-            while (k < n && !bli_hf_is_ws(c[k].cp) && !is_letter(c[k].cp) && !is_number(c[k].cp)) k++;
-            return k - i;
-        }
-    }
-    /* whitespace run: \s+(?!\S) backs off one character before a non-space */
-    int32_t k = i;
-    while (k < n && bli_hf_is_ws(c[k].cp)) k++;
-    if (k == n || k - i == 1) return k - i;
-    return k - i - 1;
-}
-
-int bli_hfpat_find(const bli_hfpat *p, const bli_hfstr *s, bli_hfspans *out) {
-    out->n = 0;
-    const bli_hfch *c = s->c;
-    int32_t n = s->n, prev = 0;
-#define MATCH(a, b) do { \
-        if ((a) > prev && spans_push(out, prev, (a), 0)) return -1; \
-        if (spans_push(out, (a), (b), 1)) return -1; \
-        prev = (b); \
-    } while (0)
-    for (int32_t i = 0; i < n;) {
-        uint32_t x = c[i].cp;
-        int32_t len = 0;
-        switch (p->kind) {
-        case HF_PAT_STRING:
-            if (i + p->n <= n) {
-                int32_t k = 0;
-                while (k < p->n && c[i + k].cp == p->cps[k]) k++;
-                if (k == p->n) len = p->n;
-            }
-            break;
-        case HF_PAT_CHAR_WS: len = bli_hf_is_ws(x); break;
-        case HF_PAT_CHAR_PUNCT: len = bli_uc_class(x) == BL_UC_PUNCT; break;
-        case HF_PAT_CHAR_DIGIT: len = bli_uc_is_numeric(x); break; /* Rust's is_numeric, not \p{N} */
-        case HF_PAT_CHAR: len = x == p->cps[0]; break;
-        case HF_PAT_RE_GPT2: len = gpt2_at(c, n, i); break;
-        case HF_PAT_RE_SPACES2_NRT:
-        case HF_PAT_RE_SPACES2:
-        case HF_PAT_RE_WS_RUN: {
-            int32_t k = i;
-            int (*sp)(uint32_t) = p->kind == HF_PAT_RE_SPACES2 ? NULL : bli_hf_is_ws;
-            while (k < n && (sp ? sp(c[k].cp) : c[k].cp == ' ')) k++;
-            if (p->kind == HF_PAT_RE_WS_RUN) len = k - i;
-            else if (k - i >= 2) len = k - i;
-            else if (p->kind == HF_PAT_RE_SPACES2_NRT && (x == '\n' || x == '\r' || x == '\t')) len = 1;
-            break;
-        }
-        case HF_PAT_RE_DIGIT_RUN: {
-            int32_t k = i;
-            while (k < n && is_number(c[k].cp)) k++;
-            len = k - i;
-            break;
-        }
-        case HF_PAT_RE_WORD_OR_PUNCT: {
-            int32_t k = i;
-            if (is_word(x)) while (k < n && is_word(c[k].cp)) k++;
-            else if (!bli_hf_is_ws(x)) while (k < n && !is_word(c[k].cp) && !bli_hf_is_ws(c[k].cp)) k++;
-            len = k - i;
-            break;
-        }
-        }
-        if (len > 0) {
-            MATCH(i, i + len);
-            i += len;
-        } else {
-            i++;
-        }
-    }
-    if (n > prev && spans_push(out, prev, n, 0)) return -1;
-#undef MATCH
-    return 0;
-}
-
-static int utf8_to_cps(const char *s, size_t n, uint32_t **out, int32_t *count) {
-    uint32_t *v = malloc((n + 1) * sizeof *v);
-    if (!v) return -1;
-    int32_t k = 0;
-    for (size_t i = 0; i < n;) {
-        unsigned char b = (unsigned char)s[i];
-        uint32_t c;
-        int len = b < 0x80 ? 1 : b < 0xE0 ? 2 : b < 0xF0 ? 3 : 4;
-        if (i + (size_t)len > n) { free(v); return -1; }
-        c = len == 1 ? b : len == 2 ? b & 0x1F : len == 3 ? b & 0x0F : b & 0x07;
-        for (int j = 1; j < len; j++) c = c << 6 | ((unsigned char)s[i + j] & 0x3F);
-        v[k++] = c;
-        i += (size_t)len;
-    }
-    *out = v;
-    *count = k;
-    return 0;
-}
-
-int bli_hfpat_read(bli_hfpat *p, const bli_jv *pattern, char *err, size_t errlen) {
-    memset(p, 0, sizeof *p);
-    const bli_jv *str = bli_jget(pattern, "String"), *re = bli_jget(pattern, "Regex");
-    if (str && str->type == BLI_JSTR) {
-        if (str->len == 0) { bli_set_err(err, errlen, "tokenizer.json: empty String pattern"); return -1; }
-        if (utf8_to_cps(str->str, str->len, &p->cps, &p->n)) { bli_set_err(err, errlen, "tokenizer.json: bad pattern"); return -1; }
-        p->kind = p->n == 1 ? HF_PAT_CHAR : HF_PAT_STRING;
-        return 0;
-    }
-    if (re && re->type == BLI_JSTR) {
-        static const struct { const char *re; int kind; } known[] = {
-            {GPT2_RE, HF_PAT_RE_GPT2},
-            {"\\s{2,}|[\\n\\r\\t]", HF_PAT_RE_SPACES2_NRT},
-            {" {2,}", HF_PAT_RE_SPACES2},
-            {"\\s+", HF_PAT_RE_WS_RUN},
-            {"\\w+|[^\\w\\s]+", HF_PAT_RE_WORD_OR_PUNCT},
-            {"\\p{N}+", HF_PAT_RE_DIGIT_RUN},
-        };
-        for (size_t k = 0; k < sizeof known / sizeof known[0]; k++)
-            if (strlen(known[k].re) == re->len && !memcmp(known[k].re, re->str, re->len)) {
-                p->kind = known[k].kind;
-                return 0;
-            }
-        bli_set_err(err, errlen, "tokenizer.json: regular expression %.120s is not supported (bertlens knows the "
-                    "patterns of GPT-2/RoBERTa/ModernBERT byte-level BPE and DeBERTa)", re->str);
-        return -1;
-    }
-    bli_set_err(err, errlen, "tokenizer.json: pattern is neither {\"String\"} nor {\"Regex\"}");
-    return -1;
-}
-
-void bli_hfpat_free(bli_hfpat *p) {
-    free(p->cps);
-    memset(p, 0, sizeof *p);
-}
 
 /* --------------------------------------------------------------- splits */
 
@@ -334,7 +156,7 @@ int bli_hfpretok_read(bli_hfpretok *p, const bli_jv *j, char *err, size_t errlen
         const bli_jv *r = bli_jget(j, "replacement"), *ps = bli_jget(j, "prepend_scheme");
         uint32_t *cps = NULL;
         int32_t n = 0;
-        if (!r || r->type != BLI_JSTR || utf8_to_cps(r->str, r->len, &cps, &n) || n != 1) {
+        if (!r || r->type != BLI_JSTR || bli_hf_utf8_to_cps(r->str, r->len, &cps, &n) || n != 1) {
             free(cps);
             bli_set_err(err, errlen, "tokenizer.json: Metaspace replacement must be one character");
             return -1;
