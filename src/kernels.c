@@ -1,9 +1,11 @@
 /* kernels.c — the kernels' shared part and their dispatch (see kernels.h):
- * wrapping, dequantizing and packing weights (blk_weight_*), scratch sizes,
+ * packing weights for the SIMD paths (blk_weight_pack), scratch sizes,
  * which implementation runs (blk_simd_name), and, in a scalar build, the
  * un-suffixed kernels as the scalar references.
  *
  * The kernels live in one file per instruction set, as in ggml's CPU backend:
+ *   kernels_weight.c   a weight as the bundle stores it: wrapping and
+ *                      dequantizing (blk_weight_init, blk_weight_row)
  *   kernels_ref.c      scalar references, always compiled (the tests compare
  *                      every other path with them)
  *   kernels_simd128.c  wasm SIMD128; on x86-64 the same source is the SSE4.1
@@ -63,18 +65,6 @@ const char *blk_simd_name(void) {
 #endif
 }
 
-int blk_weight_init(blk_weight *w, int32_t dtype, int32_t n, int32_t k, const uint8_t *data) {
-    memset(w, 0, sizeof *w);
-    if (n <= 0 || k <= 0 || !data) return -1;
-    if (dtype < BL_F32 || dtype >= BL_N_DTYPES) return -1;
-    if (dtype != BL_F32 && dtype != BL_F16 && k % BL_QBLOCK) return -1;
-    w->dtype = dtype;
-    w->n = n;
-    w->k = k;
-    w->data = data;
-    return 0;
-}
-
 void blk_weight_free(blk_weight *w) {
     free(w->pf);
     free(w->pq);
@@ -84,85 +74,11 @@ void blk_weight_free(blk_weight *w) {
     w->ps = NULL;
 }
 
-/* Scale of row r, block b (of 32) of a q8/q4/QN weight (scales follow the quants). */
-static float qscale(const blk_weight *w, int32_t r, int32_t b) {
-    const size_t n = (size_t)w->n * w->k;
-    const int bits = bli_qn_bits(w->dtype);
-    if (bits) { /* QN: the two byte planes of the float16 scales follow the high and low planes */
-        const uint8_t *slo = w->data + n + n * (size_t)(bits - 8) / 8, *shi = slo + n / BL_QBLOCK;
-        size_t i = (size_t)r * (w->k / BL_QBLOCK) + b;
-        return bli_f16_to_f32((uint16_t)(slo[i] | shi[i] << 8));
-    }
-    size_t qbytes = w->dtype == BL_Q8 ? n : n / 2;
-    float s;
-    memcpy(&s, w->data + qbytes + ((size_t)r * (w->k / BL_QBLOCK) + b) * 4, 4);
-    return s;
-}
-
-/* Integer of element (r, i) of a QN weight: high plane * 2^E + its E low bits. */
-static int qn_value(const blk_weight *w, int32_t r, int32_t i) {
-    const int e = bli_qn_bits(w->dtype) - 8;
-    const size_t n = (size_t)r * w->k + i;
-    int v = ((const int8_t *)w->data)[n] * (1 << e);
-    if (e) {
-        const uint8_t *lo = w->data + (size_t)w->n * w->k;
-        size_t bit = n * (size_t)e;
-        /* E <= 4 bits starting at bit % 8 <= 7 span at most two bytes; the
-         * second is read only when the bits reach it (never past the plane) */
-        unsigned two = lo[bit / 8];
-        if (bit % 8 + (size_t)e > 8) two |= (unsigned)lo[bit / 8 + 1] << 8;
-        v += (int)((two >> (bit % 8)) & ((1u << e) - 1));
-    }
-    return v;
-}
-
-void blk_weight_row(const blk_weight *w, int32_t r, float *out) {
-    const int32_t k = w->k;
-    switch (w->dtype) {
-    case BL_F32:
-        memcpy(out, w->data + (size_t)r * k * 4, (size_t)k * 4);
-        break;
-    case BL_F16:
-        for (int32_t i = 0; i < k; i++) {
-            uint16_t h;
-            memcpy(&h, w->data + ((size_t)r * k + i) * 2, 2);
-            out[i] = bli_f16_to_f32(h);
-        }
-        break;
-    case BL_Q8: {
-        const int8_t *q = (const int8_t *)w->data + (size_t)r * k;
-        for (int32_t b = 0; b < k / BL_QBLOCK; b++) {
-            float s = qscale(w, r, b);
-            for (int i = 0; i < BL_QBLOCK; i++) out[b * BL_QBLOCK + i] = s * (float)q[b * BL_QBLOCK + i];
-        }
-        break;
-    }
-    case BL_Q4: {
-        const uint8_t *p = w->data + (size_t)r * k / 2;
-        for (int32_t b = 0; b < k / BL_QBLOCK; b++) {
-            float s = qscale(w, r, b);
-            for (int i = 0; i < 16; i++) {
-                uint8_t byte = p[b * 16 + i];
-                out[b * BL_QBLOCK + i] = s * (float)((int)(byte & 15) - 8);
-                out[b * BL_QBLOCK + 16 + i] = s * (float)((int)(byte >> 4) - 8);
-            }
-        }
-        break;
-    }
-    default: /* QN */
-        for (int32_t b = 0; b < k / BL_QBLOCK; b++) {
-            float s = qscale(w, r, b);
-            for (int i = 0; i < BL_QBLOCK; i++) out[b * BL_QBLOCK + i] = s * (float)qn_value(w, r, b * BL_QBLOCK + i);
-        }
-        break;
-    }
-}
-
 #if BLK_SIMD
 /* Integer value of element (r, i) of a q8/q4/QN weight. */
 static int qvalue(const blk_weight *w, int32_t r, int32_t i) {
     if (w->dtype == BL_Q8) return ((const int8_t *)w->data)[(size_t)r * w->k + i];
-    if (w->dtype != BL_Q4) return qn_value(w, r, i);
+    if (w->dtype != BL_Q4) return blk_qn_value(w, r, i);
     int32_t b = i / BL_QBLOCK, j = i % BL_QBLOCK;
     uint8_t byte = w->data[(size_t)r * w->k / 2 + b * 16 + (j & 15)];
     return (int)(j < 16 ? byte & 15 : byte >> 4) - 8;
@@ -211,7 +127,7 @@ static int pack_groups(blk_weight *w) {
     double noise_bundle = 0;
     for (int32_t r = 0; r < n; r++)
         for (int32_t b = 0; b < nb; b++) {
-            double s = qscale(w, r, b), a = 0;
+            double s = blk_qscale(w, r, b), a = 0;
             for (int i = 0; i < BL_QBLOCK; i++) a += abs(qvalue(w, r, b * BL_QBLOCK + i));
             l1[(size_t)r * nb + b] = s * a;
             noise_bundle += s * s * BL_QBLOCK;
@@ -250,7 +166,7 @@ static int pack_groups(blk_weight *w) {
             int32_t i0 = g * qg * BL_QBLOCK, nv = (g + 1) * qg <= nb ? qg * BL_QBLOCK : k - i0;
             double s, L = 0, amax = 0;
             if (qg == 1) { /* the bundle's integers and scale */
-                s = qscale(w, r, g);
+                s = blk_qscale(w, r, g);
             } else {
                 for (int32_t i = i0; i < i0 + nv; i++) L += fabs(row[i]), amax = fabs(row[i]) > amax ? fabs(row[i]) : amax;
                 s = group_scale(row + i0, nv, L, amax);

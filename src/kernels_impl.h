@@ -19,6 +19,11 @@
  * adding them to a block sum in memory (when K > 2 * F32_KBLOCK). */
 #define F32_KBLOCK 256
 
+/* src/kernels_weight.c: the scale of row r, block b (of 32) of a q8/q4/QN
+ * weight, and the integer of element (r, i) of a QN weight. */
+float blk_qscale(const blk_weight *w, int32_t r, int32_t b);
+int blk_qn_value(const blk_weight *w, int32_t r, int32_t i);
+
 #if BLK_SIMD && !defined(__wasm_simd128__)
 /* x86-64 kernel levels (src/kernels.c, blk_x86_level): what the CPU has,
  * capped by BERTLENS_SIMD. */
