@@ -99,7 +99,7 @@ typedef struct {
 typedef struct {
     bl_state *s;
     int32_t cap;    /* tokens the state holds                             */
-    bl_corpus *top; /* this worker's top links                            */
+    bli_corpus *top; /* this worker's top links                            */
     char err[512];  /* first failure, if any                              */
     int failed;
 } worker;
@@ -131,7 +131,7 @@ static int run_slot(batch *b, worker *w, slot *sl) {
         return -1;
     memcpy(sl->heads, a.heads, (size_t)a.n_layers * (size_t)a.n_heads * sizeof *a.heads);
     bl_analysis_free(&a);
-    return bl_corpus_add_links(w->top, w->s, sl->toks.ids, sl->text, sl->line, w->err, sizeof w->err);
+    return bli_corpus_add_links(w->top, w->s, sl->toks.ids, sl->text, sl->line, w->err, sizeof w->err);
 }
 
 static void task_batch(void *arg, int wi, int n) {
@@ -161,13 +161,13 @@ static void jtoken(bli_jbuf *o, const bl_tokenizer *tk, int32_t id) {
     bli_json_string(o, s ? s : "", s ? strlen(s) : 0);
 }
 
-static void write_heads(bli_jbuf *o, const bl_corpus *c, const bl_model *m, int32_t top_n, bl_corpus_link *links) {
+static void write_heads(bli_jbuf *o, const bli_corpus *c, const bl_model *m, int32_t top_n, bli_corpus_link *links) {
     const bl_config *cfg = bl_model_config(m);
     const bl_tokenizer *tk = bl_model_tokenizer(m);
     for (int32_t l = 0; l < cfg->n_layers; l++)
         for (int32_t h = 0; h < cfg->n_heads; h++) {
-            bl_corpus_head hd;
-            bl_corpus_head_summary(c, l, h, &hd);
+            bli_corpus_head hd;
+            bli_corpus_head_summary(c, l, h, &hd);
             char tmp[64];
             int n = snprintf(tmp, sizeof tmp, "%s{\"layer\":%d,\"head\":%d", l || h ? "," : "", l, h);
             bli_json_raw(o, tmp, (size_t)n);
@@ -186,9 +186,9 @@ static void write_heads(bli_jbuf *o, const bl_corpus *c, const bl_model *m, int3
                 jnum(o, hd.class_fraction[k], 0);
             }
             bli_json_raw(o, "},\"top\":[", 9);
-            const int32_t nt = top_n ? bl_corpus_top(c, l, h, links) : 0;
+            const int32_t nt = top_n ? bli_corpus_top(c, l, h, links) : 0;
             for (int32_t i = 0; i < nt; i++) {
-                const bl_corpus_link *x = &links[i];
+                const bli_corpus_link *x = &links[i];
                 n = snprintf(tmp, sizeof tmp, "%s{\"text\":%lld,\"line\":%lld,\"query\":%d,\"key\":%d,\"weight\":",
                              i ? "," : "", (long long)x->text, (long long)x->line, x->query, x->key);
                 bli_json_raw(o, tmp, (size_t)n);
@@ -295,8 +295,8 @@ int bli_cmd_corpus(int argc, char **argv, int32_t threads, bli_read_bundle_fn re
     slot *slots = calloc((size_t)nslots, sizeof *slots);
     bl_head_features *heads = bli_alloc(BLI_BYTES(sizeof *heads, nslots, L, NH), 0, "a batch's features", err,
                                         sizeof err); /* [nslots][L][NH] */
-    bl_corpus *acc = bl_corpus_new(L, NH, top_n, err, sizeof err);
-    bl_corpus_link *links = bli_alloc(BLI_BYTES(sizeof *links, top_n), 0, "a top list", err, sizeof err);
+    bli_corpus *acc = bli_corpus_new(L, NH, top_n, err, sizeof err);
+    bli_corpus_link *links = bli_alloc(BLI_BYTES(sizeof *links, top_n), 0, "a top list", err, sizeof err);
     char *arena = NULL, *line = NULL; /* arena: [arena_cap] this batch's lines */
     size_t arena_cap = 0, line_cap = 0;
     bli_jbuf skipped = {0}, out = {0};
@@ -305,7 +305,7 @@ int bli_cmd_corpus(int argc, char **argv, int32_t threads, bli_read_bundle_fn re
         goto done;
     }
     for (int w = 0; w < nt; w++)
-        if (!(ws[w].top = bl_corpus_new(L, NH, top_n, err, sizeof err))) {
+        if (!(ws[w].top = bli_corpus_new(L, NH, top_n, err, sizeof err))) {
             bli_term_line(stderr, "bertlens: %s", err);
             goto done;
         }
@@ -347,7 +347,7 @@ int bli_cmd_corpus(int argc, char **argv, int32_t threads, bli_read_bundle_fn re
             used += sl->len;
         }
         /* tokenize in order (text indices), run on the workers, add in order */
-        int64_t text = bl_corpus_texts(acc);
+        int64_t text = bli_corpus_texts(acc);
         for (int k = 0; k < count; k++) {
             if (prepare_slot(&slots[k], arena, tk, cfg->max_positions)) goto done;
             if (slots[k].has_toks) {
@@ -366,7 +366,7 @@ int bli_cmd_corpus(int argc, char **argv, int32_t threads, bli_read_bundle_fn re
         for (int k = 0; k < count; k++) {
             slot *sl = &slots[k];
             if (sl->has_toks) {
-                bl_corpus_add_features(acc, sl->heads, sl->toks.n);
+                bli_corpus_add_features(acc, sl->heads, sl->toks.n);
                 bl_tokens_free(&sl->toks);
                 sl->has_toks = 0;
             } else {
@@ -379,14 +379,14 @@ int bli_cmd_corpus(int argc, char **argv, int32_t threads, bli_read_bundle_fn re
             }
         }
     }
-    for (int w = 0; w < nt; w++) bl_corpus_merge(acc, ws[w].top);
+    for (int w = 0; w < nt; w++) bli_corpus_merge(acc, ws[w].top);
     if (truncated)
         fprintf(stderr, "bertlens: note: %lld inputs were truncated to the model's %d tokens\n", (long long)truncated,
                 cfg->max_positions);
 
     char tmp[96];
-    int n = snprintf(tmp, sizeof tmp, "{\"texts\":%lld,\"tokens\":%lld,\"skipped\":[", (long long)bl_corpus_texts(acc),
-                     (long long)bl_corpus_tokens(acc));
+    int n = snprintf(tmp, sizeof tmp, "{\"texts\":%lld,\"tokens\":%lld,\"skipped\":[", (long long)bli_corpus_texts(acc),
+                     (long long)bli_corpus_tokens(acc));
     bli_json_raw(&out, tmp, (size_t)n);
     if (skipped.len) bli_json_raw(&out, skipped.data, skipped.len);
     bli_json_raw(&out, "],\"heads\":[", 11);
@@ -404,7 +404,7 @@ done:
         if (slots[k].has_toks) bl_tokens_free(&slots[k].toks);
     for (int w = 0; ws && w < nt; w++) {
         bl_state_free(ws[w].s);
-        bl_corpus_free(ws[w].top);
+        bli_corpus_free(ws[w].top);
     }
     bli_pool_free(pool);
     free(ws);
@@ -413,7 +413,7 @@ done:
     free(links);
     free(arena);
     free(line);
-    bl_corpus_free(acc);
+    bli_corpus_free(acc);
     bli_jbuf_free(&skipped);
     bli_jbuf_free(&out);
     if (in != stdin) fclose(in);

@@ -26,23 +26,23 @@ typedef struct {
     int64_t klass[N_CLASSES]; /* inputs per class                          */
 } head_acc;
 
-struct bl_corpus {
+struct bli_corpus {
     int32_t L, NH, top_n;
     int64_t texts, tokens;
     head_acc *acc;       /* [L * NH]                                        */
-    bl_corpus_link *top; /* [L * NH][top_n] a heap per head, weakest at [0] */
+    bli_corpus_link *top; /* [L * NH][top_n] a heap per head, weakest at [0] */
     int32_t *n_top;      /* [L * NH] links held by each heap                */
-    uint8_t *roles;      /* [roles_cap] scratch for bl_corpus_add_links     */
+    uint8_t *roles;      /* [roles_cap] scratch for bli_corpus_add_links     */
     int32_t roles_cap;
 };
 
-bl_corpus *bl_corpus_new(int32_t n_layers, int32_t n_heads, int32_t top_n, char *err, size_t errlen) {
+bli_corpus *bli_corpus_new(int32_t n_layers, int32_t n_heads, int32_t top_n, char *err, size_t errlen) {
     if (n_layers < 1 || n_heads < 1 || top_n < 0 || top_n > BL_CORPUS_MAX_TOP) {
-        bli_set_err(err, errlen, "bl_corpus_new: %d layers x %d heads, top %d: expected at least one head and "
+        bli_set_err(err, errlen, "bli_corpus_new: %d layers x %d heads, top %d: expected at least one head and "
                     "0..%d links", n_layers, n_heads, top_n, BL_CORPUS_MAX_TOP);
         return NULL;
     }
-    bl_corpus *c = calloc(1, sizeof *c);
+    bli_corpus *c = calloc(1, sizeof *c);
     if (!c) {
         bli_set_err(err, errlen, "out of memory for a corpus accumulator");
         return NULL;
@@ -54,13 +54,13 @@ bl_corpus *bl_corpus_new(int32_t n_layers, int32_t n_heads, int32_t top_n, char 
     if (!(c->acc = bli_alloc(BLI_BYTES(sizeof *c->acc, heads), 1, "the corpus sums", err, errlen)) ||
         !(c->n_top = bli_alloc(BLI_BYTES(sizeof *c->n_top, heads), 1, "the corpus top lists", err, errlen)) ||
         !(c->top = bli_alloc(BLI_BYTES(sizeof *c->top, heads, top_n), 0, "the corpus top lists", err, errlen))) {
-        bl_corpus_free(c);
+        bli_corpus_free(c);
         return NULL;
     }
     return c;
 }
 
-void bl_corpus_free(bl_corpus *c) {
+void bli_corpus_free(bli_corpus *c) {
     if (!c) return;
     free(c->acc);
     free(c->top);
@@ -71,7 +71,7 @@ void bl_corpus_free(bl_corpus *c) {
 
 /* ------------------------------------------------------------ features */
 
-int bl_corpus_add_features(bl_corpus *c, const bl_head_features *heads, int32_t T) {
+int bli_corpus_add_features(bli_corpus *c, const bl_head_features *heads, int32_t T) {
     if (!c || !heads || T < 1) return -1;
     for (int32_t k = 0; k < c->L * c->NH; k++) {
         const bl_head_features *f = &heads[k];
@@ -89,7 +89,7 @@ int bl_corpus_add_features(bl_corpus *c, const bl_head_features *heads, int32_t 
 /* --------------------------------------------------------------- links */
 
 /* 1 if x ranks before y: more weight, then lower text, query, key. */
-static int ranks_before(const bl_corpus_link *x, const bl_corpus_link *y) {
+static int ranks_before(const bli_corpus_link *x, const bli_corpus_link *y) {
     if (x->weight != y->weight) return x->weight > y->weight;
     if (x->text != y->text) return x->text < y->text;
     if (x->query != y->query) return x->query < y->query;
@@ -97,14 +97,14 @@ static int ranks_before(const bl_corpus_link *x, const bl_corpus_link *y) {
 }
 
 /* Restore the heap (weakest at the root) below position i. */
-static void sift_down(bl_corpus_link *h, int32_t n, int32_t i) {
+static void sift_down(bli_corpus_link *h, int32_t n, int32_t i) {
     for (;;) {
         int32_t w = i;
         const int32_t l = 2 * i + 1, r = l + 1;
         if (l < n && ranks_before(&h[w], &h[l])) w = l;
         if (r < n && ranks_before(&h[w], &h[r])) w = r;
         if (w == i) return;
-        const bl_corpus_link t = h[i];
+        const bli_corpus_link t = h[i];
         h[i] = h[w];
         h[w] = t;
         i = w;
@@ -112,14 +112,14 @@ static void sift_down(bl_corpus_link *h, int32_t n, int32_t i) {
 }
 
 /* Offer link x to heap h (n of cap held). */
-static void offer(bl_corpus_link *h, int32_t *n, int32_t cap, const bl_corpus_link *x) {
+static void offer(bli_corpus_link *h, int32_t *n, int32_t cap, const bli_corpus_link *x) {
     if (*n < cap) { /* room: append and sift up */
         int32_t i = (*n)++;
         h[i] = *x;
         while (i > 0) {
             const int32_t p = (i - 1) / 2;
             if (!ranks_before(&h[p], &h[i])) break;
-            const bl_corpus_link t = h[i];
+            const bli_corpus_link t = h[i];
             h[i] = h[p];
             h[p] = t;
             i = p;
@@ -130,22 +130,22 @@ static void offer(bl_corpus_link *h, int32_t *n, int32_t cap, const bl_corpus_li
     }
 }
 
-int bl_corpus_add_links(bl_corpus *c, const bl_state *s, const int32_t *ids, int64_t text, int64_t line, char *err,
+int bli_corpus_add_links(bli_corpus *c, const bl_state *s, const int32_t *ids, int64_t text, int64_t line, char *err,
                         size_t errlen) {
     if (!c || !s || !ids) {
-        bli_set_err(err, errlen, "bl_corpus_add_links: missing accumulator, state or ids");
+        bli_set_err(err, errlen, "bli_corpus_add_links: missing accumulator, state or ids");
         return -1;
     }
     const bl_model *m = bl_state_model(s);
     const bl_config *cfg = bl_model_config(m);
     const int32_t T = bl_state_tokens(s);
     if (cfg->n_layers != c->L || cfg->n_heads != c->NH) {
-        bli_set_err(err, errlen, "bl_corpus_add_links: the model has %d x %d heads, the accumulator %d x %d",
+        bli_set_err(err, errlen, "bli_corpus_add_links: the model has %d x %d heads, the accumulator %d x %d",
                     cfg->n_layers, cfg->n_heads, c->L, c->NH);
         return -1;
     }
     if (T < 1 || !bl_attention(s, 0)) {
-        bli_set_err(err, errlen, "bl_corpus_add_links: run bl_forward with BL_KEEP_ATTN first");
+        bli_set_err(err, errlen, "bli_corpus_add_links: run bl_forward with BL_KEEP_ATTN first");
         return -1;
     }
     if (c->top_n == 0) return 0;
@@ -165,7 +165,7 @@ int bl_corpus_add_links(bl_corpus *c, const bl_state *s, const int32_t *ids, int
         const float *att = bl_attention(s, l); /* [NH][T][T] */
         for (int32_t h = 0; h < c->NH; h++) {
             const size_t k = (size_t)l * c->NH + h;
-            bl_corpus_link *heap = c->top + k * (size_t)c->top_n;
+            bli_corpus_link *heap = c->top + k * (size_t)c->top_n;
             int32_t *n = &c->n_top[k];
             const float *a = att + (size_t)h * TT;
             for (int32_t i = 0; i < T; i++) {
@@ -176,7 +176,7 @@ int bl_corpus_add_links(bl_corpus *c, const bl_state *s, const int32_t *ids, int
                     /* full heap: only a weight at least the root's can enter */
                     if (j == i || (c->roles[j] & special) || isnan(w) || (*n == c->top_n && w < heap[0].weight))
                         continue;
-                    const bl_corpus_link x = {.weight = w, .query = i, .key = j, .query_id = ids[i],
+                    const bli_corpus_link x = {.weight = w, .query = i, .key = j, .query_id = ids[i],
                                               .key_id = ids[j], .text = text, .line = line};
                     offer(heap, n, c->top_n, &x);
                 }
@@ -186,14 +186,14 @@ int bl_corpus_add_links(bl_corpus *c, const bl_state *s, const int32_t *ids, int
     return 0;
 }
 
-int bl_corpus_merge(bl_corpus *into, const bl_corpus *from) {
+int bli_corpus_merge(bli_corpus *into, const bli_corpus *from) {
     if (!into || !from || into->L != from->L || into->NH != from->NH || into->top_n != from->top_n) return -1;
     for (int32_t k = 0; k < into->L * into->NH; k++) {
         head_acc *a = &into->acc[k];
         const head_acc *b = &from->acc[k];
         for (int i = 0; i < N_FEATURES; i++) a->sum[i] += b->sum[i], a->n[i] += b->n[i];
         for (int i = 0; i < N_CLASSES; i++) a->klass[i] += b->klass[i];
-        const bl_corpus_link *src = from->top + (size_t)k * from->top_n;
+        const bli_corpus_link *src = from->top + (size_t)k * from->top_n;
         for (int32_t i = 0; i < from->n_top[k]; i++)
             offer(into->top + (size_t)k * into->top_n, &into->n_top[k], into->top_n, &src[i]);
     }
@@ -204,10 +204,10 @@ int bl_corpus_merge(bl_corpus *into, const bl_corpus *from) {
 
 /* ------------------------------------------------------------- results */
 
-int64_t bl_corpus_texts(const bl_corpus *c) { return c ? c->texts : 0; }
-int64_t bl_corpus_tokens(const bl_corpus *c) { return c ? c->tokens : 0; }
+int64_t bli_corpus_texts(const bli_corpus *c) { return c ? c->texts : 0; }
+int64_t bli_corpus_tokens(const bli_corpus *c) { return c ? c->tokens : 0; }
 
-int bl_corpus_head_summary(const bl_corpus *c, int32_t layer, int32_t head, bl_corpus_head *out) {
+int bli_corpus_head_summary(const bli_corpus *c, int32_t layer, int32_t head, bli_corpus_head *out) {
     if (!c || !out || layer < 0 || layer >= c->L || head < 0 || head >= c->NH) return -1;
     const head_acc *a = &c->acc[(size_t)layer * c->NH + head];
     double mean[N_FEATURES];
@@ -228,7 +228,7 @@ static int cmp_links(const void *x, const void *y) {
     return ranks_before(x, y) ? -1 : ranks_before(y, x) ? 1 : 0;
 }
 
-int32_t bl_corpus_top(const bl_corpus *c, int32_t layer, int32_t head, bl_corpus_link *out) {
+int32_t bli_corpus_top(const bli_corpus *c, int32_t layer, int32_t head, bli_corpus_link *out) {
     if (!c || layer < 0 || layer >= c->L || head < 0 || head >= c->NH) return -1;
     const size_t k = (size_t)layer * c->NH + head;
     const int32_t n = c->n_top[k];
