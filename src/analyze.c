@@ -10,7 +10,7 @@
  * L = 6 (two rollouts: 1.6 G), in f32 on the kernels' SIMD product
  * (blk_matmul_nt; its scalar reference in scalar builds): the products of
  * row-stochastic matrices stay within 1e-5 of the numpy references in
- * double (tests/analyze.test.mjs; measured max |d| in the README).
+ * double (tests/analyze.test.mjs; measured max |d| in docs/analyses.md).
  *
  * Threads: bl_analyze runs on the state's pool (bl_state_set_threads), like
  * the forward pass: heads' features handed out one head at a time, the

@@ -303,7 +303,7 @@ int32_t bl_embed_max_tokens(const bl_model *m, int *from_meta, char *err, size_t
  *                 else                                -> heterogeneous
  *               The thresholds were chosen on 144 maps of all-MiniLM-L6-v2
  *               labelled by eye and checked on 72 other maps
- *               (tests/fixtures/analyze/labels.json, README "Analyses").
+ *               (tests/fixtures/analyze/labels.json, docs/analyses.md).
  *
  * Rollout (Abnar & Zuidema 2020): with M_l the mean over heads of layer l's
  * attention, A~_l = 0.5 M_l + 0.5 I, R_0 = A~_0, R_l = A~_l R_(l-1).

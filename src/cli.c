@@ -72,7 +72,7 @@ static void usage(FILE *f) {
             "  bertlens analyze BUNDLE TEXT [TEXT_B]   head features + classes, rollout\n"
             "  bertlens corpus [--top N] BUNDLE FILE   every head over many inputs (a line each, TAB before B; - stdin)\n"
             "  bertlens bench [--tokens 16,128,512] [--runs N] [--flags attn|none] BUNDLE   forward-pass timings\n"
-            "  bertlens convert CHECKPOINT_DIR OUT.blb[.gz] [--dtype f32|f16|q8|q4] [--embed-dtype D] [--name N]\n"
+            "  bertlens convert CHECKPOINT_DIR OUT.blb[.gz] [--dtype f32|f16|q8|q4|q8h|q9|q10|q11|q12] [--embed-dtype D] [--name N]\n"
             "                  [--license SPDX] [--cased]   Hugging Face BERT folder -> bundle\n"
             "  --threads N (any command): threads of the forward pass, default one per core\n",
             BL_VERSION);

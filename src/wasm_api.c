@@ -8,7 +8,7 @@
  *
  *   blw_simd blw_load blw_error blw_info_json blw_tokenize_json blw_run
  *   blw_forward_ids blw_tokens_json blw_attention blw_norms blw_queries
- *   blw_keys blw_layer_queries blw_layer_keys blw_hidden   (the API in README)
+ *   blw_keys blw_layer_queries blw_layer_keys blw_hidden   (the API in docs/engine.md)
  *   blw_analyze_json blw_rollout blw_head_analyze   analyses (analyze.c)
  *   blw_head_compare                          two runs' heads compared (analyze.c)
  *   blw_set_head_mask blw_embedding          head ablation, sentence embedding

@@ -3,7 +3,7 @@
 // Emscripten glue (MODULARIZE, factory createBertlens) is loaded with
 // importScripts.
 //
-// Messages in:  {id, type: 'init'|'load'|'run'|'like'|'analyze'|'compare', ...}   (see engine.js)
+// Messages in:  {id, type: 'init'|'load'|'run'|'conv'|'like'|'analyze'|'qk'|'compare', ...}   (see engine.js)
 // Messages out: {id, ok: true, result} or {id, ok: false, error}
 // The run request and its result: web/js/lib/protocol.js. This classic worker
 // cannot import that module; 'init' brings its WORKER_PROTOCOL (the KEEP_*
@@ -182,7 +182,7 @@ function threadCount() {
 }
 
 /** The pthreads build needs SharedArrayBuffer, which a browser gives only
- *  to a cross-origin isolated page (COOP + COEP headers, README "Threads");
+ *  to a cross-origin isolated page (COOP + COEP headers, docs/page.md, "Threads");
  *  an embed in another site's page, a host without those headers or the
  *  one-file page (no mt files) get the single-threaded build. */
 const canThread = (mt) => !!(mt && mt.glue && self.crossOriginIsolated === true && typeof SharedArrayBuffer === 'function');
