@@ -121,6 +121,7 @@ export const MAX_BUNDLE_BYTES = 2 ** 31;
 // file_size at offset 16 is the whole file's length.
 const MAGIC = [0x42, 0x45, 0x52, 0x54, 0x4c, 0x45, 0x4e, 0x53];
 const SIZE_END = 24; // bytes needed to read magic and file_size
+const GZIP_SLICE = 16 << 10; // compressed bytes handed to the decompressor at a time (gunzipIfNeeded)
 
 const hasMagic = (u8) => u8.length >= MAGIC.length && MAGIC.every((b, i) => u8[i] === b);
 
@@ -146,7 +147,18 @@ export async function gunzipIfNeeded(u8, { bundle = false } = {}) {
   }
   let reader;
   try {
-    reader = new Blob([u8]).stream().pipeThrough(new DecompressionStream('gzip')).getReader();
+    // The compressed bytes go in by slices of GZIP_SLICE, each written only
+    // when the unpacked side has been read: one slice unpacks to at most
+    // ~1032 times its size (deflate's limit), so memory stays bounded
+    // before the checks below can stop a bomb. A whole 2 MB file handed
+    // over at once let the browser unpack ~600 MB before the first read.
+    const ds = new DecompressionStream('gzip');
+    reader = ds.readable.getReader();
+    const writer = ds.writable.getWriter();
+    (async () => {
+      for (let i = 0; i < u8.length; i += GZIP_SLICE) await writer.write(u8.subarray(i, i + GZIP_SLICE));
+      await writer.close();
+    })().catch(() => {}); // a failure reaches the reader (damaged gzip) or comes from its cancel (stopped)
   } catch (e) {
     throw new DeliveryError('the file is damaged or cut short: its compressed data could not be unpacked', `gzip: ${rawText(e)}`);
   }
