@@ -121,7 +121,7 @@ export const MAX_BUNDLE_BYTES = 2 ** 31;
 // file_size at offset 16 is the whole file's length.
 const MAGIC = [0x42, 0x45, 0x52, 0x54, 0x4c, 0x45, 0x4e, 0x53];
 const SIZE_END = 24; // bytes needed to read magic and file_size
-const GZIP_SLICE = 16 << 10; // compressed bytes handed to the decompressor at a time (gunzipIfNeeded)
+const GZIP_SLICE = 64 << 10; // compressed bytes handed to the decompressor at a time (gunzipIfNeeded)
 
 const hasMagic = (u8) => u8.length >= MAGIC.length && MAGIC.every((b, i) => u8[i] === b);
 
@@ -147,7 +147,7 @@ export async function gunzipIfNeeded(u8, { bundle = false } = {}) {
   }
   let reader;
   try {
-    // The compressed bytes go in by slices of GZIP_SLICE, each written only
+    // The compressed bytes go in by slices of GZIP_SLICE (64 KB), each written only
     // when the unpacked side has been read: one slice unpacks to at most
     // ~1032 times its size (deflate's limit), so memory stays bounded
     // before the checks below can stop a bomb. A whole 2 MB file handed
