@@ -28,7 +28,7 @@ PYTHON  ?= python3
 # The library: every src/*.c except the front ends and fuzz targets.
 LIB_SRC  := $(filter-out src/cli.c src/cli_%.c src/wasm_%.c src/fuzz_%.c,$(wildcard src/*.c))
 # The wasm front end; its test build adds the kernels' test entry points (blw_k_*).
-WASM_SRC := src/wasm_api.c
+WASM_SRC := src/wasm_api.c src/wasm_convert.c
 WASM_TEST_SRC := $(WASM_SRC) src/wasm_kernel_tests.c
 CLI_SRC  := src/cli.c $(wildcard src/cli_*.c)
 HDRS     := $(wildcard src/*.h)
@@ -160,7 +160,7 @@ NO_TEST_EXPORTS = @! grep -q '_blw_k_' $@ || { echo "$@ exports kernel-test entr
 
 build/wasm/bertlens.js: $(LIB_SRC) $(WASM_SRC) $(HDRS)
 	@mkdir -p build/wasm
-	@case "$(WASM_EXPORTS)" in *_blw_load*) ;; *) echo "tools/wasm_exports.sh found no blw_* exports in src/wasm_api.c" >&2; exit 1;; esac
+	@case "$(WASM_EXPORTS)" in *_blw_load*) ;; *) echo "tools/wasm_exports.sh found no blw_* exports in $(WASM_SRC)" >&2; exit 1;; esac
 	$(EMCC) $(EMFLAGS) -o $@ $(LIB_SRC) $(WASM_SRC)
 	@test -s build/wasm/bertlens.wasm || { echo "emcc wrote no build/wasm/bertlens.wasm" >&2; rm -f $@; exit 1; }
 	$(NO_TEST_EXPORTS)
