@@ -21,6 +21,7 @@
 #include "error.h"
 #include "json_read.h"
 #include "unicode.h"
+#include "utf8.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -54,24 +55,6 @@ struct bli_hftok {
 
 /* ------------------------------------------------------------- reading */
 
-static int utf8_cps(const char *s, size_t n, uint32_t **out, int32_t *count) {
-    uint32_t *v = malloc((n + 1) * sizeof *v);
-    if (!v) return -1;
-    int32_t k = 0;
-    for (size_t i = 0; i < n;) {
-        unsigned char b = (unsigned char)s[i];
-        int len = b < 0x80 ? 1 : b < 0xE0 ? 2 : b < 0xF0 ? 3 : 4;
-        if (i + (size_t)len > n) { free(v); return -1; }
-        uint32_t c = len == 1 ? b : len == 2 ? b & 0x1F : len == 3 ? b & 0x0F : b & 0x07;
-        for (int j = 1; j < len; j++) c = c << 6 | ((unsigned char)s[i + j] & 0x3F);
-        v[k++] = c;
-        i += (size_t)len;
-    }
-    *out = v;
-    *count = k;
-    return 0;
-}
-
 static int jflag(const bli_jv *j, const char *key, int dflt) {
     const bli_jv *v = bli_jget(j, key);
     return v && (v->type == BLI_JTRUE || v->type == BLI_JFALSE) ? v->type == BLI_JTRUE : dflt;
@@ -93,7 +76,7 @@ static int read_added(bli_hftok *t, const bli_jv *arr, char *err, size_t errlen)
         if (c->len == 0) continue; /* tokenizers ignores empty ones */
         added_tok *a = &t->added[t->n_added++];
         a->id = (int32_t)id->ival;
-        if (utf8_cps(c->str, c->len, &a->cps, &a->n)) { bli_set_err(err, errlen, "out of memory"); return -1; }
+        if (bli_hf_utf8_to_cps(c->str, c->len, &a->cps, &a->n)) { bli_set_err(err, errlen, "out of memory"); return -1; }
         a->lstrip = jflag(e, "lstrip", 0);
         a->rstrip = jflag(e, "rstrip", 0);
         a->single_word = jflag(e, "single_word", 0);
@@ -306,26 +289,14 @@ static int decode(const char *text, size_t len, const char *which, bli_hfstr *s,
     const unsigned char *u = (const unsigned char *)text;
     int32_t n = 0;
     for (size_t i = 0; i < len;) {
-        unsigned char b = u[i];
         uint32_t c;
-        size_t k;
-        if (b < 0x80) c = b, k = 1;
-        else if (b >= 0xC2 && b <= 0xDF) c = b & 0x1F, k = 2;
-        else if (b >= 0xE0 && b <= 0xEF) c = b & 0x0F, k = 3;
-        else if (b >= 0xF0 && b <= 0xF4) c = b & 0x07, k = 4;
-        else goto bad;
-        if (i + k > len) goto bad;
-        for (size_t j = 1; j < k; j++) {
-            if ((u[i + j] & 0xC0) != 0x80) goto bad;
-            c = c << 6 | (u[i + j] & 0x3F);
+        size_t k = bli_utf8_next(u + i, len - i, &c, NULL, NULL);
+        if (!k) {
+            bli_set_err(err, errlen, "invalid UTF-8 in %s at byte %zu", which, i);
+            return -1;
         }
-        if ((k == 3 && (c < 0x800 || (c >= 0xD800 && c <= 0xDFFF))) || (k == 4 && (c < 0x10000 || c > 0x10FFFF))) goto bad;
         s->c[n++] = (bli_hfch){c, (int32_t)i, (int32_t)(i + k)};
         i += k;
-        continue;
-    bad:
-        bli_set_err(err, errlen, "invalid UTF-8 in %s at byte %zu", which, i);
-        return -1;
     }
     s->n = n;
     return 0;
