@@ -7,6 +7,7 @@ import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import zlib from 'node:zlib';
+import { workerSource } from './worker_source.mjs';
 
 export const ROOT = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..');
 export const DEFAULT_WASM_JS = process.env.BERTLENS_WASM || path.join(ROOT, 'build/wasm/bertlens.js');
@@ -93,7 +94,7 @@ export function wasmBinaryOf(jsPath = DEFAULT_WASM_JS) {
 export function startWorker({ factory = loadFactory(DEFAULT_WASM_JS), scope = {} } = {}) {
   const replies = new Map();
   const self = { postMessage: (msg) => replies.get(msg.id)(msg), ...scope };
-  const src = fs.readFileSync(path.join(ROOT, 'web/js/worker.js'), 'utf8');
+  const src = workerSource(path.join(ROOT, 'web')); // worker.js with its parts
   // importScripts(glue) has nothing to do: createBertlens is given
   new Function('self', 'importScripts', 'createBertlens', src)(self, () => {}, factory);
   let id = 0;

@@ -3,6 +3,7 @@
 import test from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
+import { workerSource } from '../../tools/worker_source.mjs';
 import { KEEP, ANALYSIS, PROTOCOL_VERSION, WORKER_PROTOCOL, makeRunRequest, makeAnalyzeRequest, withAnalysis, makeQkRequest, withQk, mergeNeeds, resultCovers, checkResult } from '../../web/js/lib/protocol.js';
 
 const root = new URL('../../', import.meta.url);
@@ -17,7 +18,7 @@ test('KEEP mirrors the BL_KEEP_* enum of src/bertlens.h', () => {
 });
 
 test('worker.js and engine.js write no flag values of their own', () => {
-  const worker = read('web/js/worker.js');
+  const worker = workerSource(new URL('web', root).pathname); // worker.js with its parts
   const engine = read('web/js/engine/engine.js');
   for (const src of [worker, engine]) assert.doesNotMatch(src, /KEEP_[A-Z]+\s*=\s*\d/);
   const v = worker.match(/WORKER_PROTOCOL_VERSION\s*=\s*(\d+)/);
