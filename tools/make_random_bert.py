@@ -22,7 +22,7 @@ bit-for-bit reproducible on any platform: every value comes from the raw
 64-bit PCG64 stream through integer arithmetic and one IEEE multiply, no
 transcendental functions, so tests can compare the sha256 of the generated
 model.safetensors with the one recorded next to the Hugging Face references
-(tools/make_shape_fixtures.py, tests/fixtures/shapes/).
+(tests/fixtures/shapes/make.py, tests/fixtures/shapes/).
 
 Distribution: each raw uint64 is split into four 16-bit integers whose sum
 (Irwin-Hall, close to a normal) is centred and scaled to the tensor's standard
@@ -51,7 +51,7 @@ GENERATOR_VERSION = 3
 SHAPES = {
     "bge-small-shape": {"layers": 12, "heads": 12, "hidden": 384, "intermediate": 1536, "seed": 384_12_12},
     "bert-base-shape": {"layers": 12, "heads": 12, "hidden": 768, "intermediate": 3072, "seed": 768_12_12},
-    # Not among the Hugging Face references (tools/make_shape_fixtures.py):
+    # Not among the Hugging Face references (tests/fixtures/shapes/make.py):
     # for memory measurements only (tools/convert_memory.mjs).
     "bert-large-shape": {"layers": 24, "heads": 16, "hidden": 1024, "intermediate": 4096, "seed": 1024_24_16},
 }

@@ -6,7 +6,7 @@
 Deterministic (fixed seed, no inputs besides this file). Each line is a JSON
 object {"cat": category, "text": A, ["text_pair": B], ["max_length": N]} that
 `bertlens tokenize --jsonl` reads directly ("cat" is ignored there).
-Expected outputs are made from it by tools/make_tokenizer_fixtures.py.
+Expected outputs are made from it by tests/fixtures/tokenizer/make.py.
 """
 import json
 import os

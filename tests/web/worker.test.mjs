@@ -275,7 +275,7 @@ test('q/k requests: every layer\'s queries and keys of the last run equal a run 
 // Comparing two runs (compare view, head ablation, heads overview): per-head
 // Jensen–Shannon distance and max |Δ| in C (src/analyze.c bl_head_compare,
 // wasm blw_head_compare), against numpy on Hugging Face attention
-// (tests/fixtures/compare/, tools/make_compare_fixtures.py: unmasked vs
+// (tests/fixtures/compare/, tests/fixtures/compare/make.py: unmasked vs
 // masked runs of tests/fixtures/ablation/).
 const CMP = JSON.parse(fs.readFileSync(path.join(ROOT, 'tests/fixtures/compare/index.json'), 'utf8'));
 const ABL = path.join(ROOT, 'tests/fixtures/ablation');
