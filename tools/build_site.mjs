@@ -28,6 +28,8 @@ const OUT = `${DIST}.tmp-${process.pid}`;
 const WASM_DIR = path.resolve(ROOT, process.env.WASM_DIR || path.join('build', 'wasm'));
 const D3 = path.join(ROOT, 'node_modules', 'd3', 'dist', 'd3.min.js');
 const MODELS = path.join(ROOT, 'models');
+// MODELS_INDEX: another model list (tests: a hub.endpoint of a local fake Hub).
+const INDEX_FILE = path.resolve(ROOT, process.env.MODELS_INDEX || path.join('models', 'index.json'));
 
 const hash = (buf) => createHash('sha256').update(buf).digest('hex').slice(0, 10);
 const shell = []; // dist-relative paths the service worker pre-caches
@@ -51,6 +53,30 @@ function headerPolicy() {
   return m[1];
 }
 const META_IGNORES = new Set(['frame-ancestors', 'report-uri', 'report-to', 'sandbox']);
+
+/** The policy with connect-src allowing the Hub the model list names
+ *  (hub.endpoint, web/js/engine/hub.js): netlify.toml lists the real Hub
+ *  and the hosts it redirects downloads to, so the published site's policy
+ *  is netlify.toml's exactly; another endpoint (a mirror, the tests' fake
+ *  Hub) adds its origin and those of hub.redirects. Returns [policy, added]. */
+function withHubOrigins(policy, hub) {
+  if (!hub || hub.endpoint === undefined) return [policy, []];
+  const origin = (u, what) => {
+    let x;
+    try { x = new URL(u); } catch { die(`models/index.json: ${what} ${JSON.stringify(u)} is not a URL`); }
+    if (!/^https?:$/.test(x.protocol)) die(`models/index.json: ${what} ${JSON.stringify(u)} is not http(s)`);
+    return x.origin;
+  };
+  const want = [origin(hub.endpoint, 'hub.endpoint'), ...(hub.redirects || []).map((u) => origin(u, 'hub.redirects'))];
+  const dirs = policy.split(';').map((d) => d.trim()).filter(Boolean);
+  const i = dirs.findIndex((d) => d.split(/\s+/)[0] === 'connect-src');
+  if (i < 0) die('netlify.toml\'s policy has no connect-src');
+  const have = new Set(dirs[i].split(/\s+/).slice(1));
+  const added = want.filter((o, k) => !have.has(o) && want.indexOf(o) === k);
+  if (!added.length) return [policy, []];
+  dirs[i] = `${dirs[i]} ${added.join(' ')}`;
+  return [dirs.join('; '), added];
+}
 
 /** The <meta> form of a policy; replace: {directive: value} overrides (the
  *  one-file pages' inline scripts and styles, by hash). */
@@ -126,7 +152,9 @@ process.on('exit', (code) => { if (code !== 0) fs.rmSync(OUT, { recursive: true,
 // before the first message, which is when they run).
 const TRUSTED = fs.readFileSync(path.join(WEB, 'js', 'trusted_types.js'), 'utf8');
 const withPolicy = (src) => `${src}\n${TRUSTED}`;
-const POLICY = headerPolicy();
+const INDEX = JSON.parse(fs.readFileSync(INDEX_FILE, 'utf8'));
+const [POLICY, HUB_ADDED] = withHubOrigins(headerPolicy(), INDEX.hub);
+if (HUB_ADDED.length) console.log(`build_site: connect-src also allows ${HUB_ADDED.join(' ')} (hub.endpoint of ${path.relative(ROOT, INDEX_FILE)}; not the published policy)`);
 
 // 1. Third-party and compiled assets.
 const d3Out = emit('vendor/d3.min.js', fs.readFileSync(D3));
@@ -184,7 +212,7 @@ emit('favicon.svg', fs.readFileSync(path.join(WEB, 'favicon.svg')), { hashed: fa
 // a name carrying its sha256 (name.<12 hex>.blb.gz), so it can be cached as
 // immutable: a rebuilt model gets a new URL. dist/models/index.json names
 // the published file; the sha256 and bytes are checked here and in the page.
-const index = JSON.parse(fs.readFileSync(path.join(MODELS, 'index.json'), 'utf8'));
+const index = INDEX;
 fs.mkdirSync(path.join(OUT, 'models'), { recursive: true });
 let bundleBytes = 0;
 const published = [];

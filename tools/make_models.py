@@ -84,7 +84,8 @@ def published():
             "default": default,
         })
     with open(os.path.join(ROOT, "models", "index.json"), "w") as f:
-        json.dump({"models": entries}, f, indent=2)
+        # hub.endpoint: where "Load from the Hugging Face Hub" reads (web/js/engine/hub.js)
+        json.dump({"hub": {"endpoint": "https://huggingface.co"}, "models": entries}, f, indent=2)
         f.write("\n")
     print(f"make_models: wrote models/index.json ({len(entries)} models)")
 

@@ -2,8 +2,9 @@
 // the browser (and in Node for the tests). The conversion itself is C
 // (src/convert.c, the code of `bertlens convert`) inside the wasm module; this
 // file feeds it: the small files whole, each safetensors header, then every
-// weight file once for its sha256 and every tensor's bytes one at a time
-// (File.slice), so a 440 MB checkpoint is never held in memory at once.
+// weight file once, in order, for its sha256 and, on the way, every tensor's
+// bytes one at a time (File.slice, or HTTP ranges: hub.js), so a 440 MB
+// checkpoint is never held in memory at once, nor downloaded twice.
 //
 // The module is reached through call(fn, args, bytes) -> Promise<result>:
 // engine.conv(...), one 'conv' message to the page's model worker (worker.js
@@ -76,20 +77,45 @@ export async function convertCheckpoint(call, entries, opts = {}, progress = () 
     }
     const nt = check(await call('plan'));
     const total = weights.reduce((s, e) => s + e.size, 0);
+    // Each weight file is read once, from its first byte to its last: every
+    // byte goes to the hash (source.sha256), and each tensor's bytes, as they
+    // pass (in the order of their offsets), to the converter. A checkpoint
+    // read over the network (engine/hub.js) is so downloaded once. A tensor
+    // overlapping the one before it (none in practice) is read again.
     let hashed = 0;
-    for (const e of weights) {
-      for (let off = 0; off < e.size; off += HASH_CHUNK) {
-        const chunk = await e.read(off, Math.min(e.size, off + HASH_CHUNK));
-        await call('hash', [BYTES, chunk.length], chunk);
-        hashed += chunk.length;
-        progress({ stage: 'hash', done: hashed, total, lines: [] });
-      }
-    }
-    for (let t = 0; t < nt; t++) {
-      const { w, off, n: len } = check(await call('source', [t]));
-      const src = await weights[w].read(off, off + len);
+    const hashIn = async (chunk) => {
+      await call('hash', [BYTES, chunk.length], chunk); // (the call takes chunk's buffer)
+      hashed += chunk.length;
+      progress({ stage: 'hash', done: hashed, total, lines: [] });
+    };
+    let converted = 0;
+    const convertOne = async (t, src) => {
       check(await call('tensor', [t, BYTES], src));
-      await report('tensor', t + 1, nt);
+      await report('tensor', ++converted, nt);
+    };
+    const plan = weights.map(() => []);
+    for (let t = 0; t < nt; t++) {
+      const s = check(await call('source', [t]));
+      if (s.n === 0) await convertOne(t, new Uint8Array(0)); // made by the converter: no bytes to read
+      else plan[s.w].push({ t, off: s.off, n: s.n });
+    }
+    for (const [w, e] of weights.entries()) {
+      let pos = 0;
+      const hashTo = async (end) => {
+        for (; pos < end; pos = Math.min(end, pos + HASH_CHUNK)) await hashIn(await e.read(pos, Math.min(end, pos + HASH_CHUNK)));
+      };
+      for (const { t, off, n: len } of plan[w].sort((a, b) => a.off - b.off)) {
+        if (off < pos) { // overlapping: read on its own
+          await convertOne(t, await e.read(off, off + len));
+          continue;
+        }
+        await hashTo(off);
+        const src = await e.read(off, off + len);
+        for (let i = 0; i < len; i += HASH_CHUNK) await hashIn(src.slice(i, Math.min(len, i + HASH_CHUNK)));
+        pos = off + len;
+        await convertOne(t, src);
+      }
+      await hashTo(e.size);
     }
     const bytes = check(await call('finish'));
     await report('write', nt, nt);
