@@ -11,6 +11,7 @@ import {
   alignRuns, headDifference, rankChanges, embeddingFigures, cosine,
 } from '../../web/js/lib/compare.js';
 import { parseState, serializeState, DEFAULTS, permalinkSearch, MAX_PERMALINK } from '../../web/js/page/state.js';
+import { viewById } from '../../web/js/views/index.js';
 import { snapshotFromRun } from '../../web/js/lib/snapshot.js';
 import { shownMatrices, toJSON } from '../../web/js/lib/export_data.js';
 import { compareKey } from '../../web/js/engine/compare_runs.js';
@@ -148,7 +149,7 @@ test('URL state: the comparison round-trips; a bad ablate= gives a notice and no
 test('snapshots and exports carry the switched-off heads', () => {
   const run = { ...fakeRun(['[CLS]', 'a', '[SEP]'], [-1, 0, -1], () => 1, { L: 1, H: 2 }), d: 2, norms: null, q: null, k: null, truncated: false };
   const s = { ...DEFAULTS, text: 'a', view: 'heatmap', ablate: '0:1' };
-  assert.equal(snapshotFromRun(run, s).state.ablate, '0:1');
+  assert.equal(snapshotFromRun(run, s, {}, viewById(s.view).snapshot).state.ablate, '0:1');
   const shown = shownMatrices(run, s);
   assert.match(shown.what, /heads 0:1 switched off/);
   assert.equal(JSON.parse(toJSON(shown)).heads_switched_off, '0:1');

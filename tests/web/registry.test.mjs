@@ -17,7 +17,11 @@ test('every descriptor has what the controller asks for', () => {
     assert.equal(typeof v.label, 'string');
     for (const k of ['layer', 'head', 'mean', 'words', 'mode']) assert.equal(typeof v.controls[k], 'boolean', `${v.id}.controls.${k}`);
     for (const f of ['needs', 'create', 'prepare']) assert.equal(typeof v[f], 'function', `${v.id}.${f}`);
-    assert.equal(typeof v.snapshot, 'boolean', `${v.id}.snapshot`);
+    // false, or the spec of what its snapshot holds (lib/snapshot.js)
+    if (v.snapshot !== false) {
+      assert.ok(['shown', 'all'].includes(v.snapshot.layers) && ['shown', 'all'].includes(v.snapshot.heads)
+        && ['head', 'heads'].includes(v.snapshot.draws), `${v.id}.snapshot: ${JSON.stringify(v.snapshot)}`);
+    }
     // needs() gives protocol needs for both modes
     for (const mode of ['attn', 'norm']) {
       const n = mergeNeeds(v.needs({ ...DEFAULTS, view: v.id, mode }));

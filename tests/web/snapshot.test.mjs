@@ -5,12 +5,19 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import {
-  encodeSnapshot, decodeSnapshot, snapshotFromRun, packSnapshot, unpackSnapshot, runFromSnapshot,
-  snapshotCovers, snapshotPlan, SnapshotError, MAX_TOKENS, MAX_SNAPSHOT_FLOATS, snapshotFloats,
+  encodeSnapshot, decodeSnapshot, snapshotFromRun as fromRunWith, packSnapshot, unpackSnapshot, runFromSnapshot,
+  snapshotCovers as coversWith, snapshotPlan as planWith, SnapshotError, MAX_TOKENS, MAX_SNAPSHOT_FLOATS, snapshotFloats,
 } from '../../web/js/lib/snapshot.js';
 import { deflateRaw, toBase64Url, crc32 } from '../../web/js/lib/bytes.js';
 import { headMatrix, neuronColumns, tokenAxis } from '../../web/js/lib/data.js';
 import { gunzipSync } from 'node:zlib';
+import { viewById } from '../../web/js/views/index.js';
+
+// What a snapshot holds is the view's to say (its descriptor's snapshot spec).
+const specOf = (s) => viewById(s.view).snapshot;
+const snapshotCovers = (o, s) => coversWith(o, s, specOf(s));
+const snapshotPlan = (s, L, H) => planWith(s, L, H, specOf(s));
+const snapshotFromRun = (run, s, model) => fromRunWith(run, s, model, specOf(s));
 
 const fx = JSON.parse(readFileSync(new URL('./fixtures/minilm-pair.json', import.meta.url)));
 const { T, H, d } = fx;

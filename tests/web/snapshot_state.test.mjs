@@ -6,6 +6,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { stateFromSnapshot, DEFAULTS } from '../../web/js/page/state.js';
+import { viewById } from '../../web/js/views/index.js';
 import { encodeSnapshot, decodeSnapshot, snapshotFromRun } from '../../web/js/lib/snapshot.js';
 
 const fx = JSON.parse(readFileSync(new URL('./fixtures/minilm-pair.json', import.meta.url)));
@@ -79,12 +80,12 @@ test('the snapshot a live run writes decodes to a state that passes', async () =
     attn: [Float32Array.from(fx.attentions[0]), Float32Array.from(fx.attentions[1])], norms: null, q: null, k: null,
   };
   const page = { ...DEFAULTS, view: 'heatmap', layer: 1, head: 4, text: fx.text, text_b: fx.text_b, model: 'minilm-l6-q8', embed: true };
-  const snap = await decodeSnapshot(await encodeSnapshot({ ...snapshotFromRun(run, page), state: page }));
+  const snap = await decodeSnapshot(await encodeSnapshot({ ...snapshotFromRun(run, page, {}, viewById(page.view).snapshot), state: page }));
   const { state, problems } = stateFromSnapshot(snap.state, snap);
   assert.deepEqual(problems, []);
   assert.deepEqual(state, { ...page, embed: false });
   // The same snapshot with "heads": 5 decodes (the numbers are sound) and
   // its state is refused, not thrown on.
-  const bad = await decodeSnapshot(await encodeSnapshot({ ...snapshotFromRun(run, page), state: { ...page, heads: 5 } }));
+  const bad = await decodeSnapshot(await encodeSnapshot({ ...snapshotFromRun(run, page, {}, viewById(page.view).snapshot), state: { ...page, heads: 5 } }));
   assert.deepEqual(stateFromSnapshot(bad.state, bad).problems, ['heads is 5, not a list of whole numbers']);
 });

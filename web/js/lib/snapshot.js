@@ -4,6 +4,9 @@
 // tests/web/snapshot.test.mjs against Hugging Face numbers.
 //
 import { FormatError as SnapshotError, crc32, toBase64Url, fromBase64Url, deflateRaw, inflateRaw, Writer, Reader } from './bytes.js';
+import { snapshotPlan } from './snapshot_spec.js';
+
+export { snapshotPlan, snapshotCovers } from './snapshot_spec.js';
 
 // ---------------------------------------------------------------- format
 // The text form is base64url (RFC 4648 §5, no padding) of the deflate-raw
@@ -55,14 +58,8 @@ import { FormatError as SnapshotError, crc32, toBase64Url, fromBase64Url, deflat
 // within s·0.5/255; q/k within c/2. Bad input throws SnapshotError with a
 // sentence a reader understands; nothing here aborts the page.
 //
-// What a snapshot holds (snapshotPlan), for the mode it was taken in only
-// (attention weights, or norms):
-//   heatmap, head view   every head of the shown layer
-//   model view           every head of every layer
-//   neuron view          q/k vectors, attention (and norms if mode=norm) of
-//                        the shown layer and head
-// Anything else (another layer, the other mode, another view, new text)
-// needs the model: snapshotCovers() says so and why.
+// What a snapshot holds, and whether it holds what a state asks for, is the
+// view's to say: snapshot_spec.js (snapshotPlan, snapshotCovers).
 
 export const SNAPSHOT_VERSION = 1;
 export const MAX_TOKENS = 64;
@@ -85,31 +82,16 @@ export { SnapshotError };
 
 const q255 = (v) => Math.max(0, Math.min(255, Math.round(v * 255)));
 
-// ------------------------------------------------------------------- plan
-
-/** Which blocks a snapshot of this state holds: {attn: [[l,h]…], norms:
- *  [[l,h]…], qk: [l,h] | null}. */
-export function snapshotPlan(state, L, H) {
-  const head = state.head === 'mean' ? 0 : state.head;
-  const all = (layers) => layers.flatMap((l) => Array.from({ length: H }, (_, h) => [l, h]));
-  let blocks;
-  let qk = null;
-  if (state.view === 'model') blocks = all(Array.from({ length: L }, (_, l) => l));
-  else if (state.view === 'neuron') { blocks = [[state.layer, head]]; qk = [state.layer, head]; } else if (state.view === 'heatmap' || state.view === 'head') blocks = all([state.layer]);
-  else throw new SnapshotError(`the ${state.view} view has no snapshot form`);
-  if (state.view === 'neuron') return { attn: blocks, norms: state.mode === 'norm' ? blocks : [], qk };
-  return state.mode === 'norm' ? { attn: [], norms: blocks, qk } : { attn: blocks, norms: [], qk };
-}
-
 // ----------------------------------------------------------------- encode
 
 /** The snapshot object of a live run (see web/js/worker.js for `run`) and the
- *  page state, for snapshotPlan(state). model: {id, name, bytes}. Throws
- *  SnapshotError when the run is too long or lacks the data. */
-export function snapshotFromRun(run, state, model = {}) {
+ *  page state, for snapshotPlan(state, L, H, spec), spec the view's snapshot
+ *  spec. model: {id, name, bytes}. Throws SnapshotError when the run is too
+ *  long or lacks the data. */
+export function snapshotFromRun(run, state, model = {}, spec = null) {
   const { T, L, H, d } = run;
   if (T > MAX_TOKENS) throw new SnapshotError(`the input has ${T} tokens; snapshots hold at most ${MAX_TOKENS}`);
-  const plan = snapshotPlan(state, L, H);
+  const plan = snapshotPlan(state, L, H, spec);
   const n = T * T;
   const take = (src, what) => plan[what].map(([l, h]) => {
     if (!src || !src[l]) throw new SnapshotError(`the run has no ${what === 'attn' ? 'attention' : 'norms'} for layer ${l}`);
@@ -384,37 +366,4 @@ export function runFromSnapshot(o) {
     T, L, H, d, attn: fill(o.attn), norms: fill(o.norms), q, k,
     ms: 0, snapshot: o,
   };
-}
-
-/** Does a snapshot hold what the state asks for? {ok: true} or {ok: false,
- *  why}, why completing "It does not hold …". */
-export function snapshotCovers(o, s) {
-  if (s.text !== o.state.text || (s.text_b || '') !== (o.state.text_b || '')) return { ok: false, why: 'numbers for new text (the text was changed)' };
-  if ((s.ablate || '') !== (o.state.ablate || '')) return { ok: false, why: 'numbers with other heads switched off' };
-  const src = s.mode === 'norm' ? o.norms : o.attn;
-  const have = new Set(src.map((b) => b.layer * 256 + b.head));
-  const has = (l, h) => have.has(l * 256 + h);
-  const modeWord = s.mode === 'norm' ? 'value-weighted norms' : 'attention weights';
-  const allHeads = (l) => Array.from({ length: o.H }, (_, h) => h).every((h) => has(l, h));
-  if (!Number.isInteger(s.layer) || s.layer >= o.L) return { ok: false, why: `layer ${s.layer}` };
-  switch (s.view) {
-    case 'heatmap':
-      if (s.head === 'mean' ? allHeads(s.layer) : has(s.layer, s.head)) return { ok: true };
-      return { ok: false, why: `${modeWord} for layer ${s.layer}, ${s.head === 'mean' ? 'all heads' : `head ${s.head}`}` };
-    case 'head':
-      if (allHeads(s.layer)) return { ok: true };
-      return { ok: false, why: `${modeWord} for every head of layer ${s.layer}` };
-    case 'model':
-      for (let l = 0; l < o.L; l++) if (!allHeads(l)) return { ok: false, why: `the ${modeWord} of every layer and head` };
-      return { ok: true };
-    case 'neuron': {
-      const h = s.head === 'mean' ? 0 : s.head;
-      if (!o.qk || o.qk.layer !== s.layer || o.qk.head !== h) return { ok: false, why: `query/key vectors for layer ${s.layer}, head ${h}` };
-      if (!o.attn.some((b) => b.layer === s.layer && b.head === h)) return { ok: false, why: 'attention for the neuron view' };
-      if (s.mode === 'norm' && !has(s.layer, h)) return { ok: false, why: 'value-weighted norms for the neuron view' };
-      return { ok: true };
-    }
-    default:
-      return { ok: false, why: `the ${s.view} view` };
-  }
 }

@@ -9,6 +9,7 @@ import { ASSETS } from '../engine/assets.js';
 import { pageSnapshotText, pageSnapshotSource, offerModel, clearOffer, startEmbed } from './embed.js';
 import { notice, notices, fail, setPageState } from './notices.js';
 import { textKey } from './draw.js';
+import { viewById } from '../views/index.js';
 
 const d3 = globalThis.d3;
 const $ = (id) => document.getElementById(id);
@@ -90,7 +91,7 @@ export function createBoot(page) {
     if (run) { page.drawing.draw(run); return; }
     if (liveStarted) return; // the model is on its way; then everything runs live
     setPageState('needs-model');
-    const { why } = snapshotCovers(snap, s);
+    const { why } = snapshotCovers(snap, s, viewById(s.view).snapshot);
     let bytes = snap.model.bytes;
     const canLoad = ASSETS.engine !== false; // viewer.html (standalone export) has no engine
     if (canLoad && location.protocol !== 'file:') {

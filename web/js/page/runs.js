@@ -43,7 +43,7 @@ export function createRuns(page) {
     const run = last;
     if (!run || lastKey !== runKeyOf(s)) return null;
     const v = viewById(s.view);
-    if (run.snapshot && !(v.snapshot && snapshotCovers(run.snapshot, s).ok)) return null;
+    if (run.snapshot && !(v.snapshot && snapshotCovers(run.snapshot, s, v.snapshot).ok)) return null;
     return resultCovers(run, run.snapshot ? v.needs(s) : needsOf(s), s.layer) ? run : null;
   }
 

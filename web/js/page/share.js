@@ -65,7 +65,7 @@ export function createShare(page) {
     if (!run || !viewById(s.view).snapshot) return null;
     if (run.snapshot) return encodeSnapshot({ ...run.snapshot, state: { ...s } });
     if (run.T > MAX_TOKENS) return null;
-    return encodeSnapshot(snapshotFromRun(run, s, page.models.entry() || {}));
+    return encodeSnapshot(snapshotFromRun(run, s, page.models.entry() || {}, viewById(s.view).snapshot));
   }
 
   async function exportView(kind) {

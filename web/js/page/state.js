@@ -6,9 +6,9 @@ import { VIEW_IDS, VIEW_PARAMS } from '../views/index.js';
 //
 // ?text=..&text_b=..&model=..&view=heatmap|head|model|neuron&layer=..&head=N|mean
 //  &mode=attn|norm&query=..&theme=light|dark&embed=1&hide=1&renorm=0&words=1
-//  &filter=all|aa|ab|ba|bb&heads=0,3,7
 //  plus the views' own parameters (views/*.js descriptor.params): rank=, min=
-//  (heads overview), keep= (head-view pruning), span=3,4 (heatmap, head view)
+//  (heads overview), keep=, filter=all|aa|ab|ba|bb, heads=0,3,7 (head view),
+//  span=3,4 (heatmap, head view), ablate=, cmp=… (compare)
 // or, instead of text/text_b, ?z=<compressed texts> (see permalinkSearch):
 //   z = base64url (RFC 4648 §5, no padding) of deflate-raw (RFC 1951) of the
 //   UTF-8 JSON array [text, text_b]. Permalinks use z when it is shorter
@@ -22,11 +22,13 @@ import { VIEW_IDS, VIEW_PARAMS } from '../views/index.js';
 
 // The views and their own URL parameters come from the registry
 // (views/index.js): a view's descriptor.params = [{key, def, parse(raw) ->
-// value | null, expect}] (e.g. the heads overview's rank= and min=).
+// value | null, expect}] (e.g. the heads overview's rank= and min=), and
+// optionally none (raw values that mean def), fit(value, {layers, heads}) ->
+// {value, notice} (the model's ranges) and within(value, {L, H, T}) ->
+// problem | null (a snapshot's ranges).
 export const VIEWS = VIEW_IDS;
 export const MODES = ['attn', 'norm'];
 export const THEMES = ['light', 'dark'];
-export const FILTERS = ['all', 'aa', 'ab', 'ba', 'bb'];
 export const MAX_TEXT_CHARS = 20000;
 export const MAX_PERMALINK = 6000;
 
@@ -44,8 +46,6 @@ export const DEFAULTS = Object.freeze({
   hide: false,
   renorm: true,
   words: false,
-  filter: 'all',
-  heads: null, // null = every head; else sorted array of head indices
   ...Object.fromEntries(VIEW_PARAMS.map((p) => [p.key, p.def])),
 });
 const VIEW_PARAM = new Map(VIEW_PARAMS.map((p) => [p.key, p]));
@@ -96,9 +96,8 @@ export function parseState(search) {
         break;
       case 'view':
       case 'mode':
-      case 'theme':
-      case 'filter': {
-        const allowed = { view: VIEWS, mode: MODES, theme: THEMES, filter: FILTERS }[key];
+      case 'theme': {
+        const allowed = { view: VIEWS, mode: MODES, theme: THEMES }[key];
         if (allowed.includes(raw)) state[key] = raw;
         else bad(key, raw, `expected one of ${allowed.join(', ')}`);
         break;
@@ -127,16 +126,10 @@ export function parseState(search) {
         else state[key] = b;
         break;
       }
-      case 'heads': {
-        if (raw === 'all' || raw === '') { state.heads = null; break; }
-        const parts = raw.split(',').map(parseIndex);
-        if (parts.some((p) => p === null)) bad(key, raw, 'expected a comma-separated list of head numbers');
-        else state.heads = [...new Set(parts)].sort((a, b) => a - b);
-        break;
-      }
       default: {
         const vp = VIEW_PARAM.get(key);
         if (!vp) break;
+        if (vp.none && vp.none.includes(raw)) { state[key] = vp.def; break; }
         const v = vp.parse(raw);
         if (v === null) bad(key, raw, `expected ${vp.expect}`);
         else state[key] = v;
@@ -168,10 +161,11 @@ export function fitToModel(state, { layers, heads }) {
     notices.push(`Head ${s.head} does not exist (this model has heads 0–${heads - 1}); showing head 0.`);
     s.head = 0;
   }
-  if (s.heads) {
-    const ok = s.heads.filter((h) => h < heads);
-    if (ok.length !== s.heads.length) notices.push(`Ignored head numbers ≥ ${heads} in heads=.`);
-    s.heads = ok.length && ok.length < heads ? ok : null;
+  for (const vp of VIEW_PARAMS) {
+    if (!vp.fit || s[vp.key] === vp.def) continue;
+    const fit = vp.fit(s[vp.key], { layers, heads });
+    s[vp.key] = fit.value;
+    if (fit.notice) notices.push(fit.notice);
   }
   return { state: s, notices };
 }
@@ -230,7 +224,6 @@ export function stateFromSnapshot(raw, { L, H, T }) {
     if (['layer', 'query'].includes(key)) return 'index';
     if (key === 'head') return 'head';
     if (['hide', 'renorm', 'words'].includes(key)) return 'bool';
-    if (key === 'heads') return 'list';
     const def = DEFAULTS[key];
     return def === null ? 'list' : typeof def === 'number' ? 'number' : 'string';
   };
@@ -249,7 +242,10 @@ export function stateFromSnapshot(raw, { L, H, T }) {
   const s = parsed.state;
   if (Number.isInteger(s.layer) && s.layer >= L) problems.push(`layer ${s.layer} is not one of its ${L} layers`);
   if (s.head !== 'mean' && s.head >= H) problems.push(`head ${s.head} is not one of its ${H} heads`);
-  if (s.heads && s.heads.some((h) => h >= H)) problems.push(`heads ${short(s.heads.join(','))} name heads past its ${H}`);
+  for (const vp of VIEW_PARAMS) {
+    const problem = vp.within && s[vp.key] !== vp.def ? vp.within(s[vp.key], { L, H, T }) : null;
+    if (problem) problems.push(problem);
+  }
   if (s.query >= T) problems.push(`query ${s.query} is not one of its ${T} tokens`);
   if (s.span && s.span.some((t) => t >= T)) problems.push(`span ${short(s.span.join(','))} names tokens past its ${T}`);
   return { state: problems.length ? null : s, problems };
@@ -273,8 +269,6 @@ export function serializeState(state) {
   if (state.hide) p.set('hide', '1');
   if (!state.renorm) p.set('renorm', '0');
   if (state.words) p.set('words', '1');
-  if (state.filter !== DEFAULTS.filter) p.set('filter', state.filter);
-  if (state.heads) p.set('heads', state.heads.join(','));
   for (const vp of VIEW_PARAMS) if (state[vp.key] !== vp.def) p.set(vp.key, String(state[vp.key]));
   return p.toString();
 }

@@ -306,7 +306,7 @@ export const descriptor = {
   label: 'Heatmap',
   size: ({ K }) => heatmapFrame(K), // the embed frame (layout.js)
   controls: { layer: true, head: true, mean: true, words: true, mode: true, span: true },
-  snapshot: true,
+  snapshot: { layers: 'shown', heads: 'all', draws: 'head' }, // what a snapshot holds (lib/snapshot.js)
   // span: raw token indices summed as one (shift-click tokens; the head view
   // uses it too, controls.span).
   params: [{

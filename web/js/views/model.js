@@ -356,7 +356,7 @@ export const descriptor = {
   label: 'Model view',
   size: ({ L, H }) => modelFrame({ layers: L, heads: H }), // the embed frame (layout.js)
   controls: { layer: false, head: false, mean: false, words: true, mode: true },
-  snapshot: true,
+  snapshot: { layers: 'all', heads: 'all', draws: 'heads' }, // what a snapshot holds (lib/snapshot.js)
   needs: (s) => ({ norms: s.mode === 'norm' }),
   create: (ctx) => modelView().onOpen((layer, head) => (ctx.ablating && ctx.ablating() ? ctx.toggleAblate(layer, head) : ctx.openHead(layer, head))),
   prepare(run, s, env) {

@@ -3,6 +3,9 @@
 //   key k_j  |  q × k_j (element-wise)  |  q · k_j  |  q · k_j / √d  |  softmax  (| ‖α f(x)‖)
 // Vectors are painted on canvases (orange < 0 < blue); numbers are SVG text.
 // Export SVG writes the vector cells as <rect>s (up to SVG_MAX_CELLS per strip).
+// Three files: this one (the drawing and the descriptor), neuron_paint.js
+// (the vector strips and their colour legend), neuron_rows.js (the key rows
+// and what tapping or hovering them tells).
 //
 // Scales: q and k share one diverging colour scale, q × k has its own; both
 // are symmetric around 0 and saturate at the 98th percentile of |value|
@@ -20,43 +23,20 @@
 //         notes[], title}
 
 import {
-  THEMES, sizeCanvas, tooltip, fmt, clip, exportable, cellMarks, SVG_MAX_CELLS,
-  infoLine, linksTable, exportContext, chromeHeight,
-  colourTable, setAll,
+  THEMES, tooltip, fmt, clip, infoLine, linksTable, exportContext, chromeHeight, setAll,
 } from './common.js';
-import { neuronLayout, neuronFrame, NEURON } from './layout.js';
-import { clipRange, softmaxBar, neuronColumns, headMatrix } from '../lib/data.js';
+import { neuronLayout, neuronFrame } from './layout.js';
+import { clipRange, neuronColumns, headMatrix } from '../lib/data.js';
+import { rowsOf, paintVectors, legend } from './neuron_paint.js';
+import { keyRows } from './neuron_rows.js';
 
 const d3 = globalThis.d3;
-const NORM_COLOUR = '#8f5bd6';
-
-// Key rows written in the redraw itself: all of them up to SYNC_ROWS, else
-// those in the window (and a quarter of a window around it); the others
-// ROWS_PER_FRAME a frame, from the second frame after it (the first lays out
-// the rows in the window). Chromium lays out ~0.065 ms per changed SVG text
-// (measured at 512 keys): 3 numbers x 512 rows were ~100 ms in one frame.
-const SYNC_ROWS = 128;
-const ROWS_PER_FRAME = 48;
-
-/** The values vecs[j] (d each) of the shown rows, after `first`, in one
- *  array (for the colour scales' percentiles; reused: read it before the
- *  next call). */
-let rowsScratch = new Float64Array(0);
-function rowsOf(rows, vecs, d, first = []) {
-  const n = first.length + rows.length * d;
-  if (rowsScratch.length < n) rowsScratch = new Float64Array(n);
-  const out = rowsScratch.subarray(0, n);
-  out.set(first);
-  rows.forEach((j, r) => out.set(vecs[j], first.length + r * d));
-  return out;
-}
 
 export function neuronView() {
-  let theme = THEMES.light;
+  const st = { theme: THEMES.light, picked: null }; // picked: key token (raw index) tapped last
   let onQuery = () => {};
   let box = { width: 1100, height: null };
-  let picked = null; // key token (raw index) tapped last
-  let later = null; // {frame, rest, write}: key rows still to write after the redraw
+  const keys = keyRows(st);
 
   let exported = exportContext(); // what an export adds (its last drawing)
 
@@ -65,7 +45,7 @@ export function neuronView() {
     // Where the stage is in the window, read before anything is written.
     const stageEl = root.select('.nv-stage').node();
     const top = stageEl ? stageEl.getBoundingClientRect().top : 0;
-    if (picked !== null && !data.rows.includes(picked)) picked = null;
+    if (st.picked !== null && !data.rows.includes(st.picked)) st.picked = null;
     skeleton(root);
     root.select('.view-title').text(data.title);
     queryPicker(root, data);
@@ -82,17 +62,17 @@ export function neuronView() {
     });
     const stage = root.select('.nv-stage').style('width', `${g.W}px`).style('height', `${g.H}px`)
       .attr('data-layout', g.stacked ? 'stacked' : 'wide');
-    paintVectors(stage, data, g, scales);
+    paintVectors(stage, data, g, scales, st.theme);
     const svg = stage.select('svg.nv-svg');
     // Only what changed: Chromium treats a re-set attribute as a change, and
     // the font inherited by every row text would lay them all out again
     // (~70 ms at 512 keys).
     setAll(svg.node(), { width: g.W, height: g.H, 'font-family': 'system-ui, sans-serif', 'font-size': g.font });
     titles(svg, data, g);
-    rows(svg, data, g, top);
-    stage.node().blSettle = settle;
-    legend(svg, data, g, scales);
-    wireRows(root, svg, data, g);
+    keys.rows(svg, data, g, top);
+    stage.node().blSettle = keys.settle;
+    legend(svg, data, g, scales, st.theme);
+    keys.wireRows(root, svg, data, g);
     exported = exportContext({ notes: notesOf(data, scales) });
   }
 
@@ -132,74 +112,13 @@ export function neuronView() {
     root.select('button.nv-next').property('disabled', data.query >= data.tokens.length - 1).on('click', () => onQuery(data.query + 1));
   }
 
-  const vecColour = (v, m) => theme.div(Math.max(-1, Math.min(1, v / m)) * 0.5 + 0.5);
-
-  /** R rows of d values (vecs[rows[r]]) onto a canvas, one cw x (rowH -
-   *  gapY) cell each: the values become one pixel each of a d x R image
-   *  (256 colours of the diverging scale, saturating at ±m), drawn row by
-   *  row scaled up without smoothing. At 512 keys that is 2 x 16,384 cells
-   *  per redraw: as rectangles they took tens of ms, and as long again for
-   *  Chromium to rasterise them. */
-  function paintStrip(canvas, rows, vecs, d, m, g, gapY) {
-    const R = rows.length;
-    const { cw, rowH, stripW } = g;
-    const ctx = sizeCanvas(canvas, stripW, R * rowH);
-    ctx.clearRect(0, 0, stripW, R * rowH);
-    if (!R) return;
-    const lut = colourTable(theme.div);
-    const src = canvas.blSource || (canvas.blSource = document.createElement('canvas'));
-    if (src.width !== d) src.width = d;
-    if (src.height !== R) src.height = R;
-    const sctx = src.getContext('2d');
-    let img = canvas.blImage; // reused while the size stays
-    if (!img || img.width !== d || img.height !== R) img = canvas.blImage = sctx.createImageData(d, R);
-    const px = new Uint32Array(img.data.buffer);
-    for (let r = 0, o = 0; r < R; r++) {
-      const v = vecs[rows[r]];
-      for (let c = 0; c < d; c++, o++) px[o] = lut[Math.round((Math.max(-1, Math.min(1, v[c] / m)) * 0.5 + 0.5) * 255)];
-    }
-    sctx.putImageData(img, 0, 0);
-    ctx.imageSmoothingEnabled = false;
-    if (!gapY) ctx.drawImage(src, 0, 0, d, R, 0, 0, stripW, R * rowH);
-    else for (let r = 0; r < R; r++) ctx.drawImage(src, 0, r, d, 1, 0, r * rowH, stripW, rowH - gapY);
-  }
-
-  function paintVectors(stage, data, g, scales) {
-    const { rows: keys, cols, d } = data;
-    const R = keys.length;
-    const { cw, rowH, stripW } = g;
-    const amax = scales.qk.limit;
-    const pmax = scales.prod.limit;
-    const qH = Math.max(6, Math.min(14, rowH));
-    const qc = sizeCanvas(stage.select('canvas.nv-q').style('left', `${g.x.k}px`).style('top', '22px').node(), stripW, qH);
-    qc.clearRect(0, 0, stripW, qH);
-    cols.q.forEach((v, c) => { qc.fillStyle = vecColour(v, amax); qc.fillRect(c * cw, 0, cw, qH - 1); });
-    const gapY = rowH > 4 ? 1 : 0;
-    paintStrip(stage.select('canvas.nv-k').style('left', `${g.x.k}px`).style('top', `${g.y.rows}px`).node(), keys, cols.keys, d, amax, g, gapY);
-    paintStrip(stage.select('canvas.nv-p').style('left', `${g.x.p}px`).style('top', `${g.y.rows}px`).node(), keys, cols.products, d, pmax, g, gapY);
-    const strip = (name, nRows, h, value, m) => () => {
-      if (nRows * d > SVG_MAX_CELLS) {
-        return { node: null, note: `Neuron-view ${name} strip (${nRows} × ${d} cells) is an embedded PNG image: too many cells for vector export.` };
-      }
-      return {
-        node: cellMarks(`nv-${name}`, (put) => {
-          for (let r = 0; r < nRows; r++) for (let c = 0; c < d; c++) put(c * cw, r * h, cw, h - gapY, vecColour(value(r, c), m));
-        }),
-        note: `Neuron-view ${name} strip: ${nRows * d} vector rectangles.`,
-      };
-    };
-    exportable(stage.select('canvas.nv-q').node(), strip('query', 1, qH, (r, c) => cols.q[c], amax));
-    exportable(stage.select('canvas.nv-k').node(), strip('key', R, rowH, (r, c) => cols.keys[keys[r]][c], amax));
-    exportable(stage.select('canvas.nv-p').node(), strip('product', R, rowH, (r, c) => cols.products[keys[r]][c], pmax));
-  }
-
   function titles(svg, data, g) {
     const qH = Math.max(6, Math.min(14, g.rowH));
     svg.select('g.qrow').selectAll('text').data([
       { t: 'query q', x: g.x.k, y: 12, a: 'start', w: 600 },
       { t: clip(data.queryLabel, g.chars), x: g.labelW, y: 22 + qH / 2, a: 'end', w: 700 },
     ]).join('text').attr('x', (t) => t.x).attr('y', (t) => t.y).attr('dy', '0.35em').attr('font-size', 11)
-      .attr('text-anchor', (t) => t.a).attr('font-weight', (t) => t.w).attr('fill', theme.fg).text((t) => t.t);
+      .attr('text-anchor', (t) => t.a).attr('font-weight', (t) => t.w).attr('fill', st.theme.fg).text((t) => t.t);
     const vecY = g.y.rows - 8;
     const numY = g.y.numbers - 8;
     const heads = [
@@ -211,207 +130,7 @@ export function neuronView() {
     if (data.norms) heads.push({ t: '‖α f(x)‖', x: g.x.norm, y: numY });
     svg.select('g.heads').selectAll('text').data(heads).join('text').attr('class', 'col-title')
       .attr('x', (t) => t.x).attr('y', (t) => t.y).attr('font-size', 11).attr('font-weight', 600)
-      .attr('fill', theme.fg).text((t) => t.t);
-  }
-
-  /** The key rows (SVG: label, q · k, q·k/√d, softmax bar and value, ‖α f(x)‖):
-   *  one group per key, kept while the key is shown, its attributes
-   *  written only where they changed (setAll). A head or layer switch at
-   *  512 keys then rewrites the numbers and bars, not 3,000 elements. */
-  function rows(svg, data, g, top) {
-    const { rowH } = g;
-    const full = g.softW - 6;
-    const nmax = data.norms ? d3.max(data.norms) || 1 : 1;
-    const normBar = Math.max(20, Math.min(64, g.normW - 44));
-    const barY = rowH > 6 ? 2 : 0;
-    const barH = Math.max(1, rowH - (rowH > 6 ? 4 : 1));
-    const numX = { dot: g.x.dot + NEURON.num - 8, scaled: g.x.scaled + NEURON.num - 8 };
-    const nodes = svg.select('g.rows').selectAll('g.nv-row').data(data.rows, (j) => j)
-      .join((enter) => {
-        const e = enter.append('g').attr('class', 'nv-row');
-        e.append('text').attr('class', 'key-label').attr('dy', '0.35em').attr('text-anchor', 'end');
-        for (const c of ['dot', 'scaled']) e.append('text').attr('class', c).attr('dy', '0.35em').attr('text-anchor', 'end');
-        e.append('rect').attr('class', 'soft-bar').attr('rx', 2);
-        e.append('text').attr('class', 'soft').attr('dy', '0.35em');
-        return e;
-      })
-      .nodes();
-    const write = (r) => {
-      const row = nodes[r];
-      const j = data.rows[r];
-      const [label, dot, scaled, bar, soft] = row.children;
-      const yv = g.y.rows + r * rowH + rowH / 2;
-      const yn = g.y.numbers + r * rowH + rowH / 2;
-      const labelText = r % g.step === 0 ? clip(data.labels[r], g.chars) : '';
-      const weight = j === data.query ? 700 : 400;
-      setAll(row, { 'data-key': j });
-      setAll(label, { x: g.labelW, y: yv, fill: theme.fg, 'font-weight': weight, '#text': labelText });
-      setAll(dot, { x: numX.dot, y: yn, fill: theme.fg, '#text': g.numbers ? data.cols.dots[j].toFixed(2) : '' });
-      setAll(scaled, { x: numX.scaled, y: yn, fill: theme.fg, '#text': g.numbers ? data.cols.scaled[j].toFixed(2) : '' });
-      setAll(bar, {
-        x: g.x.soft, y: yn - rowH / 2 + barY, height: barH,
-        width: Math.max(0.5, softmaxBar(data.weights[r], full)), fill: theme.accent,
-      });
-      setAll(soft, { x: g.x.soft + full + 4, y: yn, fill: theme.fg, '#text': g.numbers ? fmt(data.weights[r]) : '' });
-      // Stacked layout: the numbers band has its own key labels.
-      const label2 = optional(row, 'text', 'key-label2', g.stacked);
-      if (label2) setAll(label2, { x: g.labelW, y: yn, dy: '0.35em', 'text-anchor': 'end', fill: theme.fg, 'font-weight': weight, '#text': labelText });
-      const norm = data.norms ? data.norms[r] : null;
-      const nb = optional(row, 'rect', 'norm-bar', norm !== null);
-      const nt = optional(row, 'text', 'norm', norm !== null);
-      if (nb) setAll(nb, { x: g.x.norm, y: yn - rowH / 2 + barY, height: barH, rx: 2, width: Math.max(0.5, (normBar * norm) / nmax), fill: NORM_COLOUR });
-      if (nt) setAll(nt, { x: g.x.norm + normBar + 4, y: yn, dy: '0.35em', fill: theme.fg, '#text': g.numbers ? fmt(norm) : '' });
-    };
-    // The rows in the window now, in either band; the others in later
-    // frames, the nearest below first.
-    if (later) cancelAnimationFrame(later.frame);
-    later = null;
-    const R = nodes.length;
-    const now = new Uint8Array(R);
-    if (R <= SYNC_ROWS) now.fill(1);
-    else {
-      const h = globalThis.innerHeight || 800;
-      for (const y0 of g.stacked ? [g.y.rows, g.y.numbers] : [g.y.rows]) {
-        const from = Math.max(0, Math.floor((-h / 4 - top - y0) / rowH));
-        const to = Math.min(R, Math.ceil((1.25 * h - top - y0) / rowH));
-        now.fill(1, Math.min(from, R), Math.max(from, to));
-      }
-    }
-    const rest = [];
-    let first = now.indexOf(1);
-    if (first < 0) first = 0;
-    for (let r = 0; r < R; r++) if (now[r]) write(r);
-    for (let r = first; r < R; r++) if (!now[r]) rest.push(r);
-    for (let r = 0; r < first; r++) rest.push(r);
-    if (rest.length) {
-      later = { rest, write, frame: 0 };
-      const step = () => {
-        const batch = later.rest.splice(0, ROWS_PER_FRAME);
-        batch.forEach(later.write);
-        if (later.rest.length) later.frame = requestAnimationFrame(step);
-        else later = null;
-      };
-      later.frame = requestAnimationFrame(() => { if (later) later.frame = requestAnimationFrame(step); });
-    }
-  }
-
-  /** Write every key row still waiting for a frame (before an export). */
-  function settle() {
-    if (!later) return;
-    cancelAnimationFrame(later.frame);
-    later.rest.forEach(later.write);
-    later = null;
-  }
-
-  /** A row's child of class cls, made when `want` and missing, removed when
-   *  not wanted (null then). */
-  function optional(row, tag, cls, want) {
-    const made = row.blOptional || (row.blOptional = {});
-    let el = made[cls] || null;
-    if (want && !el) {
-      el = made[cls] = document.createElementNS('http://www.w3.org/2000/svg', tag);
-      el.setAttribute('class', cls);
-      row.appendChild(el);
-    } else if (!want && el) {
-      el.remove();
-      el = made[cls] = null;
-    }
-    return el;
-  }
-
-  /** Colour scales with their ranges, and the softmax bar's fixed 0..1 axis. */
-  function legend(svg, data, g, scales) {
-    const y0 = g.H - NEURON.legend + 24;
-    const w = Math.max(70, Math.min(140, Math.floor((g.W - 16) / 3) - 14));
-    const items = [
-      { id: 'qk', title: `q, k (clip ±${scales.qk.limit.toFixed(2)})`, lo: -scales.qk.limit, hi: scales.qk.limit, div: true },
-      { id: 'prod', title: `q × k (clip ±${scales.prod.limit.toFixed(2)})`, lo: -scales.prod.limit, hi: scales.prod.limit, div: true },
-      { id: 'soft', title: 'softmax (fixed 0–1)', lo: 0, hi: 1, div: false },
-    ];
-    // Titles at 9 px; in a very narrow box the short form (the notes and the
-    // ticks still give the clip range).
-    const tw = (t) => Math.ceil(t.length * 9 * 0.6);
-    const short = { qk: `q, k ±${scales.qk.limit.toFixed(2)}`, prod: `q × k ±${scales.prod.limit.toFixed(2)}`, soft: 'softmax 0–1' };
-    const span = (list) => list.reduce((sum, it) => sum + Math.max(w, tw(it.title)) + 12, 0);
-    if (span(items) > g.W - 4) for (const it of items) it.title = short[it.id];
-    let x0 = 4;
-    for (const it of items) { it.x = x0; x0 += Math.max(w, tw(it.title)) + 12; }
-    const gs = svg.select('g.scales').selectAll('g.scale').data(items, (it) => it.id)
-      .join((enter) => {
-        const e = enter.append('g').attr('class', 'scale');
-        e.append('text').attr('class', 'scale-title');
-        e.append('g').attr('class', 'scale-bar');
-        e.append('g').attr('class', 'scale-ticks');
-        return e;
-      })
-      .attr('data-scale', (it) => it.id)
-      .attr('transform', (it) => `translate(${it.x},${y0})`);
-    gs.select('text.scale-title').attr('y', -5).attr('font-size', 9).attr('fill', theme.fg).text((it) => it.title);
-    const n = 16;
-    gs.select('g.scale-bar').selectAll('rect').data((it) => (it.div
-      ? d3.range(n).map((i) => ({ x: (i * w) / n, w: w / n + 0.5, fill: theme.div(i / (n - 1)) }))
-      : [{ x: 0, w, fill: 'none', stroke: theme.muted }]))
-      .join('rect').attr('x', (r) => r.x).attr('width', (r) => r.w).attr('height', 8)
-      .attr('fill', (r) => r.fill).attr('stroke', (r) => r.stroke || null);
-    gs.select('g.scale-ticks').selectAll('text').data((it) => [
-      { t: it.div ? `−${it.hi.toFixed(2)}` : '0', x: 0, a: 'start' },
-      { t: it.div ? '0' : '0.5', x: w / 2, a: 'middle' },
-      { t: it.div ? `+${it.hi.toFixed(2)}` : '1', x: w, a: 'end' },
-    ]).join('text').attr('x', (t) => t.x).attr('y', 19).attr('text-anchor', (t) => t.a)
-      .attr('font-size', 9).attr('fill', theme.fg).text((t) => t.t);
-  }
-
-  function describeRow(data, rd) {
-    const parts = [`${data.queryLabel} → ${rd.label}`, `q·k = ${rd.dot.toFixed(3)}`, `q·k/√${data.d} = ${rd.scaled.toFixed(3)}`, `softmax = ${rd.w.toFixed(3)}`];
-    if (rd.norm !== null && rd.norm !== undefined) parts.push(`‖α f(x)‖ = ${rd.norm.toFixed(3)}`);
-    return parts;
-  }
-
-  function wireRows(root, svg, data, g) {
-    const info = infoLine(root);
-    const R = data.rows.length;
-    const rowOf = (r) => ({
-      r, j: data.rows[r], label: data.labels[r], dot: data.cols.dots[data.rows[r]], scaled: data.cols.scaled[data.rows[r]],
-      w: data.weights[r], norm: data.norms ? data.norms[r] : null,
-    });
-    const at = (ev) => {
-      const [px, py] = d3.pointer(ev, svg.node());
-      let band = 'rows';
-      let r = Math.floor((py - g.y.rows) / g.rowH);
-      if (g.stacked && py >= g.y.numbers) { band = 'numbers'; r = Math.floor((py - g.y.numbers) / g.rowH); }
-      return r >= 0 && r < R ? { r, px, band } : null;
-    };
-    const linesFor = (hit) => {
-      const rd = rowOf(hit.r);
-      const lines = describeRow(data, rd);
-      if (hit.band === 'rows') {
-        for (const [name, x0, arr] of [['k', g.x.k, data.cols.keys[rd.j]], ['q×k', g.x.p, data.cols.products[rd.j]]]) {
-          const c = Math.floor((hit.px - x0) / g.cw);
-          if (c >= 0 && c < data.d) lines.push(`${name}[${c}] = ${arr[c].toFixed(4)}  (q[${c}] = ${data.cols.q[c].toFixed(4)})`);
-        }
-      }
-      return lines;
-    };
-    if (picked !== null) {
-      const r = data.rows.indexOf(picked);
-      info.set(describeRow(data, rowOf(r)).join(' · '));
-    } else info.set(`Query ${data.query} (${data.queryLabel}): tap or hover a key row for its numbers.`);
-    const bottom = g.stacked ? g.y.numbers + R * g.rowH : g.y.rows + R * g.rowH;
-    svg.select('g.hit').selectAll('rect').data([null]).join('rect')
-      .attr('x', 0).attr('y', g.y.rows).attr('width', g.W).attr('height', bottom - g.y.rows).attr('fill', 'transparent')
-      .on('pointermove', (ev) => {
-        if (ev.pointerType !== 'mouse') return;
-        const hit = at(ev);
-        if (hit) tooltip.show(ev, linesFor(hit));
-      })
-      .on('pointerleave', () => tooltip.hide())
-      .on('click', (ev) => {
-        const hit = at(ev);
-        if (!hit) return;
-        picked = data.rows[hit.r];
-        info.set(describeRow(data, rowOf(hit.r)).join(' · '));
-        tooltip.show(ev, linesFor(hit));
-      });
+      .attr('fill', st.theme.fg).text((t) => t.t);
   }
 
   function notesOf(data, scales) {
@@ -436,7 +155,7 @@ export function neuronView() {
 
   /** What an export adds around the stage, as last drawn (export.js). */
   view.exportContext = () => exported;
-  view.theme = function (t) { if (!arguments.length) return theme; theme = t; return view; };
+  view.theme = function (t) { if (!arguments.length) return st.theme; st.theme = t; return view; };
   view.size = function (b) { if (!arguments.length) return box; box = { width: b.width, height: b.height || null }; return view; };
   /** Kept for callers of the old API. */
   view.width = function (w) { if (!arguments.length) return box.width; box = { width: w, height: null }; return view; };
@@ -450,7 +169,7 @@ export const descriptor = {
   label: 'Neuron view (q · k details)',
   size: ({ K }) => neuronFrame(K), // the embed frame (layout.js)
   controls: { layer: true, head: true, mean: false, words: false, mode: true },
-  snapshot: true,
+  snapshot: { layers: 'shown', heads: 'shown', draws: 'heads', qk: true }, // what a snapshot holds (lib/snapshot.js)
   query: true, // the state's query token is this view's: the controller keeps it in range
   needs: (s) => ({ norms: s.mode === 'norm', qk: true }),
   create: (ctx) => neuronView().onQuery((q) => ctx.update({ query: q })),
