@@ -43,7 +43,7 @@ DEFAULT_MODEL := models/all-minilm-l6-v2.q10.blb.gz
 NATIVE_SIMD ?= $(if $(filter x86_64%,$(shell $(CC) -dumpmachine)),-msse4.1)
 
 .PHONY: all native lib test-embed wasm wasm-relaxed test-wasm-relaxed site serve test bench fuzz models setup clean \
-        test-native test-asan test-wasm test-web test-browser test-models test-fidelity \
+        test-native test-asan test-wasm test-web test-browser test-models test-fidelity test-one \
         check-tools
 
 all: site
@@ -56,7 +56,7 @@ build/bertlens: $(LIB_SRC) $(CLI_SRC) $(HDRS)
 	$(CC) $(CFLAGS) $(NATIVE_SIMD) $(WARN) $(PTHREAD) -o $@ $(LIB_SRC) $(CLI_SRC) -lz -lm
 
 # The kernels' test entry points (src/wasm_kernel_tests.c's blw_k_*) as a native
-# program, for tests/kernels.test.mjs --native.
+# program, for tests/kernels.test.mjs on the native backends.
 build/kernel_host: tests/c/kernel_host.c $(LIB_SRC) $(WASM_TEST_SRC) $(HDRS)
 	@mkdir -p build
 	$(CC) $(CFLAGS) $(NATIVE_SIMD) $(WARN) $(PTHREAD) -o $@ $< $(LIB_SRC) $(WASM_TEST_SRC) -lm
@@ -88,7 +88,7 @@ build/embed_example: tests/c/embed_example.c build/libbertlens.a build/include/b
 	$(CC) $(CFLAGS) $(WARN) -Ibuild/include -o $@ $< build/libbertlens.a -lm $(PTHREAD)
 
 test-embed: build/embed_example build/bertlens
-	$(NODE) --test tests/c/embed.test.mjs tests/c/embed_pool.test.mjs
+	$(NODE) --test tests/c/*.test.mjs
 
 # AddressSanitizer + UndefinedBehaviorSanitizer build of the same CLI.
 build/asan/bertlens: $(LIB_SRC) $(CLI_SRC) $(HDRS)
@@ -114,7 +114,7 @@ build/state_limits: tests/c/state_limits.c $(LIB_SRC) $(HDRS)
 	@mkdir -p build
 	$(CC) $(CFLAGS) $(NATIVE_SIMD) $(WARN) $(PTHREAD) -o $@ $< $(LIB_SRC) -lm
 
-build/sizes_test: tests/c/sizes_test.c src/sizes.h src/error.h
+build/sizes_test: tests/c/sizes_test.c tests/c/check.h src/sizes.h src/error.h
 	@mkdir -p build
 	$(CC) $(CFLAGS) $(WARN) -o $@ $<
 
@@ -128,7 +128,7 @@ build/asan32/state_limits: tests/c/state_limits.c $(LIB_SRC) $(HDRS)
 	@mkdir -p build/asan32
 	$(ASAN32) $(NATIVE_SIMD) $(WARN) $(PTHREAD) -o $@ $< $(LIB_SRC) -lm
 
-build/asan32/sizes_test: tests/c/sizes_test.c src/sizes.h src/error.h
+build/asan32/sizes_test: tests/c/sizes_test.c tests/c/check.h src/sizes.h src/error.h
 	@mkdir -p build/asan32
 	$(ASAN32) $(WARN) -o $@ $<
 
@@ -200,8 +200,8 @@ build/wasm-relaxed/bertlens.js: $(LIB_SRC) $(WASM_TEST_SRC) $(HDRS) $(RELAXED_LL
 	  $(EMLINK) -sWASM_BIGINT -o $@ $(patsubst src/%.c,build/wasm-relaxed/obj/%.o,$(LIB_SRC) $(WASM_TEST_SRC))
 
 test-wasm-relaxed: build/wasm-relaxed/bertlens.js
-	BERTLENS_WASM=$(CURDIR)/build/wasm-relaxed/bertlens.js $(NODE) --experimental-wasm-relaxed-simd tests/kernels.test.mjs
-	BERTLENS_WASM=$(CURDIR)/build/wasm-relaxed/bertlens.js $(NODE) --experimental-wasm-relaxed-simd tests/encoder.test.mjs --wasm
+	BERTLENS_BACKEND=wasm BERTLENS_WASM=$(CURDIR)/build/wasm-relaxed/bertlens.js $(NODE) --experimental-wasm-relaxed-simd tests/kernels.test.mjs
+	BERTLENS_BACKEND=wasm BERTLENS_WASM=$(CURDIR)/build/wasm-relaxed/bertlens.js $(NODE) --experimental-wasm-relaxed-simd tests/encoder.test.mjs
 
 # The glue's Workers load bertlens-mt.worker.js, CommonJS: in Node it must
 # not be read as an ES module (this repository's package.json says "module").
@@ -234,55 +234,31 @@ test-models:
 test: check-tools native test-models test-native test-embed test-asan wasm test-wasm test-fidelity site test-web test-browser
 	@echo "ALL TESTS PASSED"
 
-test-native: build/bertlens build/kernel_host build/state_limits build/sizes_test build/hf_tok_host build/dtype_host
-	$(NODE) tests/kernels.test.mjs --native
-	BERTLENS_SIMD=avx512 $(NODE) tests/kernels.test.mjs --native
-	BERTLENS_SIMD=avx2 $(NODE) tests/kernels.test.mjs --native
-	BERTLENS_SIMD=sse4.1 $(NODE) tests/kernels.test.mjs --native
-	$(PYTHON) tools/gen_unicode.py --check
-	BERTLENS_THREADS_TEST=native $(NODE) --test tests/threads.test.mjs
-	$(PYTHON) tests/test_bundle.py
-	$(PYTHON) tests/test_dtype.py
-	$(PYTHON) tests/test_cli_security.py
-	$(NODE) tests/tokenizer.test.mjs --native
-	$(NODE) tests/hf_tokenizer.test.mjs
-	$(NODE) tests/encoder.test.mjs --native
-	$(NODE) tests/shapes.test.mjs --native
-	BERTLENS_ANALYZE=native $(NODE) --test tests/analyze.test.mjs
-	$(NODE) --test tests/corpus_cmd.test.mjs
-	BERTLENS_ABLATION=native $(NODE) --test tests/ablation.test.mjs
-	$(NODE) --test tests/npy.test.mjs
-	BERTLENS_CONVERT=native $(NODE) --test tests/convert.test.mjs
-	BERTLENS_LIMITS=native $(NODE) --test tests/limits.test.mjs
+# Every tests/*.test.mjs is a node:test file that runs on the backend
+# BERTLENS_BACKEND names (native, asan, asan32, wasm, wasm-mt: tests/lib/backend.mjs)
+# and skips, with the reason, what that backend cannot serve: a new test file
+# needs no line here. The fidelity runs are test-fidelity's.
+JS_TESTS = $(filter-out tests/fidelity.test.mjs,$(wildcard tests/*.test.mjs))
+NODE_TEST := $(NODE) --test
 
+test-native: build/bertlens build/kernel_host build/state_limits build/sizes_test build/hf_tok_host build/dtype_host
+	$(PYTHON) tools/gen_unicode.py --check
+	BERTLENS_BACKEND=native $(NODE_TEST) $(JS_TESTS)
+	BERTLENS_BACKEND=native BERTLENS_SIMD=avx512 $(NODE_TEST) tests/kernels.test.mjs
+	BERTLENS_BACKEND=native BERTLENS_SIMD=avx2 $(NODE_TEST) tests/kernels.test.mjs
+	BERTLENS_BACKEND=native BERTLENS_SIMD=sse4.1 $(NODE_TEST) tests/kernels.test.mjs
+
+# The quick subsets under ASan + UBSan; the size limits as 32-bit programs.
 test-asan: build/asan/bertlens build/asan/kernel_host build/asan32/state_limits build/asan32/sizes_test build/asan/hf_tok_host
-	BERTLENS_KERNEL_HOST=build/asan/kernel_host $(NODE) tests/kernels.test.mjs --native
-	BERTLENS_BIN=build/asan/bertlens $(PYTHON) tests/test_bundle.py
-	BERTLENS_BIN=build/asan/bertlens $(PYTHON) tests/test_cli_security.py
-	BERTLENS_BIN=build/asan/bertlens $(NODE) tests/tokenizer.test.mjs --native --quick
-	BERTLENS_HF_TOK_HOST=build/asan/hf_tok_host $(NODE) tests/hf_tokenizer.test.mjs --quick
-	BERTLENS_BIN=build/asan/bertlens $(NODE) tests/encoder.test.mjs --native --quick
-	BERTLENS_BIN=build/asan/bertlens $(NODE) tests/shapes.test.mjs --native --quick
-	BERTLENS_BIN=build/asan/bertlens BERTLENS_ANALYZE=native BERTLENS_QUICK=1 $(NODE) --test tests/analyze.test.mjs
-	BERTLENS_BIN=build/asan/bertlens BERTLENS_QUICK=1 $(NODE) --test tests/corpus_cmd.test.mjs
-	BERTLENS_BIN=build/asan/bertlens BERTLENS_CONVERT=native BERTLENS_QUICK=1 $(NODE) --test tests/convert.test.mjs
-	BERTLENS_LIMITS=asan32 $(NODE) --test tests/limits.test.mjs
+	BERTLENS_BACKEND=asan $(NODE_TEST) $(JS_TESTS)
+	BERTLENS_BACKEND=asan32 $(NODE_TEST) tests/limits.test.mjs
 
 # Both wasm builds: the pthreads one (2 threads) must pass the same parity
 # tests, and give bit for bit the single-threaded build's numbers.
-MT_TEST := BERTLENS_WASM=build/wasm/bertlens-mt.js BERTLENS_THREADS=2
 test-wasm: build/wasm/bertlens.js build/wasm/bertlens-mt.js build/wasm-test/bertlens.js
-	$(NODE) tests/tokenizer.test.mjs --wasm
-	$(NODE) tests/encoder.test.mjs --wasm
-	$(MT_TEST) $(NODE) tests/encoder.test.mjs --wasm
-	$(MT_TEST) $(NODE) tests/shapes.test.mjs --wasm --quick
-	BERTLENS_THREADS_TEST=wasm $(NODE) --test tests/threads.test.mjs
-	$(NODE) tests/shapes.test.mjs --wasm
-	$(NODE) tests/kernels.test.mjs
-	BERTLENS_ANALYZE=wasm $(NODE) --test tests/analyze.test.mjs
-	BERTLENS_ABLATION=wasm $(NODE) --test tests/ablation.test.mjs
-	BERTLENS_CONVERT=wasm $(NODE) --test tests/convert.test.mjs
-	BERTLENS_LIMITS=wasm $(NODE) --test tests/limits.test.mjs
+	BERTLENS_BACKEND=wasm $(NODE_TEST) $(JS_TESTS)
+	BERTLENS_BACKEND=wasm-mt $(NODE_TEST) tests/encoder.test.mjs
+	BERTLENS_BACKEND=wasm-mt BERTLENS_QUICK=1 $(NODE_TEST) tests/shapes.test.mjs
 
 test-web:
 	$(NODE) --test tests/web/
@@ -294,11 +270,15 @@ test-web:
 # are only reported, on the native 40 (docs/fidelity.md).
 # Native: the first 40 inputs of <= 64 tokens (wasm covers the whole corpus).
 test-fidelity: build/wasm/bertlens.js build/bertlens test-models
-	$(NODE) tests/fidelity.test.mjs --bundle $(DEFAULT_MODEL)
-	$(NODE) tests/fidelity.test.mjs --bundle models/all-minilm-l6-v2.f16.blb.gz
-	$(NODE) tests/fidelity.test.mjs --native 40 --bundle $(DEFAULT_MODEL)
-	$(NODE) tests/fidelity.test.mjs --native 40 --bundle models/all-minilm-l6-v2.f16.blb.gz
-	$(NODE) tests/fidelity.test.mjs --native 40 --report --bundle models/all-minilm-l6-v2.q8.blb.gz
+	BERTLENS_BACKEND=wasm $(NODE_TEST) tests/fidelity.test.mjs
+	BERTLENS_BACKEND=native $(NODE_TEST) tests/fidelity.test.mjs
+
+# One test file, or the tests whose name matches, on one backend (built beforehand):
+#   make test-one T=tests/encoder.test.mjs
+#   make test-one T="wordpiece" BERTLENS_BACKEND=wasm
+test-one:
+	@test -n "$(T)" || { echo 'usage: make test-one T=FILE|NAME-PATTERN [BERTLENS_BACKEND=native|asan|asan32|wasm|wasm-mt]' >&2; exit 2; }
+	$(NODE_TEST) $(if $(wildcard $(T)),$(T),--test-name-pattern="$(T)" $(JS_TESTS) tests/c/*.test.mjs)
 
 test-browser: site
 	$(NODE) tests/browser/run.mjs

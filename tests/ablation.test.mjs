@@ -1,9 +1,9 @@
 // ablation.test.mjs — head ablation and sentence embeddings against Hugging Face.
 //
-//   node --test tests/ablation.test.mjs                       native CLI and wasm
-//   BERTLENS_ABLATION=native|wasm node --test tests/ablation.test.mjs   one engine
+//   node --test tests/ablation.test.mjs                          the native CLI
+//   BERTLENS_BACKEND=wasm node --test tests/ablation.test.mjs    the wasm module (tests/lib/backend.mjs)
 //
-// References: tests/fixtures/ablation/ (tools/make_ablation_fixtures.py:
+// References: tests/fixtures/ablation/ (tests/fixtures/ablation/make.py:
 // BertModel eager fp32 with forward hooks multiplying the masked heads'
 // attention probabilities by 0, transformers 5 having no head_mask argument).
 // Bundles: build/models/all-minilm-l6-v2.f32.blb (make test-models) held to
@@ -14,7 +14,8 @@ import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
-import { createModule, floats, loadBundle, putString, wasmError } from '../tools/wasm_node.mjs';
+import { floats, loadBundle, putString, wasmError } from '../tools/wasm_node.mjs';
+import { BIN, loadWasm as createModule, nativeTest, testOn, wasmTest } from './lib/backend.mjs';
 import { cosine } from './lib/parity.mjs';
 
 const TOL_F32_ATTN_MAX = 1e-5;     // attention probabilities, max |d|
@@ -23,12 +24,9 @@ const MIN_DEF_EMB_COSINE = 0.995;  // the quantized default model's bar (tests/e
 
 const ROOT = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..');
 const FIX = path.join(ROOT, 'tests/fixtures/ablation');
-const BIN = process.env.BERTLENS_BIN || path.join(ROOT, 'build/bertlens');
-const WASM_JS = process.env.BERTLENS_WASM || path.join(ROOT, 'build/wasm/bertlens.js');
 const F32 = path.join(ROOT, 'build/models/all-minilm-l6-v2.f32.blb');
 const DEF = path.join(ROOT, 'models', JSON.parse(fs.readFileSync(path.join(ROOT, 'models/index.json'), 'utf8')).models.find((m) => m.default).file);
 const TINY = path.join(ROOT, 'build/models/tiny-bert.f32.blb'); // 2 layers, 4 heads: quick to load
-const ONLY = process.env.BERTLENS_ABLATION;
 
 const index = JSON.parse(fs.readFileSync(path.join(FIX, 'index.json'), 'utf8'));
 const bin = fs.readFileSync(path.join(FIX, 'ablation.bin'));
@@ -160,10 +158,9 @@ function compare(engine, bundle, strict) {
 }
 
 // --------------------------------------------------------------- tests
-const engines = [];
-if (ONLY !== 'wasm') engines.push(['native', () => native]);
 let wasm = null; // one module for both bundles
-if (ONLY !== 'native') engines.push(['wasm', async () => (wasm ||= wasmEngine(await createModule(WASM_JS)))]);
+// the figures on the 90 MB f32 bundle natively (not under ASan: minutes there); the argument checks below run on both
+const engines = [['native', testOn('native'), () => native], ['wasm', wasmTest, async () => (wasm ||= wasmEngine(await createModule()))]];
 
 test('the references differ from the unmasked model for every mask', () => {
   for (const c of index.cases.filter((x) => x.ablate || x.keep)) {
@@ -172,7 +169,7 @@ test('the references differ from the unmasked model for every mask', () => {
   }
 });
 
-for (const [name, make] of engines) {
+for (const [name, test, make] of engines) {
   test(`${name}: f32 bundle vs Hugging Face with heads masked`, async () => {
     const e = await make();
     compare(e, F32, true);
@@ -183,9 +180,9 @@ for (const [name, make] of engines) {
   });
 }
 
-if (ONLY !== 'native') {
-  test('wasm: mask and embedding calls refuse without a model or a run; a load starts unmasked', async () => {
-    const M = await createModule(WASM_JS);
+{
+  wasmTest('wasm: mask and embedding calls refuse without a model or a run; a load starts unmasked', async () => {
+    const M = await createModule();
     const m = M._malloc(L * NH);
     M.HEAPU8.fill(1, m, m + L * NH);
     assert.equal(M._blw_set_head_mask(m), -1);
@@ -214,8 +211,8 @@ if (ONLY !== 'native') {
   });
 }
 
-if (ONLY !== 'wasm') {
-  test('native: head specs are parsed strictly', () => {
+{
+  nativeTest('native: head specs are parsed strictly', () => {
     const bad = [
       ['2:0', /layer 2 out of range 0\.\.1/], ['0:4', /head 4 out of range 0\.\.3/], ['0:', /not a head/],
       ['a:1', /not a head/], ['0:1,', /not a head/], ['', /empty head list/], ['0:1:2', /not a head/],
@@ -233,7 +230,7 @@ if (ONLY !== 'wasm') {
     assert.match(both.stderr, /not both/);
   });
 
-  test('native: embed truncates at the bundle\'s max_seq_length, else the model\'s positions (said)', () => {
+  nativeTest('native: embed truncates at the bundle\'s max_seq_length, else the model\'s positions (said)', () => {
     const long = Array.from({ length: 300 }, (_, i) => `word${i % 7}`).join(' ');
     const r = cli(['embed', F32, long]);
     assert.equal(r.status, 0, r.stderr);

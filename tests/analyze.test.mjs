@@ -1,11 +1,11 @@
 // analyze.test.mjs — `bertlens analyze` (native CLI) and blw_analyze_json
 // (wasm) against numpy references computed from Hugging Face attention.
 //
-//   node --test tests/analyze.test.mjs                 both engines
-//   BERTLENS_ANALYZE=native node --test tests/analyze.test.mjs   one engine
-//   BERTLENS_QUICK=1 ...   only the inputs of at most 40 tokens (sanitizer build)
+//   node --test tests/analyze.test.mjs                          the native CLI
+//   BERTLENS_BACKEND=wasm node --test tests/analyze.test.mjs    the wasm module (tests/lib/backend.mjs)
+//   BERTLENS_QUICK=1 ...   only the inputs of at most 40 tokens (default under asan)
 //
-// References: tests/fixtures/analyze/ (tools/make_analyze_fixtures.py:
+// References: tests/fixtures/analyze/ (tests/fixtures/analyze/make.py:
 // all-MiniLM-L6-v2, BertModel eager fp32, every figure in float64 numpy).
 // Bundle: build/models/all-minilm-l6-v2.f32.blb (make test-models).
 // Synthetic matrices of each Kovaleva class check the class rule on its own.
@@ -14,7 +14,8 @@ import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
-import { createModule, loadBundle, putInts, putString, wasmError } from '../tools/wasm_node.mjs';
+import { loadBundle, putInts, putString, wasmError } from '../tools/wasm_node.mjs';
+import { BIN, QUICK, loadWasm as createModule, nativeTest, wasmTest } from './lib/backend.mjs';
 
 const TOL = 1e-5;          // every feature and rollout entry, max |d| (f32 bundle)
 const MIN_LABEL_AGREEMENT = 0.55; // per labelled set (measured 0.61 to 0.69)
@@ -22,13 +23,10 @@ const CLASS_MARGIN = 1e-4; // a head whose V / D / segment lies this close to a
                            // threshold may fall either side: its class is not compared
 const ROOT = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..');
 const FIX = path.join(ROOT, 'tests/fixtures/analyze');
-const BIN = process.env.BERTLENS_BIN || path.join(ROOT, 'build/bertlens');
-const WASM_JS = process.env.BERTLENS_WASM || path.join(ROOT, 'build/wasm/bertlens.js');
 const index = JSON.parse(fs.readFileSync(path.join(FIX, 'index.json'), 'utf8'));
 const BUNDLE = path.join(ROOT, index.bundle);
 const bin = fs.readFileSync(path.join(FIX, 'analyze.bin'));
-const ENGINES = (process.env.BERTLENS_ANALYZE || 'native,wasm').split(',');
-const CASES = index.cases.filter((c) => !process.env.BERTLENS_QUICK || c.kind === 'full');
+const CASES = index.cases.filter((c) => !QUICK || c.kind === 'full');
 const FEATURES = ['entropy', 'cls', 'sep', 'punct', 'prev', 'self', 'next', 'segment', 'confidence'];
 const CLASSES = ['vertical', 'diagonal', 'vertical+diagonal', 'block', 'heterogeneous'];
 const TH = index.thresholds;
@@ -99,8 +97,8 @@ function report(engine, c, r) {
 
 const haveBundle = fs.existsSync(BUNDLE);
 
-if (ENGINES.includes('native')) {
-  test('native: bertlens analyze matches the numpy references', { skip: !haveBundle && `no ${index.bundle}` }, () => {
+{
+  nativeTest('native: bertlens analyze matches the numpy references', { skip: !haveBundle && `no ${index.bundle}` }, () => {
     for (const c of CASES) {
       const argv = ['analyze', BUNDLE, c.text, ...(c.text_pair !== null ? [c.text_pair] : [])];
       const r = spawnSync(BIN, argv, { encoding: 'utf8', maxBuffer: 1 << 30 });
@@ -113,7 +111,7 @@ if (ENGINES.includes('native')) {
   // rule gives the label. Measured: tuning sets 50/72 and 46/72, held-out
   // set 44/72 (the rule cannot see vertical stripes on content tokens, and
   // calls the blocks of a pair with a strong [CLS] column vertical).
-  test('native: the class rule against maps labelled by eye', { skip: !haveBundle && `no ${index.bundle}` }, () => {
+  nativeTest('native: the class rule against maps labelled by eye', { skip: !haveBundle && `no ${index.bundle}` }, () => {
     const { sets } = JSON.parse(fs.readFileSync(path.join(FIX, 'labels.json'), 'utf8'));
     let all = 0, agree = 0;
     for (const s of sets) {
@@ -130,7 +128,7 @@ if (ENGINES.includes('native')) {
     console.log(`# labels overall: ${agree}/${all} (${(100 * agree / all).toFixed(1)}%)`);
   });
 
-  test('native: analyze refuses bad arguments with a message', () => {
+  nativeTest('native: analyze refuses bad arguments with a message', () => {
     let r = spawnSync(BIN, ['analyze'], { encoding: 'utf8' });
     assert.equal(r.status, 1);
     assert.match(r.stderr, /usage: bertlens analyze/);
@@ -143,14 +141,14 @@ if (ENGINES.includes('native')) {
 let M = null;
 async function wasm() {
   if (!M) {
-    M = await createModule(WASM_JS);
+    M = await createModule();
     loadBundle(M, BUNDLE);
   }
   return M;
 }
 
-if (ENGINES.includes('wasm')) {
-  test('wasm: blw_analyze_json matches the numpy references', { skip: !haveBundle && `no ${index.bundle}` }, async () => {
+{
+  wasmTest('wasm: blw_analyze_json matches the numpy references', { skip: !haveBundle && `no ${index.bundle}` }, async () => {
     const M = await wasm();
     for (const c of CASES) {
       const pa = putString(M, c.text), pb = c.text_pair !== null ? putString(M, c.text_pair) : 0;
@@ -184,8 +182,8 @@ if (ENGINES.includes('wasm')) {
     }
   });
 
-  test('wasm: blw_analyze_json / blw_rollout without a current text run are errors, not crashes', { skip: !haveBundle && `no ${index.bundle}` }, async () => {
-    const M = await createModule(WASM_JS);
+  wasmTest('wasm: blw_analyze_json / blw_rollout without a current text run are errors, not crashes', { skip: !haveBundle && `no ${index.bundle}` }, async () => {
+    const M = await createModule();
     assert.equal(M._blw_analyze_json(1), 0);
     assert.match(wasmError(M), /blw_run/);
     assert.equal(M._blw_rollout(0, 0), 0);
@@ -207,8 +205,8 @@ if (ENGINES.includes('wasm')) {
 
   // Synthetic maps: one of each class, built to look like Kovaleva et al.'s
   // figure, and the features they must give.
-  test('wasm: the class rule on synthetic maps of each class', async () => {
-    const M = await createModule(WASM_JS);
+  wasmTest('wasm: the class rule on synthetic maps of each class', async () => {
+    const M = await createModule();
     const CLS = 1, SEP = 2, PUNCT = 4;
     const T = 20, nA = 11; // [CLS] 9 tokens [SEP] | 8 tokens [SEP]
     const roles = new Uint8Array(T);

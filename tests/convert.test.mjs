@@ -2,9 +2,9 @@
 // reference converter tools/convert.py: the same bundle bytes for every
 // checkpoint family and dtype (q8h, q9..q12 too), and clear errors (never a crash) for bad input.
 //
-//   node --test tests/convert.test.mjs                    native + wasm
-//   BERTLENS_CONVERT=native node --test tests/convert.test.mjs
-//   BERTLENS_BIN=build/asan/bertlens BERTLENS_CONVERT=native BERTLENS_QUICK=1 ...   (sanitizers)
+//   node --test tests/convert.test.mjs                          the native CLI
+//   BERTLENS_BACKEND=wasm node --test tests/convert.test.mjs    the wasm converter
+//   BERTLENS_BACKEND=asan node --test tests/convert.test.mjs    under sanitizers (quick subset)
 //
 // Checkpoints: tests/fixtures/tiny-bert (committed) and the families of
 // tools/make_random_bert.py --family (numpy, generated into build/convert-test/):
@@ -12,7 +12,7 @@
 // sentence-transformers folders, tokenizer.json-only, cased, multilingual and
 // Chinese vocabularies, pooler / MLM / classifier heads. Each family is also
 // checked against Hugging Face (tests/fixtures/convert/, made by
-// tools/make_convert_fixtures.py with transformers): the converted f32 bundle
+// tests/fixtures/convert/make.py with transformers): the converted f32 bundle
 // tokenizes the family's text as transformers' tokenizer does and gives its
 // attention.
 import assert from 'node:assert/strict';
@@ -22,13 +22,11 @@ import path from 'node:path';
 import { test } from 'node:test';
 import crypto from 'node:crypto';
 import zlib from 'node:zlib';
+import { BIN, IS_WASM, QUICK, loadWasm, nativeTest, wasmTest } from './lib/backend.mjs';
 
 const ROOT = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..');
-const BIN = process.env.BERTLENS_BIN || path.join(ROOT, 'build/bertlens');
 const PYTHON = process.env.PYTHON || 'python3';
 const OUT = path.join(ROOT, 'build/convert-test');
-const ENGINES = (process.env.BERTLENS_CONVERT || 'native,wasm').split(',');
-const QUICK = !!process.env.BERTLENS_QUICK;
 const FAMILIES = ['bert-uncased', 'bert-cased', 'multilingual', 'chinese', 'minilm-st', 'bge-e5-gte', 'electra-disc', 'distilbert'];
 const DTYPES = ['f32', 'f16', 'q8', 'q4'];
 const TOL_ATTN = 1e-5; // f32 bundle vs Hugging Face fp32 attention, max |d|
@@ -111,8 +109,8 @@ if (REAL) {
   for (const dt of QUICK ? ['q8'] : ['q8', 'f16', 'q10']) CASES.push({ dir: REAL, args: ['--dtype', dt, '--name', 'sentence-transformers/all-MiniLM-L6-v2', '--license', 'Apache-2.0'] });
 }
 
-if (ENGINES.includes('native')) {
-  test('bertlens convert writes the bytes of tools/convert.py', () => {
+{
+  nativeTest('bertlens convert writes the bytes of tools/convert.py', () => {
     for (const [k, c] of CASES.entries()) {
       const dir = path.resolve(OUT, c.dir), ext = c.gz ? '.blb.gz' : '.blb';
       const want = reference(dir, c.args, path.join(OUT, `ref-${k}${ext}`));
@@ -127,7 +125,7 @@ if (ENGINES.includes('native')) {
     }
   });
 
-  test('every family, converted natively, matches Hugging Face (tokens and attention)', () => {
+  nativeTest('every family, converted natively, matches Hugging Face (tokens and attention)', () => {
     for (const f of HF.families) {
       sameCheckpoint(f);
       const out = path.join(OUT, `hf-${f.family}.blb`);
@@ -143,9 +141,11 @@ if (ENGINES.includes('native')) {
     }
   });
 
-  test('heads the encoder does not use are skipped with a note', () => {
+  nativeTest('heads the encoder does not use are skipped with a note; the masked-LM head is kept', () => {
     const r = ok(BIN, ['convert', path.join(OUT, 'bert-uncased'), path.join(OUT, 'heads.blb')]);
-    assert.match(r.stderr, /skipped 7 tensors not used by the encoder: cls\.predictions\.bias, .*pooler\.dense\.bias/);
+    assert.match(r.stderr, /skipped 2 tensors not used by the encoder: pooler\.dense\.bias, pooler\.dense\.weight\n/);
+    assert.match(r.stderr, /\[head\] +masked-LM head: width 64, gelu, decoder tied to the word embeddings/);
+    assert.match(ok(BIN, ['info', path.join(OUT, 'heads.blb')]).stdout, /head\.decoder\.bias +f32 +\[5000\]/);
   });
 }
 
@@ -215,10 +215,11 @@ const BAD = [
   ['ELECTRA with a narrower embedding', () => broken('electra-small', (d) => editJson(path.join(d, 'config.json'),
     (c) => ({ ...c, model_type: 'electra', embedding_size: 32 }))), /ELECTRA with embedding_size 32 != hidden_size 64 needs its embeddings_project layer/],
   ['MPNet', () => broken('mpnet', (d) => editJson(path.join(d, 'config.json'), (c) => ({ ...c, model_type: 'mpnet', architectures: ['MPNetModel'] }))), /model_type is 'mpnet' \(MPNetModel\): .*MPNet uses relative-position attention/],
-  ['BPE tokenizer.json under a bert config', () => broken('bpe', (d) => {
+  // a BPE tokenizer.json is kept whole (convert_tokenizer.c) once it loads; this one does not
+  ['BPE tokenizer.json that does not load', () => broken('bpe', (d) => {
     fs.rmSync(path.join(d, 'vocab.txt'));
-    fs.writeFileSync(path.join(d, 'tokenizer.json'), JSON.stringify({ model: { type: 'BPE', vocab: { a: 0 }, merges: [] } }));
-  }), /tokenizer model is 'BPE', not WordPiece/],
+    fs.writeFileSync(path.join(d, 'tokenizer.json'), JSON.stringify({ model: { type: 'BPE', vocab: { a: 0 }, merges: ['a b'] } }));
+  }), /tokenizer\.json: merge 0/],
   ['vocabulary size', () => broken('vsize', (d) => fs.appendFileSync(path.join(d, 'vocab.txt'), 'extra\n')), /vocab\.txt has 5001 tokens but config\.json says vocab_size 5000/],
   ['bad config.json', () => broken('cfgjson', (d) => fs.writeFileSync(path.join(d, 'config.json'), '{"model_type": "bert",')), /config\.json: JSON: /],
   ['missing config key', () => broken('cfgkey', (d) => editJson(path.join(d, 'config.json'), (c) => { delete c.hidden_size; return c; })), /config\.json has no hidden_size/],
@@ -237,8 +238,8 @@ const hugeWeight = () => broken('huge', (d) => {
 });
 const HUGE = /encoder\.layer\.0\.attention\.self\.query\.weight: weights up to 1e\+07 overflow a float16 block scale/;
 
-if (ENGINES.includes('native')) {
-  test('a QN block scale beyond float16 is refused, as convert.py refuses it', () => {
+{
+  nativeTest('a QN block scale beyond float16 is refused, as convert.py refuses it', () => {
     const dir = hugeWeight(), out = path.join(OUT, 'huge.blb');
     fs.rmSync(out, { force: true });
     const py = run(PYTHON, ['tools/convert.py', dir, out, '--dtype', 'q8h']);
@@ -251,7 +252,7 @@ if (ENGINES.includes('native')) {
     ok(BIN, ['convert', dir, out, '--dtype', 'q12']); // 1e7 / 2047 fits
   });
 
-  test('bad checkpoints get a clear error, never a crash', () => {
+  nativeTest('bad checkpoints get a clear error, never a crash', () => {
     for (const [what, make, re] of BAD) {
       const out = path.join(OUT, 'bad.blb');
       fs.rmSync(out, { force: true });
@@ -264,7 +265,7 @@ if (ENGINES.includes('native')) {
     }
   });
 
-  test('--calib and --heldout are refused (Python reference only)', () => {
+  nativeTest('--calib and --heldout are refused (Python reference only)', () => {
     for (const flag of ['--calib', '--heldout']) {
       const r = run(BIN, ['convert', path.join(OUT, 'tiny-bert'), path.join(OUT, 'x.blb'), flag, 'tests/corpus/fidelity_calib.jsonl']);
       assert.equal(r.status, 1);
@@ -286,11 +287,11 @@ function optsOf(args, dir) {
   return o;
 }
 
-if (ENGINES.includes('wasm')) {
-  const { createModule, loadBytes, putString, floats, wasmError, workerConverter, folderEntries } = await import('../tools/wasm_node.mjs');
+if (IS_WASM) {
+  const { loadBytes, putString, floats, wasmError, workerConverter, folderEntries } = await import('../tools/wasm_node.mjs');
   const { convertCheckpoint } = await import('../web/js/engine/convert.js');
   const { WORKER_PROTOCOL } = await import('../web/js/lib/protocol.js');
-  const M = await createModule();
+  const M = await loadWasm();
   // the converter as the page runs it: web/js/worker.js's 'conv' handler
   const { call } = await workerConverter(WORKER_PROTOCOL);
 
@@ -338,4 +339,4 @@ if (ENGINES.includes('wasm')) {
     const { bytes: got } = await convertCheckpoint(call, folderEntries(dir), { name: 'tiny-bert', dtype: 'q4' });
     sameBytes(Buffer.from(got), reference(dir, ['--dtype', 'q4'], path.join(OUT, 'ref-q4.blb')), 'after failures');
   });
-}
+} else wasmTest('wasm: the converter (web/js/engine/convert.js) against tools/convert.py', () => {});

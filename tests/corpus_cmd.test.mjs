@@ -3,24 +3,22 @@
 // on every line.
 //
 //   node --test tests/corpus_cmd.test.mjs
-//   BERTLENS_QUICK=1 ...   the reference comparison and the hostile inputs only
-//                          (sanitizer build: no per-line analyze, no memory run)
+//   BERTLENS_BACKEND=asan ...   under sanitizers; BERTLENS_QUICK=1 (its default there): the reference
+//                               comparison and the hostile inputs only (no per-line analyze, no memory run)
 //
-// References: tests/fixtures/corpus_cmd/ (tools/make_corpus_cmd_fixtures.py:
+// References: tests/fixtures/corpus_cmd/ (tests/fixtures/corpus_cmd/make.py:
 // all-MiniLM-L6-v2, BertModel eager fp32, float64 numpy, the features and
-// classes of tools/make_analyze_fixtures.py). Bundles: build/models/ (make
+// classes of tests/fixtures/analyze/make.py). Bundles: build/models/ (make
 // test-models): the f32 MiniLM, and tiny-bert for the memory run.
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { test } from 'node:test';
+import { BIN, QUICK, nativeTest as test } from './lib/backend.mjs';
 
 const ROOT = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..');
 const FIX = path.join(ROOT, 'tests/fixtures/corpus_cmd');
-const BIN = process.env.BERTLENS_BIN || path.join(ROOT, 'build/bertlens');
-const QUICK = !!process.env.BERTLENS_QUICK;
 const expected = JSON.parse(fs.readFileSync(path.join(FIX, 'expected.json'), 'utf8'));
 const BUNDLE = path.join(ROOT, expected.bundle);
 const TINY = path.join(ROOT, 'build/models/tiny-bert.f32.blb');
@@ -98,7 +96,7 @@ test('corpus matches the numpy reference: counts, skipped lines, mean features, 
   console.log(`# ${got.texts} texts, ${got.heads.length} heads: mean features max |d| ${maxD.toExponential(2)}`);
 });
 
-test('the output does not depend on --threads or on reading stdin', { skip: noBundle || (QUICK && 'BERTLENS_QUICK') }, () => {
+test('the output does not depend on --threads or on reading stdin', { skip: noBundle || (QUICK && 'BERTLENS_QUICK (quick subset)') }, () => {
   const dflt = runDefault(); // one thread per core
   const one = corpus(['--threads', '1', BUNDLE, CORPUS]);
   const three = corpus(['--threads', '3', BUNDLE, '-'], { input: fs.readFileSync(CORPUS) });
@@ -144,7 +142,7 @@ function analyzeAsync(args) {
   });
 }
 
-test('means and class fractions are those of `bertlens analyze` run on every line', { skip: noBundle || (QUICK && 'BERTLENS_QUICK') }, async () => {
+test('means and class fractions are those of `bertlens analyze` run on every line', { skip: noBundle || (QUICK && 'BERTLENS_QUICK (quick subset)') }, async () => {
   const got = JSON.parse(runDefault().stdout);
   const skipped = new Set(got.skipped.map((s) => s.line));
   const jobs = [];
@@ -207,7 +205,7 @@ test('bad lines are listed, never fatal; bad arguments are refused with a messag
   }
 });
 
-test('memory stays flat from 500 to 5,000 lines (peak RSS ratio < 1.3)', { skip: (QUICK && 'BERTLENS_QUICK') || (!fs.existsSync('/usr/bin/time') && 'no /usr/bin/time') || (!fs.existsSync(TINY) && 'no tiny-bert') }, () => {
+test('memory stays flat from 500 to 5,000 lines (peak RSS ratio < 1.3)', { skip: (QUICK && 'BERTLENS_QUICK (quick subset)') || (!fs.existsSync('/usr/bin/time') && 'no /usr/bin/time') || (!fs.existsSync(TINY) && 'no tiny-bert') }, () => {
   const words = ['the', 'cat', 'sat', 'on', 'a', 'mat', 'while', 'dogs', 'bark', 'loudly', ',', '.', 'and', 'birds', 'sing'];
   let x = 7;
   const line = (i) => {

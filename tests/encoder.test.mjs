@@ -1,18 +1,21 @@
 // encoder.test.mjs — the BERT forward pass against Hugging Face reference tensors.
 //
-//   node tests/encoder.test.mjs --native [--quick]   runs $BERTLENS_BIN test-attend (default build/bertlens)
-//   node tests/encoder.test.mjs --wasm [--quick]     runs build/wasm/bertlens.js ($BERTLENS_WASM)
+//   node --test tests/encoder.test.mjs                         build/bertlens test-attend
+//   BERTLENS_BACKEND=wasm|wasm-mt node --test tests/encoder.test.mjs   build/wasm/bertlens.js / bertlens-mt.js
+//   BERTLENS_BACKEND=asan ...                                   build/asan/bertlens (quick)
 //
-// References: tests/fixtures/encoder/ (tools/make_encoder_fixtures.py, BertModel
+// References: tests/fixtures/encoder/ (tests/fixtures/encoder/make.py, BertModel
 // eager fp32). Bundles: build/models/{all-minilm-l6-v2,tiny-bert}.{f32,q8,q4,q10}.blb
 // (make test-models). For every bundle the same figures are printed; f32, q8 and q10
 // are held to the bars below, q4 to the bars it is known to meet (Q4_* below).
-// --quick: the short inputs of both models only (for the sanitizer build).
+// BERTLENS_QUICK: the short inputs of both models only (for the sanitizer build).
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import zlib from 'node:zlib';
-import { createModule, floats, loadBundle, loadBytes, putInts, putString, wasmError } from '../tools/wasm_node.mjs';
+import { floats, loadBundle, loadBytes, putInts, putString, wasmError } from '../tools/wasm_node.mjs';
+import { BACKEND, BIN, ENGINE, QUICK, loadWasm as createModule } from './lib/backend.mjs';
+import { check, checkedTest } from './lib/checks.mjs';
 import { argmaxRows, cosine, Diff } from './lib/parity.mjs';
 
 // f32 bundle: parity with the fp32 reference
@@ -39,7 +42,7 @@ const MIN_Q8_MINILM_ARGMAX = 0.985;
 const MIN_Q8_ARGMAX_TINY = 0.975;
 // q4 bundle: the figures are printed with which q8 bars it misses; asserted are
 // bars it meets (measured all-MiniLM-L6-v2 q4: max 0.40, mean 2.1e-3, argmax
-// 85%, cosine 0.959; tiny q4: argmax 73%; --quick, short inputs only: mean ~1e-2)
+// 85%, cosine 0.959; tiny q4: argmax 73%; quick, short inputs only: mean ~1e-2)
 const TOL_Q4_ATTN_MAX = 0.5;
 const TOL_Q4_ATTN_MEAN = 0.02;  // short inputs alone: ~1e-2
 const MIN_Q4_ARGMAX = 0.7;
@@ -47,26 +50,9 @@ const MIN_Q4_COSINE = 0.95;
 
 const ROOT = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..');
 const FIX = path.join(ROOT, 'tests/fixtures/encoder');
-const args = process.argv.slice(2);
-const MODE = args.includes('--wasm') ? 'wasm' : args.includes('--native') ? 'native' : null;
-const QUICK = args.includes('--quick');
-if (!MODE) {
-  console.error('usage: node tests/encoder.test.mjs --native|--wasm [--quick]');
-  process.exit(2);
-}
-const BIN = process.env.BERTLENS_BIN || path.join(ROOT, 'build/bertlens');
-const WASM_JS = process.env.BERTLENS_WASM || path.join(ROOT, 'build/wasm/bertlens.js');
+const MODE = ENGINE;
 const BUNDLES = { minilm: 'all-minilm-l6-v2', tiny: 'tiny-bert' };
 const DTYPES = ['f32', 'q8', 'q4', 'q10'];
-
-let failures = 0;
-function check(ok, what) {
-  if (!ok) {
-    failures++;
-    console.log(`  FAIL ${what}`);
-  }
-  return ok;
-}
 
 // ------------------------------------------------------------ fixtures
 const index = JSON.parse(fs.readFileSync(path.join(FIX, 'index.json'), 'utf8'));
@@ -133,7 +119,7 @@ function nativeEngine() {
 }
 
 async function wasmEngine() {
-  const M = await createModule(WASM_JS);
+  const M = await createModule();
   const err = () => wasmError(M);
   let loaded = null;
   function load(bundle) {
@@ -263,19 +249,18 @@ function compareCase(c, got, cfg) {
 
 function fmt(x) { return x === 0 ? '0' : x.toExponential(2); }
 
-async function main() {
-  const engine = MODE === 'wasm' ? await wasmEngine() : nativeEngine();
-  if (MODE === 'native' && !fs.existsSync(BIN)) { console.error(`missing ${BIN}: make native`); process.exit(1); }
-  console.log(`encoder parity (${engine.name}${QUICK ? ', quick' : ''})`);
-  console.log('model   dtype case          T  attn max  attn mean hidden max qk rel    norms rel argmax   cosine');
-  const totals = {};
-  for (const [key, file] of Object.entries(BUNDLES)) {
-    const cfg = index.models[key].config;
-    for (const dt of DTYPES) {
+if (MODE === 'native' && !fs.existsSync(BIN)) throw new Error(`missing ${BIN}: make native`);
+const engine = MODE === 'wasm' ? await wasmEngine() : nativeEngine();
+const HEADER = 'model   dtype case          T  attn max  attn mean hidden max qk rel    norms rel argmax   cosine';
+const totals = {};
+for (const [key, file] of Object.entries(BUNDLES)) {
+  const cfg = index.models[key].config;
+  for (const dt of DTYPES) checkedTest(`${BACKEND} ${key} ${dt}: attention, norms, q/k, hidden states vs Hugging Face${QUICK ? ' (quick)' : ''}`, () => {
+      console.log(`encoder parity (${engine.name}${QUICK ? ', quick' : ''})\n${HEADER}`);
       const bundle = path.join(ROOT, 'build/models', `${file}.${dt}.blb`);
       if (!fs.existsSync(bundle)) {
         check(false, `missing ${path.relative(ROOT, bundle)} (make test-models)`);
-        continue;
+        return;
       }
       const cases = index.cases.filter((c) => c.model === key && (!QUICK || c.kind === 'full'));
       const tot = (totals[`${key}.${dt}`] = { attn: new Diff(), hidden: new Diff(), qk: new Diff(), norms: new Diff(), agree: 0, rows: 0, cosMin: 1 });
@@ -316,10 +301,11 @@ async function main() {
           console.log(`        q4 vs the q8 bars: ${missed.length ? 'misses ' + missed.join(', ') : 'meets all'}`);
         }
       }
-    }
-  }
+  });
+}
 
-  // ---------------------------------------------------------- bad input
+// ---------------------------------------------------------- bad input
+checkedTest(`${BACKEND}: damaged bundles and bad ids, types, lengths and text are refused with a message`, async () => {
   const tiny = path.join(ROOT, 'build/models/tiny-bert.f32.blb');
   if (fs.existsSync(tiny)) {
     const bytes = fs.readFileSync(tiny);
@@ -353,7 +339,7 @@ async function main() {
       const { M, err, ints } = engine;
       const load = (b) => loadBytes(M, b);
       {
-        const fresh = await createModule(WASM_JS);
+        const fresh = await createModule();
         const one = putInts(fresh, [101]);
         check(fresh._blw_forward_ids(one, 0, 1, 1, 0) === -1 && /no model/.test(wasmError(fresh)),
           `blw_forward_ids without a model fails (${wasmError(fresh)})`);
@@ -379,9 +365,11 @@ async function main() {
   } else {
     check(false, 'missing build/models/tiny-bert.f32.blb (make test-models)');
   }
+});
 
-  // ------------------------------------------------ text end to end (f32)
-  // tokenizer + encoder: tokens from text equal the HF ids and attention matches
+// ------------------------------------------------ text end to end (f32)
+// tokenizer + encoder: tokens from text equal the HF ids and attention matches
+checkedTest(`${BACKEND}: text end to end (f32): tokens equal Hugging Face's ids, attention matches`, () => {
   const textCases = index.cases.filter((c) => c.kind === 'full' && (!QUICK || c.model === 'tiny'));
   for (const c of textCases) {
     const bundle = path.join(ROOT, 'build/models', `${BUNDLES[c.model]}.f32.blb`);
@@ -413,14 +401,4 @@ async function main() {
     check(d.n > 0 && d.max <= TOL_F32_ATTN_MAX, `${c.model}/${c.name}: attention from text max|d| ${d.max}`);
   }
 
-  if (failures) {
-    console.log(`encoder.test (${MODE}): ${failures} FAILED`);
-    process.exit(1);
-  }
-  console.log(`encoder.test (${MODE}): all passed`);
-}
-
-main().catch((e) => {
-  console.error(e);
-  process.exit(1);
 });

@@ -5,55 +5,39 @@
 // that AutoTokenizer gave (NAME.jsonl.gz). Truncation at the tokenizer's
 // model_max_length (tokenizer_config.json) unless a line sets max_length.
 //
-//   node tests/hf_tokenizer.test.mjs [--quick]     $BERTLENS_HF_TOK_HOST (default build/hf_tok_host)
+//   node --test tests/hf_tokenizer.test.mjs          build/hf_tok_host (tests/c/hf_tok_host.c)
+//   BERTLENS_BACKEND=asan node --test ...            build/asan/hf_tok_host, quick
 //
-// --quick: every 5th line (sanitizer runs). Also checked: a bad line or
+// BERTLENS_QUICK: every 5th line (sanitizer runs). The wasm backends skip it
+// (the page tokenizes through the same C, checked natively here). Also checked: a bad line or
 // invalid UTF-8 gives {"error"} and the stream goes on; a tokenizer.json
 // that is broken or asks for what is not supported is refused with a reason.
+import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import zlib from 'node:zlib';
+import { QUICK, ROOT, host, nativeTest as test } from './lib/backend.mjs';
+import { assertAllLinesMatch, firstDiff } from './lib/first_diff.mjs';
 
-const ROOT = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..');
 const DIR = path.join(ROOT, 'tests/fixtures/hf_tokenizers');
-const BIN = process.env.BERTLENS_HF_TOK_HOST || path.join(ROOT, 'build/hf_tok_host');
-const QUICK = process.argv.includes('--quick');
+const BIN = host('hf_tok_host');
 
 const KINDS = ['roberta', 'modernbert', 'xlmr', 'albert', 'debertav3', 'mpnet'];
 // variants/NAME.json: the options these families leave unused (make_fixtures.py
 // variant_specs), on every 3rd corpus line, max_length 512
 const VARIANTS = ['bytelevel_prefix', 'bytelevel_ignore_merges', 'bpe_fallback', 'unigram_fallback', 'unigram_prepend',
   'deberta_old', 'wordpiece_mix', 'wordpiece_nfd', 'wordpiece_whitespace'];
-const FIELDS = ['ids', 'type_ids', 'offsets', 'word_ids', 'truncated'];
-
-let failures = 0;
-const fail = (m) => { failures++; console.error('FAIL ' + m); };
 const splitLines = (s) => s.split('\n').filter((l) => l.length); // U+2028 etc. are data
 
 const corpus = splitLines(fs.readFileSync(path.join(DIR, 'corpus.jsonl'), 'utf8'));
 
 function run(tokjson, maxLen, lines) {
   const r = spawnSync(BIN, [tokjson, String(maxLen)], { input: lines.join('\n') + '\n', maxBuffer: 1 << 30 });
-  if (r.error && r.error.code !== 'EPIPE') { // EPIPE: it refused the file before reading stdin
-    console.error(`FAIL cannot run ${BIN} (make build/hf_tok_host): ${r.error.message}`);
-    process.exit(1);
-  }
+  if (r.error && r.error.code !== 'EPIPE') // EPIPE: it refused the file before reading stdin
+    assert.fail(`cannot run ${BIN} (make ${path.relative(ROOT, BIN)}): ${r.error.message}`);
   return { status: r.status, stderr: String(r.stderr || ''), out: splitLines(String(r.stdout || '')) };
-}
-
-function firstDiff(got, want) {
-  if (!got || got.error !== undefined) return `error: ${got ? got.error : 'no output'}`;
-  for (const f of FIELDS) {
-    const g = JSON.stringify(got[f]), w = JSON.stringify(want[f]);
-    if (g === w) continue;
-    let k = 0;
-    if (Array.isArray(got[f]) && Array.isArray(want[f]))
-      while (k < want[f].length && JSON.stringify(got[f][k]) === JSON.stringify(want[f][k])) k++;
-    return `${f} differs at [${k}] (token ${JSON.stringify((got.tokens || [])[k])}): got ${g.slice(0, 200)} want ${w.slice(0, 200)}`;
-  }
-  return null;
 }
 
 // random.jsonl (make_fixtures.py random_corpus): random strings from pools of
@@ -77,42 +61,31 @@ const jobs = [
   })),
 ];
 for (const { kind, tokjson, fixture, maxLen, lines, source = corpus } of jobs) {
-  const rows = splitLines(zlib.gunzipSync(fs.readFileSync(fixture)).toString('utf8')).map((l) => JSON.parse(l));
-  if (rows.length !== lines.length) { fail(`${kind}: fixture has ${rows.length} rows, expected ${lines.length}`); continue; }
-  const want = [];
-  lines.forEach((i, k) => { want[i] = rows[k]; });
-  const index = lines.filter((i, k) => !QUICK || k % 5 === 0);
-  const r = run(tokjson, maxLen, index.map((i) => source[i]));
-  if (r.status !== 0 || r.out.length !== index.length) {
-    fail(`${kind}: driver exited ${r.status} with ${r.out.length}/${index.length} lines: ${r.stderr.slice(0, 300)}`);
-    continue;
-  }
-  let same = 0, shown = 0;
-  index.forEach((i, k) => {
-    const why = firstDiff(JSON.parse(r.out[k]), want[i]);
-    if (!why) same++;
-    else if (shown++ < 10) console.error(`FAIL ${kind} line ${i + 1} ${source[i].slice(0, 100)}\n     ${why}`);
+  test(`${kind}: every line as Hugging Face's AutoTokenizer${QUICK ? ' (quick)' : ''}`, () => {
+    const rows = splitLines(zlib.gunzipSync(fs.readFileSync(fixture)).toString('utf8')).map((l) => JSON.parse(l));
+    assert.equal(rows.length, lines.length, `${kind}: fixture has ${rows.length} rows, expected ${lines.length}`);
+    const want = [];
+    lines.forEach((i, k) => { want[i] = rows[k]; });
+    const index = lines.filter((i, k) => !QUICK || k % 5 === 0);
+    const r = run(tokjson, maxLen, index.map((i) => source[i]));
+    assert.ok(r.status === 0 && r.out.length === index.length,
+      `${kind}: driver exited ${r.status} with ${r.out.length}/${index.length} lines: ${r.stderr.slice(0, 300)}`);
+    console.log(assertAllLinesMatch(kind, index.length, (k) => {
+      const i = index[k], why = firstDiff(JSON.parse(r.out[k]), want[i], { width: 200 });
+      return why && `${kind} line ${i + 1} ${source[i].slice(0, 100)}\n     ${why}`;
+    }));
   });
-  const msg = `${kind}: ${same}/${index.length} lines identical to Hugging Face`;
-  if (same !== index.length) {
-    fail(msg);
-  } else {
-    console.log(`ok   ${msg}`);
-  }
 }
 
-// Bad lines are reported in place; the stream goes on.
-{
+test('bad input lines give {"error"} and the stream goes on', () => {
   const r = run(path.join(DIR, 'roberta', 'tokenizer.json'), 512, ['{"text": 5}', '"\\ud800"', 'not json', '"fine"']);
   const out = r.out.map((l) => JSON.parse(l));
-  if (r.status !== 0 || out.length !== 4 || !out.slice(0, 3).every((o) => typeof o.error === 'string') ||
-      out[3].ids[0] !== 0 || out[3].ids.at(-1) !== 2 || out[3].tokens.slice(1, -1).join('') !== 'fine')
-    fail(`bad lines: status ${r.status} output ${JSON.stringify(out)}`);
-  else console.log('ok   bad input lines give {"error"} and the stream goes on');
-}
+  assert.ok(r.status === 0 && out.length === 4 && out.slice(0, 3).every((o) => typeof o.error === 'string') &&
+      out[3].ids[0] === 0 && out[3].ids.at(-1) === 2 && out[3].tokens.slice(1, -1).join('') === 'fine',
+    `bad lines: status ${r.status} output ${JSON.stringify(out)}`);
+});
 
-// Broken or unsupported tokenizer.json files are refused with a reason.
-{
+test('broken or unsupported tokenizer.json files are refused with a reason', () => {
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'bl-hftok-'));
   const base = JSON.parse(fs.readFileSync(path.join(DIR, 'roberta', 'tokenizer.json'), 'utf8'));
   const cases = [
@@ -129,13 +102,7 @@ for (const { kind, tokjson, fixture, maxLen, lines, source = corpus } of jobs) {
     const f = path.join(tmp, 'tokenizer.json');
     fs.writeFileSync(f, text);
     const r = run(f, 512, ['"x"']);
-    if (r.status !== 1 || !re.test(r.stderr)) fail(`${name}: status ${r.status}, stderr ${JSON.stringify(r.stderr)}`);
+    assert.ok(r.status === 1 && re.test(r.stderr), `${name}: status ${r.status}, stderr ${JSON.stringify(r.stderr)}`);
   }
   fs.rmSync(tmp, { recursive: true });
-  console.log(`ok   ${cases.length} broken or unsupported tokenizer.json files refused with a reason`);
-}
-
-if (failures) {
-  console.error(`${failures} failure(s)`);
-  process.exit(1);
-}
+});

@@ -1,17 +1,20 @@
 // kernels.test.mjs — SIMD kernels against their scalar references.
 //
-//   node tests/kernels.test.mjs            wasm SIMD128 (needs build/wasm-test/bertlens.js; $BERTLENS_WASM overrides)
-//   node tests/kernels.test.mjs --native   x86-64 SSE4.1 / AVX2+FMA / AVX-512 (+VNNI) (needs build/kernel_host,
-//                                          $BERTLENS_KERNEL_HOST overrides; $BERTLENS_SIMD=sse4.1|avx2|avx512 caps
-//                                          the run-time choice: avx512 is AVX-512 without VNNI)
+//   node --test tests/kernels.test.mjs     x86-64 SSE4.1 / AVX2+FMA / AVX-512 (+VNNI) (build/kernel_host;
+//                                          build/asan/kernel_host with BERTLENS_BACKEND=asan); $BERTLENS_SIMD=sse4.1|avx2|avx512
+//                                          caps the run-time choice: avx512 is AVX-512 without VNNI
+//   BERTLENS_BACKEND=wasm node --test tests/kernels.test.mjs   wasm SIMD128 (build/wasm-test/bertlens.js; $BERTLENS_WASM overrides)
 //
 // Every kernel of src/kernels*.c runs twice on the same random inputs of awkward
 // sizes (not multiples of the SIMD widths): blw_k_*(1, ...) = the build's SIMD
 // kernel, blw_k_*(0, ...) = the scalar reference (erf/exp: libm erff/expf).
 // Natively the same entry points run in build/kernel_host (tests/lib/native_kernels.mjs).
-import path from 'node:path';
 import fs from 'node:fs';
+import { after } from 'node:test';
 import { createModule } from '../tools/wasm_node.mjs';
+import { IS_NATIVE, WASM_TEST_JS, host, missing } from './lib/backend.mjs';
+import { check, checkedTest } from './lib/checks.mjs';
+import { BL_F16, BL_F32, BL_Q12, BL_Q4, BL_Q8, QN, randomWeight, uniform } from './lib/kernel_inputs.mjs';
 import { createNativeKernels } from './lib/native_kernels.mjs';
 
 // Tolerances, relative to the size of what is summed where a sum is involved.
@@ -36,39 +39,21 @@ const TOL_EXP_REL = 5e-7;      // relative to expf
 const TOL_ERF = 5e-7;          // absolute vs erff
 const TOL_GELU = 1e-5;         // absolute, x in [-12, 12] (erf: brief's bar is 1e-4)
 const TOL_GELU_TANH = 1e-5;
-const BL_F32 = 0, BL_F16 = 1, BL_Q8 = 2, BL_Q4 = 3, BL_Q8H = 4, BL_Q12 = 8;
-const QN = [4, 5, 6, 7, 8]; // q8h, q9, q10, q11, q12: dtype - 4 + 8 bits (src/bundle.h)
 
-const ROOT = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..');
-const WASM_JS = process.env.BERTLENS_WASM || path.join(ROOT, 'build/wasm-test/bertlens.js');
-const NATIVE = process.argv.includes('--native');
-const HOST = process.env.BERTLENS_KERNEL_HOST || path.join(ROOT, 'build/kernel_host');
+const NATIVE = IS_NATIVE;
+const HOST = host('kernel_host');
 
-let seed = 12345;
-function rand() { // mulberry32
-  seed = (seed + 0x6d2b79f5) | 0;
-  let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-  t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-  return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-}
-const uniform = (n, lo, hi) => Float32Array.from({ length: n }, () => lo + (hi - lo) * rand());
+const absent = missing(NATIVE ? HOST : WASM_TEST_JS);
+if (absent) throw new Error(`kernels.test: ${absent} (make ${NATIVE ? 'build/kernel_host' : 'build/wasm-test/bertlens.js'})`);
+const M = NATIVE ? createNativeKernels(HOST) : await createModule(WASM_TEST_JS);
+// not x86-64, or built with NATIVE_SIMD= : only the scalar kernels exist
+const SKIP = NATIVE && M._blw_simd() !== 1 && 'this native build has no SIMD kernels (scalar only)';
+const section = (name, fn) => checkedTest(name, { skip: SKIP }, fn);
+let closed = null; // the host's exit status, once closed (also when tests were skipped or filtered out)
+const close = () => (closed ||= M.close());
+if (NATIVE) after(close);
 
-let failures = 0, checks = 0;
-function check(ok, what) {
-  checks++;
-  if (!ok) { failures++; console.log(`  FAIL ${what}`); }
-}
-
-if (NATIVE && !fs.existsSync(HOST)) {
-  console.error(`kernels.test: ${HOST} missing (make build/kernel_host)`);
-  process.exit(1);
-}
-const M = NATIVE ? createNativeKernels(HOST) : await createModule(WASM_JS);
-if (NATIVE && M._blw_simd() !== 1) { // not x86-64, or built with NATIVE_SIMD= : only the scalar kernels exist
-  console.log('kernels.test: skipped, this native build has no SIMD kernels (scalar only)');
-  await M.close();
-  process.exit(0);
-}
+section('the build runs its SIMD kernels, at the level this CPU has', () => {
 check(M._blw_simd() === 1, `the ${NATIVE ? 'native' : 'wasm'} build uses SIMD (else this test compares scalar with scalar)`);
 if (NATIVE) {
   // The run-time choice (src/kernels.c, blk_x86_level): the best level this
@@ -86,6 +71,7 @@ if (NATIVE) {
       `native kernels: ${name}, expected ${levels[Math.min(cpu, cap)]} (CPU ${levels[cpu]}, BERTLENS_SIMD=${process.env.BERTLENS_SIMD || ''})`);
   }
 }
+});
 
 // heap helpers: copy in, run, copy out (re-read views after every call: memory may grow)
 function alloc(bytes) { return M._malloc(Math.max(bytes, 4)); }
@@ -98,64 +84,6 @@ const getF = (p, n) => Float32Array.from(new Float32Array(M.HEAPF32.buffer, p, n
 
 const worst = {};
 function note(name, v) { worst[name] = Math.max(worst[name] || 0, v); }
-
-// A random float16 bit pattern with exponent in [lo, hi) and its value.
-function randomHalf(lo, hi) {
-  const sign = rand() < 0.5 ? 1 : 0, exp = lo + Math.floor(rand() * (hi - lo)), man = Math.floor(rand() * 1024);
-  return { bits: (sign << 15) | (exp << 10) | man, value: (sign ? -1 : 1) * 2 ** (exp - 15) * (1 + man / 1024) };
-}
-
-// QN layout (src/bundle.h), written from the spec: int8 high plane q >> E,
-// the E low bits as a little-endian bit stream, then the low and the high
-// bytes of the float16 block scales. Integers cover [-qmax, qmax] with both
-// ends present in every row (q12: the int32 block sums' worst case).
-function randomQN(dtype, n, k) {
-  const B = dtype - BL_Q8H + 8, E = B - 8, qmax = 2 ** (B - 1) - 1, N = n * k, nb = N / 32;
-  const bytes = new Uint8Array(N + N * E / 8 + 2 * nb), deq = new Float32Array(N);
-  const scales = Array.from({ length: nb }, () => randomHalf(3, 9)); // negative scales are valid too
-  for (let i = 0; i < nb; i++) { bytes[N + N * E / 8 + i] = scales[i].bits & 255; bytes[N + N * E / 8 + nb + i] = scales[i].bits >> 8; }
-  for (let i = 0; i < N; i++) {
-    const q = i % k === 0 ? qmax : i % k === 1 ? -qmax : Math.floor(rand() * (2 * qmax + 1)) - qmax;
-    bytes[i] = (q >> E) & 255;
-    const low = q & ((1 << E) - 1);
-    for (let j = 0; j < E; j++) if (low >> j & 1) bytes[N + ((i * E + j) >> 3)] |= 1 << ((i * E + j) & 7);
-    deq[i] = Math.fround(scales[Math.floor(i / 32)].value) * q;
-  }
-  return { bytes, deq };
-}
-
-// Random weights in bundle layout for dtype: returns {bytes, deq: Float32Array(n*k)}
-function randomWeight(dtype, n, k) {
-  if (QN.includes(dtype)) return randomQN(dtype, n, k);
-  if (dtype === BL_F32) { const w = uniform(n * k, -1, 1); return { bytes: new Uint8Array(w.buffer), deq: w }; }
-  if (dtype === BL_F16) {
-    const h = new Uint16Array(n * k), deq = new Float32Array(n * k);
-    for (let i = 0; i < h.length; i++) {
-      const sign = rand() < 0.5 ? 1 : 0, exp = 8 + Math.floor(rand() * 8), man = Math.floor(rand() * 1024);
-      h[i] = (sign << 15) | (exp << 10) | man;
-      deq[i] = (sign ? -1 : 1) * 2 ** (exp - 15) * (1 + man / 1024);
-    }
-    return { bytes: new Uint8Array(h.buffer), deq };
-  }
-  const nb = k / 32, scales = uniform(n * nb, 0.001, 0.02), deq = new Float32Array(n * k);
-  let q;
-  if (dtype === BL_Q8) {
-    q = new Int8Array(n * k);
-    for (let i = 0; i < q.length; i++) { q[i] = Math.floor(rand() * 255) - 127; deq[i] = scales[Math.floor(i / 32)] * q[i]; }
-  } else {
-    q = new Uint8Array(n * k / 2);
-    for (let i = 0; i < q.length; i++) q[i] = Math.floor(rand() * 256);
-    for (let r = 0; r < n; r++) for (let b = 0; b < nb; b++) for (let i = 0; i < 16; i++) {
-      const byte = q[r * k / 2 + b * 16 + i], s = scales[r * nb + b];
-      deq[r * k + b * 32 + i] = s * ((byte & 15) - 8);
-      deq[r * k + b * 32 + 16 + i] = s * ((byte >> 4) - 8);
-    }
-  }
-  const bytes = new Uint8Array(q.byteLength + scales.byteLength);
-  bytes.set(new Uint8Array(q.buffer), 0);
-  bytes.set(new Uint8Array(scales.buffer), q.byteLength);
-  return { bytes, deq };
-}
 
 // ---------------------------------------------------------------- matmul
 // The scale groups the pack chose for a weight (blw_k_qgroup) and, per row,
@@ -182,6 +110,7 @@ function groupBound(dtype, deq, N, K, pw) {
 const names = { [BL_F32]: 'f32', [BL_F16]: 'f16', [BL_Q8]: 'q8', [BL_Q4]: 'q4', 4: 'q8h', 5: 'q9', 6: 'q10', 7: 'q11', 8: 'q12' };
 const tols = { [BL_F32]: TOL_MATMUL_F32, [BL_F16]: TOL_MATMUL_F16, [BL_Q8]: TOL_MATMUL_Q8, [BL_Q4]: TOL_MATMUL_Q4 };
 for (const d of QN) tols[d] = TOL_MATMUL_QN;
+section('matmul, every dtype: SIMD vs scalar vs float64; scale groups at their int32 bound; bad shapes refused', () => {
 for (const dtype of [BL_F32, BL_F16, BL_Q8, BL_Q4, ...QN]) {
   const Ks = dtype >= BL_Q8 ? [32, 64, 96, 160, 544] : [1, 3, 31, 64, 100, 600]; // f32 K > 512: blocked sums
   for (const T of [1, 2, 3, 5, 17]) for (const N of [1, 7, 9, 33, 64]) for (const K of Ks) {
@@ -249,6 +178,7 @@ for (const dtype of [BL_Q8, BL_Q4, 6, BL_Q12]) for (const K of [384, 544, 1536])
 check(M._blw_k_matmul(1, 0, 0, 1, BL_Q8, 4, 33, 8, 0) === -1, 'matmul refuses q8 with k % 32 != 0');
 check(M._blw_k_matmul(1, 0, 0, 1, BL_Q12, 4, 48, 8, 0) === -1, 'matmul refuses q12 with k % 32 != 0');
 check(M._blw_k_matmul(1, 0, 0, 1, BL_Q12 + 1, 4, 32, 8, 0) === -1, 'matmul refuses an unknown dtype');
+});
 
 // ------------------------------------ matmul + activation (fused on SIMD)
 // blk_matmul_act applies the activation to each output tile in registers; the
@@ -257,6 +187,7 @@ check(M._blw_k_matmul(1, 0, 0, 1, BL_Q12 + 1, 4, 32, 8, 0) === -1, 'matmul refus
 // the activation's own tolerance.
 const actTol = { [-1]: 0, 0: TOL_GELU, 1: TOL_GELU_TANH, 2: 0 };
 const actName = { [-1]: 'none', 0: 'gelu', 1: 'gelu_tanh', 2: 'relu' };
+section('matmul + activation (fused): SIMD vs scalar matmul then activation', () => {
 for (const dtype of [BL_F32, BL_F16, BL_Q8, BL_Q4]) {
   const Ks = dtype >= BL_Q8 ? [32, 96, 544] : [3, 100, 1100];
   for (const [T, N] of [[1, 9], [3, 33], [5, 8], [13, 17]]) for (const K of Ks) for (const act of [-1, 0, 1, 2]) {
@@ -296,7 +227,10 @@ for (const dtype of [BL_F32, BL_F16, BL_Q8, BL_Q4]) {
   }
 }
 
+});
+
 // ---------------------------------------------- matmul_nt (attention form)
+section('matmul_nt (attention products), float and 13-bit integer forms', () => {
 for (const [T, N, K] of [[1, 1, 1], [3, 5, 7], [9, 17, 32], [13, 13, 64], [30, 3, 30], [5, 9, 700], [70, 32, 97]]) {
   for (const transposed of [false, true]) {
     const ldx = K + 3, ldy = N + 2;
@@ -358,7 +292,10 @@ for (const [T, N, K, v] of [[4, 8, 64, 3.5], [5, 9, 96, -0.75]]) {
   for (const p of [px, pb, y]) M._free(p);
 }
 
+});
+
 // -------------------------------------------------------------- layernorm
+section('layernorm, with and without residual', () => {
 for (const [T, n] of [[1, 1], [3, 7], [2, 64], [5, 385], [1, 1536]]) {
   for (const withRes of [false, true]) {
     const x = uniform(T * n, -4, 6), res = uniform(T * n, -1, 1), g = uniform(n, 0.5, 1.5), be = uniform(n, -0.5, 0.5);
@@ -379,7 +316,10 @@ for (const [T, n] of [[1, 1], [3, 7], [2, 64], [5, 385], [1, 1536]]) {
   }
 }
 
+});
+
 // ---------------------------------------------------------------- softmax
+section('softmax (scaled rows)', () => {
 // negative scales take the SIMD exp with the upper clamp (arguments >= 0)
 for (const [T, n, scale] of [[1, 1, 1], [2, 3, 0.125], [3, 17, 0.25], [4, 130, 0.17677669], [2, 512, 1],
   [3, 19, -0.125], [2, 257, -1]]) {
@@ -397,7 +337,10 @@ for (const [T, n, scale] of [[1, 1, 1], [2, 3, 0.125], [3, 17, 0.25], [4, 130, 0
   M._free(p0); M._free(p1);
 }
 
+});
+
 // ------------------------------------------------ exp, erf, activations
+section('exp, erf and the activations vs libm', () => {
 function elementwise(fn, x, ...rest) {
   const p0 = put(x), p1 = put(x);
   fn(0, p0, x.length, ...rest);
@@ -434,11 +377,10 @@ for (const [act, tol, name] of [[0, TOL_GELU, 'gelu'], [1, TOL_GELU_TANH, 'gelu_
   check(w <= tol, `${name}: ${w} > ${tol}`);
 }
 
-console.log('kernel           worst difference (SIMD vs scalar unless noted)');
-for (const [k, v] of Object.entries(worst)) console.log(`  ${k.padEnd(34)} ${v.toExponential(2)}`);
-if (NATIVE) check(await M.close() === 0, 'kernel_host exits cleanly');
-if (failures) {
-  console.log(`kernels.test: ${failures} of ${checks} checks FAILED`);
-  process.exit(1);
-}
-console.log(`kernels.test: all ${checks} checks passed`);
+});
+
+section('the worst differences (printed); the native host exits cleanly', async () => {
+  console.log('kernel                             worst difference (SIMD vs scalar unless noted)');
+  for (const [k, v] of Object.entries(worst)) console.log(`  ${k.padEnd(34)} ${v.toExponential(2)}`);
+  if (NATIVE) check(await close() === 0, 'kernel_host exits cleanly');
+});

@@ -2,12 +2,12 @@
 // what the loader accepts the engine either runs correctly or refuses with
 // a message; nothing is allocated short, nothing takes minutes.
 //
-//   BERTLENS_LIMITS=native node --test tests/limits.test.mjs   build/bertlens, build/state_limits, build/sizes_test
-//   BERTLENS_LIMITS=asan32 node --test tests/limits.test.mjs   32-bit ASan builds (build/asan32/*: size_t of
+//   node --test tests/limits.test.mjs                          build/bertlens, build/state_limits, build/sizes_test
+//   BERTLENS_BACKEND=asan32 node --test tests/limits.test.mjs  32-bit ASan builds (build/asan32/*: size_t of
 //                                                              32 bits, as in wasm32) + build/asan/bertlens
-//   BERTLENS_LIMITS=wasm   node --test tests/limits.test.mjs   build/wasm/bertlens.js ($BERTLENS_WASM), the
+//   BERTLENS_BACKEND=wasm node --test tests/limits.test.mjs    build/wasm/bertlens.js ($BERTLENS_WASM), the
 //                                                              page's worker (web/js/worker.js) on it
-// (several: comma-separated; default native,wasm). The bundles come from
+// (tests/lib/backend.mjs; asan and wasm-mt skip: asan32 and wasm cover them). The bundles come from
 // tests/lib/limit_bundles.py (the converter's own writer) into build/limits/:
 //   wide       33 layers x 128 heads within every loader limit: a 300-word
 //              text keeps 33*128*512*512*4 = 4.4 GB of attention, which wrapped
@@ -24,13 +24,12 @@ import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
-import { DEFAULT_WASM_JS, createModule, loadBytes, loadFactory, putString, startWorker, wasmBinaryOf, wasmError }
+import { BACKEND, BIN, ROOT, WASM_JS, host, loadWasm as createModule } from './lib/backend.mjs';
+import { loadBytes, loadFactory, putString, startWorker, wasmBinaryOf, wasmError }
   from '../tools/wasm_node.mjs';
 import { WORKER_PROTOCOL, makeRunRequest } from '../web/js/lib/protocol.js';
 
-const ROOT = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..');
 const OUT = path.join(ROOT, 'build/limits');
-const MODES = (process.env.BERTLENS_LIMITS || 'native,wasm').split(',');
 const PYTHON = process.env.PYTHON || 'python3';
 
 // The cap the loader puts on tokenizer.max_chars_per_word, read from its one definition.
@@ -154,19 +153,21 @@ function sizesUnit(bin) {
   });
 }
 
-if (MODES.includes('native')) {
-  nativeTokenizer(path.join(ROOT, 'build/bertlens'), TIME_BOUND_S);
-  nativeState(path.join(ROOT, 'build/state_limits'), false);
-  sizesUnit(path.join(ROOT, 'build/sizes_test'));
+if (BACKEND === 'native') {
+  nativeTokenizer(BIN, TIME_BOUND_S);
+  nativeState(host('state_limits'), false);
+  sizesUnit(host('sizes_test'));
 }
-if (MODES.includes('asan32')) {
+if (BACKEND === 'asan32') {
   nativeTokenizer(path.join(ROOT, 'build/asan/bertlens'), 3 * TIME_BOUND_S); // ASan: ~3x slower
-  nativeState(path.join(ROOT, 'build/asan32/state_limits'), true);
-  sizesUnit(path.join(ROOT, 'build/asan32/sizes_test'));
+  nativeState(host('state_limits'), true);
+  sizesUnit(host('sizes_test'));
 }
+if (BACKEND === 'asan' || BACKEND === 'wasm-mt')
+  test('limits', { skip: `BERTLENS_BACKEND=${BACKEND}: the asan32 and wasm runs cover these` }, () => {});
 
 // ----------------------------------------------------------------- wasm
-if (MODES.includes('wasm')) {
+if (BACKEND === 'wasm') {
   test('wasm, the page\'s worker: 300 words on the 33-layer x 128-head bundle are refused with the size; a short text runs', async () => {
     const send = startWorker();
     const init = await send('init', { glueUrl: null, wasmUrl: 'x.wasm', wasmBinary: wasmBinaryOf(), protocol: WORKER_PROTOCOL });
@@ -190,7 +191,7 @@ if (MODES.includes('wasm')) {
   test('wasm, the page\'s worker: runs read right with the heap past 2 GiB (pointers that come back negative)', async () => {
     // The one-thread build's memory grows to 4 GB; everything the worker
     // allocates after these 2.2 GB lies past 2^31.
-    const make = loadFactory(DEFAULT_WASM_JS);
+    const make = loadFactory(WASM_JS);
     let high = 0;
     const send = startWorker({ factory: async (o) => { const M = await make(o); M._malloc(1.9e9); M._malloc(0.3e9); high = M._malloc(16); return M; } });
     const init = await send('init', { glueUrl: null, wasmUrl: 'x.wasm', wasmBinary: wasmBinaryOf(), protocol: WORKER_PROTOCOL });
@@ -210,7 +211,7 @@ if (MODES.includes('wasm')) {
   });
 
   test('wasm: WordPiece worst case in linear time; max_chars_per_word above the cap refused', async () => {
-    const M = await createModule(DEFAULT_WASM_JS);
+    const M = await createModule(WASM_JS);
     const over = fs.readFileSync(LONGPIECE_OVER);
     assert.equal(loadBytes(M, over), -1);
     assert.match(wasmError(M), new RegExp(`max_chars_per_word' = ${MAX_CHARS + 1} is out of range 1\\.\\.${MAX_CHARS}`));

@@ -2,16 +2,15 @@
 // output, as NumPy .npy files (read back here by a parser written from the
 // .npy format description, and by numpy itself when python3 has it).
 //
-//   node --test tests/npy.test.mjs       ($BERTLENS_BIN overrides build/bertlens)
+//   node --test tests/npy.test.mjs       (the native CLI of BERTLENS_BACKEND=native|asan; skipped on wasm)
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { test } from 'node:test';
+import { BIN, nativeTest as test } from './lib/backend.mjs';
 
 const ROOT = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..');
-const BIN = process.env.BERTLENS_BIN || path.join(ROOT, 'build/bertlens');
 const BUNDLE = path.join(ROOT, 'models/all-minilm-l6-v2.q8.blb.gz');
 const TEXT = 'The cat sat on the mat because it was warm.';
 const TEXT_B = 'Was it?';

@@ -1,13 +1,14 @@
 // shapes.test.mjs — the encoder on real model shapes against Hugging Face.
 //
-//   node tests/shapes.test.mjs --native [--quick]   runs $BERTLENS_BIN test-attend (default build/bertlens)
-//   node tests/shapes.test.mjs --wasm [--quick]     runs build/wasm/bertlens.js ($BERTLENS_WASM)
+//   node --test tests/shapes.test.mjs                          build/bertlens test-attend
+//   BERTLENS_BACKEND=wasm|wasm-mt node --test tests/shapes.test.mjs   build/wasm/bertlens.js / bertlens-mt.js
+//   BERTLENS_BACKEND=asan ...                                  build/asan/bertlens (quick)
 //
 // No real weights of the bge-small (12 x 12 x 384) or bert-base (12 x 12 x 768,
 // intermediate 3072) shapes are available here, so tools/make_random_bert.py
 // (numpy only) regenerates deterministic random checkpoints of those shapes into
 // build/shapes/NAME/ and this test proves, by sha256, that they are the exact
-// checkpoints tools/make_shape_fixtures.py fed to transformers BertModel (eager,
+// checkpoints tests/fixtures/shapes/make.py fed to transformers BertModel (eager,
 // fp32) to produce tests/fixtures/shapes/. Each is converted with
 // tools/convert.py to f32 and q8 bundles (regenerated when convert.py or the
 // checkpoint is newer) and run on three token-id inputs: short (12 tokens,
@@ -19,12 +20,14 @@
 // weights, with peaked attention built from many small terms, are far more
 // sensitive to weight quantization than real checkpoints (all-MiniLM-L6-v2 q8:
 // attention max|d| 0.0196), so the full q8 pipeline measures 0.06-0.08 there.
-// --quick: the short input only, both shapes (for the sanitizer build).
+// BERTLENS_QUICK: the short input only, both shapes (for the sanitizer build).
 import { spawnSync } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { createModule, floats, loadBundle, putInts, wasmError } from '../tools/wasm_node.mjs';
+import { floats, loadBundle, putInts, wasmError } from '../tools/wasm_node.mjs';
+import { BACKEND, BIN, ENGINE, QUICK, WASM_JS, loadWasm as createModule } from './lib/backend.mjs';
+import { check, checkedTest } from './lib/checks.mjs';
 import { argmaxRows, cosine, Diff } from './lib/parity.mjs';
 
 // f32 bundle: parity with the fp32 reference
@@ -52,25 +55,8 @@ const ROOT = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..')
 const FIX = path.join(ROOT, 'tests/fixtures/shapes');
 const OUT = path.join(ROOT, 'build/shapes');
 const PYTHON = process.env.PYTHON || 'python3';
-const args = process.argv.slice(2);
-const MODE = args.includes('--wasm') ? 'wasm' : args.includes('--native') ? 'native' : null;
-const QUICK = args.includes('--quick');
-if (!MODE) {
-  console.error('usage: node tests/shapes.test.mjs --native|--wasm [--quick]');
-  process.exit(2);
-}
-const BIN = process.env.BERTLENS_BIN || path.join(ROOT, 'build/bertlens');
-const WASM_JS = process.env.BERTLENS_WASM || path.join(ROOT, 'build/wasm/bertlens.js');
+const MODE = ENGINE;
 const DTYPES = ['f32', 'q8'];
-
-let failures = 0;
-function check(ok, what) {
-  if (!ok) {
-    failures++;
-    console.log(`  FAIL ${what}`);
-  }
-  return ok;
-}
 
 // ------------------------------------------------------------ fixtures
 const index = JSON.parse(fs.readFileSync(path.join(FIX, 'index.json'), 'utf8'));
@@ -160,7 +146,7 @@ function nativeEngine() {
 }
 
 async function wasmEngine() {
-  const M = await createModule(WASM_JS);
+  const M = await createModule();
   const err = () => wasmError(M);
   let loaded = null;
   const view = (ptr, n) => floats(M, ptr, n);
@@ -268,19 +254,18 @@ function compare(shape, c, got, which) {
 
 const fmt = (x) => (x === 0 ? '0' : x.toExponential(2));
 
-async function main() {
-  if (MODE === 'native' && !fs.existsSync(BIN)) { console.error(`missing ${BIN}: make native`); process.exit(1); }
-  if (MODE === 'wasm' && !fs.existsSync(WASM_JS)) { console.error(`missing ${WASM_JS}: make wasm`); process.exit(1); }
-  const t0 = Date.now();
-  fs.mkdirSync(OUT, { recursive: true });
-  const engine = MODE === 'wasm' ? await wasmEngine() : nativeEngine();
-  console.log(`encoder on real model shapes vs Hugging Face (${MODE}${QUICK ? ', quick' : ''})`);
-  console.log('shape            dtype reference case     T  attn max  attn mean hidden max argmax   cosine');
+if (MODE === 'native' && !fs.existsSync(BIN)) throw new Error(`missing ${BIN}: make native`);
+if (MODE === 'wasm' && !fs.existsSync(WASM_JS)) throw new Error(`missing ${WASM_JS}: make wasm`);
+fs.mkdirSync(OUT, { recursive: true });
+const engine = MODE === 'wasm' ? await wasmEngine() : nativeEngine();
+{
   const line = (name, dt, refName, cname, T, attn, hidden, agree, cos) => console.log(
     `${name.padEnd(16)} ${dt.padEnd(5)} ${refName.padEnd(9)} ${cname.padEnd(6)} ${T}  ${fmt(attn.max).padEnd(9)} ${fmt(attn.mean).padEnd(9)} ${(hidden.n ? fmt(hidden.max) : '-').padEnd(9)}  ${(100 * agree).toFixed(2).padStart(6)}%  ${cos}`);
-  for (const [name, shape] of Object.entries(index.shapes)) {
+  for (const [name, shape] of Object.entries(index.shapes)) checkedTest(`${BACKEND} ${name}: the reference checkpoint, f32 and q8 bundles vs Hugging Face${QUICK ? ' (quick)' : ''}`, () => {
+    console.log(`encoder on real model shapes vs Hugging Face (${MODE}${QUICK ? ', quick' : ''})`);
+    console.log('shape            dtype reference case     T  attn max  attn mean hidden max argmax   cosine');
     const bundles = prepare(name, shape);
-    if (!bundles) continue;
+    if (!bundles) return;
     for (const dt of DTYPES) {
       // f32 bundle: the fp32 references; q8 bundle: the q8-weights references, then the fp32 ones
       const refs = dt === 'f32' ? ['f32'] : ['q8', 'f32'];
@@ -315,16 +300,5 @@ async function main() {
         check(t.cosMin >= bars[3], `${w}: pooled cosine ${t.cosMin} < ${bars[3]}`);
       }
     }
-  }
-  const secs = ((Date.now() - t0) / 1000).toFixed(1);
-  if (failures) {
-    console.log(`shapes.test (${MODE}): ${failures} FAILED (${secs} s)`);
-    process.exit(1);
-  }
-  console.log(`shapes.test (${MODE}): all passed (${secs} s)`);
+  });
 }
-
-main().catch((e) => {
-  console.error(e);
-  process.exit(1);
-});

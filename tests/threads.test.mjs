@@ -4,7 +4,8 @@
 // states, f32/q8/q4 bundles, with and without masked heads, at token counts
 // that leave threads without rows (7) or split rows unevenly (13, 130, 301).
 //
-//   node --test tests/threads.test.mjs      (BERTLENS_THREADS_TEST=native|wasm: one side)
+//   node --test tests/threads.test.mjs                         native (build/bertlens)
+//   BERTLENS_BACKEND=wasm node --test tests/threads.test.mjs   wasm (tests/lib/backend.mjs)
 //
 // wasm: the pthreads build (build/wasm/bertlens-mt.js) at 1, 2 and 3 threads
 // against the single-threaded build (build/wasm/bertlens.js): every float
@@ -19,9 +20,10 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { ROOT, createModule, loadBundle, putInts, putString, wasmError } from '../tools/wasm_node.mjs';
+import { BIN, needs } from './lib/backend.mjs';
 
-const ONLY = process.env.BERTLENS_THREADS_TEST || '';
-const BIN = process.env.BERTLENS_BIN || path.join(ROOT, 'build/bertlens');
+// the pthreads build against the single-threaded one: what the wasm run is for
+const WASM_ONLY = needs('wasm'), NATIVE_ONLY = needs('native');
 const ST = path.join(ROOT, 'build/wasm/bertlens.js');
 const MT = path.join(ROOT, 'build/wasm/bertlens-mt.js');
 const BUNDLES = ['f32', 'q8', 'q4'].map((d) => path.join(ROOT, `build/models/all-minilm-l6-v2.${d}.blb`));
@@ -89,7 +91,7 @@ function sameBytes(got, want, what) {
   }
 }
 
-test('wasm: the pthreads build at 1, 2 and 3 threads equals the single-threaded build bit for bit', { skip: ONLY === 'native' }, async () => {
+test('wasm: the pthreads build at 1, 2 and 3 threads equals the single-threaded build bit for bit', { skip: WASM_ONLY }, async () => {
   for (const f of [ST, MT]) if (!fs.existsSync(f)) throw new Error(`${path.relative(ROOT, f)} is missing: run make wasm`);
   const st = await createModule(ST);
   // Workers for 3 threads (2 beside the caller); unref'd by createModule
@@ -138,7 +140,7 @@ function wasmAnalyze(M, [a, b]) {
   return { T, out };
 }
 
-test('wasm: analyses (features, both rollouts) on 1, 2 and 3 threads equal the single-threaded build bit for bit', { skip: ONLY === 'native' }, async () => {
+test('wasm: analyses (features, both rollouts) on 1, 2 and 3 threads equal the single-threaded build bit for bit', { skip: WASM_ONLY }, async () => {
   const st = await createModule(ST);
   const mt = await createModule(MT, { pthreadPoolSize: 2 });
   for (const bundle of [BUNDLES[0], BUNDLES[1]]) {
@@ -155,7 +157,7 @@ test('wasm: analyses (features, both rollouts) on 1, 2 and 3 threads equal the s
   }
 });
 
-test('wasm: a thread count the pool cannot hold is refused and the state keeps running', { skip: ONLY === 'native' }, async () => {
+test('wasm: a thread count the pool cannot hold is refused and the state keeps running', { skip: WASM_ONLY }, async () => {
   const mt = await createModule(MT, { pthreadPoolSize: 1 });
   loadBundle(mt, BUNDLES[1]);
   const input = ids(20);
@@ -169,7 +171,7 @@ test('wasm: a thread count the pool cannot hold is refused and the state keeps r
 
 // ---------------------------------------------------------------- native
 
-test('native: build/bertlens --threads 1, 2, 3 print the same numbers', { skip: ONLY === 'wasm' }, () => {
+test('native: build/bertlens --threads 1, 2, 3 print the same numbers', { skip: NATIVE_ONLY }, () => {
   if (!fs.existsSync(BIN)) throw new Error(`${path.relative(ROOT, BIN)} is missing: run make native`);
   const run = (args) => {
     const r = spawnSync(BIN, args, { maxBuffer: 1 << 30, encoding: 'utf8' });

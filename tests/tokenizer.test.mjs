@@ -1,34 +1,30 @@
 // Tokenizer vs Hugging Face: every corpus line must give exactly the ids,
 // type ids, offsets (UTF-16), word ids and truncated flag that
 // BertTokenizerFast gave (tests/fixtures/tokenizer/*.jsonl.gz, made by
-// tools/make_tokenizer_fixtures.py from tests/corpus/tokenizer.jsonl).
+// tests/fixtures/tokenizer/make.py from tests/corpus/tokenizer.jsonl).
 //
-//   node tests/tokenizer.test.mjs --native [--quick]   $BERTLENS_BIN tokenize --jsonl (default build/bertlens)
-//   node tests/tokenizer.test.mjs --wasm [--quick]     build/wasm/bertlens.js ($BERTLENS_WASM), blw_tokenize_json
+//   node --test tests/tokenizer.test.mjs                          $BIN tokenize --jsonl (build/bertlens)
+//   BERTLENS_BACKEND=wasm node --test tests/tokenizer.test.mjs    build/wasm/bertlens.js, blw_tokenize_json
+//   BERTLENS_BACKEND=asan ...                                     build/asan/bertlens, quick
 //
 // Variants and their bundles:
 //   uncased  build/models/all-minilm-l6-v2.q8.blb, else models/all-minilm-l6-v2.q8.blb.gz
 //   cased    $BERTLENS_CASED_BUNDLE or build/models/all-minilm-l6-v2-cased.q8.blb
 //            (tools/convert.py --cased of the same checkpoint; `make test-models`)
-// --quick: every k-th corpus line (~300 lines, all categories) for sanitizer runs.
+// BERTLENS_QUICK: every k-th corpus line (~300 lines, all categories) for sanitizer runs.
 // Also checked: invalid UTF-8 (CLI argv / raw bytes into wasm) is a clear
 // error, and a bad jsonl line gives {"error"} without stopping the stream.
+import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
+import { test } from 'node:test';
 import zlib from 'node:zlib';
-import { createModule, loadBundle, putString } from '../tools/wasm_node.mjs';
+import { loadBundle, putString } from '../tools/wasm_node.mjs';
+import { BIN, ENGINE, IS_WASM, QUICK, ROOT, loadWasm, nativeTest, wasmTest } from './lib/backend.mjs';
+import { assertAllLinesMatch, firstDiff } from './lib/first_diff.mjs';
 
-const ROOT = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..');
-const args = process.argv.slice(2);
-const MODE = args.includes('--wasm') ? 'wasm' : args.includes('--native') ? 'native' : null;
-const QUICK = args.includes('--quick');
-if (!MODE) {
-  console.error('usage: node tests/tokenizer.test.mjs --native|--wasm [--quick]');
-  process.exit(2);
-}
-const BIN = process.env.BERTLENS_BIN || path.join(ROOT, 'build/bertlens');
-const WASM_JS = process.env.BERTLENS_WASM || path.join(ROOT, 'build/wasm/bertlens.js');
+const MODE = ENGINE;
 
 function firstExisting(...cands) {
   return cands.find((p) => p && fs.existsSync(p));
@@ -46,12 +42,6 @@ const VARIANTS = [
   },
 ];
 
-let failures = 0;
-function fail(msg) {
-  failures++;
-  console.error('FAIL ' + msg);
-}
-
 // ---------------------------------------------------------------- data
 const splitLines = (s) => s.split('\n').filter((l) => l.length); // not /\r?\n|\u2028/: those are data
 const corpus = splitLines(fs.readFileSync(path.join(ROOT, 'tests/corpus/tokenizer.jsonl'), 'utf8'));
@@ -65,33 +55,18 @@ function fixture(name) {
   return rows;
 }
 
-const FIELDS = ['ids', 'type_ids', 'offsets', 'word_ids', 'truncated'];
 // null if identical, else a description of the first difference
 function compare(variant, i, got, want) {
   const where = `${variant} line ${i + 1} ${corpus[i].slice(0, 120)}`;
-  if (!got || got.error !== undefined) return `${where}\n     error: ${got ? got.error : 'no output'}`;
-  for (const f of FIELDS) {
-    const g = JSON.stringify(got[f]), w = JSON.stringify(want[f]);
-    if (g === w) continue;
-    let k = 0;
-    if (Array.isArray(got[f]) && Array.isArray(want[f]))
-      while (k < want[f].length && JSON.stringify(got[f][k]) === JSON.stringify(want[f][k])) k++;
-    return `${where}\n     ${f} differs at [${k}] (token ${JSON.stringify((got.tokens || [])[k])}):\n` +
-      `       got  ${g.slice(0, 300)}\n       want ${w.slice(0, 300)}`;
-  }
+  const why = firstDiff(got, want);
+  if (why) return `${where}\n     ${why}`;
   if (!Array.isArray(got.tokens) || got.tokens.length !== got.ids.length) return `${where}: tokens/ids lengths differ`;
   return null;
 }
 
 function check(variant, outputs) {
   const want = fixture(variant);
-  let bad = 0;
-  index.forEach((i, k) => {
-    const why = compare(variant, i, outputs[k], want[i]);
-    if (why && ++bad <= 15) console.error('FAIL ' + why);
-  });
-  if (bad) fail(`${MODE} ${variant}: ${bad}/${index.length} lines differ from Hugging Face`);
-  else console.log(`ok   ${MODE} ${variant}: ${index.length}/${index.length} lines identical to Hugging Face`);
+  console.log(assertAllLinesMatch(`${MODE} ${variant}`, index.length, (k) => compare(variant, index[k], outputs[k], want[index[k]]), 15));
 }
 
 // -------------------------------------------------------------- native
@@ -116,16 +91,15 @@ function nativeErrors(bundle) {
     const script = `exec "$BIN" tokenize "$BUNDLE" "$(printf '${a}')"` + (b ? ` "$(printf '${b}')"` : '');
     const r = spawnSync('/bin/sh', ['-c', script], { env: { ...process.env, BIN, BUNDLE: bundle } });
     const err = r.stderr.toString();
-    if (r.status !== 1 || !/invalid UTF-8/.test(err) || !err.includes(which) || !err.includes(at))
-      fail(`invalid UTF-8 ${a} ${b || ''}: status ${r.status}, stderr ${JSON.stringify(err)}`);
+    assert.ok(r.status === 1 && /invalid UTF-8/.test(err) && err.includes(which) && err.includes(at),
+      `invalid UTF-8 ${a} ${b || ''}: status ${r.status}, stderr ${JSON.stringify(err)}`);
   }
   // A bad jsonl line is reported in place and the stream goes on.
   const r = spawnSync(BIN, ['tokenize', '--jsonl', bundle], { input: '{"text": 5}\n"\\ud800"\nnot json\n"fine"\n' });
   const out = splitLines(r.stdout.toString()).map((l) => JSON.parse(l));
-  if (r.status !== 0 || out.length !== 4 || !out.slice(0, 3).every((o) => typeof o.error === 'string') ||
-      JSON.stringify(out[3].tokens) !== '["[CLS]","fine","[SEP]"]')
-    fail(`jsonl error lines: status ${r.status} output ${JSON.stringify(out)}`);
-  console.log(`ok   ${MODE}: invalid UTF-8 and bad jsonl lines give clear errors`);
+  assert.ok(r.status === 0 && out.length === 4 && out.slice(0, 3).every((o) => typeof o.error === 'string') &&
+      JSON.stringify(out[3].tokens) === '["[CLS]","fine","[SEP]"]',
+    `jsonl error lines: status ${r.status} output ${JSON.stringify(out)}`);
 }
 
 // ---------------------------------------------------------------- wasm
@@ -156,31 +130,38 @@ function wasmErrors(M) {
     M.HEAPU8.set([...bytes, 0], p);
     const out = JSON.parse(M.UTF8ToString(M._blw_tokenize_json(p, 0, 0)));
     M._free(p);
-    if (typeof out.error !== 'string' || !/invalid UTF-8/.test(out.error) || !out.error.includes(at))
-      fail(`wasm invalid UTF-8 ${bytes}: ${JSON.stringify(out)}`);
+    assert.ok(typeof out.error === 'string' && /invalid UTF-8/.test(out.error) && out.error.includes(at),
+      `wasm invalid UTF-8 ${bytes}: ${JSON.stringify(out)}`);
   }
-  console.log(`ok   ${MODE}: invalid UTF-8 gives a clear error`);
 }
 
-// ---------------------------------------------------------------- main
+// ---------------------------------------------------------------- tests
 const lines = index.map((i) => corpus[i]);
-const M = MODE === 'wasm' ? await createModule(WASM_JS) : null;
+const noBundle = (v) => `${v.name}: no bundle found (make test-models builds build/models/all-minilm-l6-v2-cased.q8.blb)`;
+let M = null;
+const wasm = async () => (M ||= await loadWasm());
+
 for (const v of VARIANTS) {
-  if (!v.bundle) {
-    fail(`${v.name}: no bundle found (make test-models builds build/models/all-minilm-l6-v2-cased.q8.blb)`);
-    continue;
-  }
-  if (MODE === 'native') {
-    check(v.name, runNative(v.bundle, lines));
-    if (v.name === 'uncased') nativeErrors(v.bundle);
-  } else {
-    loadBundle(M, v.bundle);
-    check(v.name, runWasm(M, lines));
-    if (v.name === 'uncased') wasmErrors(M);
-  }
+  test(`${MODE} ${v.name}: ${lines.length} corpus lines give Hugging Face's ids, type ids, offsets, word ids${QUICK ? ' (quick)' : ''}`, async () => {
+    assert.ok(v.bundle, noBundle(v));
+    if (IS_WASM) {
+      const M = await wasm();
+      loadBundle(M, v.bundle);
+      check(v.name, runWasm(M, lines));
+    } else {
+      check(v.name, runNative(v.bundle, lines));
+    }
+  });
 }
-if (failures) {
-  console.error(`tokenizer.test: ${failures} failure(s)`);
-  process.exit(1);
-}
-console.log(`tokenizer.test: all passed (${MODE}${QUICK ? ', quick' : ''}, ${index.length} lines per variant)`);
+
+nativeTest('native: invalid UTF-8 and bad jsonl lines give clear errors', () => {
+  assert.ok(VARIANTS[0].bundle, noBundle(VARIANTS[0]));
+  nativeErrors(VARIANTS[0].bundle);
+});
+
+wasmTest('wasm: invalid UTF-8 gives a clear error', async () => {
+  assert.ok(VARIANTS[0].bundle, noBundle(VARIANTS[0]));
+  const M = await wasm();
+  loadBundle(M, VARIANTS[0].bundle);
+  wasmErrors(M);
+});

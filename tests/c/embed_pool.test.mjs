@@ -9,11 +9,10 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { test } from 'node:test';
+import { BIN, nativeTest as test } from '../lib/backend.mjs';
 
 const ROOT = path.resolve(path.dirname(new URL(import.meta.url).pathname), '../..');
 const EXAMPLE = path.join(ROOT, 'build/embed_example');
-const BIN = process.env.BERTLENS_BIN || path.join(ROOT, 'build/bertlens');
 const BUNDLE = path.join(ROOT, 'build/models/tiny-bert.f32.blb');
 const TEXTS = ['The cat sat on the mat.', 'Pooling: every token, [CLS] and [SEP] too!'];
 

@@ -3,22 +3,13 @@
  * (build/sizes_test) and as a 32-bit ASan program (build/asan32/sizes_test),
  * run by tests/limits.test.mjs. Prints one line per failed check, then
  * "sizes_test: N checks, M failed (size_t of B bits, cap C)"; exit 1 if any
- * failed. */
+ * failed (tests/c/check.h). */
 #include "../../src/sizes.h"
 
 #include <stdio.h>
 #include <string.h>
 
-static int checks, failed;
-
-static void check(int ok, const char *what, int line) {
-    checks++;
-    if (!ok) {
-        failed++;
-        printf("FAIL line %d: %s\n", line, what);
-    }
-}
-#define CHECK(x) check((x), #x, __LINE__)
+#include "check.h"
 
 /* bli_size_ok's verdict and message for bytes. */
 static int ok_msg(uint64_t bytes, char *msg, size_t cap) {
@@ -95,7 +86,8 @@ int main(void) {
     free(z);
     CHECK(bli_alloc(UINT64_MAX, 0, "x", NULL, 0) == NULL); /* no message buffer: still refused */
 
-    printf("sizes_test: %d checks, %d failed (size_t of %d bits, cap %llu bytes)\n", checks, failed,
-           (int)(8 * sizeof(size_t)), (unsigned long long)BLI_MAX_BUFFER);
-    return failed ? 1 : 0;
+    char note[80];
+    snprintf(note, sizeof note, "size_t of %d bits, cap %llu bytes", (int)(8 * sizeof(size_t)),
+             (unsigned long long)BLI_MAX_BUFFER);
+    return check_done("sizes_test", note);
 }

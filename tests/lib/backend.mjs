@@ -13,6 +13,7 @@
 // thread count picked below (e.g. a relaxed-SIMD wasm build).
 import fs from 'node:fs';
 import path from 'node:path';
+import { test } from 'node:test';
 import { createModule, wasmError } from '../../tools/wasm_node.mjs';
 
 export const ROOT = path.resolve(path.dirname(new URL(import.meta.url).pathname), '../..');
@@ -80,3 +81,15 @@ export function missing(...files) {
   const f = files.find((x) => !fs.existsSync(x));
   return f ? `${path.relative(ROOT, f)} not built` : false;
 }
+
+/** node:test's test(), skipped with a reason unless this run's backend is one of names. */
+export function testOn(...names) {
+  const why = needs(...names);
+  return (name, opts, fn) => {
+    if (typeof opts === 'function') [opts, fn] = [{}, opts];
+    return test(name, why ? { ...opts, skip: why } : opts, fn);
+  };
+}
+/** Tests of a C program (the CLI or a host) and of the wasm module. */
+export const nativeTest = testOn('native', 'asan');
+export const wasmTest = testOn('wasm', 'wasm-mt');
