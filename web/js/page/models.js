@@ -4,6 +4,8 @@
 //   {kind: 'checkpoint', files}    a Hugging Face BERT folder (a promise of
 //                                  its File list), converted in the worker
 //   {kind: 'converted'}            the converted copy this browser keeps
+//   {kind: 'hub', spec}            a Hugging Face Hub model by id (hub_load.js;
+//                                  spec from engine/hub.js parseHubId)
 // Each source only says how its bytes reach the engine and what the page
 // then uses; the sequence (latest load wins), progress, errors, the engine
 // load and what follows (fit the state, the picker, the info line) are one.
@@ -16,6 +18,10 @@ import { convertCheckpoint, filesFromBrowser, gzipBytes } from '../engine/conver
 import { download } from './export.js';
 import { ASSETS } from '../engine/assets.js';
 import { notice, clearNotice, notices, fail, setPageState } from './notices.js';
+import { takeHub } from './hub_load.js';
+import { createHubDialog } from './hub_dialog.js';
+import { listKeptHub } from '../engine/hub_cache.js';
+import { parseHubId } from '../engine/hub.js';
 
 const d3 = globalThis.d3;
 const $ = (id) => document.getElementById(id);
@@ -42,6 +48,8 @@ export function createModels(page) {
   let localName = null; // name of the reader's own (or converted) bundle in use
   let converted = null; // {name, bytes, active}: a converted checkpoint kept
   let info = null; // blw_info_json of the loaded model (or a snapshot's shape)
+  let hubModel = null; // {spec, commit} of the Hub model in use
+  let keptHub = []; // Hub models this browser keeps (hub_cache.js listKeptHub)
   let loadSeq = 0;
   let loading = 0; // loadSeq of a model load in progress (0: none)
   const current = (seq) => seq === loadSeq;
@@ -73,8 +81,9 @@ export function createModels(page) {
       use({ entry: e }) {
         entry = e;
         localName = null;
+        hubModel = null;
         if (converted) converted.active = false;
-        return { model: e.id };
+        return { model: e.id, hub: '' };
       },
     },
     file: {
@@ -91,6 +100,7 @@ export function createModels(page) {
       use({ file }) {
         entry = null;
         localName = file.name;
+        hubModel = null;
         if (converted) converted.active = false;
         notice('local', 'info', `Using your bundle ${file.name}. Links and embeds name only models from the list, so they will open with the list's model.`);
         return {};
@@ -152,11 +162,35 @@ export function createModels(page) {
       },
       use: () => useConverted(),
     },
+    // A Hugging Face Hub model: the kept copy of its commit, or downloaded
+    // and converted (hub_load.js); kept for the next visit once the engine
+    // took it (a refused one is evicted).
+    hub: {
+      take: (src, seq, accept) => takeHub(src, accept, {
+        live: () => current(seq),
+        call: (fn, args, bytes) => engine.conv(fn, args, bytes),
+        show: showProgress,
+        indexUrl: absolute('models/index.json'),
+      }),
+      use(src) {
+        const { spec, got } = src;
+        entry = null;
+        hubModel = { spec, commit: got.commit };
+        localName = `${spec.spec} (Hugging Face Hub${got.commit ? `, ${got.commit.slice(0, 7)}` : ''})`;
+        if (converted) converted.active = false;
+        notice('local', 'info', got.from === 'offline'
+          ? `Offline: using the copy of ${spec.spec} this browser kept (${got.stored ? got.stored.slice(0, 10) : 'earlier'}).`
+          : got.from === 'kept' ? `${spec.spec} at commit ${got.commit.slice(0, 7)}: the copy kept in this browser.`
+            : `Converted ${spec.spec} from the Hugging Face Hub in this page (${got.tensors} tensors, q8); it is kept in this browser for next time, offline too.`);
+        return { model: '', hub: spec.spec };
+      },
+    },
   };
 
   // The engine now holds the converted model: a local bundle, not a listed one.
   function useConverted() {
     entry = null;
+    hubModel = null;
     localName = `${converted.name} (converted)`;
     converted.active = true;
     $('save-converted').hidden = false;
@@ -217,12 +251,14 @@ export function createModels(page) {
       $('progress').hidden = true;
       fail('load', e.message, e.detail);
       fillPicker(); // back to the model in use, or "no model loaded"
-      return;
+      return false;
     }
-    if (!ok || !current(seq)) return;
+    if (!ok || !current(seq)) return false;
     const patch = how.use(source);
+    if (source.kind === 'hub') keptHub = await listKeptHub();
     fillPicker();
     loaded(patch);
+    return true;
   }
 
   /** What follows a model's arrival: the state fitted to its layers and
@@ -271,6 +307,10 @@ export function createModels(page) {
     // in use, the list offers it again.
     if (localName) opts.push({ value: '__local__', label: converted?.active ? `converted: ${converted.name}` : `file: ${localName}` });
     if (converted && !converted.active) opts.push({ value: '__converted__', label: `converted: ${converted.name}` });
+    for (const k of keptHub) {
+      if (hubModel && localName && k.id === hubModel.spec.id && k.commit === (hubModel.commit || '')) continue; // in use: __local__
+      opts.push({ value: `__hub__${k.id}@${k.commit || k.revision}`, label: `Hub: ${k.id}${k.revision !== 'main' ? `@${k.revision}` : ''} (kept, ${k.commit ? k.commit.slice(0, 7) : 'offline copy'})` });
+    }
     const chosen = localName ? '__local__' : (entry && info ? entry.id : (pending ? pending.id : ''));
     if (!chosen && opts.length) opts.unshift({ value: '', label: 'No model loaded — choose one' });
     sel.selectAll('option').data(opts, (o) => o.value).join('option')
@@ -307,7 +347,12 @@ export function createModels(page) {
     first = first || list.find((m) => m.default) || list[0];
     const kept = await findConverted();
     if (kept) converted = { name: kept.name, bytes: null, active: false };
+    keptHub = await listKeptHub();
+    createHubDialog((spec) => loadModel({ kind: 'hub', spec }));
     fillPicker(first);
+    // ?hub=OWNER/NAME[@REV]: that model; if it cannot be had, the list's.
+    const hub = page.store.get().hub;
+    if (hub && await loadModel({ kind: 'hub', spec: parseHubId(hub) })) return;
     await loadModel({ kind: 'listed', entry: first });
   }
 
@@ -333,6 +378,7 @@ export function createModels(page) {
       const e = list.find((m) => m.id === value);
       if (e) loadModel({ kind: 'listed', entry: e });
       else if (value === '__converted__') loadModel({ kind: 'converted' });
+      else if (value.startsWith('__hub__')) loadModel({ kind: 'hub', spec: parseHubId(value.slice(7)) });
     },
     saveConverted,
     /** A snapshot's shape stands in for the model until it loads. */

@@ -3,6 +3,7 @@
 
 import { deflateRaw, inflateRaw, toBase64Url, fromBase64Url } from '../lib/bytes.js';
 import { VIEW_IDS, VIEW_PARAMS } from '../views/index.js';
+import { parseHubId } from '../engine/hub.js';
 //
 // ?text=..&text_b=..&model=..&view=heatmap|head|model|neuron&layer=..&head=N|mean
 //  &mode=attn|norm&query=..&theme=light|dark&embed=1&hide=1&renorm=0&words=1
@@ -36,6 +37,7 @@ export const DEFAULTS = Object.freeze({
   text: 'The cat sat on the mat because it was tired.',
   text_b: '',
   model: '', // '' = the index's default model
+  hub: '', // a Hugging Face Hub model, OWNER/NAME[@REV] (page/hub_load.js); wins over model
   view: 'heatmap',
   layer: 0,
   head: 0, // integer or 'mean'
@@ -93,6 +95,13 @@ export function parseState(search) {
       case 'model':
         if (/^[A-Za-z0-9._-]{1,100}$/.test(raw)) state.model = raw;
         else bad(key, raw, 'not a model id');
+        break;
+      case 'hub':
+        try {
+          state.hub = parseHubId(raw).spec;
+        } catch {
+          bad(key, raw, 'not a Hugging Face model id, OWNER/NAME[@REVISION]');
+        }
         break;
       case 'view':
       case 'mode':
@@ -259,6 +268,7 @@ export function serializeState(state) {
   p.set('text', state.text);
   if (state.text_b) p.set('text_b', state.text_b);
   if (state.model) p.set('model', state.model);
+  if (state.hub) p.set('hub', state.hub);
   p.set('view', state.view);
   p.set('layer', String(state.layer));
   p.set('head', String(state.head));

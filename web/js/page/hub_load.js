@@ -1,0 +1,122 @@
+// hub_load.js — a model named by its Hugging Face Hub id, for models.js's
+// {kind: 'hub'} source: the kept copy of the same commit when this browser
+// has one, else the checkpoint read from the Hub (engine/hub.js) through the
+// in-page converter (engine/convert.js), with per-file progress; offline,
+// the newest kept copy of that id and revision. Errors name what happened in
+// a sentence (HubError messages); the id and server words stay text.
+
+import { hubEndpoint, openHubCheckpoint, HubError, DEFAULT_ENDPOINT } from '../engine/hub.js';
+import { findKeptHub, storeKeptHub, evictKeptHub } from '../engine/hub_cache.js';
+import { convertCheckpoint } from '../engine/convert.js';
+import { formatBytes } from '../engine/bundles.js';
+import { notice } from './notices.js';
+
+/** hub.endpoint of the model list (models/index.json, or the one-file
+ *  page's inline copy); the default when there is none. */
+export async function hubIndexEndpoint(indexUrl) {
+  try {
+    const inline = document.getElementById('bertlens-models');
+    if (inline) return hubEndpoint(JSON.parse(inline.textContent));
+    const res = await fetch(indexUrl, { cache: 'no-cache' });
+    return res.ok ? hubEndpoint(await res.json()) : DEFAULT_ENDPOINT;
+  } catch {
+    return DEFAULT_ENDPOINT;
+  }
+}
+
+/** Watch for connect-src refusals while fn runs: a fetch the page's CSP
+ *  blocks fails like a network error, so the event is the only witness. */
+async function underCsp(fn) {
+  const blocked = [];
+  const on = (e) => { if (/^connect-src/.test(e.effectiveDirective || e.violatedDirective || '')) blocked.push(e.blockedURI); };
+  document.addEventListener('securitypolicyviolation', on);
+  try {
+    return await fn();
+  } catch (e) {
+    await new Promise((r) => setTimeout(r, 0)); // the event is queued after the fetch's failure
+    if (blocked.length && e instanceof HubError && (e.code === 'network' || e.code === 'cut')) {
+      let host = String(blocked[0]);
+      try { host = new URL(host).host; } catch { /* 'blocked' or a bare origin */ }
+      throw new HubError('csp', `This site's security policy (Content-Security-Policy) does not allow the page to connect to ${host}, where the Hugging Face Hub sent the download. `
+        + 'The policy lists only the Hub\'s known hosts (see the README); this one is new or not the Hub\'s. Please tell whoever runs the site.', `connect-src refused ${blocked[0]}`);
+    }
+    throw e;
+  } finally {
+    document.removeEventListener('securitypolicyviolation', on);
+  }
+}
+
+/** The bundle of Hub model spec (parseHubId's): {bytes, commit, from:
+ *  'kept' | 'hub' | 'offline', tensors, keep(), evict()}. call: the
+ *  converter (engine.conv); show(text, done, total): progress. */
+export async function hubBundle({ spec, endpoint, call, show }) {
+  const { id, revision } = spec;
+  let ckpt;
+  let kept = null;
+  try {
+    ckpt = await underCsp(() => openHubCheckpoint({
+      endpoint,
+      spec,
+      known: async (commit) => !!(kept = await findKeptHub(id, { commit })),
+      wants: (name) => call('wants', [name]),
+      progress: ({ file, done, total }) => show(`Downloading ${id}: ${file}`, done, total),
+    }));
+  } catch (e) {
+    if (e instanceof HubError && e.code === 'network') { // offline (or the Hub unreachable): a kept copy will do
+      const copy = await findKeptHub(id, { revision });
+      if (copy) return { ...copy, from: 'offline', keep: async () => '', evict: async () => {} };
+    }
+    throw e;
+  }
+  const keepAs = { id, revision, commit: ckpt.commit };
+  if (kept) return { ...kept, from: 'kept', keep: async () => '', evict: () => evictKeptHub(id, ckpt.commit) };
+  show(`Downloading ${id} (${formatBytes(ckpt.weightBytes)} of weights)`, 0, ckpt.weightBytes);
+  let res;
+  try {
+    res = await underCsp(() => convertCheckpoint(call, ckpt.entries, { name: id }, (p) => {
+      if (p.stage === 'tensor') show(`Converting ${id}: tensor ${p.done} of ${p.total}`, p.done, p.total);
+    }));
+  } catch (e) {
+    if (e instanceof HubError) throw e;
+    throw new HubError('convert', `${id} could not be converted: ${e.message}.`);
+  } finally {
+    ckpt.close();
+  }
+  const tensors = res.log.filter((l) => l.startsWith('[tensor] ') && !l.includes(' skipped ')).length;
+  return {
+    ...keepAs,
+    bytes: res.bytes,
+    from: 'hub',
+    tensors,
+    keep: () => storeKeptHub(keepAs, res.bytes),
+    evict: () => evictKeptHub(id, ckpt.commit),
+  };
+}
+
+/** models.js's take() for {kind: 'hub', spec}: the bundle to accept(buffer,
+ *  name) (the engine's load), stored for the next visit before the engine
+ *  takes its buffer, evicted if the engine refuses it. live(): this load is
+ *  still the latest; call: the converter; show(text, done, total). */
+export async function takeHub(src, accept, { live, call, show, indexUrl }) {
+  const { spec } = src;
+  show(`Asking the Hugging Face Hub for ${spec.spec}`, 0, 0);
+  let got;
+  try {
+    got = await hubBundle({
+      spec,
+      endpoint: await hubIndexEndpoint(indexUrl),
+      call,
+      show: (text, done, total) => { if (live()) show(text, done, total); },
+    });
+  } catch (e) {
+    throw Object.assign(new Error(`Could not load ${spec.spec} from the Hugging Face Hub: ${e.message}`), { detail: e.detail });
+  }
+  if (!live()) return false;
+  src.got = got;
+  const stored = got.from === 'hub' ? await got.keep() : '';
+  if (stored) notice('storage', 'info', `${spec.id} could not be kept in this browser, so it will be downloaded again next time.`, stored);
+  document.getElementById('progress-text').textContent = `Loading ${spec.spec} into the model engine…`;
+  const ok = await accept(got.bytes.buffer, spec.spec);
+  if (ok === false) await got.evict();
+  return ok;
+}
