@@ -30,13 +30,17 @@ function unittest(file, env) {
     const cls = m[2].split('.').slice(-2, -1)[0] || m[2];
     results.push({ name: `${cls}.${m[1]}`, id: m[2], outcome: m[3].split(' ')[0], reason: m[4] });
   }
-  // the tracebacks: "FAIL: test_name (id)" or "ERROR: ...", up to the next separator line
+  // the tracebacks: "FAIL: test_name (id)" or "ERROR: ..." (one per failed subTest), each up to the next
+  // "=====" line or the "-----" line before "Ran N tests"
   const report = (id) => {
-    const at = out.search(new RegExp(`^(FAIL|ERROR): \\w+ \\(${id.replace(/\./g, '\\.')}\\)`, 'm'));
-    if (at < 0) return '';
-    const rest = out.slice(at);
-    const end = rest.slice(1).search(/^(=|-){70}$/m);
-    return end < 0 ? rest : rest.slice(0, end + 1);
+    const head = new RegExp(`^(FAIL|ERROR): \\w+ \\(${id.replace(/\./g, '\\.')}\\)`, 'gm');
+    const blocks = [];
+    for (let m; (m = head.exec(out));) {
+      const rest = out.slice(m.index);
+      const end = rest.slice(1).search(/^={70}$|^-{70}\nRan \d+ test/m);
+      blocks.push(end < 0 ? rest : rest.slice(0, end + 1));
+    }
+    return blocks.join('').slice(0, 6000);
   };
   return { status: r.status, signal: r.signal, out, results, report };
 }
