@@ -87,6 +87,8 @@ bl_model *bl_model_load(const void *data, size_t size, char *err, size_t errlen)
 void bl_model_free(bl_model *m);
 
 const bl_config *bl_model_config(const bl_model *m);
+/* The bundle format version of the file (bundle.h: 1 or 2). */
+int bl_model_format_version(const bl_model *m);
 
 /* Metadata lookup (strings from the bundle's typed metadata, e.g.
  * "source.name", "source.license", "converter.version", "weights.dtype").
@@ -151,6 +153,16 @@ typedef struct bl_special_ids {
     int32_t unk, cls, sep, pad, mask;
 } bl_special_ids;
 void bl_tokenizer_special(const bl_tokenizer *t, bl_special_ids *out);
+/* "WordPiece" (a bundle's vocabulary, tokenizer.c) or, for a bundle that
+ * carries its checkpoint's tokenizer.json (hf_tokenizer.h), that file's model:
+ * "BPE", "Unigram" or "WordPiece". */
+const char *bl_tokenizer_kind(const bl_tokenizer *t);
+/* The tokenizer's own limit (tokenizer.model_max_length; bl_tokenize never
+ * returns more tokens), or 0 when it has none. */
+int32_t bl_tokenizer_max_tokens(const bl_tokenizer *t);
+/* 1 if id is one of the special ids above or a token the tokenizer.json marks
+ * special (<s>, </s>, [CLS], <mask>, ...): what the page hides. */
+int bl_token_is_special(const bl_tokenizer *t, int32_t id);
 
 typedef struct bl_tokens {
     int32_t n;          /* number of tokens, specials included             */
@@ -164,10 +176,13 @@ typedef struct bl_tokens {
     int32_t truncated;  /* 1 if tokens were dropped to fit max_tokens       */
 } bl_tokens;
 
-/* Tokenize text (and text_b if not NULL) as [CLS] A [SEP] (B [SEP]).
+/* Tokenize text (and text_b if not NULL) as [CLS] A [SEP] (B [SEP]), or with
+ * the post-processor of the bundle's tokenizer.json (RoBERTa: <s> A </s></s>
+ * B </s>; type ids and n_a as its template gives them).
  * Input must be UTF-8; invalid UTF-8 is an error (returns -1, reason in err).
  * max_tokens (specials included) truncates longest-first like Hugging Face;
- * pass 0 for no limit. On success returns 0 and fills *out (free it with
+ * pass 0 for no limit (a tokenizer with a model_max_length, above, never
+ * goes past it). On success returns 0 and fills *out (free it with
  * bl_tokens_free). */
 int bl_tokenize(const bl_tokenizer *t, const char *text, size_t len, const char *text_b, size_t len_b,
                 int32_t max_tokens, bl_tokens *out, char *err, size_t errlen);

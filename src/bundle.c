@@ -5,6 +5,7 @@
  * the caller's bytes: tensors point straight into them (no copy of weights).
  */
 #include "bundle.h"
+#include "hf_tokenizer.h"
 #include "sizes.h"
 
 #include <math.h>
@@ -27,6 +28,8 @@ typedef struct {
     char *str;        /* STR: NUL-terminated copy                     */
     const uint8_t *arr; /* STRARR: first item's length field in the file */
     uint32_t count;   /* STRARR: number of items                      */
+    const uint8_t *bytes; /* BYTES: the value in the file (borrowed)     */
+    uint64_t nbytes;  /* BYTES: its length                            */
 } meta_entry;
 
 struct bl_model {
@@ -38,6 +41,7 @@ struct bl_model {
     bl_tensor *tensors;   /* [n_tensors]                       */
     uint32_t n_tensors;
     bl_tokenizer *tok;
+    uint32_t version;     /* the header's format version       */
 };
 
 /* ----------------------------------------------------------- helpers */
@@ -209,6 +213,7 @@ const bl_tensor *bl_model_find_tensor(const bl_model *m, const char *name) {
     return NULL;
 }
 const bl_tokenizer *bl_model_tokenizer(const bl_model *m) { return m->tok; }
+int bl_model_format_version(const bl_model *m) { return m ? (int)m->version : 0; }
 
 const char *bl_model_meta_str(const bl_model *m, const char *key) {
     const meta_entry *e = find_meta(m, key);
@@ -231,6 +236,7 @@ void bl_model_meta_format(const bl_model *m, int i, char *buf, size_t buflen) {
     case BL_META_F32: memcpy(&f, &e->u32, 4); snprintf(buf, buflen, "%g", (double)f); break;
     case BL_META_STR: snprintf(buf, buflen, "%s", e->str); break;
     case BL_META_STRARR: snprintf(buf, buflen, "[%u strings]", e->count); break;
+    case BL_META_BYTES: snprintf(buf, buflen, "[%llu bytes]", (unsigned long long)e->nbytes); break;
     }
 }
 
@@ -305,6 +311,24 @@ static int parse_meta(bl_model *m, reader *r) {
                 }
                 if (!rdbytes(r, len)) return 0;
             }
+            break;
+        }
+        case BL_META_BYTES: { /* version 2: u64 length, then the bytes */
+            if (m->version < 2) {
+                bli_set_err(r->err, r->errlen, "metadata '%s': type 5 (bytes) needs format version 2, the header "
+                            "says %u", e->key, m->version);
+                return 0;
+            }
+            uint64_t n = rd64(r);
+            if (r->failed) return 0;
+            if (n > BL_MAX_META_BYTES || n > (uint64_t)(r->end - r->p)) {
+                bli_set_err(r->err, r->errlen, "metadata '%s': %llu bytes claimed, %llu left in the metadata section "
+                            "(at most %u)", e->key, (unsigned long long)n, (unsigned long long)(r->end - r->p),
+                            BL_MAX_META_BYTES);
+                return 0;
+            }
+            e->nbytes = n;
+            e->bytes = rdbytes(r, n);
             break;
         }
         default:
@@ -384,7 +408,51 @@ static int parse_config(bl_model *m, char *err, size_t errlen) {
     return 1;
 }
 
+/* A bundle with tokenizer.json (bundle.h, version 2): that file's pipeline,
+ * the optional special ids and model_max_length. */
+static int build_hf_tokenizer(bl_model *m, const meta_entry *j, char *err, size_t errlen) {
+    char why[512] = "";
+    bli_hftok *hf = bli_hftok_load((const char *)j->bytes, (size_t)j->nbytes, why, sizeof why);
+    if (!hf) {
+        bli_set_err(err, errlen, "tokenizer.json in the bundle: %s", why);
+        return 0;
+    }
+    int32_t n = bli_hftok_vocab_size(hf);
+    if (n < 1 || n > m->cfg.vocab_size) {
+        bli_set_err(err, errlen, "tokenizer.json has %d tokens but bert.vocab_size is %d", (int)n, m->cfg.vocab_size);
+        bli_hftok_free(hf);
+        return 0;
+    }
+    static const char *const keys[5] = {"tokenizer.unk_id", "tokenizer.cls_id", "tokenizer.sep_id",
+                                        "tokenizer.pad_id", "tokenizer.mask_id"};
+    int32_t ids[5], max_len = 0;
+    for (int k = 0; k < 5; k++) {
+        ids[k] = -1;
+        if (find_meta(m, keys[k]) && !meta_u32(m, keys[k], 0, (uint32_t)n - 1, &ids[k], err, errlen)) {
+            bli_hftok_free(hf);
+            return 0;
+        }
+    }
+    if (find_meta(m, "tokenizer.model_max_length") &&
+        !meta_u32(m, "tokenizer.model_max_length", 1, BL_MAX_POSITIONS, &max_len, err, errlen)) {
+        bli_hftok_free(hf);
+        return 0;
+    }
+    bl_special_ids sp = {ids[0], ids[1], ids[2], ids[3], ids[4]};
+    m->tok = bli_tokenizer_from_hf(hf, &sp, max_len, why, sizeof why);
+    if (!m->tok) bli_set_err(err, errlen, "%s", why);
+    return m->tok != NULL;
+}
+
 static int build_tokenizer(bl_model *m, char *err, size_t errlen) {
+    const meta_entry *j = find_meta(m, "tokenizer.json");
+    if (j) {
+        if (j->type != BL_META_BYTES) {
+            bli_set_err(err, errlen, "metadata 'tokenizer.json' must be bytes (type %u found)", j->type);
+            return 0;
+        }
+        return build_hf_tokenizer(m, j, err, errlen);
+    }
     const meta_entry *v = find_meta(m, "tokenizer.vocab");
     if (!v || v->type != BL_META_STRARR) {
         bli_set_err(err, errlen, "required metadata 'tokenizer.vocab' (string array) is missing");
@@ -611,9 +679,9 @@ bl_model *bl_model_load(const void *data, size_t size, char *err, size_t errlen)
         return NULL;
     }
     uint32_t version = le32(b + 8);
-    if (version != BL_BUNDLE_VERSION) {
-        bli_set_err(err, errlen, "unsupported bundle format version %u (this build reads version %u)", version,
-                   BL_BUNDLE_VERSION);
+    if (version < BL_BUNDLE_MIN_VERSION || version > BL_BUNDLE_VERSION) {
+        bli_set_err(err, errlen, "unsupported bundle format version %u (this build reads versions %u to %u)", version,
+                   BL_BUNDLE_MIN_VERSION, BL_BUNDLE_VERSION);
         return NULL;
     }
     if (CRC_MISMATCH(bli_crc32(0, b, 92), le32(b + 92))) {
@@ -673,6 +741,7 @@ bl_model *bl_model_load(const void *data, size_t size, char *err, size_t errlen)
     m->bytes = b;
     m->size = size;
     m->n_meta = n_meta;
+    m->version = version;
     reader r = {b + meta_off, b + meta_off + meta_size, "metadata section", err, errlen, 0};
     if (!parse_meta(m, &r)) goto fail;
     if (!parse_config(m, err, errlen)) goto fail;

@@ -24,7 +24,12 @@
  * Header
  *   off size field
  *     0    8 magic          "BERTLENS"
- *     8    4 version        u32, BL_BUNDLE_VERSION (1)
+ *     8    4 version        u32, 1 or 2 (BL_BUNDLE_VERSION). Version 2 adds
+ *                           the metadata type BYTES (5) and nothing else:
+ *                           a bundle without a BYTES entry is written as
+ *                           version 1, byte for byte what older builds wrote
+ *                           and read; a version 1 bundle with a BYTES entry
+ *                           is refused
  *    12    4 alignment      u32, power of two in [16, 4096] (converter: 64)
  *    16    8 file_size      u64, total bytes of the (inflated) file
  *    24    8 meta_offset    u64, = 96
@@ -49,6 +54,9 @@
  *       2 F32     f32
  *       3 STR     u32 len (< 2^24), bytes (UTF-8, no NUL)
  *       4 STRARR  u32 count (< 2^22), then count x (u32 len (< 2^16), bytes)
+ *       5 BYTES   u64 len (<= BL_MAX_META_BYTES, 64 MiB, and no more than
+ *                 the bytes left in the metadata section), then len bytes
+ *                 (any values; version 2 only)
  *   Keys are unique. Required keys (the loader rejects a bundle without them):
  *     bert.n_layers bert.n_heads bert.hidden bert.intermediate bert.max_positions
  *     bert.type_vocab_size bert.vocab_size                       U32
@@ -58,6 +66,21 @@
  *     tokenizer.lowercase tokenizer.strip_accents tokenizer.chinese_chars
  *     tokenizer.max_chars_per_word tokenizer.unk_id tokenizer.cls_id
  *     tokenizer.sep_id tokenizer.pad_id tokenizer.mask_id        U32
+ *   except in a bundle that carries its checkpoint's tokenizer (version 2):
+ *     tokenizer.json  the checkpoint's tokenizer.json (Hugging Face
+ *                     tokenizers' format), byte for byte            BYTES
+ *   Then the tokenizer is that file's pipeline (src/hf_tokenizer.h: BPE,
+ *   Unigram or WordPiece with its normalizer, pre-tokenizer and
+ *   post-processor); the loader parses it with the JSON reader's caps and
+ *   refuses what it cannot run, by name. tokenizer.vocab, .lowercase,
+ *   .strip_accents, .chinese_chars and .max_chars_per_word are then neither
+ *   required nor read, the tokenizer.*_id keys are optional (absent: the
+ *   model has no such token; each present one below the tokenizer's
+ *   vocabulary, which is at most bert.vocab_size), and
+ *     tokenizer.model_max_length  tokenizer_config.json's model_max_length,
+ *                     1..BL_MAX_POSITIONS; absent: none (a larger or
+ *                     unset one, e.g. 1e30, is not written). bl_tokenize
+ *                     truncates there (RoBERTa: 514 positions, 512)  U32
  *     source.name source.license source.sha256 converter.version
  *     weights.dtype                                              STR
  *   source.sha256 is the sha256 of the weights file; of a sharded checkpoint,
@@ -168,7 +191,9 @@
 #include "error.h"
 
 #define BL_BUNDLE_MAGIC "BERTLENS"
-#define BL_BUNDLE_VERSION 1u
+#define BL_BUNDLE_VERSION 2u     /* the newest version this build reads and writes */
+#define BL_BUNDLE_MIN_VERSION 1u /* the oldest it reads                            */
+#define BL_MAX_META_BYTES (64u << 20) /* one BYTES metadata value (tokenizer.json) */
 #define BL_HEADER_SIZE 96u
 
 /* What the loader accepts (inclusive ranges; see Limits above). */
@@ -185,7 +210,7 @@
 #define BL_MAX_CHARS_PER_WORD 1000u     /* tokenizer.max_chars_per_word 1..1000 */
 #define BL_MAX_TOKEN_BYTES 4096u        /* one tokenizer.vocab entry: 0..4096 bytes */
 
-enum { BL_META_U32 = 0, BL_META_I32 = 1, BL_META_F32 = 2, BL_META_STR = 3, BL_META_STRARR = 4 };
+enum { BL_META_U32 = 0, BL_META_I32 = 1, BL_META_F32 = 2, BL_META_STR = 3, BL_META_STRARR = 4, BL_META_BYTES = 5 };
 
 /* zlib-compatible CRC-32, incremental: crc = bli_crc32(crc, p, n), start at 0. */
 uint32_t bli_crc32(uint32_t crc, const void *data, size_t n);

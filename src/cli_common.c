@@ -76,7 +76,8 @@ int bli_cli_read_bundle(const char *path, void **out, size_t *out_size, char *er
     if (got < 0) goto fail;
     uint64_t size = (uint64_t)got; /* head only, unless it is a header to trust */
     int trusted = 0;
-    if (got == BL_HEADER_SIZE && !memcmp(head, BL_BUNDLE_MAGIC, 8) && rd_le32(head + 8) == BL_BUNDLE_VERSION &&
+    if (got == BL_HEADER_SIZE && !memcmp(head, BL_BUNDLE_MAGIC, 8) && rd_le32(head + 8) >= BL_BUNDLE_MIN_VERSION &&
+        rd_le32(head + 8) <= BL_BUNDLE_VERSION &&
         bli_crc32(0, head, 92) == rd_le32(head + 92)) {
         uint64_t declared = (uint64_t)rd_le32(head + 16) | (uint64_t)rd_le32(head + 20) << 32;
         if (declared > CLI_MAX_BUNDLE || declared > SIZE_MAX - 64) {

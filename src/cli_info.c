@@ -10,6 +10,30 @@
 
 /* --------------------------------------------------------------- info */
 
+/* The tokenizer's kind, where it comes from, its limit and special tokens. */
+static void tokenizer_lines(const bl_model *m) {
+    const bl_tokenizer *t = bl_model_tokenizer(m);
+    int32_t max = bl_tokenizer_max_tokens(t);
+    char lim[48] = "";
+    if (max > 0) snprintf(lim, sizeof lim, ", truncates at %d tokens", (int)max);
+    int hf = 0;
+    for (int i = 0; i < bl_model_n_meta(m); i++) hf |= !strcmp(bl_model_meta_key(m, i), "tokenizer.json");
+    bli_term_line(stdout, "tokenizer    %s (%s)%s", bl_tokenizer_kind(t),
+                  hf ? "the checkpoint's tokenizer.json" : "the bundle's vocabulary", lim);
+    bl_special_ids sp;
+    bl_tokenizer_special(t, &sp);
+    const int32_t ids[5] = {sp.cls, sp.sep, sp.pad, sp.mask, sp.unk};
+    static const char *const names[5] = {"cls", "sep", "pad", "mask", "unk"};
+    char line[512] = "";
+    size_t k = 0;
+    for (int i = 0; i < 5 && k < sizeof line; i++) {
+        const char *s = ids[i] >= 0 ? bl_token_str(t, ids[i]) : NULL;
+        if (s) k += (size_t)snprintf(line + k, sizeof line - k, "%s%s %.40s (%d)", k ? ", " : "", names[i], s, (int)ids[i]);
+        else k += (size_t)snprintf(line + k, sizeof line - k, "%s%s none", k ? ", " : "", names[i]);
+    }
+    bli_term_line(stdout, "specials     %s", line);
+}
+
 int bli_cmd_info(int argc, char **argv) {
     if (argc != 1) {
         fprintf(stderr, "usage: bertlens info BUNDLE\n");
@@ -20,7 +44,8 @@ int bli_cmd_info(int argc, char **argv) {
     const bl_model *m = cb.model;
     const bl_config *c = bl_model_config(m);
     static const char *acts[] = {"gelu (erf)", "gelu (tanh)", "relu"};
-    bli_term_line(stdout, "bundle       %s (%zu bytes inflated, format v%u)", argv[0], cb.size, BL_BUNDLE_VERSION);
+    bli_term_line(stdout, "bundle       %s (%zu bytes inflated, format v%d)", argv[0], cb.size,
+                  bl_model_format_version(m));
     bli_term_line(stdout, "source       %s", bl_model_meta_str(m, "source.name"));
     bli_term_line(stdout, "license      %s", bl_model_meta_str(m, "source.license"));
     bli_term_line(stdout, "source sha256 %s", bl_model_meta_str(m, "source.sha256"));
@@ -44,6 +69,7 @@ int bli_cmd_info(int argc, char **argv) {
     bli_term_line(stdout, "vocab        %d", c->vocab_size);
     bli_term_line(stdout, "ln eps       %g", (double)c->ln_eps);
     bli_term_line(stdout, "activation   %s", acts[c->activation]);
+    tokenizer_lines(m);
     bli_term_line(stdout, "metadata     %d entries", bl_model_n_meta(m));
     for (int i = 0; i < bl_model_n_meta(m); i++) {
         char val[256];

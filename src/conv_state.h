@@ -3,6 +3,7 @@
  *
  *   convert.c              the driver: bli_conv_new / begin / plan / hash / finish
  *   convert_config.c       the checkpoint's small files: config, vocabulary, sentence settings
+ *   convert_tokenizer.c    a tokenizer.json that is not BERT's WordPiece, kept whole
  *   convert_safetensors.c  safetensors headers -> the source tensors
  *   convert_quant.c        one tensor: source dtype -> f32 -> the bundle's dtype
  *   sha256.c, dtype.h      source.sha256, the f16 codec
@@ -80,6 +81,7 @@ struct bli_conv {
     bli_jbuf meta; /* config + tokenizer entries */
     int n_meta;
     char *max_seq; /* sentence.max_seq_length text, or NULL */
+    int meta_bytes; /* a BYTES entry was written: format version 2 (bundle.h) */
 
     char *weights[MAX_FILES];
     uint64_t weight_size[MAX_FILES];
@@ -127,6 +129,13 @@ bli_jv *bli_conv_parse_file(const cfile *f, char *err, size_t errlen);
 int bli_conv_stage_config(bli_conv *c, const bli_jv *cfg, char *err, size_t errlen);
 int bli_conv_stage_vocab(bli_conv *c, char *err, size_t errlen);
 int bli_conv_stage_sentence(bli_conv *c, char *err, size_t errlen);
+/* The bert.* entries (convert_config.c), for both tokenizer paths. */
+void bli_conv_meta_config(bli_conv *c);
+/* convert_tokenizer.c: the tokenizer.json path. 1: written; 0: the WordPiece
+ * path's (vocab.txt or BERT's tokenizer.json); -1: refused (err). */
+int bli_conv_tokenizer_hf(bli_conv *c, char *err, size_t errlen);
+/* What bli_conv_wants answers for the tokenizer's other files (a base name). */
+int bli_conv_tokenizer_wants(const char *base);
 
 /* ---------------------------------------------------------- metadata
  * Entries of the bundle's metadata section (bundle.h), little-endian. */

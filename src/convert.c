@@ -383,7 +383,7 @@ int bli_conv_finish(bli_conv *c, bli_conv_sink sink, void *sink_ctx, char *err, 
     }
     const uint8_t *mb = (const uint8_t *)b.data;
     memcpy(hdr, BL_BUNDLE_MAGIC, 8);
-    put_at(hdr + 8, BL_BUNDLE_VERSION, 4);
+    put_at(hdr + 8, c->meta_bytes ? BL_BUNDLE_VERSION : 1u, 4); /* version 1 unless a BYTES entry (bundle.h) */
     put_at(hdr + 12, ALIGN, 4);
     put_at(hdr + 16, c->file_size, 8);
     put_at(hdr + 24, BL_HEADER_SIZE, 8);

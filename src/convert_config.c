@@ -39,6 +39,8 @@ static int is_shard_name(const char *name) {
 int bli_conv_wants(const char *name) {
     if (base_match(name, TEXT_FILES, (int)(sizeof TEXT_FILES / sizeof *TEXT_FILES))) return BLI_CONV_WANT_TEXT;
     if (base_match(name, SIZE_FILES, 2) || is_shard_name(name)) return BLI_CONV_WANT_SIZE;
+    const char *b = !strncmp(name, "0_Transformer/", 14) ? name + 14 : name;
+    if (!strchr(b, '/') && bli_conv_tokenizer_wants(b)) return bli_conv_tokenizer_wants(b);
     return BLI_CONV_WANT_NONE;
 }
 
@@ -275,7 +277,28 @@ static int setting(const bli_jv *tc, const char *key, const bli_jv *norm, const 
     return bli_jtruthy(v);
 }
 
+void bli_conv_meta_config(bli_conv *c) {
+    const bl_config *k = &c->cfg;
+    bli_conv_meta_u32(c, "bert.n_layers", (uint32_t)k->n_layers);
+    bli_conv_meta_u32(c, "bert.n_heads", (uint32_t)k->n_heads);
+    bli_conv_meta_u32(c, "bert.hidden", (uint32_t)k->hidden);
+    bli_conv_meta_u32(c, "bert.intermediate", (uint32_t)k->intermediate);
+    bli_conv_meta_u32(c, "bert.max_positions", (uint32_t)k->max_positions);
+    bli_conv_meta_u32(c, "bert.type_vocab_size", (uint32_t)k->type_vocab_size);
+    bli_conv_meta_u32(c, "bert.vocab_size", (uint32_t)k->vocab_size);
+    bli_conv_meta_key(&c->meta, "bert.ln_eps", BL_META_F32);
+    {
+        uint32_t bits;
+        memcpy(&bits, &c->ln_eps, 4);
+        bli_conv_put32(&c->meta, bits);
+    }
+    bli_conv_meta_str(&c->meta, "bert.activation", c->activation);
+    c->n_meta += 2;
+}
+
 int bli_conv_stage_vocab(bli_conv *c, char *err, size_t errlen) {
+    int hf = bli_conv_tokenizer_hf(c, err, errlen); /* a tokenizer.json kept whole, or refused */
+    if (hf) return hf < 0 ? -1 : 0;
     int rc = -1;
     bli_jv *tj = NULL, *tcv = NULL;
     tok *toks = NULL;
@@ -392,28 +415,14 @@ int bli_conv_stage_vocab(bli_conv *c, char *err, size_t errlen) {
         if (special(tcv, sp[i][0], sp[i][1], toks, n, &ids[i], err, errlen)) goto out;
 
     /* Metadata up to the provenance, in convert.py's order. */
-    const bl_config *k = &c->cfg;
-    bli_conv_meta_u32(c, "bert.n_layers", (uint32_t)k->n_layers);
-    bli_conv_meta_u32(c, "bert.n_heads", (uint32_t)k->n_heads);
-    bli_conv_meta_u32(c, "bert.hidden", (uint32_t)k->hidden);
-    bli_conv_meta_u32(c, "bert.intermediate", (uint32_t)k->intermediate);
-    bli_conv_meta_u32(c, "bert.max_positions", (uint32_t)k->max_positions);
-    bli_conv_meta_u32(c, "bert.type_vocab_size", (uint32_t)k->type_vocab_size);
-    bli_conv_meta_u32(c, "bert.vocab_size", (uint32_t)k->vocab_size);
-    bli_conv_meta_key(&c->meta, "bert.ln_eps", BL_META_F32);
-    {
-        uint32_t bits;
-        memcpy(&bits, &c->ln_eps, 4);
-        bli_conv_put32(&c->meta, bits);
-    }
-    bli_conv_meta_str(&c->meta, "bert.activation", c->activation);
+    bli_conv_meta_config(c);
     bli_conv_meta_key(&c->meta, "tokenizer.vocab", BL_META_STRARR);
     bli_conv_put32(&c->meta, (uint32_t)n);
     for (int i = 0; i < n; i++) {
         bli_conv_put32(&c->meta, toks[i].len);
         bli_json_raw(&c->meta, toks[i].s, toks[i].len);
     }
-    c->n_meta += 3;
+    c->n_meta += 1;
     bli_conv_meta_u32(c, "tokenizer.lowercase", (uint32_t)lower);
     bli_conv_meta_u32(c, "tokenizer.strip_accents", (uint32_t)strip);
     bli_conv_meta_u32(c, "tokenizer.chinese_chars", (uint32_t)chinese);

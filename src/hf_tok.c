@@ -277,6 +277,34 @@ const char *bli_hftok_token_str(const bli_hftok *t, int32_t id) {
     return t->model.vocab.pool + t->model.vocab.off[id];
 }
 
+const char *bli_hftok_kind(const bli_hftok *t) {
+    if (!t) return NULL;
+    return t->model.type == HF_M_BPE ? "BPE" : t->model.type == HF_M_UNIGRAM ? "Unigram" : "WordPiece";
+}
+
+int32_t bli_hftok_token_id(const bli_hftok *t, const char *s, size_t n) {
+    if (!t || !s) return -1;
+    for (int32_t k = t->n_added; k-- > 0;) { /* the last added token with this content */
+        const added_tok *a = &t->added[k];
+        size_t o = 0, i = 0;
+        char buf[4];
+        for (; i < (size_t)a->n && o <= n; i++) {
+            size_t w = bli_hf_utf8_put(buf, a->cps[i]);
+            if (o + w > n || memcmp(s + o, buf, w)) break;
+            o += w;
+        }
+        if (i == (size_t)a->n && o == n) return a->id;
+    }
+    return bli_hfvocab_find(&t->model.vocab, s, n);
+}
+
+int bli_hftok_is_special(const bli_hftok *t, int32_t id) {
+    if (!t) return 0;
+    for (int32_t k = 0; k < t->n_added; k++)
+        if (t->added[k].id == id && t->added[k].special) return 1;
+    return 0;
+}
+
 /* ------------------------------------------------------------ encoding */
 
 /* Strict UTF-8 decode into characters aligned to their bytes. */

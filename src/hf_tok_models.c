@@ -613,6 +613,9 @@ static void max_piece(bli_hfmodel *m) {
     for (int32_t i = 0; i < m->vocab.n; i++) if ((int32_t)m->vocab.len[i] > m->max_piece) m->max_piece = (int32_t)m->vocab.len[i];
 }
 
+/* Python's bool() of an optional member: absent is false. */
+static int truthy(const bli_jv *v) { return v && bli_jtruthy(v); }
+
 int bli_hfmodel_read(bli_hfmodel *m, const bli_jv *j, char *err, size_t errlen) {
     memset(m, 0, sizeof *m);
     m->unk_id = -1;
@@ -634,9 +637,9 @@ int bli_hfmodel_read(bli_hfmodel *m, const bli_jv *j, char *err, size_t errlen) 
         }
         m->cont_prefix = dup_str(bli_jget(j, "continuing_subword_prefix"));
         m->eow_suffix = dup_str(bli_jget(j, "end_of_word_suffix"));
-        m->byte_fallback = bli_jtruthy(bli_jget(j, "byte_fallback"));
-        m->ignore_merges = bli_jtruthy(bli_jget(j, "ignore_merges"));
-        m->fuse_unk = bli_jtruthy(bli_jget(j, "fuse_unk"));
+        m->byte_fallback = truthy(bli_jget(j, "byte_fallback"));
+        m->ignore_merges = truthy(bli_jget(j, "ignore_merges"));
+        m->fuse_unk = truthy(bli_jget(j, "fuse_unk"));
         if (read_vocab_object(m, bli_jget(j, "vocab"), err, errlen)) return -1;
         m->unk_id = unk_from_token(m, j, err, errlen, &bad);
         if (bad) return -1;
@@ -688,7 +691,7 @@ int bli_hfmodel_read(bli_hfmodel *m, const bli_jv *j, char *err, size_t errlen) 
             }
             m->unk_id = (int32_t)u->ival;
         }
-        m->byte_fallback = bli_jtruthy(bli_jget(j, "byte_fallback"));
+        m->byte_fallback = truthy(bli_jget(j, "byte_fallback"));
         max_piece(m);
         return 0;
     }

@@ -37,7 +37,19 @@ void bli_hftok_free(bli_hftok *t);
 int32_t bli_hftok_vocab_size(const bli_hftok *t);
 /* Token string of an id (NUL-terminated, owned by t), or NULL. */
 const char *bli_hftok_token_str(const bli_hftok *t, int32_t id);
+/* The model's kind: "BPE", "Unigram" or "WordPiece". */
+const char *bli_hftok_kind(const bli_hftok *t);
+/* Id of a token string (an added token's content first, then the model's
+ * vocabulary), or -1. */
+int32_t bli_hftok_token_id(const bli_hftok *t, const char *s, size_t n);
+/* 1 if id is an added token marked special (<s>, [CLS], <mask>, ...). */
+int bli_hftok_is_special(const bli_hftok *t, int32_t id);
 int bli_hftok_encode(const bli_hftok *t, const char *a, size_t alen, const char *b, size_t blen, int32_t max_tokens,
                      bl_tokens *out, char *err, size_t errlen);
+
+/* A bl_tokenizer that runs t (taken, freed with it, also on failure): special
+ * ids from the bundle (-1: none), max_len: its model_max_length (0: none). */
+bl_tokenizer *bli_tokenizer_from_hf(bli_hftok *t, const bl_special_ids *sp, int32_t max_len, char *err,
+                                    size_t errlen);
 
 #endif

@@ -20,6 +20,7 @@
 #include "bertlens.h"
 #include "bundle.h" /* BL_MAX_CHARS_PER_WORD, BL_MAX_TOKEN_BYTES: the limits bundles share */
 #include "error.h"
+#include "hf_tokenizer.h"
 #include "sizes.h"
 #include "unicode.h"
 #include "utf8.h"
@@ -44,6 +45,9 @@ struct bl_tokenizer {
     uint8_t *bmp;           /* [0x10000] per BMP code point: BL_UC_* class in
                                bits 0-2 | BMP_DECOMP | BMP_CCC | BMP_LOWER;
                                saves the binary searches on the hot path    */
+    bli_hftok *hf;          /* a bundle's tokenizer.json: bl_tokenize runs it
+                               instead of the WordPiece above (then unused) */
+    int32_t max_len;        /* tokenizer.model_max_length, 0: none           */
 };
 
 #define BMP_DECOMP 0x08 /* has a canonical decomposition      */
@@ -167,6 +171,7 @@ oom:
 
 void bl_tokenizer_free(bl_tokenizer *t) {
     if (!t) return;
+    bli_hftok_free(t->hf);
     free(t->pool);
     free(t->str_off);
     free(t->str_len);
@@ -175,7 +180,41 @@ void bl_tokenizer_free(bl_tokenizer *t) {
     free(t);
 }
 
+/* A tokenizer over a tokenizer.json pipeline (takes hf, also on failure):
+ * the special ids are the bundle's (-1: none), max_len its model_max_length. */
+bl_tokenizer *bli_tokenizer_from_hf(bli_hftok *hf, const bl_special_ids *sp, int32_t max_len, char *err,
+                                    size_t errlen) {
+    bl_tokenizer *t = hf ? calloc(1, sizeof *t) : NULL;
+    if (!t) {
+        bli_hftok_free(hf);
+        bli_set_err(err, errlen, "tokenizer: out of memory");
+        return NULL;
+    }
+    t->hf = hf;
+    t->n_vocab = bli_hftok_vocab_size(hf);
+    t->max_len = max_len > 0 ? max_len : 0;
+    t->opts.unk_id = sp->unk, t->opts.cls_id = sp->cls, t->opts.sep_id = sp->sep;
+    t->opts.pad_id = sp->pad, t->opts.mask_id = sp->mask;
+    const int32_t ids[N_SPECIAL] = {sp->unk, sp->cls, sp->sep, sp->pad, sp->mask};
+    for (int k = 0; k < N_SPECIAL; k++) t->special_ids[k] = ids[k];
+    return t;
+}
+
 int32_t bl_tokenizer_vocab_size(const bl_tokenizer *t) { return t ? t->n_vocab : 0; }
+
+const char *bl_tokenizer_kind(const bl_tokenizer *t) {
+    if (!t) return NULL;
+    return t->hf ? bli_hftok_kind(t->hf) : "WordPiece";
+}
+
+int32_t bl_tokenizer_max_tokens(const bl_tokenizer *t) { return t ? t->max_len : 0; }
+
+int bl_token_is_special(const bl_tokenizer *t, int32_t id) {
+    if (!t || id < 0 || id >= t->n_vocab) return 0;
+    for (int k = 0; k < N_SPECIAL; k++)
+        if (t->special_ids[k] == id) return 1;
+    return t->hf ? bli_hftok_is_special(t->hf, id) : 0;
+}
 
 void bl_tokenizer_special(const bl_tokenizer *t, bl_special_ids *out) {
     out->unk = t ? t->opts.unk_id : -1;
@@ -187,6 +226,7 @@ void bl_tokenizer_special(const bl_tokenizer *t, bl_special_ids *out) {
 
 const char *bl_token_str(const bl_tokenizer *t, int32_t id) {
     if (!t || id < 0 || id >= t->n_vocab) return NULL;
+    if (t->hf) return bli_hftok_token_str(t->hf, id);
     return t->pool + t->str_off[id];
 }
 
@@ -553,6 +593,19 @@ int bl_tokenize(const bl_tokenizer *t, const char *text, size_t len, const char 
         return -1;
     }
     if (!text) text = "";
+    if (t->hf) { /* the bundle's tokenizer.json, truncated at its model_max_length */
+        if (len > MAX_TEXT_BYTES || (text_b && len_b > MAX_TEXT_BYTES)) {
+            bli_set_err(err, errlen, "tokenize: text of %zu bytes is too long (at most %u)",
+                        len > len_b || !text_b ? len : len_b, MAX_TEXT_BYTES);
+            return -1;
+        }
+        if (max_tokens < 0) {
+            bli_set_err(err, errlen, "tokenize: max_tokens %d is negative", (int)max_tokens);
+            return -1;
+        }
+        if (t->max_len > 0 && (max_tokens == 0 || max_tokens > t->max_len)) max_tokens = t->max_len;
+        return bli_hftok_encode(t->hf, text, len, text_b, text_b ? len_b : 0, max_tokens, out, err, errlen);
+    }
     /* As transformers: an empty second text means a single sequence. */
     int pair = text_b != NULL && len_b > 0;
     int n_special = pair ? 3 : 2;

@@ -121,8 +121,8 @@ class Rejects(unittest.TestCase):
 
     def test_wrong_version(self):
         b = bytearray(self.good)
-        struct.pack_into("<I", b, 8, 2)
-        self.assertRejected(bytes(b), r"unsupported bundle format version 2")
+        struct.pack_into("<I", b, 8, 3)  # 1 and 2 are read (bundle.h)
+        self.assertRejected(bytes(b), r"unsupported bundle format version 3")
 
     def test_header_fields(self):
         # Each header field changed with a valid header CRC: caught by its own check.
