@@ -30,6 +30,26 @@ test('heatmap fits both embed frames for 1..64 tokens, without a scroll box', ()
   }
 });
 
+test('heatmap on the page with the screen height: cells grow past 30 px (up to bigCell) only as far as matrix, labels and legend fit it', () => {
+  const width = 1244;
+  // 1280x720 below an 82-px bar, title and info line: about 560 px.
+  const plain = heatmapLayout({ K: 11, longestLabel: 5, width });
+  const big = heatmapLayout({ K: 11, longestLabel: 5, width, screen: 560 });
+  assert.equal(plain.cell, HEATMAP.maxCell);
+  assert.ok(big.cell > plain.cell && big.cell <= HEATMAP.bigCell, `cells ${big.cell}`);
+  assert.ok(big.H <= 560, `stage ${big.H} px in a 560-px screen`);
+  assert.ok(heatmapLayout({ K: 11, longestLabel: 5, width, screen: 560 + 11 * 4 }).cell > big.cell, 'a taller screen, larger cells');
+  assert.equal(heatmapLayout({ K: 4, longestLabel: 5, width, screen: 2000 }).cell, HEATMAP.bigCell, 'at most bigCell');
+  assert.ok(heatmapLayout({ K: 11, longestLabel: 5, width: 420, screen: 2000 }).W <= 420, 'never wider than the box');
+  // A short screen or many tokens: as before (the page scrolls).
+  for (const [K, screen] of [[11, 200], [40, 560], [64, 900], [300, 900]]) {
+    const a = heatmapLayout({ K, longestLabel: 8, width });
+    const b = heatmapLayout({ K, longestLabel: 8, width, screen });
+    assert.equal(b.cell, a.cell, `K=${K} screen ${screen}`);
+    assert.equal(b.side, a.side);
+  }
+});
+
 test('heatmap on a 390-px phone: page width kept; long inputs scroll in their own box', () => {
   const width = 390 - 20;
   const short = heatmapLayout({ K: 22, longestLabel: 10, width });

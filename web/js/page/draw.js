@@ -45,10 +45,22 @@ export function axisOf(run, s) {
   return v.controls.span && s.span ? spanAxis(axis, s.span.filter((t) => t < run.T)) : axis;
 }
 
+/** The height (CSS px) a view on the page has on screen once scrolled to:
+ *  the window below the sticky controls, less the view's padding. A view may
+ *  grow its chart up to it (views/layout.js heatmapLayout screen). */
+function screenHeight(viewEl) {
+  const nav = document.querySelector('nav.controls');
+  const bar = nav && getComputedStyle(nav).position === 'sticky' ? nav.getBoundingClientRect().height : 0;
+  document.body.style.setProperty('--controls-h', `${Math.ceil(bar)}px`); // the view's scroll margin (app.css)
+  const cs = getComputedStyle(viewEl);
+  return Math.max(200, window.innerHeight - bar - parseFloat(cs.paddingTop) - parseFloat(cs.paddingBottom));
+}
+
 /** The drawing. page: {store, views (charts by id), abl, spans, models,
- *  runs, url}. */
+ *  runs, url, toolbar (its present.box)}. */
 export function createDrawing(page) {
   let drawSeq = 0; // the latest draw: an earlier one's late end changes nothing
+  let shownBefore = false; // a view was drawn before (the first one takes no focus)
 
   /** Draw the current view from run (a run the state's question is current
    *  for: the caller decided). A plain redraw (window resize) passes
@@ -104,11 +116,20 @@ export function createDrawing(page) {
   function drawView(run, s) {
     const v = viewById(s.view);
     const root = d3.select('#view');
-    if (root.attr('data-view') !== s.view) {
+    const switched = root.attr('data-view') !== s.view;
+    // Focus that was in the old view (Enter on a heatmap cell), or was lost
+    // with the element clicked, moves into the view that opens.
+    const focusIn = switched && shownBefore && (root.node().contains(document.activeElement) || document.activeElement === document.body);
+    if (switched) {
       root.selectAll('*').remove();
       root.attr('class', 'view').attr('data-view', s.view);
     }
-    const box = viewBox($('view'), { embed: s.embed, below: s.embed ? $('embed-caption').offsetHeight : 0 });
+    // Presentation mode: the window below its bar, the labels scaled (present.js).
+    const box = s.present && !s.embed ? page.toolbar.present.box($('view'))
+      : viewBox($('view'), { embed: s.embed, below: s.embed ? $('embed-caption').offsetHeight : 0 });
+    if (!s.embed && !s.present) box.screen = screenHeight($('view'));
+    shownBefore = true;
+    if (focusIn) $('view').focus({ preventScroll: true });
     const axis = axisOf(run, s);
     const lines = legendLines(s, v, page.models.info()?.config, axis);
     const env = {

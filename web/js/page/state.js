@@ -7,6 +7,7 @@ import { parseHubId } from '../engine/hub.js';
 //
 // ?text=..&text_b=..&model=..&view=heatmap|head|model|neuron&layer=..&head=N|mean
 //  &mode=attn|norm&query=..&theme=light|dark&embed=1&hide=1&renorm=0&words=1
+//  &present=1 (presentation mode: page/present.js)
 //  plus the views' own parameters (views/*.js descriptor.params): rank=, min=
 //  (heads overview), keep=, filter=all|aa|ab|ba|bb, heads=0,3,7 (head view),
 //  span=3,4 (heatmap, head view), ablate=, cmp=… (compare)
@@ -45,6 +46,7 @@ export const DEFAULTS = Object.freeze({
   query: 0,
   theme: 'light',
   embed: false,
+  present: false, // presentation mode (page/present.js): one view fills the window
   hide: false,
   renorm: true,
   words: false,
@@ -127,6 +129,7 @@ export function parseState(search) {
         }
         break;
       case 'embed':
+      case 'present':
       case 'hide':
       case 'renorm':
       case 'words': {
@@ -210,8 +213,8 @@ export function fitSpan(state, nTokens) {
  *  head, query or span position inside the snapshot (L layers, H heads, T
  *  tokens). Returns {state, problems}: problems says in words what is wrong
  *  with each field ([] when none); the caller falls back to the model when
- *  there is any. Fields this page does not know are ignored; embed comes
- *  from the page's own URL, never from the snapshot. */
+ *  there is any. Fields this page does not know are ignored; embed and
+ *  present come from the page's own URL, never from the snapshot. */
 export function stateFromSnapshot(raw, { L, H, T }) {
   if (!raw || typeof raw !== 'object' || Array.isArray(raw)) return { state: null, problems: ['its state is not an object'] };
   const problems = [];
@@ -240,7 +243,7 @@ export function stateFromSnapshot(raw, { L, H, T }) {
     if (!Object.hasOwn(raw, key)) problems.push(`it has no ${key}`);
   }
   for (const key of Object.keys(raw)) {
-    if (!KNOWN.has(key) || key === 'embed') continue;
+    if (!KNOWN.has(key) || key === 'embed' || key === 'present') continue;
     const kind = kindOf(key);
     const text = raws[kind](raw[key]);
     if (text === null) problems.push(`${key} is ${shown(raw[key])}, not ${expect[kind]}`);
@@ -276,6 +279,7 @@ export function serializeState(state) {
   if (state.query !== DEFAULTS.query) p.set('query', String(state.query));
   if (state.theme !== DEFAULTS.theme) p.set('theme', state.theme);
   if (state.embed) p.set('embed', '1');
+  if (state.present) p.set('present', '1');
   if (state.hide) p.set('hide', '1');
   if (!state.renorm) p.set('renorm', '0');
   if (state.words) p.set('words', '1');
@@ -288,10 +292,11 @@ export function serializeState(state) {
 export function embedSnippet(baseUrl, state, { width = 720, height = 560, search = null, snapshot = null } = {}) {
   // search: a permalinkSearch result for the state (embed added here);
   // snapshot: encodeSnapshot text, carried in the fragment (never sent to a server).
-  let query = serializeState({ ...state, embed: true });
+  let query = serializeState({ ...state, embed: true, present: false });
   if (search !== null) {
     const p = new URLSearchParams(search);
     p.set('embed', '1');
+    p.delete('present'); // an embed is never a presentation
     query = p.toString();
   }
   const url = `${baseUrl}?${query}${snapshot ? `#s=${snapshot}` : ''}`;

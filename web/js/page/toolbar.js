@@ -9,6 +9,9 @@ import { VIEW_LIST, viewById } from '../views/index.js';
 import { ablationBar } from './ablation_bar.js';
 import { spanBar } from './span_bar.js';
 import { notice } from './notices.js';
+import { createPresent } from './present.js';
+import { shownState, axisOf, textKey } from './draw.js';
+import { parseStateAsync, fitToModel } from './state.js';
 
 const d3 = globalThis.d3;
 const $ = (id) => document.getElementById(id);
@@ -18,8 +21,18 @@ const hasFiles = (e) => e.dataTransfer && Array.from(e.dataTransfer.types || [])
 /** page: {store, models, runs, share, drawing}. */
 export function createToolbar(page) {
   const update = (patch) => page.store.update(patch);
+  // A change no reader made (why.auto, view_ctx.js) replaces the history entry.
+  page.store.subscribe((s, prev, why) => { if (why.auto) page.url.follow(s, prev); });
   const abl = ablationBar($('ablation'), { update });
   const spans = spanBar($('span-ctl'), $('view'), { update });
+  // Presentation mode; a view with a query token steps through the shown
+  // tokens (their raw tokens, as a click maps them: draw.js axisOf).
+  const present = createPresent(page, {
+    members() {
+      const run = page.runs.last();
+      return run ? axisOf(run, shownState(page.store.get(), run).state).members : null;
+    },
+  });
 
   /** One tab per registered view (index.html's buttons, if any, are reused). */
   function buildViewTabs() {
@@ -36,6 +49,7 @@ export function createToolbar(page) {
     const c = viewById(s.view).controls;
     document.body.dataset.theme = s.theme;
     document.body.classList.toggle('embed', s.embed);
+    present.apply(s);
     $('embed-caption').hidden = !s.embed;
     $('theme-toggle').textContent = s.theme === 'dark' ? 'Light theme' : 'Dark theme';
     $('theme-toggle').setAttribute('aria-pressed', String(s.theme === 'dark'));
@@ -77,11 +91,37 @@ export function createToolbar(page) {
     $('text-b').value = s.text_b;
   }
 
+  /** Back or Forward within the page: the entry's state (its URL) goes to
+   *  the store; the model, the embed flag and (unless the entry names one)
+   *  the theme stay as they are. */
+  async function restore() {
+    const search = location.search;
+    const { state } = await parseStateAsync(search);
+    if (search !== location.search) return; // another entry meanwhile
+    const cur = page.store.get();
+    const info = page.models.info();
+    let s = info ? fitToModel(state, { layers: info.config.n_layers, heads: info.config.n_heads }).state : state;
+    s = { ...s, model: cur.model, embed: cur.embed, theme: new URLSearchParams(search).has('theme') ? s.theme : cur.theme };
+    if (s.span) s.spanOf = textKey(s);
+    page.url.adopt(s);
+    if (s.text !== cur.text || s.text_b !== cur.text_b) showText(s);
+    update(s);
+  }
+
   function wire() {
     // A span stays with the text it was chosen on (draw.js shownState).
     const onText = () => page.store.update({ text: $('text-a').value, text_b: $('text-b').value }, { typed: true });
     $('text-a').addEventListener('input', onText);
     $('text-b').addEventListener('input', onText);
+    // The skip link moves the focus (not only the scroll) into the view, and
+    // leaves the address (a snapshot's #s=) alone.
+    $('skip-link').addEventListener('click', (e) => {
+      e.preventDefault();
+      $('view').focus();
+      $('view').scrollIntoView({ block: 'start' });
+    });
+    present.wire();
+    window.addEventListener('popstate', () => { restore().catch(() => {}); });
     d3.selectAll('#view-tabs button').on('click', function () {
       const v = viewById(this.dataset.view);
       const patch = { view: v.id };
@@ -142,5 +182,5 @@ export function createToolbar(page) {
     });
   }
 
-  return { buildViewTabs, applyChrome, modelShape, showText, wire, abl, spans };
+  return { buildViewTabs, applyChrome, modelShape, showText, wire, abl, spans, present };
 }

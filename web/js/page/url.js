@@ -1,29 +1,59 @@
 // url.js — the address bar follows what is shown: the plain form at once
 // when short, the compressed permalink (state.js permalinkSearch) after.
 // An embed in another page, a snapshot link and a page opened from a file
-// keep their URL as given.
+// keep their URL as given. Another view, layer or head is a new history
+// entry (pushState), so Back goes back within the page; everything else
+// (typing above all) replaces the current entry. Back and Forward give the
+// entry's state to the store (toolbar.js, popstate), through adopt().
 
 import { serializeState, permalinkSearch, MAX_PERMALINK } from './state.js';
+
+/** What makes a history entry of its own: the view, layer and head. */
+export const entryKeyOf = (s) => JSON.stringify([s.view, s.layer, s.head]);
 
 /** page: {snapshotMode()}. */
 export function createUrlSync(page) {
   let syncSeq = 0;
   let due = null; // [state, run] of the sync awaiting a painted frame
+  let entryKey = null; // entryKeyOf the state the current history entry holds (null: none written yet)
 
   /** Now: s as shown, run (or null) for the text the model used. */
   function sync(s, run) {
     if (s.embed && window.self !== window.top) return; // keep an embed's URL as given
     if (page.snapshotMode() || location.protocol === 'file:') return; // keep a snapshot link as given
     const seq = ++syncSeq;
+    const key = entryKeyOf(s);
+    let push = entryKey !== null && key !== entryKey; // the first write of this sync makes a new entry
+    const write = (url) => {
+      if (push) history.pushState(null, '', url);
+      else history.replaceState(null, '', url);
+      push = false;
+      entryKey = key;
+    };
     // At once when the plain form is short (it is then usually the final one);
     // the compressed form follows when it is shorter.
     const plain = `${location.pathname}?${serializeState(s)}`;
-    if (plain.length < 2000 && !(run && run.truncated)) history.replaceState(null, '', plain);
+    if (plain.length < 2000 && !(run && run.truncated)) write(plain);
     permalinkSearch(s, { run, maxChars: MAX_PERMALINK - location.href.split('?')[0].length - 1 }).then(({ search }) => {
       if (seq !== syncSeq) return;
       const url = `${location.pathname}?${search}`;
-      if (url !== `${location.pathname}${location.search}`) history.replaceState(null, '', url);
+      if (push || url !== `${location.pathname}${location.search}`) write(url);
     });
+  }
+
+  /** s follows prev without the reader asking (why.auto): the entry that
+   *  holds prev, if written, becomes s's, so s replaces it. */
+  function follow(s, prev) {
+    if (entryKey !== null && entryKey === entryKeyOf(prev)) entryKey = entryKeyOf(s);
+  }
+
+  /** The state s came from the history entry now shown (Back, Forward): it
+   *  is that entry's, not a new one. */
+  function adopt(s) {
+    entryKey = entryKeyOf(s);
+    syncSeq++; // a sync under way was for the entry left
+    due = null;
+    delete document.body.dataset.urlPending;
   }
 
   /** After a redraw, once its frame is painted: history.replaceState can
@@ -47,5 +77,5 @@ export function createUrlSync(page) {
     setTimeout(go, 200); // no frames in a hidden tab
   }
 
-  return { sync, afterPaint };
+  return { sync, afterPaint, adopt, follow };
 }

@@ -9,7 +9,10 @@ import { shownState, axisOf, textKey } from './draw.js';
 
 /** page: {store, runs, models, toolbar}. */
 export function createViewCtx(page) {
-  const update = (patch) => page.store.update(patch);
+  // A patch sent while no event is being handled (a view following its own
+  // choice once drawn, as the compare view opening on the most changed head)
+  // is not the reader's: it makes no history entry of its own (url.js follow).
+  const update = (patch) => page.store.update(patch, globalThis.event ? {} : { auto: true });
   /** The raw token positions of shown token i (a word, the span, a token). */
   const rawTokens = (i) => {
     const run = page.runs.last();

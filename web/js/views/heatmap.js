@@ -89,11 +89,14 @@ export function heatmapView() {
   function layoutFor(root, data) {
     const longest = d3.max(data.labels, (l) => l.length) || 4;
     let height = null;
+    let screen = null; // on the page: the window's height below the sticky controls (draw.js)
     if (box.height) {
       const stage = root.select('.hm-scroll').node();
       height = box.height - chromeHeight(root.node(), stage);
+    } else if (box.screen) { // what is above the matrix stays on screen with it
+      screen = box.screen - (root.select('.hm-scroll').node().getBoundingClientRect().top - root.node().getBoundingClientRect().top);
     }
-    return heatmapLayout({ K: data.K, longestLabel: longest, width: box.width, height });
+    return heatmapLayout({ K: data.K, longestLabel: longest, width: box.width, height, screen });
   }
 
   function paintCells(stage, data, g, colour, vmax) {
@@ -292,7 +295,7 @@ export function heatmapView() {
   /** What an export adds around the stage, as last drawn (export.js). */
   view.exportContext = () => exported;
   view.theme = function (t) { if (!arguments.length) return theme; theme = t; return view; };
-  view.size = function (b) { if (!arguments.length) return box; box = { width: b.width, height: b.height || null }; return view; };
+  view.size = function (b) { if (!arguments.length) return box; box = { width: b.width, height: b.height || null, screen: b.screen || null }; return view; };
   /** Kept for callers of the old API: the largest matrix side in px. */
   view.maxSize = function (v) { if (!arguments.length) return box.width; box = { width: v + 200, height: null }; return view; };
   view.onQuery = function (f) { if (!arguments.length) return onQuery; onQuery = f; return view; };

@@ -27,20 +27,26 @@ export function labelStep(h, px) {
 
 // --------------------------------------------------------------- heatmap
 
-export const HEATMAP = { minCell: 3, maxCell: 30, right: 12, legend: 64, axisGap: 22 };
+export const HEATMAP = { minCell: 3, maxCell: 30, bigCell: 48, right: 12, legend: 64, axisGap: 22 };
 
 /** Heatmap geometry for K tokens whose longest label is longestLabel chars.
  *  Returns cell size, label width and margins, the stage size, which labels
- *  are drawn (every step-th), and whether the matrix needs its own scroll box. */
-export function heatmapLayout({ K, longestLabel = 8, width, height = null, maxCell = HEATMAP.maxCell, maxSide = 640 }) {
+ *  are drawn (every step-th), and whether the matrix needs its own scroll box.
+ *  screen (on the page, no frame height): the height the stage has on screen
+ *  once scrolled to; cells then grow past maxCell, up to HEATMAP.bigCell, as
+ *  far as the matrix, its labels and legend still fit in it. */
+export function heatmapLayout({ K, longestLabel = 8, width, height = null, maxCell = HEATMAP.maxCell, maxSide = 640, screen = null }) {
   const n = Math.max(1, K);
   // On the page (no frame height) the matrix stays at most maxSide px square.
-  if (!height) maxCell = Math.min(maxCell, Math.max(HEATMAP.minCell, Math.floor(maxSide / n)));
+  if (!height) maxCell = Math.min(screen ? Math.max(maxCell, HEATMAP.bigCell) : maxCell, Math.max(HEATMAP.minCell, Math.floor(maxSide / n)));
+  // Past the usual maxCell only as far as the screen's height allows.
+  const byScreen = (labelW) => (screen && !height
+    ? Math.max(Math.min(HEATMAP.maxCell, maxCell), Math.floor((screen - labelW - HEATMAP.axisGap - HEATMAP.legend) / n)) : Infinity);
   // Labels take at most a fifth of the width each (rows left, columns on top).
   const labelMax = clampTo(Math.floor(width * 0.2), 40, 130);
   const fitCell = (labelW) => {
     const byW = Math.floor((width - labelW - HEATMAP.axisGap - HEATMAP.right) / n);
-    const byH = height ? Math.floor((height - labelW - HEATMAP.axisGap - HEATMAP.legend) / n) : Infinity;
+    const byH = height ? Math.floor((height - labelW - HEATMAP.axisGap - HEATMAP.legend) / n) : byScreen(labelW);
     return Math.min(maxCell, byW, byH);
   };
   let cell = fitCell(labelMax);
