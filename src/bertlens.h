@@ -398,6 +398,39 @@ typedef struct bl_head_diff {
 } bl_head_diff;
 int bl_head_compare(const float *a, const float *b, int32_t T, bl_head_diff *out);
 
+/* ------------------------------------------------ masked-word predictions
+ * A bundle may carry its checkpoint's masked-language-model head (bundle.h,
+ * "masked-LM head"); mlm.c runs it on the final hidden states of a
+ * bl_forward. */
+typedef struct bl_head_info {
+    int32_t present;    /* 0: the bundle has no head (the rest is 0)         */
+    int32_t size;       /* E, the head's width (hidden, or ALBERT's embedding) */
+    int32_t tied;       /* 1: the decoder is the word embedding               */
+    int32_t activation; /* bl_activation of the transform                     */
+    float ln_eps;       /* the head LayerNorm's epsilon                       */
+} bl_head_info;
+void bl_model_head_info(const bl_model *m, bl_head_info *out);
+
+typedef struct bl_mlm bl_mlm; /* a model's head laid out for the kernels */
+/* The head of m (which must have one: bl_head_info.present), its weights
+ * packed for the kernels once (the decoder is vocab x E: for BERT-base in q8
+ * about 47 MB of int16 panels beside the bundle's 24 MB). m outlives it. */
+bl_mlm *bl_mlm_new(const bl_model *m, char *err, size_t errlen);
+void bl_mlm_free(bl_mlm *h);
+/* The head's predictions at n_pos token positions of the last bl_forward of
+ * s (a state of the head's model that computed the final hidden states):
+ * probabilities are the softmax of the logits over the whole vocabulary
+ * (every row of the decoder, ids past the tokenizer's vocabulary included).
+ * The vocabulary-sized product runs only for those positions, on s's
+ * threads. ids: the ids given to that bl_forward. Fills, per position i:
+ *   top_ids[i*k .. i*k+k), top_probs[...]  the k most probable ids, most
+ *                 probable first (k <= vocab_size)
+ *   token_prob[i] the probability of ids[positions[i]]
+ *   token_rank[i] its rank, 1 = most probable (1 + ids more probable)
+ * Returns 0, or -1 with a reason (no run, a position out of range, ...). */
+int bl_predict(const bl_mlm *h, bl_state *s, const int32_t *ids, const int32_t *positions, int32_t n_pos, int32_t k,
+               int32_t *top_ids, float *top_probs, float *token_prob, int32_t *token_rank, char *err, size_t errlen);
+
 #ifdef __cplusplus
 }
 #endif

@@ -259,6 +259,34 @@ enum { BL_DTYPES_F32, BL_DTYPES_ANY };
     X(ln2_g, "encoder.layer.%d.output.LayerNorm.weight", HIDDEN, NONE, F32)             \
     X(ln2_b, "encoder.layer.%d.output.LayerNorm.bias", HIDDEN, NONE, F32)
 
+/* ------------------------------------------------------ masked-LM head
+ * Optional (absent: the bundle has no head; loaders older than the head
+ * ignore these entries, so the format version does not change for them).
+ * A head is present when the metadata key head.kind is; then every tensor
+ * below is required with its shape, E = head.transform.weight's dims[0]:
+ *   head.kind        "mlm"                                          STR
+ *   head.tied        1: the decoder is the word embedding
+ *                    (embeddings.word_embeddings.weight, which must then be
+ *                    [vocab_size, E]), stored once; 0: head.decoder.weight
+ *                    [vocab_size, E] is stored                        U32
+ *   head.activation  "gelu" | "gelu_tanh" | "relu"                  STR
+ *   head.ln_eps      the head LayerNorm's epsilon, in (0, 1)         F32
+ * What the head computes, per token, from the final hidden state x [hidden]:
+ *   t = act(W_t x + b_t)  [E];  t = LN(t) * g + b;  logits = W_d t + b_d [vocab]
+ * (BERT cls.predictions.*, DistilBERT vocab_transform / vocab_layer_norm /
+ * vocab_projector, ELECTRA generator_predictions.* + generator_lm_head,
+ * RoBERTa-style lm_head.*; the converter's name map is src/convert_head.c).
+ * X(field, name, d0, d1, dtypes) as the lists above, HEAD_E being E: */
+#define BL_TENSORS_HEAD(X)                                                             \
+    X(head_w, "head.transform.weight", HEAD_E, HIDDEN, ANY)                            \
+    X(head_b, "head.transform.bias", HEAD_E, NONE, F32)                                \
+    X(head_ln_g, "head.ln.weight", HEAD_E, NONE, F32)                                  \
+    X(head_ln_b, "head.ln.bias", HEAD_E, NONE, F32)                                    \
+    X(head_dec_b, "head.decoder.bias", VOCAB, NONE, F32)
+/* Only when head.tied is 0: */
+#define BL_TENSORS_HEAD_UNTIED(X) X(head_dec_w, "head.decoder.weight", VOCAB, HEAD_E, ANY)
+#define BL_DIM_HEAD_E (-1) /* E: resolved by the head's own checks (bundle.c check_head) */
+
 /* Size of a BL_DIM_* unit under config c (0 for NONE). */
 static inline int64_t bli_dim_size(const bl_config *c, int dim) {
     switch (dim) {

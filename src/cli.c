@@ -8,6 +8,7 @@
  *                                                      sentence embeddings (JSON lines)
  *   bertlens attend --npy DIR ... BUNDLE TEXT [TEXT_B] the same arrays as .npy files in DIR
  *   bertlens analyze BUNDLE TEXT [TEXT_B]              head features, rollout (JSON)
+ *   bertlens predict [--top K] [--positions I,..] BUNDLE TEXT [TEXT_B]  the MLM head's top words (cli_predict.c)
  *   bertlens bench [--tokens 16,128,512] BUNDLE        forward-pass timings (JSON lines)
  *   bertlens convert CHECKPOINT_DIR OUT.blb[.gz] [--dtype ...]  Hugging Face -> bundle (cli_convert.c)
  *   bertlens test-attend ...                           internal: attend + test outputs
@@ -70,6 +71,7 @@ static void usage(FILE *f) {
             "                      keys_ likewise) and DIR/tokens.json instead of JSON on stdout\n"
             "  bertlens embed [--ablate ...|--keep ...] BUNDLE TEXT [TEXT...]   sentence embeddings, cosines\n"
             "  bertlens analyze BUNDLE TEXT [TEXT_B]   head features + classes, rollout\n"
+            "  bertlens predict [--top K] [--positions I,J,...] BUNDLE TEXT [TEXT_B]   masked-word predictions (JSON)\n"
             "  bertlens corpus [--top N] BUNDLE FILE   every head over many inputs (a line each, TAB before B; - stdin)\n"
             "  bertlens bench [--tokens 16,128,512] [--runs N] [--flags attn|none] BUNDLE   forward-pass timings\n"
             "  bertlens convert CHECKPOINT_DIR OUT.blb[.gz] [--dtype f32|f16|q8|q4|q8h|q9|q10|q11|q12] [--embed-dtype D] [--name N]\n"
@@ -93,6 +95,7 @@ int main(int argc, char **argv) {
     if (!strcmp(cmd, "embed")) return bli_cmd_embed(argc - 2, argv + 2);
     if (!strcmp(cmd, "bench")) return bli_cmd_bench(argc - 2, argv + 2);
     if (!strcmp(cmd, "convert")) return bli_cmd_convert(argc - 2, argv + 2);
+    if (!strcmp(cmd, "predict")) return bli_cmd_predict(argc - 2, argv + 2);
     if (!strcmp(cmd, "corpus")) return bli_cmd_corpus(argc - 2, argv + 2, bli_cli_threads(), bli_cli_read_bundle);
     if (!strcmp(cmd, "-h") || !strcmp(cmd, "--help") || !strcmp(cmd, "help")) {
         usage(stdout);

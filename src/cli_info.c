@@ -70,6 +70,13 @@ int bli_cmd_info(int argc, char **argv) {
     bli_term_line(stdout, "ln eps       %g", (double)c->ln_eps);
     bli_term_line(stdout, "activation   %s", acts[c->activation]);
     tokenizer_lines(m);
+    bl_head_info hi;
+    bl_model_head_info(m, &hi);
+    if (hi.present)
+        bli_term_line(stdout, "mlm head     yes (width %d, %s, decoder %s): bertlens predict", hi.size, acts[hi.activation],
+                      hi.tied ? "tied to the word embedding" : "stored");
+    else
+        bli_term_line(stdout, "mlm head     none (no masked-word predictions)");
     bli_term_line(stdout, "metadata     %d entries", bl_model_n_meta(m));
     for (int i = 0; i < bl_model_n_meta(m); i++) {
         char val[256];

@@ -97,6 +97,10 @@ struct bli_conv {
 
     bli_sha256 sha;
     uint64_t hashed;
+
+    /* the masked-LM head (convert_head.c) */
+    const char *head_act; /* its activation's bundle name               */
+    int head_tied;        /* config.json's tie_word_embeddings (default 1) */
 };
 
 /* One log line through the caller's callback (none: nothing). */
@@ -129,6 +133,10 @@ bli_jv *bli_conv_parse_file(const cfile *f, char *err, size_t errlen);
 int bli_conv_stage_config(bli_conv *c, const bli_jv *cfg, char *err, size_t errlen);
 int bli_conv_stage_vocab(bli_conv *c, char *err, size_t errlen);
 int bli_conv_stage_sentence(bli_conv *c, char *err, size_t errlen);
+/* convert_head.c: the bundle's head.* name of a source tensor (or NULL);
+ * what config.json says of the head (c->head_act, c->head_tied). */
+const char *bli_conv_head_name(const char *n);
+int bli_conv_stage_head(bli_conv *c, const bli_jv *cfg, char *err, size_t errlen);
 /* The bert.* entries (convert_config.c), for both tokenizer paths. */
 void bli_conv_meta_config(bli_conv *c);
 /* convert_tokenizer.c: the tokenizer.json path. 1: written; 0: the WordPiece

@@ -160,6 +160,7 @@ int bli_conv_begin(bli_conv *c, char *err, size_t errlen) {
     bli_jv *cfg = bli_conv_parse_file(bli_conv_file_at(c, c->dir, "config.json"), err, errlen);
     if (!cfg) return -1;
     int rc = bli_conv_stage_config(c, cfg, err, errlen);
+    if (!rc) rc = bli_conv_stage_head(c, cfg, err, errlen);
     bli_jfree(cfg);
     if (rc || bli_conv_stage_vocab(c, err, errlen) || stage_weights(c, err, errlen) || bli_conv_stage_sentence(c, err, errlen))
         return -1;
@@ -250,12 +251,51 @@ static void layer_name(char *buf, size_t n, const char *fmt, int layer) { snprin
             return -1;                                                                                              \
     } while (0);
 
+/* The masked-LM head (bundle.h), when the checkpoint has one (its
+ * head.transform.weight, convert_head.c's names): its tensors after the
+ * encoder's, then its metadata entries after the others of c->meta. */
+static int plan_head(bli_conv *c, char *err, size_t errlen) {
+    const stensor *tw = NULL;
+    for (int i = c->n_st; i-- > 0 && !tw;)
+        if (!strcmp(c->st[i].name, "head.transform.weight")) tw = &c->st[i];
+    if (!tw) return 0;
+    const int64_t H = c->cfg.hidden, V = c->cfg.vocab_size, E = tw->n_dims == 2 ? tw->dims[0] : 0;
+    if (E < 1 || E > BL_MAX_HIDDEN) {
+        bli_set_err(err, errlen, "head.transform.weight: shape is not [E, %lld] with E in 1..%u", (long long)H,
+                    BL_MAX_HIDDEN);
+        return -1;
+    }
+    if (c->head_tied && E != H) {
+        bli_set_err(err, errlen, "the masked-LM head is %lld wide but its decoder is tied to %lld-wide word "
+                    "embeddings", (long long)E, (long long)H);
+        return -1;
+    }
+    if (add_ot(c, "head.transform.weight", E, H, c->dtype, err, errlen) ||
+        add_ot(c, "head.transform.bias", E, 0, BL_F32, err, errlen) ||
+        add_ot(c, "head.ln.weight", E, 0, BL_F32, err, errlen) ||
+        add_ot(c, "head.ln.bias", E, 0, BL_F32, err, errlen) ||
+        (!c->head_tied && add_ot(c, "head.decoder.weight", V, E, c->embed_dtype, err, errlen)) ||
+        add_ot(c, "head.decoder.bias", V, 0, BL_F32, err, errlen))
+        return -1;
+    bli_conv_meta_str(&c->meta, "head.kind", "mlm"), c->n_meta++;
+    bli_conv_meta_u32(c, "head.tied", (uint32_t)c->head_tied);
+    bli_conv_meta_str(&c->meta, "head.activation", c->head_act), c->n_meta++;
+    uint32_t bits;
+    memcpy(&bits, &c->ln_eps, 4);
+    bli_conv_meta_key(&c->meta, "head.ln_eps", BL_META_F32);
+    bli_conv_put32(&c->meta, bits);
+    c->n_meta++;
+    bli_conv_logf(c, "[head]   masked-LM head: width %lld, %s, decoder %s", (long long)E, c->head_act,
+                  c->head_tied ? "tied to the word embeddings" : "stored");
+    return 0;
+}
+
 int bli_conv_plan(bli_conv *c, char *err, size_t errlen) {
     if (!c->dir || c->headers_set < c->n_weights || c->planned) {
         bli_set_err(err, errlen, "bli_conv_plan: call after bli_conv_begin and every bli_conv_set_header");
         return -1;
     }
-    int n = 5 + 16 * c->cfg.n_layers;
+    int n = 5 + 16 * c->cfg.n_layers + 6; /* + the masked-LM head's, at most 6 */
     c->ot = calloc((size_t)n, sizeof *c->ot);
     if (!c->ot) {
         bli_set_err(err, errlen, "out of memory");
@@ -267,6 +307,7 @@ int bli_conv_plan(bli_conv *c, char *err, size_t errlen) {
     for (l = 0; l < c->cfg.n_layers; l++) {
         BL_TENSORS_LAYER(PLAN_ONE)
     }
+    if (plan_head(c, err, errlen)) return -1;
     /* Layout: header, metadata, table, data. */
     bli_jbuf prov = {0};
     provenance(c, &prov, "0000000000000000000000000000000000000000000000000000000000000000");

@@ -58,6 +58,8 @@ static void normalize(char *n, int distil) {
     replace_all(n, "LayerNorm.beta", "LayerNorm.bias");
     for (int i = 0; distil && i < (int)(sizeof bli_conv_distil_names / sizeof *bli_conv_distil_names); i++)
         replace_all(n, bli_conv_distil_names[i][0], bli_conv_distil_names[i][1]);
+    const char *head = bli_conv_head_name(n); /* masked-LM head: head.* (convert_head.c) */
+    if (head) memmove(n, head, strlen(head) + 1);
 }
 
 int bli_conv_set_header(bli_conv *c, int w, uint64_t file_size, const void *head, size_t n, char *err,

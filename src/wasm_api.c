@@ -57,6 +57,7 @@ static struct {
     int32_t threads;    /* blw_set_threads (0/1: one thread), given
                            to every state                           */
     char *json;         /* last returned JSON string (owned)        */
+    unsigned loads;     /* models loaded so far (wasm_predict.c)    */
     char err[BLI_WASM_ERRLEN];
 } g;
 
@@ -72,6 +73,14 @@ void bli_wasm_set_error(const char *msg) { set_error("%s", msg); }
 
 /* For wasm_convert.c: the buffer blw_error() returns, for calls that take (err, errlen). */
 char *bli_wasm_err(void) { return g.err; }
+
+/* For wasm_predict.c (wasm_api.h). */
+const bl_model *bli_wasm_model(unsigned *loads) {
+    if (loads) *loads = g.loads;
+    return g.model;
+}
+bl_state *bli_wasm_state(void) { return g.state; }
+const bl_tokens *bli_wasm_run_tokens(void) { return g.has_toks && g.toks_ran ? &g.toks : NULL; }
 
 static void drop_tokens(void) {
     bl_analysis_free(&g.an); /* describes the tokens' run */
@@ -122,6 +131,9 @@ static const char *jb_finish(bli_jbuf *b) {
     return g.json;
 }
 
+/* For wasm_predict.c (wasm_api.h). */
+void bli_wasm_json(bli_jbuf *b, const char **out) { *out = jb_finish(b); }
+
 
 /* ---------------------------------------------------------------- API */
 
@@ -146,6 +158,7 @@ EMSCRIPTEN_KEEPALIVE int blw_load(uint8_t *bytes, int size) {
     unload();
     g.model = m;
     g.bytes = bytes;
+    g.loads++;
     return 0;
 }
 

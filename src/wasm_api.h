@@ -12,4 +12,16 @@ void bli_wasm_set_error(const char *msg);
 enum { BLI_WASM_ERRLEN = 512 };
 char *bli_wasm_err(void);
 
+/* For wasm_predict.c (blw_predict_json): the loaded model (NULL: none) and
+ * how many loads there have been (*loads, so a head made for an earlier
+ * model is never reused), the state, the tokens of the last blw_run while
+ * the state holds that run (else NULL), and a JSON buffer handed out as the
+ * current result (*out NULL + blw_error when it ran out of memory). */
+#include "bertlens.h"
+#include "json.h"
+const bl_model *bli_wasm_model(unsigned *loads);
+bl_state *bli_wasm_state(void);
+const bl_tokens *bli_wasm_run_tokens(void);
+void bli_wasm_json(bli_jbuf *b, const char **out);
+
 #endif

@@ -112,6 +112,7 @@ def stage_config(d):
     with open(os.path.join(d, "config.json"), encoding="utf-8") as f:
         cfg = json.load(f)
     mt = cfg.get("model_type")
+    raw = cfg  # the head's settings (head_config) read the file as it is
     archs = cfg.get("architectures") or []
     if mt not in ("bert", "electra", "distilbert"):
         raise ConvertError(
@@ -152,6 +153,7 @@ def stage_config(d):
         "activation": acts[act],
         "distilbert": mt == "distilbert",
     }
+    c.update(head_config(raw, c["activation"]))
     if c["hidden"] % c["n_heads"]:
         raise ConvertError(f"{keys[2]} {c['hidden']} is not a multiple of {keys[1]} {c['n_heads']}")
     log(
@@ -425,6 +427,68 @@ DISTIL_NAMES = [
 DISTIL_TYPES = 2
 
 
+# Masked-LM heads: source names (prefixes stripped) -> the bundle's head.*
+# names (bundle.h, "masked-LM head"; the C converter's src/convert_head.c).
+HEAD_NAMES = {
+    "cls.predictions.transform.dense.weight": "head.transform.weight",
+    "cls.predictions.transform.dense.bias": "head.transform.bias",
+    "cls.predictions.transform.LayerNorm.weight": "head.ln.weight",
+    "cls.predictions.transform.LayerNorm.bias": "head.ln.bias",
+    "cls.predictions.decoder.weight": "head.decoder.weight",
+    "cls.predictions.bias": "head.decoder.bias",
+    "cls.predictions.decoder.bias": "head.decoder.bias",  # the later one in the file wins (src/convert_head.c)
+    "vocab_transform.weight": "head.transform.weight",
+    "vocab_transform.bias": "head.transform.bias",
+    "vocab_layer_norm.weight": "head.ln.weight",
+    "vocab_layer_norm.bias": "head.ln.bias",
+    "vocab_projector.weight": "head.decoder.weight",
+    "vocab_projector.bias": "head.decoder.bias",
+    "generator_predictions.dense.weight": "head.transform.weight",
+    "generator_predictions.dense.bias": "head.transform.bias",
+    "generator_predictions.LayerNorm.weight": "head.ln.weight",
+    "generator_predictions.LayerNorm.bias": "head.ln.bias",
+    "generator_lm_head.weight": "head.decoder.weight",
+    "generator_lm_head.bias": "head.decoder.bias",
+    "lm_head.dense.weight": "head.transform.weight",
+    "lm_head.dense.bias": "head.transform.bias",
+    "lm_head.layer_norm.weight": "head.ln.weight",
+    "lm_head.layer_norm.bias": "head.ln.bias",
+    "lm_head.decoder.weight": "head.decoder.weight",
+    "lm_head.bias": "head.decoder.bias",
+    "lm_head.decoder.bias": "head.decoder.bias",
+}
+
+
+def head_config(raw, activation):
+    """What config.json says of a masked-LM head: ELECTRA's generator and
+    RoBERTa's lm_head use erf GELU, BERT's and DistilBERT's the encoder's."""
+    mt = raw.get("model_type")
+    act = "gelu" if mt in ("electra", "roberta", "xlm-roberta", "camembert") else activation
+    return {"head_act": act, "head_tied": 1 if raw.get("tie_word_embeddings", True) else 0}
+
+
+def head_names(cfg, sd):
+    """The head's tensors (after the encoder's), when the checkpoint has one."""
+    if "head.transform.weight" not in sd:
+        return []
+    H, V = cfg["hidden"], cfg["vocab_size"]
+    w = sd["head.transform.weight"]
+    E = w.shape[0] if len(w.shape) == 2 else 0
+    if not 1 <= E <= MAX_HIDDEN:
+        raise ConvertError(f"head.transform.weight: shape is not [E, {H}] with E in 1..{MAX_HIDDEN}")
+    if cfg["head_tied"] and E != H:
+        raise ConvertError(f"the masked-LM head is {E} wide but its decoder is tied to {H}-wide word embeddings")
+    out = [("head.transform.weight", (E, H), "linear"), ("head.transform.bias", (E,), None),
+           ("head.ln.weight", (E,), None), ("head.ln.bias", (E,), None)]
+    if not cfg["head_tied"]:
+        out.append(("head.decoder.weight", (V, E), "embed"))
+    out.append(("head.decoder.bias", (V,), None))
+    cfg["head"] = E
+    log(f"[head]   masked-LM head: width {E}, {cfg['head_act']}, decoder "
+        + ("tied to the word embeddings" if cfg["head_tied"] else "stored"))
+    return out
+
+
 def normalize_names(sd, cfg=None):
     """Strip 'bert.' / 'model.' / 'electra.' / 'distilbert.' prefixes, map old
     gamma/beta LayerNorm names (and DistilBERT's names, cfg["distilbert"])."""
@@ -439,6 +503,7 @@ def normalize_names(sd, cfg=None):
         if distil:
             for a, b in DISTIL_NAMES:
                 n = n.replace(a, b)
+        n = HEAD_NAMES.get(n, n)
         out[n] = v
     if distil:
         out["embeddings.token_type_embeddings.weight"] = np.zeros((DISTIL_TYPES, cfg["hidden"]), np.float32)
@@ -489,7 +554,7 @@ def stage_tensors(sd, cfg, dtype, embed_dtype, hess=None, deq_out=None):
     sd = normalize_names(sd, cfg)
     tensors = []
     used = set()
-    for name, shape, kind in canonical_names(cfg):
+    for name, shape, kind in canonical_names(cfg) + head_names(cfg, sd):
         if name not in sd:
             raise ConvertError(f"checkpoint has no tensor {name!r} (is this a BERT encoder?)")
         w = np.asarray(sd[name], dtype=np.float32)
@@ -567,6 +632,9 @@ def build_bundle(cfg, tok, tensors, provenance):
     for k in ("lowercase", "strip_accents", "chinese_chars", "max_chars_per_word", "unk_id", "cls_id", "sep_id",
               "pad_id", "mask_id"):
         meta.append(("tokenizer." + k, META_U32, tok[k]))
+    if cfg.get("head"):  # the masked-LM head, after the other entries
+        meta += [("head.kind", META_STR, "mlm"), ("head.tied", META_U32, cfg["head_tied"]),
+                 ("head.activation", META_STR, cfg["head_act"]), ("head.ln_eps", META_F32, cfg["ln_eps"])]
     for k, v in provenance.items():
         meta.append((k, META_STR, v))
     mb = meta_bytes(meta)

@@ -1,0 +1,138 @@
+/* cli_predict.c — `bertlens predict`: what the bundle's masked-LM head
+ * predicts at each token (bl_predict, mlm.c), as one JSON object.
+ *
+ *   bertlens predict [--top K] [--positions I,J,...] BUNDLE TEXT [TEXT_B]
+ *
+ * {"tokens": [...], "ids": [...], "positions": [{"index": i, "token": t,
+ *  "token_prob": p, "top": [{"id": .., "token": .., "prob": ..}, ...]}]}
+ * K (default 5) entries per position, most probable first; probabilities
+ * are the softmax over every row of the decoder; an id past the tokenizer's
+ * vocabulary (padded embedding rows) has "token": null. Positions default
+ * to every token.
+ */
+#include "cli.h"
+#include "json.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void token_json(const bl_tokenizer *tk, int32_t id) {
+    const char *s = id >= 0 && id < bl_tokenizer_vocab_size(tk) ? bl_token_str(tk, id) : NULL;
+    if (s) bli_cli_json_str(s);
+    else fputs("null", stdout);
+}
+
+static int usage(void) {
+    fprintf(stderr, "usage: bertlens predict [--top K] [--positions I,J,...] BUNDLE TEXT [TEXT_B]\n");
+    return 1;
+}
+
+int bli_cmd_predict(int argc, char **argv) {
+    long k = 5;
+    const char *pos_arg = NULL;
+    int i = 0;
+    for (; i < argc && argv[i][0] == '-' && argv[i][1] == '-'; i += 2) {
+        if (i + 1 >= argc) return usage();
+        if (!strcmp(argv[i], "--top")) {
+            char *end = NULL;
+            k = strtol(argv[i + 1], &end, 10);
+            if (!end || *end || end == argv[i + 1] || k < 1 || k > 1000000) {
+                fprintf(stderr, "bertlens: predict: --top takes a number of predictions, 1 or more\n");
+                return 1;
+            }
+        } else if (!strcmp(argv[i], "--positions")) {
+            pos_arg = argv[i + 1];
+        } else {
+            bli_term_line(stderr, "bertlens: predict: unknown option %s", argv[i]);
+            return 1;
+        }
+    }
+    if (argc - i < 2 || argc - i > 3) return usage();
+    const char *path = argv[i], *text = argv[i + 1], *text_b = argc - i == 3 ? argv[i + 2] : NULL;
+    bli_cli_bundle cb;
+    if (bli_cli_open_bundle(path, &cb)) return 1;
+    const bl_model *m = cb.model;
+    const bl_tokenizer *tk = bl_model_tokenizer(m);
+    const bl_config *c = bl_model_config(m);
+    char err[512] = "";
+    int rc = 1;
+    bl_tokens toks = {0};
+    bl_state *s = NULL;
+    bl_mlm *h = NULL;
+    int32_t *pos = NULL, *top_ids = NULL, *rank = NULL;
+    float *top_p = NULL, *tok_p = NULL;
+    int n_pos = 0;
+    if (!(h = bl_mlm_new(m, err, sizeof err))) {
+        bli_term_line(stderr, "bertlens: %s: %s", path, err);
+        goto out;
+    }
+    if (k > c->vocab_size) k = c->vocab_size;
+    if (bl_tokenize(tk, text, strlen(text), text_b, text_b ? strlen(text_b) : 0, c->max_positions, &toks, err,
+                    sizeof err)) {
+        bli_term_line(stderr, "bertlens: cannot tokenize: %s", err);
+        goto out;
+    }
+    if (pos_arg) {
+        n_pos = bli_cli_parse_int_list(pos_arg, &pos);
+        if (n_pos < 1) {
+            fprintf(stderr, "bertlens: predict: --positions takes token indices, e.g. 3,5\n");
+            goto out;
+        }
+        for (int q = 0; q < n_pos; q++)
+            if (pos[q] < 0 || pos[q] >= toks.n) {
+                fprintf(stderr, "bertlens: predict: position %d is out of range 0..%d (%d tokens)\n", pos[q],
+                        toks.n - 1, toks.n);
+                goto out;
+            }
+    } else {
+        n_pos = toks.n;
+        pos = malloc(sizeof *pos * (size_t)n_pos);
+        if (pos)
+            for (int q = 0; q < n_pos; q++) pos[q] = q;
+    }
+    top_ids = calloc((size_t)n_pos * (size_t)k, sizeof *top_ids);
+    top_p = calloc((size_t)n_pos * (size_t)k, sizeof *top_p);
+    tok_p = calloc((size_t)n_pos, sizeof *tok_p);
+    rank = calloc((size_t)n_pos, sizeof *rank);
+    if (!pos || !top_ids || !top_p || !tok_p || !rank) {
+        fprintf(stderr, "bertlens: out of memory\n");
+        goto out;
+    }
+    if (!(s = bli_cli_new_state(m, toks.n, 0, err, sizeof err)) ||
+        bl_forward(s, toks.ids, toks.type_ids, toks.n, 0, err, sizeof err) ||
+        bl_predict(h, s, toks.ids, pos, n_pos, (int32_t)k, top_ids, top_p, tok_p, rank, err, sizeof err)) {
+        bli_term_line(stderr, "bertlens: %s", err);
+        goto out;
+    }
+    if (toks.truncated) fprintf(stderr, "bertlens: note: the input was truncated to %d tokens\n", toks.n);
+    printf("{\"tokens\":[");
+    for (int t = 0; t < toks.n; t++) {
+        if (t) putchar(',');
+        token_json(tk, toks.ids[t]);
+    }
+    printf("],\"ids\":[");
+    for (int t = 0; t < toks.n; t++) printf(t ? ",%d" : "%d", toks.ids[t]);
+    printf("],\"positions\":[");
+    for (int q = 0; q < n_pos; q++) {
+        printf("%s{\"index\":%d,\"token\":", q ? "," : "", pos[q]);
+        token_json(tk, toks.ids[pos[q]]);
+        printf(",\"token_prob\":%.9g,\"top\":[", (double)tok_p[q]);
+        for (long r = 0; r < k; r++) {
+            int32_t id = top_ids[(size_t)q * k + r];
+            printf("%s{\"id\":%d,\"token\":", r ? "," : "", id);
+            token_json(tk, id);
+            printf(",\"prob\":%.9g}", (double)top_p[(size_t)q * k + r]);
+        }
+        printf("]}");
+    }
+    printf("]}\n");
+    rc = fflush(stdout) ? 1 : 0;
+out:
+    free(pos), free(top_ids), free(top_p), free(tok_p), free(rank);
+    bl_state_free(s);
+    bl_mlm_free(h);
+    bl_tokens_free(&toks);
+    bli_cli_close_bundle(&cb);
+    return rc;
+}

@@ -1,0 +1,72 @@
+/* convert_head.c — the converter's masked-LM head (bundle.h, "masked-LM
+ * head"): the checkpoints' head tensor names -> the bundle's head.* names
+ * (applied with the other name normalizations, convert_safetensors.c), and
+ * what config.json says of the head (tied decoder, activation). Planning
+ * the head's tensors and metadata is convert.c's plan_head. tools/convert.py
+ * does the same (HEAD_NAMES, head_names), byte for byte.
+ */
+#include "conv_state.h"
+#include "error.h"
+
+#include <string.h>
+
+/* Source name (after the prefixes are stripped) -> bundle name. Families
+ * whose encoder the converter does not take yet never reach their rows. */
+static const char *const HEAD_NAMES[][2] = {
+    /* BERT (BertForMaskedLM, BertForPreTraining): cls.predictions.*. The
+     * decoder's own bias is what the head adds; transformers 4 tied it to
+     * cls.predictions.bias, 5 ties it only with tie_word_embeddings, so an
+     * untied checkpoint may hold two different ones: both map to
+     * head.decoder.bias, and the later in the file (decoder.bias: safetensors
+     * headers are sorted) wins, in both converters. */
+    {"cls.predictions.transform.dense.weight", "head.transform.weight"},
+    {"cls.predictions.transform.dense.bias", "head.transform.bias"},
+    {"cls.predictions.transform.LayerNorm.weight", "head.ln.weight"},
+    {"cls.predictions.transform.LayerNorm.bias", "head.ln.bias"},
+    {"cls.predictions.decoder.weight", "head.decoder.weight"},
+    {"cls.predictions.bias", "head.decoder.bias"},
+    {"cls.predictions.decoder.bias", "head.decoder.bias"},
+    /* DistilBertForMaskedLM */
+    {"vocab_transform.weight", "head.transform.weight"},
+    {"vocab_transform.bias", "head.transform.bias"},
+    {"vocab_layer_norm.weight", "head.ln.weight"},
+    {"vocab_layer_norm.bias", "head.ln.bias"},
+    {"vocab_projector.weight", "head.decoder.weight"},
+    {"vocab_projector.bias", "head.decoder.bias"},
+    /* ElectraForMaskedLM (the generator) */
+    {"generator_predictions.dense.weight", "head.transform.weight"},
+    {"generator_predictions.dense.bias", "head.transform.bias"},
+    {"generator_predictions.LayerNorm.weight", "head.ln.weight"},
+    {"generator_predictions.LayerNorm.bias", "head.ln.bias"},
+    {"generator_lm_head.weight", "head.decoder.weight"},
+    {"generator_lm_head.bias", "head.decoder.bias"},
+    /* RobertaForMaskedLM, XLM-R, CamemBERT: lm_head.* (decoder.bias as BERT's) */
+    {"lm_head.dense.weight", "head.transform.weight"},
+    {"lm_head.dense.bias", "head.transform.bias"},
+    {"lm_head.layer_norm.weight", "head.ln.weight"},
+    {"lm_head.layer_norm.bias", "head.ln.bias"},
+    {"lm_head.decoder.weight", "head.decoder.weight"},
+    {"lm_head.bias", "head.decoder.bias"},
+    {"lm_head.decoder.bias", "head.decoder.bias"},
+};
+
+const char *bli_conv_head_name(const char *n) {
+    for (size_t i = 0; i < sizeof HEAD_NAMES / sizeof *HEAD_NAMES; i++)
+        if (!strcmp(n, HEAD_NAMES[i][0])) return HEAD_NAMES[i][1];
+    return NULL;
+}
+
+int bli_conv_stage_head(bli_conv *c, const bli_jv *cfg, char *err, size_t errlen) {
+    const bli_jv *mt = bli_jget(cfg, "model_type");
+    const char *type = mt && mt->type == BLI_JSTR ? mt->str : "";
+    /* ELECTRA's generator and RoBERTa's lm_head apply erf GELU whatever
+     * hidden_act says; BERT's and DistilBERT's head the encoder's. */
+    static const char *const gelu_heads[] = {"electra", "roberta", "xlm-roberta", "camembert"};
+    c->head_act = c->activation;
+    for (size_t i = 0; i < sizeof gelu_heads / sizeof *gelu_heads; i++)
+        if (!strcmp(type, gelu_heads[i])) c->head_act = "gelu";
+    const bli_jv *tie = bli_jget(cfg, "tie_word_embeddings"); /* transformers' default: tied */
+    c->head_tied = tie ? bli_jtruthy(tie) : 1;
+    (void)err, (void)errlen;
+    return 0;
+}

@@ -1,0 +1,118 @@
+/* wasm_predict.c — the masked-LM head at the wasm boundary (blw_has_head,
+ * blw_predict_json), over the model and the last run of wasm_api.c. The
+ * worker's 'predict' message (web/js/engine/worker_predict.js) calls them.
+ */
+#include "bertlens.h"
+#include "json.h"
+#include "wasm_api.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#ifdef __EMSCRIPTEN__
+#include <emscripten.h>
+#else
+#define EMSCRIPTEN_KEEPALIVE
+#endif
+
+static struct {
+    bl_mlm *mlm;     /* the head of the model of load number `loads`  */
+    unsigned loads;
+} p;
+
+/* 1 when the loaded model has a masked-LM head, 0 when not, -1: no model. */
+EMSCRIPTEN_KEEPALIVE int blw_has_head(void) {
+    const bl_model *m = bli_wasm_model(NULL);
+    if (!m) return -1;
+    bl_head_info hi;
+    bl_model_head_info(m, &hi);
+    return hi.present;
+}
+
+static void jprintf(bli_jbuf *b, const char *fmt, ...) {
+    char tmp[128];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(tmp, sizeof tmp, fmt, ap);
+    va_end(ap);
+    if (n > 0) bli_json_raw(b, tmp, (size_t)n < sizeof tmp ? (size_t)n : sizeof tmp - 1);
+}
+
+static void jtoken(bli_jbuf *b, const bl_tokenizer *tk, int32_t id) {
+    const char *s = id >= 0 && id < bl_tokenizer_vocab_size(tk) ? bl_token_str(tk, id) : NULL;
+    if (s) bli_json_string(b, s, strlen(s));
+    else bli_json_raw(b, "null", 4);
+}
+
+/* The head's predictions for the last blw_run (which must have kept the
+ * final hidden states: blw_set_final(1)) at positions[0..n_pos), or at every
+ * token when positions is NULL; k per position. JSON as `bertlens predict`
+ * prints it, each position with "token_rank" (1 = the most probable) too:
+ * {"tokens","ids","positions":[{"index","token","token_prob","token_rank",
+ * "top":[{"id","token","prob"}]}]}. NULL + blw_error on failure. */
+EMSCRIPTEN_KEEPALIVE const char *blw_predict_json(const int32_t *positions, int n_pos, int k) {
+    char *err = bli_wasm_err();
+    unsigned loads;
+    const bl_model *m = bli_wasm_model(&loads);
+    const bl_tokens *tk = bli_wasm_run_tokens();
+    if (!m || !tk) {
+        snprintf(err, BLI_WASM_ERRLEN, "no run to predict from: call blw_run first");
+        return NULL;
+    }
+    if (p.mlm && p.loads != loads) {
+        bl_mlm_free(p.mlm);
+        p.mlm = NULL;
+    }
+    if (!p.mlm && !(p.mlm = bl_mlm_new(m, err, BLI_WASM_ERRLEN))) return NULL;
+    p.loads = loads;
+    const int32_t V = bl_model_config(m)->vocab_size;
+    if (k < 1) k = 1;
+    if (k > V) k = V;
+    if (!positions) n_pos = tk->n;
+    if (n_pos < 0 || n_pos > tk->n * 4 + 64) {
+        snprintf(err, BLI_WASM_ERRLEN, "%d positions asked for a run of %d tokens", n_pos, tk->n);
+        return NULL;
+    }
+    int32_t *pos = malloc(sizeof *pos * (size_t)(n_pos ? n_pos : 1));
+    int32_t *ids = calloc((size_t)(n_pos ? n_pos : 1) * (size_t)k, sizeof *ids);
+    float *probs = calloc((size_t)(n_pos ? n_pos : 1) * (size_t)k, sizeof *probs);
+    float *tp = calloc((size_t)(n_pos ? n_pos : 1), sizeof *tp);
+    int32_t *rank = calloc((size_t)(n_pos ? n_pos : 1), sizeof *rank);
+    const char *out = NULL;
+    if (!pos || !ids || !probs || !tp || !rank) {
+        snprintf(err, BLI_WASM_ERRLEN, "out of memory for %d predictions", n_pos);
+        goto done;
+    }
+    for (int i = 0; i < n_pos; i++) pos[i] = positions ? positions[i] : i;
+    if (bl_predict(p.mlm, bli_wasm_state(), tk->ids, pos, n_pos, k, ids, probs, tp, rank, err, BLI_WASM_ERRLEN))
+        goto done;
+    const bl_tokenizer *tok = bl_model_tokenizer(m);
+    bli_jbuf b = {0};
+    bli_json_raw(&b, "{\"tokens\":[", 11);
+    for (int t = 0; t < tk->n; t++) {
+        if (t) bli_json_raw(&b, ",", 1);
+        jtoken(&b, tok, tk->ids[t]);
+    }
+    bli_json_raw(&b, "],\"ids\":[", 9);
+    for (int t = 0; t < tk->n; t++) jprintf(&b, t ? ",%d" : "%d", tk->ids[t]);
+    bli_json_raw(&b, "],\"positions\":[", 15);
+    for (int q = 0; q < n_pos; q++) {
+        jprintf(&b, "%s{\"index\":%d,\"token\":", q ? "," : "", pos[q]);
+        jtoken(&b, tok, tk->ids[pos[q]]);
+        jprintf(&b, ",\"token_prob\":%.9g,\"token_rank\":%d,\"top\":[", (double)tp[q], rank[q]);
+        for (int r = 0; r < k; r++) {
+            int32_t id = ids[(size_t)q * k + r];
+            jprintf(&b, "%s{\"id\":%d,\"token\":", r ? "," : "", id);
+            jtoken(&b, tok, id);
+            jprintf(&b, ",\"prob\":%.9g}", (double)probs[(size_t)q * k + r]);
+        }
+        bli_json_raw(&b, "]}", 2);
+    }
+    bli_json_raw(&b, "]}", 2);
+    bli_wasm_json(&b, &out);
+done:
+    free(pos), free(ids), free(probs), free(tp), free(rank);
+    return out;
+}

@@ -1,0 +1,136 @@
+// predict.test.mjs — masked-word predictions (`bertlens predict`, src/mlm.c,
+// and the wasm export blw_predict_json, src/wasm_predict.c) against Hugging
+// Face's AutoModelForMaskedLM on tiny random checkpoints with their MLM
+// heads (tests/fixtures/mlm/, made by make.py with transformers): BERT
+// (tied decoder), BERT with a stored decoder, DistilBERT and the ELECTRA
+// generator. Each is converted here (both converters keep the head) and
+// predicts every token of each input:
+//   f32       top-5 ids identical to Hugging Face's, probabilities (and the
+//             actual token's) within 1e-5
+//   q8, q10   top-1 agreement and max |Δp| reported, loosely bounded
+//
+//   node --test tests/predict.test.mjs                           native (BERTLENS_BACKEND)
+//   BERTLENS_BACKEND=wasm node --test tests/predict.test.mjs     the wasm module
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { test } from 'node:test';
+import { BIN, IS_WASM, ROOT, loadWasm } from './lib/backend.mjs';
+import { loadBundle, putString, wasmError } from '../tools/wasm_node.mjs';
+
+const FIX = path.join(ROOT, 'tests/fixtures/mlm');
+const REFS = JSON.parse(fs.readFileSync(path.join(FIX, 'refs.json'), 'utf8'));
+const OUT = path.join(ROOT, 'build/predict-test');
+const TOL = 1e-5;
+fs.mkdirSync(OUT, { recursive: true });
+
+function ok(cmd, argv) {
+  const r = spawnSync(cmd, argv, { cwd: ROOT, encoding: 'utf8', maxBuffer: 1 << 26 });
+  if (r.status !== 0) throw new Error(`${path.basename(cmd)} ${argv.join(' ')} failed (${r.status}):\n${r.stderr}${r.stdout}`);
+  return r;
+}
+
+/** The family's bundle in dtype dt (converted once per run). */
+function bundle(fam, dt) {
+  const out = path.join(OUT, `${fam}-${dt}.blb`);
+  ok(BIN, ['convert', path.join(FIX, fam), out, '--dtype', dt, '--name', `mlm-${fam}`]);
+  return out;
+}
+
+/** Predictions of every token of texts: the JSON of `bertlens predict`. */
+let wasm = null;
+async function predict(file, texts) {
+  if (!IS_WASM) return JSON.parse(ok(BIN, ['predict', '--top', String(REFS.k), file, ...texts]).stdout);
+  wasm ??= await loadWasm();
+  const M = wasm;
+  if (M.__loaded !== file) {
+    loadBundle(M, file);
+    M.__loaded = file;
+  }
+  const a = putString(M, texts[0]), b = texts[1] === undefined ? 0 : putString(M, texts[1]);
+  try {
+    if (M._blw_run(a, b, 0, -1) < 0) throw new Error(wasmError(M));
+  } finally {
+    M._free(a);
+    if (b) M._free(b);
+  }
+  const p = M._blw_predict_json(0, 0, REFS.k);
+  if (!p) throw new Error(wasmError(M));
+  return JSON.parse(M.UTF8ToString(p));
+}
+
+test('bertlens info says whether a bundle has a masked-LM head', { skip: IS_WASM && 'native only' }, () => {
+  assert.match(ok(BIN, ['info', bundle('bert', 'q8')]).stdout, /mlm head +yes \(width 32, gelu \(erf\), decoder tied/);
+  assert.match(ok(BIN, ['info', bundle('bert-untied', 'q8')]).stdout, /mlm head +yes \(width 32, gelu \(tanh\), decoder stored/);
+  const minilm = path.join(ROOT, 'models/all-minilm-l6-v2.q8.blb.gz');
+  assert.match(ok(BIN, ['info', minilm]).stdout, /mlm head +none/);
+  const r = spawnSync(BIN, ['predict', minilm, 'a [MASK] b'], { encoding: 'utf8' });
+  assert.equal(r.status, 1);
+  assert.match(r.stderr, /no masked-LM head: convert a checkpoint that has one \(e\.g\. a BertForMaskedLM folder\)/);
+});
+
+for (const fam of REFS.families) {
+  test(`${fam.family} (${fam.architecture}): f32 top-${REFS.k} ids and probabilities as Hugging Face's`, async () => {
+    const file = bundle(fam.family, 'f32');
+    let worst = 0, n = 0;
+    for (const c of fam.cases) {
+      const got = await predict(file, c.texts);
+      assert.deepEqual(got.ids, c.ids, `${c.texts}: ids`);
+      assert.deepEqual(got.tokens, c.tokens, `${c.texts}: tokens`);
+      assert.equal(got.positions.length, c.positions.length);
+      c.positions.forEach((want, i) => {
+        const p = got.positions[i];
+        assert.equal(p.index, want.index);
+        assert.equal(p.token, c.tokens[i]);
+        assert.deepEqual(p.top.map((e) => e.id), want.top_ids, `${c.texts} position ${i}: top ids`);
+        p.top.forEach((e, r) => {
+          worst = Math.max(worst, Math.abs(e.prob - want.top_probs[r]));
+          assert.equal(e.token, c.tokens.length && e.id < 1e9 ? e.token : null);
+        });
+        worst = Math.max(worst, Math.abs(p.token_prob - want.token_prob));
+        n++;
+      });
+    }
+    console.log(`${fam.family} f32: ${n} positions, top-${REFS.k} ids identical, max |Δp| ${worst.toExponential(2)}`);
+    assert.ok(worst <= TOL, `max |Δp| ${worst} > ${TOL}`);
+  });
+}
+
+for (const dt of ['q8', 'q10']) {
+  test(`${dt} bundles: top-1 agreement and max |Δp| against Hugging Face (reported)`, async () => {
+    let agree = 0, n = 0, worst = 0;
+    for (const fam of REFS.families) {
+      const file = bundle(fam.family, dt);
+      for (const c of fam.cases) {
+        const got = await predict(file, c.texts);
+        c.positions.forEach((want, i) => {
+          const p = got.positions[i];
+          agree += p.top[0].id === want.top_ids[0];
+          n++;
+          p.top.forEach((e) => {
+            const r = want.top_ids.indexOf(e.id);
+            if (r >= 0) worst = Math.max(worst, Math.abs(e.prob - want.top_probs[r]));
+          });
+          worst = Math.max(worst, Math.abs(p.token_prob - want.token_prob));
+        });
+      }
+    }
+    console.log(`${dt}: top-1 agrees at ${agree}/${n} positions (${(100 * agree / n).toFixed(1)} %), max |Δp| ${worst.toExponential(2)}`);
+    assert.ok(agree / n >= 0.8, `${dt}: top-1 agreement ${agree}/${n}`);
+    assert.ok(worst <= 0.1, `${dt}: max |Δp| ${worst}`);
+  });
+}
+
+test('--positions limits the product to those tokens; bad positions are refused', { skip: IS_WASM && 'native only' }, () => {
+  const file = bundle('bert', 'f32');
+  const c = REFS.families[0].cases[0];
+  const mask = c.tokens.indexOf('[MASK]');
+  const got = JSON.parse(ok(BIN, ['predict', '--positions', `${mask},0`, file, ...c.texts]).stdout);
+  assert.deepEqual(got.positions.map((p) => p.index), [mask, 0]);
+  assert.deepEqual(got.positions[0].top.map((e) => e.id), c.positions[mask].top_ids);
+  assert.equal(got.positions[0].top.length, 5);
+  const r = spawnSync(BIN, ['predict', '--positions', '99', file, ...c.texts], { encoding: 'utf8' });
+  assert.equal(r.status, 1);
+  assert.match(r.stderr, /position 99 is out of range/);
+});
