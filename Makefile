@@ -44,7 +44,7 @@ NATIVE_SIMD ?= $(if $(filter x86_64%,$(shell $(CC) -dumpmachine)),-msse4.1)
 
 .PHONY: all native lib test-embed wasm wasm-relaxed test-wasm-relaxed site serve test bench fuzz models setup clean \
         test-native test-asan test-wasm test-web test-browser test-models test-fidelity test-one \
-        check-tools
+        check-tools check-site-tools
 
 all: site
 
@@ -232,8 +232,15 @@ dist/.stamp: build/wasm/bertlens.js build/wasm/bertlens-mt.js $(WEB_SRC) models/
 node_modules/.package-lock.json: package.json package-lock.json
 	npm ci --no-audit --no-fund
 
-serve: check-tools site
+# Serving needs only what building the site needs: Emscripten (the engine),
+# Node with the npm packages (`npm ci`, run by the site rule) and Python 3
+# (tools/serve.py); not the test toolchain (clang's runtimes, Chromium, pip).
+serve: check-site-tools site
 	$(PYTHON) tools/serve.py dist 8000
+
+check-site-tools:
+	@missing=""; for t in emcc node npm $(PYTHON); do command -v $$t >/dev/null 2>&1 || missing="$$missing $$t"; done; \
+	if [ -n "$$missing" ]; then echo "make serve needs:$$missing; on Debian: sudo apt-get install -y emscripten nodejs npm python3" >&2; exit 1; fi
 
 # ------------------------------------------------------------------- tests
 # Bundles used only by tests (f32/q4 of the default model, the tiny random

@@ -1,5 +1,8 @@
 #!/usr/bin/env python3
-"""Static server for the built site: python3 tools/serve.py DIR PORT
+"""Static server for the built site: python3 tools/serve.py [DIR [PORT]]
+
+DIR defaults to dist (the site `make site` builds) and PORT to 8000, so a
+plain `python3 tools/serve.py` serves the page on http://127.0.0.1:8000/.
 
 Binds 127.0.0.1 only. Serves .wasm as application/wasm and the gzip model
 bundles (.gz) as application/octet-stream WITHOUT a Content-Encoding header,
@@ -72,10 +75,25 @@ class Handler(http.server.SimpleHTTPRequestHandler):
         return self.extensions_map.get(suffix) or super().guess_type(path)
 
 
+def parse_args(args):
+    """(directory, port) from the command line's arguments; SystemExit with
+    a message when they cannot be used."""
+    if len(args) > 2 or any(a in ("-h", "--help") for a in args):
+        sys.exit("usage: serve.py [DIR [PORT]]   (defaults: dist 8000)")
+    directory = args[0] if args else str(ROOT / "dist")
+    try:
+        port = int(args[1]) if len(args) > 1 else 8000
+    except ValueError:
+        sys.exit(f"serve.py: the port must be a number, not {args[1]!r}")
+    if not 0 < port < 65536:
+        sys.exit(f"serve.py: the port must be 1-65535, not {port}")
+    if not pathlib.Path(directory, "index.html").is_file():
+        sys.exit(f"serve.py: {directory} has no index.html; build the site first (make site)")
+    return directory, port
+
+
 def main():
-    if len(sys.argv) != 3:
-        sys.exit("usage: serve.py DIR PORT")
-    directory, port = sys.argv[1], int(sys.argv[2])
+    directory, port = parse_args(sys.argv[1:])
     handler = functools.partial(Handler, directory=directory)
     with http.server.ThreadingHTTPServer(("127.0.0.1", port), handler) as httpd:
         print(f"serving {directory} on http://127.0.0.1:{port}/", flush=True)
