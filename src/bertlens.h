@@ -163,6 +163,11 @@ int32_t bl_tokenizer_max_tokens(const bl_tokenizer *t);
 /* 1 if id is one of the special ids above or a token the tokenizer.json marks
  * special (<s>, </s>, [CLS], <mask>, ...): what the page hides. */
 int bl_token_is_special(const bl_tokenizer *t, int32_t id);
+/* How its token strings spell words, for display: "wordpiece" ("##" goes on
+ * a continuing piece), "byte-level" (GPT-2's byte alphabet: "\u0120" is a
+ * space, a token may hold part of a character's UTF-8 bytes) or "metaspace"
+ * ("\u2581" starts a word, as SentencePiece writes it). */
+const char *bl_tokenizer_pieces(const bl_tokenizer *t);
 
 typedef struct bl_tokens {
     int32_t n;          /* number of tokens, specials included             */

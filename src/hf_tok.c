@@ -298,6 +298,14 @@ int32_t bli_hftok_token_id(const bli_hftok *t, const char *s, size_t n) {
     return bli_hfvocab_find(&t->model.vocab, s, n);
 }
 
+int bli_hftok_pieces(const bli_hftok *t) {
+    if (!t) return 0;
+    if (bli_hfvocab_find(&t->model.vocab, "\xc4\xa0", 2) >= 0) return 1;   /* U+0120 'Ġ': GPT-2's byte alphabet */
+    if (t->model.type != HF_M_WORDPIECE && bli_hfvocab_find(&t->model.vocab, "\xe2\x96\x81", 3) >= 0)
+        return 2; /* U+2581 '▁': SentencePiece's word start */
+    return 0;
+}
+
 int bli_hftok_is_special(const bli_hftok *t, int32_t id) {
     if (!t) return 0;
     for (int32_t k = 0; k < t->n_added; k++)

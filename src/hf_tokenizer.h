@@ -42,6 +42,9 @@ const char *bli_hftok_kind(const bli_hftok *t);
 /* Id of a token string (an added token's content first, then the model's
  * vocabulary), or -1. */
 int32_t bli_hftok_token_id(const bli_hftok *t, const char *s, size_t n);
+/* How pieces spell words: 1 byte-level (GPT-2's byte alphabet, 'Ġ' a space),
+ * 2 SentencePiece ('▁' starts a word), 0 neither (WordPiece's '##'). */
+int bli_hftok_pieces(const bli_hftok *t);
 /* 1 if id is an added token marked special (<s>, [CLS], <mask>, ...). */
 int bli_hftok_is_special(const bli_hftok *t, int32_t id);
 int bli_hftok_encode(const bli_hftok *t, const char *a, size_t alen, const char *b, size_t blen, int32_t max_tokens,

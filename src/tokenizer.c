@@ -209,6 +209,11 @@ const char *bl_tokenizer_kind(const bl_tokenizer *t) {
 
 int32_t bl_tokenizer_max_tokens(const bl_tokenizer *t) { return t ? t->max_len : 0; }
 
+const char *bl_tokenizer_pieces(const bl_tokenizer *t) {
+    static const char *const names[3] = {"wordpiece", "byte-level", "metaspace"};
+    return t && t->hf ? names[bli_hftok_pieces(t->hf)] : "wordpiece";
+}
+
 int bl_token_is_special(const bl_tokenizer *t, int32_t id) {
     if (!t || id < 0 || id >= t->n_vocab) return 0;
     for (int k = 0; k < N_SPECIAL; k++)

@@ -316,7 +316,14 @@ EMSCRIPTEN_KEEPALIVE const char *blw_tokens_json(void) {
         return NULL;
     }
     bli_jbuf j = {0};
-    bli_json_tokens(&j, bl_model_tokenizer(g.model), &g.toks, 1);
+    const bl_tokenizer *tk = bl_model_tokenizer(g.model);
+    bli_json_tokens(&j, tk, &g.toks, 1);
+    /* for the page's labels: how pieces spell words, and which tokens are
+     * the model's own specials (<s>, [CLS], <mask>, ... also typed ones) */
+    if (!j.oom && j.len) j.len--; /* the closing brace */
+    jb_printf(&j, ",\"pieces\":\"%s\",\"special\":[", bl_tokenizer_pieces(tk));
+    for (int32_t i = 0; i < g.toks.n; i++) jb_printf(&j, i ? ",%d" : "%d", bl_token_is_special(tk, g.toks.ids[i]));
+    bli_json_raw(&j, "]}", 2);
     return jb_finish(&j);
 }
 

@@ -93,6 +93,7 @@ handle('run', ({ request }) => {
     tokens: tok.tokens, typeIds: tok.type_ids, offsets: tok.offsets,
     wordIds: tok.word_ids.map((w) => (w === null ? -1 : w)), // JSON null (special) -> -1
     nA: tok.n_a, truncated: !!tok.truncated, T, L, H, d, attn, norms, q, k, flags,
+    pieces: tok.pieces, special: tok.special, // how pieces spell words, the model's specials (lib/tokens.js)
     ...an, like: likeOut, runId, ms: performance.now() - t0,
     mask: mask ? mask.map(([l, h]) => [l, h]) : null, embeddings: embOut,
   };

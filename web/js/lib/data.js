@@ -1,11 +1,16 @@
 // data.js — everything the views derive from one model run, as plain
 // functions over typed arrays. Nothing here touches the DOM, so node's test
 // runner checks it directly (tests/web/data.test.mjs).
+
+import { isSpecialToken, tokenLabel, tokenSegments, wordLabel } from './tokens.js';
 //
 // A "run" is what the worker sends back (see worker.js):
-//   tokens   string[T]        WordPiece tokens, specials included
-//   typeIds  int[T]           0 for [CLS] A [SEP], 1 for B [SEP]
+//   tokens   string[T]        the tokenizer's pieces, specials included
+//   typeIds  int[T]           0 for [CLS] A [SEP], 1 for B [SEP] (the template's)
 //   wordIds  int[T]           word index inside its own text, -1 for specials
+//   nA       int              index of text B's first token (T: no text B)
+//   pieces   string           how pieces spell words (tokens.js), 'wordpiece' if absent
+//   special  int[T]           1 for the model's own special tokens (optional)
 //   L, H, T, d               layers, heads, tokens, head width
 //   attn     Float32Array[L]  each [H][T][T], row = query, sums to 1
 //   norms    Float32Array[L]  each [H][T][T] ||alpha_ij f(x_j)|| (or null)
@@ -70,32 +75,38 @@ export function isPunctToken(tok) {
  *  off punctuation) is one word; punctuation at the start or end of the
  *  stretch ("(", "mat." ".") stays a word of its own. Without offsets (a
  *  snapshot), the tokenizer's word ids decide. */
-export function wordGroups(tokens, typeIds, wordIds, offsets = null) {
+export function wordGroups(tokens, typeIds, wordIds, offsets = null, { pieces = 'wordpiece', special = null } = {}) {
   const groups = [];
   let last = null;
-  const piece = (t) => (t.startsWith('##') ? t.slice(2) : t);
+  const isSpecial = (i) => (special ? !!special[i] : wordIds[i] < 0);
+  const label = (members) => wordLabel(members.map((k) => tokens[k]), pieces);
+  // punctuation by what a piece spells (a byte-level piece may be one byte of a letter)
+  const punct = (k) => isPunctToken(pieces === 'wordpiece' ? tokens[k] : label([k]));
   if (offsets) {
     // Stretches of adjacent, non-special tokens of one segment.
     let i = 0;
     while (i < tokens.length) {
-      if (wordIds[i] < 0) {
+      if (wordIds[i] < 0 || isSpecial(i)) {
         groups.push({ label: tokens[i], members: [i], word: -1, seg: typeIds[i], special: true });
         i++;
         continue;
       }
       let j = i + 1;
-      while (j < tokens.length && wordIds[j] >= 0 && typeIds[j] === typeIds[i] && offsets[j][0] === offsets[j - 1][1]) j++;
+      // adjacent: touching offsets, one word id, or overlapping ones (the
+      // byte-level pieces of one character share its offsets)
+      const next = (k) => offsets[k][0] === offsets[k - 1][1] || wordIds[k] === wordIds[k - 1] || offsets[k][0] < offsets[k - 1][1];
+      while (j < tokens.length && wordIds[j] >= 0 && !isSpecial(j) && typeIds[j] === typeIds[i] && next(j)) j++;
       // [i, j) is one stretch: leading and trailing punctuation split off.
       let a = i;
       let b = j;
-      while (a < b && isPunctToken(tokens[a])) a++;
-      while (b > a && isPunctToken(tokens[b - 1])) b--;
-      const one = (k) => groups.push({ label: tokens[k], members: [k], word: wordIds[k], seg: typeIds[k], special: false });
+      while (a < b && punct(a)) a++;
+      while (b > a && punct(b - 1)) b--;
+      const one = (k) => groups.push({ label: label([k]), members: [k], word: wordIds[k], seg: typeIds[k], special: false });
       for (let k = i; k < a; k++) one(k);
       if (a < b) {
         const members = [];
         for (let k = a; k < b; k++) members.push(k);
-        groups.push({ label: members.map((k, n) => (n ? piece(tokens[k]) : tokens[k])).join(''), members, word: wordIds[a], seg: typeIds[a], special: false });
+        groups.push({ label: label(members), members, word: wordIds[a], seg: typeIds[a], special: false });
       }
       for (let k = b; k < j; k++) one(k);
       i = j;
@@ -105,12 +116,12 @@ export function wordGroups(tokens, typeIds, wordIds, offsets = null) {
   for (let i = 0; i < tokens.length; i++) {
     const w = wordIds[i];
     const seg = typeIds[i];
-    if (w >= 0 && last && last.word === w && last.seg === seg) {
+    if (w >= 0 && !isSpecial(i) && last && !last.special && last.word === w && last.seg === seg) {
       last.members.push(i);
-      last.label += piece(tokens[i]);
+      last.label = label(last.members);
       continue;
     }
-    last = { label: tokens[i], members: [i], word: w, seg, special: w < 0 };
+    last = { label: isSpecial(i) ? tokens[i] : label([i]), members: [i], word: w, seg, special: isSpecial(i) };
     groups.push(last);
   }
   return groups;
@@ -161,12 +172,14 @@ export function selectTokens(mat, T, keep, renorm) {
  *  maps any raw T x T matrix to the shown K x K matrix. */
 export function tokenAxis(run, { words = false, hideSpecials = false, renorm = true } = {}) {
   const T = run.T;
-  const segs = segments(run.typeIds);
+  const segs = tokenSegments(run.typeIds, run.nA);
+  const pieces = run.pieces || 'wordpiece';
+  const special = run.tokens.map((_, i) => isSpecialToken(run, i));
   let units; // [{label, members, special}]
   if (words) {
-    units = wordGroups(run.tokens, run.typeIds, run.wordIds, run.offsets || null);
+    units = wordGroups(run.tokens, run.typeIds, run.wordIds, run.offsets || null, { pieces, special });
   } else {
-    units = run.tokens.map((t, i) => ({ label: t, members: [i], special: run.wordIds[i] < 0 }));
+    units = run.tokens.map((t, i) => ({ label: tokenLabel(t, pieces, special[i]), members: [i], special: special[i] }));
   }
   const keep = [];
   units.forEach((u, idx) => { if (!(hideSpecials && u.special)) keep.push(idx); });
@@ -185,6 +198,7 @@ export function tokenAxis(run, { words = false, hideSpecials = false, renorm = t
     segs: shown.map((u) => segs[u.members[0]]),
     special: shown.map((u) => u.special),
     members: shown.map((u) => u.members),
+    raw: shown.map((u) => u.members.map((i) => run.tokens[i]).join(' ')), // the pieces, for tooltips
     transform,
   };
 }
