@@ -30,6 +30,15 @@ import {
 import { heatmapLayout, heatmapFrame } from './layout.js';
 import { pairBoundary, strongestLinks, headMatrix, maxOf } from '../lib/data.js';
 
+/** The tokenizer's own pieces of a cell's query and key, when the labels
+ *  spell them otherwise (byte-level "Ġthe", SentencePiece "▁the"). */
+function rawLine(data, c) {
+  const r = data.raw;
+  if (!r || (r[c.i] === data.labels[c.i] && r[c.j] === data.labels[c.j])) return [];
+  return [`pieces: ${r[c.i]} → ${r[c.j]}`];
+}
+
+
 const d3 = globalThis.d3;
 
 export function heatmapView() {
@@ -233,7 +242,7 @@ export function heatmapView() {
         if (ev.pointerType !== 'mouse') return;
         const c = cellAt(ev);
         boxes(c, 'hm-hover', !!c);
-        if (c) tooltip.show(ev, [`${data.labels[c.i]} → ${data.labels[c.j]}`, `${data.valueName}: ${fmt(data.matrix[c.i * K + c.j])}`, `query ${c.i}, key ${c.j}`]);
+        if (c) tooltip.show(ev, [`${data.labels[c.i]} → ${data.labels[c.j]}`, `${data.valueName}: ${fmt(data.matrix[c.i * K + c.j])}`, `query ${c.i}, key ${c.j}`, ...rawLine(data, c)]);
       })
       .on('pointerleave', () => { boxes(null, 'hm-hover', false); tooltip.hide(); })
       .on('click', (ev) => {
@@ -328,7 +337,7 @@ export const descriptor = {
     const matrix = axis.transform(headMatrix(src[s.layer], run.H, run.T, s.head));
     const headTxt = s.head === 'mean' ? 'mean of heads' : `head ${s.head}`;
     return {
-      K: axis.K, labels: axis.labels, segs: s.text_b ? axis.segs : null, matrix, valueName,
+      K: axis.K, labels: axis.labels, raw: axis.raw, segs: s.text_b ? axis.segs : null, matrix, valueName,
       title: `Heatmap — layer ${s.layer}, ${headTxt} (${modeWord})`,
       notes: s.head === 'mean' ? [...lines, `Mean over all ${run.H} heads of the layer.`] : lines,
     };
