@@ -14,7 +14,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { scenario, ready, settled, typeText, ROOT, DEFAULT_MODEL } from './harness.mjs';
 import { serve, netlifyHeaders } from './server.mjs';
-import { startFakeHub } from './fake_hub.mjs';
+import { startFakeHub, generatedSafetensors } from './fake_hub.mjs';
 
 const TINY = path.join(ROOT, 'tests', 'fixtures', 'hub', 'tiny-mlm');
 const SITE = path.join(ROOT, 'build', 'hub-site');
@@ -32,6 +32,7 @@ let shared = null;
 function setup() {
   shared ||= (async () => {
     const files = tinyFiles();
+    const big = bigRepo();
     const stray = await serve(fs.mkdtempSync(path.join(os.tmpdir(), 'bertlens-stray-')));
     const gpt2 = { ...files, 'config.json': Buffer.from(JSON.stringify({ ...JSON.parse(files['config.json']), model_type: 'gpt2', architectures: ['GPT2LMHeadModel'] })) };
     const hub = await startFakeHub({
@@ -42,6 +43,7 @@ function setup() {
       'bertlens-test/cut': { files, cut: true },
       'bertlens-test/no-cors': { files, cors: false },
       'bertlens-test/elsewhere': { files, redirect: stray.url.replace(/\/$/, '') },
+      [BIG_ID]: { files: big },
     });
     const index = JSON.parse(fs.readFileSync(path.join(ROOT, 'models', 'index.json'), 'utf8'));
     const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'bertlens-hub-index-'));
@@ -57,7 +59,7 @@ function setup() {
     const native = path.join(tmp, 'tiny-mlm.blb');
     const conv = spawnSync(BIN, ['convert', TINY, native, '--name', ID], { encoding: 'utf8' });
     if (conv.status !== 0) throw new Error(`bertlens convert: ${conv.stderr}`);
-    return { hub, site: site.url, policy, native, stray: stray.url };
+    return { hub, site: site.url, policy, native, stray: stray.url, bigSize: big['model.safetensors'].size };
   })();
   return shared;
 }
@@ -146,7 +148,7 @@ scenario('hub: every refusal says why in a sentence and the model loaded before 
     ['bertlens-test/gpt2-like', /could not be converted: .*'gpt2'/],
     ['bertlens-test/cut', /download of model\.safetensors was cut off.*nothing of it was kept/],
     ['bertlens-test/no-cors', /Could not reach the Hugging Face Hub.*\(CORS\)/],
-    ['bertlens-test/elsewhere', /security policy \(Content-Security-Policy\) does not allow the page to connect to 127\.0\.0\.1:\d+/],
+    ['bertlens-test/elsewhere', /security policy \(Content-Security-Policy\) does not allow the page to connect to the host the Hugging Face Hub redirected the download to/],
   ];
   for (const [id, re] of cases) {
     await viaDialog(id);
@@ -164,3 +166,103 @@ scenario('hub: every refusal says why in a sentence and the model loaded before 
   const kept = await page.evaluate(async () => (await (await caches.open('bertlens-hub-v1')).keys()).map((r) => r.url));
   assert.deepEqual(kept, []);
 }, { allowConsoleErrors: EXPECTED_ERRORS });
+
+// ------------------------------------------------------------------ memory
+// A bert-large-wide checkpoint (hidden 1024, 16 heads, intermediate 4096,
+// vocabulary 30522; HUB_MEMORY_LAYERS layers, 4 by default so the scenario
+// stays quick, 24 for bert-large itself), generated in fake_hub.mjs slice by
+// slice. The page's peak memory is its renderer process's VmHWM (the page,
+// its model worker and the wasm memory live there), reset just before the
+// load (/proc/PID/clear_refs), against the converted bundle's size.
+const LAYERS = Number(process.env.HUB_MEMORY_LAYERS) || 4;
+const BIG_ID = `bertlens-test/bert-large-shaped-${LAYERS}`;
+
+export function bigRepo() {
+  const H = 1024, I = 4096, V = 30522;
+  const t = [
+    ['embeddings.word_embeddings.weight', [V, H]], ['embeddings.position_embeddings.weight', [512, H]],
+    ['embeddings.token_type_embeddings.weight', [2, H]], ['embeddings.LayerNorm.weight', [H]], ['embeddings.LayerNorm.bias', [H]],
+  ];
+  for (let l = 0; l < LAYERS; l++) {
+    const p = `encoder.layer.${l}.`;
+    for (const n of ['query', 'key', 'value']) t.push([`${p}attention.self.${n}.weight`, [H, H]], [`${p}attention.self.${n}.bias`, [H]]);
+    t.push([`${p}attention.output.dense.weight`, [H, H]], [`${p}attention.output.dense.bias`, [H]],
+      [`${p}attention.output.LayerNorm.weight`, [H]], [`${p}attention.output.LayerNorm.bias`, [H]],
+      [`${p}intermediate.dense.weight`, [I, H]], [`${p}intermediate.dense.bias`, [I]],
+      [`${p}output.dense.weight`, [H, I]], [`${p}output.dense.bias`, [H]], [`${p}output.LayerNorm.weight`, [H]], [`${p}output.LayerNorm.bias`, [H]]);
+  }
+  const vocab = ['[PAD]', ...Array.from({ length: 99 }, (_, i) => `[unused${i}]`), '[UNK]', '[CLS]', '[SEP]', '[MASK]'];
+  for (let i = vocab.length; i < V; i++) vocab.push(`w${i}`);
+  const config = { architectures: ['BertModel'], model_type: 'bert', hidden_size: H, num_hidden_layers: LAYERS, num_attention_heads: 16, intermediate_size: I,
+    hidden_act: 'gelu', max_position_embeddings: 512, type_vocab_size: 2, vocab_size: V, layer_norm_eps: 1e-12, pad_token_id: 0 };
+  return {
+    'config.json': Buffer.from(JSON.stringify(config)),
+    'vocab.txt': Buffer.from(`${vocab.join('\n')}\n`),
+    'model.safetensors': generatedSafetensors(t.map(([name, shape]) => ({ name, shape }))),
+  };
+}
+
+/** The renderer processes of the Chromium using profile (its descendants
+ *  with --type=renderer). */
+function renderers(profile) {
+  const procs = fs.readdirSync('/proc').filter((d) => /^\d+$/.test(d)).map((pid) => {
+    try {
+      const cmd = fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8');
+      const ppid = Number(fs.readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /, '').split(' ')[1]);
+      return { pid: Number(pid), ppid, cmd };
+    } catch {
+      return null;
+    }
+  }).filter(Boolean);
+  const root = procs.find((p) => p.cmd.includes(`--user-data-dir=${profile}`) && !p.cmd.includes('--type='));
+  if (!root) return [];
+  const mine = new Set([root.pid]);
+  for (let grew = true; grew;) {
+    grew = false;
+    for (const p of procs) if (!mine.has(p.pid) && mine.has(p.ppid)) { mine.add(p.pid); grew = true; }
+  }
+  return procs.filter((p) => mine.has(p.pid) && p.cmd.includes('--type=renderer')).map((p) => p.pid);
+}
+const status = (pid, key) => Number((fs.readFileSync(`/proc/${pid}/status`, 'utf8').match(new RegExp(`^${key}:\\s+(\\d+) kB`, 'm')) || [0, 0])[1]) * 1024;
+const MB = (n) => `${(n / 1048576).toFixed(0)} MB`;
+
+scenario('hub: memory while loading a bert-large-wide checkpoint from the Hub (peak renderer memory vs the bundle)', async ({ page, profile }) => {
+  const { site, bigSize } = await setup();
+  await page.goto(`${site}?view=heatmap`);
+  await ready(page);
+  const pids = renderers(profile);
+  assert.ok(pids.length >= 1, 'renderer processes found');
+  for (const pid of pids) fs.writeFileSync(`/proc/${pid}/clear_refs`, '5'); // peak RSS := current RSS
+  const before = Object.fromEntries(pids.map((p) => [p, status(p, 'VmRSS')]));
+  await page.click('#open-hub');
+  await page.fill('#hub-id', BIG_ID);
+  await page.evaluate(() => { document.body.dataset.state = 'loading'; });
+  await page.keyboard.press('Enter');
+  await ready(page);
+  assert.match(await page.textContent('#model-info'), new RegExp(`${LAYERS} layers × 16 heads, hidden 1024`));
+  const peaks = pids.map((p) => ({ pid: p, before: before[p], peak: status(p, 'VmHWM'), after: status(p, 'VmRSS') }));
+  const main = peaks.reduce((a, b) => (b.peak - b.before > a.peak - a.before ? b : a));
+  const bundle = await page.evaluate(async () => {
+    const c = await caches.open('bertlens-hub-v1');
+    const [k] = await c.keys();
+    return (await (await c.match(k)).arrayBuffer()).byteLength;
+  });
+  console.log(`#   ${BIG_ID}: checkpoint ${MB(bigSize)}, bundle ${MB(bundle)} (q8); renderer RSS before ${MB(main.before)}, `
+    + `peak ${MB(main.peak)} (+${MB(main.peak - main.before)} = ${((main.peak - main.before) / bundle).toFixed(2)}x the bundle; `
+    + `peak/bundle ${(main.peak / bundle).toFixed(2)}x), after ${MB(main.after)}`);
+  // For comparison: the same bundle from the kept copy (no conversion) in
+  // a fresh page: what the engine itself needs to hold it.
+  await page.goto('about:blank');
+  await new Promise((r) => setTimeout(r, 1000));
+  const quiet = renderers(profile);
+  for (const pid of quiet) fs.writeFileSync(`/proc/${pid}/clear_refs`, '5');
+  await page.goto(`${site}?hub=${encodeURIComponent(BIG_ID)}&view=heatmap`);
+  await ready(page);
+  const kept = renderers(profile).map((p) => status(p, 'VmHWM')).reduce((a, b) => Math.max(a, b), 0);
+  console.log(`#   the kept copy loaded in a fresh page (no conversion): renderer peak ${MB(kept)} = ${(kept / bundle).toFixed(2)}x the bundle`);
+  // Issue 22 asks for a peak under 1.5x the bundle: NOT met yet (see
+  // docs/page.md, "Models from the Hugging Face Hub": the converter's worker
+  // copies each tensor and the finished bundle through JS). Guarded here:
+  // the checkpoint is never held whole, which would add its size again.
+  assert.ok(main.peak - main.before < 2 * bigSize, `peak +${MB(main.peak - main.before)} for a ${MB(bigSize)} checkpoint`);
+}, { timeout: 600000, allowConsoleErrors: EXPECTED_ERRORS });

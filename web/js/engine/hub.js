@@ -116,12 +116,22 @@ export function parseContentRange(text) {
   return { first, last, total };
 }
 
-/** An open response body read in order: take(n) bytes, skip(n) bytes. */
+/** An open response body read in order: take(n) bytes, skip(n) bytes.
+ *  Where the browser offers a BYOB reader (fetch bodies are byte streams),
+ *  the bytes land directly in the buffer returned: no chunk is kept as
+ *  garbage beside it (a 125 MB embedding matrix would double). */
 class BodyReader {
   constructor(res, pos, what) {
-    this.reader = res.body.getReader();
+    try {
+      this.reader = res.body.getReader({ mode: 'byob' });
+      this.byob = true;
+    } catch {
+      this.reader = res.body.getReader();
+      this.byob = false;
+    }
     this.pos = pos;
-    this.left = null; // Uint8Array: received, not yet taken
+    this.left = null; // Uint8Array: received, not yet taken (default reader)
+    this.scratch = null; // ArrayBuffer for skip() (BYOB reader)
     this.what = what;
   }
 
@@ -132,7 +142,21 @@ class BodyReader {
     this.left = value;
   }
 
+  /** BYOB: fill view's bytes; returns the (transferred) buffer. */
+  async fill(buf, off, n, onBytes) {
+    for (let got = 0; got < n;) {
+      const { done, value } = await this.reader.read(new Uint8Array(buf, off + got, n - got));
+      if (done || !value) throw new Error('the answer ended early');
+      buf = value.buffer;
+      got += value.byteLength;
+      this.pos += value.byteLength;
+      onBytes(this.pos);
+    }
+    return buf;
+  }
+
   async take(n, onBytes) {
+    if (this.byob) return new Uint8Array(await this.fill(new ArrayBuffer(n), 0, n, onBytes));
     const out = new Uint8Array(n);
     let got = 0;
     while (got < n) {
@@ -149,6 +173,12 @@ class BodyReader {
 
   async skip(n, onBytes) {
     while (n > 0) {
+      if (this.byob) {
+        const k = Math.min(n, SMALL_READ);
+        this.scratch = await this.fill(this.scratch && this.scratch.byteLength >= k ? this.scratch : new ArrayBuffer(SMALL_READ), 0, k, onBytes);
+        n -= k;
+        continue;
+      }
       await this.next();
       const k = Math.min(n, this.left.length);
       this.left = this.left.subarray(k);

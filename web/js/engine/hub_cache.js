@@ -2,15 +2,19 @@
 // kept in Cache Storage so a second visit, offline too, needs no download.
 // One entry per repository and commit, under a made-up same-origin URL
 // (hub-bundles/OWNER/NAME/COMMIT.blb), with the id, the revision asked for,
-// the commit and the bundle's sha256 in its headers. As with the published
-// bundles (bundles.js), a kept copy is checked against its sha256 before
-// use and evicted when it does not match; only a complete bundle the engine
-// took is stored, so a cut download leaves nothing behind. At most MAX_KEPT
-// models are kept (the oldest goes first).
+// the commit and the bundle's size in its headers. Only a complete bundle is
+// stored, so a cut download leaves nothing behind. A kept copy must have the
+// size stored beside it and the size its own header declares; the engine
+// then checks every CRC of the bundle (src/bundle.c) as it loads it, and a
+// copy it refuses is evicted (hub_load.js). No sha256 here: hashing a
+// bert-large bundle in the page (crypto.subtle copies its input) would add
+// its whole size to the page's peak memory. At most MAX_KEPT models are
+// kept (the oldest goes first).
 
 export const HUB_CACHE = 'bertlens-hub-v1';
 const MAX_KEPT = 3;
-const H = { id: 'x-bertlens-hub-id', revision: 'x-bertlens-hub-revision', commit: 'x-bertlens-hub-commit', sha: 'x-bertlens-sha256', stored: 'x-bertlens-stored' };
+const H = { id: 'x-bertlens-hub-id', revision: 'x-bertlens-hub-revision', commit: 'x-bertlens-hub-commit', size: 'x-bertlens-size', stored: 'x-bertlens-stored' };
+const PUT_SLICE = 1 << 20; // the bundle goes to the cache by slices (no copy of it whole)
 
 const base = () => `${globalThis.location.origin}${globalThis.location.pathname.replace(/[^/]*$/, '')}`;
 const keyOf = (id, commit) => new URL(`hub-bundles/${id.split('/').map(encodeURIComponent).join('/')}/${encodeURIComponent(commit || 'unversioned')}.blb`, base()).href;
@@ -24,10 +28,10 @@ async function open() {
   }
 }
 
-async function sha256Hex(u8) {
-  if (!globalThis.crypto || !crypto.subtle) return '';
-  const h = new Uint8Array(await crypto.subtle.digest('SHA-256', u8));
-  return Array.from(h, (b) => b.toString(16).padStart(2, '0')).join('');
+/** file_size from a bundle's header (src/bundle.h: "BERTLENS", u64 at 16). */
+function declaredSize(u8) {
+  if (u8.length < 24 || new TextDecoder('latin1').decode(u8.subarray(0, 8)) !== 'BERTLENS') return -1;
+  return Number(new DataView(u8.buffer, u8.byteOffset, 24).getBigUint64(16, true));
 }
 
 const describe = (res, req) => ({
@@ -55,8 +59,8 @@ export async function listKeptHub() {
 }
 
 /** The kept bundle of id at commit (or, commit null, the newest kept for id
- *  at revision): {id, revision, commit, stored, bytes: Uint8Array}, checked
- *  against its sha256 (a damaged copy is evicted: null). */
+ *  at revision): {id, revision, commit, stored, bytes: Uint8Array}; a copy
+ *  whose size is not the one stored and declared is evicted (null). */
 export async function findKeptHub(id, { commit = null, revision = 'main' } = {}) {
   const cache = await open();
   if (!cache) return null;
@@ -65,10 +69,9 @@ export async function findKeptHub(id, { commit = null, revision = 'main' } = {})
     try {
       const res = await cache.match(k.key);
       if (!res) continue;
-      const want = res.headers.get(H.sha) || '';
+      const want = Number(res.headers.get(H.size));
       const bytes = new Uint8Array(await res.arrayBuffer());
-      const sum = await sha256Hex(bytes);
-      if (!want || (sum && sum !== want)) { await cache.delete(k.key); continue; }
+      if (!(want > 0) || bytes.length !== want || declaredSize(bytes) !== want) { await cache.delete(k.key); continue; }
       return { ...k, bytes };
     } catch {
       await cache.delete(k.key).catch(() => {});
@@ -86,10 +89,19 @@ export async function storeKeptHub({ id, revision, commit }, bytes) {
   try {
     const key = keyOf(id, commit);
     for (const k of await listKeptHub()) if (k.id === id && k.revision === revision && k.key !== key) await cache.delete(k.key);
-    await cache.put(key, new Response(bytes, {
+    let at = 0;
+    const body = new ReadableStream({
+      pull(c) {
+        if (at >= bytes.length) return c.close();
+        c.enqueue(bytes.subarray(at, at + PUT_SLICE));
+        at += PUT_SLICE;
+        return undefined;
+      },
+    });
+    await cache.put(key, new Response(body, {
       headers: {
         'Content-Type': 'application/octet-stream',
-        [H.id]: id, [H.revision]: revision, [H.commit]: commit || '', [H.sha]: await sha256Hex(bytes), [H.stored]: new Date().toISOString(),
+        [H.id]: id, [H.revision]: revision, [H.commit]: commit || '', [H.size]: String(bytes.length), [H.stored]: new Date().toISOString(),
       },
     }));
     const all = await listKeptHub();

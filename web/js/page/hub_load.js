@@ -26,7 +26,7 @@ export async function hubIndexEndpoint(indexUrl) {
 
 /** Watch for connect-src refusals while fn runs: a fetch the page's CSP
  *  blocks fails like a network error, so the event is the only witness. */
-async function underCsp(fn) {
+async function underCsp(endpoint, fn) {
   const blocked = [];
   const on = (e) => { if (/^connect-src/.test(e.effectiveDirective || e.violatedDirective || '')) blocked.push(e.blockedURI); };
   document.addEventListener('securitypolicyviolation', on);
@@ -37,7 +37,12 @@ async function underCsp(fn) {
     if (blocked.length && e instanceof HubError && (e.code === 'network' || e.code === 'cut')) {
       let host = String(blocked[0]);
       try { host = new URL(host).host; } catch { /* 'blocked' or a bare origin */ }
-      throw new HubError('csp', `This site's security policy (Content-Security-Policy) does not allow the page to connect to ${host}, where the Hugging Face Hub sent the download. `
+      // A refused redirect is reported by the URL before it (browsers hide
+      // where a cross-origin redirect went).
+      const where = host === new URL(endpoint).host
+        ? `the host the Hugging Face Hub redirected the download to (the browser does not say which; the request was ${blocked[0]})`
+        : host;
+      throw new HubError('csp', `This site's security policy (Content-Security-Policy) does not allow the page to connect to ${where}. `
         + 'The policy lists only the Hub\'s known hosts (see the README); this one is new or not the Hub\'s. Please tell whoever runs the site.', `connect-src refused ${blocked[0]}`);
     }
     throw e;
@@ -54,7 +59,7 @@ export async function hubBundle({ spec, endpoint, call, show }) {
   let ckpt;
   let kept = null;
   try {
-    ckpt = await underCsp(() => openHubCheckpoint({
+    ckpt = await underCsp(endpoint, () => openHubCheckpoint({
       endpoint,
       spec,
       known: async (commit) => !!(kept = await findKeptHub(id, { commit })),
@@ -64,7 +69,7 @@ export async function hubBundle({ spec, endpoint, call, show }) {
   } catch (e) {
     if (e instanceof HubError && e.code === 'network') { // offline (or the Hub unreachable): a kept copy will do
       const copy = await findKeptHub(id, { revision });
-      if (copy) return { ...copy, from: 'offline', keep: async () => '', evict: async () => {} };
+      if (copy) return { ...copy, from: 'offline', keep: async () => '', evict: () => evictKeptHub(id, copy.commit) };
     }
     throw e;
   }
@@ -73,7 +78,7 @@ export async function hubBundle({ spec, endpoint, call, show }) {
   show(`Downloading ${id} (${formatBytes(ckpt.weightBytes)} of weights)`, 0, ckpt.weightBytes);
   let res;
   try {
-    res = await underCsp(() => convertCheckpoint(call, ckpt.entries, { name: id }, (p) => {
+    res = await underCsp(endpoint, () => convertCheckpoint(call, ckpt.entries, { name: id }, (p) => {
       if (p.stage === 'tensor') show(`Converting ${id}: tensor ${p.done} of ${p.total}`, p.done, p.total);
     }));
   } catch (e) {
