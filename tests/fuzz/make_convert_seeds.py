@@ -95,6 +95,25 @@ def main():
                        "sentence_bert_config.json": b'{"max_seq_length": 6}'}, safetensors(t, "F16", "")))
     sizes.append(seed("electra-bf16-q10", [6, 4 | 32], dict(bert, model_type="electra", hidden_act="relu"),
                       {"vocab.txt": vocab_txt}, safetensors(t, "BF16", "electra.")))
+    # a byte-level BPE tokenizer.json (RoBERTa's pipeline), kept whole in the
+    # bundle (convert_tokenizer.c): the fuzzer reaches the tokenizer.json loader
+    bpe = ["<s>", "<pad>", "</s>", "<unk>", "\u0120", "t", "h", "e", "th", "the", "\u0120the", "<mask>"]
+    added = [{"id": bpe.index(c), "content": c, "single_word": False, "lstrip": c == "<mask>", "rstrip": False,
+              "normalized": False, "special": True} for c in ("<s>", "<pad>", "</s>", "<unk>", "<mask>")]
+    tjb = {"version": "1.0", "added_tokens": added, "normalizer": None,
+           "pre_tokenizer": {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": True},
+           "post_processor": {"type": "RobertaProcessing", "sep": ["</s>", 2], "cls": ["<s>", 0],
+                              "trim_offsets": True, "add_prefix_space": False},
+           "decoder": {"type": "ByteLevel"},
+           "model": {"type": "BPE", "dropout": None, "unk_token": None, "continuing_subword_prefix": "",
+                     "end_of_word_suffix": "", "fuse_unk": False, "byte_fallback": False, "ignore_merges": False,
+                     "vocab": {v: i for i, v in enumerate(bpe)}, "merges": ["t h", "th e", "\u0120 the"]}}
+    tcb = {"model_max_length": 6, "cls_token": "<s>", "sep_token": "</s>", "pad_token": "<pad>",
+           "mask_token": "<mask>", "unk_token": "<unk>"}
+    tb = [(n, shape(n, H, I, len(bpe), P, 1)) for n in names(1, False)]
+    sizes.append(seed("roberta-bpe-f32-q8", [2, 2], dict(bert, vocab_size=len(bpe), type_vocab_size=1),
+                      {"tokenizer.json": json.dumps(tjb).encode(), "tokenizer_config.json": json.dumps(tcb).encode()},
+                      safetensors(tb, "F32", "")))
     distil = {"model_type": "distilbert", "n_layers": 1, "n_heads": 2, "dim": H, "hidden_dim": I,
               "max_position_embeddings": P, "vocab_size": V, "activation": "gelu"}
     td = [(n, shape(n, H, I, V, P, T)) for n in names(1, True)]
