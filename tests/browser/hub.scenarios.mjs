@@ -92,6 +92,21 @@ scenario('hub: ?hub= converts the model from the (fake) Hub and draws it; a relo
   await shot(page, 'hub-loaded');
   const worst = Math.max(await sameAttention(page, native, 1, 2), await sameAttention(page, native, 0, 0));
   console.log(`#   Hub model in the page: attention vs bertlens attend max |d| ${worst.toExponential(2)}`);
+  // The Predictions view (issue 22 item 3), where this build has it: the
+  // top word at [MASK] is Hugging Face's (tests/fixtures/hub/make.py).
+  const ref = JSON.parse(fs.readFileSync(path.join(ROOT, 'tests', 'fixtures', 'hub', 'reference.json'), 'utf8')).texts[0];
+  assert.equal(ref.text, TEXT);
+  if (await page.$('#view-tabs button[data-view="predict"]')) {
+    await page.evaluate(() => { document.body.dataset.state = 'loading'; });
+    await page.click('#view-tabs button[data-view="predict"]');
+    await ready(page);
+    const at = ref.positions[0];
+    const top = await page.$eval(`.pv-card[data-index="${at.index}"] .pv-top li .pv-word-label`, (e) => e.textContent.trim());
+    assert.equal(top, at.top[0].token, 'top-1 at [MASK] vs Hugging Face');
+    console.log(`#   Predictions view: top-1 at [MASK] "${top}" = Hugging Face's`);
+  } else {
+    console.log('#   this build has no Predictions view: top-1 at [MASK] not checked');
+  }
   // model.safetensors: its size and first bytes, its head, then the file
   // once (hashed and converted on the way)
   const size = fs.statSync(path.join(TINY, 'model.safetensors')).size;
