@@ -254,3 +254,16 @@ nativeTest('folders without a tokenizer.json are refused with the command that m
   assert.equal(r.status, 1);
   assert.match(r.stderr, /sentencepiece\.bpe\.model \(a SentencePiece model\) without a tokenizer\.json.*save_pretrained/);
 });
+
+test('the page\'s converter (wasm, web/js/engine/convert.js) writes the same bundle as bertlens convert', { skip: IS_WASM ? false : 'needs BERTLENS_BACKEND=wasm' }, async () => {
+  const { workerConverter, folderEntries } = await import('../tools/wasm_node.mjs');
+  const { convertCheckpoint } = await import('../web/js/engine/convert.js');
+  const { WORKER_PROTOCOL } = await import('../web/js/lib/protocol.js');
+  const { call } = await workerConverter(WORKER_PROTOCOL);
+  for (const kind of ['roberta', 'xlmr', 'mpnet']) {
+    const want = fs.readFileSync(bundle(kind).file);
+    const { bytes } = await convertCheckpoint(call, folderEntries(path.join(OUT, kind)),
+      { name: `test/${kind}`, license: 'MIT', dtype: 'f32' }, () => {});
+    assert.ok(Buffer.from(bytes).equals(want), `${kind}: the page's bundle differs from the CLI's`);
+  }
+});
