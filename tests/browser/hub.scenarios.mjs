@@ -177,6 +177,11 @@ scenario('hub: every refusal says why in a sentence and the model loaded before 
     assert.equal((await page.textContent('#model-info')).split(' · ')[0], listed, id);
     await typeText(page, '#text-a', `${id} is refused.`);
   }
+  // ?hub= naming a model that cannot be had: the list's model, and why.
+  await page.goto(`${site}?hub=bertlens-test/gated&view=heatmap`);
+  await ready(page);
+  assert.equal((await page.textContent('#model-info')).split(' · ')[0], listed);
+  assert.match(await page.textContent('#notices'), /Could not load bertlens-test\/gated from the Hugging Face Hub: .*does not take tokens.*Showing .* instead\./);
   // Nothing of the failed loads is kept.
   const kept = await page.evaluate(async () => (await (await caches.open('bertlens-hub-v1')).keys()).map((r) => r.url));
   assert.deepEqual(kept, []);

@@ -18,7 +18,7 @@ import { convertCheckpoint, filesFromBrowser, gzipBytes } from '../engine/conver
 import { download } from './export.js';
 import { ASSETS } from '../engine/assets.js';
 import { notice, clearNotice, notices, fail, setPageState } from './notices.js';
-import { takeHub } from './hub_load.js';
+import { takeHub, hubNote } from './hub_load.js';
 import { createHubDialog } from './hub_dialog.js';
 import { listKeptHub } from '../engine/hub_cache.js';
 import { parseHubId } from '../engine/hub.js';
@@ -50,6 +50,7 @@ export function createModels(page) {
   let info = null; // blw_info_json of the loaded model (or a snapshot's shape)
   let hubModel = null; // {spec, commit} of the Hub model in use
   let keptHub = []; // Hub models this browser keeps (hub_cache.js listKeptHub)
+  let lastFailure = null; // the error of the last failed load
   let loadSeq = 0;
   let loading = 0; // loadSeq of a model load in progress (0: none)
   const current = (seq) => seq === loadSeq;
@@ -178,10 +179,7 @@ export function createModels(page) {
         hubModel = { spec, commit: got.commit };
         localName = `${spec.spec} (Hugging Face Hub${got.commit ? `, ${got.commit.slice(0, 7)}` : ''})`;
         if (converted) converted.active = false;
-        notice('local', 'info', got.from === 'offline'
-          ? `Offline: using the copy of ${spec.spec} this browser kept (${got.stored ? got.stored.slice(0, 10) : 'earlier'}).`
-          : got.from === 'kept' ? `${spec.spec} at commit ${got.commit.slice(0, 7)}: the copy kept in this browser.`
-            : `Converted ${spec.spec} from the Hugging Face Hub in this page (${got.tensors} tensors, q8); it is kept in this browser for next time, offline too.`);
+        notice('local', 'info', hubNote(spec, got));
         return { model: '', hub: spec.spec };
       },
     },
@@ -250,6 +248,7 @@ export function createModels(page) {
       loading = 0;
       $('progress').hidden = true;
       fail('load', e.message, e.detail);
+      lastFailure = e;
       fillPicker(); // back to the model in use, or "no model loaded"
       return false;
     }
@@ -353,7 +352,9 @@ export function createModels(page) {
     // ?hub=OWNER/NAME[@REV]: that model; if it cannot be had, the list's.
     const hub = page.store.get().hub;
     if (hub && await loadModel({ kind: 'hub', spec: parseHubId(hub) })) return;
+    const why = hub && lastFailure; // said again once the list's model is shown
     await loadModel({ kind: 'listed', entry: first });
+    if (why) notice('hub', 'warn', `${why.message} Showing ${first.name || first.id} instead.`, why.detail);
   }
 
   /** The list (fetched once), for a snapshot's "Load the model" offer. */
