@@ -189,3 +189,22 @@ test('a Hub checkpoint converts to the bytes of its folder, each weight file dow
     await hub.close();
   }
 });
+
+test('tokenizer.json, where the repository has it, stands for the family\'s own tokenizer files (as in transformers)', async () => {
+  const files = tinyFiles();
+  const tj = Buffer.from('{"model": {"type": "WordPiece"}}');
+  const hub = await startFakeHub({ 'o/with-tj': { files: { ...files, 'tokenizer.json': tj } }, 'o/without': { files } });
+  try {
+    const a = await openHubCheckpoint({ endpoint: hub.endpoint, spec: parseHubId('o/with-tj'), wants });
+    assert.deepEqual(a.entries.map((e) => e.name), ['config.json', 'tokenizer.json', 'tokenizer_config.json', 'model.safetensors']);
+    assert.ok(!hub.requests.some((r) => r.includes('/o/with-tj/') && r.endsWith('/vocab.txt')), 'vocab.txt not asked for');
+    const b = await openHubCheckpoint({ endpoint: hub.endpoint, spec: parseHubId('o/without'), wants });
+    assert.deepEqual(b.entries.map((e) => e.name), ['config.json', 'vocab.txt', 'tokenizer_config.json', 'model.safetensors']);
+    // only files the converter asks for are requested
+    assert.ok(!hub.requests.some((r) => /\/(merges\.txt|vocab\.json|spiece\.model)$/.test(r)));
+    a.close();
+    b.close();
+  } finally {
+    await hub.close();
+  }
+});
