@@ -5,6 +5,7 @@
  * the caller's bytes: tensors point straight into them (no copy of weights).
  */
 #include "bundle.h"
+#include "family.h"
 #include "hf_tokenizer.h"
 #include "sizes.h"
 
@@ -43,6 +44,7 @@ struct bl_model {
     bl_tokenizer *tok;
     bl_head_info head;    /* the masked-LM head (check_head)    */
     uint32_t version;     /* the header's format version       */
+    bli_family fam;       /* model.family and its keys (parse_family) */
 };
 
 /* ----------------------------------------------------------- helpers */
@@ -214,6 +216,7 @@ const bl_tensor *bl_model_find_tensor(const bl_model *m, const char *name) {
     return NULL;
 }
 const bl_tokenizer *bl_model_tokenizer(const bl_model *m) { return m->tok; }
+const bli_family *bli_model_family(const bl_model *m) { return &m->fam; }
 int bl_model_format_version(const bl_model *m) { return m ? (int)m->version : 0; }
 
 const char *bl_model_meta_str(const bl_model *m, const char *key) {
@@ -605,6 +608,84 @@ static int parse_table(bl_model *m, reader *r, uint64_t data_size, uint32_t alig
     return 1;
 }
 
+/* ------------------------------------------------------------ family */
+
+/* An optional family key (bundle.h "Families"): present exactly when the
+ * family wants it (`want`), then a u32 in [lo, hi]. */
+static int family_u32(const bl_model *m, const char *key, int want, uint32_t lo, uint32_t hi, int32_t *out,
+                      char *err, size_t errlen) {
+    if (!find_meta(m, key)) {
+        if (want == 1) bli_set_err(err, errlen, "a %s bundle needs the metadata '%s'", m->fam.name, key);
+        return want == 1 ? -1 : 0;
+    }
+    if (!want) {
+        bli_set_err(err, errlen, "metadata '%s' does not belong in a %s bundle", key, m->fam.name);
+        return -1;
+    }
+    return meta_u32(m, key, lo, hi, out, err, errlen) ? 1 : -1;
+}
+
+/* model.family and its keys -> m->fam; the config's max_positions becomes
+ * the tokens the model takes (RoBERTa: the rows less padding_idx + 1). */
+static int parse_family(bl_model *m, char *err, size_t errlen) {
+    bl_config *c = &m->cfg;
+    bli_family *f = &m->fam;
+    memset(f, 0, sizeof *f);
+    f->kind = BLI_FAM_BERT;
+    snprintf(f->name, sizeof f->name, "bert");
+    f->embed = c->hidden;
+    f->pos_rows = c->max_positions;
+    f->pad_id = -1;
+    f->n_stored = c->n_layers;
+    const meta_entry *e = find_meta(m, "model.family");
+    if (e) {
+        char shown[64];
+        if (e->type != BL_META_STR) {
+            bli_set_err(err, errlen, "metadata 'model.family' must be a string");
+            return 0;
+        }
+        safe_name(shown, sizeof shown, (const uint8_t *)e->str, strlen(e->str));
+        if (m->version < 2) {
+            bli_set_err(err, errlen, "metadata 'model.family' needs format version 2, the header says %u", m->version);
+            return 0;
+        }
+        const bli_family_info *fi = bli_family_find(e->str);
+        if (!fi || fi->kind < 0) {
+            bli_set_err(err, errlen, "model.family '%s' is not one this build runs (%s)", shown, bli_family_list());
+            return 0;
+        }
+        f->kind = fi->kind;
+        snprintf(f->name, sizeof f->name, "%s", fi->type);
+    }
+    const int k = f->kind;
+    int32_t v = 0;
+    int r = family_u32(m, "model.padding_idx", k == BLI_FAM_ROBERTA, 0, (uint32_t)f->pos_rows - 1, &v, err, errlen);
+    if (r < 0) return 0;
+    if (r) {
+        if (v + 1 >= f->pos_rows) {
+            bli_set_err(err, errlen, "model.padding_idx %d leaves no position of the %d rows", v, f->pos_rows);
+            return 0;
+        }
+        f->pad_id = v;
+        f->pos_offset = v + 1;
+        c->max_positions = f->pos_rows - f->pos_offset;
+    }
+    r = family_u32(m, "model.embedding_size", k == BLI_FAM_ALBERT ? 1 : k == BLI_FAM_ELECTRA ? 2 : 0, 1,
+                   BL_MAX_HIDDEN, &v, err, errlen);
+    if (r < 0) return 0;
+    if (r) f->embed = v, f->project = 1;
+    r = family_u32(m, "model.layer_groups", k == BLI_FAM_ALBERT, 1, (uint32_t)c->n_layers, &v, err, errlen);
+    if (r < 0) return 0;
+    if (r) {
+        if (c->n_layers % v) {
+            bli_set_err(err, errlen, "model.layer_groups %d does not divide bert.n_layers %d", v, c->n_layers);
+            return 0;
+        }
+        f->n_stored = v;
+    }
+    return 1;
+}
+
 /* Check one required tensor: present, the given shape, and (if f32_only) f32. */
 static int check_tensor(const bl_model *m, const char *name, int64_t d0, int64_t d1, int f32_only, char *err,
                         size_t errlen) {
@@ -639,21 +720,31 @@ typedef struct {
 #define TENSOR_SPEC(field, name, d0, d1, dtypes) {name, BL_DIM_##d0, BL_DIM_##d1, BL_DTYPES_##dtypes == BL_DTYPES_F32},
 static const tensor_spec model_tensors[] = {BL_TENSORS_WORD(TENSOR_SPEC) BL_TENSORS_EMBED(TENSOR_SPEC)};
 static const tensor_spec layer_tensors[] = {BL_TENSORS_LAYER(TENSOR_SPEC)};
+static const tensor_spec project_tensors[] = {BL_TENSORS_PROJECT(TENSOR_SPEC)};
 #undef TENSOR_SPEC
 
 static int check_tensors(const bl_model *m, char *err, size_t errlen) {
     const bl_config *c = &m->cfg;
+    const bli_family *f = &m->fam;
     for (size_t k = 0; k < sizeof model_tensors / sizeof *model_tensors; k++) {
         const tensor_spec *t = &model_tensors[k];
-        if (!check_tensor(m, t->name, bli_dim_size(c, t->d0), bli_dim_size(c, t->d1), t->f32_only, err, errlen))
+        if (!check_tensor(m, t->name, bli_fdim_size(c, f, t->d0), bli_fdim_size(c, f, t->d1), t->f32_only, err,
+                          errlen))
+            return 0;
+    }
+    for (size_t k = 0; f->project && k < sizeof project_tensors / sizeof *project_tensors; k++) {
+        const tensor_spec *t = &project_tensors[k];
+        if (!check_tensor(m, t->name, bli_fdim_size(c, f, t->d0), bli_fdim_size(c, f, t->d1), t->f32_only, err,
+                          errlen))
             return 0;
     }
     char name[128];
-    for (int l = 0; l < c->n_layers; l++)
+    for (int l = 0; l < f->n_stored; l++)
         for (size_t k = 0; k < sizeof layer_tensors / sizeof *layer_tensors; k++) {
             const tensor_spec *t = &layer_tensors[k];
             snprintf(name, sizeof name, t->name, l);
-            if (!check_tensor(m, name, bli_dim_size(c, t->d0), bli_dim_size(c, t->d1), t->f32_only, err, errlen))
+            if (!check_tensor(m, name, bli_fdim_size(c, f, t->d0), bli_fdim_size(c, f, t->d1), t->f32_only, err,
+                              errlen))
                 return 0;
         }
     return 1;
@@ -830,6 +921,7 @@ bl_model *bl_model_load(const void *data, size_t size, char *err, size_t errlen)
     reader r = {b + meta_off, b + meta_off + meta_size, "metadata section", err, errlen, 0};
     if (!parse_meta(m, &r)) goto fail;
     if (!parse_config(m, err, errlen)) goto fail;
+    if (!parse_family(m, err, errlen)) goto fail;
     m->n_tensors = n_tensors;
     reader t = {b + table_off, b + table_end, "tensor table", err, errlen, 0};
     if (!parse_table(m, &t, data_size, alignment, b + data_off)) goto fail;

@@ -25,11 +25,11 @@
  *   off size field
  *     0    8 magic          "BERTLENS"
  *     8    4 version        u32, 1 or 2 (BL_BUNDLE_VERSION). Version 2 adds
- *                           the metadata type BYTES (5) and nothing else:
- *                           a bundle without a BYTES entry is written as
- *                           version 1, byte for byte what older builds wrote
- *                           and read; a version 1 bundle with a BYTES entry
- *                           is refused
+ *                           the metadata type BYTES (5) and the families
+ *                           (model.family, below): a bundle with neither is
+ *                           written as version 1, byte for byte what older
+ *                           builds wrote and read; a version 1 bundle with
+ *                           a BYTES entry or model.family is refused
  *    12    4 alignment      u32, power of two in [16, 4096] (converter: 64)
  *    16    8 file_size      u64, total bytes of the (inflated) file
  *    24    8 meta_offset    u64, = 96
@@ -148,6 +148,46 @@
  *   embeddings.word_embeddings.weight and the projection weights may use any
  *   dtype.
  *
+ * Families (version 2). A bundle names the encoder family it holds in
+ * model.family; a bundle without the key is a BERT. The converter writes
+ * no model.family for BERT-layout models (BERT, DistilBERT, ELECTRA with
+ * embedding_size == hidden), so those stay byte for byte what
+ * tools/convert.py writes (version 1 unless a BYTES entry makes it 2), and
+ * writes version 2 with model.family for the others; model.family in a
+ * version 1 bundle is refused.
+ *   model.family      the Hugging Face model_type of the source: "bert",
+ *                     "roberta", "xlm-roberta", "camembert", "electra",
+ *                     "albert" (src/family.c lists them)                 STR
+ *   model.padding_idx roberta, xlm-roberta, camembert (required there, absent
+ *                     elsewhere): position ids count from padding_idx + 1
+ *                     over the tokens whose id is not padding_idx; such a
+ *                     token's own position is padding_idx (Hugging Face's
+ *                     create_position_ids_from_input_ids). bert.max_positions
+ *                     counts the position embedding's rows, so the model takes
+ *                     bert.max_positions - padding_idx - 1 tokens;
+ *                     padding_idx < bert.max_positions - 1                U32
+ *   model.embedding_size  electra (written only when != bert.hidden) and
+ *                     albert (required there): the width E of the
+ *                     embeddings: word, position and token-type embeddings
+ *                     and the embedding LayerNorm are [..][E], and
+ *                     embeddings_project.weight [hidden][E] (any dtype),
+ *                     embeddings_project.bias [hidden] (f32) map the
+ *                     normalized embeddings to the hidden width (ALBERT's
+ *                     encoder.embedding_hidden_mapping_in); 1..BL_MAX_HIDDEN U32
+ *   model.layer_groups  albert (required there): G in 1..n_layers dividing
+ *                     n_layers; the bundle stores G layers under the BERT
+ *                     layer names encoder.layer.0 .. G-1 (ALBERT's
+ *                     albert_layer_groups.g.albert_layers.0, whose
+ *                     attention.dense, attention.LayerNorm, ffn, ffn_output,
+ *                     full_layer_layer_norm are BERT's attention.output.dense,
+ *                     attention.output.LayerNorm, intermediate.dense,
+ *                     output.dense, output.LayerNorm), and layer l runs stored
+ *                     layer l / (n_layers / G): one group is stored once and
+ *                     applied n_layers times                              U32
+ *   Activation "gelu_tanh" is ALBERT's gelu_new. A family's keys are refused
+ *   in a bundle of another family, and every tensor of the family's lists
+ *   (BL_TENSORS_* below) is checked for presence, shape and dtype.
+ *
  * Tensor names are Hugging Face BertModel names without the "bert." prefix
  * (embeddings.word_embeddings.weight, encoder.layer.3.attention.self.query.weight,
  * ...); bundle.c lists every required name with its shape.
@@ -230,16 +270,23 @@ uint64_t bli_dtype_nbytes(int dtype, int n_dims, const int64_t *dims);
  *   d0, d1  shape in config units (BL_DIM_*); d1 NONE: a vector
  *   dtypes  F32: must be f32; ANY: any bl_dtype (matrices the kernels read)
  * The word embedding is listed alone: the encoder reads it row by row. */
-enum { BL_DIM_NONE, BL_DIM_HIDDEN, BL_DIM_INTERMEDIATE, BL_DIM_VOCAB, BL_DIM_POSITIONS, BL_DIM_TYPES };
+enum { BL_DIM_NONE, BL_DIM_HIDDEN, BL_DIM_INTERMEDIATE, BL_DIM_VOCAB, BL_DIM_POSITIONS, BL_DIM_TYPES,
+       BL_DIM_EMBED /* the family's embedding width E */, BL_DIM_POS_ROWS /* position embedding rows */ };
 enum { BL_DTYPES_F32, BL_DTYPES_ANY };
 
-#define BL_TENSORS_WORD(X) X(word, "embeddings.word_embeddings.weight", VOCAB, HIDDEN, ANY)
+/* Every family: the embeddings, E wide (E = hidden but in electra/albert). */
+#define BL_TENSORS_WORD(X) X(word, "embeddings.word_embeddings.weight", VOCAB, EMBED, ANY)
 
 #define BL_TENSORS_EMBED(X)                                                            \
-    X(pos, "embeddings.position_embeddings.weight", POSITIONS, HIDDEN, F32)            \
-    X(type, "embeddings.token_type_embeddings.weight", TYPES, HIDDEN, F32)             \
-    X(emb_ln_g, "embeddings.LayerNorm.weight", HIDDEN, NONE, F32)                      \
-    X(emb_ln_b, "embeddings.LayerNorm.bias", HIDDEN, NONE, F32)
+    X(pos, "embeddings.position_embeddings.weight", POS_ROWS, EMBED, F32)              \
+    X(type, "embeddings.token_type_embeddings.weight", TYPES, EMBED, F32)              \
+    X(emb_ln_g, "embeddings.LayerNorm.weight", EMBED, NONE, F32)                       \
+    X(emb_ln_b, "embeddings.LayerNorm.bias", EMBED, NONE, F32)
+
+/* Families with model.embedding_size: the E -> hidden projection. */
+#define BL_TENSORS_PROJECT(X)                                                          \
+    X(proj_w, "embeddings_project.weight", HIDDEN, EMBED, ANY)                         \
+    X(proj_b, "embeddings_project.bias", HIDDEN, NONE, F32)
 
 #define BL_TENSORS_LAYER(X)                                                            \
     X(wq, "encoder.layer.%d.attention.self.query.weight", HIDDEN, HIDDEN, ANY)          \
@@ -287,6 +334,29 @@ enum { BL_DTYPES_F32, BL_DTYPES_ANY };
 #define BL_TENSORS_HEAD_UNTIED(X) X(head_dec_w, "head.decoder.weight", VOCAB, HEAD_E, ANY)
 #define BL_DIM_HEAD_E (-1) /* E: resolved by the head's own checks (bundle.c check_head) */
 
+/* A model's family (bundle.h "Families"), read from its metadata by
+ * bl_model_load; a BERT gives {BLI_FAM_BERT, "bert", E = hidden, project 0,
+ * pos_rows = max_positions, pos_offset 0, pad_id -1, n_stored = n_layers}. */
+enum { BLI_FAM_BERT, BLI_FAM_ROBERTA, BLI_FAM_ELECTRA, BLI_FAM_ALBERT };
+typedef struct bli_family {
+    int kind;           /* BLI_FAM_*: the layout the encoder runs          */
+    char name[24];      /* model.family ("bert" when absent)               */
+    int32_t embed;      /* E: embedding width (hidden unless project)      */
+    int project;        /* embeddings_project maps E -> hidden             */
+    int32_t pos_rows;   /* rows of the position embedding (bert.max_positions) */
+    int32_t pos_offset; /* first position id: padding_idx + 1, or 0        */
+    int32_t pad_id;     /* padding_idx (a pad token's position), or -1     */
+    int32_t n_stored;   /* layers stored: n_layers, ALBERT's layer_groups  */
+} bli_family;
+
+/* The family of a loaded model (bundle.c). */
+const bli_family *bli_model_family(const bl_model *m);
+
+/* The stored layer that layer l runs. */
+static inline int32_t bli_stored_layer(const bl_config *c, const bli_family *f, int32_t l) {
+    return f->n_stored == c->n_layers ? l : l / (c->n_layers / f->n_stored);
+}
+
 /* Size of a BL_DIM_* unit under config c (0 for NONE). */
 static inline int64_t bli_dim_size(const bl_config *c, int dim) {
     switch (dim) {
@@ -297,6 +367,13 @@ static inline int64_t bli_dim_size(const bl_config *c, int dim) {
     case BL_DIM_TYPES: return c->type_vocab_size;
     default: return 0;
     }
+}
+
+/* The same with the family's units (EMBED, POS_ROWS). */
+static inline int64_t bli_fdim_size(const bl_config *c, const bli_family *f, int dim) {
+    if (dim == BL_DIM_EMBED) return f->embed;
+    if (dim == BL_DIM_POS_ROWS) return f->pos_rows;
+    return bli_dim_size(c, dim);
 }
 
 #endif

@@ -34,6 +34,23 @@ static void tokenizer_lines(const bl_model *m) {
     bli_term_line(stdout, "specials     %s", line);
 }
 
+/* The encoder family (bundle.h "Families") and what sets it apart. */
+static void family_line(const bl_model *m) {
+    const bli_family *f = bli_model_family(m);
+    const bl_config *c = bl_model_config(m);
+    char extra[160] = "";
+    size_t k = 0;
+    if (f->pos_offset)
+        k += (size_t)snprintf(extra + k, sizeof extra - k, ", positions from %d (padding_idx %d)", f->pos_offset,
+                              f->pad_id);
+    if (f->project && k < sizeof extra)
+        k += (size_t)snprintf(extra + k, sizeof extra - k, ", embeddings %d wide projected to %d", f->embed, c->hidden);
+    if (f->n_stored != c->n_layers && k < sizeof extra)
+        k += (size_t)snprintf(extra + k, sizeof extra - k, ", %s shared by %d layers",
+                              f->n_stored == 1 ? "one layer group" : "layer groups", c->n_layers);
+    bli_term_line(stdout, "family       %s%s", f->name, extra);
+}
+
 int bli_cmd_info(int argc, char **argv) {
     if (argc != 1) {
         fprintf(stderr, "usage: bertlens info BUNDLE\n");
@@ -60,6 +77,7 @@ int bli_cmd_info(int argc, char **argv) {
                               "row argmax agrees >= %s %%) on %s", fmax, fmean ? fmean : "?", farg ? farg : "?",
                fset ? fset : "the converter's held-out set");
     }
+    family_line(m);
     bli_term_line(stdout, "layers       %d", c->n_layers);
     bli_term_line(stdout, "heads        %d (d_head %d)", c->n_heads, c->hidden / c->n_heads);
     bli_term_line(stdout, "hidden       %d", c->hidden);

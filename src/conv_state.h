@@ -3,6 +3,7 @@
  *
  *   convert.c              the driver: bli_conv_new / begin / plan / hash / finish
  *   convert_config.c       the checkpoint's small files: config, vocabulary, sentence settings
+ *   convert_family.c       the encoder family: its config keys, metadata, weight names
  *   convert_tokenizer.c    a tokenizer.json that is not BERT's WordPiece, kept whole
  *   convert_safetensors.c  safetensors headers -> the source tensors
  *   convert_quant.c        one tensor: source dtype -> f32 -> the bundle's dtype
@@ -67,6 +68,8 @@ typedef struct {
 struct bli_conv {
     int dtype, embed_dtype, cased;
     int distil; /* a DistilBERT checkpoint */
+    bli_family fam;  /* the family (convert_family.c): layout, embeddings, positions, layers */
+    int meta_family; /* model.family was written: format version 2 (bundle.h) */
     char *name, *license;
     bli_conv_log log;
     void *log_ctx;
@@ -133,6 +136,15 @@ bli_jv *bli_conv_parse_file(const cfile *f, char *err, size_t errlen);
 int bli_conv_stage_config(bli_conv *c, const bli_jv *cfg, char *err, size_t errlen);
 int bli_conv_stage_vocab(bli_conv *c, char *err, size_t errlen);
 int bli_conv_stage_sentence(bli_conv *c, char *err, size_t errlen);
+/* convert_family.c: the family of model_type `type` (refused by name when
+ * bertlens does not run it), then its config keys once the shape is read;
+ * its metadata entries (none for BERT layouts); its weight names renamed in
+ * place (n has cap bytes). */
+int bli_conv_stage_family(bli_conv *c, const bli_jv *cfg, const char *type, const char *arch, char *err,
+                          size_t errlen);
+int bli_conv_family_shape(bli_conv *c, const bli_jv *cfg, char *err, size_t errlen);
+void bli_conv_meta_family(bli_conv *c);
+void bli_conv_family_rename(const bli_conv *c, char *n, size_t cap);
 /* convert_head.c: the bundle's head.* name of a source tensor (or NULL);
  * what config.json says of the head (c->head_act, c->head_tied). */
 const char *bli_conv_head_name(const char *n);

@@ -246,8 +246,8 @@ static void layer_name(char *buf, size_t n, const char *fmt, int layer) { snprin
         char nm[96];                                                                                                \
         layer_name(nm, sizeof nm, name, l);                                                                         \
         int dt = BL_DTYPES_##dts == BL_DTYPES_F32 ? BL_F32 : !strcmp(#field, "word") ? c->embed_dtype : c->dtype; \
-        if (add_ot(c, nm, bli_dim_size(&c->cfg, BL_DIM_##d0), bli_dim_size(&c->cfg, BL_DIM_##d1), dt, err,       \
-                   errlen))                                                                                         \
+        if (add_ot(c, nm, bli_fdim_size(&c->cfg, &c->fam, BL_DIM_##d0), bli_fdim_size(&c->cfg, &c->fam, BL_DIM_##d1), \
+                   dt, err, errlen))                                                                                \
             return -1;                                                                                              \
     } while (0);
 
@@ -295,7 +295,7 @@ int bli_conv_plan(bli_conv *c, char *err, size_t errlen) {
         bli_set_err(err, errlen, "bli_conv_plan: call after bli_conv_begin and every bli_conv_set_header");
         return -1;
     }
-    int n = 5 + 16 * c->cfg.n_layers + 6; /* + the masked-LM head's, at most 6 */
+    int n = 5 + 2 + 16 * c->fam.n_stored + 6; /* embeddings, projection, stored layers */ /* + the masked-LM head's, at most 6 */
     c->ot = calloc((size_t)n, sizeof *c->ot);
     if (!c->ot) {
         bli_set_err(err, errlen, "out of memory");
@@ -304,7 +304,10 @@ int bli_conv_plan(bli_conv *c, char *err, size_t errlen) {
     int l = 0;
     BL_TENSORS_WORD(PLAN_ONE)
     BL_TENSORS_EMBED(PLAN_ONE)
-    for (l = 0; l < c->cfg.n_layers; l++) {
+    if (c->fam.project) {
+        BL_TENSORS_PROJECT(PLAN_ONE)
+    }
+    for (l = 0; l < c->fam.n_stored; l++) {
         BL_TENSORS_LAYER(PLAN_ONE)
     }
     if (plan_head(c, err, errlen)) return -1;
@@ -424,7 +427,8 @@ int bli_conv_finish(bli_conv *c, bli_conv_sink sink, void *sink_ctx, char *err, 
     }
     const uint8_t *mb = (const uint8_t *)b.data;
     memcpy(hdr, BL_BUNDLE_MAGIC, 8);
-    put_at(hdr + 8, c->meta_bytes ? BL_BUNDLE_VERSION : 1u, 4); /* version 1 unless a BYTES entry (bundle.h) */
+    /* version 1 unless a BYTES entry or model.family (bundle.h) */
+    put_at(hdr + 8, c->meta_bytes || c->meta_family ? BL_BUNDLE_VERSION : 1u, 4);
     put_at(hdr + 12, ALIGN, 4);
     put_at(hdr + 16, c->file_size, 8);
     put_at(hdr + 24, BL_HEADER_SIZE, 8);

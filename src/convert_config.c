@@ -93,24 +93,6 @@ bli_jv *bli_conv_parse_file(const cfile *f, char *err, size_t errlen) {
 
 /* ------------------------------------------------------------ config */
 
-/* Other architectures, named so that the refusal says why. */
-static const struct {
-    const char *type, *why;
-} OTHER_ARCHS[] = {
-    {"roberta", "RoBERTa uses a byte-level BPE tokenizer and offset positions, not BERT's WordPiece"},
-    {"xlm-roberta", "XLM-RoBERTa uses a SentencePiece tokenizer and offset positions, not BERT's WordPiece"},
-    {"camembert", "CamemBERT is RoBERTa-based (SentencePiece tokenizer)"},
-    {"albert", "ALBERT shares one layer's weights across layers and uses SentencePiece"},
-    {"deberta", "DeBERTa uses disentangled relative-position attention"},
-    {"deberta-v2", "DeBERTa uses disentangled relative-position attention"},
-    {"mpnet", "MPNet uses relative-position attention"},
-    {"nomic_bert", "nomic-bert uses rotary positions and SwiGLU"},
-    {"new", "this gte variant uses rotary positions"},
-    {"modernbert", "ModernBERT uses rotary positions and GeGLU"},
-    {"gpt2", "GPT-2 is a decoder with byte-level BPE"},
-    {"t5", "T5 is an encoder-decoder with SentencePiece"},
-};
-
 /* An integer of config.json within [lo, hi]: the loader's range for the
  * bundle key it becomes (bundle.h BL_MAX_*), refused in the loader's words
  * ("<key> = <v> is out of range <lo>..<hi>") before anything is written. */
@@ -150,28 +132,9 @@ int bli_conv_stage_config(bli_conv *c, const bli_jv *cfg, char *err, size_t errl
                            ? archs->items[0].str
                            : "?";
     c->distil = !strcmp(type, "distilbert");
-    if (strcmp(type, "bert") != 0 && strcmp(type, "electra") != 0 && !c->distil) {
-        const char *why = "bertlens converts BERT-architecture encoders with a WordPiece vocabulary";
-        for (size_t i = 0; i < sizeof OTHER_ARCHS / sizeof *OTHER_ARCHS; i++)
-            if (!strcmp(type, OTHER_ARCHS[i].type)) why = OTHER_ARCHS[i].why;
-        bli_set_err(err, errlen,
-                    "model_type is '%s' (%s): only BERT checkpoints (model_type 'bert': BERT, MiniLM, bge, e5, "
-                    "gte), ELECTRA discriminators and DistilBERT are supported; %s",
-                    type, arch, why);
-        return -1;
-    }
-    /* An ELECTRA encoder is BERT's (names under "electra."), unless its
-     * embeddings are narrower than the encoder and pass a projection first. */
-    const bli_jv *es = bli_jget(cfg, "embedding_size"), *hs = bli_jget(cfg, "hidden_size");
-    if (!strcmp(type, "electra") && es && hs &&
-        (es->type != BLI_JNUM || hs->type != BLI_JNUM || es->num != hs->num)) {
-        bli_set_err(err, errlen,
-                    "ELECTRA with embedding_size %g != hidden_size %g needs its embeddings_project layer, which "
-                    "bertlens does not run (ELECTRA checkpoints whose embedding_size equals hidden_size, such as "
-                    "the base and large discriminators, convert)",
-                    es->num, hs->num);
-        return -1;
-    }
+    /* the family (convert_family.c): BERT, DistilBERT, ELECTRA, RoBERTa,
+     * XLM-RoBERTa, CamemBERT, ALBERT; every other model_type refused by name */
+    if (bli_conv_stage_family(c, cfg, type, arch, err, errlen)) return -1;
     static const char *const acts[][2] = {
         {"gelu", "gelu"}, {"gelu_new", "gelu_tanh"}, {"gelu_pytorch_tanh", "gelu_tanh"}, {"relu", "relu"}};
     /* DistilBERT: BERT's encoder under other names (bli_conv_distil_names), LayerNorm eps
@@ -229,6 +192,7 @@ int bli_conv_stage_config(bli_conv *c, const bli_jv *cfg, char *err, size_t errl
                     k->n_heads);
         return -1;
     }
+    if (bli_conv_family_shape(c, cfg, err, errlen)) return -1;
     bli_conv_logf(c,
           "[config] bert: %d layers x %d heads, hidden %d, intermediate %d, positions %d, vocab %d, eps %g, %s",
           k->n_layers, k->n_heads, k->hidden, k->intermediate, k->max_positions, k->vocab_size, e, c->activation);
@@ -294,6 +258,7 @@ void bli_conv_meta_config(bli_conv *c) {
     }
     bli_conv_meta_str(&c->meta, "bert.activation", c->activation);
     c->n_meta += 2;
+    bli_conv_meta_family(c); /* model.* (bundle.h "Families"); none for BERT layouts */
 }
 
 int bli_conv_stage_vocab(bli_conv *c, char *err, size_t errlen) {

@@ -49,8 +49,8 @@ static void replace_all(char *n, const char *from, const char *to) {
 
 /* convert.py normalize_names: prefixes, old LayerNorm names, DistilBERT's names. */
 static void normalize(char *n, int distil) {
-    static const char *const pre[] = {"bert.", "model.", "electra.", "distilbert."};
-    for (int i = 0; i < 4; i++) {
+    static const char *const pre[] = {"bert.", "model.", "electra.", "distilbert.", "roberta.", "albert."};
+    for (int i = 0; i < 6; i++) {
         size_t k = strlen(pre[i]);
         if (!strncmp(n, pre[i], k)) memmove(n, n + k, strlen(n + k) + 1);
     }
@@ -143,6 +143,7 @@ int bli_conv_set_header(bli_conv *c, int w, uint64_t file_size, const void *head
         if (!(s.name = malloc(2 * t->key_len + 64))) goto oom;
         memcpy(s.name, t->key, t->key_len + 1);
         normalize(s.name, c->distil);
+        bli_conv_family_rename(c, s.name, 2 * t->key_len + 64); /* ALBERT's layer groups */
         if (c->n_st == c->cap_st) {
             int cap = c->cap_st ? 2 * c->cap_st : 256;
             stensor *ns = realloc(c->st, (size_t)cap * sizeof *ns);

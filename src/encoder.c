@@ -1,6 +1,7 @@
 /* encoder.c — the BERT forward pass, exposing what attention views need.
  *
- *   x = LayerNorm(word[id] + position[t] + type[type_id])
+ *   x = LayerNorm(word[id] + position[p_t] + type[type_id])     [T][E]
+ *   x = x Wp + bp  (families with a projection: ELECTRA-small, ALBERT)  [T][hidden]
  *   for each layer:
  *       q, k, v = x Wq + bq, x Wk + bk, x Wv + bv           [T][hidden], head h = columns h*d..h*d+d
  *       A_h     = softmax(q_h k_h^T / sqrt(d))               [T][T], rows = queries
@@ -12,6 +13,13 @@
  * f_h(x_j) = v_h[j] Wo_h (head h's slice of the output projection, no bias).
  * ||f_h(x_j)||^2 = v_h[j]^T G_h v_h[j] with the d x d Gram matrix
  * G_h = Wo_h^T Wo_h, computed once per layer in bl_state_new.
+ *
+ * Families (bundle.h): the position ids p_t are t, or RoBERTa's
+ * padding_idx + 1 + (non-pad tokens before t) with pad tokens at padding_idx
+ * (positions()); ALBERT runs one stored layer group for every layer (bli_lw).
+ * Hooks for the families of relative or rotary positions: the scores of one
+ * head (task_heads, "score hook") and the q/k rows (qkv_rows, "position
+ * hook") are where a family's bias or rotation goes.
  *
  * Everything is allocated in bl_state_new; bl_forward allocates nothing.
  * With bl_state_set_final(s, 0) the last layer stops after ctx: its output
@@ -35,9 +43,7 @@
  * computed by the same kernel calls with the same inputs whatever the split,
  * so the results are bit for bit those of one thread (tests/threads.test.mjs).
  */
-#include "bertlens.h"
-#include "bundle.h"
-#include "kernels.h"
+#include "encoder_impl.h"
 #include "error.h"
 #include "sizes.h"
 #include "threads.h"
@@ -48,188 +54,19 @@
 #include <stdlib.h>
 #include <string.h>
 
-typedef struct {
-    blk_weight wq, wk, wv, wo; /* [hidden][hidden]                   */
-    blk_weight w1;             /* [intermediate][hidden]             */
-    blk_weight w2;             /* [hidden][intermediate]             */
-    const float *bq, *bk, *bv, *bo; /* [hidden]                     */
-    const float *b1;                /* [intermediate]               */
-    const float *b2;                /* [hidden]                     */
-    const float *ln1_g, *ln1_b;     /* [hidden] after attention     */
-    const float *ln2_g, *ln2_b;     /* [hidden] after feed-forward  */
-} layer_weights;
-
-struct bl_state {
-    const bl_model *model; /* the model it runs (borrowed; outlives the state) */
-    bl_config c;
-    int32_t max_tokens;  /* capacity of every buffer below                */
-    unsigned flags;      /* BL_KEEP_* bits                                */
-    int no_final;        /* bl_state_set_final(s, 0): skip the last layer's rows */
-    int has_final;       /* the last forward made the final hidden states */
-    int32_t T;           /* tokens of the last forward (0: none yet)      */
-    int32_t qk_layer;    /* layer of queries/keys                         */
-
-    /* weights (borrowed from the model, SIMD copies owned by the blk_weight) */
-    blk_weight word;                 /* [vocab][hidden]                   */
-    const float *pos;               /* [max_positions][hidden]           */
-    const float *type;              /* [type_vocab_size][hidden]         */
-    const float *emb_ln_g, *emb_ln_b; /* [hidden]                        */
-    layer_weights *layers;          /* [n_layers]                        */
-    double *gram;                   /* [n_layers][H][d][d] if KEEP_NORMS */
-    uint8_t *head_mask;             /* [n_layers][H], 1 = masked (bl_state_set_head_mask) */
-    int32_t n_masked;               /* heads masked (0: the unmasked path) */
-
-    /* activations (compact: a [T][...] buffer holds T rows back to back) */
-    float *x;        /* [T][hidden] residual stream                       */
-    float *x2;       /* [T][hidden] sublayer output, swapped with x        */
-    float *q, *k, *v;/* [T][hidden]                                        */
-    float *ctx;      /* [T][hidden] attention context, heads concatenated  */
-    float *ffn;      /* [T][intermediate]                                  */
-    float *fnorm;    /* [H][T] ||f_h(x_j)||                                */
-    /* per thread (slab w of thread w), sized by bl_state_reserve          */
-    float *att;      /* [n_threads][T*T] one head's probabilities when not kept */
-    float *scratch;  /* [n_threads][nscratch] kernel scratch (activation
-                        quantization, packing)                            */
-    size_t natt, nscratch; /* floats per thread in att, scratch           */
-    bli_pool *pool;  /* NULL: one thread                                  */
-    int32_t n_threads;
-
-    /* results */
-    float *attn;     /* [n_layers][H][T][T] if KEEP_ATTN                   */
-    float *norms;    /* [n_layers][H][T][T] if KEEP_NORMS                  */
-    float *queries;  /* [H][T][d] of qk_layer if KEEP_QK; [n_layers][H][T][d]
-                        if KEEP_QK_ALL                                     */
-    float *keys;     /* the same for keys                                  */
-    float *hidden;   /* [n_layers + 1][T][hidden] if KEEP_HIDDEN           */
-};
-
-
-/* ------------------------------------------------------------- weights */
-
-/* Bind tensor `fmt` (layer l for per-layer names) of bundle.h's tensor
- * lists. bl_model_load has checked each one's presence, shape and dtype, so
- * these only look it up (a missing one means the model did not come from
- * bl_model_load). */
-static const bl_tensor *tensor(const bl_model *m, const char *fmt, int32_t l, char *err, size_t errlen) {
-    char name[128];
-    snprintf(name, sizeof name, fmt, l);
-    const bl_tensor *t = bl_model_find_tensor(m, name);
-    if (!t) bli_set_err(err, errlen, "bundle has no tensor %s", name);
-    return t;
-}
-
-/* An f32 tensor: its floats. */
-static int bind_F32(const float **dst, const bl_model *m, const char *fmt, int32_t l, int64_t d0, int64_t d1,
-                    char *err, size_t errlen) {
-    const bl_tensor *t = tensor(m, fmt, l, err, errlen);
-    if (!t) return -1;
-    *dst = (const float *)t->data;
-    return 0;
-}
-
-/* A matrix [d0][d1] of any dtype, packed for the SIMD kernels. */
-static int bind_ANY(blk_weight *w, const bl_model *m, const char *fmt, int32_t l, int64_t d0, int64_t d1, char *err,
-                    size_t errlen) {
-    memset(w, 0, sizeof *w);
-    const bl_tensor *t = tensor(m, fmt, l, err, errlen);
-    if (!t) return -1;
-    if (blk_weight_init(w, t->dtype, (int32_t)d0, (int32_t)d1, t->data)) {
-        bli_set_err(err, errlen, "tensor %s: the kernels cannot read it", t->name);
-        return -1;
-    }
-    if (blk_weight_pack(w)) {
-        bli_set_err(err, errlen, "out of memory preparing %s", t->name);
-        return -1;
-    }
-    return 0;
-}
-
-static void free_weights(bl_state *s) {
-    blk_weight_free(&s->word);
-    if (s->layers)
-        for (int32_t l = 0; l < s->c.n_layers; l++) {
-            layer_weights *w = &s->layers[l];
-            blk_weight_free(&w->wq);
-            blk_weight_free(&w->wk);
-            blk_weight_free(&w->wv);
-            blk_weight_free(&w->wo);
-            blk_weight_free(&w->w1);
-            blk_weight_free(&w->w2);
-        }
-    free(s->layers);
-    free(s->gram);
-    free(s->head_mask);
-    bli_pool_free(s->pool);
-    s->pool = NULL;
-}
-
-static int build_weights(bl_state *s, const bl_model *m, char *err, size_t errlen) {
-    const bl_config *c = &s->c;
-    const int32_t H = c->hidden;
-    /* The word embedding is only read row by row: no SIMD copy. */
-    const bl_tensor *we = bl_model_find_tensor(m, "embeddings.word_embeddings.weight");
-    if (!we || we->n_dims != 2 || we->dims[0] != c->vocab_size || we->dims[1] != H ||
-        blk_weight_init(&s->word, we->dtype, c->vocab_size, H, we->data)) {
-        bli_set_err(err, errlen, "bundle has no usable embeddings.word_embeddings.weight [%d, %d]", c->vocab_size, H);
-        return -1;
-    }
-#define BIND(field, name, d0, d1, dtypes)                                                              \
-    if (bind_##dtypes(&W->field, m, name, l, bli_dim_size(c, BL_DIM_##d0), bli_dim_size(c, BL_DIM_##d1), err, \
-                      errlen))                                                                           \
-        return -1;
-    {
-        bl_state *W = s;
-        int32_t l = 0;
-        BL_TENSORS_EMBED(BIND)
-    }
-    s->layers = calloc((size_t)c->n_layers, sizeof *s->layers);
-    if (!s->layers) {
-        bli_set_err(err, errlen, "out of memory");
-        return -1;
-    }
-    for (int32_t l = 0; l < c->n_layers; l++) {
-        layer_weights *W = &s->layers[l];
-        BL_TENSORS_LAYER(BIND)
-    }
-#undef BIND
-    return 0;
-}
-
-/* G_h[a][b] = sum_o Wo[o][h*d+a] * Wo[o][h*d+b] for every layer and head. */
-static int build_gram(bl_state *s, char *err, size_t errlen) {
-    const int32_t L = s->c.n_layers, NH = s->c.n_heads, H = s->c.hidden, d = H / NH;
-    /* L * H * H / NH doubles: 34 GB for 64 layers of one 8192-wide head */
-    s->gram = bli_alloc(BLI_BYTES(sizeof(double), L, NH, d, d), 1, "the value norms' Gram matrices", err, errlen);
-    if (!s->gram) return -1;
-    float *row = malloc((size_t)H * sizeof(float));
-    if (!row) {
-        bli_set_err(err, errlen, "out of memory");
-        return -1;
-    }
-    for (int32_t l = 0; l < L; l++)
-        for (int32_t o = 0; o < H; o++) {
-            blk_weight_row(&s->layers[l].wo, o, row);
-            for (int32_t h = 0; h < NH; h++) {
-                double *g = s->gram + ((size_t)l * NH + h) * d * d;
-                const float *r = row + h * d;
-                for (int32_t a = 0; a < d; a++)
-                    for (int32_t b = 0; b < d; b++) g[a * d + b] += (double)r[a] * r[b];
-            }
-        }
-    free(row);
-    return 0;
-}
 
 /* --------------------------------------------------------------- state */
 
 /* Activation and result buffers (everything sized by max_tokens and flags). */
 static void free_buffers(bl_state *s) {
     float **bufs[] = {&s->x,    &s->x2,      &s->q,     &s->k,       &s->v,    &s->ctx,   &s->ffn, &s->att,
-                      &s->fnorm, &s->scratch, &s->attn, &s->norms, &s->queries, &s->keys, &s->hidden};
+                      &s->fnorm, &s->scratch, &s->attn, &s->norms, &s->queries, &s->keys, &s->hidden, &s->emb};
     for (size_t i = 0; i < sizeof bufs / sizeof *bufs; i++) {
         free(*bufs[i]);
         *bufs[i] = NULL;
     }
+    free(s->posid);
+    s->posid = NULL;
     s->max_tokens = 0;
     s->flags = 0;
     s->T = 0;
@@ -237,7 +74,7 @@ static void free_buffers(bl_state *s) {
 
 void bl_state_free(bl_state *s) {
     if (!s) return;
-    free_weights(s);
+    bli_enc_free_weights(s);
     free_buffers(s);
     free(s);
 }
@@ -271,7 +108,7 @@ int bl_state_reserve(bl_state *s, int32_t max_tokens, unsigned flags, char *err,
         bli_set_err(err, errlen, "max_tokens %d out of range 1..%d", max_tokens, c->max_positions);
         return -1;
     }
-    if ((flags & BL_KEEP_NORMS) && !s->gram && build_gram(s, err, errlen)) return -1;
+    if ((flags & BL_KEEP_NORMS) && !s->gram && bli_enc_build_gram(s, err, errlen)) return -1;
     free_buffers(s);
     /* Every size in 64 bits, checked against BLI_MAX_BUFFER (sizes.h) before
      * anything is allocated: the loader's limits (bundle.h) let
@@ -280,8 +117,8 @@ int bl_state_reserve(bl_state *s, int32_t max_tokens, unsigned flags, char *err,
      * floats within those limits (T <= 8192, hidden <= 8192, intermediate
      * <= 32768), so their size_t arithmetic cannot wrap. */
     const uint64_t T = (uint64_t)max_tokens, H = (uint64_t)c->hidden, I = (uint64_t)c->intermediate,
-                   NH = (uint64_t)c->n_heads, L = (uint64_t)c->n_layers, d = H / NH;
-    s->nscratch = max_sz(blk_matmul_scratch_floats(max_tokens, (int32_t)max_sz(H, I)),
+                   NH = (uint64_t)c->n_heads, L = (uint64_t)c->n_layers, d = H / NH, E = (uint64_t)s->fam.embed;
+    s->nscratch = max_sz(blk_matmul_scratch_floats(max_tokens, (int32_t)max_sz(max_sz(H, I), E)),
                          max_sz(blk_matmul_nt_scratch_floats(max_tokens, (int32_t)d),
                                 blk_matmul_nt_scratch_floats((int32_t)d, max_tokens)));
     s->natt = (flags & BL_KEEP_ATTN) ? 0 : (size_t)T * T;
@@ -308,6 +145,7 @@ int bl_state_reserve(bl_state *s, int32_t max_tokens, unsigned flags, char *err,
         {&s->queries, qk, (flags & BL_KEEP_QK_ALL) ? layers_what : "the kept queries"},
         {&s->keys, qk, (flags & BL_KEEP_QK_ALL) ? layers_what : "the kept keys"},
         {&s->hidden, (flags & BL_KEEP_HIDDEN) ? BLI_BYTES(sizeof(float), L + 1, T, H) : 0, "every layer's hidden states"},
+        {&s->emb, s->fam.project ? BLI_BYTES(sizeof(float), T, E) : 0, "the embeddings"},
     };
     const size_t nb = sizeof bufs / sizeof *bufs;
     char what[160];
@@ -324,7 +162,9 @@ int bl_state_reserve(bl_state *s, int32_t max_tokens, unsigned flags, char *err,
             return -1;
         }
     }
-    if (alloc_slabs(s, s->n_threads, err, errlen)) {
+    snprintf(what, sizeof what, "%d tokens: the position ids", max_tokens);
+    if (!(s->posid = bli_alloc(BLI_BYTES(sizeof(int32_t), T), 0, what, err, errlen)) ||
+        alloc_slabs(s, s->n_threads, err, errlen)) {
         free_buffers(s);
         return -1;
     }
@@ -393,13 +233,14 @@ bl_state *bl_state_new(const bl_model *m, int32_t max_tokens, unsigned flags, ch
     }
     s->model = m;
     s->c = *c;
+    s->fam = *bli_model_family(m);
     s->n_threads = 1;
     if (!(s->head_mask = calloc((size_t)c->n_layers * c->n_heads, 1))) {
         bli_set_err(err, errlen, "out of memory");
         free(s);
         return NULL;
     }
-    if (build_weights(s, m, err, errlen) || bl_state_reserve(s, max_tokens, flags, err, errlen)) {
+    if (bli_enc_build_weights(s, m, err, errlen) || bl_state_reserve(s, max_tokens, flags, err, errlen)) {
         bl_state_free(s);
         return NULL;
     }
@@ -440,32 +281,49 @@ typedef struct {
 
 /* q, k, v rows [t0, t1) of layer l = x Wq^T + bq, x Wk^T + bk, x Wv^T + bv (x packed once). */
 static void qkv_rows(bl_state *s, int32_t l, int32_t t0, int32_t t1, float *scratch) {
-    const layer_weights *w = &s->layers[l];
+    const layer_weights *w = bli_lw(s, l);
     const size_t o = (size_t)t0 * s->c.hidden;
     float *const y[3] = {s->q + o, s->k + o, s->v + o};
     const blk_weight *const ws[3] = {&w->wq, &w->wk, &w->wv};
     const float *const bs[3] = {w->bq, w->bk, w->bv};
     blk_matmul_shared(3, y, s->x + o, t1 - t0, ws, bs, -1, scratch);
+    /* position hook: a family with rotary positions rotates these q, k rows here */
 }
 
-/* Rows: embeddings, their LayerNorm, layer 0's q, k, v. */
+/* Rows: embeddings, their LayerNorm (E wide), the projection to the
+ * hidden width (fam.project), layer 0's q, k, v. */
 static void task_embed(void *arg, int w, int n) {
     fwd_task *f = arg;
     bl_state *s = f->s;
-    const int32_t H = s->c.hidden;
+    const int32_t H = s->c.hidden, E = s->fam.embed;
     int32_t t0, t1;
     bli_rows_of(f->T, w, n, &t0, &t1);
     if (t0 >= t1) return;
+    float *scratch = s->scratch + (size_t)w * s->nscratch;
+    float *e = s->fam.project ? s->emb : s->x; /* [T][E] */
     for (int32_t t = t0; t < t1; t++) {
-        float *x = s->x + (size_t)t * H;
-        const float *p = s->pos + (size_t)t * H, *ty = s->type + (size_t)(f->type_ids ? f->type_ids[t] : 0) * H;
+        float *x = e + (size_t)t * E;
+        const float *p = s->pos + (size_t)s->posid[t] * E, *ty = s->type + (size_t)(f->type_ids ? f->type_ids[t] : 0) * E;
         blk_weight_row(&s->word, f->ids[t], x);
-        for (int32_t i = 0; i < H; i++) x[i] += p[i] + ty[i];
+        for (int32_t i = 0; i < E; i++) x[i] += p[i] + ty[i];
     }
+    blk_layernorm(e + (size_t)t0 * E, NULL, t1 - t0, E, s->emb_ln_g, s->emb_ln_b, s->c.ln_eps);
     float *x = s->x + (size_t)t0 * H;
-    blk_layernorm(x, NULL, t1 - t0, H, s->emb_ln_g, s->emb_ln_b, s->c.ln_eps);
+    if (s->fam.project) blk_matmul(x, s->emb + (size_t)t0 * E, t1 - t0, &s->proj_w, s->proj_b, scratch);
     if (s->hidden) memcpy(s->hidden + (size_t)t0 * H, x, (size_t)(t1 - t0) * H * 4);
-    qkv_rows(s, 0, t0, t1, s->scratch + (size_t)w * s->nscratch);
+    qkv_rows(s, 0, t0, t1, scratch);
+}
+
+/* Position ids of the input (bundle.h "Families"): t, or from padding_idx +
+ * 1 over the tokens that are not padding_idx, those at padding_idx. Every
+ * one is below pos_rows: T <= max_positions = pos_rows - pos_offset. */
+static void positions(bl_state *s, const int32_t *ids, int32_t T) {
+    if (!s->fam.pos_offset) {
+        for (int32_t t = 0; t < T; t++) s->posid[t] = t;
+        return;
+    }
+    int32_t next = s->fam.pos_offset;
+    for (int32_t t = 0; t < T; t++) s->posid[t] = ids[t] == s->fam.pad_id ? s->fam.pad_id : next++;
 }
 
 /* Where layer l's kept q/k go ([H][T][d] at this offset of queries/keys),
@@ -491,7 +349,7 @@ static void task_heads(void *arg, int w, int n) {
      * 0.0169); f32/f16 bundles keep f32 (their 1e-5 bar against Hugging
      * Face), and so do short inputs, where the products are a small share
      * and padding K = T to 32 costs more than it saves. */
-    const int32_t wdt = s->layers[l].wq.dtype;
+    const int32_t wdt = bli_lw(s, l)->wq.dtype;
     void (*nt)(float *, int32_t, const float *, int32_t, int32_t, const float *, int32_t, int32_t, int32_t, int32_t,
                float *) = wdt == BL_F32 || wdt == BL_F16 || T < 64 ? blk_matmul_nt : blk_matmul_nt_q;
     (void)n;
@@ -510,6 +368,7 @@ static void task_heads(void *arg, int w, int n) {
         }
         /* scores a[i][j] = q_h[i] . k_h[j], then softmax of scale * scores */
         nt(a, T, s->q + (size_t)h * d, H, T, s->k + (size_t)h * d, H, 1, T, d, scratch);
+        /* score hook: a family's relative-position bias or window mask goes into a here */
         blk_softmax(a, T, T, scale);
         /* ctx_h[i][e] = sum_j a[i][j] v[j][h*d + e] */
         nt(s->ctx + (size_t)h * d, H, a, T, T, s->v + (size_t)h * d, 1, H, d, T, scratch);
@@ -530,7 +389,7 @@ static void task_rows(void *arg, int w, int n) {
     bl_state *s = f->s;
     const bl_config *c = &s->c;
     const int32_t l = f->l, H = c->hidden;
-    const layer_weights *lw = &s->layers[l];
+    const layer_weights *lw = bli_lw(s, l);
     int32_t t0, t1;
     bli_rows_of(f->T, w, n, &t0, &t1);
     if (t0 >= t1) return;
@@ -579,6 +438,7 @@ int bl_forward(bl_state *s, const int32_t *ids, const int32_t *type_ids, int32_t
         }
     }
     s->qk_layer = qk_layer;
+    positions(s, ids, T);
 
     fwd_task f = {.s = s, .ids = ids, .type_ids = type_ids, .T = T, .l = 0};
     bli_pool_run(s->pool, task_embed, &f);

@@ -1,0 +1,86 @@
+/* encoder_impl.h — internal to the forward pass: the state bl_state_new
+ * makes (encoder.c) and the weights it binds (encoder_weights.c). */
+#ifndef BL_ENCODER_IMPL_H
+#define BL_ENCODER_IMPL_H
+
+#include "bertlens.h"
+#include "bundle.h"
+#include "kernels.h"
+#include "threads.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct {
+    blk_weight wq, wk, wv, wo; /* [hidden][hidden]                   */
+    blk_weight w1;             /* [intermediate][hidden]             */
+    blk_weight w2;             /* [hidden][intermediate]             */
+    const float *bq, *bk, *bv, *bo; /* [hidden]                     */
+    const float *b1;                /* [intermediate]               */
+    const float *b2;                /* [hidden]                     */
+    const float *ln1_g, *ln1_b;     /* [hidden] after attention     */
+    const float *ln2_g, *ln2_b;     /* [hidden] after feed-forward  */
+} layer_weights;
+
+struct bl_state {
+    const bl_model *model; /* the model it runs (borrowed; outlives the state) */
+    bl_config c;
+    bli_family fam;      /* the model's family (bundle.h): embeddings, positions, stored layers */
+    int32_t max_tokens;  /* capacity of every buffer below                */
+    unsigned flags;      /* BL_KEEP_* bits                                */
+    int no_final;        /* bl_state_set_final(s, 0): skip the last layer's rows */
+    int has_final;       /* the last forward made the final hidden states */
+    int32_t T;           /* tokens of the last forward (0: none yet)      */
+    int32_t qk_layer;    /* layer of queries/keys                         */
+
+    /* weights (borrowed from the model, SIMD copies owned by the blk_weight) */
+    blk_weight word;                 /* [vocab][E]                        */
+    const float *pos;               /* [pos_rows][E]                     */
+    const float *type;              /* [type_vocab_size][E]              */
+    const float *emb_ln_g, *emb_ln_b; /* [E]                             */
+    blk_weight proj_w;              /* [hidden][E] if fam.project        */
+    const float *proj_b;            /* [hidden] if fam.project           */
+    layer_weights *layers;          /* [fam.n_stored]: layer l runs
+                                       layers[bli_stored_layer(l)] (lw()) */
+    double *gram;                   /* [n_layers][H][d][d] if KEEP_NORMS */
+    uint8_t *head_mask;             /* [n_layers][H], 1 = masked (bl_state_set_head_mask) */
+    int32_t n_masked;               /* heads masked (0: the unmasked path) */
+
+    /* activations (compact: a [T][...] buffer holds T rows back to back) */
+    float *x;        /* [T][hidden] residual stream                       */
+    float *x2;       /* [T][hidden] sublayer output, swapped with x        */
+    float *q, *k, *v;/* [T][hidden]                                        */
+    float *ctx;      /* [T][hidden] attention context, heads concatenated  */
+    float *ffn;      /* [T][intermediate]                                  */
+    float *fnorm;    /* [H][T] ||f_h(x_j)||                                */
+    float *emb;      /* [T][E] embeddings before the projection (fam.project) */
+    int32_t *posid;  /* [T] position ids of the last forward (positions()) */
+    /* per thread (slab w of thread w), sized by bl_state_reserve          */
+    float *att;      /* [n_threads][T*T] one head's probabilities when not kept */
+    float *scratch;  /* [n_threads][nscratch] kernel scratch (activation
+                        quantization, packing)                            */
+    size_t natt, nscratch; /* floats per thread in att, scratch           */
+    bli_pool *pool;  /* NULL: one thread                                  */
+    int32_t n_threads;
+
+    /* results */
+    float *attn;     /* [n_layers][H][T][T] if KEEP_ATTN                   */
+    float *norms;    /* [n_layers][H][T][T] if KEEP_NORMS                  */
+    float *queries;  /* [H][T][d] of qk_layer if KEEP_QK; [n_layers][H][T][d]
+                        if KEEP_QK_ALL                                     */
+    float *keys;     /* the same for keys                                  */
+    float *hidden;   /* [n_layers + 1][T][hidden] if KEEP_HIDDEN           */
+};
+
+/* The weights layer l runs (ALBERT: the shared group's). */
+static inline const layer_weights *bli_lw(const bl_state *s, int32_t l) {
+    return &s->layers[bli_stored_layer(&s->c, &s->fam, l)];
+}
+
+/* encoder_weights.c: bind the bundle's tensors (bundle.h lists, per family),
+ * free them, and the value norms' Gram matrices. */
+int bli_enc_build_weights(bl_state *s, const bl_model *m, char *err, size_t errlen);
+void bli_enc_free_weights(bl_state *s);
+int bli_enc_build_gram(bl_state *s, char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,138 @@
+// families.test.mjs — every encoder family against Hugging Face: tiny random
+// checkpoints (tests/fixtures/families/<family>/, made by make.py with
+// transformers) are converted by `bertlens convert` and run on the ids of
+// make.py's inputs; every layer's attention must be within 1e-5 of the model
+// run eagerly in float32 (f32 bundles), the last hidden state within 1e-4,
+// and every quantized dtype must convert and stay within its bar.
+//
+//   BERTLENS_BACKEND=native|wasm node --test tests/families.test.mjs
+//
+// The bundles are converted by the native CLI (build/bertlens) in both
+// backends; wasm then loads them in build/wasm/bertlens.js.
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { after, test } from 'node:test';
+import { BIN, IS_WASM, QUICK, ROOT, loadWasm } from './lib/backend.mjs';
+import { floats, loadBundle, putInts, wasmError } from '../tools/wasm_node.mjs';
+
+const FIX = path.join(ROOT, 'tests/fixtures/families');
+// The families bertlens runs; the rest of make.py's are refused (REFUSED).
+const FAMILIES = ['roberta', 'xlm-roberta', 'camembert', 'electra', 'albert'];
+const REFUSED = { mpnet: /mpnet.*does not run yet/, 'deberta-v2': /deberta-v2.*does not run yet/,
+  modernbert: /modernbert.*does not run yet/ };
+const TOL_ATTN = 1e-5;   // f32: attention probabilities, max |d|
+const TOL_HIDDEN = 1e-4; // f32: last hidden state, max |d|
+// Quantized bundles: max |d| of the attention over every case (measured on
+// these checkpoints: f16 <= 4.9e-4, q10 <= 2.9e-3, q8 <= 1.4e-2, q4 <= 0.23).
+const QUANT = { f16: 2e-3, q10: 0.01, q8: 0.04, q4: 0.35 };
+const DTYPES = QUICK ? ['f32', 'q8'] : ['f32', ...Object.keys(QUANT)];
+
+const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'bertlens-families-'));
+after(() => fs.rmSync(tmp, { recursive: true, force: true }));
+
+function convert(family, dtype) {
+  const out = path.join(tmp, `${family}.${dtype}.blb`);
+  const r = spawnSync(BIN, ['convert', path.join(FIX, family), out, '--dtype', dtype], { encoding: 'utf8' });
+  return { out, status: r.status, stderr: r.stderr };
+}
+
+function reference(family) {
+  const ref = JSON.parse(fs.readFileSync(path.join(FIX, `${family}.ref.json`), 'utf8'));
+  const bin = fs.readFileSync(path.join(FIX, ref.bin));
+  const arr = (e) => {
+    const n = e.shape.reduce((a, b) => a * b, 1);
+    return new Float32Array(bin.buffer.slice(bin.byteOffset + e.offset, bin.byteOffset + e.offset + 4 * n));
+  };
+  for (const c of ref.cases) c.attnRef = arr(c.attn), c.hiddenRef = arr(c.hidden);
+  return ref;
+}
+
+// run(bundle, case) -> { attn: [L][NH][T][T] flat, hidden: [T][H] flat }
+let wasm = null;
+async function engine() {
+  if (!IS_WASM) {
+    return (bundle, c, ref) => {
+      const r = spawnSync(BIN, ['test-attend', '--hidden', '--ids', c.ids.join(','), '--types', c.type_ids.join(','),
+        bundle], { encoding: 'utf8', maxBuffer: 1 << 28 });
+      assert.equal(r.status, 0, `test-attend ${path.basename(bundle)}: ${r.stderr}`);
+      const j = JSON.parse(r.stdout);
+      return { attn: Float32Array.from(j.attentions.flat(Infinity)), hidden: Float32Array.from(j.hidden[ref.n_layers].flat(Infinity)) };
+    };
+  }
+  wasm ||= await loadWasm();
+  const M = wasm;
+  return (bundle, c, ref) => {
+    loadBundle(M, bundle);
+    const T = c.T, { n_layers: L, n_heads: NH, hidden: H } = ref;
+    const ids = putInts(M, c.ids), types = putInts(M, c.type_ids);
+    try {
+      assert.equal(M._blw_forward_ids(ids, types, T, 1 | 8, -1), T, wasmError(M));
+      const attn = new Float32Array(L * NH * T * T);
+      for (let l = 0; l < L; l++) attn.set(floats(M, M._blw_attention(l), NH * T * T), l * NH * T * T);
+      return { attn, hidden: floats(M, M._blw_hidden(L), T * H) };
+    } finally {
+      M._free(ids);
+      M._free(types);
+    }
+  };
+}
+
+const maxDiff = (a, b) => {
+  assert.equal(a.length, b.length);
+  let m = 0;
+  for (let i = 0; i < a.length; i++) m = Math.max(m, Math.abs(a[i] - b[i]));
+  return m;
+};
+
+for (const family of FAMILIES) {
+  test(`${family}: every layer's attention as Hugging Face's (${DTYPES.join(', ')})`, async () => {
+    const ref = reference(family);
+    const run = await engine();
+    for (const dtype of DTYPES) {
+      const b = convert(family, dtype);
+      assert.equal(b.status, 0, `convert ${family} --dtype ${dtype}: ${b.stderr}`);
+      let worst = 0, worstHidden = 0;
+      for (const c of ref.cases) {
+        const got = run(b.out, c, ref);
+        worst = Math.max(worst, maxDiff(got.attn, c.attnRef));
+        worstHidden = Math.max(worstHidden, maxDiff(got.hidden, c.hiddenRef));
+      }
+      console.log(`  ${family} ${dtype}: attention max|d| ${worst.toExponential(2)}, hidden max|d| ${worstHidden.toExponential(2)}`);
+      if (dtype === 'f32') {
+        assert.ok(worst <= TOL_ATTN, `${family} f32 attention max|d| ${worst} > ${TOL_ATTN}`);
+        assert.ok(worstHidden <= TOL_HIDDEN, `${family} f32 hidden max|d| ${worstHidden} > ${TOL_HIDDEN}`);
+      } else {
+        assert.ok(worst <= QUANT[dtype], `${family} ${dtype} attention max|d| ${worst} > ${QUANT[dtype]}`);
+      }
+    }
+  });
+}
+
+test('families bertlens does not run yet are refused by name', () => {
+  for (const [family, why] of Object.entries(REFUSED)) {
+    const b = convert(family, 'f32');
+    assert.notEqual(b.status, 0, `${family} converted`);
+    assert.match(b.stderr, why);
+  }
+});
+
+test('a decoder config is refused with the reason', () => {
+  const dir = path.join(tmp, 'gpt2');
+  fs.mkdirSync(dir, { recursive: true });
+  fs.writeFileSync(path.join(dir, 'config.json'), JSON.stringify({ model_type: 'gpt2', architectures: ['GPT2LMHeadModel'] }));
+  fs.writeFileSync(path.join(dir, 'model.safetensors'), Buffer.alloc(16));
+  const r = spawnSync(BIN, ['convert', dir, path.join(tmp, 'gpt2.blb')], { encoding: 'utf8' });
+  assert.notEqual(r.status, 0);
+  assert.match(r.stderr, /model_type 'gpt2' .*is a decoder: bertlens shows encoders/);
+});
+
+test('bertlens info names the family', () => {
+  const b = convert('albert', 'f32');
+  assert.equal(b.status, 0, b.stderr);
+  const r = spawnSync(BIN, ['info', b.out], { encoding: 'utf8' });
+  assert.equal(r.status, 0, r.stderr);
+  assert.match(r.stdout, /family\s+albert\b.*one layer group shared by 3 layers/);
+});
