@@ -96,3 +96,12 @@ test('segments: type ids when the template has them, else the index where B star
   assert.deepEqual(tokenSegments([0, 0, 0], 3), ['A', 'A', 'A']);
   assert.deepEqual(tokenSegments([0, 0, 1, 1], 1), ['A', 'A', 'B', 'B']);
 });
+
+test('a truncated RoBERTa pair keeps the part of text B its tokens cover (permalinks)', async () => {
+  const { usedText } = await import('../../web/js/page/state.js');
+  const run = runs('roberta', 'byte-level').find((r) => r.textB && r.truncated && !r.special.at(-2) && r.offsets.at(-2)[1] > 0 && r.offsets.at(-2)[1] < r.textB.length);
+  assert.ok(run, 'no truncated pair in the corpus');
+  run.nA = firstB(run);
+  const lastB = run.offsets.at(-2)[1]; // the last token of B before </s>
+  assert.equal(usedText(run.textB, run, 1), run.textB.slice(0, lastB));
+});

@@ -96,7 +96,7 @@ export function createDrawing(page) {
   /** What follows a drawn view: the token line, the URL, timings, the page state. */
   function drawn(run, s, t0, keepState) {
     clearNotice('draw');
-    const nA = run.typeIds.filter((t) => t === 0).length;
+    const nA = Number.isInteger(run.nA) ? run.nA : run.typeIds.filter((t) => t === 0).length; // RoBERTa's pairs: type ids all 0
     // Blank (or whitespace-only) input still runs: say why only [CLS]/[SEP] show.
     const blank = run.wordIds && !run.wordIds.some((w) => w >= 0) ? ' · no words in the text: only [CLS] and [SEP] are shown; type a sentence' : '';
     $('token-info').textContent = `${run.T} tokens${s.text_b ? ` (A: ${nA}, B: ${run.T - nA})` : ''} · ${run.snapshot ? 'drawn from the snapshot\'s 8-bit numbers, without the model' : `model ran in ${run.ms.toFixed(0)} ms`}${blank}`;

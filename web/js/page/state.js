@@ -4,6 +4,11 @@
 import { deflateRaw, inflateRaw, toBase64Url, fromBase64Url } from '../lib/bytes.js';
 import { VIEW_IDS, VIEW_PARAMS } from '../views/index.js';
 import { parseHubId } from '../engine/hub.js';
+import { tokenSegments } from '../lib/tokens.js';
+
+/** 0 (text A) or 1 (text B) per token: type ids, or n_a where the pair
+ *  template's type ids are all 0 (RoBERTa's <s> A </s></s> B </s>). */
+const segIds = (run) => tokenSegments(run.typeIds, run.nA).map((g) => (g === 'B' ? 1 : 0));
 //
 // ?text=..&text_b=..&model=..&view=heatmap|head|model|neuron&layer=..&head=N|mean
 //  &mode=attn|norm&query=..&theme=light|dark&embed=1&hide=1&renorm=0&words=1
@@ -325,8 +330,9 @@ export function proposeEmbedSize(view, K, { L = 6, H = 12 } = {}) {
 export function usedText(text, run, seg) {
   if (!run || !run.truncated || !run.offsets) return text;
   let end = -1;
+  const segs = segIds(run);
   for (let i = 0; i < run.T; i++) {
-    if (run.typeIds[i] === seg && run.wordIds[i] >= 0) end = Math.max(end, run.offsets[i][1]);
+    if (segs[i] === seg && run.wordIds[i] >= 0) end = Math.max(end, run.offsets[i][1]);
   }
   return end < 0 ? '' : text.slice(0, end);
 }
@@ -387,7 +393,8 @@ async function searchFor(state) {
  *  that segment's word tokens. */
 function tokenEnds(run, seg) {
   const ends = [];
-  for (let i = 0; i < run.T; i++) if (run.typeIds[i] === seg && run.wordIds[i] >= 0) ends.push(run.offsets[i][1]);
+  const segs = segIds(run);
+  for (let i = 0; i < run.T; i++) if (segs[i] === seg && run.wordIds[i] >= 0) ends.push(run.offsets[i][1]);
   return ends;
 }
 
