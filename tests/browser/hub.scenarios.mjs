@@ -84,12 +84,25 @@ const weightAnswers = (hub) => hub.requests.filter((r) => r.startsWith('cdn GET'
 scenario('hub: ?hub= converts the model from the (fake) Hub and draws it; a reload uses the kept copy; offline it still loads', async ({ page, context, shot }) => {
   const { hub, site, native } = await setup();
   const before = weightAnswers(hub);
+  // Every progress line shown, for the per-file progress check below.
+  await page.addInitScript(() => {
+    window.progressSeen = [];
+    document.addEventListener('DOMContentLoaded', () => {
+      const el = document.getElementById('progress-text');
+      new MutationObserver(() => window.progressSeen.push(el.textContent)).observe(el, { childList: true, characterData: true, subtree: true });
+    });
+  });
   await page.goto(`${site}?hub=${encodeURIComponent(ID)}&view=heatmap&text=${encodeURIComponent(TEXT)}`);
   await ready(page);
   assert.match(await page.textContent('#model-info'), /^bertlens-test\/tiny-mlm \(Hugging Face Hub, [0-9a-f]{7}\) · 2 layers × 4 heads, hidden 32/);
   assert.match(await page.textContent('#notices'), /Converted bertlens-test\/tiny-mlm from the Hugging Face Hub in this page \(\d+ tensors, q8\)/);
   assert.match(page.url(), /[?&]hub=bertlens-test%2Ftiny-mlm(&|$)/);
   await shot(page, 'hub-loaded');
+  const seen = await page.evaluate(() => window.progressSeen);
+  const size = fs.statSync(path.join(TINY, 'model.safetensors')).size;
+  assert.ok(seen.some((t) => /^Downloading bertlens-test\/tiny-mlm: model\.safetensors \(converted: tensor \d+ of \d+\): [\d.]+ KB of 736\.6 KB \(\d+%\)$/.test(t)),
+    `per-file progress: ${seen.slice(0, 12).join(' | ')}`);
+  assert.equal(size, 754280);
   const worst = Math.max(await sameAttention(page, native, 1, 2), await sameAttention(page, native, 0, 0));
   console.log(`#   Hub model in the page: attention vs bertlens attend max |d| ${worst.toExponential(2)}`);
   // The Predictions view (issue 22 item 3), where this build has it: the
@@ -109,7 +122,6 @@ scenario('hub: ?hub= converts the model from the (fake) Hub and draws it; a relo
   }
   // model.safetensors: its size and first bytes, its head, then the file
   // once (hashed and converted on the way)
-  const size = fs.statSync(path.join(TINY, 'model.safetensors')).size;
   const ranges = hub.requests.slice(before).filter((r) => r.startsWith('cdn GET')).map((r) => r.match(/Range: bytes=(\d+)-(\d+)/).slice(1).map(Number));
   const bytes = ranges.reduce((s, [a, b]) => s + b - a + 1, 0);
   assert.ok(ranges.length <= 4 && bytes < size + 64 * 1024, `${bytes} bytes in ${ranges.length} answers for a ${size}-byte file`);

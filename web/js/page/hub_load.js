@@ -56,6 +56,10 @@ async function underCsp(endpoint, fn) {
  *  converter (engine.conv); show(text, done, total): progress. */
 export async function hubBundle({ spec, endpoint, call, show }) {
   const { id, revision } = spec;
+  // One progress line: the file being read (bytes of its total) and, once
+  // converting, the tensors done.
+  const line = { file: '', done: 0, total: 0, tensors: '' };
+  const report = () => show(`Downloading ${id}: ${line.file}${line.tensors}`, line.done, line.total);
   let ckpt;
   let kept = null;
   try {
@@ -64,7 +68,7 @@ export async function hubBundle({ spec, endpoint, call, show }) {
       spec,
       known: async (commit) => !!(kept = await findKeptHub(id, { commit })),
       wants: (name) => call('wants', [name]),
-      progress: ({ file, done, total }) => show(`Downloading ${id}: ${file}`, done, total),
+      progress: ({ file, done, total }) => { Object.assign(line, { file, done, total }); report(); },
     }));
   } catch (e) {
     if (e instanceof HubError && e.code === 'network') { // offline (or the Hub unreachable): a kept copy will do
@@ -79,7 +83,7 @@ export async function hubBundle({ spec, endpoint, call, show }) {
   let res;
   try {
     res = await underCsp(endpoint, () => convertCheckpoint(call, ckpt.entries, { name: id }, (p) => {
-      if (p.stage === 'tensor') show(`Converting ${id}: tensor ${p.done} of ${p.total}`, p.done, p.total);
+      if (p.stage === 'tensor') { line.tensors = ` (converted: tensor ${p.done} of ${p.total})`; report(); }
     }));
   } catch (e) {
     if (e instanceof HubError) throw e;
