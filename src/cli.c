@@ -66,6 +66,7 @@ static void usage(FILE *f) {
             "  bertlens tokenize BUNDLE TEXT [TEXT_B]\n"
             "  bertlens tokenize --jsonl BUNDLE        (JSON lines on stdin)\n"
             "  bertlens attend [--layer N] [--qk] [--norms] [--ablate L:H,...|--keep L:H,...] [--npy DIR] BUNDLE TEXT [TEXT_B]\n"
+            "  bertlens attend [options] --ids ID,... [--types T,...] BUNDLE   (token ids instead of a text)\n"
             "                      --ablate masks these heads (L:* a whole layer), --keep all but these\n"
             "                      --npy DIR writes DIR/attention_L<l>.npy (float32 [head][T][T]; norms_, queries_,\n"
             "                      keys_ likewise) and DIR/tokens.json instead of JSON on stdout\n"

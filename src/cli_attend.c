@@ -18,10 +18,14 @@
  * "queries"/"keys" [layer][head][T][d_head] (after bias, before 1/sqrt(d)),
  * --norms adds "norms" [layer][head][T][T] (||a_ij f_h(x_j)||).
  *
- * bertlens test-attend [attend's options] [--ids 101,2023,...] [--types 0,0,...]
- *                      [--hidden] [--rows 0,5,...] BUNDLE [TEXT [TEXT_B]]
+ * bertlens attend [options] --ids 0,31,7,2 [--types 0,0,0,0] BUNDLE
+ * runs these token ids (and token types, default 0) instead of a text: the
+ * model's ids as given, no tokenizer (e.g. ids from Hugging Face's own
+ * tokenizer, or a family whose tokenizer the bundle does not carry).
+ *
+ * bertlens test-attend [attend's options] [--hidden] [--rows 0,5,...] BUNDLE [TEXT [TEXT_B]]
  * Internal, for tests/encoder.test.mjs and tests/shapes.test.mjs (not in the
- * usage text): run on token ids instead of text; --hidden adds "hidden"
+ * usage text): --hidden adds "hidden"
  * [n_layers+1][T][hidden] and "pooled" [hidden] (mean of the final states);
  * --rows prints only these query rows of every [..][T][..] array and adds
  * "attn_argmax" and "attn_colmean" [layer][head][T] over all rows, so a
@@ -86,9 +90,9 @@ static int parse_attend(int argc, char **argv, int internal, attend_opts *o) {
             o->norms = 1;
         } else if (internal && !strcmp(a, "--hidden")) {
             o->hidden = 1;
-        } else if (internal && !strcmp(a, "--ids") && has_val) {
+        } else if (!strcmp(a, "--ids") && has_val) {
             if (int_list_opt(a, argv[++i], &o->ids, &o->n_ids)) return -1;
-        } else if (internal && !strcmp(a, "--types") && has_val) {
+        } else if (!strcmp(a, "--types") && has_val) {
             if (int_list_opt(a, argv[++i], &o->types, &o->n_types)) return -1;
         } else if (internal && !strcmp(a, "--rows") && has_val) {
             if (int_list_opt(a, argv[++i], &o->rows, &o->n_rows)) return -1;
@@ -103,7 +107,8 @@ static int parse_attend(int argc, char **argv, int internal, attend_opts *o) {
     }
     if (npos < (o->ids ? 1 : 2) || npos > (o->ids ? 1 : 3)) {
         fprintf(stderr, "usage: bertlens attend [--layer N] [--qk] [--norms] [--ablate L:H,...|--keep L:H,...] "
-                        "[--npy DIR] BUNDLE TEXT [TEXT_B]\n");
+                        "[--npy DIR] BUNDLE TEXT [TEXT_B]\n"
+                        "       bertlens attend [options] --ids ID,ID,... [--types T,T,...] BUNDLE\n");
         return -1;
     }
     if (o->types && o->n_types != o->n_ids) {

@@ -136,3 +136,17 @@ test('bertlens info names the family', () => {
   assert.equal(r.status, 0, r.stderr);
   assert.match(r.stdout, /family\s+albert\b.*one layer group shared by 3 layers/);
 });
+
+test('attend --ids runs the model on ids (public command), as Hugging Face', () => {
+  const ref = reference('xlm-roberta');
+  const b = convert('xlm-roberta', 'f32');
+  assert.equal(b.status, 0, b.stderr);
+  const c = ref.cases[3]; // the pair
+  const r = spawnSync(BIN, ['attend', '--ids', c.ids.join(','), '--types', c.type_ids.join(','), b.out],
+    { encoding: 'utf8', maxBuffer: 1 << 26 });
+  assert.equal(r.status, 0, r.stderr);
+  const j = JSON.parse(r.stdout);
+  assert.equal(j.tokens.length, c.T);
+  const d = maxDiff(Float32Array.from(j.attentions.flat(Infinity)), c.attnRef);
+  assert.ok(d <= TOL_ATTN, `attend --ids: max|d| ${d}`);
+});
