@@ -67,8 +67,14 @@ for (const [kind, pieces, exact] of [['roberta', 'byte-level', true], ['modernbe
       const pair = run.textB.length > 0;
       if (pair) run.nA = run.typeIds.includes(1) ? run.typeIds.indexOf(1) : firstB(run);
       const axis = tokenAxis(run, { words: true, hideSpecials: true });
-      // no special token of the model is left once they are hidden
-      for (const m of axis.members) for (const i of m) assert.equal(run.special[i], 0, `${kind}: special ${run.tokens[i]} shown`);
+      // the template's specials are hidden (and named so); one typed in the text stays, a unit of its own
+      for (const m of axis.members) for (const i of m) {
+        assert.ok(run.wordIds[i] >= 0, `${kind}: special ${run.tokens[i]} shown`);
+        if (run.special[i]) assert.deepEqual(m, [i], `${kind}: typed ${run.tokens[i]} merged into a word`);
+      }
+      const template = [...new Set(run.tokens.filter((_, i) => run.wordIds[i] < 0))];
+      assert.deepEqual(axis.hidden, template);
+      assert.ok(template.every((t) => run.special[run.tokens.indexOf(t)]), `${kind}: ${template} are the tokenizer's specials`);
       axis.members.forEach((m, u) => {
         const seg = axis.segs[u];
         const src = seg === 'B' ? run.textB : run.text;
@@ -76,6 +82,7 @@ for (const [kind, pieces, exact] of [['roberta', 'byte-level', true], ['modernbe
         const slice = src.slice(run.offsets[m[0]][0], run.offsets[m.at(-1)][1]);
         words++;
         if (run.truncated) return; // its last piece may hold part of a character: that label has U+FFFD
+        if (m.some((i) => run.special[i])) return; // a typed special ([UNK] for a long word) is shown as it is
         // a character that normalizes with the mark after it (e + U+0301 -> é) is not plain
         const next = src.slice(run.offsets[m.at(-1)][1], run.offsets[m.at(-1)][1] + 1);
         // byte-level BPE has no normalizer: the label is the text; Unigram/WordPiece

@@ -2,7 +2,7 @@
 // functions over typed arrays. Nothing here touches the DOM, so node's test
 // runner checks it directly (tests/web/data.test.mjs).
 
-import { isSpecialToken, tokenLabel, tokenSegments, wordLabel } from './tokens.js';
+import { isSpecialToken, isTypedSpecial, tokenLabel, tokenSegments, wordLabel } from './tokens.js';
 //
 // A "run" is what the worker sends back (see worker.js):
 //   tokens   string[T]        the tokenizer's pieces, specials included
@@ -78,7 +78,9 @@ export function isPunctToken(tok) {
 export function wordGroups(tokens, typeIds, wordIds, offsets = null, { pieces = 'wordpiece', special = null } = {}) {
   const groups = [];
   let last = null;
-  const isSpecial = (i) => (special ? !!special[i] : wordIds[i] < 0);
+  // a special token is a unit of its own: hidden with the specials when the
+  // template added it (no word id), kept when typed (special[i], a word id)
+  const isSpecial = (i) => wordIds[i] < 0 || !!(special && special[i]);
   const label = (members) => wordLabel(members.map((k) => tokens[k]), pieces);
   // punctuation by what a piece spells (a byte-level piece may be one byte of a letter)
   const punct = (k) => isPunctToken(pieces === 'wordpiece' ? tokens[k] : label([k]));
@@ -86,8 +88,8 @@ export function wordGroups(tokens, typeIds, wordIds, offsets = null, { pieces = 
     // Stretches of adjacent, non-special tokens of one segment.
     let i = 0;
     while (i < tokens.length) {
-      if (wordIds[i] < 0 || isSpecial(i)) {
-        groups.push({ label: tokens[i], members: [i], word: -1, seg: typeIds[i], special: true });
+      if (isSpecial(i)) {
+        groups.push({ label: tokens[i], members: [i], word: wordIds[i], seg: typeIds[i], special: wordIds[i] < 0 });
         i++;
         continue;
       }
@@ -121,7 +123,7 @@ export function wordGroups(tokens, typeIds, wordIds, offsets = null, { pieces = 
       last.label = label(last.members);
       continue;
     }
-    last = { label: isSpecial(i) ? tokens[i] : label([i]), members: [i], word: w, seg, special: isSpecial(i) };
+    last = { label: isSpecial(i) ? tokens[i] : label([i]), members: [i], word: w, seg, special: w < 0 };
     groups.push(last);
   }
   return groups;
@@ -175,15 +177,17 @@ export function tokenAxis(run, { words = false, hideSpecials = false, renorm = t
   const segs = tokenSegments(run.typeIds, run.nA);
   const pieces = run.pieces || 'wordpiece';
   const special = run.tokens.map((_, i) => isSpecialToken(run, i));
+  const typed = run.tokens.map((_, i) => isTypedSpecial(run, i));
   let units; // [{label, members, special}]
   if (words) {
-    units = wordGroups(run.tokens, run.typeIds, run.wordIds, run.offsets || null, { pieces, special });
+    units = wordGroups(run.tokens, run.typeIds, run.wordIds, run.offsets || null, { pieces, special: typed });
   } else {
-    units = run.tokens.map((t, i) => ({ label: tokenLabel(t, pieces, special[i]), members: [i], special: special[i] }));
+    units = run.tokens.map((t, i) => ({ label: tokenLabel(t, pieces, special[i] || typed[i]), members: [i], special: special[i] }));
   }
   const keep = [];
   units.forEach((u, idx) => { if (!(hideSpecials && u.special)) keep.push(idx); });
   const shown = keep.map((idx) => units[idx]);
+  const kept = new Set(keep);
   const identity = !words && keep.length === T;
   const transform = (mat) => {
     if (identity) return mat;
@@ -199,6 +203,7 @@ export function tokenAxis(run, { words = false, hideSpecials = false, renorm = t
     special: shown.map((u) => u.special),
     members: shown.map((u) => u.members),
     raw: shown.map((u) => u.members.map((i) => run.tokens[i]).join(' ')), // the pieces, for tooltips
+    hidden: [...new Set(units.filter((u, idx) => u.special && !kept.has(idx)).map((u) => u.label))], // e.g. ['<s>', '</s>']
     transform,
   };
 }

@@ -86,9 +86,16 @@ export function tokenSegments(typeIds, nA = null) {
   return ids.map((_, i) => (i >= nA ? 'B' : 'A'));
 }
 
-/** Is token i one of the model's own special tokens? The run's `special`
- *  flags (from the bundle's tokenizer) when it has them, else no word id. */
+/** Is token i a special token the model's template added (<s>, </s>,
+ *  [CLS], [SEP]: no word id)? What "hide specials" hides. A special token
+ *  typed in the text ([MASK], <mask>, or [UNK] for an unknown character)
+ *  is text: it stays, a word of its own (isTypedSpecial). */
 export function isSpecialToken(run, i) {
-  if (run.special && run.special.length === run.tokens.length) return !!run.special[i];
   return run.wordIds[i] < 0;
+}
+
+/** A token of the model's special vocabulary that came from the text (the
+ *  run's `special` flags, from the bundle's tokenizer). */
+export function isTypedSpecial(run, i) {
+  return !!(run.special && run.special[i]) && run.wordIds[i] >= 0;
 }

@@ -15,9 +15,11 @@ export function legendLines(s, v, config, axis) {
     lines.push('Value-weighted norms ‖α f(x)‖ (Kobayashi et al. 2020): weight × length of the value vector moved. Rows do not sum to 1.');
   }
   if (s.hide) {
+    // the model's own specials as its tokenizer spells them (<s>/</s> for RoBERTa)
+    const names = axis && axis.hidden && axis.hidden.length ? axis.hidden.join('/') : '[CLS]/[SEP]';
     lines.push(s.renorm
-      ? '[CLS]/[SEP] hidden; every row renormalized to sum to 1 over the tokens shown.'
-      : '[CLS]/[SEP] hidden, not renormalized: a row now sums to 1 minus what went to the hidden tokens.');
+      ? `${names} hidden; every row renormalized to sum to 1 over the tokens shown.`
+      : `${names} hidden, not renormalized: a row now sums to 1 minus what went to the hidden tokens.`);
   }
   if (s.ablate && config) {
     const off = maskSet(s.ablate, config.n_layers, config.n_heads);
