@@ -47,12 +47,14 @@ static void jtoken(bli_jbuf *b, const bl_tokenizer *tk, int32_t id) {
 }
 
 /* The head's predictions for the last blw_run (which must have kept the
- * final hidden states: blw_set_final(1)) at positions[0..n_pos), or at every
- * token when positions is NULL; k per position. JSON as `bertlens predict`
+ * final hidden states: blw_set_final(1)) at positions[0..n_pos) and, with
+ * masks = 1, at every token that is the tokenizer's mask token (in token
+ * order, each once); positions NULL with n_pos 0 and masks 0: every token.
+ * k per position. JSON as `bertlens predict`
  * prints it, each position with "token_rank" (1 = the most probable) too:
  * {"tokens","ids","positions":[{"index","token","token_prob","token_rank",
  * "top":[{"id","token","prob"}]}]}. NULL + blw_error on failure. */
-EMSCRIPTEN_KEEPALIVE const char *blw_predict_json(const int32_t *positions, int n_pos, int k) {
+EMSCRIPTEN_KEEPALIVE const char *blw_predict_json(const int32_t *positions, int n_pos, int k, int masks) {
     char *err = bli_wasm_err();
     unsigned loads;
     const bl_model *m = bli_wasm_model(&loads);
@@ -70,27 +72,40 @@ EMSCRIPTEN_KEEPALIVE const char *blw_predict_json(const int32_t *positions, int 
     const int32_t V = bl_model_config(m)->vocab_size;
     if (k < 1) k = 1;
     if (k > V) k = V;
-    if (!positions) n_pos = tk->n;
-    if (n_pos < 0 || n_pos > tk->n * 4 + 64) {
+    const int all = !positions && !n_pos && !masks;
+    if (!positions) n_pos = 0;
+    if (n_pos < 0 || n_pos > tk->n) {
         snprintf(err, BLI_WASM_ERRLEN, "%d positions asked for a run of %d tokens", n_pos, tk->n);
         return NULL;
     }
-    int32_t *pos = malloc(sizeof *pos * (size_t)(n_pos ? n_pos : 1));
-    int32_t *ids = calloc((size_t)(n_pos ? n_pos : 1) * (size_t)k, sizeof *ids);
-    float *probs = calloc((size_t)(n_pos ? n_pos : 1) * (size_t)k, sizeof *probs);
-    float *tp = calloc((size_t)(n_pos ? n_pos : 1), sizeof *tp);
-    int32_t *rank = calloc((size_t)(n_pos ? n_pos : 1), sizeof *rank);
+    /* the positions, in token order, each once: [tk->n] flags first */
+    const int cap = tk->n;
+    int32_t *pos = calloc((size_t)cap, sizeof *pos);
+    int32_t *ids = calloc((size_t)cap * (size_t)k, sizeof *ids);
+    float *probs = calloc((size_t)cap * (size_t)k, sizeof *probs);
+    float *tp = calloc((size_t)cap, sizeof *tp);
+    int32_t *rank = calloc((size_t)cap, sizeof *rank);
     const char *out = NULL;
     if (!pos || !ids || !probs || !tp || !rank) {
-        snprintf(err, BLI_WASM_ERRLEN, "out of memory for %d predictions", n_pos);
+        snprintf(err, BLI_WASM_ERRLEN, "out of memory for %d predictions", cap);
         goto done;
     }
-    for (int i = 0; i < n_pos; i++) pos[i] = positions ? positions[i] : i;
+    bl_special_ids sp;
+    bl_tokenizer_special(bl_model_tokenizer(m), &sp);
+    for (int i = 0; i < n_pos; i++)
+        if (positions[i] >= 0 && positions[i] < tk->n) pos[positions[i]] = 1;
+    for (int t = 0; t < tk->n; t++)
+        if (all || (masks && sp.mask >= 0 && tk->ids[t] == sp.mask)) pos[t] = 1;
+    n_pos = 0;
+    for (int t = 0; t < tk->n; t++)
+        if (pos[t]) pos[n_pos++] = t;
     if (bl_predict(p.mlm, bli_wasm_state(), tk->ids, pos, n_pos, k, ids, probs, tp, rank, err, BLI_WASM_ERRLEN))
         goto done;
     const bl_tokenizer *tok = bl_model_tokenizer(m);
     bli_jbuf b = {0};
-    bli_json_raw(&b, "{\"tokens\":[", 11);
+    bli_json_raw(&b, "{\"mask_token\":", 14);
+    jtoken(&b, tok, sp.mask);
+    bli_json_raw(&b, ",\"tokens\":[", 11);
     for (int t = 0; t < tk->n; t++) {
         if (t) bli_json_raw(&b, ",", 1);
         jtoken(&b, tok, tk->ids[t]);

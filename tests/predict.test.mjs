@@ -55,7 +55,7 @@ async function predict(file, texts) {
     M._free(a);
     if (b) M._free(b);
   }
-  const p = M._blw_predict_json(0, 0, REFS.k);
+  const p = M._blw_predict_json(0, 0, REFS.k, 0);
   if (!p) throw new Error(wasmError(M));
   return JSON.parse(M.UTF8ToString(p));
 }

@@ -36,7 +36,7 @@ test('makeRunRequest: one object, flags from needs', () => {
   assert.equal(r.analysis, ANALYSIS.ROLLOUT);
   assert.equal(makeRunRequest({ a: 'x', b: '' }).b, null);
   assert.throws(() => makeRunRequest({ a: 5 }), /text a/);
-  assert.deepEqual(mergeNeeds({ norms: true }, { analysis: ANALYSIS.HEADS }, null), { norms: true, qk: false, analysis: ANALYSIS.HEADS, like: null, embed: false, compare: null });
+  assert.deepEqual(mergeNeeds({ norms: true }, { analysis: ANALYSIS.HEADS }, null), { norms: true, qk: false, analysis: ANALYSIS.HEADS, like: null, embed: false, compare: null, predict: null });
   // Head ablation and embeddings: only when asked; heads checked.
   const m = makeRunRequest({ a: 'x', needs: { embed: true }, mask: [[0, 3], [2, 5]] });
   assert.deepEqual(m.mask, [[0, 3], [2, 5]]);

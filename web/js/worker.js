@@ -3,7 +3,7 @@
 // Emscripten glue (MODULARIZE, factory createBertlens) is loaded with
 // importScripts.
 //
-// Messages in:  {id, type: 'init'|'load'|'run'|'conv'|'like'|'analyze'|'qk'|'compare', ...}   (see engine.js)
+// Messages in:  {id, type: 'init'|'load'|'run'|'conv'|'like'|'analyze'|'qk'|'compare'|'predict', ...}   (see engine.js)
 // Messages out: {id, ok: true, result} or {id, ok: false, error}
 // The run request and its result: web/js/lib/protocol.js. This classic worker
 // cannot import that module; 'init' brings its WORKER_PROTOCOL (the KEEP_*
@@ -35,6 +35,7 @@ const WORKER_PARTS = [
   'engine/worker_held.js', // like, analyze, qk
   'engine/worker_compare.js', // compare
   'engine/worker_conv.js', // conv
+  'engine/worker_predict.js', // predict
 ];
 importScripts(...WORKER_PARTS); // WORKER_PARTS
 

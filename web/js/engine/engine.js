@@ -92,4 +92,10 @@ export class Engine {
   /** Two runs' attention compared head by head in C (request from
    *  protocol.js makeCompareRequest): {js, maxAbs, ms}, Float64Array [L][H]. */
   compare(request) { return this.call('compare', { request }); }
+
+  /** The masked-LM head's top-k words at token positions of the held run
+   *  ({runId, a, b, positions (null: every token), k}): {runId, hasHead,
+   *  k, positions: [{index, token, token_prob, token_rank, top: [{id,
+   *  token, prob}]}], ms} (engine/worker_predict.js). */
+  predict(request) { return this.call('predict', { request }); }
 }

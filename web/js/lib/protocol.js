@@ -53,7 +53,7 @@ export const WORKER_PROTOCOL = Object.freeze({ version: PROTOCOL_VERSION, KEEP, 
 /** What a view asks of the engine, e.g. {norms: true, qk: true,
  *  analysis: ANALYSIS.HEADS}; several needs merge to the widest. */
 export function mergeNeeds(...list) {
-  const out = { norms: false, qk: false, analysis: ANALYSIS.NONE, like: null, embed: false, compare: null };
+  const out = { norms: false, qk: false, analysis: ANALYSIS.NONE, like: null, embed: false, compare: null, predict: null };
   for (const n of list) {
     if (!n) continue;
     out.embed = out.embed || !!n.embed;
@@ -62,6 +62,7 @@ export function mergeNeeds(...list) {
     out.qk = out.qk || !!n.qk;
     out.analysis = Math.max(out.analysis, n.analysis || ANALYSIS.NONE);
     out.like = out.like || n.like || null;
+    out.predict = out.predict || n.predict || null;
   }
   return out;
 }
@@ -138,6 +139,19 @@ export function withQk(run, out) {
   return checkResult({ ...run, q: out.q, k: out.k });
 }
 
+/** The masked-LM head's top-k words at `positions` and, when `masked`, at
+ *  every mask token (positions null and not masked: every token) of the
+ *  worker's run runId, whose texts are a and b (engine/worker_predict.js). */
+export function makePredictRequest(runId, { a, b = null, positions = null, masked = false, k = 5 }) {
+  if (!Number.isInteger(runId)) throw new TypeError('predict request: runId must be an integer');
+  if (positions !== null && !(Array.isArray(positions) && positions.every((i) => Number.isInteger(i) && i >= 0))) throw new RangeError('predict request: positions must be token indices');
+  if (!Number.isInteger(k) || k < 1 || k > 100) throw new RangeError('predict request: k must be 1..100');
+  return { runId, a, b, positions: positions ? [...positions] : null, masked: !!masked, k };
+}
+
+/** What a predict need ({positions, k}) is known by in run.predict.key. */
+export const predictKey = (p) => `${p.positions ? p.positions.join(',') : '*'}/${p.masked ? 'm' : ''}/${p.k}`;
+
 /** Does a result hold everything `needs` asks for (at `layer`)? */
 export function resultCovers(run, needs, layer) {
   const n = mergeNeeds(needs);
@@ -151,6 +165,9 @@ export function resultCovers(run, needs, layer) {
   // compare: the key (compare_runs.js compareKey) of the comparison the page
   // attaches to its run (run.compare), not part of the worker's result.
   if (n.compare && !(run.compare && run.compare.key === n.compare)) return false;
+  // predict: the masked-LM head's words ({positions, k}), which the page
+  // asks of the held run (makePredictRequest) and attaches as run.predict.
+  if (n.predict && !(run.predict && run.predict.key === predictKey(n.predict))) return false;
   return true;
 }
 

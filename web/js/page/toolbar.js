@@ -72,6 +72,10 @@ export function createToolbar(page) {
       const meanOpt = $('head').querySelector('option[value="mean"]');
       if (meanOpt) meanOpt.disabled = !c.mean;
     }
+    // A text changed by other than typing (a view masking a word) shows in
+    // the boxes; while typing they already hold it.
+    if ($('text-a').value !== s.text) $('text-a').value = s.text;
+    if ($('text-b').value !== (s.text_b || '')) $('text-b').value = s.text_b || '';
     $('mode-help').textContent = s.mode === 'norm'
       ? 'Showing ‖α f(x)‖: each attention weight times the length of the value vector it actually mixes in (Kobayashi et al. 2020) — a large weight on a near-zero vector, often [SEP], counts for little.'
       : 'Showing attention weights α: how much each query token (row) takes from each key token (column); every row sums to 1. Switch to norms to weigh them by what is actually moved.';

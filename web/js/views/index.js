@@ -43,6 +43,7 @@ import { descriptor as model } from './model.js';
 import { descriptor as neuron } from './neuron.js';
 import { descriptor as overview } from './overview.js';
 import { descriptor as rollout } from './rollout.js';
+import { descriptor as predict } from './predictions.js';
 import { descriptor as compare } from './compare.js';
 
 export const VIEW_LIST = Object.freeze([
@@ -52,6 +53,7 @@ export const VIEW_LIST = Object.freeze([
   neuron,
   overview,
   rollout,
+  predict,
   compare,
 ]);
 

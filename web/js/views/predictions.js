@@ -1,0 +1,164 @@
+// predictions.js — what the model's masked-language-model head predicts:
+// for each mask token of the text (and each position the learner asked for,
+// the view's mask= parameter) the k most probable words with probability
+// bars, and the actual token's probability and rank. The numbers come from
+// the C head (src/mlm.c through the worker's 'predict' message,
+// engine/worker_predict.js; needs() asks for them, lib/protocol.js).
+//
+// A click, tap or Enter on a token replaces it in the text with the model's
+// own mask token ([MASK], <mask>, ...) and the page runs again, so the other
+// views show attention to and from the blank; "?" beside a token shows the
+// predictions at that token without masking it (mask= keeps those positions).
+// A model without a head says so, and how to get one that has one.
+//
+// data = {hasHead, tokens[T], maskToken, preds [{index, token, token_prob,
+//         token_rank, top: [{id, token, prob}]}], asked (Set of mask=
+//         positions), title, notes[]}
+
+import { THEMES, tooltip, infoLine, exportContext } from './common.js';
+
+const K = 5;
+const MAX_ASKED = 64;
+
+/** mask= value: "3,5" -> [3, 5] (sorted, unique), '' -> []. */
+export function parsePositions(raw) {
+  if (raw === '' || raw === undefined || raw === null) return [];
+  if (!/^\d{1,4}(,\d{1,4}){0,63}$/.test(String(raw))) return null;
+  return [...new Set(String(raw).split(',').map(Number))].sort((a, b) => a - b);
+}
+
+/** The text edit that masks token i of a run: {text} or {text_b} with the
+ *  token's characters replaced by the mask token, or null (a special token,
+ *  no offsets). */
+export function maskEdit(run, s, i, maskToken) {
+  const off = run.offsets && run.offsets[i];
+  if (!maskToken || !off || off[1] <= off[0]) return null;
+  const inB = s.text_b && i >= run.nA;
+  const text = inB ? s.text_b : s.text;
+  const edited = text.slice(0, off[0]) + maskToken + text.slice(off[1]);
+  return inB ? { text_b: edited } : { text: edited };
+}
+
+const pct = (p) => (p >= 0.001 ? `${(100 * p).toFixed(1)} %` : p > 0 ? '< 0.1 %' : '0 %');
+const shown = (t) => (t === null || t === undefined ? '(no token: padded row)' : t);
+
+export const NO_HEAD_LINE = 'This model has no masked-language-model head, so it cannot predict words (all-MiniLM-L6-v2, the default, was trained for sentence embeddings and shipped without one). To see predictions, load a model that has its head: convert a checkpoint folder that includes it — for example a BertForMaskedLM such as bert-base-uncased — with “Convert a checkpoint…” or `bertlens convert`, or load one from the Hugging Face Hub.';
+
+export function predictionsView() {
+  let theme = THEMES.light;
+  let onMask = () => {};
+  let onAsk = () => {};
+  let exported = exportContext();
+
+  function view(root, data) {
+    tooltip.hide();
+    root.selectAll('div.view-title').data([null]).join('div').attr('class', 'view-title').text(data.title);
+    infoLine(root);
+    const body = root.selectAll('div.pv-body').data([null]).join('div').attr('class', 'pv-body')
+      .style('color', theme.fg).style('max-width', '100%');
+    body.selectAll('*').remove();
+    if (!data.hasHead) {
+      body.append('p').attr('class', 'pv-nohead').text(NO_HEAD_LINE);
+      exported = exportContext({ notes: [NO_HEAD_LINE] });
+      return;
+    }
+    const strip = body.append('div').attr('class', 'pv-tokens').attr('role', 'group')
+      .attr('aria-label', 'Tokens: activate one to mask it and see what the model predicts there');
+    data.tokens.forEach((t, i) => {
+      const cell = strip.append('span').attr('class', 'pv-tok');
+      const masked = data.maskToken !== null && t === data.maskToken;
+      const b = cell.append('button').attr('type', 'button').attr('class', masked ? 'pv-mask' : 'pv-word').text(t)
+        .attr('aria-label', masked ? `${t}, position ${i}: masked` : `Mask “${t}” (position ${i})`)
+        .attr('disabled', masked || !data.maskable[i] ? true : null);
+      b.on('click', () => onMask(i));
+      if (!masked) {
+        cell.append('button').attr('type', 'button').attr('class', 'pv-ask')
+          .attr('aria-pressed', data.asked.has(i) ? 'true' : 'false')
+          .attr('aria-label', `Show what the model predicts at “${t}” without masking it`)
+          .attr('title', 'predictions here, unmasked').text('?')
+          .on('click', () => onAsk(i));
+      }
+    });
+    if (!data.preds.length) {
+      body.append('p').attr('class', 'pv-empty').text(`No masked token yet: type ${data.maskToken || 'the mask token'} in the text, or click a word to mask it.`);
+    }
+    const list = body.append('div').attr('class', 'pv-list');
+    for (const p of data.preds) {
+      const card = list.append('section').attr('class', 'pv-card').attr('data-index', p.index);
+      const masked = p.token === data.maskToken;
+      card.append('h3').attr('class', 'pv-head')
+        .text(masked ? `Position ${p.index}: ${shown(p.token)} — the model's guesses` : `Position ${p.index}: “${shown(p.token)}” — what the model expects here`);
+      const ol = card.append('ol').attr('class', 'pv-top');
+      const max = Math.max(...p.top.map((e) => e.prob), 1e-9);
+      for (const e of p.top) {
+        const li = ol.append('li').attr('class', 'pv-row');
+        li.append('span').attr('class', 'pv-word-label').text(shown(e.token));
+        const bar = li.append('span').attr('class', 'pv-bar').attr('aria-hidden', 'true');
+        bar.append('span').attr('class', 'pv-fill').style('width', `${(100 * e.prob / max).toFixed(1)}%`)
+          .style('background', theme.accent);
+        li.append('span').attr('class', 'pv-prob').text(pct(e.prob));
+      }
+      card.append('p').attr('class', 'pv-actual')
+        .text(`${masked ? 'The mask token itself' : `The actual token “${shown(p.token)}”`}: probability ${pct(p.token_prob)}, rank ${p.token_rank}.`);
+    }
+    root.selectAll('p.view-notes').data([null]).join('p').attr('class', 'view-notes').text(data.notes.join(' '));
+    root.selectAll('p.view-hint').data([null]).join('p').attr('class', 'view-hint')
+      .text('Click, tap or press Enter on a word to replace it with the mask token; “?” shows the predictions at a word without masking it.');
+    exported = exportContext({ notes: data.notes });
+  }
+
+  view.theme = (t) => { theme = t || THEMES.light; return view; };
+  view.size = () => view;
+  view.onMask = (f) => { onMask = f; return view; };
+  view.onAsk = (f) => { onAsk = f; return view; };
+  view.exportContext = () => exported;
+  return view;
+}
+
+/** The registry entry (views/index.js). */
+export const descriptor = {
+  id: 'predict',
+  label: 'Predictions',
+  size: ({ K: n }) => ({ width: 560, height: Math.min(900, 260 + 30 * n) }),
+  controls: { layer: false, head: false, mean: false, words: false, mode: false },
+  snapshot: false,
+  axis: false,
+  params: [
+    { key: 'mask', def: '', parse: (raw) => { const p = parsePositions(raw); return p === null ? null : p.join(','); }, expect: `token positions, e.g. 3,5 (at most ${MAX_ASKED})` },
+  ],
+  needs: (s) => ({ predict: { positions: parsePositions(s.mask) || [], masked: true, k: K } }),
+  create(ctx) {
+    let last = null; // the run and state drawn last (for the click handlers)
+    const chart = predictionsView()
+      .onMask((i) => {
+        if (!last) return;
+        const edit = maskEdit(last.run, last.s, i, last.maskToken);
+        if (edit) ctx.update(edit);
+      })
+      .onAsk((i) => {
+        if (!last) return;
+        const set = new Set(parsePositions(last.s.mask) || []);
+        if (set.has(i)) set.delete(i); else set.add(i);
+        ctx.update({ mask: [...set].sort((a, b) => a - b).join(',') });
+      });
+    const draw = (root, data) => {
+      last = data._ctx;
+      return chart(root, data);
+    };
+    draw.theme = (t) => { chart.theme(t); return draw; };
+    draw.size = (b) => { chart.size(b); return draw; };
+    draw.exportContext = () => chart.exportContext();
+    return draw;
+  },
+  prepare(run, s) {
+    const pr = run.predict || { hasHead: false, positions: [], maskToken: null };
+    const asked = new Set(parsePositions(s.mask) || []);
+    const maskable = run.tokens.map((t, i) => !!(run.offsets && run.offsets[i] && run.offsets[i][1] > run.offsets[i][0]));
+    return {
+      hasHead: pr.hasHead, tokens: run.tokens, maskToken: pr.maskToken, preds: pr.positions || [], asked, maskable,
+      title: pr.hasHead ? `Predictions — what the model's masked-LM head expects (top ${pr.k || K})` : 'Predictions — this model has no masked-LM head',
+      notes: pr.hasHead ? ['Probabilities are the softmax of the head\'s logits over the whole vocabulary, computed in the page by the same C engine as the attention.'] : [],
+      _ctx: { run, s, maskToken: pr.maskToken },
+    };
+  },
+};
