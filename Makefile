@@ -307,6 +307,7 @@ test-browser: site
 bench: native wasm site test-models $(if $(wildcard /usr/lib/llvm-19/bin/clang),wasm-relaxed)
 	$(NODE) tools/bench.mjs
 	$(NODE) tools/bench_threads.mjs
+	$(NODE) tools/bench_families.mjs
 	$(PYTHON) tools/bench_native.py
 
 # -------------------------------------------------------------------- fuzz
