@@ -29,6 +29,19 @@ import { neuronLayout, neuronFrame } from './layout.js';
 import { clipRange, neuronColumns, headMatrix } from '../lib/data.js';
 import { rowsOf, paintVectors, legend } from './neuron_paint.js';
 import { keyRows } from './neuron_rows.js';
+import { tokenLabel } from '../lib/tokens.js';
+
+/** A run's tokens as labels (byte-level "Ġthe" reads " the"), once per run:
+ *  the query menu is rebuilt only when they change. */
+const shownOf = new WeakMap();
+function shownTokensOf(run) {
+  let t = shownOf.get(run);
+  if (!t) {
+    t = run.tokens.map((x, i) => tokenLabel(x, run.pieces || 'wordpiece', run.wordIds[i] < 0 || !!(run.special && run.special[i])));
+    shownOf.set(run, t);
+  }
+  return t;
+}
 
 const d3 = globalThis.d3;
 
@@ -182,6 +195,7 @@ export const descriptor = {
     if (!run.q || !run.q[s.layer] || !run.k || !run.k[s.layer]) throw new Error('query/key vectors of this layer are missing');
     const head = s.head === 'mean' ? 0 : s.head;
     const query = Math.min(s.query, T - 1);
+    const shownTokens = shownTokensOf(run);
     const cols = neuronColumns(run.q[s.layer], run.k[s.layer], H, T, run.d, head, query);
     // A snapshot's q/k are 8-bit; its stored attention row is the exact softmax.
     if (run.snapshot) cols.softmax = Array.from(headMatrix(run.attn[s.layer], H, T, head).subarray(query * T, (query + 1) * T));
@@ -197,9 +211,9 @@ export const descriptor = {
       norms = keep.map((j) => run.norms[s.layer][off + j]);
     }
     return {
-      labels: axis.labels, rows: keep, query, queryLabel: run.tokens[query], tokens: run.tokens, d: run.d,
+      labels: axis.labels, rows: keep, query, queryLabel: shownTokens[query], tokens: shownTokens, d: run.d,
       cols, weights, norms,
-      title: `Neuron view — layer ${s.layer}, head ${head}: how query “${run.tokens[query]}” (token ${query}) attends`,
+      title: `Neuron view — layer ${s.layer}, head ${head}: how query “${shownTokens[query]}” (token ${query}) attends`,
       notes: [
         `softmax(q · k / √${run.d}) over all ${T} keys is exactly this head's attention row (q, k: this layer's query and key vectors).`,
         ...(s.hide ? [s.renorm ? '[CLS]/[SEP] rows hidden; softmax column renormalized over the rows shown.' : '[CLS]/[SEP] rows hidden; softmax column not renormalized.'] : []),
