@@ -625,6 +625,56 @@ static int family_u32(const bl_model *m, const char *key, int want, uint32_t lo,
     return meta_u32(m, key, lo, hi, out, err, errlen) ? 1 : -1;
 }
 
+/* A family's F32 key, present exactly when wanted, positive and finite. */
+static int family_f32(const bl_model *m, const char *key, int want, float *out, char *err, size_t errlen) {
+    const meta_entry *e = find_meta(m, key);
+    if (!e || !want) return family_u32(m, key, want, 0, 0, NULL, err, errlen); /* the message */
+    float v;
+    memcpy(&v, &e->u32, 4);
+    if (e->type != BL_META_F32 || !(v > 0.0f && v < 1e30f)) {
+        bli_set_err(err, errlen, "metadata '%s' must be a positive f32", key);
+        return -1;
+    }
+    *out = v;
+    return 1;
+}
+
+/* The keys of the relative and rotary families (bundle.h "Families"). */
+static int parse_family_rel(bl_model *m, char *err, size_t errlen) {
+    bli_family *f = &m->fam;
+    const bl_config *c = &m->cfg;
+    const int k = f->kind, mp = k == BLI_FAM_MPNET, db = k == BLI_FAM_DEBERTA, mb = k == BLI_FAM_MODERNBERT;
+    int32_t v;
+    if (family_u32(m, "model.rel_rows", mp || db, mp ? 32 : 2, mp ? 4096 : 2 * BL_MAX_POSITIONS, &f->rel_rows, err,
+                   errlen) < 0 ||
+        family_u32(m, "model.position_buckets", db, 0, BL_MAX_POSITIONS, &f->rel_buckets, err, errlen) < 0 ||
+        family_u32(m, "model.max_relative_positions", db, 1, BL_MAX_POSITIONS, &f->rel_max, err, errlen) < 0 ||
+        family_u32(m, "model.pos_att", db, 0, 3, &f->rel_terms, err, errlen) < 0 ||
+        family_u32(m, "model.rel_norm", db, 0, 1, &f->rel_norm, err, errlen) < 0 ||
+        family_u32(m, "model.window", mb, 1, BL_MAX_POSITIONS, &f->window, err, errlen) < 0 ||
+        family_u32(m, "model.global_every", mb, 1, (uint32_t)c->n_layers, &f->global_every, err, errlen) < 0 ||
+        family_f32(m, "model.rope_global", mb, &f->rope_global, err, errlen) < 0 ||
+        family_f32(m, "model.rope_local", mb, &f->rope_local, err, errlen) < 0)
+        return 0;
+    if (db && f->rel_rows != 2 * (f->rel_buckets ? f->rel_buckets : f->rel_max)) {
+        bli_set_err(err, errlen, "model.rel_rows %d is not twice the span (model.position_buckets %d, "
+                    "model.max_relative_positions %d)", f->rel_rows, f->rel_buckets, f->rel_max);
+        return 0;
+    }
+    if (mb && c->hidden / c->n_heads % 2) {
+        bli_set_err(err, errlen, "a modernbert bundle needs an even head size (rotary pairs), not %d",
+                    c->hidden / c->n_heads);
+        return 0;
+    }
+    if (db || mb) {
+        f->nopos = 1;
+        f->pos_rows = 1; /* one row of zeros, every token's */
+    }
+    f->notypes = mp || mb || (db && c->type_vocab_size == 1);
+    (void)v;
+    return 1;
+}
+
 /* model.family and its keys -> m->fam; the config's max_positions becomes
  * the tokens the model takes (RoBERTa: the rows less padding_idx + 1). */
 static int parse_family(bl_model *m, char *err, size_t errlen) {
@@ -659,7 +709,8 @@ static int parse_family(bl_model *m, char *err, size_t errlen) {
     }
     const int k = f->kind;
     int32_t v = 0;
-    int r = family_u32(m, "model.padding_idx", k == BLI_FAM_ROBERTA, 0, (uint32_t)f->pos_rows - 1, &v, err, errlen);
+    int r = family_u32(m, "model.padding_idx", k == BLI_FAM_ROBERTA || k == BLI_FAM_MPNET, 0,
+                       (uint32_t)f->pos_rows - 1, &v, err, errlen);
     if (r < 0) return 0;
     if (r) {
         if (v + 1 >= f->pos_rows) {
@@ -683,7 +734,7 @@ static int parse_family(bl_model *m, char *err, size_t errlen) {
         }
         f->n_stored = v;
     }
-    return 1;
+    return parse_family_rel(m, err, errlen);
 }
 
 /* Check one required tensor: present, the given shape, and (if f32_only) f32. */
@@ -721,7 +772,38 @@ typedef struct {
 static const tensor_spec model_tensors[] = {BL_TENSORS_WORD(TENSOR_SPEC) BL_TENSORS_EMBED(TENSOR_SPEC)};
 static const tensor_spec layer_tensors[] = {BL_TENSORS_LAYER(TENSOR_SPEC)};
 static const tensor_spec project_tensors[] = {BL_TENSORS_PROJECT(TENSOR_SPEC)};
+static const tensor_spec mpnet_tensors[] = {BL_TENSORS_MPNET(TENSOR_SPEC)};
+static const tensor_spec deberta_tensors[] = {BL_TENSORS_DEBERTA(TENSOR_SPEC)};
+static const tensor_spec deberta_norm_tensors[] = {BL_TENSORS_DEBERTA_NORM(TENSOR_SPEC)};
+static const tensor_spec modernbert_tensors[] = {BL_TENSORS_MODERNBERT(TENSOR_SPEC)};
+static const tensor_spec modernbert_layer_tensors[] = {BL_TENSORS_MODERNBERT_LAYER(TENSOR_SPEC)};
 #undef TENSOR_SPEC
+
+/* The tensors of list[0..n) (per layer l when the names take one). */
+static int check_list(const bl_model *m, const tensor_spec *list, size_t n, int l, char *err, size_t errlen) {
+    char name[128];
+    for (size_t k = 0; k < n; k++) {
+        snprintf(name, sizeof name, list[k].name, l);
+        if (!check_tensor(m, name, bli_fdim_size(&m->cfg, &m->fam, list[k].d0), bli_fdim_size(&m->cfg, &m->fam, list[k].d1),
+                          list[k].f32_only, err, errlen))
+            return 0;
+    }
+    return 1;
+}
+#define CHECK_LIST(list, l) check_list(m, list, sizeof list / sizeof *list, l, err, errlen)
+
+/* The relative and rotary families' own tensors (bundle.h). */
+static int check_tensors_rel(const bl_model *m, char *err, size_t errlen) {
+    const int k = m->fam.kind;
+    if (k == BLI_FAM_MPNET) return CHECK_LIST(mpnet_tensors, 0);
+    if (k == BLI_FAM_DEBERTA) return CHECK_LIST(deberta_tensors, 0) && (!m->fam.rel_norm || CHECK_LIST(deberta_norm_tensors, 0));
+    if (k == BLI_FAM_MODERNBERT) {
+        if (!CHECK_LIST(modernbert_tensors, 0)) return 0;
+        for (int l = 0; l < m->cfg.n_layers; l++)
+            if (!CHECK_LIST(modernbert_layer_tensors, l)) return 0;
+    }
+    return 1;
+}
 
 static int check_tensors(const bl_model *m, char *err, size_t errlen) {
     const bl_config *c = &m->cfg;
@@ -747,7 +829,7 @@ static int check_tensors(const bl_model *m, char *err, size_t errlen) {
                               errlen))
                 return 0;
         }
-    return 1;
+    return check_tensors_rel(m, err, errlen);
 }
 
 /* ---------------------------------------------------- masked-LM head */

@@ -157,7 +157,8 @@
  * version 1 bundle is refused.
  *   model.family      the Hugging Face model_type of the source: "bert",
  *                     "roberta", "xlm-roberta", "camembert", "electra",
- *                     "albert" (src/family.c lists them)                 STR
+ *                     "albert", "mpnet", "deberta-v2", "modernbert"
+ *                     (src/family.c lists them)                          STR
  *   model.padding_idx roberta, xlm-roberta, camembert (required there, absent
  *                     elsewhere): position ids count from padding_idx + 1
  *                     over the tokens whose id is not padding_idx; such a
@@ -184,6 +185,57 @@
  *                     output.dense, output.LayerNorm), and layer l runs stored
  *                     layer l / (n_layers / G): one group is stored once and
  *                     applied n_layers times                              U32
+ *   mpnet: model.padding_idx as roberta's (1), and
+ *   model.rel_rows    rows R >= 32 of encoder.relative_attention_bias.weight
+ *                     [R][n_heads] (f32): head h's score of query i, key j
+ *                     gains row bucket(j - i), 32 buckets, max distance 128
+ *                     (encoder_family.h), shared by every layer           U32
+ *                     Layer names: attention.attn.q/k/v/o ->
+ *                     attention.self.query/key/value, attention.output.dense;
+ *                     attention.LayerNorm -> attention.output.LayerNorm. No
+ *                     token types: token_type_embeddings is one row of zeros.
+ *   deberta-v2 (DeBERTa-v2/v3 as released: relative attention, shared key
+ *   projections, no absolute positions; others are refused by the converter):
+ *   model.rel_rows    rows of encoder.rel_embeddings.weight [rows][hidden]
+ *                     (f32): 2 x the span (position_buckets, else
+ *                     max_relative_positions)                            U32
+ *   model.position_buckets  0 (none) or position_buckets                 U32
+ *   model.max_relative_positions  max_relative_positions (-1 in the config:
+ *                     max_position_embeddings)                           U32
+ *   model.pos_att     1: content->position term (c2p), 2: position->content
+ *                     (p2c), 3: both                                     U32
+ *   model.rel_norm    1: the relative embeddings are LayerNorm'ed first,
+ *                     encoder.rel_embeddings.LayerNorm.weight/bias [hidden]
+ *                     (the encoder's LayerNorm) are present              U32
+ *                     Layer names: attention.self.query_proj/key_proj/value_proj
+ *                     -> attention.self.query/key/value. No absolute
+ *                     positions: position_embeddings is one row of zeros
+ *                     (every token's); with type_vocab_size 0, one zero row
+ *                     of token types.
+ *   modernbert (no biases, as released; others are refused):
+ *   model.window      half the local window (local_attention / 2): a query
+ *                     of a sliding layer sees the keys at distance <= window;
+ *                     every other key's probability is exactly 0         U32
+ *   model.global_every  layer l is global (whole input) when l % n == 0  U32
+ *   model.rope_global, model.rope_local  rotary theta of global and
+ *                     sliding layers (rope_parameters' full_attention and
+ *                     sliding_attention, or global_rope_theta and
+ *                     local_rope_theta)                                  F32
+ *                     Layers are pre-norm (encoder_family.c bli_fam_rows):
+ *                     attn.Wqkv's rows 0..H-1, H..2H-1, 2H..3H-1 are
+ *                     attention.self.query/key/value.weight; attn.Wo is
+ *                     attention.output.dense; attn_norm (layers >= 1) is
+ *                     attention.output.LayerNorm, applied before the next
+ *                     layer's attention; mlp_norm is output.LayerNorm,
+ *                     applied before the MLP; mlp.Wi's rows 0..I-1 are
+ *                     intermediate.dense.weight (GELU'd), rows I..2I-1
+ *                     intermediate.gate.weight (the gate it multiplies);
+ *                     mlp.Wo is output.dense; final_norm is
+ *                     encoder.final_norm.weight; embeddings.tok_embeddings
+ *                     and .norm are word_embeddings and LayerNorm. Every
+ *                     bias, layer 0's attention LayerNorm (unused: layer 0
+ *                     reads the embeddings' norm), the token types and the
+ *                     one position row are zeros.
  *   Activation "gelu_tanh" is ALBERT's gelu_new. A family's keys are refused
  *   in a bundle of another family, and every tensor of the family's lists
  *   (BL_TENSORS_* below) is checked for presence, shape and dtype.
@@ -271,7 +323,8 @@ uint64_t bli_dtype_nbytes(int dtype, int n_dims, const int64_t *dims);
  *   dtypes  F32: must be f32; ANY: any bl_dtype (matrices the kernels read)
  * The word embedding is listed alone: the encoder reads it row by row. */
 enum { BL_DIM_NONE, BL_DIM_HIDDEN, BL_DIM_INTERMEDIATE, BL_DIM_VOCAB, BL_DIM_POSITIONS, BL_DIM_TYPES,
-       BL_DIM_EMBED /* the family's embedding width E */, BL_DIM_POS_ROWS /* position embedding rows */ };
+       BL_DIM_EMBED /* the family's embedding width E */, BL_DIM_POS_ROWS /* position embedding rows */,
+       BL_DIM_REL_ROWS /* model.rel_rows */, BL_DIM_HEADS /* bert.n_heads */ };
 enum { BL_DTYPES_F32, BL_DTYPES_ANY };
 
 /* Every family: the embeddings, E wide (E = hidden but in electra/albert). */
@@ -306,6 +359,16 @@ enum { BL_DTYPES_F32, BL_DTYPES_ANY };
     X(ln2_g, "encoder.layer.%d.output.LayerNorm.weight", HIDDEN, NONE, F32)             \
     X(ln2_b, "encoder.layer.%d.output.LayerNorm.bias", HIDDEN, NONE, F32)
 
+/* The families of relative or rotary positions (bundle.h "Families"), beyond
+ * the lists above, bound by encoder_family.c: */
+#define BL_TENSORS_MPNET(X) X(rel_table, "encoder.relative_attention_bias.weight", REL_ROWS, HEADS, F32)
+#define BL_TENSORS_DEBERTA(X) X(rel, "encoder.rel_embeddings.weight", REL_ROWS, HIDDEN, F32)
+#define BL_TENSORS_DEBERTA_NORM(X)                                                     \
+    X(rel_ln_g, "encoder.rel_embeddings.LayerNorm.weight", HIDDEN, NONE, F32)          \
+    X(rel_ln_b, "encoder.rel_embeddings.LayerNorm.bias", HIDDEN, NONE, F32)
+#define BL_TENSORS_MODERNBERT(X) X(final_g, "encoder.final_norm.weight", HIDDEN, NONE, F32)
+#define BL_TENSORS_MODERNBERT_LAYER(X) X(wg, "encoder.layer.%d.intermediate.gate.weight", INTERMEDIATE, HIDDEN, ANY)
+
 /* ------------------------------------------------------ masked-LM head
  * Optional (absent: the bundle has no head; loaders older than the head
  * ignore these entries, so the format version does not change for them).
@@ -337,7 +400,8 @@ enum { BL_DTYPES_F32, BL_DTYPES_ANY };
 /* A model's family (bundle.h "Families"), read from its metadata by
  * bl_model_load; a BERT gives {BLI_FAM_BERT, "bert", E = hidden, project 0,
  * pos_rows = max_positions, pos_offset 0, pad_id -1, n_stored = n_layers}. */
-enum { BLI_FAM_BERT, BLI_FAM_ROBERTA, BLI_FAM_ELECTRA, BLI_FAM_ALBERT };
+enum { BLI_FAM_BERT, BLI_FAM_ROBERTA, BLI_FAM_ELECTRA, BLI_FAM_ALBERT, BLI_FAM_MPNET, BLI_FAM_DEBERTA,
+       BLI_FAM_MODERNBERT };
 typedef struct bli_family {
     int kind;           /* BLI_FAM_*: the layout the encoder runs          */
     char name[24];      /* model.family ("bert" when absent)               */
@@ -347,6 +411,15 @@ typedef struct bli_family {
     int32_t pos_offset; /* first position id: padding_idx + 1, or 0        */
     int32_t pad_id;     /* padding_idx (a pad token's position), or -1     */
     int32_t n_stored;   /* layers stored: n_layers, ALBERT's layer_groups  */
+    /* relative and rotary positions (mpnet, deberta-v2, modernbert; 0 elsewhere) */
+    int nopos;          /* no absolute positions: one row of zeros, every token's */
+    int notypes;        /* token type ids ignored (mpnet, modernbert; deberta-v2 with
+                           one type row: its type_vocab_size 0): bl_forward reads none */
+    int32_t rel_rows;   /* mpnet: bias table rows; deberta: relative embedding rows */
+    int32_t rel_buckets, rel_max, rel_terms, rel_norm; /* deberta: model.position_buckets,
+                           .max_relative_positions, .pos_att, .rel_norm      */
+    int32_t window, global_every;   /* modernbert: half window, global layer period */
+    float rope_global, rope_local;  /* modernbert: rotary theta of global, local layers */
 } bli_family;
 
 /* The family of a loaded model (bundle.c). */
@@ -373,6 +446,8 @@ static inline int64_t bli_dim_size(const bl_config *c, int dim) {
 static inline int64_t bli_fdim_size(const bl_config *c, const bli_family *f, int dim) {
     if (dim == BL_DIM_EMBED) return f->embed;
     if (dim == BL_DIM_POS_ROWS) return f->pos_rows;
+    if (dim == BL_DIM_REL_ROWS) return f->rel_rows;
+    if (dim == BL_DIM_HEADS) return c->n_heads;
     return bli_dim_size(c, dim);
 }
 

@@ -38,7 +38,7 @@ static void tokenizer_lines(const bl_model *m) {
 static void family_line(const bl_model *m) {
     const bli_family *f = bli_model_family(m);
     const bl_config *c = bl_model_config(m);
-    char extra[160] = "";
+    char extra[240] = "";
     size_t k = 0;
     if (f->pos_offset)
         k += (size_t)snprintf(extra + k, sizeof extra - k, ", positions from %d (padding_idx %d)", f->pos_offset,
@@ -48,6 +48,16 @@ static void family_line(const bl_model *m) {
     if (f->n_stored != c->n_layers && k < sizeof extra)
         k += (size_t)snprintf(extra + k, sizeof extra - k, ", %s shared by %d layers",
                               f->n_stored == 1 ? "one layer group" : "layer groups", c->n_layers);
+    if (f->kind == BLI_FAM_MPNET && k < sizeof extra)
+        k += (size_t)snprintf(extra + k, sizeof extra - k, ", relative position bias (32 buckets, shared)");
+    if (f->kind == BLI_FAM_DEBERTA && k < sizeof extra)
+        k += (size_t)snprintf(extra + k, sizeof extra - k, ", disentangled attention (%s%s%s, %d relative rows%s)",
+                              f->rel_terms & 1 ? "c2p" : "", f->rel_terms == 3 ? "+" : "", f->rel_terms & 2 ? "p2c" : "",
+                              f->rel_rows, f->rel_buckets ? ", log buckets" : "");
+    if (f->kind == BLI_FAM_MODERNBERT && k < sizeof extra)
+        k += (size_t)snprintf(extra + k, sizeof extra - k,
+                              ", rotary positions, global attention every %d layers, else a window of +-%d",
+                              f->global_every, f->window);
     bli_term_line(stdout, "family       %s%s", f->name, extra);
 }
 

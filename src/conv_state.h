@@ -61,6 +61,7 @@ typedef struct {
     int dtype;      /* bundle dtype */
     int src;        /* stensors index */
     uint64_t off, nbytes; /* in the data section */
+    uint64_t skip;  /* a row slice: bytes of the source before it (convert_rel.c) */
     uint32_t crc;
     int done;
 } otensor;
@@ -145,6 +146,16 @@ int bli_conv_stage_family(bli_conv *c, const bli_jv *cfg, const char *type, cons
 int bli_conv_family_shape(bli_conv *c, const bli_jv *cfg, char *err, size_t errlen);
 void bli_conv_meta_family(bli_conv *c);
 void bli_conv_family_rename(const bli_conv *c, char *n, size_t cap);
+/* convert_rel.c: the same stages for mpnet, deberta-v2 and modernbert
+ * (bli_conv_rel_kind), and what convert.c asks of them: is bundle tensor
+ * `name`, absent from the checkpoint, made of zeros (1); is it rows
+ * row0 .. of source tensor src ([rows_src][K]) (1). */
+int bli_conv_rel_kind(int kind);
+int bli_conv_rel_shape(bli_conv *c, const bli_jv *cfg, char *err, size_t errlen);
+void bli_conv_rel_meta(bli_conv *c);
+void bli_conv_rel_rename(const bli_conv *c, char *n, size_t cap);
+int bli_conv_rel_zeros(const bli_conv *c, const char *name);
+int bli_conv_rel_slice(const bli_conv *c, const char *name, char *src, size_t cap, int64_t *row0, int64_t *rows_src);
 /* convert_head.c: the bundle's head.* name of a source tensor (or NULL);
  * what config.json says of the head (c->head_act, c->head_tied). */
 const char *bli_conv_head_name(const char *n);

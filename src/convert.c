@@ -192,6 +192,29 @@ static int provenance(const bli_conv *c, bli_jbuf *b, const char *sha) {
     return n;
 }
 
+/* Output tensor t as rows of a fused source tensor (convert_rel.c: ModernBERT's
+ * Wqkv, Wi): 1 with its source and the bytes before it set, 0 when it is
+ * none, -1 when the source is there but not [rows_src][K] of floats. */
+static int rel_slice(bli_conv *c, otensor *t, char *err, size_t errlen) {
+    char src[96];
+    int64_t row0, rows;
+    if (!bli_conv_rel_slice(c, t->name, src, sizeof src, &row0, &rows)) return 0;
+    for (int i = c->n_st; i-- > 0;) {
+        const stensor *s = &c->st[i];
+        if (strcmp(s->name, src)) continue;
+        if (s->n_dims != 2 || s->dims[0] != rows || s->dims[1] != t->dims[1] || s->src == SRC_I64 ||
+            !bli_conv_src_size[s->src] || row0 + t->dims[0] > rows) {
+            bli_set_err(err, errlen, "%s: expected floating point of shape (%lld, %lld)", src, (long long)rows,
+                        (long long)t->dims[1]);
+            return -1;
+        }
+        t->src = i;
+        t->skip = (uint64_t)row0 * (uint64_t)s->dims[1] * (uint64_t)bli_conv_src_size[s->src];
+        return 1;
+    }
+    return 0;
+}
+
 static int add_ot(bli_conv *c, const char *name, int64_t d0, int64_t d1, int dtype, char *err, size_t errlen) {
     otensor *t = &c->ot[c->n_ot];
     snprintf(t->name, sizeof t->name, "%s", name);
@@ -200,12 +223,28 @@ static int add_ot(bli_conv *c, const char *name, int64_t d0, int64_t d1, int dty
     t->dims[1] = d1;
     t->dtype = dtype;
     t->src = -1;
+    t->skip = 0;
     for (int i = c->n_st; i-- > 0;)
         if (!strcmp(c->st[i].name, name)) {
             t->src = i;
             break;
         }
-    if (t->src < 0 && c->distil && !strcmp(name, DISTIL_TOKEN_TYPES)) { /* zeros, made here */
+    if (t->src < 0 && bli_conv_rel_kind(c->fam.kind)) {
+        const int r = rel_slice(c, t, err, errlen);
+        if (r < 0) return -1;
+        if (r) { /* a row slice */
+            t->nbytes = bli_dtype_nbytes(dtype, t->n_dims, t->dims);
+            if (!t->nbytes) {
+                bli_set_err(err, errlen, "last dimension %lld is not a multiple of %d: cannot use %s",
+                            (long long)t->dims[1], BL_QBLOCK, bl_dtype_name(dtype));
+                return -1;
+            }
+            c->n_ot++;
+            return 0;
+        }
+    }
+    if (t->src < 0 && ((c->distil && !strcmp(name, DISTIL_TOKEN_TYPES)) || bli_conv_rel_zeros(c, name))) {
+        /* zeros, made here */
         t->nbytes = bli_dtype_nbytes(dtype, t->n_dims, t->dims);
         c->n_ot++;
         return 0;
@@ -260,14 +299,15 @@ static int plan_head(bli_conv *c, char *err, size_t errlen) {
         if (!strcmp(c->st[i].name, "head.transform.weight")) tw = &c->st[i];
     if (!tw) return 0;
     const int64_t H = c->cfg.hidden, V = c->cfg.vocab_size, E = tw->n_dims == 2 ? tw->dims[0] : 0;
+    const int64_t W = bli_fdim_size(&c->cfg, &c->fam, BL_DIM_EMBED); /* the word embedding's width */
     if (E < 1 || E > BL_MAX_HIDDEN) {
         bli_set_err(err, errlen, "head.transform.weight: shape is not [E, %lld] with E in 1..%u", (long long)H,
                     BL_MAX_HIDDEN);
         return -1;
     }
-    if (c->head_tied && E != H) {
+    if (c->head_tied && E != W) {
         bli_set_err(err, errlen, "the masked-LM head is %lld wide but its decoder is tied to %lld-wide word "
-                    "embeddings", (long long)E, (long long)H);
+                    "embeddings", (long long)E, (long long)W);
         return -1;
     }
     if (add_ot(c, "head.transform.weight", E, H, c->dtype, err, errlen) ||
@@ -295,7 +335,9 @@ int bli_conv_plan(bli_conv *c, char *err, size_t errlen) {
         bli_set_err(err, errlen, "bli_conv_plan: call after bli_conv_begin and every bli_conv_set_header");
         return -1;
     }
-    int n = 5 + 2 + 16 * c->fam.n_stored + 6; /* embeddings, projection, stored layers */ /* + the masked-LM head's, at most 6 */
+    /* embeddings, projection, stored layers, the masked-LM head's (at most 6),
+     * the relative and rotary families' own (at most 3 + one per layer) */
+    int n = 5 + 2 + 16 * c->fam.n_stored + 6 + 3 + c->cfg.n_layers;
     c->ot = calloc((size_t)n, sizeof *c->ot);
     if (!c->ot) {
         bli_set_err(err, errlen, "out of memory");
@@ -309,6 +351,22 @@ int bli_conv_plan(bli_conv *c, char *err, size_t errlen) {
     }
     for (l = 0; l < c->fam.n_stored; l++) {
         BL_TENSORS_LAYER(PLAN_ONE)
+    }
+    l = 0;
+    if (c->fam.kind == BLI_FAM_MPNET) {
+        BL_TENSORS_MPNET(PLAN_ONE)
+    }
+    if (c->fam.kind == BLI_FAM_DEBERTA) {
+        BL_TENSORS_DEBERTA(PLAN_ONE)
+        if (c->fam.rel_norm) {
+            BL_TENSORS_DEBERTA_NORM(PLAN_ONE)
+        }
+    }
+    if (c->fam.kind == BLI_FAM_MODERNBERT) {
+        BL_TENSORS_MODERNBERT(PLAN_ONE)
+        for (l = 0; l < c->cfg.n_layers; l++) {
+            BL_TENSORS_MODERNBERT_LAYER(PLAN_ONE)
+        }
     }
     if (plan_head(c, err, errlen)) return -1;
     /* Layout: header, metadata, table, data. */
@@ -352,9 +410,13 @@ int bli_conv_source(const bli_conv *c, int t, int *w, uint64_t *off, uint64_t *n
         return 0;
     }
     const stensor *s = &c->st[c->ot[t].src];
+    const otensor *o = &c->ot[t];
     *w = s->w;
-    *off = s->off;
-    *n = s->nbytes;
+    *off = s->off + o->skip;
+    /* a row slice (convert_rel.c) reads only its rows */
+    *n = o->skip || (s->n_dims == 2 && s->dims[0] != o->dims[0])
+             ? (uint64_t)o->dims[0] * (uint64_t)o->dims[1] * (uint64_t)bli_conv_src_size[s->src]
+             : s->nbytes;
     return 0;
 }
 
@@ -388,7 +450,7 @@ int bli_conv_finish(bli_conv *c, bli_conv_sink sink, void *sink_ctx, char *err, 
     if (names) {
         for (int i = 0; i < c->n_st; i++) {
             int used = 0;
-            for (int k = 0; k < c->n_ot && !used; k++) used = !strcmp(c->ot[k].name, c->st[i].name);
+            for (int k = 0; k < c->n_ot && !used; k++) used = !strcmp(c->ot[k].name, c->st[i].name) || c->ot[k].src == i;
             for (int k = 0; k < skipped && !used; k++) used = !strcmp(names[k], c->st[i].name);
             if (!used) names[skipped++] = c->st[i].name;
         }

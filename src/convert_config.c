@@ -139,9 +139,11 @@ int bli_conv_stage_config(bli_conv *c, const bli_jv *cfg, char *err, size_t errl
         {"gelu", "gelu"}, {"gelu_new", "gelu_tanh"}, {"gelu_pytorch_tanh", "gelu_tanh"}, {"relu", "relu"}};
     /* DistilBERT: BERT's encoder under other names (bli_conv_distil_names), LayerNorm eps
      * 1e-12, no token types (DISTIL_TYPES rows of zeros). */
+    const int modern = c->fam.kind == BLI_FAM_MODERNBERT; /* its own names for the activation and eps */
     const char *const *key = c->distil ? (const char *const[]){"n_layers", "n_heads", "dim", "hidden_dim", "activation"}
                                        : (const char *const[]){"num_hidden_layers", "num_attention_heads", "hidden_size",
-                                                               "intermediate_size", "hidden_act"};
+                                                               "intermediate_size",
+                                                               modern ? "hidden_activation" : "hidden_act"};
     const bli_jv *act = bli_jget(cfg, key[4]);
     const char *a = act ? (act->type == BLI_JSTR ? act->str : "(not a string)") : "gelu";
     c->activation = NULL;
@@ -168,11 +170,14 @@ int bli_conv_stage_config(bli_conv *c, const bli_jv *cfg, char *err, size_t errl
         cfg_int(cfg, "vocab_size", -1, BL_MIN_VOCAB, BL_MAX_VOCAB, "bert.vocab_size", &k->vocab_size, err, errlen))
         return -1;
     if (c->distil) k->type_vocab_size = DISTIL_TYPES;
-    else if (cfg_int(cfg, "type_vocab_size", 2, 1, BL_MAX_TYPE_VOCAB, "bert.type_vocab_size", &k->type_vocab_size,
-                     err, errlen))
+    /* MPNet and ModernBERT have no token types, DeBERTa-v3 has 0: one row of zeros (convert_rel.c) */
+    else if (c->fam.kind == BLI_FAM_MPNET || modern) k->type_vocab_size = 1;
+    else if (cfg_int(cfg, "type_vocab_size", 2, c->fam.kind == BLI_FAM_DEBERTA ? 0 : 1, BL_MAX_TYPE_VOCAB,
+                     "bert.type_vocab_size", &k->type_vocab_size, err, errlen))
         return -1;
-    const bli_jv *eps = c->distil ? NULL : bli_jget(cfg, "layer_norm_eps");
-    double e = 1e-12;
+    if (!k->type_vocab_size) k->type_vocab_size = 1;
+    const bli_jv *eps = c->distil ? NULL : bli_jget(cfg, modern ? "norm_eps" : "layer_norm_eps");
+    double e = modern ? 1e-5 : 1e-12;
     if (eps) {
         if (eps->type != BLI_JNUM) {
             bli_set_err(err, errlen, "config.json: layer_norm_eps must be a number");

@@ -101,6 +101,10 @@ int bli_conv_family_shape(bli_conv *c, const bli_jv *cfg, char *err, size_t errl
         }
         f->n_stored = g;
     }
+    if (bli_conv_rel_kind(f->kind)) {
+        if (bli_conv_rel_shape(c, cfg, err, errlen)) return -1;
+        if (f->nopos) f->pos_rows = 1; /* one row of zeros (bundle.h) */
+    }
     if (f->kind != BLI_FAM_BERT)
         bli_conv_logf(c, "[config] family %s: embeddings %d wide%s, positions from %d, %d stored layer%s", f->name,
                       f->embed, f->project ? " (projected)" : "", f->pos_offset, f->n_stored,
@@ -117,6 +121,7 @@ void bli_conv_meta_family(bli_conv *c) {
     if (f->kind == BLI_FAM_ROBERTA) bli_conv_meta_u32(c, "model.padding_idx", (uint32_t)f->pad_id);
     if (f->project) bli_conv_meta_u32(c, "model.embedding_size", (uint32_t)f->embed);
     if (f->kind == BLI_FAM_ALBERT) bli_conv_meta_u32(c, "model.layer_groups", (uint32_t)f->n_stored);
+    bli_conv_rel_meta(c);
 }
 
 /* ALBERT's names -> the bundle's (bundle.h "Families", model.layer_groups). */
@@ -132,6 +137,7 @@ static const char *const ALBERT_SUB[][2] = {
 };
 
 void bli_conv_family_rename(const bli_conv *c, char *n, size_t cap) {
+    if (bli_conv_rel_kind(c->fam.kind)) bli_conv_rel_rename(c, n, cap);
     if (c->fam.kind != BLI_FAM_ALBERT) return;
     char out[512];
     if (!strncmp(n, "encoder.embedding_hidden_mapping_in.", 36)) {

@@ -67,6 +67,7 @@ static void free_buffers(bl_state *s) {
     }
     free(s->posid);
     s->posid = NULL;
+    bli_fam_free_buffers(s);
     s->max_tokens = 0;
     s->flags = 0;
     s->T = 0;
@@ -76,6 +77,7 @@ void bl_state_free(bl_state *s) {
     if (!s) return;
     bli_enc_free_weights(s);
     free_buffers(s);
+    bli_fam_free(s);
     free(s);
 }
 
@@ -121,6 +123,7 @@ int bl_state_reserve(bl_state *s, int32_t max_tokens, unsigned flags, char *err,
     s->nscratch = max_sz(blk_matmul_scratch_floats(max_tokens, (int32_t)max_sz(max_sz(H, I), E)),
                          max_sz(blk_matmul_nt_scratch_floats(max_tokens, (int32_t)d),
                                 blk_matmul_nt_scratch_floats((int32_t)d, max_tokens)));
+    s->nscratch = max_sz(s->nscratch, bli_fam_scratch_floats(s, max_tokens));
     s->natt = (flags & BL_KEEP_ATTN) ? 0 : (size_t)T * T;
     const uint64_t rows = BLI_BYTES(sizeof(float), T, H), heads = BLI_BYTES(sizeof(float), L, NH, T, T);
     const uint64_t qk = (flags & BL_KEEP_QK_ALL) ? BLI_BYTES(sizeof(float), L, T, H) : (flags & BL_KEEP_QK) ? rows : 0;
@@ -164,7 +167,7 @@ int bl_state_reserve(bl_state *s, int32_t max_tokens, unsigned flags, char *err,
     }
     snprintf(what, sizeof what, "%d tokens: the position ids", max_tokens);
     if (!(s->posid = bli_alloc(BLI_BYTES(sizeof(int32_t), T), 0, what, err, errlen)) ||
-        alloc_slabs(s, s->n_threads, err, errlen)) {
+        alloc_slabs(s, s->n_threads, err, errlen) || bli_fam_reserve(s, max_tokens, err, errlen)) {
         free_buffers(s);
         return -1;
     }
@@ -240,7 +243,8 @@ bl_state *bl_state_new(const bl_model *m, int32_t max_tokens, unsigned flags, ch
         free(s);
         return NULL;
     }
-    if (bli_enc_build_weights(s, m, err, errlen) || bl_state_reserve(s, max_tokens, flags, err, errlen)) {
+    if (bli_enc_build_weights(s, m, err, errlen) || bli_fam_init(s, m, err, errlen) ||
+        bl_state_reserve(s, max_tokens, flags, err, errlen)) {
         bl_state_free(s);
         return NULL;
     }
@@ -287,7 +291,7 @@ static void qkv_rows(bl_state *s, int32_t l, int32_t t0, int32_t t1, float *scra
     const blk_weight *const ws[3] = {&w->wq, &w->wk, &w->wv};
     const float *const bs[3] = {w->bq, w->bk, w->bv};
     blk_matmul_shared(3, y, s->x + o, t1 - t0, ws, bs, -1, scratch);
-    /* position hook: a family with rotary positions rotates these q, k rows here */
+    bli_fam_qk_rows(s, l, t0, t1); /* rotary positions (encoder_family.h) */
 }
 
 /* Rows: embeddings, their LayerNorm (E wide), the projection to the
@@ -318,6 +322,10 @@ static void task_embed(void *arg, int w, int n) {
  * 1 over the tokens that are not padding_idx, those at padding_idx. Every
  * one is below pos_rows: T <= max_positions = pos_rows - pos_offset. */
 static void positions(bl_state *s, const int32_t *ids, int32_t T) {
+    if (s->fam.nopos) { /* one row of zeros (bundle.h) */
+        memset(s->posid, 0, (size_t)T * sizeof *s->posid);
+        return;
+    }
     if (!s->fam.pos_offset) {
         for (int32_t t = 0; t < T; t++) s->posid[t] = t;
         return;
@@ -340,7 +348,6 @@ static void task_heads(void *arg, int w, int n) {
     fwd_task *f = arg;
     bl_state *s = f->s;
     const int32_t T = f->T, l = f->l, H = s->c.hidden, NH = s->c.n_heads, d = H / NH;
-    const float scale = 1.0f / sqrtf((float)d);
     float *scratch = s->scratch + (size_t)w * s->nscratch;
     const ptrdiff_t qk = qk_offset(s, l, T);
     /* Quantized weights: the attention products on 13-bit integers too
@@ -368,8 +375,8 @@ static void task_heads(void *arg, int w, int n) {
         }
         /* scores a[i][j] = q_h[i] . k_h[j], then softmax of scale * scores */
         nt(a, T, s->q + (size_t)h * d, H, T, s->k + (size_t)h * d, H, 1, T, d, scratch);
-        /* score hook: a family's relative-position bias or window mask goes into a here */
-        blk_softmax(a, T, T, scale);
+        /* the family's relative terms, window and scale (encoder_family.h) */
+        bli_fam_softmax(s, l, h, a, T, scratch);
         /* ctx_h[i][e] = sum_j a[i][j] v[j][h*d + e] */
         nt(s->ctx + (size_t)h * d, H, a, T, T, s->v + (size_t)h * d, 1, H, d, T, scratch);
         if (s->norms) {
@@ -395,6 +402,7 @@ static void task_rows(void *arg, int w, int n) {
     if (t0 >= t1) return;
     const int32_t R = t1 - t0;
     float *scratch = s->scratch + (size_t)w * s->nscratch;
+    if (bli_fam_rows(s, l, f->T, t0, t1, scratch)) return; /* pre-norm layers (encoder_family.h) */
     float *x = s->x + (size_t)t0 * H, *x2 = s->x2 + (size_t)t0 * H, *ffn = s->ffn + (size_t)t0 * c->intermediate;
     blk_matmul(x2, s->ctx + (size_t)t0 * H, R, &lw->wo, lw->bo, scratch);
     blk_layernorm(x2, x, R, H, lw->ln1_g, lw->ln1_b, c->ln_eps);
@@ -426,6 +434,7 @@ int bl_forward(bl_state *s, const int32_t *ids, const int32_t *type_ids, int32_t
         bli_set_err(err, errlen, "qk layer %d out of range 0..%d", qk_layer, L - 1);
         return -1;
     }
+    if (s->fam.notypes) type_ids = NULL; /* the family has no token types (bundle.h) */
     for (int32_t t = 0; t < T; t++) {
         if (ids[t] < 0 || ids[t] >= c->vocab_size) {
             bli_set_err(err, errlen, "token %d: id %d out of range 0..%d", t, ids[t], c->vocab_size - 1);
@@ -439,12 +448,14 @@ int bl_forward(bl_state *s, const int32_t *ids, const int32_t *type_ids, int32_t
     }
     s->qk_layer = qk_layer;
     positions(s, ids, T);
+    bli_fam_forward_begin(s, T);
 
     fwd_task f = {.s = s, .ids = ids, .type_ids = type_ids, .T = T, .l = 0};
     bli_pool_run(s->pool, task_embed, &f);
     for (int32_t l = 0; l < L; l++) {
         f.l = l;
         atomic_store_explicit(&f.next, 0, memory_order_relaxed);
+        bli_fam_layer_begin(s, l);
         bli_pool_run(s->pool, task_heads, &f);
         if (l + 1 < L || !s->no_final) bli_pool_run(s->pool, task_rows, &f);
     }

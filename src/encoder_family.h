@@ -10,7 +10,8 @@
  * embeddings) have stride ld floats; a head's d columns start at its pointer.
  *
  * Files: encoder_rel.c (MPNet's bucketed bias, DeBERTa's disentangled
- * terms), encoder_rope.c (RoPE, the sliding window, GeGLU).
+ * terms), encoder_rope.c (RoPE, the sliding window, GeGLU), encoder_family.c
+ * (the hooks below, which the forward pass calls).
  */
 #ifndef BL_ENCODER_FAMILY_H
 #define BL_ENCODER_FAMILY_H
@@ -103,5 +104,37 @@ void bli_window_of(int32_t i, int32_t T, int32_t half, int32_t *j0, int32_t *j1)
 /* GeGLU in place: y [T][2I] (Wi's output: input half, then gate half) ->
  * its first T * I floats [T][I] = act(input) * gate; act a bl_activation. */
 void bli_geglu(float *y, int32_t T, int32_t I, int32_t act);
+
+/* --------------------------------------------------------------- Hooks
+ * What encoder.c calls, at fixed points, for a model of one of these
+ * families (bundle.h "Families"); each is a no-op for the others (s->fx
+ * NULL), and bli_fam_softmax is then BERT's softmax of q k^T / sqrt(d). */
+typedef struct bl_state bl_state;
+typedef struct bl_model bl_model;
+typedef struct bli_famx bli_famx; /* the family's extras (encoder_family.c) */
+
+/* bl_state_new, after the layers are bound: the family's own tensors
+ * (MPNet's bias table; DeBERTa's relative embeddings, LayerNorm'ed once). */
+int bli_fam_init(bl_state *s, const bl_model *m, char *err, size_t errlen);
+void bli_fam_free(bl_state *s);
+/* bl_state_reserve: buffers for up to T tokens, and the per-thread scratch
+ * floats the family needs beyond the kernels'. */
+int bli_fam_reserve(bl_state *s, int32_t T, char *err, size_t errlen);
+void bli_fam_free_buffers(bl_state *s);
+size_t bli_fam_scratch_floats(const bl_state *s, int32_t T);
+/* bl_forward, before the embeddings: this input's tables (MPNet's bias,
+ * DeBERTa's relative rows). */
+void bli_fam_forward_begin(bl_state *s, int32_t T);
+/* Before layer l's heads: DeBERTa's relative rows through the layer's key
+ * and query projections (on the state's pool). */
+void bli_fam_layer_begin(bl_state *s, int32_t l);
+/* Right after rows [t0, t1) of q, k are projected: ModernBERT's rotation. */
+void bli_fam_qk_rows(bl_state *s, int32_t l, int32_t t0, int32_t t1);
+/* Head h of layer l: a [T][T] holds q_h k_h^T; leaves the probabilities
+ * (the family's terms, scale, window and softmax). scratch: the thread's. */
+void bli_fam_softmax(bl_state *s, int32_t l, int32_t h, float *a, int32_t T, float *scratch);
+/* The rest of layer l for rows [t0, t1) when the family's layer is not
+ * BERT's (ModernBERT: pre-norm, GeGLU, final norm): 1 done, 0 run BERT's. */
+int bli_fam_rows(bl_state *s, int32_t l, int32_t T, int32_t t0, int32_t t1, float *scratch);
 
 #endif

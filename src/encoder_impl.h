@@ -7,6 +7,7 @@
 #include "bundle.h"
 #include "kernels.h"
 #include "threads.h"
+#include "encoder_family.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -45,6 +46,7 @@ struct bl_state {
     double *gram;                   /* [n_layers][H][d][d] if KEEP_NORMS */
     uint8_t *head_mask;             /* [n_layers][H], 1 = masked (bl_state_set_head_mask) */
     int32_t n_masked;               /* heads masked (0: the unmasked path) */
+    bli_famx *fx;                   /* relative / rotary families' extras (encoder_family.c), else NULL */
 
     /* activations (compact: a [T][...] buffer holds T rows back to back) */
     float *x;        /* [T][hidden] residual stream                       */

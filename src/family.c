@@ -19,11 +19,11 @@ static const bli_family_info FAMILIES[] = {
     {"xlm-roberta", BLI_FAM_ROBERTA, "XLM-RoBERTa"},
     {"camembert", BLI_FAM_ROBERTA, "CamemBERT"},
     {"albert", BLI_FAM_ALBERT, "ALBERT"},
+    {"mpnet", BLI_FAM_MPNET, "MPNet"},
+    {"deberta-v2", BLI_FAM_DEBERTA, "DeBERTa-v2/v3"},
+    {"modernbert", BLI_FAM_MODERNBERT, "ModernBERT"},
     /* encoders still out of reach */
-    {"mpnet", -1, LATER " (relative position bias)"},
-    {"deberta", -1, LATER " (disentangled attention)"},
-    {"deberta-v2", -1, LATER " (disentangled attention)"},
-    {"modernbert", -1, LATER " (rotary positions, GeGLU, sliding window)"},
+    {"deberta", -1, LATER " (DeBERTa v1's disentangled attention; DeBERTa-v2/v3 run)"},
     {"nomic_bert", -1, LATER " (rotary positions, SwiGLU)"},
     {"new", -1, LATER " (this gte variant uses rotary positions)"},
     {"xlm-roberta-xl", -1, LATER " (pre-norm layers)"},
@@ -80,5 +80,5 @@ const bli_family_info *bli_family_find(const char *type) {
 }
 
 const char *bli_family_list(void) {
-    return "bert, distilbert, electra, roberta, xlm-roberta, camembert, albert";
+    return "bert, distilbert, electra, roberta, xlm-roberta, camembert, albert, mpnet, deberta-v2, modernbert";
 }

@@ -1,0 +1,287 @@
+/* encoder_family.c — the forward pass's hooks for the families with
+ * relative or rotary positions (encoder_family.h, "Hooks"): their weights
+ * beyond BERT's, their per-forward tables, and the scores of one head.
+ * Called by encoder.c at fixed points; a BERT-layout model has no extras
+ * (s->fx NULL) and gets BERT's softmax. Nothing here allocates inside the
+ * forward pass: every buffer is sized by bli_fam_reserve. */
+#include "encoder_family.h"
+#include "encoder_impl.h"
+#include "error.h"
+#include "sizes.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct bli_famx {
+    int kind;                 /* BLI_FAM_* */
+    int32_t T;                /* tokens of the tables below (this forward) */
+    /* MPNet */
+    const float *rel_table;   /* [rel_rows][NH] relative_attention_bias   */
+    float *bias;              /* [NH][2T-1] this forward's bias           */
+    /* DeBERTa */
+    float *rel;               /* [rel_rows][hidden] rel_embeddings, LayerNorm'ed (owned) */
+    int32_t *idx;             /* [2T-1] relative row of i - j, minus r0   */
+    int32_t r0, nr;           /* rows of rel this forward reaches         */
+    float *pk, *pq;           /* [2T-1][hidden] them projected by layer l's key / query */
+    int32_t pl;               /* the layer pk, pq belong to               */
+    /* ModernBERT */
+    float *rope_g, *rope_l;   /* [max_tokens][d] cos | sin tables, global and local theta */
+    blk_weight *wg;           /* [n_layers] GeGLU gate [intermediate][hidden] */
+    const float *final_g;     /* [hidden] final norm (no bias)            */
+    float *zeros;             /* [max(hidden, intermediate)] the absent biases */
+    float *gate;              /* [max_tokens][intermediate] x Wg          */
+};
+
+static const bl_tensor *find(const bl_model *m, const char *name, int64_t d0, int64_t d1, char *err, size_t errlen) {
+    const bl_tensor *t = bl_model_find_tensor(m, name);
+    if (!t || t->dtype != BL_F32 || t->n_dims != (d1 ? 2 : 1) || t->dims[0] != d0 || (d1 && t->dims[1] != d1)) {
+        bli_set_err(err, errlen, "bundle has no usable %s [%lld%s%lld] (f32)", name, (long long)d0, d1 ? ", " : "",
+                    (long long)d1);
+        return NULL;
+    }
+    return t;
+}
+
+int bli_fam_init(bl_state *s, const bl_model *m, char *err, size_t errlen) {
+    const bli_family *f = &s->fam;
+    s->fx = NULL;
+    if (f->kind != BLI_FAM_MPNET && f->kind != BLI_FAM_DEBERTA && f->kind != BLI_FAM_MODERNBERT) return 0;
+    bli_famx *x = calloc(1, sizeof *x);
+    if (!x) {
+        bli_set_err(err, errlen, "out of memory");
+        return -1;
+    }
+    s->fx = x;
+    x->kind = f->kind;
+    x->pl = -1;
+    const int32_t H = s->c.hidden;
+    if (f->kind == BLI_FAM_MPNET) {
+        const bl_tensor *t = find(m, "encoder.relative_attention_bias.weight", f->rel_rows, s->c.n_heads, err, errlen);
+        if (!t) return -1;
+        x->rel_table = (const float *)t->data;
+    }
+    if (f->kind == BLI_FAM_DEBERTA) {
+        const bl_tensor *t = find(m, "encoder.rel_embeddings.weight", f->rel_rows, H, err, errlen);
+        if (!t) return -1;
+        x->rel = bli_alloc(BLI_BYTES(sizeof(float), f->rel_rows, H), 0, "the relative embeddings", err, errlen);
+        if (!x->rel) return -1;
+        memcpy(x->rel, t->data, (size_t)f->rel_rows * H * sizeof(float));
+        if (f->rel_norm) {
+            const bl_tensor *g = find(m, "encoder.rel_embeddings.LayerNorm.weight", H, 0, err, errlen),
+                            *b = g ? find(m, "encoder.rel_embeddings.LayerNorm.bias", H, 0, err, errlen) : NULL;
+            if (!b) return -1;
+            blk_layernorm(x->rel, NULL, f->rel_rows, H, (const float *)g->data, (const float *)b->data, s->c.ln_eps);
+        }
+    }
+    if (f->kind == BLI_FAM_MODERNBERT) {
+        const int32_t I = s->c.intermediate, L = s->c.n_layers;
+        const bl_tensor *g = find(m, "encoder.final_norm.weight", H, 0, err, errlen);
+        if (!g) return -1;
+        x->final_g = (const float *)g->data;
+        if (!(x->zeros = calloc((size_t)(H > I ? H : I), sizeof(float))) || !(x->wg = calloc((size_t)L, sizeof *x->wg))) {
+            bli_set_err(err, errlen, "out of memory");
+            return -1;
+        }
+        for (int32_t l = 0; l < L; l++) {
+            char name[96];
+            snprintf(name, sizeof name, "encoder.layer.%d.intermediate.gate.weight", l);
+            const bl_tensor *t = bl_model_find_tensor(m, name);
+            if (!t || t->n_dims != 2 || t->dims[0] != I || t->dims[1] != H ||
+                blk_weight_init(&x->wg[l], t->dtype, I, H, t->data)) {
+                bli_set_err(err, errlen, "bundle has no usable %s [%d, %d]", name, I, H);
+                return -1;
+            }
+            if (blk_weight_pack(&x->wg[l])) {
+                bli_set_err(err, errlen, "out of memory preparing %s", name);
+                return -1;
+            }
+        }
+    }
+    return 0;
+}
+
+void bli_fam_free_buffers(bl_state *s) {
+    bli_famx *x = s->fx;
+    if (!x) return;
+    free(x->bias), free(x->idx), free(x->pk), free(x->pq), free(x->rope_g), free(x->rope_l), free(x->gate);
+    x->bias = x->pk = x->pq = x->rope_g = x->rope_l = x->gate = NULL;
+    x->idx = NULL;
+    x->T = 0;
+    x->pl = -1;
+}
+
+void bli_fam_free(bl_state *s) {
+    if (!s->fx) return;
+    bli_fam_free_buffers(s);
+    bli_famx *x = s->fx;
+    if (x->wg)
+        for (int32_t l = 0; l < s->c.n_layers; l++) blk_weight_free(&x->wg[l]);
+    free(x->wg), free(x->zeros), free(x->rel);
+    free(x);
+    s->fx = NULL;
+}
+
+/* Relative rows a forward of up to T tokens can reach (DeBERTa). */
+static int32_t rel_rows_max(const bl_state *s, int32_t T) {
+    const int64_t r = 2 * (int64_t)T - 1;
+    return (int32_t)(r < s->fam.rel_rows ? r : s->fam.rel_rows);
+}
+
+size_t bli_fam_scratch_floats(const bl_state *s, int32_t T) {
+    if (!s->fx || s->fx->kind != BLI_FAM_DEBERTA) return 0;
+    const int32_t nr = rel_rows_max(s, T), d = s->c.hidden / s->c.n_heads;
+    const size_t a = bli_deberta_scratch_floats(T, nr, d), b = blk_matmul_scratch_floats(nr, s->c.hidden);
+    return a > b ? a : b;
+}
+
+int bli_fam_reserve(bl_state *s, int32_t T, char *err, size_t errlen) {
+    bli_famx *x = s->fx;
+    if (!x) return 0;
+    bli_fam_free_buffers(s);
+    const int32_t NH = s->c.n_heads, H = s->c.hidden, d = H / NH, R = 2 * T - 1;
+    char what[96];
+    snprintf(what, sizeof what, "%d tokens: the relative positions", T);
+    if (x->kind == BLI_FAM_MPNET && !(x->bias = bli_alloc(BLI_BYTES(sizeof(float), NH, R), 0, what, err, errlen)))
+        return -1;
+    if (x->kind == BLI_FAM_DEBERTA) {
+        const int32_t nr = rel_rows_max(s, T);
+        if (!(x->idx = bli_alloc(BLI_BYTES(sizeof(int32_t), R), 0, what, err, errlen)) ||
+            !(x->pk = bli_alloc(BLI_BYTES(sizeof(float), nr, H), 0, what, err, errlen)) ||
+            !(x->pq = bli_alloc(BLI_BYTES(sizeof(float), nr, H), 0, what, err, errlen)))
+            return -1;
+    }
+    if (x->kind == BLI_FAM_MODERNBERT) {
+        snprintf(what, sizeof what, "%d tokens: the rotary tables", T);
+        if (!(x->rope_g = bli_alloc(BLI_BYTES(sizeof(float), T, d), 0, what, err, errlen)) ||
+            !(x->rope_l = bli_alloc(BLI_BYTES(sizeof(float), T, d), 0, what, err, errlen)))
+            return -1;
+        bli_rope_table(x->rope_g, T, d, s->fam.rope_global);
+        bli_rope_table(x->rope_l, T, d, s->fam.rope_local);
+        snprintf(what, sizeof what, "%d tokens: the GeGLU gates", T);
+        if (!(x->gate = bli_alloc(BLI_BYTES(sizeof(float), T, s->c.intermediate), 0, what, err, errlen))) return -1;
+    }
+    return 0;
+}
+
+void bli_fam_forward_begin(bl_state *s, int32_t T) {
+    bli_famx *x = s->fx;
+    if (!x) return;
+    x->T = T;
+    x->pl = -1;
+    if (x->kind == BLI_FAM_MPNET) bli_mpnet_bias(x->bias, x->rel_table, s->c.n_heads, T, 32, 128);
+    if (x->kind == BLI_FAM_DEBERTA)
+        bli_deberta_rel_index(x->idx, &x->r0, &x->nr, T, s->fam.rel_buckets, s->fam.rel_max);
+}
+
+/* DeBERTa: rows of the relative embeddings through layer l's key and query
+ * projections, split by rows over the pool as the other row tasks. */
+typedef struct {
+    bl_state *s;
+    int32_t l;
+} rel_task;
+
+static void task_rel_rows(void *arg, int w, int n) {
+    rel_task *r = arg;
+    bl_state *s = r->s;
+    bli_famx *x = s->fx;
+    const layer_weights *lw = bli_lw(s, r->l);
+    const int32_t H = s->c.hidden;
+    int32_t t0, t1;
+    bli_rows_of(x->nr, w, n, &t0, &t1);
+    if (t0 >= t1) return;
+    float *scratch = s->scratch + (size_t)w * s->nscratch;
+    const float *in = x->rel + (size_t)(x->r0 + t0) * H;
+    if (s->fam.rel_terms & BLI_DEB_C2P) blk_matmul(x->pk + (size_t)t0 * H, in, t1 - t0, &lw->wk, lw->bk, scratch);
+    if (s->fam.rel_terms & BLI_DEB_P2C) blk_matmul(x->pq + (size_t)t0 * H, in, t1 - t0, &lw->wq, lw->bq, scratch);
+}
+
+void bli_fam_layer_begin(bl_state *s, int32_t l) {
+    bli_famx *x = s->fx;
+    if (!x || x->kind != BLI_FAM_DEBERTA) return;
+    /* ALBERT-style sharing does not apply here: each layer has its projections */
+    rel_task r = {s, l};
+    bli_pool_run(s->pool, task_rel_rows, &r);
+    x->pl = l;
+}
+
+/* ModernBERT: layer l is global when l % global_every == 0. */
+static int is_global(const bl_state *s, int32_t l) { return s->fam.global_every <= 1 || l % s->fam.global_every == 0; }
+
+void bli_fam_qk_rows(bl_state *s, int32_t l, int32_t t0, int32_t t1) {
+    bli_famx *x = s->fx;
+    if (!x || x->kind != BLI_FAM_MODERNBERT) return;
+    const int32_t H = s->c.hidden, NH = s->c.n_heads, d = H / NH;
+    const float *cs = is_global(s, l) ? x->rope_g : x->rope_l;
+    bli_rope_rows(s->q, H, t0, t1, NH, d, cs);
+    bli_rope_rows(s->k, H, t0, t1, NH, d, cs);
+}
+
+void bli_fam_softmax(bl_state *s, int32_t l, int32_t h, float *a, int32_t T, float *scratch) {
+    const int32_t H = s->c.hidden, NH = s->c.n_heads, d = H / NH;
+    bli_famx *x = s->fx;
+    if (!x) {
+        blk_softmax(a, T, T, 1.0f / sqrtf((float)d));
+        return;
+    }
+    switch (x->kind) {
+    case BLI_FAM_MPNET:
+        bli_rel_bias_add(a, T, sqrtf((float)d), x->bias + (size_t)h * (2 * T - 1));
+        blk_softmax(a, T, T, 1.0f);
+        break;
+    case BLI_FAM_DEBERTA: {
+        const unsigned terms = (unsigned)s->fam.rel_terms;
+        const int n_terms = !!(terms & BLI_DEB_C2P) + !!(terms & BLI_DEB_P2C);
+        bli_deberta_add(a, T, s->q + (size_t)h * d, s->k + (size_t)h * d, H, x->pk + (size_t)h * d,
+                        x->pq + (size_t)h * d, H, x->idx, x->nr, d, terms, scratch);
+        blk_softmax(a, T, T, 1.0f / sqrtf((float)d * (float)(1 + n_terms)));
+        break;
+    }
+    case BLI_FAM_MODERNBERT:
+        bli_softmax_window(a, T, 1.0f / sqrtf((float)d), is_global(s, l) ? -1 : s->fam.window);
+        break;
+    default:
+        blk_softmax(a, T, T, 1.0f / sqrtf((float)d));
+    }
+}
+
+/* ModernBERT's layer after its heads, pre-norm (rows [t0, t1)):
+ *   x += ctx Wo;  x += (gelu(n Wi_in) * (n Wi_gate)) Wo2,  n = LN_mlp(x)
+ * then the next layer's q, k, v from LN_attn(x) (rotated), or after the
+ * last layer x = LN_final(x): the last hidden state. Norms have no bias;
+ * layer 0 has no attention norm (the embeddings' norm is its input).
+ * Returns 0 for the other families (encoder.c's BERT rows run). */
+int bli_fam_rows(bl_state *s, int32_t l, int32_t T, int32_t t0, int32_t t1, float *scratch) {
+    bli_famx *x = s->fx;
+    if (!x || x->kind != BLI_FAM_MODERNBERT) return 0;
+    const bl_config *c = &s->c;
+    const int32_t H = c->hidden, I = c->intermediate, R = t1 - t0;
+    const layer_weights *lw = bli_lw(s, l);
+    float *xr = s->x + (size_t)t0 * H, *x2 = s->x2 + (size_t)t0 * H, *ffn = s->ffn + (size_t)t0 * I,
+          *gate = x->gate + (size_t)t0 * I;
+    const size_t n = (size_t)R * H;
+    blk_matmul(x2, s->ctx + (size_t)t0 * H, R, &lw->wo, NULL, scratch);
+    for (size_t i = 0; i < n; i++) xr[i] += x2[i];
+    memcpy(x2, xr, n * sizeof(float));
+    blk_layernorm(x2, NULL, R, H, lw->ln2_g, x->zeros, c->ln_eps);
+    blk_matmul_act(ffn, x2, R, &lw->w1, NULL, c->activation, scratch);
+    blk_matmul(gate, x2, R, &x->wg[l], NULL, scratch);
+    for (size_t i = 0; i < (size_t)R * I; i++) ffn[i] *= gate[i];
+    blk_matmul(x2, ffn, R, &lw->w2, NULL, scratch);
+    for (size_t i = 0; i < n; i++) xr[i] += x2[i];
+    if (l + 1 == c->n_layers) blk_layernorm(xr, NULL, R, H, x->final_g, x->zeros, c->ln_eps);
+    if (s->hidden) memcpy(s->hidden + ((size_t)(l + 1) * T + t0) * H, xr, n * sizeof(float));
+    if (l + 1 < c->n_layers) {
+        const layer_weights *nw = bli_lw(s, l + 1);
+        memcpy(x2, xr, n * sizeof(float));
+        blk_layernorm(x2, NULL, R, H, nw->ln1_g, x->zeros, c->ln_eps);
+        const size_t o = (size_t)t0 * H;
+        float *const y[3] = {s->q + o, s->k + o, s->v + o};
+        const blk_weight *const ws[3] = {&nw->wq, &nw->wk, &nw->wv};
+        const float *const bs[3] = {NULL, NULL, NULL};
+        blk_matmul_shared(3, y, x2, R, ws, bs, -1, scratch);
+        bli_fam_qk_rows(s, l + 1, t0, t1);
+    }
+    return 1;
+}
