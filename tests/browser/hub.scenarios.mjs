@@ -117,6 +117,9 @@ scenario('hub: ?hub= converts the model from the (fake) Hub and draws it; a relo
     const top = await page.$eval(`.pv-card[data-index="${at.index}"] .pv-top li .pv-word-label`, (e) => e.textContent.trim());
     assert.equal(top, at.top[0].token, 'top-1 at [MASK] vs Hugging Face');
     console.log(`#   Predictions view: top-1 at [MASK] "${top}" = Hugging Face's`);
+    await page.evaluate(() => { document.body.dataset.state = 'loading'; });
+    await page.click('#view-tabs button[data-view="heatmap"]');
+    await ready(page);
   } else {
     console.log('#   this build has no Predictions view: top-1 at [MASK] not checked');
   }
