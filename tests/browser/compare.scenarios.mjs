@@ -88,6 +88,43 @@ async function clickRedraw(page, sel, opts = {}) {
 /** The compare grid's JS distances: Map 'l/h' -> value. */
 const gridJs = (page) => page.$$eval('g.cmp-head', (gs) => Object.fromEntries(gs.map((g) => [`${g.dataset.layer}/${g.dataset.head}`, Number(g.dataset.js)])));
 
+/** The compare view opened on its own head: wait until the page's layer and
+ *  head follow it (cmp_head=picked in the URL, the view drawn). */
+async function compareSettled(page) {
+  await page.waitForFunction(() => new URL(location.href).searchParams.get('cmp_head') === 'picked' && document.querySelector('g.cmp-head[data-shown]'));
+  await ready(page);
+}
+
+/** The head the difference shows: [layer, head]. */
+const shownHead = (page) => page.$eval('g.cmp-head[data-shown]', (g) => [Number(g.dataset.layer), Number(g.dataset.head)]);
+
+/** The head the page shows must have the largest max |Δ| (from Node's
+ *  blw_head_compare, ref) of the heads not switched off (off: Set 'l/h'),
+ *  within float32 rounding, and never be switched off: [layer, head, maxAbs]. */
+async function checkLargest(page, ref, H, off) {
+  let top = -1;
+  ref.maxAbs.forEach((m, k) => { if (!off.has(`${Math.floor(k / H)}/${k % H}`)) top = Math.max(top, m); });
+  const [l, h] = await shownHead(page);
+  assert.equal(off.has(`${l}/${h}`), false, `${l}:${h} is switched off: never the one shown`);
+  assert.ok(ref.maxAbs[l * H + h] >= top - TOL, `shown ${l}:${h} max |Δ| ${ref.maxAbs[l * H + h]}, the largest of the heads on is ${top}`);
+  return [l, h, ref.maxAbs[l * H + h]];
+}
+
+/** The sentence saying which head is shown and why: that head, its max |Δ|. */
+function checkChoiceLine(text, l, h, maxAbs) {
+  const m = text.match(/Showing the largest change: layer (\d+) head (\d+), max \|Δ\| = ([0-9.]+) \(the largest max \|heads off − original\|/)
+    || text.match(/Showing the largest change: layer (\d+) head (\d+), max \|Δ\| = ([0-9.]+) \(the largest max \|edited text − original\|/);
+  assert.ok(m, text);
+  assert.deepEqual([Number(m[1]), Number(m[2])], [l, h]);
+  assert.ok(Math.abs(Number(m[3]) - maxAbs) < 1e-3, `max |Δ| ${m[3]} vs ${maxAbs}`);
+}
+
+/** No legend tick and no line of the view in e-notation. */
+async function noENotation(page) {
+  const texts = await page.$$eval('#view .legend text, #view .cmp-lines p, #view .view-info', (x) => x.map((e) => e.textContent));
+  for (const t of texts) assert.doesNotMatch(t, /\d[eE][-+]?\d/, `e-notation in "${t}"`);
+}
+
 async function checkGrid(page, ref, H, what) {
   const got = await gridJs(page);
   let worst = 0;
@@ -129,9 +166,19 @@ scenario('compare: ablate by clicking heads in the model view; similarity and di
   await shot(page, 'compare-ablate-model');
   // The Compare view: per-head distances as wasm computes them; the masked heads crossed.
   await clickRedraw(page, '#view-tabs button[data-view="compare"]');
-  const w = await checkGrid(page, await nodeCompare(A, B2), 12, 'ablation 2:5,3:0');
+  await compareSettled(page);
+  const ref = await nodeCompare(A, B2);
+  const w = await checkGrid(page, ref, 12, 'ablation 2:5,3:0');
   assert.deepEqual(await page.$$eval('g.cmp-head[data-off]', (x) => x.map((e) => `${e.dataset.layer}:${e.dataset.head}`)), ['2:5', '3:0']);
+  // It opens on the head whose max |Δ| is the largest of those still on
+  // (the switched-off heads change most of all: never shown), and says so.
+  const [bl, bh, bm] = await checkLargest(page, ref, 12, new Set(['2/5', '3/0']));
+  assert.ok(Math.max(ref.maxAbs[2 * 12 + 5], ref.maxAbs[3 * 12]) >= bm, 'a switched-off head changed more: it was passed over');
+  assert.match(page.url(), new RegExp(`layer=${bl}&head=${bh}`));
   const lines = await page.$eval('.cmp-lines', (e) => e.textContent);
+  checkChoiceLine(lines, bl, bh, bm);
+  assert.match(lines, /Original: “The doctor asked .*”, every head on\. Heads off: the same text with 2 of 72 heads switched off/);
+  await noENotation(page);
   assert.match(lines, /2 of 72 heads switched off/);
   assert.match(lines, /Aligned by token position/);
   // Layers 0–1 are untouched by a mask from layer 2 on.
@@ -139,8 +186,15 @@ scenario('compare: ablate by clicking heads in the model view; similarity and di
   assert.ok(Object.entries(js).filter(([k]) => Number(k.split('/')[0]) < 2).every(([, v]) => v < 1e-3));
   console.log(`    page vs Node: cosine ${cos2.toFixed(6)}, JS distance worst ${w.toExponential(2)}; page compare ${await page.evaluate(() => document.body.dataset.compareMs)} ms`);
   await shot(page, 'compare-ablate-view');
-  // The info line offers the most changed head; whole layer / all but this head / reset.
+  // A head picked in the grid stays; the info line offers the most changed
+  // head again; whole layer / all but this head / reset.
+  await clickRedraw(page, 'g.cmp-head[data-layer="4"][data-head="1"]');
+  assert.match(page.url(), /layer=4&head=1/);
+  assert.deepEqual(await shownHead(page), [4, 1]);
+  assert.match(await page.textContent('.cmp-lines'), new RegExp(`Showing layer 4 head 1, as picked\\. The largest change: layer ${bl} head ${bh}`));
   await clickRedraw(page, '.view-info .info-action');
+  await compareSettled(page);
+  assert.deepEqual(await shownHead(page), [bl, bh]);
   await clickRedraw(page, 'g.cmp-head[data-layer="4"][data-head="1"]');
   assert.match(page.url(), /layer=4&head=1/);
   await clickRedraw(page, '#ablation .abl-layer');
@@ -169,27 +223,33 @@ scenario('compare: minimal pair, sentence (same token count) and pair; figures m
   const B = await nodeRun(DEF, b, null);
   assert.equal(A.T, B.T);
   await checkGrid(page, await nodeCompare(A, B), 12, 'minimal pair');
+  await compareSettled(page);
+  const ref = await nodeCompare(A, B);
+  const [bl, bh] = await checkLargest(page, ref, 12, new Set());
   const lines = await page.textContent('.cmp-lines');
   assert.match(lines, /Aligned by token position \(both have 12 tokens\)/);
-  const m = lines.match(/cosine\(A, B\) = ([0-9]+\.[0-9]+)/);
+  assert.match(lines, /Original: “The doctor asked the nurse because she was late\.”\s*Edited text: “The doctor asked the nurse because he was late\.”/);
+  const m = lines.match(/original vs edited text: cosine ([0-9]+\.[0-9]+)/);
   assert.ok(m && Math.abs(Number(m[1]) - cos(A.emb[0], B.emb[0])) < 1e-5, `${m && m[1]} vs ${cos(A.emb[0], B.emb[0])}`);
   assert.ok((await page.$$eval('.cmp-row', (x) => x.map((e) => e.textContent))).includes('she/he'), 'the differing token is labelled A/B');
   await shot(page, 'compare-minimal-pair');
   // Export SVG holds the grid and the difference, with the comparison lines as notes.
   const svg = await exportSvg(page);
-  assert.match(svg, /Jensen–Shannon distance per head/);
-  assert.match(svg, /Difference B − A, layer 0, head 0/);
+  assert.match(svg, /Jensen–Shannon distance per head \(edited text against original\)/);
+  assert.match(svg, new RegExp(`Difference edited text − original, layer ${bl}, head ${bh}`));
   assert.match(svg, /she\/he/);
   assert.match(svg, /Aligned by token position/);
   // Keyboard: the grid is one tab stop; arrows move, Enter selects the head.
   await page.focus('g.cmp-head[tabindex="0"]');
-  await page.keyboard.press('ArrowDown');
-  await page.keyboard.press('ArrowRight');
-  assert.match(await page.textContent('.view-info .info-text'), /^Layer 1, head 1: JS distance/);
+  await page.keyboard.press(bl < 5 ? 'ArrowDown' : 'ArrowUp');
+  await page.keyboard.press(bh < 11 ? 'ArrowRight' : 'ArrowLeft');
+  const [kl, kh] = [bl < 5 ? bl + 1 : bl - 1, bh < 11 ? bh + 1 : bh - 1];
+  assert.match(await page.textContent('.view-info .info-text'), new RegExp(`^Layer ${kl}, head ${kh}: JS distance`));
   await page.evaluate(() => { document.body.dataset.state = 'loading'; });
   await page.keyboard.press('Enter');
   await ready(page);
-  assert.match(page.url(), /layer=1&head=1/);
+  assert.match(page.url(), new RegExp(`layer=${kl}&head=${kh}`));
+  assert.deepEqual(await shownHead(page), [kl, kh]);
   // The URL holds the comparison; a fresh load reproduces it.
   const url = page.url();
   assert.equal(new URL(url).searchParams.get('cmp_text'), b);
@@ -210,10 +270,12 @@ scenario('compare: minimal pair, sentence (same token count) and pair; figures m
   const PA = await nodeRun(DEF, pa[0], pa[1]);
   const PB = await nodeRun(DEF, pb[0], pb[1]);
   const pl = await page.textContent('.cmp-lines');
+  // A pair's two sentences stay apart.
+  assert.match(pl, /Original: “The doctor asked the nurse\. \| She answered\.”\s*Edited text: “The surgeon asked the nurse\. \| He answered\.”/);
   if (PA.T === PB.T) {
     await checkGrid(page, await nodeCompare(PA, PB), 12, 'minimal pair (pair)');
   } else assert.match(pl, /Aligned by words/);
-  const e = pl.match(/cosine\(sentence A, sentence B\) is ([0-9]+\.[0-9]+) in A and ([0-9]+\.[0-9]+) in B/);
+  const e = pl.match(/the pair's two sentences \(cosine\) is ([0-9]+\.[0-9]+) in the original and ([0-9]+\.[0-9]+) in the edited text/);
   assert.ok(e, pl);
   assert.ok(Math.abs(Number(e[1]) - cos(PA.emb[0], PA.emb[1])) < 1e-4 && Math.abs(Number(e[2]) - cos(PB.emb[0], PB.emb[1])) < 1e-4, `${e[1]} ${e[2]}`);
 });
@@ -221,8 +283,8 @@ scenario('compare: minimal pair, sentence (same token count) and pair; figures m
 scenario('compare: minimal pair with different word counts says why there is no head-by-head difference', async ({ page, base }) => {
   await minimalPair(page, base, 'A dog barked.', 'The big old dog barked loudly at night.');
   const lines = await page.textContent('.cmp-lines');
-  assert.match(lines, /No head-by-head difference: A has \d+ tokens and \d+ words/);
-  assert.match(lines, /cosine\(A, B\) = /, 'the embedding comparison still shows');
+  assert.match(lines, /No head-by-head difference: the original has \d+ tokens and \d+ words \(with \[CLS\]\/\[SEP\]\), the edited text \d+ tokens/);
+  assert.match(lines, /original vs edited text: cosine /, 'the embedding comparison still shows');
   assert.equal(await page.isHidden('.cmp-body'), true);
 });
 
@@ -236,8 +298,8 @@ scenario('compare: two models (the default against the f16 exact bundle), senten
   const B = await nodeRun(F16, SENT, null);
   const w = await checkGrid(page, await nodeCompare(A, B), 12, 'default vs f16');
   const lines = await page.textContent('.cmp-lines');
-  assert.match(lines, new RegExp(`A: ${reEscape(DEFAULT_MODEL.name)}\\. B: all-MiniLM-L6-v2 .*f16`));
-  const m = lines.match(/cosine\(A, B\) = ([0-9]+\.[0-9]+)/);
+  assert.match(lines, new RegExp(`Original: ${reEscape(DEFAULT_MODEL.name)}\\. Other model: all-MiniLM-L6-v2 .*f16`));
+  const m = lines.match(/original vs other model: cosine ([0-9]+\.[0-9]+)/);
   assert.ok(Math.abs(Number(m[1]) - cos(A.emb[0], B.emb[0])) < 1e-5);
   console.log(`    default vs f16: embedding cosine ${m[1]}, JS distance page vs Node worst ${w.toExponential(2)}`);
   await shot(page, 'compare-two-models');
@@ -262,7 +324,7 @@ scenario('compare: a bundle file as the second model; a model of another shape i
   await page.evaluate(() => { document.body.dataset.state = 'loading'; });
   await page.setInputFiles('input.cmp-file', F32);
   await ready(page);
-  assert.match(await page.textContent('.cmp-lines'), /B: your bundle file all-minilm-l6-v2\.f32\.blb/);
+  assert.match(await page.textContent('.cmp-lines'), /Other model: your bundle file all-minilm-l6-v2\.f32\.blb/);
   const A = await nodeRun(DEF, SENT, null);
   const B = await nodeRun(F32, SENT, null);
   await checkGrid(page, await nodeCompare(A, B), 12, 'default vs a dropped f32 bundle');
@@ -313,3 +375,27 @@ scenario('compare: heads overview in ablate mode switches heads off (touch tap);
   assert.equal(await page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth), true, 'no sideways scroll (compare)');
   await shot(page, 'compare-phone-view');
 }, { viewport: { width: 390, height: 844 } });
+
+scenario('compare: a switched-off head asked for by the URL is never shown; no difference at all is said in words; no e-notation', async ({ page, base, shot }) => {
+  // The link names a switched-off head (2:5): the difference shows the
+  // largest change among the heads still on instead, and says why.
+  await open(page, base, { text: SENT, view: 'compare', ablate: '2:5,3:*', layer: 2, head: 5, cmp_head: 'picked' });
+  await compareSettled(page);
+  const A = await nodeRun(DEF, SENT, null);
+  const B = await nodeRun(DEF, SENT, null, [[2, 5], ...Array.from({ length: 12 }, (_, h) => [3, h])]);
+  const ref = await nodeCompare(A, B);
+  const off = new Set(['2/5', ...Array.from({ length: 12 }, (_, h) => `3/${h}`)]);
+  const [bl, bh, bm] = await checkLargest(page, ref, 12, off);
+  checkChoiceLine(await page.textContent('.cmp-lines'), bl, bh, bm);
+  await noENotation(page);
+  await page.setViewportSize({ width: 1280, height: 720 });
+  await ready(page);
+  await shot(page, 'compare-heads-off-1280');
+  // The same text twice: no difference anywhere, said in words, no flat map.
+  await open(page, base, { text: SENT, view: 'compare', cmp: 'text', cmp_text: SENT });
+  const lines = await page.textContent('.cmp-lines');
+  assert.match(lines, /No difference: every head that is on attends exactly as in the original/);
+  assert.equal(await page.isHidden('.cmp-body'), true, 'no flat map, no grid of zeros');
+  await noENotation(page);
+  await shot(page, 'compare-no-difference');
+});

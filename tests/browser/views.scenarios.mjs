@@ -10,6 +10,8 @@ import path from 'node:path';
 import {
   scenario, ready, settled, typeText, clickAndRedraw, canvasColours, inspectSvg, exportSvg, texts, fx, SHOTS,
 } from './harness.mjs';
+import { launchChromium } from './server.mjs';
+import { headColour } from '../../web/js/views/palette.js';
 
 const firstSep = fx.tokens.indexOf('[SEP]');
 const tokensA = fx.tokens.slice(0, firstSep + 1); // [CLS] A [SEP] alone tokenizes the same
@@ -112,6 +114,70 @@ scenario('head view: token columns, coloured lines, head toggles, pair filter', 
   await page.click('.hv-swatches g.swatch[data-head="5"]');
   await ready(page);
   assert.match(page.url(), /heads=3%2C5|heads=3,5/);
+});
+
+scenario('head view: hovering a token shows a bar per head beside each token of the other column, as Hugging Face attends', async ({ page, base, shot }) => {
+  await page.setViewportSize({ width: 1280, height: 720 });
+  await open(page, base, { ...PAIR, view: 'head', layer: fx.layers[0] });
+  const bars = () => page.$$eval('g.hv-headbars path.hv-bar', (ps) => ps.map((p) => ({ head: Number(p.dataset.head), top: Number(p.dataset.top), fill: p.getAttribute('fill'), n: (p.getAttribute('d').match(/M/g) || []).length })));
+  assert.deepEqual(await bars(), [], 'no bars before a token is focused');
+  const T = fx.T;
+  const H = fx.H;
+  const att = fx.attentions[0]; // [H][T][T], Hugging Face, layer fx.layers[0]
+  for (const [side, q] of [['left', 8], ['right', 3]]) {
+    await page.hover(`.hv-stage g.${side} g.tok:nth-of-type(${q + 1})`);
+    const got = await bars();
+    assert.equal(await page.getAttribute('g.hv-headbars', 'data-side'), side === 'left' ? 'right' : 'left');
+    assert.deepEqual(got.map((b) => b.head), Array.from({ length: H }, (_, h) => h), 'one bar chart per head shown');
+    for (const b of got) {
+      assert.equal(b.fill, headColour(b.head), `head ${b.head} in its own colour`);
+      // The tallest bar of each head sits at the token that head attends to most (from the query) or that attends most to the key.
+      const row = Array.from({ length: T }, (_, t) => (side === 'left' ? att[(b.head * T + q) * T + t] : att[(b.head * T + t) * T + q]));
+      const best = row.indexOf(Math.max(...row));
+      assert.ok(row[b.top] >= row[best] - 1e-3, `${side} ${q}, head ${b.head}: tallest bar at ${b.top} (${row[b.top]}), Hugging Face's largest at ${best} (${row[best]})`);
+    }
+    if (side === 'left') await shot(page, 'head-bars-1280');
+  }
+  await page.mouse.move(5, 5);
+  assert.deepEqual(await bars(), [], 'the bars go with the hover');
+});
+
+scenario('head view on a touch screen: a tap freezes a token with no keyboard text; holding a swatch shows that head alone; hints speak of taps', async ({ base }) => {
+  const { context, profile } = await launchChromium({ viewport: { width: 1280, height: 720 }, hasTouch: true });
+  try {
+    const page = context.pages()[0] || await context.newPage();
+    const errors = [];
+    page.on('pageerror', (e) => errors.push(e.message));
+    await open(page, base, { ...PAIR, view: 'head' });
+    const tok = '.hv-stage g.left g.tok:nth-of-type(9)';
+    await page.tap(tok);
+    await page.waitForFunction((sel) => document.querySelector(sel).getAttribute('aria-pressed') === 'true', tok);
+    const tip = await page.evaluate(() => { const t = document.getElementById('tooltip'); return t && !t.hidden ? t.textContent : ''; });
+    assert.doesNotMatch(tip, /Enter|arrows|Space/, `a tap shows keyboard text: "${tip}"`);
+    assert.equal(await page.evaluate(() => document.activeElement.matches(':focus-visible')), false, 'no keyboard focus ring after a tap');
+    assert.ok(await page.$$eval('g.hv-headbars path.hv-bar', (p) => p.length) === fx.H, 'the tapped token shows the heads\' bars');
+    const hint = await page.textContent('#view .view-hint');
+    assert.match(hint, /Tap a token/);
+    assert.doesNotMatch(hint, /Hover|double-click/);
+    await page.screenshot({ path: path.join(SHOTS, 'head-touch-tap-1280.png') });
+    // Hold a swatch: only that head. (A double tap would toggle it twice.)
+    const sw = await page.$('.hv-swatches g.swatch[data-head="4"]');
+    const b = await sw.boundingBox();
+    const cdp = await context.newCDPSession(page);
+    const at = [{ x: b.x + b.width / 2, y: b.y + b.height / 2 }];
+    await page.evaluate(() => { document.body.dataset.state = 'loading'; });
+    await cdp.send('Input.dispatchTouchEvent', { type: 'touchStart', touchPoints: at });
+    await page.waitForTimeout(800);
+    await cdp.send('Input.dispatchTouchEvent', { type: 'touchEnd', touchPoints: [] });
+    await ready(page);
+    assert.match(page.url(), /heads=4(&|$)/);
+    const pressed = await page.$$eval('.hv-swatches g.swatch', (gs) => gs.filter((g) => g.getAttribute('aria-pressed') === 'true').map((g) => g.dataset.head));
+    assert.deepEqual(pressed, ['4'], 'the long press left one head on (the click after it toggled nothing)');
+    assert.deepEqual(errors, []);
+  } finally {
+    await context.close().catch(() => {});
+    fs.rmSync(profile, { recursive: true, force: true });
+  }
 });
 
 scenario('head view by keyboard: tokens take focus, arrows move, Enter/Space freeze and unfreeze', async ({ page, base, shot }) => {

@@ -6,9 +6,12 @@
 // attention).
 import test from 'node:test';
 import assert from 'node:assert/strict';
+import vm from 'node:vm';
+import { readFileSync } from 'node:fs';
 import {
   parseAblate, fitAblate, formatMask, toggleHead, toggleLayer, allBut, describeMask, maskSet, comparing, partnerOf, sides,
   alignRuns, headDifference, rankChanges, embeddingFigures, cosine,
+  mostChanged, runNames, pairText, shorten, legendFormat, formatSmall,
 } from '../../web/js/lib/compare.js';
 import { parseState, serializeState, DEFAULTS, permalinkSearch, MAX_PERMALINK } from '../../web/js/page/state.js';
 import { viewById } from '../../web/js/views/index.js';
@@ -210,4 +213,68 @@ test('Comparer: an ablation click costs one page run, the unmasked partner is ke
   assert.match((await c.compare({ ...s, cmp: 'model', cmp_model: '' }, page2, [], new Set())).error, /Choose a second model/);
   assert.match((await c.compare({ ...s, cmp: 'model', cmp_model: 'other' }, page2, [], new Set())).error, /The second model has 3 layers × 2 heads \(hidden 2\) and this one 2 × 2 \(hidden 2\)/);
   assert.match((await c.compare({ ...s, cmp: 'model', cmp_model: 'local' }, page2, [], new Set())).error, /choose the file again/);
+});
+
+// Issue 26 item 3: Compare opens on the most changed head that is on in both
+// runs, names the runs by what changed, keeps a pair's sentences apart and
+// never writes e-notation.
+test('mostChanged: the largest max |Δ| among heads on in both runs, never a switched-off head', () => {
+  const L = 2;
+  const H = 3;
+  // Head 1:2 changed most of all, but it is switched off (its attention is
+  // all zeros in B); of the heads on, 0:1 has the largest max |Δ| while
+  // 1:0 has the largest JS distance.
+  const maxAbs = Float64Array.from([0.01, 0.40, 0.02, 0.30, 0.05, 0.95]);
+  const js = Float64Array.from([0.01, 0.20, 0.02, 0.35, 0.03, 0.90]);
+  const off = maskSet('1:2', L, H);
+  const best = mostChanged(js, maxAbs, L, H, off);
+  assert.deepEqual([best.l, best.h, best.maxAbs, best.none], [0, 1, 0.40, false]);
+  const brute = [...maxAbs.keys()].filter((k) => !off.has(`${Math.floor(k / H)}/${k % H}`)).sort((a, b) => maxAbs[b] - maxAbs[a])[0];
+  assert.equal(best.l * H + best.h, brute);
+  // Every head off but one: that one, whatever its numbers.
+  const one = mostChanged(js, maxAbs, L, H, maskSet(allBut(0, 0, L, H), L, H));
+  assert.deepEqual([one.l, one.h], [0, 0]);
+  assert.equal(mostChanged(js, maxAbs, L, H, maskSet('0:*,1:*', L, H)), null, 'every head off: nothing to open on');
+  // No difference anywhere (the same run twice): said, not drawn flat.
+  const flat = mostChanged(new Float64Array(6), Float64Array.from([0, 2e-7, 0, 0, 0, 0]), L, H);
+  assert.equal(flat.none, true);
+  // A tie opens on the first head in layer, head order.
+  const tie = mostChanged(new Float64Array(6), Float64Array.from([0, 0.5, 0, 0.5, 0, 0]), L, H);
+  assert.deepEqual([tie.l, tie.h], [0, 1]);
+});
+
+test('run names, a pair kept apart, long texts shortened', () => {
+  assert.deepEqual(runNames('ablate'), { A: 'original', B: 'heads off' });
+  assert.deepEqual(runNames('text'), { A: 'original', B: 'edited text' });
+  assert.deepEqual(runNames('model'), { A: 'original', B: 'other model' });
+  assert.equal(pairText('The cat sat.', 'It was tired.'), 'The cat sat. | It was tired.');
+  assert.equal(pairText('One sentence.', ''), 'One sentence.');
+  assert.equal(shorten('short', 80), 'short');
+  const long = 'word '.repeat(100).trim();
+  const cut = shorten(long, 80);
+  assert.equal([...cut].length <= 80, true);
+  assert.ok(cut.endsWith('…') && long.startsWith(cut.slice(0, -1)));
+  assert.equal(shorten('🙂'.repeat(90), 80), `${'🙂'.repeat(79)}…`, 'whole code points');
+});
+
+test('legend ticks and small numbers are never in e-notation', async () => {
+  // The D3 build the page carries (tools/build_site.mjs: vendor/d3.min.js).
+  const box = {};
+  vm.runInNewContext(readFileSync(new URL('../../node_modules/d3/dist/d3.min.js', import.meta.url), 'utf8'), box);
+  const { format } = box.d3;
+  for (const m of [1, 0.5, 0.05, 0.004, 1e-4, 1e-6, 3e-7, 1e-9]) {
+    const f = format(legendFormat(m));
+    for (const t of [-m, -m / 2, 0, m / 2, m]) {
+      const s = f(t);
+      assert.doesNotMatch(s, /e/i, `${m}: tick ${t} -> ${s}`);
+      if (t !== 0) assert.ok(Math.abs(Number(s.replace('−', '-')) - t) <= Math.abs(t) * 0.05, `${m}: tick ${t} -> ${s} (two significant digits)`);
+    }
+    assert.equal(f(0), '0');
+  }
+  for (const v of [0, 0.5, 0.0123, 4e-5, 1e-6, 2.5e-8]) {
+    const s = formatSmall(v);
+    assert.doesNotMatch(s, /e/i, `${v} -> ${s}`);
+    assert.ok(Math.abs(Number(s) - v) <= v * 0.05 + 5e-4 * (v >= 0.001), `${v} -> ${s}`);
+  }
+  assert.equal(formatSmall(0), '0');
 });

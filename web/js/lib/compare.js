@@ -181,6 +181,7 @@ export function alignRuns(A, B) {
       return {
         how: null,
         why: `A has ${A.T} tokens and ${axA.K} words (with [CLS]/[SEP]), B has ${B.T} tokens and ${axB.K} words: a head-by-head difference needs the same number of tokens or of words`,
+        counts: { tokens: [A.T, B.T], words: [axA.K, axB.K] },
       };
     }
     how = 'words';
@@ -236,4 +237,61 @@ export function headDifference(matA, matB, H, K, head) {
   const heads = head === 'mean' ? [...Array(H).keys()] : [head];
   for (const h of heads) for (let i = 0; i < n; i++) out[i] += (matB[h * n + i] - matA[h * n + i]) / heads.length;
   return out;
+}
+
+/** Below this max |Δ| (attention, 0..1) two heads are the same map: float32
+ *  runs of the same computation differ by less. */
+export const NO_DIFFERENCE = 1e-6;
+
+/** The head a comparison opens on: the largest max |B − A| over the heads
+ *  that are on in both runs (off: Set of 'l/h' switched off; first in
+ *  layer, head order on a tie). {l, h, maxAbs, js, none} — none: true when
+ *  no head on differs by more than NO_DIFFERENCE — or null when every head
+ *  is off. */
+export function mostChanged(js, maxAbs, L, H, off = new Set()) {
+  let best = null;
+  for (let l = 0; l < L; l++) {
+    for (let h = 0; h < H; h++) {
+      if (off.has(`${l}/${h}`)) continue;
+      const m = maxAbs[l * H + h];
+      if (!best || m > best.maxAbs) best = { l, h, maxAbs: m, js: js[l * H + h] };
+    }
+  }
+  return best && { ...best, none: !(best.maxAbs > NO_DIFFERENCE) };
+}
+
+/** What a comparison calls its two runs: A is the original; B by what was
+ *  changed. */
+export function runNames(kind) {
+  return { A: 'original', B: { ablate: 'heads off', text: 'edited text', model: 'other model' }[kind] || 'changed' };
+}
+
+/** A page's text as one line: a pair's sentences kept apart by " | ". */
+export function pairText(text, textB) {
+  return textB ? `${text} | ${textB}` : text;
+}
+
+/** Text cut to at most max characters with an ellipsis (whole code points). */
+export function shorten(text, max = 80) {
+  const cps = [...text];
+  return cps.length > max ? `${cps.slice(0, max - 1).join('').trimEnd()}…` : text;
+}
+
+/** Decimals that show a number of size m (> 0) in fixed notation, with
+ *  two significant digits: 0.5 -> 2, 0.004 -> 4, 1e-6 -> 7 (never e-notation). */
+export function fixedDecimals(m) {
+  if (!(m > 0) || !Number.isFinite(m)) return 2;
+  return Math.max(2, Math.min(12, 1 - Math.floor(Math.log10(m))));
+}
+
+/** A d3-format spec for legend ticks reaching m: fixed decimals, trailing
+ *  zeros dropped ('~'), so 0 is "0" and 1e-6 is "0.000001". */
+export const legendFormat = (m) => `.${fixedDecimals(m)}~f`;
+
+/** A small non-negative number in words' company: "0", else fixed
+ *  notation with two significant digits below 0.001, three decimals above. */
+export function formatSmall(v) {
+  if (v === 0) return '0';
+  if (Math.abs(v) >= 0.001) return v.toFixed(3);
+  return v.toFixed(fixedDecimals(Math.abs(v)));
 }

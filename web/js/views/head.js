@@ -3,11 +3,13 @@
 // head. Lines go to a canvas and weak ones are pruned (data.js headLines), so
 // long inputs never create tens of thousands of SVG nodes.
 //
-// The chart is four files, each one job: this one (the drawing's data flow
+// The chart is five files, each one job: this one (the drawing's data flow
 // and the descriptor), head_chrome.js (title, heads key, pair filter,
-// pruning slider, A/B boundary), head_tokens.js (the token columns: hover,
-// focus, freeze, keyboard), head_lines.js (the lines: computed, painted in
-// a band near the window, exported). They share one state object, st.
+// pruning slider, A/B boundary, hints), head_tokens.js (the token columns:
+// hover, tap, focus, freeze, keyboard), head_bars.js (per-head bars beside
+// the other column's tokens while one is focused), head_lines.js (the
+// lines: computed, painted in a band near the window, exported). They share
+// one state object, st.
 //
 // Interaction: click a head swatch to toggle it, double-click to show it
 // alone; hover a token to isolate its lines, click it to freeze that; the
@@ -31,6 +33,7 @@ import { pairBoundary, strongestLinks, maxOf } from '../lib/data.js';
 import { renderChrome, swatches, pairFilter, boundary } from './head_chrome.js';
 import { headTokens } from './head_tokens.js';
 import { headLines, measure } from './head_lines.js';
+import { drawHeadBars } from './head_bars.js';
 
 const d3 = globalThis.d3;
 
@@ -106,6 +109,7 @@ export function headView() {
     boundary(sc.svg, data, sc.lay, st);
     tokens.column(sc, 'left');
     tokens.column(sc, 'right');
+    drawHeadBars(sc, st.focus, st.theme);
     exported = exportContext({ notes: notesOf(data), keys: [root.select('svg.hv-swatches').node()] });
     if (job) job.cancel();
     job = sliced(drawing(root, data, sel, sc));
@@ -146,6 +150,7 @@ export function headView() {
   function redraw(sc) {
     tokens.tokenState(sc, 'left');
     tokens.tokenState(sc, 'right');
+    drawHeadBars(sc, st.focus, st.theme);
     lines.repaint(sc);
   }
 

@@ -2,7 +2,8 @@
 // the page of elements it fills (title, bar, stage, notes, hint), the heads'
 // colour key (click a swatch to toggle a head, double-click or Shift+Enter
 // to show it alone), the sentence-pair filter, the pruning slider's
-// skeleton and the dashed A/B boundary across both token columns.
+// skeleton, the dashed A/B boundary across both token columns, and the
+// hints, worded for the input in use (inputKind: touch or mouse).
 // st: the chart's shared state (head.js: theme, box, on.heads, on.filter).
 
 import { headColour, tooltip, infoLine } from './common.js';
@@ -11,6 +12,26 @@ import { pairBoundary } from '../lib/data.js';
 
 const d3 = globalThis.d3;
 const FILTER_LABELS = [['all', 'All'], ['aa', 'A→A'], ['ab', 'A→B'], ['ba', 'B→A'], ['bb', 'B→B']];
+const LONG_PRESS_MS = 550; // a touch held this long on a swatch shows that head alone
+
+// The pointer the reader used last ('touch', 'pen', 'mouse'), else what the
+// screen offers: a coarse pointer is a finger.
+let lastPointer = null;
+if (typeof window !== 'undefined') {
+  window.addEventListener('pointerdown', (ev) => { lastPointer = ev.pointerType || lastPointer; }, { capture: true, passive: true });
+}
+
+/** 'touch' or 'mouse': how the reader points, for the hints' words. */
+export function inputKind() {
+  if (lastPointer) return lastPointer === 'mouse' ? 'mouse' : 'touch';
+  const mm = typeof window !== 'undefined' && window.matchMedia;
+  return mm && mm('(pointer: coarse)').matches ? 'touch' : 'mouse';
+}
+
+const HINTS = {
+  touch: 'Tap a token to isolate its lines and see each head\'s share beside the other tokens (tap it again to release); tap a head\'s swatch to toggle it, hold a swatch to show that head alone.',
+  mouse: 'Hover a token to isolate its lines and see each head\'s share beside the other tokens; click to freeze, shift-click several to sum them as one span; click a head swatch to toggle it, double-click it (or Shift+Enter) to show it alone. Keyboard: Tab to a column, arrows move, Enter freezes.',
+};
 
 export function renderChrome(root) {
   root.classed('bl-headview', true);
@@ -39,8 +60,10 @@ export function renderChrome(root) {
   svg.selectAll('g.right').data([null]).join('g').attr('class', 'right');
   root.selectAll('p.view-notes').data([null]).join('p').attr('class', 'view-notes');
   root.selectAll('p.view-hint').data([null]).join('p').attr('class', 'view-hint')
-    .text('Hover or tap a token to isolate its lines, click to freeze, shift-click several to sum them as one span; click a head swatch to toggle it, double-click to show it alone. Keyboard: Tab to a column, arrows move, Enter freezes.');
+    .attr('data-input', inputKind()).text(HINTS[inputKind()]);
 }
+
+const pressed = { timer: 0, long: false }; // a touch held on a swatch
 
 export function swatches(root, data, sel, st) {
   const { H } = data;
@@ -58,6 +81,7 @@ export function swatches(root, data, sel, st) {
     .attr('role', 'button')
     .attr('tabindex', 0)
     .attr('aria-label', (hd) => `head ${hd}`)
+    .attr('aria-keyshortcuts', 'Shift+Enter')
     .attr('aria-pressed', (hd) => String(sel.has(hd)))
     .on('keydown', (ev, hd) => {
       // Enter toggles, Shift+Enter (or Space with Shift) shows only this head.
@@ -66,9 +90,22 @@ export function swatches(root, data, sel, st) {
       if (ev.shiftKey) { st.on.heads([hd]); return; }
       toggleHead(st, sel, hd);
     })
-    .on('click', (ev, hd) => toggleHead(st, sel, hd))
-    .on('dblclick', (ev, hd) => st.on.heads([hd]))
-    .on('mouseenter', (ev, hd) => tooltip.show(ev, [`head ${hd}${sel.has(hd) ? ' (shown)' : ' (hidden)'}`, 'click: toggle · double-click: only this head']))
+    .on('click', (ev, hd) => {
+      if (pressed.long) { pressed.long = false; return; } // the end of a long press
+      toggleHead(st, sel, hd);
+    })
+    .on('dblclick', (ev, hd) => { if (ev.sourceCapabilities && ev.sourceCapabilities.firesTouchEvents) return; st.on.heads([hd]); })
+    // Touch: a long press shows only this head (a double tap would toggle twice).
+    .on('pointerdown', (ev, hd) => {
+      clearTimeout(pressed.timer);
+      pressed.long = false;
+      if (ev.pointerType === 'mouse') return;
+      pressed.timer = setTimeout(() => { pressed.long = true; st.on.heads([hd]); }, LONG_PRESS_MS);
+    })
+    .on('pointerup pointercancel pointerleave', () => clearTimeout(pressed.timer))
+    .on('contextmenu', (ev) => { if (inputKind() === 'touch') ev.preventDefault(); }) // a held finger opens no menu
+    .on('mouseenter', (ev, hd) => tooltip.show(ev, [`head ${hd}${sel.has(hd) ? ' (shown)' : ' (hidden)'}`,
+      inputKind() === 'touch' ? 'tap: toggle · hold: only this head' : 'click: toggle · double-click or Shift+Enter: only this head']))
     .on('mouseleave', () => tooltip.hide())
     .call((g) => g.select('rect').attr('width', sw).attr('height', sw).attr('rx', 4)
       .attr('fill', (hd) => headColour(hd)).attr('fill-opacity', (hd) => (sel.has(hd) ? 1 : 0.15))

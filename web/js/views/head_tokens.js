@@ -9,6 +9,13 @@
 // repaints the lines. Returns {column(sc, side), tokenState(sc, side)}.
 
 import { tooltip, clip, setAll } from './common.js';
+import { inputKind } from './head_chrome.js';
+
+/** Was this focus given by the keyboard? (A click or a tap focuses the row
+ *  too, but then the keyboard's hints would only cover the neighbours.) */
+function byKeyboard(node) {
+  try { return node.matches(':focus-visible'); } catch { return true; }
+}
 
 export function headTokens(st, redraw) {
   const sideName = (side) => (side === 'left' ? 'query' : 'key');
@@ -116,7 +123,7 @@ export function headTokens(st, redraw) {
       .on('focus', function (ev, d) {
         st.kbd[side] = d.i;
         if (!st.frozen) { st.focus = { side, index: d.i }; redraw(st.cur); } else tokenState(st.cur, side);
-        showTip(st.cur, this, side, d);
+        if (byKeyboard(this)) showTip(st.cur, this, side, d);
       })
       .on('blur', (ev) => {
         tooltip.hide();
@@ -127,7 +134,8 @@ export function headTokens(st, redraw) {
       .on('keydown', function (ev, d) { tokenKey(st.cur, side, this, ev, d); })
       .on('mouseenter', (ev, d) => {
         if (!st.frozen) { st.focus = { side, index: d.i }; redraw(st.cur); }
-        tooltip.show(ev, [`${sideName(side)} ${d.i}: ${d.l}`, st.frozen ? 'click: unfreeze' : 'click: freeze this token']);
+        const verb = inputKind() === 'touch' ? 'tap' : 'click';
+        tooltip.show(ev, [`${sideName(side)} ${d.i}: ${d.l}`, st.frozen ? `${verb}: unfreeze` : `${verb}: freeze this token`]);
       })
       .on('mouseleave', () => {
         tooltip.hide();
