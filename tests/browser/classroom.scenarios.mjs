@@ -76,6 +76,13 @@ scenario('classroom: presentation keys — arrows step head and layer (token in 
   };
   assert.equal((await state()).present, '1', 'present=1 in the URL');
   assert.ok(await page.evaluate(() => document.body.classList.contains('present')));
+  // The labels are scaled; the pointer still finds its cell (row 2 "cat", column 5 "the").
+  assert.ok(await page.evaluate(() => Number(getComputedStyle(document.getElementById('view')).zoom) > 1), 'the view is scaled up');
+  const hit = await page.$eval('rect.hm-hit', (e) => { const b = e.getBoundingClientRect(); return { x: b.x, y: b.y, w: b.width, h: b.height }; });
+  await page.mouse.move(hit.x + (5.5 * hit.w) / 9, hit.y + (2.5 * hit.h) / 9);
+  await page.waitForFunction(() => !document.getElementById('tooltip').hidden);
+  assert.match(await page.textContent('#tooltip'), /^cat → the/);
+  await page.mouse.move(2, 700);
   let s = await press('ArrowRight');
   assert.equal(s.head, '3');
   s = await press('ArrowLeft');
