@@ -7,7 +7,12 @@ import { readFileSync } from 'node:fs';
 import {
   luminance, contrast, toLab, deltaE, simulate, minPairwiseDeltaE,
   HEAD_PALETTE, HEAD_MIN_CONTRAST, HEAD_MIN_DE, THEME_BACKGROUNDS, headColour,
+  deltaE2000, minPairwiseDeltaE2000, hueChroma, mostInHueArc, HEAD_MIN_DE2000, HEAD_MAX_PER_ARC,
 } from '../../web/js/views/palette.js';
+
+// The palette before issue 26: five violets, 4.2 apart (ΔE00) for a reader
+// with deuteranopia; the checks below must fail on it.
+const OLD_PALETTE = ['#3c96ff', '#f05a00', '#879678', '#8700ff', '#c31e00', '#4b6969', '#c378a5', '#694be1', '#e1784b', '#963cb4', '#b43c3c', '#964b96'];
 
 const close = (a, b, tol, what) => assert.ok(Math.abs(a - b) <= tol, `${what}: ${a} vs ${b}`);
 
@@ -69,4 +74,40 @@ test('heads stay apart under normal vision, deuteranopia and protanopia', () => 
   // The check can fail: Tableau 10 (the old palette's start) does under deutan.
   const tableau = ['#4e79a7', '#f28e2c', '#e15759', '#76b7b2', '#59a14f', '#edc949', '#af7aa1', '#ff9da7', '#9c755f', '#bab0ab'];
   assert.ok(minPairwiseDeltaE(tableau, 'deutan') < HEAD_MIN_DE.deutan);
+});
+
+test('CIEDE2000 matches Sharma, Wu and Dalal (2005), the formula\'s published test data', () => {
+  // Pairs 1, 7, 17, 25, 8, 13(ish hue wrap), 34 and 30 of their table (also
+  // what colour-science's delta_E(method="CIE 2000") gives).
+  const pairs = [
+    [[50, 2.6772, -79.7751], [50, 0, -82.7485], 2.0425],
+    [[50, 0, 0], [50, -1, 2], 2.3669],
+    [[50, 2.5, 0], [73, 25, -18], 27.1492],
+    [[60.2574, -34.0099, 36.2677], [60.4626, -34.1751, 39.4387], 1.2644],
+    [[50, 2.5, 0], [50, 3.1736, 0.5854], 1.0],
+    [[50, -0.001, 2.49], [50, 0.0009, -2.49], 4.8045],
+    [[22.7233, 20.0904, -46.694], [23.0331, 14.973, -42.5619], 2.0373],
+    [[90.8027, -2.0831, 1.441], [91.1528, -1.6435, 0.0447], 1.4441],
+  ];
+  for (const [a, b, want] of pairs) {
+    close(deltaE2000({ lab: a }, { lab: b }), want, 1e-4, `${a} / ${b}`);
+    close(deltaE2000({ lab: b }, { lab: a }), want, 1e-4, `${b} / ${a} (symmetric)`);
+  }
+  close(deltaE2000('#777777', '#777777'), 0, 1e-12, 'a colour and itself');
+});
+
+test('12 head colours that stay distinct with all heads on: CIEDE2000 and hue spread (issue 26 item 4)', () => {
+  for (const kind of ['normal', 'deutan', 'protan']) {
+    const d = minPairwiseDeltaE2000(HEAD_PALETTE, kind);
+    assert.ok(d >= HEAD_MIN_DE2000[kind], `${kind}: smallest ΔE00 ${d.toFixed(2)} < ${HEAD_MIN_DE2000[kind]}`);
+  }
+  assert.ok(mostInHueArc(HEAD_PALETTE, 60) <= HEAD_MAX_PER_ARC, `${mostInHueArc(HEAD_PALETTE, 60)} colours within 60° of hue`);
+  // The checks fail on the old palette: its violets crowd one hue arc, and
+  // two of them are 4.2 apart under deuteranopia (7.1 with normal vision).
+  assert.ok(minPairwiseDeltaE2000(OLD_PALETTE, 'deutan') < HEAD_MIN_DE2000.deutan);
+  assert.ok(minPairwiseDeltaE2000(OLD_PALETTE, 'normal') < HEAD_MIN_DE2000.normal);
+  assert.ok(mostInHueArc(OLD_PALETTE, 60) > HEAD_MAX_PER_ARC);
+  const violets = OLD_PALETTE.filter((c) => { const { hue, chroma } = hueChroma(c); return chroma > 35 && hue >= 290 && hue < 350; });
+  assert.equal(violets.length, 5, 'the old palette\'s five violets');
+  assert.ok(HEAD_PALETTE.filter((c) => { const { hue, chroma } = hueChroma(c); return chroma > 35 && hue >= 290 && hue < 350; }).length <= 2);
 });

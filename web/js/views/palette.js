@@ -6,15 +6,21 @@
 //   severity 1.0, applied to linear-light sRGB),
 // and the 12-colour head palettes, one per theme.
 //
-// How the palettes were chosen: every sRGB colour on a 16-level grid whose
-// contrast against the theme's background is >= 3:1 was a candidate; a
-// greedy max-min search then picked 12, maximizing the smallest ΔE*ab between
-// any two picks under normal vision, deuteranopia and protanopia at once.
+// How the palette was chosen (issue 26): every sRGB colour on an 18-level
+// grid (refined on a 35-level one) with >= 3:1 contrast against both themes'
+// backgrounds was a candidate; a coordinate search picked 12 maximizing the
+// smallest CIEDE2000 difference (ΔE00) between any two under normal vision,
+// deuteranopia and protanopia at once; the order puts the most distinct
+// first (each next head the farthest from those before it), so a model with
+// few heads gets the most distinct few. The palette before was chosen by
+// ΔE*ab (CIE76), which overrates differences of saturated blues and violets:
+// it held five violets, 4.2 apart in ΔE00 for a deuteranope, a purple mush
+// with all heads on.
 // The resulting guarantees (asserted in tests/web/palette.test.mjs):
-//   contrast against the theme background        >= 3:1  (HEAD_MIN_CONTRAST)
-//   smallest pairwise ΔE*ab, normal vision        >= HEAD_MIN_DE.normal
-//   smallest pairwise ΔE*ab, simulated deutan     >= HEAD_MIN_DE.cvd
-//   smallest pairwise ΔE*ab, simulated protan     >= HEAD_MIN_DE.cvd
+//   contrast against both theme backgrounds       >= 3:1  (HEAD_MIN_CONTRAST)
+//   smallest pairwise ΔE00, normal/deutan/protan  >= HEAD_MIN_DE2000
+//   smallest pairwise ΔE*ab, normal/deutan/protan >= HEAD_MIN_DE
+//   most colours within one 60° arc of hue        <= HEAD_MAX_PER_ARC
 // Heads beyond 12 (models with more heads) reuse the palette with a dashed
 // stroke in the head view's key; their colours repeat.
 
@@ -94,6 +100,76 @@ export function deltaE(a, b) {
   return Math.hypot(p[0] - q[0], p[1] - q[1], p[2] - q[2]);
 }
 
+/** CIEDE2000 colour difference ΔE00 (CIE 142-2001, kL = kC = kH = 1)
+ *  between two colours ('#rrggbb', [r, g, b]) or two L*a*b* triples
+ *  ({lab: [L, a, b]}). Unlike ΔE*ab it does not overrate differences of
+ *  saturated blues and violets, where a palette chosen by ΔE*ab crowds. */
+export function deltaE2000(a, b) {
+  const [L1, a1, b1] = a.lab || toLab(a);
+  const [L2, a2, b2] = b.lab || toLab(b);
+  const rad = Math.PI / 180;
+  const C1 = Math.hypot(a1, b1);
+  const C2 = Math.hypot(a2, b2);
+  const Cm = (C1 + C2) / 2;
+  const G = 0.5 * (1 - Math.sqrt(Cm ** 7 / (Cm ** 7 + 25 ** 7)));
+  const ap1 = (1 + G) * a1;
+  const ap2 = (1 + G) * a2;
+  const Cp1 = Math.hypot(ap1, b1);
+  const Cp2 = Math.hypot(ap2, b2);
+  const hue = (x, y) => (x === 0 && y === 0 ? 0 : (Math.atan2(y, x) / rad + 360) % 360);
+  const hp1 = hue(ap1, b1);
+  const hp2 = hue(ap2, b2);
+  const dL = L2 - L1;
+  const dC = Cp2 - Cp1;
+  let dh = 0;
+  if (Cp1 * Cp2 !== 0) {
+    dh = hp2 - hp1;
+    if (dh > 180) dh -= 360;
+    else if (dh < -180) dh += 360;
+  }
+  const dH = 2 * Math.sqrt(Cp1 * Cp2) * Math.sin((dh / 2) * rad);
+  const Lm = (L1 + L2) / 2;
+  const Cpm = (Cp1 + Cp2) / 2;
+  let hm = hp1 + hp2;
+  if (Cp1 * Cp2 !== 0) {
+    if (Math.abs(hp1 - hp2) <= 180) hm /= 2;
+    else hm = hp1 + hp2 < 360 ? (hm + 360) / 2 : (hm - 360) / 2;
+  }
+  const T = 1 - 0.17 * Math.cos((hm - 30) * rad) + 0.24 * Math.cos(2 * hm * rad)
+    + 0.32 * Math.cos((3 * hm + 6) * rad) - 0.20 * Math.cos((4 * hm - 63) * rad);
+  const dTheta = 30 * Math.exp(-(((hm - 275) / 25) ** 2));
+  const RC = 2 * Math.sqrt(Cpm ** 7 / (Cpm ** 7 + 25 ** 7));
+  const SL = 1 + (0.015 * (Lm - 50) ** 2) / Math.sqrt(20 + (Lm - 50) ** 2);
+  const SC = 1 + 0.045 * Cpm;
+  const SH = 1 + 0.015 * Cpm * T;
+  const RT = -Math.sin(2 * dTheta * rad) * RC;
+  return Math.sqrt((dL / SL) ** 2 + (dC / SC) ** 2 + (dH / SH) ** 2 + RT * (dC / SC) * (dH / SH));
+}
+
+/** Smallest ΔE00 between any two colours of a palette as seen with the
+ *  given vision ('normal' | 'deutan' | 'protan'). */
+export function minPairwiseDeltaE2000(colours, kind = 'normal') {
+  const seen = colours.map((c) => simulate(c, kind));
+  let min = Infinity;
+  for (let i = 0; i < seen.length; i++) {
+    for (let j = i + 1; j < seen.length; j++) min = Math.min(min, deltaE2000(seen[i], seen[j]));
+  }
+  return min;
+}
+
+/** Hue angle h_ab (degrees) and chroma C*ab of a colour (CIE LCh). */
+export function hueChroma(rgb) {
+  const [, a, b] = toLab(rgb);
+  return { hue: ((Math.atan2(b, a) * 180) / Math.PI + 360) % 360, chroma: Math.hypot(a, b) };
+}
+
+/** The most colours of a palette whose hues fall within one arc of `deg`
+ *  degrees: a palette crowding one family of hues (five violets) says so. */
+export function mostInHueArc(colours, deg = 60) {
+  const h = colours.map((c) => hueChroma(c).hue);
+  return Math.max(...h.map((a) => h.filter((x) => (x - a + 360) % 360 < deg).length));
+}
+
 /** Smallest ΔE*ab between any two colours of a palette as seen with the
  *  given vision ('normal' | 'deutan' | 'protan'). */
 export function minPairwiseDeltaE(colours, kind = 'normal') {
@@ -108,18 +184,25 @@ export function minPairwiseDeltaE(colours, kind = 'normal') {
 /** The head palette, the same on both themes: every colour has >= 3:1
  *  contrast against the light (#ffffff) and the dark (#12161c) background. */
 export const HEAD_PALETTE = [
-  '#3c96ff', '#f05a00', '#879678', '#8700ff', '#c31e00', '#4b6969',
-  '#c378a5', '#694be1', '#e1784b', '#963cb4', '#b43c3c', '#964b96',
+  '#3496ff', '#969600', '#8e5270', '#879687', '#007800', '#1e87a5',
+  '#4b5aff', '#2d875a', '#ff4b78', '#00a5a5', '#ca4444', '#0069a5',
 ];
 
 /** Theme backgrounds the palette is checked against (app.css body, common.js THEMES). */
 export const THEME_BACKGROUNDS = { light: '#ffffff', dark: '#12161c' };
 
-/** Thresholds the palette meets (tests/web/palette.test.mjs): smallest ΔE*ab
- *  between two heads with normal vision and under simulated deuteranopia and
- *  protanopia. ΔE*ab ≈ 2.3 is a just-noticeable difference; 18 keeps two
- *  heads clearly apart as swatches and as thin lines. */
-export const HEAD_MIN_DE = { normal: 18, deutan: 18, protan: 18 };
+/** Thresholds the palette meets (tests/web/palette.test.mjs): smallest
+ *  difference between two heads with normal vision and under simulated
+ *  deuteranopia and protanopia, in CIEDE2000 (about 1 is just noticeable;
+ *  10 keeps two heads apart as swatches and thin lines) and in ΔE*ab. In a
+ *  lightness band narrow enough for 3:1 on both themes, 12 colours cannot be
+ *  18 apart in ΔE*ab for a colour-blind reader without crowding the violets
+ *  (where ΔE*ab is generous); the ΔE00 floor is what keeps them apart. */
+export const HEAD_MIN_DE2000 = { normal: 13, deutan: 10, protan: 10.5 };
+export const HEAD_MIN_DE = { normal: 18, deutan: 12.5, protan: 11.5 };
+/** At most this many of the 12 colours share one 60° arc of hue (the
+ *  palette before had five violets in one). */
+export const HEAD_MAX_PER_ARC = 4;
 
 /** Colour of head h (0-based). */
 export function headColour(h) {
