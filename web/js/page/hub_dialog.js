@@ -27,7 +27,7 @@ export function createHubDialog(load) {
   const title = el('h2', { id: 'hub-dialog-title' }, 'Load a model from the Hugging Face Hub');
   const label = el('label', { for: 'hub-id' }, 'Model id (OWNER/NAME, optionally @REVISION)');
   const input = el('input', { id: 'hub-id', type: 'text', spellcheck: 'false', autocomplete: 'off', autocapitalize: 'off',
-    placeholder: 'google-bert/bert-base-uncased', maxlength: '300', 'aria-describedby': 'hub-dialog-note hub-dialog-error' });
+    placeholder: 'google-bert/bert-base-uncased', maxlength: '300', size: '48', 'aria-describedby': 'hub-dialog-note hub-dialog-error' });
   const note = el('p', { id: 'hub-dialog-note', class: 'hub-note' },
     'The model\'s config, tokenizer and safetensors weights are downloaded from the Hub, converted to a bundle in this page and kept in this browser, so it also works offline afterwards. Gated and private models need a token, which bertlens does not take.');
   const error = el('p', { id: 'hub-dialog-error', class: 'hub-error', role: 'alert' });
@@ -35,7 +35,9 @@ export function createHubDialog(load) {
   const cancel = el('button', { type: 'button', id: 'hub-cancel' }, 'Cancel');
   const row = el('div', { class: 'hub-buttons' });
   row.append(ok, cancel);
-  form.append(title, label, input, note, error, row);
+  const field = el('p', { class: 'hub-field' });
+  field.append(label, el('br'), input);
+  form.append(title, field, note, error, row);
   dialog.append(form);
   document.body.append(dialog);
 
