@@ -40,6 +40,14 @@ static const char *const HEAD_NAMES[][2] = {
     {"generator_predictions.LayerNorm.bias", "head.ln.bias"},
     {"generator_lm_head.weight", "head.decoder.weight"},
     {"generator_lm_head.bias", "head.decoder.bias"},
+    /* AlbertForMaskedLM: predictions.* (E = embedding_size; decoder.bias as BERT's) */
+    {"predictions.dense.weight", "head.transform.weight"},
+    {"predictions.dense.bias", "head.transform.bias"},
+    {"predictions.LayerNorm.weight", "head.ln.weight"},
+    {"predictions.LayerNorm.bias", "head.ln.bias"},
+    {"predictions.decoder.weight", "head.decoder.weight"},
+    {"predictions.bias", "head.decoder.bias"},
+    {"predictions.decoder.bias", "head.decoder.bias"},
     /* RobertaForMaskedLM, XLM-R, CamemBERT: lm_head.* (decoder.bias as BERT's) */
     {"lm_head.dense.weight", "head.transform.weight"},
     {"lm_head.dense.bias", "head.transform.bias"},

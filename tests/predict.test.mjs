@@ -2,8 +2,9 @@
 // and the wasm export blw_predict_json, src/wasm_predict.c) against Hugging
 // Face's AutoModelForMaskedLM on tiny random checkpoints with their MLM
 // heads (tests/fixtures/mlm/, made by make.py with transformers): BERT
-// (tied decoder), BERT with a stored decoder, DistilBERT and the ELECTRA
-// generator. Each is converted here (both converters keep the head) and
+// (tied decoder), BERT with a stored decoder, DistilBERT, the ELECTRA
+// generator, RoBERTa (lm_head, byte-level BPE tokenizer.json) and ALBERT
+// (predictions.*, a head of embedding_size 16 under hidden 32). Each is converted here (both converters keep the head) and
 // predicts every token of each input:
 //   f32       top-5 ids identical to Hugging Face's, probabilities (and the
 //             actual token's) within 1e-5
@@ -31,10 +32,22 @@ function ok(cmd, argv) {
   return r;
 }
 
+/** The checkpoint folder of a family: the fixture's, or (roberta, albert)
+ *  a copy with its trained tokenizer from tests/fixtures/hf_tokenizers/. */
+function checkpoint(fam) {
+  const tok = REFS.tokenizer && REFS.tokenizer[fam];
+  if (!tok) return path.join(FIX, fam);
+  const dir = path.join(OUT, `src-${fam}`);
+  fs.rmSync(dir, { recursive: true, force: true });
+  fs.cpSync(path.join(FIX, fam), dir, { recursive: true });
+  fs.cpSync(path.join(ROOT, tok), dir, { recursive: true });
+  return dir;
+}
+
 /** The family's bundle in dtype dt (converted once per run). */
 function bundle(fam, dt) {
   const out = path.join(OUT, `${fam}-${dt}.blb`);
-  ok(BIN, ['convert', path.join(FIX, fam), out, '--dtype', dt, '--name', `mlm-${fam}`]);
+  ok(BIN, ['convert', checkpoint(fam), out, '--dtype', dt, '--name', `mlm-${fam}`]);
   return out;
 }
 
@@ -100,7 +113,9 @@ for (const fam of REFS.families) {
 for (const dt of ['q8', 'q10']) {
   test(`${dt} bundles: top-1 agreement and max |Δp| against Hugging Face (reported)`, async () => {
     let agree = 0, n = 0, worst = 0;
-    for (const fam of REFS.families) {
+    // ALBERT's fixture has 16-wide embeddings: its embedding projection (and
+    // tied decoder) are not whole 32-blocks, which q8/q10 need; it runs f32 only
+    for (const fam of REFS.families.filter((f) => f.family !== 'albert')) {
       const file = bundle(fam.family, dt);
       for (const c of fam.cases) {
         const got = await predict(file, c.texts);

@@ -449,6 +449,13 @@ HEAD_NAMES = {
     "generator_predictions.LayerNorm.bias": "head.ln.bias",
     "generator_lm_head.weight": "head.decoder.weight",
     "generator_lm_head.bias": "head.decoder.bias",
+    "predictions.dense.weight": "head.transform.weight",  # ALBERT (the C converter's family)
+    "predictions.dense.bias": "head.transform.bias",
+    "predictions.LayerNorm.weight": "head.ln.weight",
+    "predictions.LayerNorm.bias": "head.ln.bias",
+    "predictions.decoder.weight": "head.decoder.weight",
+    "predictions.bias": "head.decoder.bias",
+    "predictions.decoder.bias": "head.decoder.bias",
     "lm_head.dense.weight": "head.transform.weight",
     "lm_head.dense.bias": "head.transform.bias",
     "lm_head.layer_norm.weight": "head.ln.weight",
