@@ -4,9 +4,9 @@
 // tests/web/snapshot.test.mjs against Hugging Face numbers.
 //
 import { FormatError as SnapshotError, crc32, toBase64Url, fromBase64Url, deflateRaw, inflateRaw, Writer, Reader } from './bytes.js';
-import { snapshotPlan } from './snapshot_spec.js';
+import { snapshotPlan } from './snapshot_plan.js';
 
-export { snapshotPlan, snapshotCovers } from './snapshot_spec.js';
+export { snapshotPlan, snapshotCovers } from './snapshot_plan.js';
 
 // ---------------------------------------------------------------- format
 // The text form is base64url (RFC 4648 §5, no padding) of the deflate-raw
@@ -59,7 +59,7 @@ export { snapshotPlan, snapshotCovers } from './snapshot_spec.js';
 // sentence a reader understands; nothing here aborts the page.
 //
 // What a snapshot holds, and whether it holds what a state asks for, is the
-// view's to say: snapshot_spec.js (snapshotPlan, snapshotCovers).
+// view's to say: snapshot_plan.js (snapshotPlan, snapshotCovers).
 
 export const SNAPSHOT_VERSION = 1;
 export const MAX_TOKENS = 64;

@@ -1,4 +1,4 @@
-// snapshot_spec.js — what a snapshot (snapshot.js) holds for a view, and
+// snapshot_plan.js — what a snapshot (snapshot.js) holds for a view, and
 // whether a snapshot holds what a page state asks for. Plain ES module, no
 // DOM; names no view: each view's descriptor says it (views/index.js).
 //
