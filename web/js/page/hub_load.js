@@ -132,7 +132,10 @@ export async function takeHub(src, accept, { live, call, show, indexUrl }) {
 
 /** The info line for a Hub model now in use (got: takeHub's src.got). */
 export function hubNote(spec, got) {
-  if (got.from === 'offline') return `Offline: using the copy of ${spec.spec} this browser kept (${got.stored ? got.stored.slice(0, 10) : 'earlier'}).`;
+  if (got.from === 'offline') {
+    return `${globalThis.navigator && navigator.onLine === false ? 'Offline' : 'The Hugging Face Hub could not be reached'}: `
+      + `using the copy of ${spec.spec} this browser kept (${got.stored ? got.stored.slice(0, 10) : 'earlier'}).`;
+  }
   if (got.from === 'kept') return `${spec.spec} at commit ${got.commit.slice(0, 7)}: the copy kept in this browser.`;
   return `Converted ${spec.spec} from the Hugging Face Hub in this page (${got.tensors} tensors, q8); it is kept in this browser for next time, offline too.`;
 }
