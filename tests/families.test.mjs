@@ -141,3 +141,26 @@ test('attend --ids runs the model on ids (public command), as Hugging Face', () 
   const d = maxDiff(Float32Array.from(j.attentions.flat(Infinity)), c.attnRef);
   assert.ok(d <= TOL_ATTN, `attend --ids: max|d| ${d}`);
 });
+
+// Text in, through the tokenizer the bundle carries (the checkpoint's
+// tokenizer.json): the ids Hugging Face's tokenizer gives, and its attention.
+test('every family: text through the bundle\'s tokenizer gives Hugging Face\'s ids and attention', () => {
+  for (const family of FAMILIES) {
+    const ref = reference(family);
+    const b = convert(family, 'f32');
+    assert.equal(b.status, 0, `convert ${family}: ${b.stderr}`);
+    const texts = ref.cases.filter((c) => c.text);
+    assert.ok(texts.length >= 2, `${family}: make.py's text cases`);
+    const lines = texts.map((c) => JSON.stringify(c.text_b ? { text: c.text, text_pair: c.text_b } : { text: c.text }));
+    const tk = spawnSync(BIN, ['tokenize', '--jsonl', b.out], { input: lines.join('\n') + '\n', encoding: 'utf8' });
+    assert.equal(tk.status, 0, `${family} tokenize: ${tk.stderr}`);
+    const got = tk.stdout.trim().split('\n').map((l) => JSON.parse(l));
+    for (const [k, c] of texts.entries()) {
+      assert.deepEqual(got[k].ids, c.ids, `${family}: ids of ${JSON.stringify(c.text)}`);
+      const r = spawnSync(BIN, ['attend', b.out, c.text, ...(c.text_b ? [c.text_b] : [])], { encoding: 'utf8', maxBuffer: 1 << 26 });
+      assert.equal(r.status, 0, `${family} attend: ${r.stderr}`);
+      const d = maxDiff(Float32Array.from(JSON.parse(r.stdout).attentions.flat(Infinity)), c.attnRef);
+      assert.ok(d <= TOL_ATTN, `${family} attend TEXT: max|d| ${d}`);
+    }
+  }
+});
