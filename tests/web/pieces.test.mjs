@@ -112,3 +112,17 @@ test('a truncated RoBERTa pair keeps the part of text B its tokens cover (permal
   const lastB = run.offsets.at(-2)[1]; // the last token of B before </s>
   assert.equal(usedText(run.textB, run, 1), run.textB.slice(0, lastB));
 });
+
+const N = 200; // every guess but whitespace-only texts ("\t" spells no byte-level evidence)
+test('a run that does not say how its pieces spell words (a snapshot) is read the same', () => {
+  for (const [kind, pieces] of [['roberta', 'byte-level'], ['xlmr', 'metaspace'], ['mpnet', 'wordpiece']]) {
+    let same = 0;
+    for (const run of runs(kind, pieces).filter((r) => !r.textB).slice(0, N)) {
+      const { pieces: _, special: __, ...bare } = run; // a snapshot has neither
+      const want = tokenAxis({ ...bare, pieces }, { words: true }).labels;
+      assert.deepEqual(tokenAxis(bare, { words: true }).labels, want, `${kind}: ${run.text.slice(0, 60)}`);
+      same++;
+    }
+    assert.equal(same, Math.min(N, runs(kind, pieces).filter((r) => !r.textB).length));
+  }
+});

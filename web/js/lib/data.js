@@ -2,7 +2,7 @@
 // functions over typed arrays. Nothing here touches the DOM, so node's test
 // runner checks it directly (tests/web/data.test.mjs).
 
-import { isSpecialToken, isTypedSpecial, tokenLabel, tokenSegments, wordLabel } from './tokens.js';
+import { guessPieces, isSpecialToken, isTypedSpecial, tokenLabel, tokenSegments, wordLabel } from './tokens.js';
 //
 // A "run" is what the worker sends back (see worker.js):
 //   tokens   string[T]        the tokenizer's pieces, specials included
@@ -175,7 +175,7 @@ export function selectTokens(mat, T, keep, renorm) {
 export function tokenAxis(run, { words = false, hideSpecials = false, renorm = true } = {}) {
   const T = run.T;
   const segs = tokenSegments(run.typeIds, run.nA);
-  const pieces = run.pieces || 'wordpiece';
+  const pieces = run.pieces || guessPieces(run.tokens); // a snapshot's run does not say
   const special = run.tokens.map((_, i) => isSpecialToken(run, i));
   const typed = run.tokens.map((_, i) => isTypedSpecial(run, i));
   let units; // [{label, members, special}]

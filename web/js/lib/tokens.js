@@ -42,6 +42,32 @@ export function pieceBytes(piece) {
   return out;
 }
 
+/** How a run's pieces spell words when the run does not say (a snapshot
+ *  stores only the token strings): byte-level if a piece starts with "Ġ",
+ *  SentencePiece if one starts with "▁", and in both cases none with "##"
+ *  (a WordPiece vocabulary may hold a Maltese "Ġ" word, never both). */
+export function guessPieces(tokens) {
+  if (tokens.some((t) => t.startsWith('##') && t.length > 2)) return 'wordpiece';
+  if (tokens.some((t) => t.startsWith('\u0120')) || byteSpelled(tokens)) return 'byte-level';
+  if (tokens.some((t) => t.startsWith(METASPACE))) return 'metaspace';
+  return 'wordpiece';
+}
+
+/** Non-ASCII text whose every piece is in GPT-2's byte alphabet and whose
+ *  bytes, joined, are valid UTF-8 ("à¸łà¸²" is Thai): byte-level pieces. */
+function byteSpelled(tokens) {
+  if (!tokens.some((t) => /[^\x00-\x7f]/.test(t))) return false;
+  if (!tokens.every((t) => [...t].every((ch) => BYTE_OF.has(ch)))) return false;
+  let text;
+  try {
+    text = new TextDecoder('utf-8', { fatal: true }).decode(Uint8Array.from(tokens.flatMap((t) => pieceBytes(t))));
+  } catch {
+    return false;
+  }
+  // multi-byte characters, and no control characters ("đ" is byte 0x11)
+  return /[^\x00-\x7f]/.test(text) && !/[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]/.test(text);
+}
+
 /** Visible signs for whitespace other than a plain space. */
 const visible = (s) => s.replace(/\r\n|[\n\r]/g, '⏎').replace(/\t/g, '⇥');
 
