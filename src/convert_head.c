@@ -48,7 +48,7 @@ static const char *const HEAD_NAMES[][2] = {
     {"predictions.decoder.weight", "head.decoder.weight"},
     {"predictions.bias", "head.decoder.bias"},
     {"predictions.decoder.bias", "head.decoder.bias"},
-    /* RobertaForMaskedLM, XLM-R, CamemBERT: lm_head.* (decoder.bias as BERT's) */
+    /* RobertaForMaskedLM, XLM-R, CamemBERT, MPNetForMaskedLM: lm_head.* (decoder.bias as BERT's) */
     {"lm_head.dense.weight", "head.transform.weight"},
     {"lm_head.dense.bias", "head.transform.bias"},
     {"lm_head.layer_norm.weight", "head.ln.weight"},
@@ -67,9 +67,10 @@ const char *bli_conv_head_name(const char *n) {
 int bli_conv_stage_head(bli_conv *c, const bli_jv *cfg, char *err, size_t errlen) {
     const bli_jv *mt = bli_jget(cfg, "model_type");
     const char *type = mt && mt->type == BLI_JSTR ? mt->str : "";
-    /* ELECTRA's generator and RoBERTa's lm_head apply erf GELU whatever
-     * hidden_act says; BERT's and DistilBERT's head the encoder's. */
-    static const char *const gelu_heads[] = {"electra", "roberta", "xlm-roberta", "camembert"};
+    /* ELECTRA's generator and RoBERTa's and MPNet's lm_head apply erf GELU
+     * whatever hidden_act says; BERT's, DistilBERT's and ALBERT's head the
+     * encoder's. */
+    static const char *const gelu_heads[] = {"electra", "roberta", "xlm-roberta", "camembert", "mpnet"};
     c->head_act = c->activation;
     for (size_t i = 0; i < sizeof gelu_heads / sizeof *gelu_heads; i++)
         if (!strcmp(type, gelu_heads[i])) c->head_act = "gelu";

@@ -470,7 +470,7 @@ def head_config(raw, activation):
     """What config.json says of a masked-LM head: ELECTRA's generator and
     RoBERTa's lm_head use erf GELU, BERT's and DistilBERT's the encoder's."""
     mt = raw.get("model_type")
-    act = "gelu" if mt in ("electra", "roberta", "xlm-roberta", "camembert") else activation
+    act = "gelu" if mt in ("electra", "roberta", "xlm-roberta", "camembert", "mpnet") else activation
     return {"head_act": act, "head_tied": 1 if raw.get("tie_word_embeddings", True) else 0}
 
 
