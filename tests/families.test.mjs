@@ -8,14 +8,15 @@
 //   BERTLENS_BACKEND=native|wasm node --test tests/families.test.mjs
 //
 // The bundles are converted by the native CLI (build/bertlens) in both
-// backends; wasm then loads them in build/wasm/bertlens.js.
+// backends; wasm then loads them in build/wasm/bertlens.js. The tests of the
+// CLI itself (refusals, info, attend --ids, text in) run on native only.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { after, test } from 'node:test';
-import { BIN, IS_WASM, QUICK, ROOT, loadWasm } from './lib/backend.mjs';
+import { BIN, IS_WASM, QUICK, ROOT, loadWasm, nativeTest } from './lib/backend.mjs';
 import { floats, loadBundle, putInts, wasmError } from '../tools/wasm_node.mjs';
 
 const FIX = path.join(ROOT, 'tests/fixtures/families');
@@ -110,7 +111,7 @@ for (const family of FAMILIES) {
   });
 }
 
-test('a decoder config is refused with the reason', () => {
+nativeTest('a decoder config is refused with the reason', () => {
   const dir = path.join(tmp, 'gpt2');
   fs.mkdirSync(dir, { recursive: true });
   fs.writeFileSync(path.join(dir, 'config.json'), JSON.stringify({ model_type: 'gpt2', architectures: ['GPT2LMHeadModel'] }));
@@ -120,7 +121,7 @@ test('a decoder config is refused with the reason', () => {
   assert.match(r.stderr, /model_type 'gpt2' .*is a decoder: bertlens shows encoders/);
 });
 
-test('bertlens info names the family', () => {
+nativeTest('bertlens info names the family', () => {
   const b = convert('albert', 'f32');
   assert.equal(b.status, 0, b.stderr);
   const r = spawnSync(BIN, ['info', b.out], { encoding: 'utf8' });
@@ -128,7 +129,7 @@ test('bertlens info names the family', () => {
   assert.match(r.stdout, /family\s+albert\b.*one layer group shared by 3 layers/);
 });
 
-test('attend --ids runs the model on ids (public command), as Hugging Face', () => {
+nativeTest('attend --ids runs the model on ids (public command), as Hugging Face', () => {
   const ref = reference('xlm-roberta');
   const b = convert('xlm-roberta', 'f32');
   assert.equal(b.status, 0, b.stderr);
@@ -144,7 +145,7 @@ test('attend --ids runs the model on ids (public command), as Hugging Face', () 
 
 // Text in, through the tokenizer the bundle carries (the checkpoint's
 // tokenizer.json): the ids Hugging Face's tokenizer gives, and its attention.
-test('every family: text through the bundle\'s tokenizer gives Hugging Face\'s ids and attention', () => {
+nativeTest('every family: text through the bundle\'s tokenizer gives Hugging Face\'s ids and attention', () => {
   for (const family of FAMILIES) {
     const ref = reference(family);
     const b = convert(family, 'f32');
