@@ -34,7 +34,16 @@ function chartBoxes(page) {
       return r.width > 1 && r.height > 1 && !e.closest('.view-alt, .view-notes, .view-hint');
     });
     const legends = [...view.querySelectorAll('rect.legend-bar, g.legend, svg.hv-swatches, g.scales g.scale')].filter((e) => e.getBoundingClientRect().width > 0);
-    return { marks: marks.map((e) => ({ what: `${e.tagName}.${e.getAttribute('class') || ''}`, ...rect(e) })), legends: legends.map(rect), vw: document.documentElement.clientWidth, vh: innerHeight };
+    // What the view shows besides (a view drawn in HTML, as the predictions), not the visually hidden notes.
+    const parts = [...view.children].filter((e) => {
+      const r = e.getBoundingClientRect();
+      return r.width > 1 && r.height > 1 && !e.matches('.view-alt, .view-notes, .view-hint');
+    });
+    return {
+      marks: marks.map((e) => ({ what: `${e.tagName}.${e.getAttribute('class') || ''}`, ...rect(e) })),
+      parts: parts.map((e) => ({ what: `${e.tagName}.${e.className}`, ...rect(e) })),
+      legends: legends.map(rect), vw: document.documentElement.clientWidth, vh: innerHeight,
+    };
   });
 }
 
@@ -48,11 +57,12 @@ for (const [width, height] of [[1280, 720], [1366, 768]]) {
       await open(page, base, params);
       assert.equal(await tokenCount(page), 40, 'the input is 40 tokens');
       assert.ok(await page.evaluate(() => document.body.classList.contains('present')), `${v.id}: presentation mode on`);
-      const { marks, legends, vw, vh } = await chartBoxes(page);
-      assert.ok(marks.length > 0, `${v.id}: something drawn`);
-      for (const m of marks) assert.ok(inside(m, vw, vh), `${v.id}: ${m.what} ${JSON.stringify(m)} inside ${vw}x${vh}`);
+      const { marks, parts, legends, vw, vh } = await chartBoxes(page);
+      assert.ok(parts.length > 0, `${v.id}: something drawn`);
+      for (const m of [...marks, ...parts]) assert.ok(inside(m, vw, vh), `${v.id}: ${m.what} ${JSON.stringify(m)} inside ${vw}x${vh}`);
       for (const l of legends) assert.ok(inside(l, vw, vh), `${v.id}: legend ${JSON.stringify(l)} inside ${vw}x${vh}`);
-      if (v.id !== 'compare') assert.ok(legends.length > 0, `${v.id}: has a colour legend`);
+      // A chart (svg/canvas) comes with its colour legend or head key.
+      if (marks.length) assert.ok(legends.length > 0, `${v.id}: has a colour legend`);
       // The page itself does not scroll.
       const over = await page.evaluate(() => document.documentElement.scrollHeight - innerHeight);
       assert.ok(over <= 1, `${v.id}: the page scrolls by ${over} px`);
@@ -94,6 +104,13 @@ scenario('classroom: presentation keys — arrows step head and layer (token in 
   s = await press('ArrowUp');
   assert.equal(s.layer, '0');
   assert.match(await page.textContent('.view-title'), /layer 0, head 1/);
+  // The bar's view menu opens another view, still presented.
+  await page.evaluate(() => { document.body.dataset.state = 'loading'; });
+  await page.selectOption('#present-view', 'head');
+  await ready(page);
+  s = await state();
+  assert.equal(s.view, 'head');
+  assert.equal(s.present, '1');
   // The neuron view: left/right step the query token, Shift the head.
   await open(page, base, { text: 'The cat sat on the mat.', view: 'neuron', layer: '1', head: '2', present: '1' });
   s = await press('ArrowRight');
@@ -169,6 +186,17 @@ scenario('classroom: Back returns to the previous view, layer and head within th
   await page.goForward();
   await ready(page);
   assert.equal(await page.getAttribute('#view', 'data-view'), 'head');
+  // A view that moves the layer/head by itself once drawn (the compare view
+  // opening on its most changed head) makes one entry, not two: Back leaves it.
+  await open(page, base, { text: 'The cat sat on the mat.', view: 'heatmap', layer: '0', head: '0', ablate: '2:3' });
+  const length1 = await page.evaluate(() => history.length);
+  await clickAndRedraw(page, '#view-tabs button[data-view="compare"]');
+  await page.waitForFunction(() => new URLSearchParams(location.search).get('view') === 'compare' && new URLSearchParams(location.search).get('layer') !== '0');
+  await ready(page);
+  assert.equal(await page.evaluate(() => history.length), length1 + 1, 'one entry for the compare view');
+  s = await back();
+  assert.equal(s.view, 'heatmap');
+  assert.equal(s.layer, '0');
 }, { viewport: { width: 1280, height: 720 } });
 
 scenario('classroom: a 390x844 phone\'s first screen shows the view', async ({ page, base, shot }) => {

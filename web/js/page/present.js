@@ -7,7 +7,7 @@
 // it. The state's `present` is written through the store like every other
 // parameter (state.js parses and writes it).
 
-import { viewById } from '../views/index.js';
+import { VIEW_LIST, viewById } from '../views/index.js';
 
 const $ = (id) => document.getElementById(id);
 
@@ -112,6 +112,14 @@ export function createPresent(page, { members }) {
   }
 
   function wire() {
+    // The bar's view menu: one entry per registered view; choosing one is a
+    // click on its tab (what opening it implies stays the tab's).
+    const menu = $('present-view');
+    for (const v of VIEW_LIST) menu.append(new Option(v.label, v.id));
+    menu.addEventListener('change', () => {
+      const tab = document.querySelector(`#view-tabs button[data-view="${CSS.escape(menu.value)}"]`);
+      if (tab) tab.click();
+    });
     $('present').addEventListener('click', enter);
     $('present-exit').addEventListener('click', leave);
     $('present-full').addEventListener('click', toggleFull);
@@ -136,6 +144,7 @@ export function createPresent(page, { members }) {
     if (!on) { document.body.style.removeProperty('--present-scale'); return; }
     const v = viewById(s.view);
     const c = v.controls;
+    $('present-view').value = s.view;
     $('layer-ctl').classList.toggle('na', !c.layer);
     $('head-ctl').classList.toggle('na', !c.head);
     $('mode').classList.toggle('na', !c.mode);
