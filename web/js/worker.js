@@ -36,6 +36,7 @@ const WORKER_PARTS = [
   'engine/worker_compare.js', // compare
   'engine/worker_conv.js', // conv
   'engine/worker_predict.js', // predict
+  'engine/worker_corpus.js', // corpus-begin, corpus-add, corpus-result, corpus-end
 ];
 importScripts(...WORKER_PARTS); // WORKER_PARTS
 
