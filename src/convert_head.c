@@ -40,6 +40,13 @@ static const char *const HEAD_NAMES[][2] = {
     {"generator_predictions.LayerNorm.bias", "head.ln.bias"},
     {"generator_lm_head.weight", "head.decoder.weight"},
     {"generator_lm_head.bias", "head.decoder.bias"},
+    /* DebertaV2ForMaskedLM (legacy false; a legacy one has BERT's cls.predictions.*):
+     * the decoder is always the word embedding */
+    {"lm_predictions.lm_head.dense.weight", "head.transform.weight"},
+    {"lm_predictions.lm_head.dense.bias", "head.transform.bias"},
+    {"lm_predictions.lm_head.LayerNorm.weight", "head.ln.weight"},
+    {"lm_predictions.lm_head.LayerNorm.bias", "head.ln.bias"},
+    {"lm_predictions.lm_head.bias", "head.decoder.bias"},
     /* AlbertForMaskedLM: predictions.* (E = embedding_size; decoder.bias as BERT's) */
     {"predictions.dense.weight", "head.transform.weight"},
     {"predictions.dense.bias", "head.transform.bias"},
@@ -76,6 +83,11 @@ int bli_conv_stage_head(bli_conv *c, const bli_jv *cfg, char *err, size_t errlen
         if (!strcmp(type, gelu_heads[i])) c->head_act = "gelu";
     const bli_jv *tie = bli_jget(cfg, "tie_word_embeddings"); /* transformers' default: tied */
     c->head_tied = tie ? bli_jtruthy(tie) : 1;
+    /* DeBERTa-v2/v3's lm_predictions head multiplies by the word embedding
+     * whatever tie_word_embeddings says (legacy false, transformers' default
+     * for new configs is true: then cls.predictions.* as BERT's) */
+    const bli_jv *legacy = bli_jget(cfg, "legacy");
+    if (!strcmp(type, "deberta-v2") && legacy && !bli_jtruthy(legacy)) c->head_tied = 1;
     (void)err, (void)errlen;
     return 0;
 }
