@@ -50,6 +50,23 @@ test('heatmap on the page with the screen height: cells grow past 30 px (up to b
   }
 });
 
+test('head view on the page with the screen height: rows grow from 22 to at most 30 px, labels to 14, only as far as all rows fit', () => {
+  const plain = headLayout({ K: 9, longestLabel: 5, width: 1330 });
+  const big = headLayout({ K: 9, longestLabel: 5, width: 1330, screen: 500 });
+  assert.equal(plain.rowH, 22);
+  assert.equal(big.rowH, 30);
+  assert.equal(big.font, 14);
+  assert.ok(big.gap > plain.gap && big.W <= 1330, `gap ${plain.gap} -> ${big.gap}`);
+  const some = headLayout({ K: 20, longestLabel: 5, width: 1330, screen: 560 });
+  assert.ok(some.rowH > 22 && some.H <= 560, `rows ${some.rowH}, stage ${some.H}`);
+  for (const [K, screen] of [[40, 560], [81, 900], [512, 900]]) {
+    const a = headLayout({ K, width: 1330 });
+    const b = headLayout({ K, width: 1330, screen });
+    assert.deepEqual([b.rowH, b.font, b.gap], [a.rowH, a.font, a.gap], `K=${K}: as before`);
+  }
+  assert.ok(headLayout({ K: 9, width: 370, screen: 844 }).W <= 370, 'a phone keeps its width');
+});
+
 test('heatmap on a 390-px phone: page width kept; long inputs scroll in their own box', () => {
   const width = 390 - 20;
   const short = heatmapLayout({ K: 22, longestLabel: 10, width });

@@ -135,6 +135,8 @@ export function headView() {
     const lay = headLayout({
       K: data.K, longestLabel: d3.max(data.labels, (l) => l.length) || 4, width: st.box.width,
       height: st.box.height ? st.box.height - chromeHeight(root.node(), root.select('.hv-scroll').node()) : null,
+      // on the page: the window's height below the sticky controls, less what is above the stage
+      screen: st.box.screen ? st.box.screen - (root.select('.hv-scroll').node().getBoundingClientRect().top - root.node().getBoundingClientRect().top) : null,
     });
     const stage = root.select('.hv-stage').style('width', `${lay.W}px`).style('height', `${lay.H}px`);
     const svg = stage.select('svg.hv-svg');
@@ -157,7 +159,7 @@ export function headView() {
   /** What an export adds around the stage, as last drawn (export.js). */
   view.exportContext = () => exported;
   view.theme = function (t) { if (!arguments.length) return st.theme; st.theme = t; return view; };
-  view.size = function (b) { if (!arguments.length) return st.box; st.box = { width: b.width, height: b.height || null }; return view; };
+  view.size = function (b) { if (!arguments.length) return st.box; st.box = { width: b.width, height: b.height || null, screen: b.screen || null }; return view; };
   const hook = (name) => function (f) { if (!arguments.length) return st.on[name]; st.on[name] = f; return view; };
   view.onHeads = hook('heads');
   view.onFilter = hook('filter');

@@ -72,16 +72,20 @@ export function heatmapLayout({ K, longestLabel = 8, width, height = null, maxCe
 
 // ------------------------------------------------------------- head view
 
-/** Head-view geometry: two token columns joined by lines. */
-export function headLayout({ K, longestLabel = 8, width, height = null }) {
+/** Head-view geometry: two token columns joined by lines. screen (on the
+ *  page, no frame height): the height the stage has on screen; up to 80
+ *  tokens, rows then grow from 22 to at most 30 px (labels to 14 px, the
+ *  columns apart to 520 px) as far as they all fit in it. */
+export function headLayout({ K, longestLabel = 8, width, height = null, screen = null }) {
   const n = Math.max(1, K);
   let rowH = n > 80 ? 13 : 22;
   if (height) rowH = Math.min(rowH, Math.floor((height - 16) / n));
+  else if (screen && n <= 80) rowH = clampTo(Math.floor((screen - 16) / n), rowH, 30);
   rowH = Math.max(height ? 3 : 4, rowH);
-  const font = clampTo(rowH - 2, 8, n > 80 ? 10 : 12);
+  const font = clampTo(rowH - 2, 8, n > 80 ? 10 : rowH > 22 ? 14 : 12);
   const labelMax = clampTo(Math.floor(width * 0.28), 44, 150);
   const labelW = clampTo(textWidth('x'.repeat(Math.min(longestLabel, 18)), font), 36, labelMax);
-  const gap = clampTo(width - 2 * labelW - 16, 60, 360);
+  const gap = clampTo(width - 2 * labelW - 16, 60, 360 + 20 * Math.max(0, rowH - 22));
   const W = Math.min(width, labelW * 2 + gap + 16);
   return {
     rowH, font, labelW, gap, top: 8,
