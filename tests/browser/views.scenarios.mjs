@@ -154,6 +154,8 @@ scenario('head view on a touch screen: a tap freezes a token with no keyboard te
     await page.waitForFunction((sel) => document.querySelector(sel).getAttribute('aria-pressed') === 'true', tok);
     const tip = await page.evaluate(() => { const t = document.getElementById('tooltip'); return t && !t.hidden ? t.textContent : ''; });
     assert.doesNotMatch(tip, /Enter|arrows|Space/, `a tap shows keyboard text: "${tip}"`);
+    assert.equal(tip, '', 'no tooltip over the neighbours after a tap');
+    assert.match(await page.textContent('#view .view-info'), /query 8: .* \(frozen: only its lines are drawn\)/);
     assert.equal(await page.evaluate(() => document.activeElement.matches(':focus-visible')), false, 'no keyboard focus ring after a tap');
     assert.ok(await page.$$eval('g.hv-headbars path.hv-bar', (p) => p.length) === fx.H, 'the tapped token shows the heads\' bars');
     const hint = await page.textContent('#view .view-hint');

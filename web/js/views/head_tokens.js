@@ -134,8 +134,10 @@ export function headTokens(st, redraw) {
       .on('keydown', function (ev, d) { tokenKey(st.cur, side, this, ev, d); })
       .on('mouseenter', (ev, d) => {
         if (!st.frozen) { st.focus = { side, index: d.i }; redraw(st.cur); }
-        const verb = inputKind() === 'touch' ? 'tap' : 'click';
-        tooltip.show(ev, [`${sideName(side)} ${d.i}: ${d.l}`, st.frozen ? `${verb}: unfreeze` : `${verb}: freeze this token`]);
+        // A finger has no hover: the tap that follows freezes, and the info
+        // line says so; a tooltip would only cover the neighbours.
+        if (inputKind() === 'touch') return;
+        tooltip.show(ev, [`${sideName(side)} ${d.i}: ${d.l}`, st.frozen ? 'click: unfreeze' : 'click: freeze this token']);
       })
       .on('mouseleave', () => {
         tooltip.hide();
