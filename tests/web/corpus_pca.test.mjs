@@ -1,0 +1,28 @@
+// corpus_pca.test.mjs — web/js/lib/corpus_pca.js (the joint query/key map's
+// projection) against numpy's SVD of the same points
+// (tests/web/fixtures/corpus_pca.json; how it was made is in its "about").
+import test from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import { pca2 } from '../../web/js/lib/corpus_pca.js';
+
+const fx = JSON.parse(fs.readFileSync(new URL('./fixtures/corpus_pca.json', import.meta.url), 'utf8'));
+
+test('PCA to 2-D: axes, variances and coordinates as numpy', () => {
+  const r = pca2(Float32Array.from(fx.points), fx.n, fx.d);
+  let worst = 0;
+  for (let k = 0; k < 2; k++) {
+    for (let j = 0; j < fx.d; j++) worst = Math.max(worst, Math.abs(r.axes[k][j] - fx.axes[k][j]));
+    assert.ok(Math.abs(r.variance[k] - fx.variance[k]) <= 1e-6 * fx.variance[k], `variance ${k}`);
+  }
+  assert.ok(worst <= 1e-6, `axes within 1e-6 (worst ${worst})`);
+  let w2 = 0;
+  for (let i = 0; i < fx.n; i++) for (let k = 0; k < 2; k++) w2 = Math.max(w2, Math.abs(r.xy[i * 2 + k] - fx.xy[i][k]));
+  assert.ok(w2 <= 1e-4, `coordinates within 1e-4 (worst ${w2})`);
+  assert.ok(Math.abs(r.total - fx.total) <= 1e-6 * fx.total);
+});
+
+test('deterministic: the same points give the same map', () => {
+  const p = Float32Array.from(fx.points);
+  assert.deepEqual(pca2(p, fx.n, fx.d).xy, pca2(p, fx.n, fx.d).xy);
+});
