@@ -3,9 +3,10 @@
  * Every count, length, offset, shape, dtype and checksum is checked before
  * anything is used; any problem returns NULL with a reason. The model borrows
  * the caller's bytes: tensors point straight into them (no copy of weights).
+ * The family stage (model.family, every tensor of the family's lists) is
+ * bundle_family.c; what the two share is bundle_impl.h.
  */
-#include "bundle.h"
-#include "family.h"
+#include "bundle_impl.h"
 #include "hf_tokenizer.h"
 #include "sizes.h"
 
@@ -21,31 +22,6 @@
 #define MAX_STRARR (1u << 22)
 #define MAX_ITEM (1u << 16)
 #define MAX_DIM (1ll << 31)
-
-typedef struct {
-    char *key;        /* NUL-terminated copy                          */
-    uint32_t type;    /* BL_META_*                                    */
-    uint32_t u32;     /* U32 / I32 (bit pattern) / F32 (bit pattern)  */
-    char *str;        /* STR: NUL-terminated copy                     */
-    const uint8_t *arr; /* STRARR: first item's length field in the file */
-    uint32_t count;   /* STRARR: number of items                      */
-    const uint8_t *bytes; /* BYTES: the value in the file (borrowed)     */
-    uint64_t nbytes;  /* BYTES: its length                            */
-} meta_entry;
-
-struct bl_model {
-    bl_config cfg;
-    const uint8_t *bytes; /* the caller's bundle (borrowed)   */
-    size_t size;
-    meta_entry *meta;     /* [n_meta]                          */
-    uint32_t n_meta;
-    bl_tensor *tensors;   /* [n_tensors]                       */
-    uint32_t n_tensors;
-    bl_tokenizer *tok;
-    bl_head_info head;    /* the masked-LM head (check_head)    */
-    uint32_t version;     /* the header's format version       */
-    bli_family fam;       /* model.family and its keys (parse_family) */
-};
 
 /* ----------------------------------------------------------- helpers */
 
@@ -178,7 +154,7 @@ static char *dup_n(const uint8_t *p, size_t n) {
 }
 
 /* Printable copy of a key/name for messages (control bytes shown as '?'). */
-static void safe_name(char *dst, size_t cap, const uint8_t *p, size_t n) {
+void bli_bundle_safe_name(char *dst, size_t cap, const uint8_t *p, size_t n) {
     size_t i = 0;
     for (; i < n && i + 1 < cap; i++) dst[i] = (p[i] < 0x20 || p[i] == 0x7f) ? '?' : (char)p[i];
     dst[i] = 0;
@@ -199,7 +175,7 @@ void bl_model_free(bl_model *m) {
     free(m);
 }
 
-static const meta_entry *find_meta(const bl_model *m, const char *key) {
+const meta_entry *bli_bundle_meta(const bl_model *m, const char *key) {
     for (uint32_t i = 0; i < m->n_meta; i++)
         if (strcmp(m->meta[i].key, key) == 0) return &m->meta[i];
     return NULL;
@@ -220,7 +196,7 @@ const bli_family *bli_model_family(const bl_model *m) { return &m->fam; }
 int bl_model_format_version(const bl_model *m) { return m ? (int)m->version : 0; }
 
 const char *bl_model_meta_str(const bl_model *m, const char *key) {
-    const meta_entry *e = find_meta(m, key);
+    const meta_entry *e = bli_bundle_meta(m, key);
     return (e && e->type == BL_META_STR) ? e->str : NULL;
 }
 
@@ -348,9 +324,9 @@ static int parse_meta(bl_model *m, reader *r) {
     return 1;
 }
 
-static int meta_u32(const bl_model *m, const char *key, uint32_t lo, uint32_t hi, int32_t *out, char *err,
+int bli_bundle_u32(const bl_model *m, const char *key, uint32_t lo, uint32_t hi, int32_t *out, char *err,
                     size_t errlen) {
-    const meta_entry *e = find_meta(m, key);
+    const meta_entry *e = bli_bundle_meta(m, key);
     if (!e) {
         bli_set_err(err, errlen, "required metadata '%s' is missing", key);
         return 0;
@@ -369,19 +345,19 @@ static int meta_u32(const bl_model *m, const char *key, uint32_t lo, uint32_t hi
 
 static int parse_config(bl_model *m, char *err, size_t errlen) {
     bl_config *c = &m->cfg;
-    if (!meta_u32(m, "bert.n_layers", 1, BL_MAX_LAYERS, &c->n_layers, err, errlen) ||
-        !meta_u32(m, "bert.n_heads", 1, BL_MAX_HEADS, &c->n_heads, err, errlen) ||
-        !meta_u32(m, "bert.hidden", 1, BL_MAX_HIDDEN, &c->hidden, err, errlen) ||
-        !meta_u32(m, "bert.intermediate", 1, BL_MAX_INTERMEDIATE, &c->intermediate, err, errlen) ||
-        !meta_u32(m, "bert.max_positions", 1, BL_MAX_POSITIONS, &c->max_positions, err, errlen) ||
-        !meta_u32(m, "bert.type_vocab_size", 1, BL_MAX_TYPE_VOCAB, &c->type_vocab_size, err, errlen) ||
-        !meta_u32(m, "bert.vocab_size", BL_MIN_VOCAB, BL_MAX_VOCAB, &c->vocab_size, err, errlen))
+    if (!bli_bundle_u32(m, "bert.n_layers", 1, BL_MAX_LAYERS, &c->n_layers, err, errlen) ||
+        !bli_bundle_u32(m, "bert.n_heads", 1, BL_MAX_HEADS, &c->n_heads, err, errlen) ||
+        !bli_bundle_u32(m, "bert.hidden", 1, BL_MAX_HIDDEN, &c->hidden, err, errlen) ||
+        !bli_bundle_u32(m, "bert.intermediate", 1, BL_MAX_INTERMEDIATE, &c->intermediate, err, errlen) ||
+        !bli_bundle_u32(m, "bert.max_positions", 1, BL_MAX_POSITIONS, &c->max_positions, err, errlen) ||
+        !bli_bundle_u32(m, "bert.type_vocab_size", 1, BL_MAX_TYPE_VOCAB, &c->type_vocab_size, err, errlen) ||
+        !bli_bundle_u32(m, "bert.vocab_size", BL_MIN_VOCAB, BL_MAX_VOCAB, &c->vocab_size, err, errlen))
         return 0;
     if (c->hidden % c->n_heads) {
         bli_set_err(err, errlen, "bert.hidden (%d) is not a multiple of bert.n_heads (%d)", c->hidden, c->n_heads);
         return 0;
     }
-    const meta_entry *e = find_meta(m, "bert.ln_eps");
+    const meta_entry *e = bli_bundle_meta(m, "bert.ln_eps");
     if (!e || e->type != BL_META_F32) {
         bli_set_err(err, errlen, "required metadata 'bert.ln_eps' (f32) is missing");
         return 0;
@@ -432,13 +408,13 @@ static int build_hf_tokenizer(bl_model *m, const meta_entry *j, char *err, size_
     int32_t ids[5], max_len = 0;
     for (int k = 0; k < 5; k++) {
         ids[k] = -1;
-        if (find_meta(m, keys[k]) && !meta_u32(m, keys[k], 0, (uint32_t)n - 1, &ids[k], err, errlen)) {
+        if (bli_bundle_meta(m, keys[k]) && !bli_bundle_u32(m, keys[k], 0, (uint32_t)n - 1, &ids[k], err, errlen)) {
             bli_hftok_free(hf);
             return 0;
         }
     }
-    if (find_meta(m, "tokenizer.model_max_length") &&
-        !meta_u32(m, "tokenizer.model_max_length", 1, BL_MAX_POSITIONS, &max_len, err, errlen)) {
+    if (bli_bundle_meta(m, "tokenizer.model_max_length") &&
+        !bli_bundle_u32(m, "tokenizer.model_max_length", 1, BL_MAX_POSITIONS, &max_len, err, errlen)) {
         bli_hftok_free(hf);
         return 0;
     }
@@ -449,7 +425,7 @@ static int build_hf_tokenizer(bl_model *m, const meta_entry *j, char *err, size_
 }
 
 static int build_tokenizer(bl_model *m, char *err, size_t errlen) {
-    const meta_entry *j = find_meta(m, "tokenizer.json");
+    const meta_entry *j = bli_bundle_meta(m, "tokenizer.json");
     if (j) {
         if (j->type != BL_META_BYTES) {
             bli_set_err(err, errlen, "metadata 'tokenizer.json' must be bytes (type %u found)", j->type);
@@ -457,7 +433,7 @@ static int build_tokenizer(bl_model *m, char *err, size_t errlen) {
         }
         return build_hf_tokenizer(m, j, err, errlen);
     }
-    const meta_entry *v = find_meta(m, "tokenizer.vocab");
+    const meta_entry *v = bli_bundle_meta(m, "tokenizer.vocab");
     if (!v || v->type != BL_META_STRARR) {
         bli_set_err(err, errlen, "required metadata 'tokenizer.vocab' (string array) is missing");
         return 0;
@@ -468,15 +444,15 @@ static int build_tokenizer(bl_model *m, char *err, size_t errlen) {
     }
     bl_tokenizer_opts o;
     int32_t hi = m->cfg.vocab_size - 1;
-    if (!meta_u32(m, "tokenizer.lowercase", 0, 1, &o.lowercase, err, errlen) ||
-        !meta_u32(m, "tokenizer.strip_accents", 0, 1, &o.strip_accents, err, errlen) ||
-        !meta_u32(m, "tokenizer.chinese_chars", 0, 1, &o.chinese_chars, err, errlen) ||
-        !meta_u32(m, "tokenizer.max_chars_per_word", 1, BL_MAX_CHARS_PER_WORD, &o.max_chars_per_word, err, errlen) ||
-        !meta_u32(m, "tokenizer.unk_id", 0, (uint32_t)hi, &o.unk_id, err, errlen) ||
-        !meta_u32(m, "tokenizer.cls_id", 0, (uint32_t)hi, &o.cls_id, err, errlen) ||
-        !meta_u32(m, "tokenizer.sep_id", 0, (uint32_t)hi, &o.sep_id, err, errlen) ||
-        !meta_u32(m, "tokenizer.pad_id", 0, (uint32_t)hi, &o.pad_id, err, errlen) ||
-        !meta_u32(m, "tokenizer.mask_id", 0, (uint32_t)hi, &o.mask_id, err, errlen))
+    if (!bli_bundle_u32(m, "tokenizer.lowercase", 0, 1, &o.lowercase, err, errlen) ||
+        !bli_bundle_u32(m, "tokenizer.strip_accents", 0, 1, &o.strip_accents, err, errlen) ||
+        !bli_bundle_u32(m, "tokenizer.chinese_chars", 0, 1, &o.chinese_chars, err, errlen) ||
+        !bli_bundle_u32(m, "tokenizer.max_chars_per_word", 1, BL_MAX_CHARS_PER_WORD, &o.max_chars_per_word, err, errlen) ||
+        !bli_bundle_u32(m, "tokenizer.unk_id", 0, (uint32_t)hi, &o.unk_id, err, errlen) ||
+        !bli_bundle_u32(m, "tokenizer.cls_id", 0, (uint32_t)hi, &o.cls_id, err, errlen) ||
+        !bli_bundle_u32(m, "tokenizer.sep_id", 0, (uint32_t)hi, &o.sep_id, err, errlen) ||
+        !bli_bundle_u32(m, "tokenizer.pad_id", 0, (uint32_t)hi, &o.pad_id, err, errlen) ||
+        !bli_bundle_u32(m, "tokenizer.mask_id", 0, (uint32_t)hi, &o.mask_id, err, errlen))
         return 0;
     const char **strs = bli_alloc(BLI_BYTES(sizeof *strs, v->count), 0, "the vocabulary", err, errlen);
     uint32_t *lens = strs ? bli_alloc(BLI_BYTES(sizeof *lens, v->count), 0, "the vocabulary", err, errlen) : NULL;
@@ -516,7 +492,7 @@ static int parse_table(bl_model *m, reader *r, uint64_t data_size, uint32_t alig
         const uint8_t *np = rdbytes(r, nlen);
         if (!np) return 0;
         char name[MAX_KEY + 1];
-        safe_name(name, sizeof name, np, nlen);
+        bli_bundle_safe_name(name, sizeof name, np, nlen);
         if (memchr(np, 0, nlen)) {
             bli_set_err(r->err, r->errlen, "tensor %u: name contains a NUL byte", i);
             return 0;
@@ -608,138 +584,9 @@ static int parse_table(bl_model *m, reader *r, uint64_t data_size, uint32_t alig
     return 1;
 }
 
-/* ------------------------------------------------------------ family */
-
-/* An optional family key (bundle.h "Families"): present exactly when the
- * family wants it (`want`), then a u32 in [lo, hi]. */
-static int family_u32(const bl_model *m, const char *key, int want, uint32_t lo, uint32_t hi, int32_t *out,
-                      char *err, size_t errlen) {
-    if (!find_meta(m, key)) {
-        if (want == 1) bli_set_err(err, errlen, "a %s bundle needs the metadata '%s'", m->fam.name, key);
-        return want == 1 ? -1 : 0;
-    }
-    if (!want) {
-        bli_set_err(err, errlen, "metadata '%s' does not belong in a %s bundle", key, m->fam.name);
-        return -1;
-    }
-    return meta_u32(m, key, lo, hi, out, err, errlen) ? 1 : -1;
-}
-
-/* A family's F32 key, present exactly when wanted, positive and finite. */
-static int family_f32(const bl_model *m, const char *key, int want, float *out, char *err, size_t errlen) {
-    const meta_entry *e = find_meta(m, key);
-    if (!e || !want) return family_u32(m, key, want, 0, 0, NULL, err, errlen); /* the message */
-    float v;
-    memcpy(&v, &e->u32, 4);
-    if (e->type != BL_META_F32 || !(v > 0.0f && v < 1e30f)) {
-        bli_set_err(err, errlen, "metadata '%s' must be a positive f32", key);
-        return -1;
-    }
-    *out = v;
-    return 1;
-}
-
-/* The keys of the relative and rotary families (bundle.h "Families"). */
-static int parse_family_rel(bl_model *m, char *err, size_t errlen) {
-    bli_family *f = &m->fam;
-    const bl_config *c = &m->cfg;
-    const int k = f->kind, mp = k == BLI_FAM_MPNET, db = k == BLI_FAM_DEBERTA, mb = k == BLI_FAM_MODERNBERT;
-    int32_t v;
-    if (family_u32(m, "model.rel_rows", mp || db, mp ? 32 : 2, mp ? 4096 : 2 * BL_MAX_POSITIONS, &f->rel_rows, err,
-                   errlen) < 0 ||
-        family_u32(m, "model.position_buckets", db, 0, BL_MAX_POSITIONS, &f->rel_buckets, err, errlen) < 0 ||
-        family_u32(m, "model.max_relative_positions", db, 1, BL_MAX_POSITIONS, &f->rel_max, err, errlen) < 0 ||
-        family_u32(m, "model.pos_att", db, 0, 3, &f->rel_terms, err, errlen) < 0 ||
-        family_u32(m, "model.rel_norm", db, 0, 1, &f->rel_norm, err, errlen) < 0 ||
-        family_u32(m, "model.window", mb, 1, BL_MAX_POSITIONS, &f->window, err, errlen) < 0 ||
-        family_u32(m, "model.global_every", mb, 1, (uint32_t)c->n_layers, &f->global_every, err, errlen) < 0 ||
-        family_f32(m, "model.rope_global", mb, &f->rope_global, err, errlen) < 0 ||
-        family_f32(m, "model.rope_local", mb, &f->rope_local, err, errlen) < 0)
-        return 0;
-    if (db && f->rel_rows != 2 * (f->rel_buckets ? f->rel_buckets : f->rel_max)) {
-        bli_set_err(err, errlen, "model.rel_rows %d is not twice the span (model.position_buckets %d, "
-                    "model.max_relative_positions %d)", f->rel_rows, f->rel_buckets, f->rel_max);
-        return 0;
-    }
-    if (mb && c->hidden / c->n_heads % 2) {
-        bli_set_err(err, errlen, "a modernbert bundle needs an even head size (rotary pairs), not %d",
-                    c->hidden / c->n_heads);
-        return 0;
-    }
-    if (db || mb) {
-        f->nopos = 1;
-        f->pos_rows = 1; /* one row of zeros, every token's */
-    }
-    f->notypes = mp || mb || (db && c->type_vocab_size == 1);
-    (void)v;
-    return 1;
-}
-
-/* model.family and its keys -> m->fam; the config's max_positions becomes
- * the tokens the model takes (RoBERTa: the rows less padding_idx + 1). */
-static int parse_family(bl_model *m, char *err, size_t errlen) {
-    bl_config *c = &m->cfg;
-    bli_family *f = &m->fam;
-    memset(f, 0, sizeof *f);
-    f->kind = BLI_FAM_BERT;
-    snprintf(f->name, sizeof f->name, "bert");
-    f->embed = c->hidden;
-    f->pos_rows = c->max_positions;
-    f->pad_id = -1;
-    f->n_stored = c->n_layers;
-    const meta_entry *e = find_meta(m, "model.family");
-    if (e) {
-        char shown[64];
-        if (e->type != BL_META_STR) {
-            bli_set_err(err, errlen, "metadata 'model.family' must be a string");
-            return 0;
-        }
-        safe_name(shown, sizeof shown, (const uint8_t *)e->str, strlen(e->str));
-        if (m->version < 2) {
-            bli_set_err(err, errlen, "metadata 'model.family' needs format version 2, the header says %u", m->version);
-            return 0;
-        }
-        const bli_family_info *fi = bli_family_find(e->str);
-        if (!fi || fi->kind < 0) {
-            bli_set_err(err, errlen, "model.family '%s' is not one this build runs (%s)", shown, bli_family_list());
-            return 0;
-        }
-        f->kind = fi->kind;
-        snprintf(f->name, sizeof f->name, "%s", fi->type);
-    }
-    const int k = f->kind;
-    int32_t v = 0;
-    int r = family_u32(m, "model.padding_idx", k == BLI_FAM_ROBERTA || k == BLI_FAM_MPNET, 0,
-                       (uint32_t)f->pos_rows - 1, &v, err, errlen);
-    if (r < 0) return 0;
-    if (r) {
-        if (v + 1 >= f->pos_rows) {
-            bli_set_err(err, errlen, "model.padding_idx %d leaves no position of the %d rows", v, f->pos_rows);
-            return 0;
-        }
-        f->pad_id = v;
-        f->pos_offset = v + 1;
-        c->max_positions = f->pos_rows - f->pos_offset;
-    }
-    r = family_u32(m, "model.embedding_size", k == BLI_FAM_ALBERT ? 1 : k == BLI_FAM_ELECTRA ? 2 : 0, 1,
-                   BL_MAX_HIDDEN, &v, err, errlen);
-    if (r < 0) return 0;
-    if (r) f->embed = v, f->project = 1;
-    r = family_u32(m, "model.layer_groups", k == BLI_FAM_ALBERT, 1, (uint32_t)c->n_layers, &v, err, errlen);
-    if (r < 0) return 0;
-    if (r) {
-        if (c->n_layers % v) {
-            bli_set_err(err, errlen, "model.layer_groups %d does not divide bert.n_layers %d", v, c->n_layers);
-            return 0;
-        }
-        f->n_stored = v;
-    }
-    return parse_family_rel(m, err, errlen);
-}
-
 /* Check one required tensor: present, the given shape, and (if f32_only) f32. */
-static int check_tensor(const bl_model *m, const char *name, int64_t d0, int64_t d1, int f32_only, char *err,
-                        size_t errlen) {
+int bli_bundle_check_tensor(const bl_model *m, const char *name, int64_t d0, int64_t d1, int f32_only, char *err,
+                            size_t errlen) {
     const bl_tensor *t = bl_model_find_tensor(m, name);
     if (!t) {
         bli_set_err(err, errlen, "required tensor '%s' is missing", name);
@@ -761,77 +608,6 @@ static int check_tensor(const bl_model *m, const char *name, int64_t d0, int64_t
     return 1;
 }
 
-/* Every tensor of bundle.h's lists, per layer for the layer list. */
-typedef struct {
-    const char *name; /* printf format, %d = layer for per-layer tensors */
-    int d0, d1;       /* BL_DIM_*                                         */
-    int f32_only;
-} tensor_spec;
-
-#define TENSOR_SPEC(field, name, d0, d1, dtypes) {name, BL_DIM_##d0, BL_DIM_##d1, BL_DTYPES_##dtypes == BL_DTYPES_F32},
-static const tensor_spec model_tensors[] = {BL_TENSORS_WORD(TENSOR_SPEC) BL_TENSORS_EMBED(TENSOR_SPEC)};
-static const tensor_spec layer_tensors[] = {BL_TENSORS_LAYER(TENSOR_SPEC)};
-static const tensor_spec project_tensors[] = {BL_TENSORS_PROJECT(TENSOR_SPEC)};
-static const tensor_spec mpnet_tensors[] = {BL_TENSORS_MPNET(TENSOR_SPEC)};
-static const tensor_spec deberta_tensors[] = {BL_TENSORS_DEBERTA(TENSOR_SPEC)};
-static const tensor_spec deberta_norm_tensors[] = {BL_TENSORS_DEBERTA_NORM(TENSOR_SPEC)};
-static const tensor_spec modernbert_tensors[] = {BL_TENSORS_MODERNBERT(TENSOR_SPEC)};
-static const tensor_spec modernbert_layer_tensors[] = {BL_TENSORS_MODERNBERT_LAYER(TENSOR_SPEC)};
-#undef TENSOR_SPEC
-
-/* The tensors of list[0..n) (per layer l when the names take one). */
-static int check_list(const bl_model *m, const tensor_spec *list, size_t n, int l, char *err, size_t errlen) {
-    char name[128];
-    for (size_t k = 0; k < n; k++) {
-        snprintf(name, sizeof name, list[k].name, l);
-        if (!check_tensor(m, name, bli_fdim_size(&m->cfg, &m->fam, list[k].d0), bli_fdim_size(&m->cfg, &m->fam, list[k].d1),
-                          list[k].f32_only, err, errlen))
-            return 0;
-    }
-    return 1;
-}
-#define CHECK_LIST(list, l) check_list(m, list, sizeof list / sizeof *list, l, err, errlen)
-
-/* The relative and rotary families' own tensors (bundle.h). */
-static int check_tensors_rel(const bl_model *m, char *err, size_t errlen) {
-    const int k = m->fam.kind;
-    if (k == BLI_FAM_MPNET) return CHECK_LIST(mpnet_tensors, 0);
-    if (k == BLI_FAM_DEBERTA) return CHECK_LIST(deberta_tensors, 0) && (!m->fam.rel_norm || CHECK_LIST(deberta_norm_tensors, 0));
-    if (k == BLI_FAM_MODERNBERT) {
-        if (!CHECK_LIST(modernbert_tensors, 0)) return 0;
-        for (int l = 0; l < m->cfg.n_layers; l++)
-            if (!CHECK_LIST(modernbert_layer_tensors, l)) return 0;
-    }
-    return 1;
-}
-
-static int check_tensors(const bl_model *m, char *err, size_t errlen) {
-    const bl_config *c = &m->cfg;
-    const bli_family *f = &m->fam;
-    for (size_t k = 0; k < sizeof model_tensors / sizeof *model_tensors; k++) {
-        const tensor_spec *t = &model_tensors[k];
-        if (!check_tensor(m, t->name, bli_fdim_size(c, f, t->d0), bli_fdim_size(c, f, t->d1), t->f32_only, err,
-                          errlen))
-            return 0;
-    }
-    for (size_t k = 0; f->project && k < sizeof project_tensors / sizeof *project_tensors; k++) {
-        const tensor_spec *t = &project_tensors[k];
-        if (!check_tensor(m, t->name, bli_fdim_size(c, f, t->d0), bli_fdim_size(c, f, t->d1), t->f32_only, err,
-                          errlen))
-            return 0;
-    }
-    char name[128];
-    for (int l = 0; l < f->n_stored; l++)
-        for (size_t k = 0; k < sizeof layer_tensors / sizeof *layer_tensors; k++) {
-            const tensor_spec *t = &layer_tensors[k];
-            snprintf(name, sizeof name, t->name, l);
-            if (!check_tensor(m, name, bli_fdim_size(c, f, t->d0), bli_fdim_size(c, f, t->d1), t->f32_only, err,
-                              errlen))
-                return 0;
-        }
-    return check_tensors_rel(m, err, errlen);
-}
-
 /* ---------------------------------------------------- masked-LM head */
 
 void bl_model_head_info(const bl_model *m, bl_head_info *out) {
@@ -842,7 +618,7 @@ void bl_model_head_info(const bl_model *m, bl_head_info *out) {
  * there; then its metadata and every tensor of BL_TENSORS_HEAD are checked. */
 static int check_head(bl_model *m, char *err, size_t errlen) {
     const bl_config *c = &m->cfg;
-    const meta_entry *kind = find_meta(m, "head.kind");
+    const meta_entry *kind = bli_bundle_meta(m, "head.kind");
     if (!kind) {
         for (uint32_t i = 0; i < m->n_tensors; i++)
             if (!strncmp(m->tensors[i].name, "head.", 5)) {
@@ -856,8 +632,8 @@ static int check_head(bl_model *m, char *err, size_t errlen) {
         return 0;
     }
     bl_head_info h = {1, 0, 0, 0, 0.0f};
-    if (!meta_u32(m, "head.tied", 0, 1, &h.tied, err, errlen)) return 0;
-    const meta_entry *eps = find_meta(m, "head.ln_eps");
+    if (!bli_bundle_u32(m, "head.tied", 0, 1, &h.tied, err, errlen)) return 0;
+    const meta_entry *eps = bli_bundle_meta(m, "head.ln_eps");
     if (!eps || eps->type != BL_META_F32) {
         bli_set_err(err, errlen, "metadata 'head.ln_eps' (f32) is missing");
         return 0;
@@ -892,7 +668,7 @@ static int check_head(bl_model *m, char *err, size_t errlen) {
     /* BL_DIM_HEAD_E is E; the other units as in the encoder's lists. */
 #define HEAD_DIM(d) ((d) == BL_DIM_HEAD_E ? (int64_t)h.size : bli_dim_size(c, (d)))
 #define HEAD_CHECK(field, name, d0, d1, dtypes)                                                            \
-    if (!check_tensor(m, name, HEAD_DIM(BL_DIM_##d0), HEAD_DIM(BL_DIM_##d1),                              \
+    if (!bli_bundle_check_tensor(m, name, HEAD_DIM(BL_DIM_##d0), HEAD_DIM(BL_DIM_##d1),                              \
                       BL_DTYPES_##dtypes == BL_DTYPES_F32, err, errlen))                                   \
         return 0;
     BL_TENSORS_HEAD(HEAD_CHECK)
@@ -1003,11 +779,11 @@ bl_model *bl_model_load(const void *data, size_t size, char *err, size_t errlen)
     reader r = {b + meta_off, b + meta_off + meta_size, "metadata section", err, errlen, 0};
     if (!parse_meta(m, &r)) goto fail;
     if (!parse_config(m, err, errlen)) goto fail;
-    if (!parse_family(m, err, errlen)) goto fail;
+    if (!bli_bundle_family(m, err, errlen)) goto fail;
     m->n_tensors = n_tensors;
     reader t = {b + table_off, b + table_end, "tensor table", err, errlen, 0};
     if (!parse_table(m, &t, data_size, alignment, b + data_off)) goto fail;
-    if (!check_tensors(m, err, errlen)) goto fail;
+    if (!bli_bundle_check_tensors(m, err, errlen)) goto fail;
     if (!build_tokenizer(m, err, errlen)) goto fail;
     if (!check_head(m, err, errlen)) goto fail;
     return m;
