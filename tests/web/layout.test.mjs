@@ -67,6 +67,24 @@ test('head view on the page with the screen height: rows grow from 22 to at most
   assert.ok(headLayout({ K: 9, width: 370, screen: 844 }).W <= 370, 'a phone keeps its width');
 });
 
+test('neuron view on the page with the screen height: vector cells grow from 7 to 10 px and rows from 17 to 24 px, as far as they fit', () => {
+  const plain = neuronLayout({ R: 9, d: 32, width: 1330 });
+  const big = neuronLayout({ R: 9, d: 32, width: 1330, screen: 500 });
+  assert.deepEqual([plain.cw, plain.rowH], [7, 17]);
+  assert.deepEqual([big.mode, big.cw, big.rowH], ['wide', 10, 24]);
+  assert.ok(big.W <= 1330 && big.H <= 500, `${big.W}x${big.H}`);
+  const some = neuronLayout({ R: 22, d: 32, width: 1330, screen: 560 });
+  assert.ok(some.rowH > 17 && some.H <= 560, `rows ${some.rowH}, stage ${some.H}`);
+  // Stacked on a phone: both bands in the screen, else as before.
+  const phone = neuronLayout({ R: 9, d: 32, width: 370, screen: 844 });
+  assert.equal(phone.mode, 'stacked');
+  assert.ok(phone.W <= 370 && phone.H <= 844, `${phone.W}x${phone.H}`);
+  const long = neuronLayout({ R: 30, d: 32, width: 370, screen: 844 });
+  assert.equal(long.rowH, neuronLayout({ R: 30, d: 32, width: 370 }).rowH);
+  const many = neuronLayout({ R: 100, d: 32, width: 1330, screen: 900 });
+  assert.deepEqual([many.cw, many.rowH], [neuronLayout({ R: 100, d: 32, width: 1330 }).cw, 13]);
+});
+
 test('heatmap on a 390-px phone: page width kept; long inputs scroll in their own box', () => {
   const width = 390 - 20;
   const short = heatmapLayout({ K: 22, longestLabel: 10, width });

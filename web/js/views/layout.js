@@ -134,7 +134,7 @@ export const NEURON = { header: 70, legend: 58, num: 62, soft: 60, softText: 44,
  *  small for either (an embed with many tokens) gets the compact form: one
  *  band with the vectors and the softmax bars; q · k and q·k/√d are then in
  *  the tooltip, the info line and the table only. */
-export function neuronLayout({ R, d, longestLabel = 8, width, height = null, norms = false }) {
+export function neuronLayout({ R, d, longestLabel = 8, width, height = null, norms = false, screen = null }) {
   const n = Math.max(1, R);
   const font = 11;
   const labelW = clampTo(textWidth('x'.repeat(Math.min(longestLabel, 14)), font), 40, clampTo(Math.floor(width * 0.22), 40, 130));
@@ -146,11 +146,16 @@ export function neuronLayout({ R, d, longestLabel = 8, width, height = null, nor
     if (height) h = Math.min(h, Math.floor((height - NEURON.header - NEURON.legend - bands * bandTitles) / (bands * n)));
     return h;
   };
-  const maxRow = n > 80 ? 13 : 17;
-  let cw = Math.min(7, Math.floor((Math.min(width, 1100) - (labelW + 10 + numbersW + 8 + 28)) / (2 * d)));
+  // On the page with the screen's height known (no frame), up to 80 rows
+  // grow to 24 px and the vector cells to 10 px, as far as they fit.
+  const roomy = !!screen && !height && n <= 80;
+  const maxRow = n > 80 ? 13 : roomy ? clampTo(Math.floor((screen - NEURON.header - NEURON.legend - bandTitles) / n), 17, 24) : 17;
+  let cw = Math.min(roomy ? 10 : 7, Math.floor((Math.min(width, roomy ? 1400 : 1100) - (labelW + 10 + numbersW + 8 + 28)) / (2 * d)));
   let mode = cw >= 1 && sideBySide(cw) <= width ? 'wide' : 'stacked';
   if (mode === 'stacked') cw = clampTo(Math.floor((width - labelW - 10 - 14 - 8) / (2 * d)), 1, 7);
   let rowH = rowsFor(mode === 'stacked' ? 2 : 1, maxRow);
+  // Stacked, both bands share the screen.
+  if (roomy && mode === 'stacked') rowH = Math.min(rowH, Math.max(17, Math.floor((screen - NEURON.header - NEURON.legend - 2 * bandTitles) / (2 * n))));
   if (height && rowH < 9) {
     // Rows too thin for numbers: drop the number columns rather than leave them empty.
     mode = 'compact';

@@ -72,6 +72,8 @@ export function neuronView() {
       R: data.rows.length, d: data.d, longestLabel: d3.max(data.labels, (l) => l.length) || 4,
       width: box.width, norms: !!data.norms,
       height: box.height ? box.height - chromeHeight(root.node(), root.select('.nv-scroll').node()) : null,
+      // on the page: the window's height below the sticky controls, less what is above the stage
+      screen: box.screen ? box.screen - (root.select('.nv-scroll').node().getBoundingClientRect().top - root.node().getBoundingClientRect().top) : null,
     });
     const stage = root.select('.nv-stage').style('width', `${g.W}px`).style('height', `${g.H}px`)
       .attr('data-layout', g.stacked ? 'stacked' : 'wide');
@@ -169,7 +171,7 @@ export function neuronView() {
   /** What an export adds around the stage, as last drawn (export.js). */
   view.exportContext = () => exported;
   view.theme = function (t) { if (!arguments.length) return st.theme; st.theme = t; return view; };
-  view.size = function (b) { if (!arguments.length) return box; box = { width: b.width, height: b.height || null }; return view; };
+  view.size = function (b) { if (!arguments.length) return box; box = { width: b.width, height: b.height || null, screen: b.screen || null }; return view; };
   /** Kept for callers of the old API. */
   view.width = function (w) { if (!arguments.length) return box.width; box = { width: w, height: null }; return view; };
   view.onQuery = function (f) { if (!arguments.length) return onQuery; onQuery = f; return view; };
