@@ -160,6 +160,8 @@ int bli_conv_rel_slice(const bli_conv *c, const char *name, char *src, size_t ca
  * what config.json says of the head (c->head_act, c->head_tied). */
 const char *bli_conv_head_name(const char *n);
 int bli_conv_stage_head(bli_conv *c, const bli_jv *cfg, char *err, size_t errlen);
+/* 1: the head tensor `name`, absent from the checkpoint, is made of zeros (ModernBERT's biases). */
+int bli_conv_head_zeros(const bli_conv *c, const char *name);
 /* The bert.* entries (convert_config.c), for both tokenizer paths. */
 void bli_conv_meta_config(bli_conv *c);
 /* convert_tokenizer.c: the tokenizer.json path. 1: written; 0: the WordPiece

@@ -243,7 +243,8 @@ static int add_ot(bli_conv *c, const char *name, int64_t d0, int64_t d1, int dty
             return 0;
         }
     }
-    if (t->src < 0 && ((c->distil && !strcmp(name, DISTIL_TOKEN_TYPES)) || bli_conv_rel_zeros(c, name))) {
+    if (t->src < 0 && ((c->distil && !strcmp(name, DISTIL_TOKEN_TYPES)) || bli_conv_rel_zeros(c, name) ||
+                       bli_conv_head_zeros(c, name))) {
         /* zeros, made here */
         t->nbytes = bli_dtype_nbytes(dtype, t->n_dims, t->dims);
         c->n_ot++;

@@ -47,6 +47,14 @@ static const char *const HEAD_NAMES[][2] = {
     {"lm_predictions.lm_head.LayerNorm.weight", "head.ln.weight"},
     {"lm_predictions.lm_head.LayerNorm.bias", "head.ln.bias"},
     {"lm_predictions.lm_head.bias", "head.decoder.bias"},
+    /* ModernBertForMaskedLM: head.dense, head.norm, decoder (top level; the
+     * biases classifier_bias, norm_bias, decoder_bias may be absent: zeros) */
+    {"head.dense.weight", "head.transform.weight"},
+    {"head.dense.bias", "head.transform.bias"},
+    {"head.norm.weight", "head.ln.weight"},
+    {"head.norm.bias", "head.ln.bias"},
+    {"decoder.weight", "head.decoder.weight"},
+    {"decoder.bias", "head.decoder.bias"},
     /* AlbertForMaskedLM: predictions.* (E = embedding_size; decoder.bias as BERT's) */
     {"predictions.dense.weight", "head.transform.weight"},
     {"predictions.dense.bias", "head.transform.bias"},
@@ -86,8 +94,27 @@ int bli_conv_stage_head(bli_conv *c, const bli_jv *cfg, char *err, size_t errlen
     /* DeBERTa-v2/v3's lm_predictions head multiplies by the word embedding
      * whatever tie_word_embeddings says (legacy false, transformers' default
      * for new configs is true: then cls.predictions.* as BERT's) */
+    if (!strcmp(type, "modernbert")) { /* its own activation key */
+        const bli_jv *ca = bli_jget(cfg, "classifier_activation");
+        const char *a = ca && ca->type == BLI_JSTR ? ca->str : "gelu";
+        static const char *const acts[][2] = {
+            {"gelu", "gelu"}, {"gelu_new", "gelu_tanh"}, {"gelu_pytorch_tanh", "gelu_tanh"}, {"relu", "relu"}};
+        c->head_act = NULL;
+        for (int i = 0; i < 4; i++)
+            if (!strcmp(a, acts[i][0])) c->head_act = acts[i][1];
+        if (!c->head_act) {
+            bli_set_err(err, errlen, "config.json: classifier_activation '%s' of the masked-LM head is not supported "
+                        "(gelu, gelu_new, gelu_pytorch_tanh, relu)", a);
+            return -1;
+        }
+    }
     const bli_jv *legacy = bli_jget(cfg, "legacy");
     if (!strcmp(type, "deberta-v2") && legacy && !bli_jtruthy(legacy)) c->head_tied = 1;
-    (void)err, (void)errlen;
     return 0;
+}
+
+int bli_conv_head_zeros(const bli_conv *c, const char *name) {
+    /* ModernBERT's head has no biases unless its config asks for them */
+    return c->fam.kind == BLI_FAM_MODERNBERT &&
+           (!strcmp(name, "head.transform.bias") || !strcmp(name, "head.ln.bias") || !strcmp(name, "head.decoder.bias"));
 }
