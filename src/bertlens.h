@@ -11,7 +11,9 @@
  *                the f16 codec in dtype.h
  *   tokenizer.c  BERT WordPiece, identical to Hugging Face      -> bl_tokens
  *                (utf8.c: the one strict UTF-8 decoder)
- *   encoder.c    BERT forward pass exposing attention, q/k, norms
+ *   encoder.c    the forward pass of every encoder family (family.c lists
+ *                them) exposing attention, q/k, norms; encoder_state.c,
+ *                encoder_weights.c, encoder_family.c
  *   kernels*.c   matmul / layernorm / softmax / gelu, scalar + SIMD
  *   analyze.c    head features + pattern class, attention rollout
  *   embed.c      sentence embeddings (mean pooling, L2 norm)
