@@ -193,8 +193,16 @@ static void task_rel_rows(void *arg, int w, int n) {
     if (t0 >= t1) return;
     float *scratch = s->scratch + (size_t)w * s->nscratch;
     const float *in = x->rel + (size_t)(x->r0 + t0) * H;
-    if (s->fam.rel_terms & BLI_DEB_C2P) blk_matmul(x->pk + (size_t)t0 * H, in, t1 - t0, &lw->wk, lw->bk, scratch);
-    if (s->fam.rel_terms & BLI_DEB_P2C) blk_matmul(x->pq + (size_t)t0 * H, in, t1 - t0, &lw->wq, lw->bq, scratch);
+    const unsigned terms = (unsigned)s->fam.rel_terms;
+    if (terms == (BLI_DEB_C2P | BLI_DEB_P2C)) { /* both from one packing of the rows */
+        float *const y[2] = {x->pk + (size_t)t0 * H, x->pq + (size_t)t0 * H};
+        const blk_weight *const ws[2] = {&lw->wk, &lw->wq};
+        const float *const bs[2] = {lw->bk, lw->bq};
+        blk_matmul_shared(2, y, in, t1 - t0, ws, bs, -1, scratch);
+    } else if (terms & BLI_DEB_C2P)
+        blk_matmul(x->pk + (size_t)t0 * H, in, t1 - t0, &lw->wk, lw->bk, scratch);
+    else if (terms & BLI_DEB_P2C)
+        blk_matmul(x->pq + (size_t)t0 * H, in, t1 - t0, &lw->wq, lw->bq, scratch);
 }
 
 void bli_fam_layer_begin(bl_state *s, int32_t l) {
