@@ -63,7 +63,7 @@ int32_t bli_hfvocab_find(const bli_hfvocab *v, const char *s, size_t n) {
  * as a Rust HashMap filled in order does. */
 static int vocab_build(bli_hfvocab *v, const bli_jv *const *strings, int32_t n, char *err, size_t errlen) {
     size_t pool = 0;
-    for (int32_t i = 0; i < n; i++) if (strings[i]) pool += strings[i]->len + 1;
+    for (int32_t i = 0; i < n; i++) pool += (strings[i] ? strings[i]->len : 0) + 1; /* a missing id: "" */
     v->n = n;
     v->pool = malloc(pool + 1);
     v->off = calloc((size_t)n, sizeof *v->off);
