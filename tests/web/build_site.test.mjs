@@ -43,7 +43,7 @@ test('build_site writes a self-consistent, content-hashed dist', () => {
     }
     // index.html references exist.
     const html = fs.readFileSync(path.join(dist, 'index.html'), 'utf8');
-    const refs = [...html.matchAll(/(?:src|href)="([^"]+)"/g)].map((m) => m[1]);
+    const refs = [...html.matchAll(/(?:src|href)="([^"#][^"]*)"/g)].map((m) => m[1]); // (#view: the skip link, in the page)
     assert.ok(refs.length >= 4);
     for (const r of refs) assert.ok(fs.existsSync(path.join(dist, r)), `index.html -> ${r}`);
     // (the policy's connect-src names the Hugging Face Hub: only connections)
