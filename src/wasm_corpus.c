@@ -3,21 +3,23 @@
  * messages (web/js/engine/worker_corpus.js), so the page can show progress
  * and stop between batches, and memory stays flat over the corpus.
  *
- *   blw_corpus_begin(top_n, qk_layer, qk_head)  a new run on the loaded model
+ *   blw_corpus_begin(top_n, qk_layer, qk_head)  a new run on the loaded model;
+ *       returns its threads (the page's, lent until blw_corpus_end), or -1
  *   blw_corpus_add(lines, len, first_line)      one batch: '\n'-separated lines
  *       as the CLI reads them (a TAB before sentence B); returns the inputs
  *       analysed in it, or -1 (blw_error)
  *   blw_corpus_qk_count / _qk_vectors / _qk_meta   with qk_layer >= 0: the
  *       batch's tokens, [n][2][d_head] floats (query, then key of head
  *       qk_head of layer qk_layer, as bl_layer_queries keeps them: after the
- *       bias, before 1/sqrt(d)) and [n][3] int32 (text index, position, id)
+ *       bias, before 1/sqrt(d)) and [n][4] int32 (text index, position, id,
+ *       kind: 0 special, 1 punctuation, 2 word, 3 subword; token_kind)
  *   blw_corpus_json()   the CLI's JSON (cli_corpus.c) for everything so far
  *   blw_corpus_end()    frees the run
  *
  * Skip reasons, the text index, the tie order and the JSON are the CLI's, so
  * the two give the same numbers (tests/web/corpus_run.test.mjs). The forward
  * pass runs on the threads blw_set_threads gave (the pthreads build), one
- * input at a time; the features are added in input order, as the CLI adds
+ * input at a time (the page's own state runs on one thread meanwhile); the features are added in input order, as the CLI adds
  * them. */
 #include "bertlens.h"
 #include "corpus.h"
@@ -25,6 +27,7 @@
 #include "sizes.h"
 #include "wasm_api.h"
 
+#include <ctype.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -39,7 +42,8 @@
 #define CORPUS_MAX_LINE (1u << 20) /* as cli_corpus.c */
 #define STATE_STEP 64
 
-int32_t blw_threads(void); /* wasm_api.c */
+int blw_threads(void);      /* wasm_api.c */
+int blw_set_threads(int n);
 
 static struct {
     bli_corpus *acc;
@@ -47,16 +51,18 @@ static struct {
     int32_t cap;          /* tokens s holds                                  */
     unsigned loads;       /* the model's load number: a new model ends a run */
     int32_t top_n, qk_layer, qk_head;
+    int threads;          /* the run's threads, lent by the page's state     */
     bli_jbuf skipped;     /* ,{"line","reason"} records                      */
     float *qk;            /* [qk_n][2][d_head] of the last batch             */
-    int32_t *meta;        /* [qk_n][3]                                        */
+    int32_t *meta;        /* [qk_n][4]                                        */
     size_t qk_n, qk_cap;
     char *json;
 } c;
 
 EMSCRIPTEN_KEEPALIVE void blw_corpus_end(void) {
     bli_corpus_free(c.acc);
-    bl_state_free(c.s);
+    bl_state_free(c.s); /* joins its threads: their Workers go back to the pool */
+    if (c.threads > 1) blw_set_threads(c.threads); /* the page's state gets them back */
     bli_jbuf_free(&c.skipped);
     free(c.qk);
     free(c.meta);
@@ -80,11 +86,20 @@ EMSCRIPTEN_KEEPALIVE int blw_corpus_begin(int top_n, int qk_layer, int qk_head) 
         return -1;
     }
     if (!(c.acc = bli_corpus_new(cfg->n_layers, cfg->n_heads, top_n, err, BLI_WASM_ERRLEN))) return -1;
+    /* The pthreads build starts a fixed pool of Workers (PTHREAD_POOL_SIZE),
+     * all held by the page's state: it lends them to the run (down to one
+     * thread until blw_corpus_end), or the run could start none. */
+    c.threads = blw_threads();
+    if (c.threads > 1 && blw_set_threads(1) < 0) {
+        bli_corpus_free(c.acc);
+        memset(&c, 0, sizeof c);
+        return -1;
+    }
     c.loads = loads;
     c.top_n = top_n;
     c.qk_layer = qk_layer < 0 ? -1 : qk_layer;
     c.qk_head = qk_head;
-    return 0;
+    return c.threads > 1 ? c.threads : 1;
 }
 
 /* Tokenize one line or say why it is skipped (reason), as cli_corpus.c's
@@ -119,6 +134,29 @@ static int prepare(const bl_model *m, const char *s, size_t len, bl_tokens *t, c
     return 1;
 }
 
+/* A token's kind for the map's colours: 0 special, 1 punctuation (ASCII
+ * punctuation only, after the piece's word mark), 2 a word's first piece,
+ * 3 a continuing piece ("##x" in WordPiece; no space mark in byte-level or
+ * metaspace pieces, after a token that is not special). */
+static int32_t token_kind(const bl_tokenizer *tk, int32_t id, int32_t prev) {
+    if (bl_token_is_special(tk, id)) return 0;
+    const char *s = bl_token_str(tk, id);
+    if (!s) return 2;
+    const char *pieces = bl_tokenizer_pieces(tk);
+    int cont = 0;
+    if (!strcmp(pieces, "wordpiece")) {
+        if (!strncmp(s, "##", 2)) s += 2, cont = 1;
+    } else {
+        const char *mark = !strcmp(pieces, "byte-level") ? "\xc4\xa0" : "\xe2\x96\x81";
+        if (!strncmp(s, mark, strlen(mark))) s += strlen(mark);
+        else cont = prev >= 0 && !bl_token_is_special(tk, prev);
+    }
+    int punct = *s != 0;
+    for (const char *p = s; *p; p++)
+        if ((unsigned char)*p >= 0x80 || !ispunct((unsigned char)*p)) punct = 0;
+    return punct ? 1 : cont ? 3 : 2;
+}
+
 /* Keep the q/k of head (qk_layer, qk_head) for the T tokens of the last run. */
 static int keep_qk(const bl_model *m, const bl_tokens *t, int64_t text, char *err) {
     const bl_config *cfg = bl_model_config(m);
@@ -132,7 +170,7 @@ static int keep_qk(const bl_model *m, const bl_tokens *t, int64_t text, char *er
         size_t nc = (c.qk_n + (size_t)T) * 2;
         float *nq = realloc(c.qk, nc * 2 * (size_t)dh * sizeof *nq);
         if (nq) c.qk = nq;
-        int32_t *nm = realloc(c.meta, nc * 3 * sizeof *nm);
+        int32_t *nm = realloc(c.meta, nc * 4 * sizeof *nm);
         if (nm) c.meta = nm;
         if (!nq || !nm) {
             snprintf(err, BLI_WASM_ERRLEN, "out of memory for the queries and keys of a batch");
@@ -145,8 +183,9 @@ static int keep_qk(const bl_model *m, const bl_tokens *t, int64_t text, char *er
         float *dst = c.qk + (c.qk_n + (size_t)i) * 2 * (size_t)dh;
         memcpy(dst, q + off + (size_t)i * dh, (size_t)dh * sizeof *dst);
         memcpy(dst + dh, k + off + (size_t)i * dh, (size_t)dh * sizeof *dst);
-        int32_t *mt = c.meta + (c.qk_n + (size_t)i) * 3;
+        int32_t *mt = c.meta + (c.qk_n + (size_t)i) * 4;
         mt[0] = (int32_t)text, mt[1] = i, mt[2] = t->ids[i];
+        mt[3] = token_kind(bl_model_tokenizer(m), t->ids[i], i ? t->ids[i - 1] : -1);
     }
     c.qk_n += (size_t)T;
     return 0;
@@ -165,8 +204,8 @@ static int run_one(const bl_model *m, const bl_tokens *t, int64_t text, int64_t 
         bl_state_set_final(c.s, 0);
         c.cap = (int32_t)cap;
     }
-    const int32_t want = blw_threads();
-    if (bl_state_threads(c.s) != want && bl_state_set_threads(c.s, want, err, BLI_WASM_ERRLEN) < 0) return -1;
+    if (c.threads > 1 && bl_state_threads(c.s) != c.threads && bl_state_set_threads(c.s, c.threads, err, BLI_WASM_ERRLEN) < 0)
+        return -1;
     bl_analysis a;
     if (bl_forward(c.s, t->ids, t->type_ids, T, c.qk_layer < 0 ? 0 : c.qk_layer, err, BLI_WASM_ERRLEN) ||
         bl_analyze(c.s, t->ids, t->type_ids, BL_ANALYZE_HEADS, &a, err, BLI_WASM_ERRLEN))

@@ -4,7 +4,7 @@
 import test from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
-import { pca2 } from '../../web/js/lib/corpus_pca.js';
+import { pca2, pca2Sliced } from '../../web/js/lib/corpus_pca.js';
 
 const fx = JSON.parse(fs.readFileSync(new URL('./fixtures/corpus_pca.json', import.meta.url), 'utf8'));
 
@@ -25,4 +25,14 @@ test('PCA to 2-D: axes, variances and coordinates as numpy', () => {
 test('deterministic: the same points give the same map', () => {
   const p = Float32Array.from(fx.points);
   assert.deepEqual(pca2(p, fx.n, fx.d).xy, pca2(p, fx.n, fx.d).xy);
+});
+
+test('the sliced PCA (the page\'s) gives the same numbers', async () => {
+  const p = Float32Array.from(fx.points);
+  let pauses = 0;
+  const big = new Float32Array(9000 * fx.d);
+  for (let i = 0; i < big.length; i++) big[i] = p[i % p.length] * (1 + (i % 7) / 100);
+  const a = pca2(big, 9000, fx.d), b = await pca2Sliced(big, 9000, fx.d, async () => { pauses++; });
+  assert.deepEqual(b.xy, a.xy);
+  assert.ok(pauses > 3);
 });

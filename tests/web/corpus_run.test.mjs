@@ -97,22 +97,26 @@ test('Cancel stops the run after the batch in flight; the result covers the inpu
 
 test('the q/k kept for a head are those a plain run of the input keeps', async () => {
   const c = await call();
-  const lines = ['The cat sat on the mat.', 'Where is the station?\tTwo blocks north.'];
+  const lines = ['The cat sat on the mat.', 'Where is the stationmaster?\tTwo blocks north.'];
   const run = await runCorpus(c, lines, { qk: { layer: 2, head: 5 } });
   const { n, dh, vectors, meta } = run.qk;
   assert.equal(n, run.result.tokens);
-  const plain = await c('run', { request: makeRunRequest({ a: 'Where is the station?', b: 'Two blocks north.', needs: { qk: true } }) });
+  const plain = await c('run', { request: makeRunRequest({ a: 'Where is the stationmaster?', b: 'Two blocks north.', needs: { qk: true } }) });
   const T = plain.T;
   const rows = [];
-  for (let i = 0; i < n; i++) if (meta[i * 3] === 1) rows.push(i);
+  for (let i = 0; i < n; i++) if (meta[i * 4] === 1) rows.push(i);
   assert.equal(rows.length, T);
   let worst = 0;
   rows.forEach((i, t) => {
-    assert.equal(meta[i * 3 + 1], t);
+    assert.equal(meta[i * 4 + 1], t);
+    const tok = plain.tokens[t];
+    const kind = /^\[(CLS|SEP)\]$/.test(tok) ? 0 : /^[!-/:-@[-`{-~]+$/.test(tok) ? 1 : tok.startsWith('##') ? 3 : 2;
+    assert.equal(meta[i * 4 + 3], kind, `kind of ${tok}`);
     for (let d = 0; d < dh; d++) {
       worst = Math.max(worst, Math.abs(vectors[i * 2 * dh + d] - plain.q[2][(5 * T + t) * dh + d]));
       worst = Math.max(worst, Math.abs(vectors[i * 2 * dh + dh + d] - plain.k[2][(5 * T + t) * dh + d]));
     }
   });
   assert.equal(worst, 0, 'the same vectors');
+  assert.ok(plain.tokens.some((t) => t.startsWith('##')), 'a subword among the tokens');
 });

@@ -9,7 +9,8 @@
 //   call(type, args) -> Promise    engine.call, or the Node worker's send
 //   lines    the inputs as the CLI reads them: strings ('a' or 'a\tb') or
 //            Uint8Array (one line's bytes); line numbers are 1-based indices
-//   run      {result (the CLI's JSON), qk: null | {n, dh, vectors, meta},
+//   run      {result (the CLI's JSON), qk: null | {n, dh, seen, vectors [n][2][dh],
+//             meta [n][4] (text, position, id, kind: wasm_corpus.c)},
 //             cancelled, seconds, perSecond, threads}
 
 export const CORPUS_BATCH = 8; // inputs per worker message: Cancel waits at most this many
@@ -33,7 +34,7 @@ function keepQk(acc, qk) {
   const take = Math.min(qk.n, QK_MAX_TOKENS - acc.n);
   if (take > 0) {
     acc.vectors.push(qk.vectors.subarray(0, take * 2 * qk.dh));
-    acc.meta.push(qk.meta.subarray(0, take * 3));
+    acc.meta.push(qk.meta.subarray(0, take * 4));
     acc.n += take;
   }
   return acc;

@@ -3,9 +3,11 @@
 //   'corpus-begin'  {topN, qkLayer, qkHead}  a new run (qkLayer -1: no q/k)
 //   'corpus-add'    {lines, firstLine}       one batch: lines as the CLI reads
 //                   them ('\n' between, TAB before sentence B); resolves to
-//                   {done, ms, qk: null | {n, dh, vectors [n][2][dh], meta [n][3]}}
+//                   {done, ms, qk: null | {n, dh, vectors [n][2][dh], meta [n][4]}}
 //   'corpus-result' {}                       the CLI's JSON, parsed
 //   'corpus-end'    {}                       frees the run
+//   'corpus-tokens' {a, b}                   one input's tokens and byte offsets
+//                   (blw_tokenize_json), for its example in context
 // The page sends the next batch only when one is done, so Cancel takes
 // effect after at most one batch (web/js/engine/corpus_run.js).
 /* global handle, mod, info, cstring, lastError, floats */
@@ -14,9 +16,10 @@ let corpusQk = null; // {layer, head} of the run, or null
 
 handle('corpus-begin', ({ topN = 10, qkLayer = -1, qkHead = 0 }) => {
   if (!info) throw new Error('no model loaded');
-  if (mod._blw_corpus_begin(topN, qkLayer, qkHead) < 0) throw new Error(lastError('the corpus run could not start'));
+  const threads = mod._blw_corpus_begin(topN, qkLayer, qkHead);
+  if (threads < 0) throw new Error(lastError('the corpus run could not start'));
   corpusQk = qkLayer >= 0 ? { layer: qkLayer, head: qkHead } : null;
-  return { threads: mod._blw_threads() };
+  return { threads };
 });
 
 handle('corpus-add', ({ lines, firstLine }) => {
@@ -39,7 +42,7 @@ handle('corpus-add', ({ lines, firstLine }) => {
     const n = mod._blw_corpus_qk_count();
     const dh = info.config.hidden / info.config.n_heads;
     const mp = mod._blw_corpus_qk_meta() >>> 2;
-    qk = { n, dh, vectors: n ? floats(mod._blw_corpus_qk_vectors(), n * 2 * dh) : new Float32Array(0), meta: mod.HEAP32.slice(mp, mp + n * 3) };
+    qk = { n, dh, vectors: n ? floats(mod._blw_corpus_qk_vectors(), n * 2 * dh) : new Float32Array(0), meta: mod.HEAP32.slice(mp, mp + n * 4) };
   }
   const out = { done, ms: performance.now() - t0, qk };
   return qk ? [out, [qk.vectors.buffer, qk.meta.buffer]] : out;
@@ -55,4 +58,16 @@ handle('corpus-end', () => {
   mod._blw_corpus_end();
   corpusQk = null;
   return true;
+});
+
+handle('corpus-tokens', ({ a, b = null }) => {
+  const pa = cstring(a), pb = b ? cstring(b) : 0;
+  try {
+    const p = mod._blw_tokenize_json(pa, pb, 0);
+    if (!p) throw new Error(lastError('no tokens'));
+    return JSON.parse(mod.UTF8ToString(p));
+  } finally {
+    mod._free(pa);
+    if (pb) mod._free(pb);
+  }
 });

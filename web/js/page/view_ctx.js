@@ -40,6 +40,8 @@ export function createViewCtx(page) {
       update({ span: cur.size ? [...cur].sort((a, b) => a - b) : null, spanOf: textKey(s) });
     },
     nHeads: () => config().n_heads,
+    // The model worker's messages (engine.call), for views that run the model themselves (corpus.js).
+    engineCall: (type, args) => { const e = page.models.engine(); if (!e) throw new Error('the model engine has not started'); return e.call(type, args); },
     // Head ablation (ablation_bar.js): in its mode a click on a head
     // switches it off or on.
     ablating: () => page.toolbar.abl.on,

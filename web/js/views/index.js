@@ -19,7 +19,8 @@
 //                 {update(patch), openHead(layer, head), openNeuron(shownIndex),
 //                 toggleSpan(shownIndex), nHeads(), ablating(),
 //                 toggleAblate(layer, head), compareWithFile(file) (-> true once loaded),
-//                 viewsShowingOneHead()}
+//                 viewsShowingOneHead(), engineCall(type, args) (a model worker
+//                 message: the corpus view runs the model itself)}
 //   prepare(run, s, env)  the chart's data (title and legend notes
 //                 included: the view decides which of the page's legend
 //                 lines it shows); env = {axis (data.js tokenAxis), src (attn or
@@ -45,6 +46,7 @@ import { descriptor as overview } from './overview.js';
 import { descriptor as rollout } from './rollout.js';
 import { descriptor as predict } from './predictions.js';
 import { descriptor as compare } from './compare.js';
+import { descriptor as corpus } from './corpus.js';
 
 export const VIEW_LIST = Object.freeze([
   heatmap,
@@ -55,6 +57,7 @@ export const VIEW_LIST = Object.freeze([
   rollout,
   predict,
   compare,
+  corpus,
 ]);
 
 export const VIEW_IDS = Object.freeze(VIEW_LIST.map((v) => v.id));
