@@ -397,7 +397,11 @@ class ConverterLoaderAgreement(unittest.TestCase):
                 else:  # a u32 cannot hold it
                     refused, err = True, None
                 self.assertEqual(refused, stored < 1, f"max_chars {v}: loader: {err}")
-                tj = {"model": {"type": "WordPiece", "vocab": {}, "max_input_chars_per_word": v}}
+                # BERT's own pipeline (as a BERT checkpoint's tokenizer.json has it), so both
+                # converters take the WordPiece path and read only this setting from it
+                tj = {"normalizer": {"type": "BertNormalizer"}, "pre_tokenizer": {"type": "BertPreTokenizer"},
+                      "post_processor": {"type": "BertProcessing"},
+                      "model": {"type": "WordPiece", "vocab": {}, "max_input_chars_per_word": v}}
                 d = write_checkpoint(os.path.join(TMP, f"agree-chars-{v}"), BASE, tokenizer_json=tj)
                 res = self.agree(f"max_chars={v}", refused, err, d,
                                  rf"max_chars_per_word.*= {stored} is out of range 1\.\.1000|= {stored} is out of range 1\.\.1000.*tokenizer\.max_chars_per_word")
