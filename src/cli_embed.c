@@ -59,7 +59,7 @@ int bli_cmd_embed(int argc, char **argv) {
     }
     if (!from_meta)
         fprintf(stderr, "bertlens: note: the bundle has no sentence.max_seq_length; truncating at the model's "
-                        "%d positions\n", max_len);
+                        "%d tokens\n", max_len);
     for (int k = 0; k < n; k++) {
         bl_tokens toks;
         if (bl_tokenize(tk, texts[k], strlen(texts[k]), NULL, 0, max_len, &toks, err, sizeof err)) {

@@ -12,6 +12,10 @@
 
 int32_t bl_embed_max_tokens(const bl_model *m, int *from_meta, char *err, size_t errlen) {
     int32_t max_len = bl_model_config(m)->max_positions;
+    /* A tokenizer.json's model_max_length may be below the positions
+     * (RoBERTa-style: 514 positions, 512 tokens): texts stop there. */
+    const int32_t tok_max = bl_tokenizer_max_tokens(bl_model_tokenizer(m));
+    if (tok_max > 0 && tok_max < max_len) max_len = tok_max;
     const char *msl = bl_model_meta_str(m, "sentence.max_seq_length");
     if (from_meta) *from_meta = msl != NULL;
     if (!msl) return max_len;

@@ -248,6 +248,6 @@ for (const [name, test, make] of engines) {
     // a bundle without it (the tiny random BERT has no sentence_bert_config.json) says so
     const t = cli(['embed', TINY, 'The cat sat.']);
     assert.equal(t.status, 0, t.stderr);
-    assert.match(t.stderr, /no sentence\.max_seq_length; truncating at the model's 512 positions/);
+    assert.match(t.stderr, /no sentence\.max_seq_length; truncating at the model's 512 tokens/);
   });
 }
