@@ -51,7 +51,7 @@ export function axisOf(run, s) {
 function screenHeight(viewEl) {
   const nav = document.querySelector('nav.controls');
   const bar = nav && getComputedStyle(nav).position === 'sticky' ? nav.getBoundingClientRect().height : 0;
-  document.body.style.setProperty('--controls-h', `${Math.ceil(bar)}px`); // the view's scroll margin (app.css)
+  document.documentElement.style.setProperty('--controls-h', `${Math.ceil(bar)}px`); // the page's scroll padding (app.css)
   const cs = getComputedStyle(viewEl);
   return Math.max(200, window.innerHeight - bar - parseFloat(cs.paddingTop) - parseFloat(cs.paddingBottom));
 }
