@@ -62,6 +62,11 @@ scenario('corpus: a dropped file runs with progress to the CLI\'s numbers; chart
   const L = 1 + Math.max(...ref.heads.map((h) => h.layer));
   assert.equal(await page.locator('svg.cp-bars rect.cp-bar').count(), 5 * L);
   assert.equal(await page.locator('svg.cp-heads g.cp-head').count(), ref.heads.length);
+  // each chart fits its column (none is cut off by its neighbour)
+  for (const sel of ['svg.cp-bars', 'svg.cp-heads']) {
+    const [w, col] = await page.$eval(sel, (e) => [e.getBoundingClientRect().width, e.closest('section').clientWidth]);
+    assert.ok(w <= col + 1, `${sel} is ${w} px wide in a ${col} px column`);
+  }
   // rank by [SEP]: the first ranked head is the CLI's
   await page.selectOption('select.cp-feature', 'sep');
   const bySep = [...ref.heads].sort((a, b) => b.sep - a.sep || a.layer - b.layer || a.head - b.head)[0];

@@ -39,10 +39,12 @@ function section(box, cls, title) {
   return s;
 }
 
-function classChart(box, r, o) {
-  const s = section(box, 'cp-classes', 'Pattern classes per layer (share of inputs, mean over the layer\'s heads)');
+/** The width a section is laid out at (its column of the results grid). */
+const sectionWidth = (s, o) => s.node().clientWidth || o.width;
+
+function classChart(s, r, o) {
   const shares = layerShares(r);
-  const w = Math.max(260, Math.min(o.width, 640)), rowH = 22, left = 64, top = 6;
+  const w = Math.max(240, Math.min(sectionWidth(s, o), 640)), rowH = 22, left = 64, top = 6;
   const svg = s.append('svg').attr('class', 'cp-bars').attr('width', w).attr('height', top + shares.length * rowH + 4)
     .attr('role', 'img').attr('aria-label', `Stacked bars of the pattern classes of ${shares.length} layers`);
   const x = d3.scaleLinear().domain([0, 1]).range([left, w - 8]);
@@ -67,8 +69,7 @@ function classChart(box, r, o) {
   }
 }
 
-function headGrid(box, r, o) {
-  const s = section(box, 'cp-grid', 'Heads across the corpus');
+function headGrid(s, r, o) {
   const pick = s.append('label').attr('class', 'cp-pick');
   pick.append('span').text('Colour and rank by the mean ');
   const sel = pick.append('select').attr('class', 'cp-feature').on('change', (ev) => o.onFeature(ev.target.value));
@@ -77,7 +78,7 @@ function headGrid(box, r, o) {
   const L = 1 + Math.max(...r.heads.map((h) => h.layer)), H = 1 + Math.max(...r.heads.map((h) => h.head));
   const vals = r.heads.map((h) => h[o.feature]).filter((v) => v !== null);
   const lo = Math.min(...vals), hi = Math.max(...vals);
-  const cell = Math.max(18, Math.min(34, Math.floor((Math.min(o.width, 640) - 60) / H)));
+  const cell = Math.max(14, Math.min(34, Math.floor((Math.min(sectionWidth(s, o), 640) - 64) / H)));
   const svg = s.append('svg').attr('class', 'cp-heads').attr('width', 60 + H * cell).attr('height', 18 + L * cell)
     .attr('role', 'grid').attr('aria-label', `${L} × ${H} heads coloured by ${FEATURE_TEXT[o.feature]}; Enter on a head shows its examples`);
   for (let h = 0; h < H; h++) {
@@ -107,9 +108,9 @@ function headGrid(box, r, o) {
   ol.selectAll('li').data(top).join('li').text((d) => `L${d.layer} H${d.head}: ${f3(d[o.feature])}`);
 }
 
-function examples(box, r, o) {
+function examples(s, r, o) {
   const hd = r.heads.find((h) => h.layer === o.head.layer && h.head === o.head.head) || r.heads[0];
-  const s = section(box, 'cp-examples', `Strongest links of layer ${hd.layer}, head ${hd.head} (query → key; Enter opens the heatmap)`);
+  s.select('h3').text(`Strongest links of layer ${hd.layer}, head ${hd.head} (query → key; Enter opens the heatmap)`);
   if (!hd.top.length) { s.append('p').text('No links: no input had two ordinary tokens.'); return; }
   const ol = s.append('ol').attr('class', 'cp-ex-list');
   for (const x of hd.top) {
@@ -142,7 +143,11 @@ function examples(box, r, o) {
 export function drawResults(box, r, o) {
   box.selectAll('*').remove();
   if (!r || !r.heads.length) return;
-  classChart(box, r, o);
-  headGrid(box, r, o);
-  examples(box, r, o);
+  // the three sections exist before any is sized: the grid's columns are then
+  // fixed, and each reads its own width (sectionWidth)
+  const sc = [section(box, 'cp-classes', 'Pattern classes per layer (share of inputs, mean over the layer\'s heads)'),
+    section(box, 'cp-grid', 'Heads across the corpus'), section(box, 'cp-examples', '')];
+  classChart(sc[0], r, o);
+  headGrid(sc[1], r, o);
+  examples(sc[2], r, o);
 }
