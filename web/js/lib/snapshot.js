@@ -5,6 +5,8 @@
 //
 import { FormatError as SnapshotError, crc32, toBase64Url, fromBase64Url, deflateRaw, inflateRaw, Writer, Reader } from './bytes.js';
 import { snapshotPlan } from './snapshot_plan.js';
+import { predictFromRun, checkPredict, predictRun } from './snapshot_predict.js';
+import { PIECE_STYLES } from './tokens.js';
 
 export { snapshotPlan, snapshotCovers } from './snapshot_plan.js';
 
@@ -48,12 +50,22 @@ export { snapshotPlan, snapshotCovers } from './snapshot_plan.js';
 //   "model": {"id", "name", "bytes"}, "tokens": [T strings],
 //   "type_ids": [T × 0|1], "word_ids": [T × int, -1 for specials],
 //   "truncated": bool, "offsets": [T × [start, end]]}
+// predict (optional; written since 2026-11 for views whose spec says
+// `predict: true`): the masked-LM words drawn, checked by snapshot_predict.js.
 // offsets (optional; written since 2026-11): each token's character span in
 // its own segment's text, as the live run has them ([0, 0] for specials), so
 // "merge subwords into words" groups exactly as on the live page ("didn't"
 // is one word). A snapshot without them still decodes: words then follow the
 // word ids ("didn't" is three). Present but not T pairs of integers
 // 0 <= start <= end: a SnapshotError.
+// pieces, special, n_a (optional; written since 2026-11): how the tokenizer's
+// pieces spell words (one of tokens.js PIECE_STYLES), each token's flag of
+// the model's special vocabulary (T × bool) and the index of sentence B's
+// first token (an integer 0..T; RoBERTa's pairs have type ids all 0), as the
+// live run has them, so a byte-level "ĊĊ" reads "⏎⏎" and a typed "<mask>"
+// stays a word of its own. Without them (older snapshots) the page guesses
+// from the token strings (tokens.js guessPieces) and the type ids. Present
+// but of another kind: a SnapshotError.
 // Rounding error: attention within 0.5/255 of the model's value; a norm
 // within s·0.5/255; q/k within c/2. Bad input throws SnapshotError with a
 // sentence a reader understands; nothing here aborts the page.
@@ -111,12 +123,16 @@ export function snapshotFromRun(run, state, model = {}, spec = null) {
     tokens: run.tokens.slice(), typeIds: Array.from(run.typeIds), wordIds: Array.from(run.wordIds),
     offsets: run.offsets && run.offsets.length === T ? run.offsets.map(([a, b]) => [a, b]) : null,
     truncated: !!run.truncated,
+    pieces: PIECE_STYLES.includes(run.pieces) ? run.pieces : null,
+    special: run.special && run.special.length === T ? Array.from(run.special, (f) => !!f) : null,
+    nA: Number.isInteger(run.nA) && run.nA >= 0 && run.nA <= T ? run.nA : null,
     attn: take(run.attn, 'attn'), norms: take(run.norms, 'norms'), qk,
+    predict: spec && spec.predict ? predictFromRun(run.predict, state) : null,
   };
 }
 
 // ablate: the heads switched off in the run the numbers come from (compare.js).
-const STATE_KEYS = ['view', 'layer', 'head', 'mode', 'query', 'hide', 'renorm', 'words', 'filter', 'heads', 'theme', 'text', 'text_b', 'model', 'ablate'];
+const STATE_KEYS = ['view', 'layer', 'head', 'mode', 'query', 'hide', 'renorm', 'words', 'filter', 'heads', 'theme', 'text', 'text_b', 'model', 'ablate', 'mask'];
 function pickState(s) {
   const o = {};
   for (const k of STATE_KEYS) if (s[k] !== undefined) o[k] = s[k];
@@ -135,6 +151,11 @@ function checkSizes(o) {
       throw new SnapshotError('its token offsets are not T pairs of character positions');
     }
   }
+  if (o.pieces != null && !PIECE_STYLES.includes(o.pieces)) throw new SnapshotError(`its piece style is not one of ${PIECE_STYLES.join(', ')}`);
+  if (o.special != null && (!Array.isArray(o.special) || o.special.length !== T || !o.special.every((f) => typeof f === 'boolean'))) {
+    throw new SnapshotError('its special-token flags are not T true/false values');
+  }
+  if (o.nA != null && !(Number.isInteger(o.nA) && o.nA >= 0 && o.nA <= T)) throw new SnapshotError('its sentence B start is not a token position');
 }
 
 /** The floats runFromSnapshot allocates for a snapshot: H·T² per layer named
@@ -169,6 +190,10 @@ export function packSnapshot(o) {
   const meta = new TextEncoder().encode(JSON.stringify({
     state: o.state, model: o.model, tokens: o.tokens, type_ids: o.typeIds, word_ids: o.wordIds, truncated: !!o.truncated,
     ...(o.offsets ? { offsets: o.offsets } : {}),
+    ...(o.predict ? { predict: checkPredict(o.predict, T) } : {}),
+    ...(o.pieces ? { pieces: o.pieces } : {}),
+    ...(o.special ? { special: o.special } : {}),
+    ...(o.nA != null ? { n_a: o.nA } : {}),
   }));
   w.u32(meta.length);
   w.bytes(meta);
@@ -263,8 +288,12 @@ export function unpackSnapshot(bytes) {
     T, L, H, d, state: meta.state, model: cleanModel(meta.model), tokens: meta.tokens.map(String),
     typeIds: meta.type_ids.map(Number), wordIds: meta.word_ids.map(Number), truncated: !!meta.truncated,
     offsets: meta.offsets === undefined ? null : meta.offsets,
+    pieces: meta.pieces === undefined ? null : meta.pieces,
+    special: meta.special === undefined ? null : meta.special,
+    nA: meta.n_a === undefined ? null : meta.n_a,
   };
   checkSizes(o);
+  o.predict = meta.predict === undefined ? null : checkPredict(meta.predict, T);
   const n = T * T;
   o.attn = readBlocks(r, L, H, 'attention');
   checkBudget(o, false); // before any block is allocated (again as each part is known)
@@ -360,10 +389,14 @@ export function runFromSnapshot(o) {
     q[o.qk.layer].set(o.qk.q, o.qk.head * T * d);
     k[o.qk.layer].set(o.qk.k, o.qk.head * T * d);
   }
-  const nA = o.typeIds.filter((t) => t === 0).length;
+  const nA = o.nA != null ? o.nA : o.typeIds.filter((t) => t === 0).length;
   return {
     tokens: o.tokens, typeIds: o.typeIds, wordIds: o.wordIds, offsets: o.offsets || null, nA, truncated: o.truncated,
-    T, L, H, d, attn: fill(o.attn), norms: fill(o.norms), q, k,
+    ...(o.pieces ? { pieces: o.pieces } : {}), // else tokenAxis guesses from the tokens
+    special: o.special || null,
+    // (a predictions-only snapshot holds no attention: L missing layers)
+    T, L, H, d, attn: fill(o.attn) || (o.predict ? new Array(L).fill(null) : null), norms: fill(o.norms), q, k,
+    ...(o.predict ? { predict: predictRun(o.predict) } : {}),
     ms: 0, snapshot: o,
   };
 }
