@@ -15,11 +15,14 @@
 //           its attention in either mode (plus norms in norm mode)
 // e.g. the heatmap {layers: 'shown', heads: 'all', draws: 'head'}, the model
 // view {layers: 'all', heads: 'all', draws: 'heads'}, the neuron view
-// {layers: 'shown', heads: 'shown', draws: 'heads', qk: true}. Anything
+// {layers: 'shown', heads: 'shown', draws: 'heads', qk: true}; the
+// Predictions view {layers: 'none', predict: true}: no attention, the
+// masked-LM words shown (snapshot_predict.js). Anything
 // else (another layer, the other mode, another view, new text) needs the
 // model: snapshotCovers() says so and why.
 
 import { FormatError as SnapshotError } from './bytes.js';
+import { predictCovers } from './snapshot_predict.js';
 
 /** A view's snapshot spec (above) checked: the spec, or a SnapshotError
  *  naming the view when it has none. */
@@ -33,6 +36,7 @@ function specOf(spec, view) {
 export function snapshotPlan(state, L, H, spec) {
   const sp = specOf(spec, state.view);
   const head = state.head === 'mean' ? 0 : state.head;
+  if (sp.layers === 'none') return { attn: [], norms: [], qk: null }; // (predictions only)
   const layers = sp.layers === 'all' ? Array.from({ length: L }, (_, l) => l) : [state.layer];
   const blocks = layers.flatMap((l) => (sp.heads === 'all' ? Array.from({ length: H }, (_, h) => [l, h]) : [[l, head]]));
   if (sp.qk) return { attn: blocks, norms: state.mode === 'norm' ? blocks : [], qk: [state.layer, head] };
@@ -46,6 +50,7 @@ export function snapshotCovers(o, s, spec) {
   if (s.text !== o.state.text || (s.text_b || '') !== (o.state.text_b || '')) return { ok: false, why: 'numbers for new text (the text was changed)' };
   if ((s.ablate || '') !== (o.state.ablate || '')) return { ok: false, why: 'numbers with other heads switched off' };
   if (!spec || typeof spec !== 'object') return { ok: false, why: `the ${s.view} view` };
+  if (spec.predict) return predictCovers(o, s);
   const src = s.mode === 'norm' ? o.norms : o.attn;
   const have = new Set(src.map((b) => b.layer * 256 + b.head));
   const has = (l, h) => have.has(l * 256 + h);

@@ -10,10 +10,13 @@
 // views show attention to and from the blank; "?" beside a token shows the
 // predictions at that token without masking it (mask= keeps those positions).
 // A model without a head says so, and how to get one that has one.
+// A snapshot (lib/snapshot_predict.js) carries the predictions drawn, so an
+// embed or a standalone file shows them with no model; there masking is
+// switched off (it runs the model), and a sentence says so.
 //
 // data = {hasHead, tokens[T], maskToken, preds [{index, token, token_prob,
 //         token_rank, top: [{id, token, prob}]}], asked (Set of mask=
-//         positions), title, notes[]}
+//         positions), snapshot (drawn from a snapshot), title, notes[]}
 
 import { THEMES, tooltip, infoLine, exportContext } from './common.js';
 
@@ -44,6 +47,8 @@ const shown = (t) => (t === null || t === undefined ? '(no token: padded row)' :
 
 export const NO_HEAD_LINE = 'This model has no masked-language-model head, so it cannot predict words (all-MiniLM-L6-v2, the default, was trained for sentence embeddings and shipped without one). To see predictions, load a model that has its head: convert a checkpoint folder that includes it — for example a BertForMaskedLM such as bert-base-uncased — with “Convert a checkpoint…” or `bertlens convert`, or load one from the Hugging Face Hub.';
 
+export const SNAPSHOT_LINE = 'This view is a snapshot: its predictions were stored with it and the model is not loaded, so clicking a word to mask it (which runs the model) is switched off here. Open it in bertlens, or load the model, to mask words.';
+
 export function predictionsView() {
   let theme = THEMES.light;
   let onMask = () => {};
@@ -69,16 +74,18 @@ export function predictionsView() {
       const masked = data.maskToken !== null && t === data.maskToken;
       const b = cell.append('button').attr('type', 'button').attr('class', masked ? 'pv-mask' : 'pv-word').text(t)
         .attr('aria-label', masked ? `${t}, position ${i}: masked` : `Mask “${t}” (position ${i})`)
-        .attr('disabled', masked || !data.maskable[i] ? true : null);
+        .attr('disabled', masked || !data.maskable[i] || data.snapshot ? true : null);
       b.on('click', () => onMask(i));
       if (!masked) {
         cell.append('button').attr('type', 'button').attr('class', 'pv-ask')
           .attr('aria-pressed', data.asked.has(i) ? 'true' : 'false')
           .attr('aria-label', `Show what the model predicts at “${t}” without masking it`)
           .attr('title', 'predictions here, unmasked').text('?')
+          .attr('disabled', data.snapshot ? true : null)
           .on('click', () => onAsk(i));
       }
     });
+    if (data.snapshot) body.insert('p', 'div.pv-tokens').attr('class', 'pv-snapshot').text(SNAPSHOT_LINE);
     if (!data.preds.length) {
       body.append('p').attr('class', 'pv-empty').text(`No masked token yet: type ${data.maskToken || 'the mask token'} in the text, or click a word to mask it.`);
     }
@@ -103,8 +110,8 @@ export function predictionsView() {
     }
     root.selectAll('p.view-notes').data([null]).join('p').attr('class', 'view-notes').text(data.notes.join(' '));
     root.selectAll('p.view-hint').data([null]).join('p').attr('class', 'view-hint')
-      .text('Click, tap or press Enter on a word to replace it with the mask token; “?” shows the predictions at a word without masking it.');
-    exported = exportContext({ notes: data.notes });
+      .text(data.snapshot ? '' : 'Click, tap or press Enter on a word to replace it with the mask token; “?” shows the predictions at a word without masking it.');
+    exported = exportContext({ notes: data.snapshot ? [...data.notes, SNAPSHOT_LINE] : data.notes });
   }
 
   view.theme = (t) => { theme = t || THEMES.light; return view; };
@@ -121,10 +128,11 @@ export const descriptor = {
   label: 'Predictions',
   size: ({ K: n }) => ({ width: 560, height: Math.min(900, 260 + 30 * n) }),
   controls: { layer: false, head: false, mean: false, words: false, mode: false },
-  snapshot: false,
+  snapshot: { layers: 'none', predict: true }, // the words shown, no attention (lib/snapshot_predict.js)
   axis: false,
   params: [
-    { key: 'mask', def: '', parse: (raw) => { const p = parsePositions(raw); return p === null ? null : p.join(','); }, expect: `token positions, e.g. 3,5 (at most ${MAX_ASKED})` },
+    { key: 'mask', def: '', parse: (raw) => { const p = parsePositions(raw); return p === null ? null : p.join(','); }, expect: `token positions, e.g. 3,5 (at most ${MAX_ASKED})`,
+      within: (v, { T }) => ((parsePositions(v) || []).some((i) => i >= T) ? `mask ${v.slice(0, 40)} names tokens past its ${T}` : null) },
   ],
   needs: (s) => ({ predict: { positions: parsePositions(s.mask) || [], masked: true, k: K } }),
   create(ctx) {
@@ -155,7 +163,7 @@ export const descriptor = {
     const asked = new Set(parsePositions(s.mask) || []);
     const maskable = run.tokens.map((t, i) => !!(run.offsets && run.offsets[i] && run.offsets[i][1] > run.offsets[i][0]));
     return {
-      hasHead: pr.hasHead, tokens: run.tokens, maskToken: pr.maskToken, preds: pr.positions || [], asked, maskable,
+      hasHead: pr.hasHead, tokens: run.tokens, maskToken: pr.maskToken, preds: pr.positions || [], asked, maskable, snapshot: !!run.snapshot,
       title: pr.hasHead ? `Predictions — what the model's masked-LM head expects (top ${pr.k || K})` : 'Predictions — this model has no masked-LM head',
       notes: pr.hasHead ? ['Probabilities are the softmax of the head\'s logits over the whole vocabulary, computed in the page by the same C engine as the attention.'] : [],
       _ctx: { run, s, maskToken: pr.maskToken },
