@@ -4,7 +4,9 @@
 // word at [MASK] against Hugging Face's (tests/fixtures/mlm/refs.json); a
 // click on a word masks it and re-runs (top words as `bertlens predict`
 // gives them); "?" keeps a position in mask= across a reload; the default
-// model (no head) says how to get one.
+// model (no head) says how to get one. A snapshot ("Copy embed code", the
+// standalone HTML) carries the words: opened in a fresh profile with the
+// model files answering 404, it draws the same words and probabilities.
 //
 //   make site build/bertlens && node tests/browser/run.mjs "predictions"
 import assert from 'node:assert/strict';
@@ -12,7 +14,9 @@ import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { scenario, ready, settled, typeText, ROOT } from './harness.mjs';
+import { launchChromium } from './server.mjs';
 
 const REFS = JSON.parse(fs.readFileSync(path.join(ROOT, 'tests/fixtures/mlm/refs.json'), 'utf8'));
 const CASE = REFS.families.find((f) => f.family === 'bert').cases[0]; // "The capital of France is [MASK]."
@@ -89,3 +93,66 @@ scenario('predictions on a 390 px phone: no sideways scrolling, words reachable'
   assert.ok(box <= 390, `a card ends at ${box} px`);
   await shot(page, 'predict-phone');
 }, { viewport: { width: 390, height: 844 } });
+
+/** Every card's words and probabilities as drawn: [[index, [[word, prob]…]]…]. */
+const cardsOf = (page) => page.$$eval('.pv-card', (cards) => cards.map((c) => [c.dataset.index,
+  [...c.querySelectorAll('.pv-top li')].map((li) => [li.querySelector('.pv-word-label').textContent, li.querySelector('.pv-prob').textContent]),
+  c.querySelector('.pv-actual').textContent]));
+
+/** Click a share button and return what it offers (share-text). */
+async function copied(page, sel) {
+  await page.evaluate(() => { document.getElementById('share-text').value = ''; });
+  await page.click(sel);
+  await page.waitForFunction(() => document.getElementById('share-text').value !== '');
+  return page.inputValue('#share-text');
+}
+
+scenario('predictions snapshot: the embed code and the standalone file draw the same words with the model files unreachable', async ({ page, base, shot }) => {
+  await page.goto(`${base}?view=predict`);
+  await ready(page);
+  await page.evaluate(() => { document.body.dataset.state = 'loading'; });
+  await page.setInputFiles('#file-input', headBundle());
+  await ready(page);
+  await typeText(page, '#text-a', CASE.texts[0]);
+  const cap = CASE.tokens.indexOf('capital');
+  await page.evaluate(() => { document.body.dataset.state = 'loading'; });
+  await page.click(`.pv-tok:nth-child(${cap + 1}) button.pv-ask`); // an asked position travels too (mask=)
+  await ready(page);
+  const live = await cardsOf(page);
+  const at = CASE.tokens.indexOf('[MASK]');
+  assert.deepEqual(live.map((c) => Number(c[0])), [cap, at]);
+  assert.equal(live[1][1][0][0], CASE.positions[at].top_tokens[0], 'live top-1 at [MASK] is Hugging Face\'s');
+  const snip = await copied(page, '#copy-embed');
+  const m = snip.match(/src="([^"]+)"/);
+  assert.ok(m && m[1].includes('#s='), `an instant (snapshot) embed: ${snip.slice(0, 200)}`);
+  const link = m[1].replace(/&amp;/g, '&');
+  const [dl] = await Promise.all([page.waitForEvent('download'), page.click('#export-html')]);
+  const html = fs.readFileSync(await dl.path(), 'utf8');
+  const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'bertlens-predict-')), 'predictions.html');
+  fs.writeFileSync(file, html);
+  // A reader who never visited: a fresh profile; the model files answer 404.
+  const { context, profile } = await launchChromium();
+  const refused = [];
+  await context.route(/\/models\/|\.blb/, (r) => { refused.push(r.request().url()); return r.fulfill({ status: 404, body: 'gone' }); });
+  try {
+    for (const [what, url] of [['embed', link], ['standalone file', pathToFileURL(file).href]]) {
+      const p = await context.newPage();
+      const errors = [];
+      p.on('pageerror', (e) => errors.push(e.message));
+      await p.goto(url);
+      await ready(p);
+      await p.waitForSelector('.pv-card');
+      assert.deepEqual(await cardsOf(p), live, `${what}: the same words, probabilities, ranks`);
+      assert.match(await p.textContent('.pv-snapshot'), /snapshot.*switched off/s, `${what}: says it is a snapshot`);
+      assert.ok(await p.$eval('.pv-tok button.pv-word', (b) => b.disabled), `${what}: masking is off`);
+      assert.deepEqual(errors, [], what);
+      await shot(p, `predict-snapshot-${what.split(' ')[0]}`);
+      await p.close();
+    }
+    console.log(`#   ${live.length} cards drawn from a ${link.split('#s=')[1].length}-character snapshot and a ${(html.length / 1024).toFixed(0)} KB file; model requests refused: ${refused.length}`);
+  } finally {
+    await context.close();
+    fs.rmSync(profile, { recursive: true, force: true });
+    fs.rmSync(path.dirname(file), { recursive: true, force: true });
+  }
+});
