@@ -14,6 +14,7 @@ import {
 import { tokenAxis } from '../../web/js/lib/data.js';
 import { crc32 } from '../../web/js/lib/bytes.js';
 import { viewById } from '../../web/js/views/index.js';
+import { checkResult, KEEP } from '../../web/js/lib/protocol.js';
 
 const fx = JSON.parse(readFileSync(new URL('./fixtures/roberta-ws-pair.json', import.meta.url)));
 const T = fx.tokens.length;
@@ -101,3 +102,15 @@ function withCrc(body) {
   new DataView(out.buffer).setUint32(body.length, crc32(body), true);
   return out;
 }
+
+test('a RoBERTa pair (type ids all 0) carries two sentence embeddings through the worker protocol', () => {
+  // found by families.scenarios.mjs: the compare view's run of a RoBERTa pair was refused
+  const r = {
+    ...live, flags: KEEP.ATTN, analysis: null, rollout: null, rolloutNorm: null, like: null, mask: null, runId: 1, ms: 1,
+    embeddings: [new Float32Array(4), new Float32Array(4)],
+  };
+  assert.equal(checkResult(r), r);
+  assert.throws(() => checkResult({ ...r, embeddings: [new Float32Array(4)] }), /"embeddings"/);
+  // a single text (n_a = T) has one
+  assert.equal(checkResult({ ...r, nA: T, embeddings: [new Float32Array(4)] }).nA, T);
+});

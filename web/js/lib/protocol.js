@@ -202,7 +202,8 @@ export const RESULT_FIELDS = Object.freeze([
   ['rolloutNorm', (v, r) => v === null || perLayer(v, r.L, r.T * r.T)],
   ['like', (v, r) => v === null || (Array.isArray(v.of) && v.of.length === 2 && v.dist instanceof Float64Array && v.dist.length === r.L * r.H)],
   ['mask', (v) => v === null || (Array.isArray(v) && v.every((p) => Array.isArray(p) && p.length === 2))],
-  ['embeddings', (v, r) => v === null || (Array.isArray(v) && v.length === (r.typeIds.includes(1) ? 2 : 1) && v.every((e) => e instanceof Float32Array))],
+  // a pair: B's tokens after n_a (RoBERTa's pairs have type ids all 0)
+  ['embeddings', (v, r) => v === null || (Array.isArray(v) && v.length === (r.nA < r.T || r.typeIds.includes(1) ? 2 : 1) && v.every((e) => e instanceof Float32Array))],
   ['runId', (v) => Number.isInteger(v) && v > 0],
   ['ms', (v) => typeof v === 'number' && v >= 0],
 ]);
