@@ -6,7 +6,8 @@
 
 import { tokenAxis, spanAxis } from '../lib/data.js';
 import { fitQuery, fitSpan } from './state.js';
-import { THEMES, viewBox } from '../views/common.js';
+import { THEMES, viewBox, emptyView } from '../views/common.js';
+import { emptySentence } from '../views/view_notes.js';
 import { viewById } from '../views/index.js';
 import { legendLines } from '../views/legend.js';
 import { notice, clearNotice, fail, setPageState, readyOwed } from './notices.js';
@@ -117,12 +118,16 @@ export function createDrawing(page) {
     const v = viewById(s.view);
     const root = d3.select('#view');
     const switched = root.attr('data-view') !== s.view;
+    // Nothing left to draw (no words, or only specials hidden): a view of the
+    // text says what to type instead of drawing empty axes (view_notes.js).
+    const axis = axisOf(run, s);
+    const empty = Object.values(v.controls).some(Boolean) ? emptySentence({ wordIds: run.wordIds, shown: axis.K, hide: s.hide }) : null;
     // Focus that was in the old view (Enter on a heatmap cell), or was lost
     // with the element clicked, moves into the view that opens.
     const focusIn = switched && shownBefore && (root.node().contains(document.activeElement) || document.activeElement === document.body);
-    if (switched) {
+    if (switched || (!empty && root.attr('data-empty'))) {
       root.selectAll('*').remove();
-      root.attr('class', 'view').attr('data-view', s.view);
+      root.attr('class', 'view').attr('data-view', s.view).attr('data-empty', null);
     }
     // Presentation mode: the window below its bar, the labels scaled (present.js).
     const box = s.present && !s.embed ? page.toolbar.present.box($('view'))
@@ -130,7 +135,12 @@ export function createDrawing(page) {
     if (!s.embed && !s.present) box.screen = screenHeight($('view'));
     shownBefore = true;
     if (focusIn) $('view').focus({ preventScroll: true });
-    const axis = axisOf(run, s);
+    if (empty) {
+      emptyView(root, empty);
+      page.abl.render({ state: s, L: run.L, H: run.H, run });
+      page.spans.render({ state: s, canSpan: !!v.controls.span });
+      return null;
+    }
     const lines = legendLines(s, v, page.models.info()?.config, axis);
     const env = {
       axis,

@@ -22,11 +22,17 @@ export function createViewCtx(page) {
   return {
     update,
     openHead: (layer, head) => update({ view: HEAD_VIEW_ID, layer, head }),
-    // The view that explains one query, on the query's first raw token.
-    openNeuron(i) {
+    // The view that explains one query, on the query's first raw token; j:
+    // the key of the cell it was opened from (a chart of all heads, as the
+    // mean heatmap or rollout, lets that view pick the head for the cell).
+    openNeuron(i, j) {
       const v = VIEW_LIST.find((d) => d.query);
-      const entered = v.enter ? v.enter(page.store.get()) : null;
-      update({ view: v.id, query: rawTokens(i)[0], ...(entered ? entered.patch : {}) });
+      const s = page.store.get();
+      const query = rawTokens(i)[0];
+      const from = VIEW_LIST.find((d) => d.id === s.view);
+      const at = { query, key: Number.isInteger(j) ? rawTokens(j)[0] : null, run: page.runs.last(), allHeads: s.head === 'mean' || !(from && from.controls.head) };
+      const entered = v.enter ? v.enter(s, at) : null;
+      update({ view: v.id, query, ...(entered ? entered.patch : {}) });
     },
     // Shift-click on a shown token: its raw tokens join or leave the span,
     // which belongs to the text it is chosen on.

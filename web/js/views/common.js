@@ -225,6 +225,16 @@ export function infoLine(root) {
   };
 }
 
+/** A view with nothing to draw (views/view_notes.js emptySentence): one
+ *  sentence in place of the chart, no empty axes. The page clears it before
+ *  the next drawing (page/draw.js, data-empty). */
+export function emptyView(root, sentence) {
+  tooltip.hide();
+  root.selectAll('*').remove();
+  root.attr('data-empty', '1');
+  root.append('p').attr('class', 'view-empty').attr('role', 'status').text(sentence);
+}
+
 /** Text alternative of a view: a collapsible table (visually hidden in an
  *  embed, always there for screen readers). columns: [{key, title, fmt?}]. */
 export function linksTable(root, { summary, columns, rows }) {

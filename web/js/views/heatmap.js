@@ -29,6 +29,7 @@ import {
 } from './common.js';
 import { heatmapLayout, heatmapFrame } from './layout.js';
 import { pairBoundary, strongestLinks, headMatrix, maxOf } from '../lib/data.js';
+import { strideNote } from './view_notes.js';
 
 /** The tokenizer's own pieces of a cell's query and key, when the labels
  *  spell them otherwise (byte-level "Ġthe", SentencePiece "▁the"). */
@@ -58,8 +59,8 @@ export function heatmapView() {
     if (sel && (sel.i >= data.K || sel.j >= data.K)) sel = null;
     skeleton(root);
     root.select('.view-title').text(data.title);
-    notes(root, data);
     const g = layoutFor(root, data);
+    notes(root, data, g);
     const vmax = maxOf(data.matrix) || 1;
     const colour = (v) => theme.seq(v / vmax);
     const stage = root.select('.hm-stage').style('width', `${g.W}px`).style('height', `${g.H}px`);
@@ -72,7 +73,7 @@ export function heatmapView() {
     drawLegend(svg, data, g, vmax);
     wireCells(root, svg, data, g);
     pinToScroll(root, svg);
-    exported = exportContext({ notes: notesOf(data) });
+    exported = exportContext({ notes: notesOf(data, g) });
   }
 
   // Skeleton, created once per root.
@@ -222,7 +223,7 @@ export function heatmapView() {
       sel = c;
       boxes(sel, 'hm-sel', !!sel);
       if (!sel) { info.set(K ? 'Tap or hover a cell for its value.' : ''); return; }
-      info.set(describe(data, sel.i, sel.j), { label: `Explain query ${sel.i} in the neuron view`, run: () => onQuery(sel.i) });
+      info.set(describe(data, sel.i, sel.j), { label: `Explain query ${sel.i} in the neuron view`, run: () => onQuery(sel.i, sel.j) });
     };
     const cellAt = (ev) => {
       const [x, y] = d3.pointer(ev, svg.node());
@@ -262,7 +263,7 @@ export function heatmapView() {
           ArrowLeft: [c.i, c.j - 1], ArrowRight: [c.i, c.j + 1], ArrowUp: [c.i - 1, c.j], ArrowDown: [c.i + 1, c.j],
           Home: [c.i, 0], End: [c.i, K - 1], PageUp: [0, c.j], PageDown: [K - 1, c.j],
         };
-        if (ev.key === 'Enter' || ev.key === ' ') { ev.preventDefault(); onQuery(c.i); return; }
+        if (ev.key === 'Enter' || ev.key === ' ') { ev.preventDefault(); onQuery(c.i, c.j); return; }
         if (!moves[ev.key]) return;
         ev.preventDefault();
         const [i, j] = moves[ev.key];
@@ -286,13 +287,14 @@ export function heatmapView() {
     pin();
   }
 
-  function notesOf(data) {
+  function notesOf(data, g) {
     const b = data.segs ? pairBoundary(data.segs) : -1;
-    return [...(data.notes || []), ...(b > 0 ? [`Dashed lines: sentence B starts at token ${b} (${data.labels[b]}).`] : [])];
+    const stride = strideNote(g.step);
+    return [...(data.notes || []), ...(stride ? [stride] : []), ...(b > 0 ? [`Dashed lines: sentence B starts at token ${b} (${data.labels[b]}).`] : [])];
   }
 
-  function notes(root, data) {
-    root.select('p.view-notes').text(notesOf(data).join(' '));
+  function notes(root, data, g) {
+    root.select('p.view-notes').text(notesOf(data, g).join(' '));
     const links = strongestLinks(data.matrix, data.K, 10);
     linksTable(root, {
       summary: `Table: the ${links.length} strongest links (${data.valueName})`,
@@ -332,7 +334,9 @@ export const descriptor = {
     format: (v) => v.join(','),
   }],
   needs: (s) => ({ norms: s.mode === 'norm' }),
-  create: (ctx) => heatmapView().onQuery((i) => ctx.openNeuron(i)).onSpan((i) => ctx.toggleSpan(i)),
+  // A cell's key goes with its query: from the mean of heads the neuron view
+  // opens on the head that gives that cell the most (neuron.js enter).
+  create: (ctx) => heatmapView().onQuery((i, j) => ctx.openNeuron(i, j)).onSpan((i) => ctx.toggleSpan(i)),
   prepare(run, s, { axis, src, lines, valueName, modeWord }) {
     const matrix = axis.transform(headMatrix(src[s.layer], run.H, run.T, s.head));
     const headTxt = s.head === 'mean' ? 'mean of heads' : `head ${s.head}`;

@@ -30,6 +30,7 @@ import { clipRange, neuronColumns, headMatrix } from '../lib/data.js';
 import { rowsOf, paintVectors, legend } from './neuron_paint.js';
 import { keyRows } from './neuron_rows.js';
 import { tokenLabel } from '../lib/tokens.js';
+import { strongestHead, headReason } from './view_notes.js';
 
 /** A run's tokens as labels (byte-level "Ġthe" reads " the"), once per run:
  *  the query menu is rebuilt only when they change. */
@@ -178,6 +179,35 @@ export function neuronView() {
   return view;
 }
 
+/** Attention (or the norms, in their mode) of layer s.layer: [H][T][T]. */
+function srcOf(run, s) {
+  const per = s.mode === 'norm' && run.norms ? run.norms : run.attn;
+  return per && per[s.layer] ? per[s.layer] : null;
+}
+
+/** The key that query q's row of all heads together gives the most. */
+function strongestKey(layer, H, T, q) {
+  let best = 0;
+  let top = -Infinity;
+  for (let k = 0; k < T; k++) {
+    let sum = 0;
+    for (let h = 0; h < H; h++) sum += layer[(h * T + q) * T + k];
+    if (sum > top) { top = sum; best = k; }
+  }
+  return best;
+}
+
+function whyNote(run, s, head, query, shown) {
+  const src = srcOf(run, s);
+  if (!src) return null;
+  const best = strongestHead(src, run.H, run.T, query, s.key);
+  return headReason({
+    layer: s.layer, head, best, value: src[(head * run.T + query) * run.T + s.key],
+    query: `${query} (${shown[query]})`, key: `${s.key} (${shown[s.key]})`,
+    what: s.mode === 'norm' && run.norms ? '‖α f(x)‖' : 'attention',
+  });
+}
+
 /** The registry entry (views/index.js): what the page controller needs. */
 export const descriptor = {
   id: 'neuron',
@@ -188,10 +218,27 @@ export const descriptor = {
   query: true, // the state's query token is this view's: the controller keeps it in range
   needs: (s) => ({ norms: s.mode === 'norm', qk: true }),
   create: (ctx) => neuronView().onQuery((q) => ctx.update({ query: q })),
-  /** Opening the view from another: it explains a single head. */
-  enter: (s) => (s.head === 'mean'
-    ? { patch: { head: 0 }, note: 'The neuron view explains a single head; showing head 0 (pick another in “Head”).' }
-    : null),
+  // key: the key of the cell it was opened from, when that chart showed all
+  // heads at once (mean heatmap, rollout): the notes say why this head.
+  params: [{
+    key: 'key', def: null, expect: 'a token number',
+    parse: (raw) => (/^\d{1,4}$/.test(raw) ? Number(raw) : null),
+    format: (v) => String(v),
+    within: (v, { T }) => (v < T ? null : `key ${v} is past the last token (${T - 1})`),
+  }],
+  /** Opening the view from another: it explains a single head. From a cell
+   *  of all heads (at.allHeads) it opens on the head of the layer that gives
+   *  the cell the most; from a row (no key) on that row's strongest key. */
+  enter(s, at) {
+    const src = at && at.run ? srcOf(at.run, s) : null;
+    if (at && at.allHeads && src && at.query < at.run.T) {
+      const { H, T } = at.run;
+      const key = at.key !== null && at.key < T ? at.key : strongestKey(src, H, T, at.query);
+      return { patch: { head: strongestHead(src, H, T, at.query, key).head, key } };
+    }
+    if (s.head === 'mean') return { patch: { head: 0, key: null }, note: 'The neuron view explains a single head; showing head 0 (pick another in “Head”).' };
+    return { patch: { key: null } };
+  },
   prepare(run, s, { axis }) {
     const { H, T } = run;
     if (!run.q || !run.q[s.layer] || !run.k || !run.k[s.layer]) throw new Error('query/key vectors of this layer are missing');
@@ -212,11 +259,13 @@ export const descriptor = {
       const off = (head * T + query) * T;
       norms = keep.map((j) => run.norms[s.layer][off + j]);
     }
+    const why = s.key !== null && s.key < T ? whyNote(run, s, head, query, shownTokens) : null;
     return {
       labels: axis.labels, rows: keep, query, queryLabel: shownTokens[query], tokens: shownTokens, d: run.d,
       cols, weights, norms,
       title: `Neuron view — layer ${s.layer}, head ${head}: how query “${shownTokens[query]}” (token ${query}) attends`,
       notes: [
+        ...(why ? [why] : []),
         `softmax(q · k / √${run.d}) over all ${T} keys is exactly this head's attention row (q, k: this layer's query and key vectors).`,
         ...(s.hide ? [s.renorm ? '[CLS]/[SEP] rows hidden; softmax column renormalized over the rows shown.' : '[CLS]/[SEP] rows hidden; softmax column not renormalized.'] : []),
         ...(norms ? ['‖α f(x)‖: the same weight times the length of the value vector it moves (Kobayashi et al. 2020).'] : []),

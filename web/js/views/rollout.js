@@ -29,7 +29,9 @@ export const descriptor = {
   controls: { layer: true, head: false, mean: false, words: true, mode: true },
   snapshot: false,
   needs: (s) => ({ norms: s.mode === 'norm', analysis: ANALYSIS.ROLLOUT }),
-  create: (ctx) => heatmapView().onQuery((i) => ctx.openNeuron(i)),
+  // No head is shown: the neuron view opens on the head of this layer that
+  // gives the selected cell the most (neuron.js enter).
+  create: (ctx) => heatmapView().onQuery((i, j) => ctx.openNeuron(i, j)),
   prepare(run, s, { axis, lines }) {
     const matrix = axis.transform(matrixOf(run, s));
     return {
