@@ -19,8 +19,9 @@ test('every descriptor has what the controller asks for', () => {
     for (const f of ['needs', 'create', 'prepare']) assert.equal(typeof v[f], 'function', `${v.id}.${f}`);
     // false, or the spec of what its snapshot holds (lib/snapshot.js)
     if (v.snapshot !== false) {
-      assert.ok(['shown', 'all'].includes(v.snapshot.layers) && ['shown', 'all'].includes(v.snapshot.heads)
-        && ['head', 'heads'].includes(v.snapshot.draws), `${v.id}.snapshot: ${JSON.stringify(v.snapshot)}`);
+      assert.ok((v.snapshot.layers === 'none' && v.snapshot.predict === true) // the predicted words only (snapshot_predict.js)
+        || (['shown', 'all'].includes(v.snapshot.layers) && ['shown', 'all'].includes(v.snapshot.heads)
+        && ['head', 'heads'].includes(v.snapshot.draws)), `${v.id}.snapshot: ${JSON.stringify(v.snapshot)}`);
     }
     // needs() gives protocol needs for both modes
     for (const mode of ['attn', 'norm']) {
