@@ -562,13 +562,22 @@ int bli_hftok_encode(const bli_hftok *t, const char *a, size_t alen, const char 
     case HF_P_TEMPLATE: {
         const tpiece *p = pair ? t->pair : t->single;
         int32_t np = pair ? t->n_pair : t->n_single;
+        /* A's part of a pair is what the single template puts after $A
+         * (XLM-R's <s> $A </s> </s> $B </s>: one </s> is A's, the next B's,
+         * as RobertaProcessing splits it), at most up to $B */
+        int32_t a_end = -1, after_a = 0;
+        for (int32_t k = 0, seen = 0; k < t->n_single; k++) {
+            if (!t->single[k].special) seen = t->single[k].seq == 0;
+            else if (seen) after_a += t->single[k].n_ids;
+        }
         for (int32_t k = 0; k < np; k++) {
             if (p[k].special) {
                 for (int32_t q = 0; q < p[k].n_ids; q++) SPECIAL(p[k].ids[q], p[k].type_id);
             } else if (p[k].seq == 0) {
                 SEQ(ea, 0, p[k].type_id);
+                a_end = n;
             } else {
-                if (n_a < 0) n_a = n;
+                if (n_a < 0) n_a = a_end >= 0 && a_end + after_a <= n ? a_end + after_a : n;
                 if (!pair) continue;
                 SEQ(eb, 1, p[k].type_id);
             }

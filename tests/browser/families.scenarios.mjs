@@ -1,0 +1,174 @@
+// families.scenarios.mjs — issue 21 item 3 in the page: a RoBERTa, XLM-R,
+// ModernBERT (input longer than its sliding window), DeBERTa-v3 and ALBERT
+// checkpoint folder (tests/fixtures/families/, tiny random checkpoints with
+// trained tokenizers) given to "Convert a model folder…" is converted in the
+// page's worker, and then every view of the registry draws; token labels show
+// words, not byte-level "Ġ" or SentencePiece "▁"; "hide specials" hides the
+// model's own specials; the pair's A/B boundary follows the pair template
+// (after A's own encoding, Hugging Face's: families.ref.json, made by
+// families_ref.py); the
+// heatmap's numbers are `bertlens attend`'s on the bundle `bertlens convert`
+// writes (the same bytes as the page's). A sharded copy of the RoBERTa folder
+// (2 shards + index, split here) converts to the same bytes natively and in
+// the page.
+
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import zlib from 'node:zlib';
+import { scenario, ready, typeText, clickAndRedraw, ROOT } from './harness.mjs';
+import { VIEW_LIST } from '../../web/js/views/index.js';
+
+const BIN = path.join(ROOT, 'build/bertlens');
+const REF = JSON.parse(fs.readFileSync(path.join(ROOT, 'tests/browser/families.ref.json'), 'utf8'));
+// The page's wasm against the native CLI on the same q8 bundle: the SIMD q8
+// kernels take int16 activations, the native ones f32 (tests/kernels.test.mjs
+// TOL_MATMUL_Q8; convert.scenarios' bound). Measured 3e-6 to 3e-5 here.
+const TOL = 5e-4;
+
+function run(cmd, args) {
+  const r = spawnSync(cmd, args, { cwd: ROOT, encoding: 'utf8', maxBuffer: 1 << 26 });
+  if (r.status !== 0) throw new Error(`${cmd} ${args.join(' ')}: ${r.stderr}`);
+  return r;
+}
+
+/** A fresh copy of fixture folder `family`. */
+function checkpoint(family) {
+  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'bertlens-fam-'));
+  const dir = path.join(root, family);
+  fs.cpSync(path.join(ROOT, 'tests/fixtures/families', family), dir, { recursive: true });
+  return { root, dir };
+}
+
+/** model.safetensors of dir split into two shards and their index, as
+ *  save_pretrained(max_shard_size=…) writes them. */
+function shard(dir) {
+  const buf = fs.readFileSync(path.join(dir, 'model.safetensors'));
+  const n = Number(buf.readBigUInt64LE(0));
+  const header = JSON.parse(buf.subarray(8, 8 + n).toString('utf8'));
+  const data = buf.subarray(8 + n);
+  const names = Object.keys(header).filter((k) => k !== '__metadata__').sort();
+  const parts = [names.slice(0, names.length >> 1), names.slice(names.length >> 1)];
+  const map = {};
+  parts.forEach((list, i) => {
+    const file = `model-0000${i + 1}-of-00002.safetensors`;
+    const h = { __metadata__: { format: 'pt' } };
+    const chunks = [];
+    let at = 0;
+    for (const k of list) {
+      const [a, b] = header[k].data_offsets;
+      h[k] = { dtype: header[k].dtype, shape: header[k].shape, data_offsets: [at, at + b - a] };
+      chunks.push(data.subarray(a, b));
+      at += b - a;
+      map[k] = file;
+    }
+    let hj = Buffer.from(JSON.stringify(h));
+    hj = Buffer.concat([hj, Buffer.alloc((8 - (hj.length % 8)) % 8, 0x20)]);
+    const len = Buffer.alloc(8);
+    len.writeBigUInt64LE(BigInt(hj.length));
+    fs.writeFileSync(path.join(dir, file), Buffer.concat([len, hj, ...chunks]));
+  });
+  fs.writeFileSync(path.join(dir, 'model.safetensors.index.json'), JSON.stringify({ metadata: { total_size: data.length }, weight_map: map }));
+  fs.rmSync(path.join(dir, 'model.safetensors'));
+}
+
+async function download(page, sel) {
+  const [dl] = await Promise.all([page.waitForEvent('download'), page.click(sel)]);
+  return { name: dl.suggestedFilename(), bytes: fs.readFileSync(await dl.path()) };
+}
+
+/** Convert dir in the page (the directory picker); returns the saved bundle's bytes. */
+async function convertInPage(page, base, dir) {
+  await page.goto(`${base}?view=heatmap`);
+  await ready(page);
+  await page.evaluate(() => { document.body.dataset.state = 'loading'; });
+  await page.setInputFiles('#checkpoint-input', dir, { timeout: 120000 });
+  await ready(page);
+  assert.match(await page.textContent('#notices'), new RegExp(`Converted ${path.basename(dir)} in this page`));
+  return zlib.gunzipSync((await download(page, '#save-converted')).bytes);
+}
+
+/** The heatmap's token labels (its JSON export's rows: every label, also
+ *  where the chart thins them out) and its A/B boundary. */
+const heatmapLabels = async (page) => JSON.parse((await download(page, '#export-json')).bytes.toString('utf8')).blocks[0].rows;
+const boundary = (page) => page.$eval('#view svg g.pair', (g) => Number(g.getAttribute('data-boundary')));
+
+/** The page's heatmap of layer/head (JSON export) against `bertlens attend`. */
+async function sameAttention(page, bundle, ref, layer, head) {
+  await page.selectOption('#layer', String(layer));
+  await page.selectOption('#head', String(head));
+  await ready(page);
+  const j = JSON.parse((await download(page, '#export-json')).bytes.toString('utf8'));
+  const shown = j.blocks[0].values;
+  const want = JSON.parse(run(BIN, ['attend', '--layer', String(layer), bundle, ref.text, ref.text_b]).stdout);
+  assert.deepEqual(j.tokens, want.tokens);
+  const m = want.attentions[0][head];
+  assert.equal(shown.length, m.length, 'tokens');
+  let worst = 0;
+  m.forEach((row, i) => row.forEach((v, k) => { worst = Math.max(worst, Math.abs(v - shown[i][k])); }));
+  assert.ok(worst < TOL, `layer ${layer} head ${head}: max |shown - bertlens attend| ${worst}`);
+  return worst;
+}
+
+for (const family of ['roberta', 'xlm-roberta', 'modernbert', 'deberta-v2', 'albert']) {
+  scenario(`families: a ${family} folder converted in the page, every view, labels, specials, pair, attention`, async ({ page, base, shot }) => {
+    const ref = REF[family];
+    const { root, dir } = checkpoint(family);
+    const native = path.join(root, 'native.blb');
+    run(BIN, ['convert', dir, native]);
+    const saved = await convertInPage(page, base, dir);
+    assert.ok(Buffer.compare(saved, fs.readFileSync(native)) === 0, 'saved bundle = bertlens convert output');
+    await typeText(page, '#text-a', ref.text);
+    await typeText(page, '#text-b', ref.text_b);
+    // Hugging Face's tokens, and its pair boundary on the heatmap
+    assert.match(await page.textContent('#token-info'), new RegExp(`^${ref.tokens.length} tokens`));
+    assert.equal(await boundary(page), ref.n_a, 'A/B boundary');
+    const labels = await heatmapLabels(page);
+    for (const sp of ref.specials) assert.ok(labels.includes(sp), `${sp} shown`);
+    assert.ok(!labels.some((l) => /[\u0120\u2581]/.test(l)), `no raw Ġ/▁ in ${JSON.stringify(labels)}`);
+    await clickAndRedraw(page, '#hide');
+    const hidden = await heatmapLabels(page);
+    for (const sp of ref.specials) assert.ok(!hidden.includes(sp), `${sp} hidden`);
+    assert.equal(await boundary(page), ref.n_a_hidden, 'A/B boundary without the specials');
+    await clickAndRedraw(page, '#hide');
+    const worst = Math.max(await sameAttention(page, native, ref, 1, 1), await sameAttention(page, native, ref, 0, 0));
+    console.log(`#   ${family}: ${ref.tokens.length} tokens, attention vs bertlens attend max |d| ${worst.toExponential(2)}`);
+    await shot(page, `families-${family}-heatmap`);
+    // every view of the registry draws, with no error
+    for (const v of VIEW_LIST) {
+      await clickAndRedraw(page, `#view-tabs [data-view="${v.id}"]`);
+      const errors = await page.$$eval('.notice.error', (els) => els.map((e) => e.textContent));
+      assert.deepEqual(errors, [], `${v.id}: no error`);
+      const drawn = await page.evaluate(() => {
+        const view = document.getElementById('view');
+        const marks = [...view.querySelectorAll('svg, canvas')].filter((e) => {
+          const r = e.getBoundingClientRect();
+          return r.width > 1 && r.height > 1 && (e.tagName === 'CANVAS' || e.querySelector('rect, path, line, circle, text'));
+        });
+        return { marks: marks.length, text: view.innerText.trim().length };
+      });
+      if (['heatmap', 'head', 'model', 'neuron', 'overview', 'rollout'].includes(v.id)) assert.ok(drawn.marks > 0, `${v.id}: a chart drawn`);
+      else assert.ok(drawn.marks > 0 || drawn.text > 0, `${v.id}: something shown`);
+      await shot(page, `families-${family}-${v.id}`);
+    }
+    fs.rmSync(root, { recursive: true, force: true });
+  }, { timeout: 400000 });
+}
+
+scenario('families: a sharded roberta folder (2 shards + index) converts natively and in the page to the same bytes', async ({ page, base }) => {
+  const { root, dir } = checkpoint('roberta');
+  const whole = path.join(root, 'whole.blb');
+  run(BIN, ['convert', dir, whole]);
+  shard(dir);
+  assert.ok(fs.existsSync(path.join(dir, 'model-00002-of-00002.safetensors')));
+  const native = path.join(root, 'native.blb');
+  run(BIN, ['convert', dir, native]);
+  // the same model as the one-file folder's bundle (only the source files' hash differs)
+  const attend = (b) => run(BIN, ['attend', b, REF.roberta.text, REF.roberta.text_b]).stdout;
+  assert.equal(attend(native), attend(whole), 'sharded = one-file model');
+  const saved = await convertInPage(page, base, dir);
+  assert.ok(Buffer.compare(saved, fs.readFileSync(native)) === 0, 'page = bertlens convert');
+  fs.rmSync(root, { recursive: true, force: true });
+});
