@@ -114,3 +114,20 @@ test('a RoBERTa pair (type ids all 0) carries two sentence embeddings through th
   // a single text (n_a = T) has one
   assert.equal(checkResult({ ...r, nA: T, embeddings: [new Float32Array(4)] }).nA, T);
 });
+
+test('compare view: a RoBERTa run reads as words (HF decoding), its counts name <s>/</s>, not [CLS]/[SEP]', async () => {
+  const { alignRuns } = await import('../../web/js/lib/compare.js');
+  const { compareLines } = await import('../../web/js/views/compare_text.js');
+  // same tokens: aligned by token, labels as HF decodes each piece
+  const same = alignRuns(live, { ...live });
+  assert.deepEqual(same.labelsA, fx.decoded.map(visible));
+  // B without its last word: different token and word counts, no alignment
+  const cut = (a) => a.slice(0, -2).concat(a.slice(-1));
+  const B = { ...live, tokens: cut(fx.tokens), typeIds: cut(fx.type_ids), wordIds: cut(fx.word_ids), offsets: cut(fx.offsets), special: cut(live.special), T: T - 1, attn: [new Float32Array(H * (T - 1) * (T - 1))] };
+  const align = alignRuns(live, B);
+  assert.equal(align.how, null);
+  const st = { ...state, cmp: 'text', cmp_text: fx.text, cmp_text_b: 'a<mask>' };
+  const lines = compareLines({ kind: 'text', A: live, B, align, emb: null }, st, (m) => m).map((l) => l.text).join(' ');
+  assert.match(lines, /words \(with <s>\/<\/s>\)/);
+  assert.doesNotMatch(lines, /\[CLS\]/);
+});

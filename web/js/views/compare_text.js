@@ -17,6 +17,9 @@ export const KIND_LABEL = {
 };
 
 const TEXT_MAX = 90; // characters of a text before it is shortened
+/** The specials the run's template added, as its tokenizer spells them
+ *  ("[CLS]/[SEP]", "<s>/</s>"). */
+const specialsOf = (run) => [...new Set(run.tokens.filter((t, i) => run.wordIds[i] < 0))].join('/') || 'no special tokens';
 const side = (run) => (run.mask && run.mask.length ? `, ${run.mask.length} heads off` : '');
 
 /** A text, quoted and shortened: [shown, whole or null]. */
@@ -46,7 +49,7 @@ export function compareLines(c, s, modelName) {
   const say = (text) => lines.push({ text, full: null });
   if (!align.how && align.counts) {
     const { tokens, words } = align.counts;
-    say(`No head-by-head difference: the ${names.A} has ${tokens[0]} tokens and ${words[0]} words (with [CLS]/[SEP]), the ${names.B} ${tokens[1]} tokens and ${words[1]} words; comparing heads cell by cell needs the same number of tokens or of words.`);
+    say(`No head-by-head difference: the ${names.A} has ${tokens[0]} tokens and ${words[0]} words (with ${specialsOf(A)}), the ${names.B} ${tokens[1]} tokens and ${words[1]} words; comparing heads cell by cell needs the same number of tokens or of words.`);
   } else if (!align.how) say(`No head-by-head difference: ${align.why}.`);
   else if (align.how === 'tokens') {
     say(align.same ? `Aligned by token position: both runs have the same ${align.K} tokens.`
