@@ -70,7 +70,7 @@ for (const from of ['heatmap', 'rollout']) {
   });
 }
 
-scenario('views notes: a 512-token heatmap says it labels every n-th token', async ({ page, base, shot }) => {
+scenario('views notes: a 512-token heatmap says it labels every n-th token (the neuron view when it skips)', async ({ page, base, shot }) => {
   const index = JSON.parse(fs.readFileSync(path.join(ROOT, 'tests/fixtures/analyze/index.json'), 'utf8'));
   const c = index.cases.find((x) => x.name === 'max512');
   await open(page, base, { text: c.text, view: 'heatmap', layer: '2', head: '1' });
@@ -81,6 +81,16 @@ scenario('views notes: a 512-token heatmap says it labels every n-th token', asy
   const notes = await page.textContent('#view .view-notes');
   assert.ok(notes.includes(`Every ${step}th token labelled; hover a cell for its token.`), notes);
   await shot(page, 'views-notes-heatmap-512');
+  // The neuron view at 512 tokens: its note states a stride exactly when its
+  // key rows skip labels (on the page its rows stay tall enough to label all).
+  await open(page, base, { text: c.text, view: 'neuron', layer: '2', head: '1' });
+  const rows = await page.$$eval('#view g.nv-row text.key-label', (ts) => ts.slice(0, 40).map((t) => t.textContent !== ''));
+  const every = rows.every(Boolean) ? 1 : rows.indexOf(true, 1);
+  assert.ok(rows.every((on, r) => on === (r % every === 0)), `neuron rows labelled: ${rows.map(Number).join('')}`);
+  const nvNotes = await page.textContent('#view .view-notes');
+  if (every === 1) assert.doesNotMatch(nvNotes, /token labelled/);
+  else assert.ok(nvNotes.includes(`Every ${every === 2 ? '2nd' : every === 3 ? '3rd' : `${every}th`} token labelled; hover a row for its token.`), nvNotes);
+  await shot(page, 'views-notes-neuron-512');
   // A short input labels every token and says nothing of a stride.
   await open(page, base, { text: 'The cat sat on the mat.', view: 'heatmap' });
   assert.doesNotMatch(await page.textContent('#view .view-notes'), /token labelled/);

@@ -30,7 +30,7 @@ import { clipRange, neuronColumns, headMatrix } from '../lib/data.js';
 import { rowsOf, paintVectors, legend } from './neuron_paint.js';
 import { keyRows } from './neuron_rows.js';
 import { tokenLabel } from '../lib/tokens.js';
-import { strongestHead, headReason } from './view_notes.js';
+import { strongestHead, headReason, strideNote } from './view_notes.js';
 
 /** A run's tokens as labels (byte-level "Ġthe" reads " the"), once per run:
  *  the query menu is rebuilt only when they change. */
@@ -67,7 +67,6 @@ export function neuronView() {
       qk: clipRange(rowsOf(data.rows, data.cols.keys, data.d, data.cols.q)),
       prod: clipRange(rowsOf(data.rows, data.cols.products, data.d)),
     };
-    root.select('p.view-notes').text(notesOf(data, scales).join(' '));
     textAlternative(root, data);
     const g = neuronLayout({
       R: data.rows.length, d: data.d, longestLabel: d3.max(data.labels, (l) => l.length) || 4,
@@ -76,6 +75,7 @@ export function neuronView() {
       // on the page: the window's height below the sticky controls, less what is above the stage
       screen: box.screen ? box.screen - (root.select('.nv-scroll').node().getBoundingClientRect().top - root.node().getBoundingClientRect().top) : null,
     });
+    root.select('p.view-notes').text(notesOf(data, scales, g).join(' ')); // (below the stage)
     const stage = root.select('.nv-stage').style('width', `${g.W}px`).style('height', `${g.H}px`)
       .attr('data-layout', g.stacked ? 'stacked' : 'wide');
     paintVectors(stage, data, g, scales, st.theme);
@@ -89,7 +89,7 @@ export function neuronView() {
     stage.node().blSettle = keys.settle;
     legend(svg, data, g, scales, st.theme);
     keys.wireRows(root, svg, data, g);
-    exported = exportContext({ notes: notesOf(data, scales) });
+    exported = exportContext({ notes: notesOf(data, scales, g) });
   }
 
   function skeleton(root) {
@@ -149,10 +149,12 @@ export function neuronView() {
       .attr('fill', st.theme.fg).text((t) => t.t);
   }
 
-  function notesOf(data, scales) {
+  function notesOf(data, scales, g) {
     const pct = (x) => `${(100 * x).toFixed(1)}%`;
+    const stride = strideNote(g.step, 'a row');
     return [
       ...(data.notes || []),
+      ...(stride ? [stride] : []),
       `Vectors have d = ${data.d} elements, one cell each (orange < 0 < blue).`,
       `q and k colours saturate at ±${scales.qk.limit.toFixed(2)}, the 98th percentile of |q|, |k| (${pct(scales.qk.clipped)} of elements beyond; largest ${scales.qk.max.toFixed(2)}).`,
       `q × k colours saturate at ±${scales.prod.limit.toFixed(2)}, the 98th percentile of |q × k| (${pct(scales.prod.clipped)} beyond; largest ${scales.prod.max.toFixed(2)}).`,
