@@ -36,3 +36,16 @@ test('the sliced PCA (the page\'s) gives the same numbers', async () => {
   assert.deepEqual(b.xy, a.xy);
   assert.ok(pauses > 3);
 });
+
+test('the map\'s worker (engine/pca_worker.js) answers pca2\'s numbers and refuses malformed points', async () => {
+  const { pcaAnswer } = await import('../../web/js/engine/pca_worker.js');
+  const p = Float32Array.from(fx.points);
+  const r = pcaAnswer({ id: 7, points: p, n: fx.n, d: fx.d });
+  assert.equal(r.id, 7);
+  assert.deepEqual(r.xy, pca2(p, fx.n, fx.d).xy);
+  let w2 = 0;
+  for (let i = 0; i < fx.n; i++) for (let k = 0; k < 2; k++) w2 = Math.max(w2, Math.abs(r.xy[i * 2 + k] - fx.xy[i][k]));
+  assert.ok(w2 <= 1e-4, `coordinates as numpy within 1e-4 (worst ${w2})`);
+  assert.match(pcaAnswer({ id: 8, points: p, n: fx.n + 1, d: fx.d }).error, /n x d/);
+  assert.match(pcaAnswer({ id: 9, points: [1, 2], n: 1, d: 2 }).error, /Float32Array/);
+});

@@ -10,6 +10,9 @@
 //   mt          the pthreads build {glue, wasm, worker} (worker: the glue's
 //               bertlens-mt.worker.js), used when the page is cross-origin
 //               isolated; absent: one thread only (the one-file pages)
+//   pca         URL of the Corpus view's PCA module worker
+//               (engine/pca_worker.js); absent: the PCA runs in slices on
+//               the main thread (the one-file pages)
 export const ASSETS = {
   engine: true,
   worker: 'js/worker.js',
@@ -17,4 +20,5 @@ export const ASSETS = {
   wasm: 'wasm/bertlens.wasm',
   wasmBinary: null,
   mt: { glue: 'wasm/bertlens-mt.js', wasm: 'wasm/bertlens-mt.wasm', worker: 'wasm/bertlens-mt.worker.js' },
+  pca: 'js/engine/pca_worker.js',
 };

@@ -2,7 +2,9 @@
 // after AttentionViz): every token of the corpus as two points, its query
 // and its key vector of one head (the model's own q and k, kept by the
 // corpus run: src/wasm_corpus.c), projected to 2-D together by PCA
-// (lib/corpus_pca.js, deterministic; run in slices on the main thread).
+// (lib/corpus_pca.js, deterministic), in a module worker
+// (engine/pca_worker.js) so the main thread is never held; where no module
+// worker can start (the one-file page, an old browser) in slices here.
 // Points are drawn on a canvas; colours by query/key, position or token
 // kind; hover names the token in its sentence, a click opens the input in
 // the heatmap at that head with that token as the query.
@@ -12,13 +14,51 @@
 //   describe(text, pos) -> Promise<string>}
 
 import { pca2Sliced } from '../lib/corpus_pca.js';
+import { ASSETS } from '../engine/assets.js';
 import { tooltip } from './common.js';
 
 export const COLOR_BY = Object.freeze({ type: 'query or key', position: 'token position', kind: 'token kind' });
 const KIND = [['special', '#6b7280'], ['punctuation', '#d97706'], ['word', '#2563eb'], ['subword', '#16a34a']];
 const QK = [['query', '#2563eb'], ['key', '#ea580c']];
 
-let cached = null; // {qk, map}: the projection of the last q/k drawn
+let cached = null; // {qk, map, how}: the projection of the last q/k drawn
+let worker = null, workerFailed = false, nextId = 1;
+
+/** The PCA in the worker (resolves {map, how: 'worker'}); in slices on the
+ *  main thread where no module worker starts or it fails. */
+const pending = new Map(); // id -> {resolve, qk}
+function sliced(qk) { return pca2Sliced(qk.vectors, 2 * qk.n, qk.dh).then((map) => ({ map, how: 'sliced' })); }
+function failWorker() {
+  workerFailed = true;
+  if (worker) worker.terminate();
+  worker = null;
+  for (const { resolve, qk } of pending.values()) resolve(sliced(qk));
+  pending.clear();
+}
+function project(qk) {
+  const n = 2 * qk.n, d = qk.dh;
+  if (workerFailed || !ASSETS.pca || typeof Worker !== 'function') return sliced(qk);
+  try {
+    if (!worker) {
+      worker = new Worker(ASSETS.pca, { type: 'module', name: 'bertlens-pca' });
+      worker.onerror = (ev) => { ev.preventDefault?.(); failWorker(); };
+      worker.onmessage = (ev) => {
+        const p = pending.get(ev.data?.id);
+        if (!p) return;
+        pending.delete(ev.data.id);
+        if (ev.data.error) { p.resolve(sliced(p.qk)); return; }
+        const { xy, axes, variance, total } = ev.data;
+        p.resolve({ map: { xy, axes, variance, total }, how: 'worker' });
+      };
+    }
+  } catch { workerFailed = true; return sliced(qk); }
+  const id = nextId++;
+  const points = qk.vectors.slice(0, n * d); // a copy: the run keeps its own
+  return new Promise((resolve) => {
+    pending.set(id, { resolve, qk });
+    worker.postMessage({ id, points, n, d }, [points.buffer]);
+  });
+}
 
 function colorOf(by, i, side, meta, maxPos) {
   if (by === 'kind') return KIND[meta[i * 4 + 3]]?.[1] || '#999';
@@ -37,7 +77,7 @@ export async function drawQk(box, qk, o) {
     .property('selected', (d) => d === o.colorBy);
   const note = box.append('p').attr('class', 'cp-note');
   const t0 = performance.now();
-  if (!cached || cached.qk !== qk) cached = { qk, map: await pca2Sliced(qk.vectors, 2 * qk.n, qk.dh) };
+  if (!cached || cached.qk !== qk) cached = { qk, ...(await project(qk)) };
   const pcaMs = performance.now() - t0;
   const { xy, variance, total } = cached.map;
   const t1 = performance.now();
@@ -67,7 +107,8 @@ export async function drawQk(box, qk, o) {
   }
   g.globalAlpha = 1;
   const drawMs = performance.now() - t1;
-  box.attr('data-qk-points', 2 * qk.n).attr('data-qk-pca-ms', pcaMs.toFixed(0)).attr('data-qk-draw-ms', drawMs.toFixed(0));
+  box.attr('data-qk-points', 2 * qk.n).attr('data-qk-pca-ms', pcaMs.toFixed(0)).attr('data-qk-draw-ms', drawMs.toFixed(0))
+    .attr('data-qk-pca-in', cached.how);
   const legend = box.append('div').attr('class', 'cp-legend');
   const items = by === 'kind' ? KIND : by === 'type' ? QK : [['position 0', d3.interpolateViridis(0)], [`position ${maxPos}`, d3.interpolateViridis(1)]];
   for (const [name, col] of items) {
