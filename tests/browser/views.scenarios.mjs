@@ -564,7 +564,9 @@ scenario('blank input (only spaces) says why only [CLS] and [SEP] show; a senten
   await open(page, base, { text: 'hello' });
   assert.doesNotMatch(await page.textContent('#token-info'), /no words/);
   await typeText(page, '#text-a', '     ');
-  assert.deepEqual(await texts(page, '.row-label'), ['[CLS]', '[SEP]']);
+  // Nothing to draw: the view says what to type instead of a [CLS]/[SEP] matrix (views_notes.scenarios).
+  assert.deepEqual(await texts(page, '.row-label'), []);
+  assert.match(await page.textContent('#view .view-empty'), /no words.*Type a sentence/);
   assert.match(await page.textContent('#token-info'), /^2 tokens · .*no words in the text: only \[CLS\] and \[SEP\] are shown/);
   await shot(page, 'heatmap-blank-input');
   await typeText(page, '#text-a', '!?');
