@@ -99,6 +99,19 @@ scenario('corpus: a dropped file runs with progress to the CLI\'s numbers; chart
   assert.equal(url.searchParams.get('layer'), String(bySep.layer));
   assert.equal(url.searchParams.get('head'), String(bySep.head));
   assert.equal(url.searchParams.get('query') ?? '0', String(x.query));
+  // ... with the example's exact cell selected (cell= is page state: the permalink keeps it)
+  assert.equal(url.searchParams.get('cell'), `${x.query},${x.key}`);
+  await page.waitForFunction((t) => (document.querySelector('div.view-info span.info-text')?.textContent || '').endsWith(t), `(query ${x.query}, key ${x.key})`);
+  assert.equal(await page.locator('svg.hm-svg rect.hm-sel').count(), 2, 'the selected cell\'s row and column are outlined');
+  // a click on another cell moves cell= (a new permalink), and a reload keeps it
+  const box = await page.$eval('svg.hm-svg rect.hm-hit', (e) => { const r = e.getBoundingClientRect(); return { x: r.x, y: r.y, w: r.width, h: r.height }; });
+  await page.mouse.click(box.x + box.w * 0.5 / 100, box.y + box.h * 1.5 / 100 + 1); // near the top-left: some cell (i, 0)
+  await page.waitForFunction(() => /^\d+,0$/.test(new URL(location.href).searchParams.get('cell') || ''));
+  const cell = new URL(page.url()).searchParams.get('cell').split(',');
+  await page.evaluate(() => { document.body.dataset.state = 'loading'; });
+  await page.reload();
+  await ready(page);
+  await page.waitForFunction((t) => (document.querySelector('div.view-info span.info-text')?.textContent || '').endsWith(t), `(query ${cell[0]}, key ${cell[1]})`);
 }, { timeout: 240000 });
 
 scenario('corpus: Cancel stops a run; the keyboard reaches the grid and examples; phone 390 px stacks', async ({ page, base, shot }) => {

@@ -74,12 +74,13 @@ export function corpusView(ctx) {
 
   function openToken(text, pos) {
     const { a, b } = inputOf(st.textLine[text]);
-    ctx.update({ view: 'heatmap', text: a, text_b: b, layer: st.qkHead.layer, head: st.qkHead.head, query: pos });
+    // the token's own cell (its row as a query, its column as a key)
+    ctx.update({ view: 'heatmap', text: a, text_b: b, layer: st.qkHead.layer, head: st.qkHead.head, query: pos, cell: [pos, pos] });
   }
 
   function openExample(x, hd) {
     const { a, b } = inputOf(x.line);
-    ctx.update({ view: 'heatmap', text: a, text_b: b, layer: hd.layer, head: hd.head, query: x.query });
+    ctx.update({ view: 'heatmap', text: a, text_b: b, layer: hd.layer, head: hd.head, query: x.query, cell: [x.query, x.key] });
   }
 
   async function start(name, text) {

@@ -47,7 +47,8 @@ export function heatmapView() {
   let box = { width: 620, height: null };
   let onQuery = () => {};
   let onSpan = () => {};
-  let sel = null; // {i, j}: selected cell (tap or keyboard)
+  let onCell = () => {}; // (i, j, data.members): a cell was selected (the page keeps it as cell=)
+  let sel = null; // {i, j}: selected cell (tap or keyboard; data.cell, the page's cell=, wins)
   let lastLabels = '';
 
   let exported = exportContext(); // what an export adds (its last drawing)
@@ -56,6 +57,7 @@ export function heatmapView() {
     tooltip.hide();
     const key = data.labels.join('\u0000');
     if (key !== lastLabels) { sel = null; lastLabels = key; }
+    if ('cell' in data) sel = data.cell;
     if (sel && (sel.i >= data.K || sel.j >= data.K)) sel = null;
     skeleton(root);
     root.select('.view-title').text(data.title);
@@ -251,6 +253,7 @@ export function heatmapView() {
         if (!c) return;
         if (ev.shiftKey) { onSpan(c.i); return; } // shift-click: the query joins / leaves the span
         select(c);
+        onCell(c.i, c.j, data.members);
         tooltip.show(ev, [`${data.labels[c.i]} → ${data.labels[c.j]}`, `${data.valueName}: ${fmt(data.matrix[c.i * K + c.j])}`]);
       })
       .on('focus', function () {
@@ -268,6 +271,7 @@ export function heatmapView() {
         ev.preventDefault();
         const [i, j] = moves[ev.key];
         select({ i: Math.max(0, Math.min(K - 1, i)), j: Math.max(0, Math.min(K - 1, j)) });
+        onCell(sel.i, sel.j, data.members);
       });
   }
 
@@ -311,7 +315,28 @@ export function heatmapView() {
   view.maxSize = function (v) { if (!arguments.length) return box.width; box = { width: v + 200, height: null }; return view; };
   view.onQuery = function (f) { if (!arguments.length) return onQuery; onQuery = f; return view; };
   view.onSpan = function (f) { if (!arguments.length) return onSpan; onSpan = f; return view; };
+  view.onCell = function (f) { if (!arguments.length) return onCell; onCell = f; return view; };
   return view;
+}
+
+// cell=Q,K: the selected cell as raw token positions (query, key), page
+// state so a permalink or another view (the Corpus view's examples) opens
+// on it; drawn on the shown tokens that hold them (a word, the span).
+export const CELL_PARAM = {
+  key: 'cell', def: null, expect: 'a query and a key token number, as 3,5',
+  parse: (raw) => {
+    const m = /^(\d{1,5}),(\d{1,5})$/.exec(raw);
+    return m ? [Number(m[1]), Number(m[2])] : null;
+  },
+  format: (v) => v.join(','),
+  within: (v, { T }) => (v[0] < T && v[1] < T ? null : `cell ${v.join(',')} names a token past the last (${T - 1})`),
+};
+/** cell= on the shown axis: {i, j}, or null (none, or a token not shown). */
+export function shownCell(axis, cell) {
+  if (!cell) return null;
+  const at = (t) => axis.members.findIndex((m) => m.includes(t));
+  const i = at(cell[0]), j = at(cell[1]);
+  return i < 0 || j < 0 ? null : { i, j };
 }
 
 /** The registry entry (views/index.js): what the page controller needs. */
@@ -332,16 +357,18 @@ export const descriptor = {
       return [...new Set(parts.map(Number))].sort((a, b) => a - b);
     },
     format: (v) => v.join(','),
-  }],
+  }, CELL_PARAM],
   needs: (s) => ({ norms: s.mode === 'norm' }),
   // A cell's key goes with its query: from the mean of heads the neuron view
   // opens on the head that gives that cell the most (neuron.js enter).
-  create: (ctx) => heatmapView().onQuery((i, j) => ctx.openNeuron(i, j)).onSpan((i) => ctx.toggleSpan(i)),
+  create: (ctx) => heatmapView().onQuery((i, j) => ctx.openNeuron(i, j)).onSpan((i) => ctx.toggleSpan(i))
+    .onCell((i, j, members) => { if (members?.[i] && members[j]) ctx.update({ cell: [members[i][0], members[j][0]] }); }),
   prepare(run, s, { axis, src, lines, valueName, modeWord }) {
     const matrix = axis.transform(headMatrix(src[s.layer], run.H, run.T, s.head));
     const headTxt = s.head === 'mean' ? 'mean of heads' : `head ${s.head}`;
     return {
       K: axis.K, labels: axis.labels, raw: axis.raw, segs: s.text_b ? axis.segs : null, matrix, valueName,
+      cell: shownCell(axis, s.cell), members: axis.members,
       title: `Heatmap — layer ${s.layer}, ${headTxt} (${modeWord})`,
       notes: s.head === 'mean' ? [...lines, `Mean over all ${run.H} heads of the layer.`] : lines,
     };
