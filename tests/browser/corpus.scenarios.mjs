@@ -83,6 +83,12 @@ scenario('corpus: a dropped file runs with progress to the CLI\'s numbers; chart
   const top = ref.heads.find((h) => h.layer === bySep.layer && h.head === bySep.head).top;
   assert.deepEqual(ex, top.map((x) => [x.text, x.query, x.key]));
   await page.waitForSelector('button.cp-example mark.cp-q');
+  if (bySep.layer || bySep.head) { // another head than the map's (layer 0, head 0): the note says why it re-runs
+    await page.waitForSelector('div.cp-map p.cp-remap-why');
+    assert.match(await page.textContent('div.cp-map p.cp-remap-why'), new RegExp(`^The run kept the queries and keys of layer 0, head 0 only: keeping every head's would take \\d+ MB \\(2 × ${ref.tokens} tokens`));
+    console.log(`#   ${await page.textContent('div.cp-map p.cp-remap-why')}`);
+    assert.match(await page.textContent('button.cp-remap'), new RegExp(`^Map layer ${bySep.layer}, head ${bySep.head} \\(runs the corpus again\\)$`));
+  }
   await page.selectOption('select.cp-colorby', 'kind');
   await page.waitForFunction(() => [...document.querySelectorAll('div.cp-map .cp-legend-item')].map((e) => e.textContent).join(',') === 'special,punctuation,word,subword');
   await shot(page, 'corpus-results');

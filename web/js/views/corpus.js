@@ -195,6 +195,11 @@ export function corpusView(ctx) {
         onColorBy: (c) => { st.colorBy = c; render(); root.select('select.cp-colorby').node()?.focus(); },
       }).then(() => {
         if (st.head.layer === st.qkHead.layer && st.head.head === st.qkHead.head) return;
+        // Only the chosen head's q/k are kept (wasm_corpus.c): every head's would be 2 x tokens x dh x H x L floats.
+        const qk = st.last.qk, H = ctx.nHeads(), L = 1 + Math.max(...r.heads.map((h) => h.layer));
+        const cost = qk?.n ? ` would take ${((2 * qk.n * qk.dh * H * L * 4) / 1e6).toFixed(0)} MB (2 × ${qk.n} tokens × ${qk.dh} × ${H} heads × ${L} layers × 4 bytes)` : ' would cost memory for every head';
+        map.append('p').attr('class', 'cp-note cp-remap-why')
+          .text(`The run kept the queries and keys of layer ${st.qkHead.layer}, head ${st.qkHead.head} only: keeping every head's${cost}, so mapping another head runs the corpus again.`);
         map.append('button').attr('type', 'button').attr('class', 'cp-remap')
           .text(`Map layer ${st.head.layer}, head ${st.head.head} (runs the corpus again)`)
           .on('click', () => start(st.name, st.rawText));
