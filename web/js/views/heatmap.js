@@ -50,10 +50,17 @@ export function heatmapView() {
   let onCell = () => {}; // (i, j, data.members): a cell was selected (the page keeps it as cell=)
   let sel = null; // {i, j}: selected cell (tap or keyboard; data.cell, the page's cell=, wins)
   let lastLabels = '';
+  // A tap's tooltip outlives the redraws its own cell= causes: {i, j, key,
+  // v, ev, owner, lines, at} of the last click (view() below).
+  let tapEcho = null;
 
   let exported = exportContext(); // what an export adds (its last drawing)
 
   function view(root, data) {
+    // A tap's tooltip still up (nothing else hid it) is shown again below
+    // when this drawing only echoes that tap (its cell=, or a second redraw).
+    const tip = typeof document !== 'undefined' ? document.getElementById('tooltip') : null;
+    const echo = tip && !tip.hidden ? tapEcho : null;
     tooltip.hide();
     const key = data.labels.join('\u0000');
     if (key !== lastLabels) { sel = null; lastLabels = key; }
@@ -76,6 +83,10 @@ export function heatmapView() {
     wireCells(root, svg, data, g);
     pinToScroll(root, svg);
     exported = exportContext({ notes: notesOf(data, g) });
+    // The echo of a tap (its cell=, same labels, same value, within a second)
+    // keeps the tap's tooltip; any other redraw leaves it hidden.
+    if (echo && sel && sel.i === echo.i && sel.j === echo.j && key === echo.key
+        && data.matrix[sel.i * data.K + sel.j] === echo.v && performance.now() - echo.at < 1000) tooltip.show(echo.ev, echo.lines, echo.owner);
   }
 
   // Skeleton, created once per root.
@@ -253,8 +264,10 @@ export function heatmapView() {
         if (!c) return;
         if (ev.shiftKey) { onSpan(c.i); return; } // shift-click: the query joins / leaves the span
         select(c);
+        const lines = [`${data.labels[c.i]} → ${data.labels[c.j]}`, `${data.valueName}: ${fmt(data.matrix[c.i * K + c.j])}`];
+        tapEcho = { i: c.i, j: c.j, key: data.labels.join('\u0000'), v: data.matrix[c.i * K + c.j], ev, owner: ev.currentTarget, lines, at: performance.now() };
         onCell(c.i, c.j, data.members);
-        tooltip.show(ev, [`${data.labels[c.i]} → ${data.labels[c.j]}`, `${data.valueName}: ${fmt(data.matrix[c.i * K + c.j])}`]);
+        tooltip.show(ev, lines);
       })
       .on('focus', function () {
         if (!this.matches(':focus-visible')) return; // a click selects where it lands
