@@ -9,15 +9,12 @@
 #include <stdio.h>
 #include <string.h>
 
-/* An integer of config.json, or dflt when absent (dflt < 0: required). */
-static int int_key(const bli_jv *cfg, const char *key, int64_t dflt, int64_t lo, int64_t hi, int32_t *out,
-                   char *err, size_t errlen) {
+/* conv_state.h: config.json's key as an integer (dflt when absent or null),
+ * in [lo, hi]; the family stages (here and convert_rel.c) read theirs so. */
+int bli_conv_int_key(const bli_jv *cfg, const char *key, int64_t dflt, int64_t lo, int64_t hi, int32_t *out,
+                     char *err, size_t errlen) {
     const bli_jv *v = bli_jget(cfg, key);
     int64_t x = dflt;
-    if (!v && dflt < 0) {
-        bli_set_err(err, errlen, "config.json has no %s", key);
-        return -1;
-    }
     if (v && v->type != BLI_JNULL) {
         if (v->type != BLI_JNUM || !v->is_int) {
             bli_set_err(err, errlen, "config.json: %s must be an integer", key);
@@ -65,7 +62,7 @@ int bli_conv_family_shape(bli_conv *c, const bli_jv *cfg, char *err, size_t errl
     if (f->kind == BLI_FAM_ROBERTA) {
         /* RobertaEmbeddings: padding_idx = pad_token_id (1 in every released checkpoint) */
         int32_t pad;
-        if (int_key(cfg, "pad_token_id", 1, 0, (int64_t)k->max_positions - 2, &pad, err, errlen)) return -1;
+        if (bli_conv_int_key(cfg, "pad_token_id", 1, 0, (int64_t)k->max_positions - 2, &pad, err, errlen)) return -1;
         if (pad >= k->vocab_size) {
             bli_set_err(err, errlen, "config.json: pad_token_id %d is not below vocab_size %d", pad, k->vocab_size);
             return -1;
@@ -75,7 +72,7 @@ int bli_conv_family_shape(bli_conv *c, const bli_jv *cfg, char *err, size_t errl
     }
     if (f->kind == BLI_FAM_ELECTRA || f->kind == BLI_FAM_ALBERT) {
         int32_t e;
-        if (int_key(cfg, "embedding_size", f->kind == BLI_FAM_ALBERT ? 128 : k->hidden, 1, BL_MAX_HIDDEN, &e, err,
+        if (bli_conv_int_key(cfg, "embedding_size", f->kind == BLI_FAM_ALBERT ? 128 : k->hidden, 1, BL_MAX_HIDDEN, &e, err,
                     errlen))
             return -1;
         f->embed = e;
@@ -84,8 +81,8 @@ int bli_conv_family_shape(bli_conv *c, const bli_jv *cfg, char *err, size_t errl
     }
     if (f->kind == BLI_FAM_ALBERT) {
         int32_t g, inner;
-        if (int_key(cfg, "num_hidden_groups", 1, 1, k->n_layers, &g, err, errlen) ||
-            int_key(cfg, "inner_group_num", 1, 1, 64, &inner, err, errlen))
+        if (bli_conv_int_key(cfg, "num_hidden_groups", 1, 1, k->n_layers, &g, err, errlen) ||
+            bli_conv_int_key(cfg, "inner_group_num", 1, 1, 64, &inner, err, errlen))
             return -1;
         if (k->n_layers % g) {
             bli_set_err(err, errlen, "config.json: num_hidden_groups %d does not divide num_hidden_layers %d", g,

@@ -16,27 +16,6 @@ int bli_conv_rel_kind(int kind) {
     return kind == BLI_FAM_MPNET || kind == BLI_FAM_DEBERTA || kind == BLI_FAM_MODERNBERT;
 }
 
-/* config.json's key as an integer (dflt when absent or null), in [lo, hi]. */
-static int get_int(const bli_jv *cfg, const char *key, int64_t dflt, int64_t lo, int64_t hi, int32_t *out, char *err,
-                   size_t errlen) {
-    const bli_jv *v = bli_jget(cfg, key);
-    int64_t x = dflt;
-    if (v && v->type != BLI_JNULL) {
-        if (v->type != BLI_JNUM || !v->is_int) {
-            bli_set_err(err, errlen, "config.json: %s must be an integer", key);
-            return -1;
-        }
-        x = v->ival;
-    }
-    if (x < lo || x > hi) {
-        bli_set_err(err, errlen, "config.json: %s = %lld is out of range %lld..%lld", key, (long long)x, (long long)lo,
-                    (long long)hi);
-        return -1;
-    }
-    *out = (int32_t)x;
-    return 0;
-}
-
 /* A boolean key (dflt when absent); a non-boolean is an error. */
 static int get_bool(const bli_jv *cfg, const char *key, int dflt, int *out, char *err, size_t errlen) {
     const bli_jv *v = bli_jget(cfg, key);
@@ -95,7 +74,7 @@ int bli_conv_rel_shape(bli_conv *c, const bli_jv *cfg, char *err, size_t errlen)
             return -1;
         }
         /* the encoder takes buckets 0..31 of a table of this many rows */
-        if (get_int(cfg, "relative_attention_num_buckets", 32, 32, 4096, &f->rel_rows, err, errlen)) return -1;
+        if (bli_conv_int_key(cfg, "relative_attention_num_buckets", 32, 32, 4096, &f->rel_rows, err, errlen)) return -1;
     }
     if (f->kind == BLI_FAM_DEBERTA) {
         int rel = 0, share = 0, biased = 1;
@@ -103,10 +82,10 @@ int bli_conv_rel_shape(bli_conv *c, const bli_jv *cfg, char *err, size_t errlen)
         if (get_bool(cfg, "relative_attention", 0, &rel, err, errlen) ||
             get_bool(cfg, "share_att_key", 0, &share, err, errlen) ||
             get_bool(cfg, "position_biased_input", 1, &biased, err, errlen) ||
-            get_int(cfg, "conv_kernel_size", 0, 0, 64, &conv, err, errlen) ||
-            get_int(cfg, "embedding_size", k->hidden, 1, BL_MAX_HIDDEN, &emb, err, errlen) ||
-            get_int(cfg, "position_buckets", -1, -1, BL_MAX_POSITIONS, &buckets, err, errlen) ||
-            get_int(cfg, "max_relative_positions", -1, -1, BL_MAX_POSITIONS, &maxrel, err, errlen) ||
+            bli_conv_int_key(cfg, "conv_kernel_size", 0, 0, 64, &conv, err, errlen) ||
+            bli_conv_int_key(cfg, "embedding_size", k->hidden, 1, BL_MAX_HIDDEN, &emb, err, errlen) ||
+            bli_conv_int_key(cfg, "position_buckets", -1, -1, BL_MAX_POSITIONS, &buckets, err, errlen) ||
+            bli_conv_int_key(cfg, "max_relative_positions", -1, -1, BL_MAX_POSITIONS, &maxrel, err, errlen) ||
             att_terms(bli_jget(cfg, "pos_att_type"), &f->rel_terms, err, errlen))
             return -1;
         const char *why = !rel ? "relative_attention false" : !share ? "share_att_key false (separate position projections)"
@@ -132,8 +111,8 @@ int bli_conv_rel_shape(bli_conv *c, const bli_jv *cfg, char *err, size_t errlen)
         int32_t local, every;
         if (get_bool(cfg, "norm_bias", 0, &nb, err, errlen) || get_bool(cfg, "attention_bias", 0, &ab, err, errlen) ||
             get_bool(cfg, "mlp_bias", 0, &mb, err, errlen) ||
-            get_int(cfg, "local_attention", 128, 2, 2 * (int64_t)BL_MAX_POSITIONS, &local, err, errlen) ||
-            get_int(cfg, "global_attn_every_n_layers", 3, 1, BL_MAX_LAYERS, &every, err, errlen))
+            bli_conv_int_key(cfg, "local_attention", 128, 2, 2 * (int64_t)BL_MAX_POSITIONS, &local, err, errlen) ||
+            bli_conv_int_key(cfg, "global_attn_every_n_layers", 3, 1, BL_MAX_LAYERS, &every, err, errlen))
             return -1;
         if (nb || ab || mb) {
             bli_set_err(err, errlen, "model_type 'modernbert' with %s true: bertlens runs ModernBERT without biases, "
