@@ -74,6 +74,22 @@ void bli_conv_hash(bli_conv *c, const void *p, size_t n);
 int bli_conv_source(const bli_conv *c, int t, int *w, uint64_t *off, uint64_t *n);
 int bli_conv_tensor(bli_conv *c, int t, const void *src, bli_conv_sink sink, void *sink_ctx, char *err,
                     size_t errlen);
+/* By rows, for front ends that hold the bundle in memory (the page): a 2-D
+ * tensor whose source and dtype allow it (f32 / f16 / bf16 / f64 source;
+ * f32, f16, q8 or q4 out) is converted rows [row0, row0 + nrows) at a time,
+ * in order from row 0, src holding just those rows' source bytes; the
+ * bundle's bytes, the log line and the CRC (taken from `bundle`, the sink's
+ * buffer of bundle_size bytes, after the last rows) are bli_conv_tensor's.
+ * bli_conv_row_bytes: source bytes per row, 0 when t goes whole. */
+typedef struct {
+    int t;
+    int64_t next;           /* the row the next call starts at */
+    double emax, e2, w2;    /* the error sums so far (the log line) */
+} bli_conv_rows;
+uint64_t bli_conv_row_bytes(const bli_conv *c, int t);
+int bli_conv_tensor_rows(bli_conv *c, bli_conv_rows *acc, int t, int64_t row0, int64_t nrows, const void *src,
+                         bli_conv_sink sink, void *sink_ctx, const uint8_t *bundle, uint64_t bundle_size, char *err,
+                         size_t errlen);
 int bli_conv_finish(bli_conv *c, bli_conv_sink sink, void *sink_ctx, char *err, size_t errlen);
 
 #endif

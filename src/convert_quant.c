@@ -165,6 +165,46 @@ static int to_f32(const stensor *s, const uint8_t *p, float *w, size_t n) {
     return 0;
 }
 
+/* w [n] floats -> data in o's dtype (its bytes for those n elements),
+ * adding each element's error to qe; -1 with a reason when a QN block
+ * scale overflows. */
+static int encode(const otensor *o, const float *w, size_t n, uint8_t *data, qerr *qe, char *err, size_t errlen) {
+    switch (o->dtype) {
+    case BL_F16:
+        for (size_t i = 0; i < n; i++) {
+            uint16_t h = bli_f32_to_f16(w[i]);
+            data[2 * i] = (uint8_t)h;
+            data[2 * i + 1] = (uint8_t)(h >> 8);
+            qerr_add(qe, w[i], bli_f16_to_f32(h));
+        }
+        break;
+    case BL_Q8: quant_q8(w, n, data, qe); break;
+    case BL_Q4: quant_q4(w, n, data, qe); break;
+    case BL_Q8H: case BL_Q9: case BL_Q10: case BL_Q11: case BL_Q12:
+        if (quant_qn(w, n, bli_qn_bits(o->dtype), data, qe)) {
+            float amax = 0;
+            for (size_t i = 0; i < n; i++) amax = fmaxf(amax, fabsf(w[i]));
+            bli_set_err(err, errlen, "%s: weights up to %g overflow a float16 block scale", o->name, (double)amax);
+            return -1;
+        }
+        break;
+    default: /* f32: the bytes are w's */
+        for (size_t i = 0; i < n; i++) qerr_add(qe, w[i], w[i]);
+    }
+    return 0;
+}
+
+/* The tensor's log line, as convert.py prints it (n: its elements). */
+static void log_tensor(bli_conv *c, const otensor *o, const qerr *qe, size_t n) {
+    double emax = qe->emax, e2 = qe->e2, w2 = qe->w2;
+    double rms = sqrt(w2 / (double)n), rel = rms > 0 ? sqrt(e2 / (double)n) / rms : 0;
+    char shape[48];
+    if (o->n_dims == 2) snprintf(shape, sizeof shape, "[%lld, %lld]", (long long)o->dims[0], (long long)o->dims[1]);
+    else snprintf(shape, sizeof shape, "[%lld]", (long long)o->dims[0]);
+    bli_conv_logf(c, "[tensor] %-52s %-14s %-4s max|err| %.3e  rel.rms %.3e", o->name, shape, bl_dtype_name(o->dtype), emax,
+          rel);
+}
+
 int bli_conv_tensor(bli_conv *c, int t, const void *src, bli_conv_sink sink, void *sink_ctx, char *err,
                     size_t errlen) {
     if (!c->planned || t < 0 || t >= c->n_ot) {
@@ -194,41 +234,117 @@ int bli_conv_tensor(bli_conv *c, int t, const void *src, bli_conv_sink sink, voi
         bli_set_err(err, errlen, "%s: contains NaN or infinity", o->name);
         goto out;
     }
-    switch (o->dtype) {
-    case BL_F16:
-        for (size_t i = 0; i < n; i++) {
-            uint16_t h = bli_f32_to_f16(w[i]);
-            data[2 * i] = (uint8_t)h;
-            data[2 * i + 1] = (uint8_t)(h >> 8);
-            qerr_add(&qe, w[i], bli_f16_to_f32(h));
-        }
-        break;
-    case BL_Q8: quant_q8(w, n, data, &qe); break;
-    case BL_Q4: quant_q4(w, n, data, &qe); break;
-    case BL_Q8H: case BL_Q9: case BL_Q10: case BL_Q11: case BL_Q12:
-        if (quant_qn(w, n, bli_qn_bits(o->dtype), data, &qe)) {
-            float amax = 0;
-            for (size_t i = 0; i < n; i++) amax = fmaxf(amax, fabsf(w[i]));
-            bli_set_err(err, errlen, "%s: weights up to %g overflow a float16 block scale", o->name, (double)amax);
-            goto out;
-        }
-        break;
-    default: /* f32: the bytes are w's */
-        for (size_t i = 0; i < n; i++) qerr_add(&qe, w[i], w[i]);
-    }
-    double emax = qe.emax, e2 = qe.e2, w2 = qe.w2;
-    double rms = sqrt(w2 / (double)n), rel = rms > 0 ? sqrt(e2 / (double)n) / rms : 0;
-    char shape[48];
-    if (o->n_dims == 2) snprintf(shape, sizeof shape, "[%lld, %lld]", (long long)o->dims[0], (long long)o->dims[1]);
-    else snprintf(shape, sizeof shape, "[%lld]", (long long)o->dims[0]);
-    bli_conv_logf(c, "[tensor] %-52s %-14s %-4s max|err| %.3e  rel.rms %.3e", o->name, shape, bl_dtype_name(o->dtype), emax,
-          rel);
+    if (encode(o, w, n, data, &qe, err, errlen)) goto out;
+    log_tensor(c, o, &qe, n);
     o->crc = bli_crc32(0, data, (size_t)o->nbytes);
     if (sink(sink_ctx, c->data_offset + o->off, data, (size_t)o->nbytes)) {
         bli_set_err(err, errlen, "%s: cannot write the bundle", o->name);
         goto out;
     }
     o->done = 1;
+    rc = 0;
+out:
+    if (data != (const uint8_t *)w) free(data);
+    free(wbuf);
+    return rc;
+}
+
+/* ------------------------------------------------------------ by rows */
+
+/* Bytes of the encoded rows [row0, row0 + nrows) of o ([R][K]) in each of
+ * its regions: for q8 / q4 the values, then the scales; f32 / f16 one. */
+static int row_regions(const otensor *o, int64_t row0, int64_t nrows, uint64_t off[2], uint64_t len[2]) {
+    const uint64_t R = (uint64_t)o->dims[0], K = (uint64_t)o->dims[1], N = R * K;
+    const uint64_t r0 = (uint64_t)row0, nr = (uint64_t)nrows;
+    switch (o->dtype) {
+    case BL_F32: off[0] = r0 * K * 4, len[0] = nr * K * 4; return 1;
+    case BL_F16: off[0] = r0 * K * 2, len[0] = nr * K * 2; return 1;
+    case BL_Q8:
+        off[0] = r0 * K, len[0] = nr * K;
+        off[1] = N + r0 * (K / BL_QBLOCK) * 4, len[1] = nr * (K / BL_QBLOCK) * 4;
+        return 2;
+    case BL_Q4:
+        off[0] = r0 * K / 2, len[0] = nr * K / 2;
+        off[1] = N / 2 + r0 * (K / BL_QBLOCK) * 4, len[1] = nr * (K / BL_QBLOCK) * 4;
+        return 2;
+    default: return 0;
+    }
+}
+
+uint64_t bli_conv_row_bytes(const bli_conv *c, int t) {
+    if (!c->planned || t < 0 || t >= c->n_ot) return 0;
+    const otensor *o = &c->ot[t];
+    if (o->src < 0 || o->n_dims != 2 || o->dims[0] <= 0 || o->dims[1] <= 0) return 0;
+    const stensor *s = &c->st[o->src];
+    if (s->src != SRC_F32 && s->src != SRC_F16 && s->src != SRC_BF16 && s->src != SRC_F64) return 0;
+    if ((o->dtype == BL_Q8 || o->dtype == BL_Q4) && o->dims[1] % BL_QBLOCK) return 0;
+    uint64_t off[2], len[2];
+    if (!row_regions(o, 0, 1, off, len)) return 0;
+    /* the source holds exactly these rows, in this order (bli_conv_source) */
+    int w;
+    uint64_t so, sn;
+    const uint64_t row = BLI_BYTES((uint64_t)bli_conv_src_size[s->src], o->dims[1], 1);
+    if (bli_conv_source(c, t, &w, &so, &sn) || row == 0 || row > sn || sn / row != (uint64_t)o->dims[0] ||
+        sn % row)
+        return 0;
+    return row;
+}
+
+int bli_conv_tensor_rows(bli_conv *c, bli_conv_rows *acc, int t, int64_t row0, int64_t nrows, const void *src,
+                         bli_conv_sink sink, void *sink_ctx, const uint8_t *bundle, uint64_t bundle_size, char *err,
+                         size_t errlen) {
+    const uint64_t row = bli_conv_row_bytes(c, t);
+    if (!row) {
+        bli_set_err(err, errlen, "bli_conv_tensor_rows: tensor %d cannot be converted by rows", t);
+        return -1;
+    }
+    otensor *o = &c->ot[t];
+    const stensor *s = &c->st[o->src];
+    if (row0 == 0) memset(acc, 0, sizeof *acc), acc->t = t;
+    if (acc->t != t || row0 != acc->next || nrows <= 0 || nrows > o->dims[0] - row0) {
+        bli_set_err(err, errlen, "%s: rows %lld..+%lld out of order (next is row %lld of %lld)", o->name,
+                    (long long)row0, (long long)nrows, (long long)acc->next, (long long)o->dims[0]);
+        return -1;
+    }
+    /* [nrows][K] floats and their encoding, sized in 64 bits (sizes.h) */
+    const uint64_t nbytes32 = BLI_BYTES(sizeof(float), nrows, o->dims[1]);
+    if (!bli_size_ok(nbytes32, o->name, err, errlen)) return -1;
+    const size_t n = (size_t)(nbytes32 / sizeof(float));
+    uint64_t off[2], len[2];
+    const int regions = row_regions(o, row0, nrows, off, len);
+    static const uint16_t one = 1;
+    int in_place = s->src == SRC_F32 && *(const uint8_t *)&one == 1 && (uintptr_t)src % sizeof(float) == 0;
+    float *wbuf = in_place ? NULL : bli_alloc(nbytes32, 0, o->name, err, errlen);
+    const float *w = in_place ? (const float *)src : wbuf;
+    const uint64_t dbytes = len[0] + (regions == 2 ? len[1] : 0);
+    uint8_t *data = !w || o->dtype == BL_F32 ? (uint8_t *)w : bli_alloc(dbytes, 0, o->name, err, errlen);
+    int rc = -1;
+    qerr qe = {acc->emax, acc->e2, acc->w2}; /* the sums go on in element order, as one tensor's */
+    if (!w || !data) goto out;
+    if (in_place ? check_finite(w, n) : to_f32(s, src, wbuf, n)) {
+        bli_set_err(err, errlen, "%s: contains NaN or infinity", o->name);
+        goto out;
+    }
+    if (encode(o, w, n, data, &qe, err, errlen)) goto out;
+    for (int i = 0; i < regions; i++) {
+        if (sink(sink_ctx, c->data_offset + o->off + off[i], data + (i ? len[0] : 0), (size_t)len[i])) {
+            bli_set_err(err, errlen, "%s: cannot write the bundle", o->name);
+            goto out;
+        }
+    }
+    acc->emax = qe.emax, acc->e2 = qe.e2, acc->w2 = qe.w2;
+    acc->next = row0 + nrows;
+    if (acc->next == o->dims[0]) { /* the last rows: the whole tensor's line and CRC */
+        const uint64_t at = c->data_offset + o->off;
+        if (!bundle || at > bundle_size || o->nbytes > bundle_size - at) {
+            bli_set_err(err, errlen, "%s: the bundle is not in memory for its CRC", o->name);
+            goto out;
+        }
+        const size_t total = (size_t)((uint64_t)o->dims[0] * (uint64_t)o->dims[1]);
+        log_tensor(c, o, &qe, total);
+        o->crc = bli_crc32(0, bundle + at, (size_t)o->nbytes);
+        o->done = 1;
+    }
     rc = 0;
 out:
     if (data != (const uint8_t *)w) free(data);

@@ -31,6 +31,8 @@ static struct {
     uint64_t size;
     bli_jbuf log;
     double src[3];    /* weight file, offset, bytes of the last blw_conv_source */
+    bli_conv_rows rows; /* the tensor being converted by rows */
+    int finished;     /* blw_conv_finish wrote the header: out is the bundle */
 } cv;
 
 static void conv_log(void *ctx, const char *line) {
@@ -114,10 +116,66 @@ EMSCRIPTEN_KEEPALIVE int blw_conv_tensor(int t, const uint8_t *src) {
     return cv.c && cv.out ? bli_conv_tensor(cv.c, t, src, conv_sink, NULL, bli_wasm_err(), BLI_WASM_ERRLEN) : -1;
 }
 
+/* Source bytes per row of tensor t when the page may feed it by rows
+ * (blw_conv_tensor_rows), else 0: it goes whole (blw_conv_tensor). */
+EMSCRIPTEN_KEEPALIVE double blw_conv_rows(int t) { return cv.c ? (double)bli_conv_row_bytes(cv.c, t) : 0; }
+
+/* Rows [row0, row0 + nrows) of tensor t from src (their source bytes), in
+ * order; hash: src is also the next bytes of its weight file (source.sha256),
+ * so the page passes each chunk once. 0 or -1. */
+EMSCRIPTEN_KEEPALIVE int blw_conv_tensor_rows(int t, double row0, double nrows, const uint8_t *src, int hash) {
+    if (!cv.c || !cv.out) return -1;
+    const uint64_t row = bli_conv_row_bytes(cv.c, t);
+    if (!(row0 >= 0 && row0 < 9007199254740992.0 && nrows >= 1 && nrows < 9007199254740992.0) || !row) {
+        snprintf(bli_wasm_err(), BLI_WASM_ERRLEN, "blw_conv_tensor_rows: tensor %d, rows %g+%g", t, row0, nrows);
+        return -1;
+    }
+    const uint64_t n = BLI_BYTES(row, (int64_t)nrows, 1);
+    if (!bli_size_ok(n, "a chunk of rows", bli_wasm_err(), BLI_WASM_ERRLEN)) return -1;
+    if (hash) bli_conv_hash(cv.c, src, (size_t)n);
+    return bli_conv_tensor_rows(cv.c, &cv.rows, t, (int64_t)row0, (int64_t)nrows, src, conv_sink, NULL, cv.out,
+                                cv.size, bli_wasm_err(), BLI_WASM_ERRLEN);
+}
+
 /* The finished bundle (blw_conv_size() bytes, owned until blw_conv_free), or NULL. */
 EMSCRIPTEN_KEEPALIVE const uint8_t *blw_conv_finish(void) {
     if (!cv.c || !cv.out || bli_conv_finish(cv.c, conv_sink, NULL, bli_wasm_err(), BLI_WASM_ERRLEN)) return NULL;
+    cv.finished = 1;
     return cv.out;
+}
+
+/* Bytes [off, off + n) of the finished bundle (a pointer into it), or NULL:
+ * the page copies the bundle out by slices (never whole) to keep it. */
+EMSCRIPTEN_KEEPALIVE const uint8_t *blw_conv_read(double off, double n) {
+    if (!cv.finished || !cv.out || !(off >= 0 && n >= 0 && off <= (double)cv.size && n <= (double)cv.size - off)) {
+        snprintf(bli_wasm_err(), BLI_WASM_ERRLEN, "no converted bundle bytes %g+%g (it has %llu)", off, n,
+                 (unsigned long long)(cv.finished ? cv.size : 0));
+        return NULL;
+    }
+    return cv.out + (uint64_t)off;
+}
+
+int blw_load(uint8_t *bytes, int size); /* wasm_api.c: takes ownership, frees on failure */
+
+/* The finished bundle becomes the engine's model, without a copy: blw_load
+ * takes its memory (and frees it when it refuses the bundle; the model
+ * loaded before then stays). The converter forgets it and frees the rest of
+ * its state first. 0 or -1 (blw_error). */
+EMSCRIPTEN_KEEPALIVE int blw_conv_load(void) {
+    if (!cv.finished || !cv.out) {
+        bli_wasm_set_error("no converted bundle to load");
+        return -1;
+    }
+    uint8_t *p = cv.out;
+    const uint64_t n = cv.size;
+    cv.out = NULL;
+    blw_conv_free();
+    if (n > 0x7fffffffu) {
+        free(p);
+        bli_wasm_set_error("the converted bundle is over 2 GB, more than the engine loads");
+        return -1;
+    }
+    return blw_load(p, (int)n);
 }
 
 EMSCRIPTEN_KEEPALIVE double blw_conv_size(void) { return (double)cv.size; }

@@ -10,12 +10,20 @@
 // engine.conv(...), one 'conv' message to the page's model worker (worker.js
 // runs blw_conv_<fn> with args — numbers, strings; the string BYTES marks
 // where the heap copy of `bytes` goes — and shapes the result: text for
-// weight_name / log, {w, off, n} for source, the bundle's bytes for finish,
-// else the number; {error} when it failed). Node tests reach the same
+// weight_name / log, {w, off, n} for source, the bundle's size for finish
+// (the bundle stays in the worker: 'read' [off, n] copies a slice of it
+// out), else the number; {error} when it failed). Node tests reach the same
 // handler through tools/wasm_node.mjs workerConverter.
+//
+// A large 2-D tensor goes in chunks of rows (at most CHUNK bytes of its
+// source each: 'tensor_rows', which also hashes them), so neither JS nor the
+// wasm heap ever holds a whole 125 MB embedding matrix; the bytes written
+// are the whole-tensor path's.
 
 export const BYTES = '\u0000bytes';
 const HASH_CHUNK = 8 << 20;
+const CHUNK = 8 << 20; // source bytes per 'tensor_rows' call
+const READ_SLICE = 16 << 20; // bytes per 'read' when the bundle is copied out whole
 
 /** Checkpoint entries from browser File objects (a dropped folder, a
  *  directory picker's list, or loose files): {name relative to the
@@ -42,9 +50,14 @@ function check(r, what) {
 }
 
 /** Convert. entries: [{name, size, read(start, end) -> Promise<Uint8Array>}];
- *  opts: {dtype, embedDtype, name, license, cased}; progress({stage: 'read'
- *  | 'hash' | 'tensor', done, total, lines}) hears of every step (lines: the
- *  converter's log lines since the last report). Returns {bytes, log}. */
+ *  opts: {dtype, embedDtype, name, license, cased, hold, chunkBytes};
+ *  progress({stage: 'read' | 'hash' | 'tensor', done, total, lines}) hears
+ *  of every step (lines: the converter's log lines since the last report).
+ *  Returns {bytes, log}; with hold, the bundle stays in the worker instead:
+ *  {size, log, gen, read(off, end) -> Promise<Uint8Array>, release()} (the
+ *  caller loads it with engine.load({converted: true, gen}) or releases
+ *  it; a newer conversion drops it too).
+ *  chunkBytes: source bytes per chunk of rows (CHUNK; tests make it small). */
 export async function convertCheckpoint(call, entries, opts = {}, progress = () => {}) {
   const log = [];
   const report = async (stage, done, total) => {
@@ -54,7 +67,8 @@ export async function convertCheckpoint(call, entries, opts = {}, progress = () 
     progress({ stage, done, total, lines });
   };
   const byName = new Map(entries.map((e) => [e.name, e]));
-  check(await call('new', [opts.dtype || '', opts.embedDtype || '', opts.name || 'checkpoint', opts.license || '', opts.cased ? 1 : 0]));
+  let held = false;
+  const gen = check(await call('new', [opts.dtype || '', opts.embedDtype || '', opts.name || 'checkpoint', opts.license || '', opts.cased ? 1 : 0]));
   try {
     let n = 0;
     for (const e of entries) {
@@ -93,6 +107,22 @@ export async function convertCheckpoint(call, entries, opts = {}, progress = () 
       check(await call('tensor', [t, BYTES], src));
       await report('tensor', ++converted, nt);
     };
+    // Tensor t from bytes [off, off + len) of e in chunks of whole rows,
+    // each hashed on the way when `hash`; false when t goes whole.
+    const chunk = opts.chunkBytes || CHUNK;
+    const byRows = async (t, e, off, len, hash) => {
+      const row = len > chunk ? check(await call('rows', [t])) : 0;
+      if (!(row > 0) || len % row) return false;
+      const rows = len / row, per = Math.max(1, Math.floor(chunk / row));
+      for (let r = 0; r < rows; r += per) {
+        const k = Math.min(per, rows - r);
+        const src = await e.read(off + r * row, off + (r + k) * row);
+        check(await call('tensor_rows', [t, r, k, BYTES, hash ? 1 : 0], src));
+        if (hash) { hashed += k * row; progress({ stage: 'hash', done: hashed, total, lines: [] }); }
+      }
+      await report('tensor', ++converted, nt);
+      return true;
+    };
     const plan = weights.map(() => []);
     for (let t = 0; t < nt; t++) {
       const s = check(await call('source', [t]));
@@ -106,10 +136,11 @@ export async function convertCheckpoint(call, entries, opts = {}, progress = () 
       };
       for (const { t, off, n: len } of plan[w].sort((a, b) => a.off - b.off)) {
         if (off < pos) { // overlapping: read on its own
-          await convertOne(t, await e.read(off, off + len));
+          if (!await byRows(t, e, off, len, false)) await convertOne(t, await e.read(off, off + len));
           continue;
         }
         await hashTo(off);
+        if (await byRows(t, e, off, len, true)) { pos = off + len; continue; }
         const src = await e.read(off, off + len);
         for (let i = 0; i < len; i += HASH_CHUNK) await hashIn(src.slice(i, Math.min(len, i + HASH_CHUNK)));
         pos = off + len;
@@ -117,11 +148,18 @@ export async function convertCheckpoint(call, entries, opts = {}, progress = () 
       }
       await hashTo(e.size);
     }
-    const bytes = check(await call('finish'));
+    const size = check(await call('finish'));
     await report('write', nt, nt);
+    const read = async (a, b) => check(await call('read', [a, b - a]));
+    if (opts.hold) {
+      held = true;
+      return { size, log, read, gen, release: () => call('free', [gen]) };
+    }
+    const bytes = new Uint8Array(size);
+    for (let at = 0; at < size; at += READ_SLICE) bytes.set(await read(at, Math.min(size, at + READ_SLICE)), at);
     return { bytes, log };
   } finally {
-    await call('free');
+    if (!held) await call('free');
   }
 }
 

@@ -4,6 +4,8 @@
 import { WORKER_PROTOCOL, checkResult } from '../lib/protocol.js';
 import { ASSETS } from './assets.js';
 
+const LOAD_PIECE = 4 << 20; // bytes per 'load_chunk' of a streamed bundle
+
 // (module (func (result v128) i32.const 0 i8x16.splat)) — validates only
 // where the engine implements wasm SIMD128.
 const SIMD_PROBE = new Uint8Array([
@@ -63,8 +65,56 @@ export class Engine {
     return out;
   }
 
-  /** Hand a decompressed bundle (ArrayBuffer, transferred) to the worker. */
-  load(buffer) { return this.call('load', { bytes: buffer }, [buffer]); }
+  /** Hand a bundle to the worker: a decompressed bundle (ArrayBuffer,
+   *  transferred); {converted: true}: the one the converter holds in the
+   *  worker (convert.js {hold: true}; gen: its conversion), taken in place; {stream, size}: a
+   *  ReadableStream of size bytes (a kept copy in Cache Storage), fed in
+   *  pieces so it is never whole in JS. Resolves to {info}, or {error,
+   *  restored} (restored: the model loaded before is still loaded). */
+  load(src) {
+    if (src instanceof ArrayBuffer) return this.call('load', { bytes: src }, [src]);
+    if (src && src.converted) return this.call('load_converted', { gen: src.gen });
+    if (src && src.stream) return this.loadStream(src.stream, src.size);
+    return Promise.reject(new Error('nothing to load'));
+  }
+
+  async loadStream(stream, size) {
+    const reader = stream.getReader();
+    let at = 0;
+    let piece = null, filled = 0;
+    const send = async () => {
+      if (!filled) return;
+      const bytes = piece.buffer;
+      const n = filled;
+      piece = null;
+      filled = 0;
+      await this.call('load_chunk', { offset: at, bytes: n === bytes.byteLength ? bytes : bytes.slice(0, n) }, [bytes]);
+      at += n;
+    };
+    try {
+      await this.call('load_begin', { size });
+      for (;;) {
+        const { done, value } = await reader.read();
+        if (done) break;
+        if (at + filled + value.length > size) throw new Error(`it has more than the ${size} bytes stored`);
+        // pieces of LOAD_PIECE bytes (Cache Storage reads come in ~64 KB)
+        for (let i = 0; i < value.length;) {
+          if (!piece) piece = new Uint8Array(Math.min(LOAD_PIECE, size - at));
+          const n = Math.min(value.length - i, piece.length - filled);
+          piece.set(value.subarray(i, i + n), filled);
+          filled += n;
+          i += n;
+          if (filled === piece.length) await send();
+        }
+      }
+      await send();
+    } catch (e) {
+      reader.cancel().catch(() => {});
+      const { restored } = await this.call('load_abort').catch(() => ({ restored: false }));
+      return { error: `the kept copy could not be read (${String((e && e.message) || e)})`, restored };
+    }
+    return this.call('load_end');
+  }
 
   /** One call of the converter in the worker (web/js/engine/convert.js drives
    *  it): bytes (a Uint8Array, its buffer transferred) go to the heap. */

@@ -4,13 +4,17 @@
 // needs a second module). Args: numbers, strings (-> C strings) and
 // CONV_BYTES, where the heap copy of `bytes` goes. The result as
 // convert.js's header describes it (the only copy: Node tests call it
-// through tools/wasm_node.mjs workerConverter).
-/* global handle, mod, cstring, lastError */
+// through tools/wasm_node.mjs workerConverter). The finished bundle stays in
+// the heap: 'read' copies out a slice of it, 'load_converted' hands it to
+// the engine itself (no copy), 'free' drops it.
+/* global handle, mod, cstring, lastError, loaded */
 
 const CONV_BYTES = '\u0000bytes'; // convert.js BYTES
+let convGen = 0; // which conversion the converter holds ('new' answers it)
 
 handle('conv', ({ fn, args, bytes }) => {
   if (!/^[a-z_]+$/.test(fn) || typeof mod[`_blw_conv_${fn}`] !== 'function') throw new Error(`no converter call ${fn}`);
+  if (fn === 'free' && args.length && args[0] !== convGen) return 0; // that conversion is gone already
   const ptrs = [];
   try {
     const a = args.map((x) => {
@@ -33,9 +37,12 @@ handle('conv', ({ fn, args, bytes }) => {
       case 'weight_name': return r ? mod.UTF8ToString(r) : err();
       case 'log': return mod.UTF8ToString(r);
       case 'source': return r ? { w: mod.HEAPF64[r >>> 3], off: mod.HEAPF64[(r >>> 3) + 1], n: mod.HEAPF64[(r >>> 3) + 2] } : err();
-      case 'finish': {
+      case 'new': return r < 0 ? err() : ++convGen;
+      case 'finish': return r ? mod._blw_conv_size() : err(); // its size; the bytes stay here
+      case 'rows': return r;
+      case 'read': { // args [off, n]: a copy of those bytes of the finished bundle
         if (!r) return err();
-        const out = mod.HEAPU8.slice(r >>> 0, (r >>> 0) + mod._blw_conv_size());
+        const out = mod.HEAPU8.slice(r >>> 0, (r >>> 0) + args[1]);
         return [out, [out.buffer]];
       }
       case 'hash': case 'free': return 0;
@@ -44,4 +51,12 @@ handle('conv', ({ fn, args, bytes }) => {
   } finally {
     for (const p of ptrs) mod._free(p);
   }
+});
+
+// The converted bundle becomes the model, in place (blw_conv_load): the
+// result is 'load''s ({info}, or {error, restored}). gen: the conversion
+// ('new''s answer) whose bundle is meant, when a newer one may have begun.
+handle('load_converted', ({ gen }) => {
+  if (gen !== undefined && gen !== convGen) return { error: 'a newer conversion replaced this one', restored: info !== null };
+  return loaded(mod._blw_conv_load());
 });

@@ -2,7 +2,7 @@
 // parts; tools/worker_source.mjs joins them into one classic script). What
 // every message handler shares: the module, the loaded model, the run the
 // wasm state still holds, and copying in and out of the wasm heap.
-/* exported P, mod, info, runCount, lastT, lastFlags, cstring, lastError, floats, putLayers, loadBytes, setMask, heldRun, embeddingNow */
+/* exported P, mod, info, runCount, lastT, lastFlags, cstring, lastError, floats, putLayers, loadBytes, loaded, setMask, heldRun, embeddingNow */
 
 let P = null; // WORKER_PROTOCOL from the page ('init')
 let mod = null; // the Emscripten module
@@ -47,6 +47,15 @@ function loadBytes(bytes) {
   if (!p) throw new Error(`Out of memory allocating ${bytes.length} bytes for the model.`);
   mod.HEAPU8.set(bytes, p >>> 0);
   return mod._blw_load(p, bytes.length); // takes ownership of p
+}
+
+/** What a load answers, from blw_load's return code: {info} of the new
+ *  model, or {error, restored} (blw_load validates before replacing: the
+ *  model loaded before, if any, is still loaded). */
+function loaded(rc) {
+  if (rc !== 0) return { error: lastError('the bundle could not be loaded'), restored: info !== null };
+  info = JSON.parse(mod.UTF8ToString(mod._blw_info_json()));
+  return { info };
 }
 
 /** The head mask of a request ([[layer, head], ...] or null) into the wasm

@@ -1,7 +1,10 @@
 // worker_init.js — part of the engine worker (web/js/worker.js lists its
 // parts): the 'init' message (start the wasm module, threaded when the page
-// can) and 'load' (hand a decompressed bundle to blw_load).
-/* global createBertlens, importScripts, handle, WORKER_PROTOCOL_VERSION, P, mod, info, lastError, loadBytes */
+// can) and 'load' (hand a decompressed bundle to blw_load), or the same
+// streamed: 'load_begin' {size}, 'load_chunk' {offset, bytes} in order,
+// 'load_end' (or 'load_abort'), so a kept bundle goes from the page's
+// stream into the heap without a whole copy of it in JS.
+/* global createBertlens, importScripts, handle, WORKER_PROTOCOL_VERSION, P, mod, info, lastError, loadBytes, loaded */
 
 /** Threads for the pthreads build: one per core (navigator.hardwareConcurrency),
  *  at most the pool of Workers the glue started (Makefile MT_POOL) + this one. */
@@ -54,12 +57,60 @@ handle('init', async ({ glueUrl, wasmUrl, wasmBinary, protocol, mt }) => {
   return { simd: mod._blw_simd() === 1, threads, threaded: mod._blw_threaded() === 1 };
 });
 
-handle('load', ({ bytes }) => {
+handle('load', ({ bytes }) => loaded(loadBytes(new Uint8Array(bytes))));
+
+const MAX_BUNDLE = 0x7fffffff; // blw_load's int size
+let incoming = null; // a streamed bundle: {p, size, at} (p: _malloc'ed, size bytes, at filled)
+
+function dropIncoming() {
+  if (incoming) mod._free(incoming.p);
+  incoming = null;
+}
+
+handle('load_begin', ({ size }) => {
+  dropIncoming();
+  if (!Number.isSafeInteger(size) || size < 24) throw new Error(`a bundle of ${size} bytes is not a bundle`);
+  if (size > MAX_BUNDLE) throw new Error(`the bundle is ${(size / 1073741824).toFixed(1)} GB; the engine loads bundles up to 2 GB`);
+  const p = mod._malloc(size);
+  if (!p) throw new Error(`Out of memory allocating ${size} bytes for the model.`);
+  incoming = { p: p >>> 0, size, at: 0 };
+  return 0;
+});
+
+handle('load_chunk', ({ offset, bytes }) => {
+  if (!incoming) throw new Error('no streamed bundle is being loaded');
   const u8 = new Uint8Array(bytes);
-  if (loadBytes(u8) !== 0) {
-    // blw_load validates before replacing: the previous model, if any, is still loaded.
-    return { error: lastError('the bundle could not be loaded'), restored: info !== null };
+  if (offset !== incoming.at || u8.length > incoming.size - offset) {
+    const want = incoming;
+    dropIncoming();
+    throw new Error(`bytes ${offset}+${u8.length} do not follow the ${want.at} of ${want.size} received`);
   }
-  info = JSON.parse(mod.UTF8ToString(mod._blw_info_json()));
-  return { info };
+  mod.HEAPU8.set(u8, incoming.p + offset);
+  incoming.at += u8.length;
+  return incoming.at;
+});
+
+/** The streamed bundle, complete and of the size its header declares
+ *  (src/bundle.h: "BERTLENS", u64 file_size at 16), to blw_load. */
+handle('load_end', () => {
+  if (!incoming) throw new Error('no streamed bundle is being loaded');
+  const { p, size, at } = incoming;
+  if (at !== size) {
+    dropIncoming();
+    return { error: `the bundle was cut short (${at} of ${size} bytes)`, restored: info !== null };
+  }
+  const head = new DataView(mod.HEAPU8.buffer, p, 24);
+  const magic = String.fromCharCode(...mod.HEAPU8.subarray(p, p + 8));
+  const declared = head.getBigUint64(16, true);
+  if (magic !== 'BERTLENS' || declared !== BigInt(size)) {
+    dropIncoming();
+    return { error: magic !== 'BERTLENS' ? 'not a bertlens bundle' : `the bundle says it has ${declared} bytes, not the ${size} stored`, restored: info !== null };
+  }
+  incoming = null;
+  return loaded(mod._blw_load(p, size)); // takes p (and frees it when it refuses the bundle)
+});
+
+handle('load_abort', () => {
+  dropIncoming();
+  return { restored: info !== null };
 });
