@@ -3,18 +3,22 @@
 // One entry per repository and commit, under a made-up same-origin URL
 // (hub-bundles/OWNER/NAME/COMMIT.blb), with the id, the revision asked for,
 // the commit and the bundle's size in its headers. Only a complete bundle is
-// stored, so a cut download leaves nothing behind. A kept copy must have the
-// size stored beside it and the size its own header declares; the engine
-// then checks every CRC of the bundle (src/bundle.c) as it loads it, and a
-// copy it refuses is evicted (hub_load.js). No sha256 here: hashing a
-// bert-large bundle in the page (crypto.subtle copies its input) would add
-// its whole size to the page's peak memory. At most MAX_KEPT models are
-// kept (the oldest goes first).
+// stored, so a cut download leaves nothing behind. Neither way holds the
+// bundle whole in JS: it is written from slices read out of the worker,
+// and read back as a stream the engine takes piece by piece
+// (engine.js load({stream, size})), which checks that the stream has the
+// size stored beside it and the size the bundle's header declares; the
+// engine then checks every CRC (src/bundle.c) as it loads it, and a copy it
+// refuses is evicted (hub_load.js). No sha256 here: hashing a bert-large
+// bundle in the page (crypto.subtle copies its input) would add its whole
+// size to the page's peak memory. At most MAX_KEPT models are kept (the
+// oldest goes first).
 
 export const HUB_CACHE = 'bertlens-hub-v1';
 const MAX_KEPT = 3;
 const H = { id: 'x-bertlens-hub-id', revision: 'x-bertlens-hub-revision', commit: 'x-bertlens-hub-commit', size: 'x-bertlens-size', stored: 'x-bertlens-stored' };
-const PUT_SLICE = 1 << 20; // the bundle goes to the cache by slices (no copy of it whole)
+const PUT_SLICE = 4 << 20; // the bundle goes to the cache by slices (no copy of it whole)
+const MAX_SIZE = 0x7fffffff; // the engine loads bundles up to 2 GB
 
 const base = () => `${globalThis.location.origin}${globalThis.location.pathname.replace(/[^/]*$/, '')}`;
 const keyOf = (id, commit) => new URL(`hub-bundles/${id.split('/').map(encodeURIComponent).join('/')}/${encodeURIComponent(commit || 'unversioned')}.blb`, base()).href;
@@ -26,12 +30,6 @@ async function open() {
   } catch {
     return null;
   }
-}
-
-/** file_size from a bundle's header (src/bundle.h: "BERTLENS", u64 at 16). */
-function declaredSize(u8) {
-  if (u8.length < 24 || new TextDecoder('latin1').decode(u8.subarray(0, 8)) !== 'BERTLENS') return -1;
-  return Number(new DataView(u8.buffer, u8.byteOffset, 24).getBigUint64(16, true));
 }
 
 const describe = (res, req) => ({
@@ -59,8 +57,9 @@ export async function listKeptHub() {
 }
 
 /** The kept bundle of id at commit (or, commit null, the newest kept for id
- *  at revision): {id, revision, commit, stored, bytes: Uint8Array}; a copy
- *  whose size is not the one stored and declared is evicted (null). */
+ *  at revision): {id, revision, commit, stored, size, response} (response:
+ *  its unread Response, for engine.load({stream: response.body, size})); a
+ *  copy without a plausible stored size is evicted (null). */
 export async function findKeptHub(id, { commit = null, revision = 'main' } = {}) {
   const cache = await open();
   if (!cache) return null;
@@ -69,10 +68,13 @@ export async function findKeptHub(id, { commit = null, revision = 'main' } = {})
     try {
       const res = await cache.match(k.key);
       if (!res) continue;
-      const want = Number(res.headers.get(H.size));
-      const bytes = new Uint8Array(await res.arrayBuffer());
-      if (!(want > 0) || bytes.length !== want || declaredSize(bytes) !== want) { await cache.delete(k.key); continue; }
-      return { ...k, bytes };
+      const size = Number(res.headers.get(H.size));
+      if (!(Number.isSafeInteger(size) && size >= 24 && size <= MAX_SIZE) || !res.body) {
+        res.body?.cancel().catch(() => {});
+        await cache.delete(k.key);
+        continue;
+      }
+      return { ...k, size, response: res };
     } catch {
       await cache.delete(k.key).catch(() => {});
     }
@@ -80,10 +82,14 @@ export async function findKeptHub(id, { commit = null, revision = 'main' } = {})
   return null;
 }
 
-/** Keep bytes as the bundle of id at commit (asked for as revision); the
- *  same id's other copies of that revision and the oldest beyond MAX_KEPT
- *  go. Resolves to '' or the reason it could not be kept. */
-export async function storeKeptHub({ id, revision, commit }, bytes) {
+/** Keep a bundle as the one of id at commit (asked for as revision):
+ *  bundle, a Uint8Array or {size, read(start, end) -> Promise<Uint8Array>}
+ *  (the converter's, in the worker: read by slices). The same id's other
+ *  copies of that revision and the oldest beyond MAX_KEPT go. Resolves to
+ *  '' or the reason it could not be kept. */
+export async function storeKeptHub({ id, revision, commit }, bundle) {
+  const size = bundle instanceof Uint8Array ? bundle.length : bundle.size;
+  const read = bundle instanceof Uint8Array ? async (a, b) => bundle.subarray(a, b) : bundle.read;
   const cache = await open();
   if (!cache) return 'no Cache Storage here';
   try {
@@ -91,17 +97,18 @@ export async function storeKeptHub({ id, revision, commit }, bytes) {
     for (const k of await listKeptHub()) if (k.id === id && k.revision === revision && k.key !== key) await cache.delete(k.key);
     let at = 0;
     const body = new ReadableStream({
-      pull(c) {
-        if (at >= bytes.length) return c.close();
-        c.enqueue(bytes.subarray(at, at + PUT_SLICE));
-        at += PUT_SLICE;
+      async pull(c) {
+        if (at >= size) return c.close();
+        const end = Math.min(size, at + PUT_SLICE);
+        c.enqueue(await read(at, end));
+        at = end;
         return undefined;
       },
-    });
+    }, { highWaterMark: 0 });
     await cache.put(key, new Response(body, {
       headers: {
         'Content-Type': 'application/octet-stream',
-        [H.id]: id, [H.revision]: revision, [H.commit]: commit || '', [H.size]: String(bytes.length), [H.stored]: new Date().toISOString(),
+        [H.id]: id, [H.revision]: revision, [H.commit]: commit || '', [H.size]: String(size), [H.stored]: new Date().toISOString(),
       },
     }));
     const all = await listKeptHub();

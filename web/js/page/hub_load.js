@@ -51,9 +51,12 @@ async function underCsp(endpoint, fn) {
   }
 }
 
-/** The bundle of Hub model spec (parseHubId's): {bytes, commit, from:
- *  'kept' | 'hub' | 'offline', tensors, keep(), evict()}. call: the
- *  converter (engine.conv); show(text, done, total): progress. */
+/** The bundle of Hub model spec (parseHubId's): {source, size, commit,
+ *  from: 'kept' | 'hub' | 'offline', tensors, keep(), evict(), drop()}.
+ *  source is what engine.load takes: the kept copy as a stream, or the
+ *  converted bundle the worker holds (never a whole copy in JS); drop()
+ *  lets it go unloaded. call: the converter (engine.conv); show(text,
+ *  done, total): progress. */
 export async function hubBundle({ spec, endpoint, call, show }) {
   const { id, revision } = spec;
   // One progress line: the file being read (bytes of its total) and, once
@@ -73,16 +76,16 @@ export async function hubBundle({ spec, endpoint, call, show }) {
   } catch (e) {
     if (e instanceof HubError && e.code === 'network') { // offline (or the Hub unreachable): a kept copy will do
       const copy = await findKeptHub(id, { revision });
-      if (copy) return { ...copy, from: 'offline', keep: async () => '', evict: () => evictKeptHub(id, copy.commit) };
+      if (copy) return { ...keptSource(copy), from: 'offline', evict: () => evictKeptHub(id, copy.commit) };
     }
     throw e;
   }
   const keepAs = { id, revision, commit: ckpt.commit };
-  if (kept) return { ...kept, from: 'kept', keep: async () => '', evict: () => evictKeptHub(id, ckpt.commit) };
+  if (kept) return { ...keptSource(kept), from: 'kept', evict: () => evictKeptHub(id, ckpt.commit) };
   show(`Downloading ${id} (${formatBytes(ckpt.weightBytes)} of weights)`, 0, ckpt.weightBytes);
   let res;
   try {
-    res = await underCsp(endpoint, () => convertCheckpoint(call, ckpt.entries, { name: id }, (p) => {
+    res = await underCsp(endpoint, () => convertCheckpoint(call, ckpt.entries, { name: id, hold: true }, (p) => {
       if (p.stage === 'tensor') { line.tensors = ` (converted: tensor ${p.done} of ${p.total})`; report(); }
     }));
   } catch (e) {
@@ -94,17 +97,33 @@ export async function hubBundle({ spec, endpoint, call, show }) {
   const tensors = res.log.filter((l) => l.startsWith('[tensor] ') && !l.includes(' skipped ')).length;
   return {
     ...keepAs,
-    bytes: res.bytes,
+    source: { converted: true, gen: res.gen },
+    size: res.size,
     from: 'hub',
     tensors,
-    keep: () => storeKeptHub(keepAs, res.bytes),
+    // stored by slices read out of the worker, before the engine takes the
+    // bundle (it rewrites the q8 bytes in place once it owns them)
+    keep: () => storeKeptHub(keepAs, { size: res.size, read: res.read }),
     evict: () => evictKeptHub(id, ckpt.commit),
+    drop: () => res.release(),
   };
 }
 
-/** models.js's take() for {kind: 'hub', spec}: the bundle to accept(buffer,
- *  name) (the engine's load), stored for the next visit before the engine
- *  takes its buffer, evicted if the engine refuses it. live(): this load is
+/** A kept copy (hub_cache.js findKeptHub) as hubBundle's result: streamed
+ *  into the engine, never read whole here. */
+function keptSource(copy) {
+  const { response, ...rest } = copy;
+  return {
+    ...rest,
+    source: { stream: response.body, size: copy.size },
+    keep: async () => '',
+    drop: () => response.body.cancel().catch(() => {}),
+  };
+}
+
+/** models.js's take() for {kind: 'hub', spec}: the bundle to accept(source,
+ *  name) (the engine's load: engine.js load(source)), stored for the next
+ *  visit before the engine takes it, evicted if the engine refuses it. live(): this load is
  *  still the latest; call: the converter; show(text, done, total). */
 export async function takeHub(src, accept, { live, call, show, indexUrl }) {
   const { spec } = src;
@@ -120,12 +139,15 @@ export async function takeHub(src, accept, { live, call, show, indexUrl }) {
   } catch (e) {
     throw Object.assign(new Error(`Could not load ${spec.spec} from the Hugging Face Hub: ${e.message}`), { detail: e.detail });
   }
-  if (!live()) return false;
+  if (!live()) {
+    await got.drop();
+    return false;
+  }
   src.got = got;
   const stored = got.from === 'hub' ? await got.keep() : '';
   if (stored) notice('storage', 'info', `${spec.id} could not be kept in this browser, so it will be downloaded again next time.`, stored);
   document.getElementById('progress-text').textContent = `Loading ${spec.spec} into the model engine…`;
-  const ok = await accept(got.bytes.buffer, spec.spec);
+  const ok = await accept(got.source, spec.spec);
   if (ok === false) await got.evict();
   return ok;
 }
