@@ -119,10 +119,25 @@ typedef struct bl_tensor {
     int64_t dims[BL_MAX_DIMS]; /* dims[n_dims-1] is the input (fastest) dim */
     const uint8_t *data;    /* points into the bundle bytes                */
     uint64_t nbytes;
+    int32_t layout;         /* BL_LAYOUT_*: how data is laid out now       */
 } bl_tensor;
+
+/* A tensor's bytes as src/bundle.h stores them, or (q8 matrices after
+ * bl_model_pack_in_place) re-laid out into the SIMD kernels' panels. */
+enum { BL_LAYOUT_BUNDLE = 0, BL_LAYOUT_Q8_PANELS = 1 };
 
 int bl_model_n_tensors(const bl_model *m);
 const bl_tensor *bl_model_tensor(const bl_model *m, int i);
+/* For a caller that owns the bundle bytes given to bl_model_load, writable
+ * and used by nothing else (the page's engine): every q8 matrix whose rows
+ * are a multiple of 8 is re-laid out in place into the kernels' panels, so
+ * the engine keeps no second, widened copy of it (a q8 model then needs
+ * about its bundle's size in memory, not three times it). Call once, right
+ * after bl_model_load and before bl_state_new; the bytes are no longer a
+ * bundle file afterwards (their CRCs were checked by the load). Returns the
+ * number of tensors re-laid out, or -1 (out of memory; the tensors done so
+ * far are marked, the rest are as they were: still usable). */
+int bl_model_pack_in_place(bl_model *m, void *bytes);
 const bl_tensor *bl_model_find_tensor(const bl_model *m, const char *name);
 const char *bl_dtype_name(int dtype);
 

@@ -54,9 +54,21 @@ static int take_threads_opt(int *argc, char **argv) {
     return 0;
 }
 
+/* Take "--low-memory" out of argv (wherever it is). */
+static void take_low_memory_opt(int *argc, char **argv) {
+    for (int i = 1; i < *argc; i++) {
+        if (strcmp(argv[i], "--low-memory")) continue;
+        bli_cli_set_low_memory(1);
+        memmove(argv + i, argv + i + 1, (size_t)(*argc - i) * sizeof *argv); /* keeps argv[argc] = NULL */
+        *argc -= 1;
+        return;
+    }
+}
+
 /* --------------------------------------------------------------- main */
 
-int bli_cmd_corpus(int argc, char **argv, int32_t threads, int (*read)(const char *, void **, size_t *, char *, size_t)); /* cli_corpus.c */
+int bli_cmd_corpus(int argc, char **argv, int32_t threads, int low_memory,
+                   int (*read)(const char *, void **, size_t *, char *, size_t)); /* cli_corpus.c */
 
 static void usage(FILE *f) {
     fprintf(f,
@@ -77,12 +89,15 @@ static void usage(FILE *f) {
             "  bertlens bench [--tokens 16,128,512] [--runs N] [--flags attn|none] BUNDLE   forward-pass timings\n"
             "  bertlens convert CHECKPOINT_DIR OUT.blb[.gz] [--dtype f32|f16|q8|q4|q8h|q9|q10|q11|q12] [--embed-dtype D] [--name N]\n"
             "                  [--license SPDX] [--cased]   Hugging Face BERT folder -> bundle\n"
-            "  --threads N (any command): threads of the forward pass, default one per core\n",
+            "  --threads N (any command): threads of the forward pass, default one per core\n"
+            "  --low-memory (any command): q8 weights held once, re-laid out in the bundle's bytes (as in the page);\n"
+            "                      natively their products then run on SSE4.1, slower than the default AVX2/AVX-512\n",
             BL_VERSION);
 }
 
 int main(int argc, char **argv) {
     if (take_threads_opt(&argc, argv)) return 1;
+    take_low_memory_opt(&argc, argv);
     if (argc < 2) {
         usage(stderr);
         return 1;
@@ -97,7 +112,7 @@ int main(int argc, char **argv) {
     if (!strcmp(cmd, "bench")) return bli_cmd_bench(argc - 2, argv + 2);
     if (!strcmp(cmd, "convert")) return bli_cmd_convert(argc - 2, argv + 2);
     if (!strcmp(cmd, "predict")) return bli_cmd_predict(argc - 2, argv + 2);
-    if (!strcmp(cmd, "corpus")) return bli_cmd_corpus(argc - 2, argv + 2, bli_cli_threads(), bli_cli_read_bundle);
+    if (!strcmp(cmd, "corpus")) return bli_cmd_corpus(argc - 2, argv + 2, bli_cli_threads(), bli_cli_low_memory(), bli_cli_read_bundle);
     if (!strcmp(cmd, "-h") || !strcmp(cmd, "--help") || !strcmp(cmd, "help")) {
         usage(stdout);
         return 0;

@@ -28,6 +28,9 @@ int bli_cli_open_bundle(const char *path, bli_cli_bundle *cb);
 void bli_cli_close_bundle(bli_cli_bundle *cb);
 /* The --threads count (0: one per core) every state gets. */
 void bli_cli_set_threads(int32_t n);
+/* --low-memory: bundles are packed in place once loaded (bl_model_pack_in_place). */
+void bli_cli_set_low_memory(int on);
+int bli_cli_low_memory(void);
 int32_t bli_cli_threads(void);
 /* bl_state_new on the --threads count. */
 bl_state *bli_cli_new_state(const bl_model *m, int32_t max_tokens, unsigned flags, char *err, size_t errlen);

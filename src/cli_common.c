@@ -126,6 +126,8 @@ fail:
     return -1;
 }
 
+static int cli_low_memory = 0; /* --low-memory */
+
 /* Load BUNDLE or print why not. Returns 0 on success. */
 int bli_cli_open_bundle(const char *path, bli_cli_bundle *cb) {
     char err[512] = "";
@@ -141,8 +143,16 @@ int bli_cli_open_bundle(const char *path, bli_cli_bundle *cb) {
         cb->bytes = NULL;
         return -1;
     }
+    if (cli_low_memory && bl_model_pack_in_place(cb->model, cb->bytes) < 0) {
+        bli_term_line(stderr, "bertlens: %s: out of memory re-laying out its weights", path);
+        bli_cli_close_bundle(cb);
+        return -1;
+    }
     return 0;
 }
+
+void bli_cli_set_low_memory(int on) { cli_low_memory = on; }
+int bli_cli_low_memory(void) { return cli_low_memory; }
 
 void bli_cli_close_bundle(bli_cli_bundle *cb) {
     bl_model_free(cb->model);

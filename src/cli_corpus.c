@@ -50,7 +50,7 @@
 #define STATE_STEP 64 /* states grow to the next multiple of this many tokens */
 
 typedef int (*bli_read_bundle_fn)(const char *path, void **out, size_t *out_size, char *err, size_t errlen);
-int bli_cmd_corpus(int argc, char **argv, int32_t threads, bli_read_bundle_fn read_bundle);
+int bli_cmd_corpus(int argc, char **argv, int32_t threads, int low_memory, bli_read_bundle_fn read_bundle);
 
 /* ---------------------------------------------------------- reading */
 
@@ -242,7 +242,7 @@ static int prepare_slot(slot *sl, const char *arena, const bl_tokenizer *tk, int
     return 0;
 }
 
-int bli_cmd_corpus(int argc, char **argv, int32_t threads, bli_read_bundle_fn read_bundle) {
+int bli_cmd_corpus(int argc, char **argv, int32_t threads, int low_memory, bli_read_bundle_fn read_bundle) {
     int32_t top_n = 10;
     int i = 0;
     for (; i < argc && argv[i][0] == '-' && argv[i][1] == '-'; i++) {
@@ -272,6 +272,12 @@ int bli_cmd_corpus(int argc, char **argv, int32_t threads, bli_read_bundle_fn re
     bl_model *m = bl_model_load(bytes, size, err, sizeof err);
     if (!m) {
         bli_term_line(stderr, "bertlens: %s: %s", path, err);
+        free(bytes);
+        return 1;
+    }
+    if (low_memory && bl_model_pack_in_place(m, bytes) < 0) {
+        bli_term_line(stderr, "bertlens: %s: out of memory re-laying out its weights", path);
+        bl_model_free(m);
         free(bytes);
         return 1;
     }

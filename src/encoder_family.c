@@ -89,7 +89,7 @@ int bli_fam_init(bl_state *s, const bl_model *m, char *err, size_t errlen) {
             snprintf(name, sizeof name, "encoder.layer.%d.intermediate.gate.weight", l);
             const bl_tensor *t = bl_model_find_tensor(m, name);
             if (!t || t->n_dims != 2 || t->dims[0] != I || t->dims[1] != H ||
-                blk_weight_init(&x->wg[l], t->dtype, I, H, t->data)) {
+                blk_weight_of_tensor(&x->wg[l], t, I, H)) {
                 bli_set_err(err, errlen, "bundle has no usable %s [%d, %d]", name, I, H);
                 return -1;
             }

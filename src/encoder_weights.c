@@ -34,7 +34,7 @@ static int bind_ANY(blk_weight *w, const bl_model *m, const char *fmt, int32_t l
     memset(w, 0, sizeof *w);
     const bl_tensor *t = tensor(m, fmt, l, err, errlen);
     if (!t) return -1;
-    if (blk_weight_init(w, t->dtype, (int32_t)d0, (int32_t)d1, t->data)) {
+    if (blk_weight_of_tensor(w, t, (int32_t)d0, (int32_t)d1)) {
         bli_set_err(err, errlen, "tensor %s: the kernels cannot read it", t->name);
         return -1;
     }
@@ -72,7 +72,7 @@ int bli_enc_build_weights(bl_state *s, const bl_model *m, char *err, size_t errl
     /* The word embedding is only read row by row: no SIMD copy. */
     const bl_tensor *we = bl_model_find_tensor(m, "embeddings.word_embeddings.weight");
     if (!we || we->n_dims != 2 || we->dims[0] != c->vocab_size || we->dims[1] != E ||
-        blk_weight_init(&s->word, we->dtype, c->vocab_size, E, we->data)) {
+        blk_weight_of_tensor(&s->word, we, c->vocab_size, E)) {
         bli_set_err(err, errlen, "bundle has no usable embeddings.word_embeddings.weight [%d, %d]", c->vocab_size, E);
         return -1;
     }

@@ -183,6 +183,7 @@ static int pack_groups(blk_weight *w) {
 #endif
 
 int blk_weight_pack(blk_weight *w) {
+    if (w->pq8) return 0; /* the SIMD kernels read q8 panels as they are */
 #if BLK_SIMD
     const int32_t n = w->n, k = w->k, np = (n + BL_PANEL - 1) / BL_PANEL;
     if (w->dtype == BL_F32 || w->dtype == BL_F16) {

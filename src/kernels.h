@@ -47,13 +47,35 @@ typedef struct blk_weight {
     int16_t *pq;
     float *ps;
     int32_t qg; /* 32-blocks per scale group of pq/ps (1: the bundle's scales) */
+    /* q8 in panels (blk_q8_panels_in_place: data itself re-laid out, n % 8 == 0),
+     * borrowed from data, never a copy; pq/ps stay NULL:
+     *   pq8 = data      int8 [n/8][k/2][8][2]   the bundle's integers
+     *   ps8 = data+n*k  f32  [n/8][k/32][8]     the bundle's block scales */
+    const int8_t *pq8;
+    const float *ps8;
 } blk_weight;
 
 /* Wrap bundle bytes; checks n, k > 0, a known dtype and k % 32 == 0 for the
  * integer dtypes. 0 ok / -1. */
 int blk_weight_init(blk_weight *w, int32_t dtype, int32_t n, int32_t k, const uint8_t *data);
-/* Build the SIMD layout (no-op in scalar builds). 0 ok / -1 out of memory. */
+/* Build the SIMD layout (no-op in scalar builds, and for q8 in panels). 0 ok / -1 out of memory. */
 int blk_weight_pack(blk_weight *w);
+
+/* A q8 matrix [n][k] (bundle layout: int8 [n][k], then f32 scales [n][k/32])
+ * re-laid out in place into panels: int8 [n/8][k/2][8][2], then scales
+ * [n/8][k/32][8] (the same bytes, one panel at a time through an 8-row
+ * buffer). n % 8 == 0, k % 32 == 0. 0 ok / -1 (bad shape, out of memory:
+ * data unchanged). blk_weight_use_panels then reads it in that layout:
+ * every reader (blk_weight_row, the scalar references, the SIMD kernels,
+ * which widen the int8 pairs as they load them) takes it, and the engine
+ * keeps no second copy of the weights. */
+int blk_q8_panels_in_place(uint8_t *data, int32_t n, int32_t k);
+/* Mark an initialised q8 weight as laid out by blk_q8_panels_in_place. 0 / -1. */
+int blk_weight_use_panels(blk_weight *w);
+/* blk_weight_init on a bundle tensor's bytes, in the layout they have now
+ * (bl_tensor.layout; panels only for the whole tensor [n][k]). 0 / -1. */
+struct bl_tensor;
+int blk_weight_of_tensor(blk_weight *w, const struct bl_tensor *t, int32_t n, int32_t k);
 void blk_weight_free(blk_weight *w);
 /* Dequantize row r of w into out[k] (any dtype). */
 void blk_weight_row(const blk_weight *w, int32_t r, float *out);

@@ -194,10 +194,16 @@ static void matmul_f32_packed(float *y, int32_t ldy, const float *xp, int32_t T,
 }
 
 /* 4 interleaved rows of int16 activation pairs xq[K/2][4] (one i32 per row
- * and pair) times one int16 panel pq[K/2][8][2] with scales ps[K/gk][8] (one
- * per group of gk values of k, the last possibly shorter); sx[r] is row r's scale. */
-INLINE void mk_q8(float *y, int32_t ldy, const int32_t *xq, const float *sx, const int16_t *pq, const float *ps,
-                  int32_t K, int32_t gk, const float *bias, int rows, int cols, int32_t act) {
+ * and pair) times one panel pw[K/2][8][2] with scales ps[K/gk][8] (one per
+ * group of gk values of k, the last possibly shorter); sx[r] is row r's
+ * scale. The panel holds int16 (i8 = 0: blk_weight_pack's) or int8 values
+ * (i8 = 1: q8 panels in the bundle bytes, widened as they are loaded; one
+ * 16-byte load per pair instead of two). i8 is a constant at every call:
+ * each instance has one kind of load. */
+INLINE void mk_q8(float *y, int32_t ldy, const int32_t *xq, const float *sx, const void *pw, const float *ps,
+                  int32_t K, int32_t gk, const float *bias, int rows, int cols, int32_t act, int i8) {
+    const uint8_t *pq = pw;
+    const int step = i8 ? 16 : 32; /* bytes of one pair of 8 columns */
     v128_t f00 = wasm_f32x4_splat(0), f01 = f00, f10 = f00, f11 = f00, f20 = f00, f21 = f00, f30 = f00, f31 = f00;
     for (int32_t k0 = 0; k0 < K; k0 += gk, ps += BL_PANEL) {
         const int32_t steps = (K - k0 < gk ? K - k0 : gk) / 2;
@@ -205,7 +211,14 @@ INLINE void mk_q8(float *y, int32_t ldy, const int32_t *xq, const float *sx, con
          * group's first step initializes the sums (no zeroing, no adds) */
 #define Q8_STEP(ACC)                                                                          \
     do {                                                                                      \
-        v128_t w0 = wasm_v128_load(pq), w1 = wasm_v128_load(pq + 8), s;                      \
+        v128_t w0, w1, s;                                                                     \
+        if (i8) {                                                                             \
+            v128_t b8 = wasm_v128_load(pq);                                                   \
+            w0 = wasm_i16x8_extend_low_i8x16(b8);                                             \
+            w1 = wasm_i16x8_extend_high_i8x16(b8);                                            \
+        } else {                                                                              \
+            w0 = wasm_v128_load(pq), w1 = wasm_v128_load(pq + 16);                            \
+        }                                                                                     \
         s = wasm_v128_load32_splat(xq);                                                       \
         ACC(i00, wasm_i32x4_dot_i16x8(s, w0));                                                \
         ACC(i01, wasm_i32x4_dot_i16x8(s, w1));                                                \
@@ -224,9 +237,9 @@ INLINE void mk_q8(float *y, int32_t ldy, const int32_t *xq, const float *sx, con
         v128_t i00, i01, i10, i11, i20, i21, i30, i31;
         Q8_STEP(SET);
         xq += 4;
-        pq += 16;
+        pq += step;
         NO_UNROLL
-        for (const int32_t *end = xq + 4 * (steps - 1); xq != end; xq += 4, pq += 16) Q8_STEP(ADD);
+        for (const int32_t *end = xq + 4 * (steps - 1); xq != end; xq += 4, pq += step) Q8_STEP(ADD);
 #undef SET
 #undef ADD
 #undef Q8_STEP
@@ -344,9 +357,33 @@ static void quantize_rows(int32_t *xq, float *sx, const float *x, int32_t T, int
     quantize_rows_ld(xq, sx, x, K, T, K, K, QX_MAX);
 }
 
+/* matmul_q8_quantized for q8 in panels (w->pq8, w->ps8: blk_q8_panels_in_place). */
+static void matmul_q8_panels(float *y, int32_t ldy, const int32_t *xq, const float *sx, int32_t T, const blk_weight *w,
+                             const float *bias, int32_t act) {
+    const int32_t N = w->n, K = w->k, nb = K / BL_QBLOCK;
+    for (int32_t p = 0; p * BL_PANEL < N; p++) {
+        const int8_t *pq = w->pq8 + (size_t)p * K * BL_PANEL;
+        const float *ps = w->ps8 + (size_t)p * nb * BL_PANEL;
+        const float *pb = bias ? bias + p * BL_PANEL : NULL;
+        float *yp = y + p * BL_PANEL;
+        if (act < 0)
+            for (int32_t t = 0; t < T; t += 4)
+                mk_q8(yp + (size_t)t * ldy, ldy, xq + (size_t)t * K / 2, sx + t, pq, ps, K, BL_QBLOCK, pb,
+                      T - t < 4 ? T - t : 4, BL_PANEL, -1, 1);
+        else
+            for (int32_t t = 0; t < T; t += 4)
+                mk_q8(yp + (size_t)t * ldy, ldy, xq + (size_t)t * K / 2, sx + t, pq, ps, K, BL_QBLOCK, pb,
+                      T - t < 4 ? T - t : 4, BL_PANEL, act, 1);
+    }
+}
+
 /* y[T][N] = quantized rows (xq, sx from quantize_rows) times w's q8 panels. */
 static void matmul_q8_quantized(float *y, int32_t ldy, const int32_t *xq, const float *sx, int32_t T,
                                 const blk_weight *w, const float *bias, int32_t act) {
+    if (w->pq8) { /* q8 panels in the bundle bytes: one scale per 32-block */
+        matmul_q8_panels(y, ldy, xq, sx, T, w, bias, act);
+        return;
+    }
     const int32_t N = w->n, K = w->k, gk = w->qg * BL_QBLOCK, nb = (K + gk - 1) / gk;
 #if !defined(__wasm_simd128__)
     switch (blk_x86_level()) {
@@ -365,11 +402,11 @@ static void matmul_q8_quantized(float *y, int32_t ldy, const int32_t *xq, const 
         if (act < 0) /* as in matmul_f32_packed */
             for (int32_t t = 0; t < T; t += 4)
                 mk_q8(yp + (size_t)t * ldy, ldy, xq + (size_t)t * K / 2, sx + t, pq, ps, K, gk, pb, T - t < 4 ? T - t : 4,
-                      cols, -1);
+                      cols, -1, 0);
         else
             for (int32_t t = 0; t < T; t += 4)
                 mk_q8(yp + (size_t)t * ldy, ldy, xq + (size_t)t * K / 2, sx + t, pq, ps, K, gk, pb, T - t < 4 ? T - t : 4,
-                      cols, act);
+                      cols, act, 0);
     }
 }
 
@@ -382,13 +419,15 @@ void blk_matmul_shared(int n, float *const *y, const float *x, int32_t T, const 
                       const float *const *bias, int32_t act, float *scratch) {
     const int32_t K = w[0]->k, T4 = (T + 3) / 4 * 4;
     int same = 1; /* all weights in the same SIMD layout */
-    for (int i = 1; i < n; i++) same &= w[i]->k == K && !w[i]->pf == !w[0]->pf && !w[i]->pq == !w[0]->pq;
+    /* integer weights (int16 packs or q8 panels) all take the same quantized rows */
+    for (int i = 1; i < n; i++)
+        same &= w[i]->k == K && !w[i]->pf == !w[0]->pf && !(w[i]->pq || w[i]->pq8) == !(w[0]->pq || w[0]->pq8);
     if (same && w[0]->pf) { /* rows packed once: scratch[T4][K], then block sums */
         pack_rows_f32(scratch, x, K, T, K);
         for (int i = 0; i < n; i++)
             matmul_f32_packed(y[i], w[i]->n, scratch, T, w[i]->pf, w[i]->n, K, bias[i], act,
                               scratch + (size_t)T4 * K);
-    } else if (same && w[0]->pq) { /* rows quantized once: int16 pairs [T4/4][K/2][4], scales [T] */
+    } else if (same && (w[0]->pq || w[0]->pq8)) { /* rows quantized once: int16 pairs [T4/4][K/2][4], scales [T] */
         int32_t *xq = (int32_t *)scratch;
         float *sx = scratch + (size_t)T4 * K / 2;
         quantize_rows(xq, sx, x, T, K);

@@ -41,7 +41,7 @@ static const float *f32_of(const bl_model *m, const char *name) {
 }
 
 static int wrap(blk_weight *w, const bl_tensor *t, char *err, size_t errlen) {
-    if (blk_weight_init(w, t->dtype, (int32_t)t->dims[0], (int32_t)t->dims[1], t->data)) {
+    if (blk_weight_of_tensor(w, t, (int32_t)t->dims[0], (int32_t)t->dims[1])) {
         bli_set_err(err, errlen, "%s: not a matrix the kernels take (%s)", t->name, bl_dtype_name(t->dtype));
         return -1;
     }

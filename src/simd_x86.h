@@ -8,6 +8,7 @@
  *   f32x4.pmin/pmax   minps/maxps with swapped operands (same NaN and
  *                     signed-zero rules: pmin(a, b) = b < a ? b : a)
  *   i32x4.dot_i16x8_s pmaddwd
+ *   i16x8.extend_low/high_i8x16_s  pmovsxbw (of the high half: punpckhqdq first)
  *   i16x8.narrow_i32x4_s packssdw
  *   f32x4.nearest     roundps, round-to-nearest-even
  *   i32x4.trunc_sat_f32x4_s  cvttps2dq gives 0x80000000 for NaN and for
@@ -67,6 +68,8 @@ BLX_INLINE v128_t wasm_i32x4_add(v128_t a, v128_t b) { return _mm_add_epi32(a, b
 BLX_INLINE v128_t wasm_i32x4_sub(v128_t a, v128_t b) { return _mm_sub_epi32(a, b); }
 BLX_INLINE v128_t wasm_i32x4_shl(v128_t a, uint32_t n) { return _mm_sll_epi32(a, _mm_cvtsi32_si128((int)(n & 31))); }
 BLX_INLINE v128_t wasm_i32x4_dot_i16x8(v128_t a, v128_t b) { return _mm_madd_epi16(a, b); }
+BLX_INLINE v128_t wasm_i16x8_extend_low_i8x16(v128_t a) { return _mm_cvtepi8_epi16(a); }
+BLX_INLINE v128_t wasm_i16x8_extend_high_i8x16(v128_t a) { return _mm_cvtepi8_epi16(_mm_unpackhi_epi64(a, a)); }
 BLX_INLINE v128_t wasm_i16x8_narrow_i32x4(v128_t a, v128_t b) { return _mm_packs_epi32(a, b); }
 BLX_INLINE v128_t wasm_i32x4_trunc_sat_f32x4(v128_t a) {
     __m128 f = BLX_PS(a);

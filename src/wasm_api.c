@@ -46,6 +46,7 @@ static struct {
     unsigned flags;     /* flags of state                           */
     bl_tokens toks;     /* tokens of the last blw_run               */
     int has_toks;
+    int packed_in_place; /* tensors bl_model_pack_in_place re-laid out (-1: it ran out of memory) */
     int toks_ran;       /* the state holds the run of toks (not of a
                            later blw_forward_ids on other ids)      */
     bl_analysis an;     /* kept by blw_analyze_json for blw_rollout */
@@ -155,6 +156,10 @@ EMSCRIPTEN_KEEPALIVE int blw_load(uint8_t *bytes, int size) {
         free(bytes);
         return -1;
     }
+    /* The engine owns bytes: its q8 matrices become the kernels' panels in
+     * place, so a q8 model is held once (bertlens.h). Out of memory there
+     * leaves the rest as they were, still usable. */
+    g.packed_in_place = bl_model_pack_in_place(m, bytes);
     unload();
     g.model = m;
     g.bytes = bytes;
@@ -194,9 +199,9 @@ EMSCRIPTEN_KEEPALIVE const char *blw_info_json(void) {
         params += e;
         bytes += t->nbytes;
     }
-    jb_printf(&b, ",\"n_tensors\":%d,\"params\":%llu,\"weight_bytes\":%llu,\"simd\":%s}",
+    jb_printf(&b, ",\"n_tensors\":%d,\"params\":%llu,\"weight_bytes\":%llu,\"simd\":%s,\"packed_in_place\":%d}",
               bl_model_n_tensors(g.model), (unsigned long long)params, (unsigned long long)bytes,
-              blw_simd() ? "true" : "false");
+              blw_simd() ? "true" : "false", g.packed_in_place);
     return jb_finish(&b);
 }
 

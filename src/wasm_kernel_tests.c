@@ -49,6 +49,35 @@ EMSCRIPTEN_KEEPALIVE int blw_k_matmul_act(int simd, float *y, const float *x, in
     return 0;
 }
 
+/* A q8 weight re-laid out in place into panels (blk_q8_panels_in_place, as
+ * bl_model_pack_in_place does in the page's engine): blk_matmul_act (simd =
+ * 1) or the scalar reference (simd = 0) reading the panels, and row r of it
+ * (blk_weight_row) into row_out[k] (row_out may be NULL). wdata is
+ * rewritten: the caller passes a copy. -1: a shape the panels refuse. */
+EMSCRIPTEN_KEEPALIVE int blw_k_matmul_panels(int simd, float *y, const float *x, int T, int n, int k, uint8_t *wdata,
+                                             const float *bias, int act, int r, float *row_out) {
+    blk_weight w;
+    if (blk_weight_init(&w, BL_Q8, n, k, wdata) || blk_q8_panels_in_place(wdata, n, k) || blk_weight_use_panels(&w) ||
+        blk_weight_pack(&w)) {
+        bli_wasm_set_error("bad weight shape for q8 panels");
+        return -1;
+    }
+    float *scratch = malloc(blk_matmul_scratch_floats(T, k) * sizeof(float));
+    if (!scratch) {
+        bli_wasm_set_error("out of memory");
+        return -1;
+    }
+    if (simd) {
+        blk_matmul_act(y, x, T, &w, bias, act, scratch);
+    } else {
+        blk_matmul_scalar(y, x, T, &w, bias, scratch);
+        if (act >= 0) blk_activate_scalar(y, (size_t)T * n, act);
+    }
+    if (row_out && r >= 0 && r < n) blk_weight_row(&w, r, row_out);
+    free(scratch);
+    return 0;
+}
+
 /* The plain projection: blk_matmul is blk_matmul_act with no activation. */
 EMSCRIPTEN_KEEPALIVE int blw_k_matmul(int simd, float *y, const float *x, int T, int dtype, int n, int k,
                                       const uint8_t *wdata, const float *bias) {

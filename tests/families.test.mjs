@@ -28,7 +28,10 @@ const TOL_HIDDEN = 1e-4; // f32: last hidden state, max |d|
 // Quantized bundles: max |d| of the attention over every case (measured on
 // these checkpoints: f16 <= 4.9e-4, q10 <= 2.9e-3, q8 <= 1.4e-2, q4 <= 0.23).
 const QUANT = { f16: 2e-3, q10: 0.01, q8: 0.04, q4: 0.35 };
-const DTYPES = QUICK ? ['f32', 'q8'] : ['f32', ...Object.keys(QUANT)];
+// q8-low: the q8 bundle with `--low-memory` (native): its q8 matrices
+// re-laid out in place, as the page's engine always does (wasm runs q8 so).
+const DTYPES = [...(QUICK ? ['f32', 'q8'] : ['f32', ...Object.keys(QUANT)]), ...(IS_WASM ? [] : ['q8-low'])];
+QUANT['q8-low'] = QUANT.q8;
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'bertlens-families-'));
 after(() => fs.rmSync(tmp, { recursive: true, force: true }));
@@ -54,8 +57,8 @@ function reference(family) {
 let wasm = null;
 async function engine() {
   if (!IS_WASM) {
-    return (bundle, c, ref) => {
-      const r = spawnSync(BIN, ['test-attend', '--hidden', '--ids', c.ids.join(','), '--types', c.type_ids.join(','),
+    return (bundle, c, ref, low) => {
+      const r = spawnSync(BIN, [...(low ? ['--low-memory'] : []), 'test-attend', '--hidden', '--ids', c.ids.join(','), '--types', c.type_ids.join(','),
         bundle], { encoding: 'utf8', maxBuffer: 1 << 28 });
       assert.equal(r.status, 0, `test-attend ${path.basename(bundle)}: ${r.stderr}`);
       const j = JSON.parse(r.stdout);
@@ -92,11 +95,11 @@ for (const family of FAMILIES) {
     const ref = reference(family);
     const run = await engine();
     for (const dtype of DTYPES) {
-      const b = convert(family, dtype);
+      const b = convert(family, dtype === 'q8-low' ? 'q8' : dtype);
       assert.equal(b.status, 0, `convert ${family} --dtype ${dtype}: ${b.stderr}`);
       let worst = 0, worstHidden = 0;
       for (const c of ref.cases) {
-        const got = run(b.out, c, ref);
+        const got = run(b.out, c, ref, dtype === 'q8-low');
         worst = Math.max(worst, maxDiff(got.attn, c.attnRef));
         worstHidden = Math.max(worstHidden, maxDiff(got.hidden, c.hiddenRef));
       }

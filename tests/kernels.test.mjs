@@ -181,12 +181,58 @@ check(M._blw_k_matmul(1, 0, 0, 1, BL_Q12 + 1, 4, 32, 8, 0) === -1, 'matmul refus
 });
 
 // ------------------------------------ matmul + activation (fused on SIMD)
+const actTol = { [-1]: 0, 0: TOL_GELU, 1: TOL_GELU_TANH, 2: 0 };
+const actName = { [-1]: 'none', 0: 'gelu', 1: 'gelu_tanh', 2: 'relu' };
+// q8 panels in place (bl_model_pack_in_place: what the page's engine runs on,
+// its weights held once): the scalar reference reading the panels gives the
+// bundle layout's result bit for bit, every row reads back exactly, and the
+// SIMD kernel (int8 pairs widened as loaded, the bundle's own 32-block
+// scales: no scale groups) stays within the q8 tolerance of it.
+section('matmul on q8 panels re-laid out in place: same rows, scalar bit-exact, SIMD within TOL_MATMUL_Q8', () => {
+for (const [T, N] of [[1, 8], [3, 16], [5, 64], [17, 24]]) for (const K of [32, 96, 544]) for (const act of [-1, 0]) {
+  const x = uniform(T * K, -3, 3);
+  if (T > 1) x[K + 1] = 40; // an outlier in row 1
+  const w = randomWeight(BL_Q8, N, K), bias = uniform(N, -1, 1);
+  const px = put(x), pb = put(bias), pw = put(w.bytes), pw0 = put(w.bytes), pw1 = put(w.bytes);
+  const y = alloc(T * N * 4), y0 = alloc(T * N * 4), y1 = alloc(T * N * 4), row = alloc(K * 4);
+  const what = `panels T=${T} N=${N} K=${K} ${actName[act]}`;
+  const r = N - 1 - (T % N);
+  check(M._blw_k_matmul_act(0, y, px, T, BL_Q8, N, K, pw, pb, act) === 0, `${what}: the bundle layout runs`);
+  check(M._blw_k_matmul_panels(0, y0, px, T, N, K, pw0, pb, act, r, row) === 0 &&
+    M._blw_k_matmul_panels(1, y1, px, T, N, K, pw1, pb, act, -1, 0) === 0, `${what} runs`);
+  const ref = getF(y, T * N), a = getF(y0, T * N), b = getF(y1, T * N), got = getF(row, K);
+  const moved = M.HEAPU8.subarray(pw0, pw0 + w.bytes.length).some((v, i) => v !== w.bytes[i]);
+  check(moved, `${what}: the bytes were re-laid out`);
+  let rowOk = true;
+  for (let k = 0; k < K; k++) rowOk &&= got[k] === Math.fround(w.deq[r * K + k]);
+  check(rowOk, `${what}: row ${r} read back from the panels = the bundle's row`);
+  let same = true, worstRel = 0;
+  for (let t = 0; t < T; t++) {
+    let xmax = 0;
+    for (let k = 0; k < K; k++) xmax = Math.max(xmax, Math.abs(x[t * K + k]));
+    for (let n = 0; n < N; n++) {
+      same &&= Object.is(a[t * N + n], ref[t * N + n]);
+      let sw = 0;
+      for (let k = 0; k < K; k++) sw += Math.abs(w.deq[n * K + k]);
+      const allowed = 1.13 * TOL_MATMUL_Q8 * (xmax * sw + Math.abs(bias[n])) + actTol[act];
+      worstRel = Math.max(worstRel, Math.abs(b[t * N + n] - ref[t * N + n]) / allowed);
+    }
+  }
+  check(same, `${what}: the scalar reference on panels = on the bundle layout, bit for bit`);
+  note('matmul q8 panels simd vs scalar (fraction of tol)', worstRel);
+  check(worstRel <= 1, `${what}: simd vs scalar ${worstRel.toFixed(3)} x the tolerance`);
+  for (const p of [px, pb, pw, pw0, pw1, y, y0, y1, row]) M._free(p);
+}
+// rows not a multiple of 8 stay in the bundle layout: refused here
+const pw = put(new Uint8Array(7 * 32 + 7 * 4));
+check(M._blw_k_matmul_panels(1, 0, 0, 1, 7, 32, pw, 0, -1, -1, 0) === -1, 'panels refuse n % 8 != 0');
+M._free(pw);
+});
+
 // blk_matmul_act applies the activation to each output tile in registers; the
 // reference is the scalar matmul followed by the scalar activation. Allowed:
 // the matmul tolerance carried through the activation (slope <= 1.13) plus
 // the activation's own tolerance.
-const actTol = { [-1]: 0, 0: TOL_GELU, 1: TOL_GELU_TANH, 2: 0 };
-const actName = { [-1]: 'none', 0: 'gelu', 1: 'gelu_tanh', 2: 'relu' };
 section('matmul + activation (fused): SIMD vs scalar matmul then activation', () => {
 for (const dtype of [BL_F32, BL_F16, BL_Q8, BL_Q4]) {
   const Ks = dtype >= BL_Q8 ? [32, 96, 544] : [3, 100, 1100];

@@ -10,7 +10,7 @@
  *   response  f64 result, u64 heap_len, heap bytes
  * fn: 0 simd (result = BLK_SIMD; heap unused), 1 matmul_act, 2 matmul,
  * 3 matmul_nt, 4 layernorm, 5 softmax, 6 activate, 7 erf, 8 exp,
- * 9 simd name (written as a C string at heap offset 0), 10 qgroup.
+ * 9 simd name (written as a C string at heap offset 0), 10 qgroup, 11 matmul_panels.
  * Exits 0 at end of input, 1 on a malformed request. */
 #include "../../src/kernels.h"
 
@@ -31,6 +31,8 @@ void blw_k_activate(int simd, float *x, int n, int act);
 void blw_k_erf(int simd, float *x, int n);
 void blw_k_exp(int simd, float *x, int n);
 int blw_k_qgroup(int dtype, int n, int k, const uint8_t *wdata);
+int blw_k_matmul_panels(int simd, float *y, const float *x, int T, int n, int k, uint8_t *wdata, const float *bias,
+                        int act, int r, float *row_out);
 
 static int rd(FILE *f, void *p, size_t n) { return fread(p, 1, n, f) == n ? 0 : -1; }
 
@@ -76,6 +78,7 @@ int main(int argc, char **argv) {
             snprintf((char *)heap, 32, "%s", blk_simd_name());
             break;
         case 10: r = blw_k_qgroup(I(0), I(1), I(2), P(3)); break;
+        case 11: r = blw_k_matmul_panels(I(0), P(1), P(2), I(3), I(4), I(5), P(6), P(7), I(8), I(9), P(10)); break;
         default: return 1;
         }
 #undef I
