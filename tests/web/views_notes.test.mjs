@@ -86,3 +86,12 @@ test('empty views: no words, or only specials hidden, gives a sentence saying wh
   assert.equal(emptySentence({ wordIds: typed.wordIds, shown: tokenAxis(typed, { hideSpecials: true }).K, hide: true }), null);
   assert.equal(emptySentence({ wordIds: fx.word_ids, shown: T, hide: false }), null);
 });
+
+test('the Predictions view with no words (empty or only spaces) asks for a sentence; with words, for a mask', async () => {
+  const { emptyLine } = await import('../../web/js/views/predictions.js');
+  // the run of whitespace-only text: [CLS] [SEP] only (word ids -1), as the engine tokenizes it
+  const blank = { tokens: ['[CLS]', '[SEP]'], wordIds: [-1, -1] };
+  assert.match(emptyLine(blank, '[MASK]'), /no words yet .* Type a sentence with \[MASK\]/);
+  assert.match(emptyLine({ tokens: fx.tokens, wordIds: fx.word_ids }, '<mask>'), /^No masked token yet: type <mask> in the text, or click a word/);
+  assert.match(emptyLine({ tokens: ['[CLS]'] }, '[MASK]'), /^No masked token yet/, 'a snapshot without word ids');
+});

@@ -19,6 +19,7 @@
 //         positions), snapshot (drawn from a snapshot), title, notes[]}
 
 import { THEMES, tooltip, infoLine, exportContext } from './common.js';
+import { emptySentence } from './view_notes.js';
 
 const K = 5;
 const MAX_ASKED = 64;
@@ -46,6 +47,15 @@ const pct = (p) => (p >= 0.001 ? `${(100 * p).toFixed(1)} %` : p > 0 ? '< 0.1 %'
 const shown = (t) => (t === null || t === undefined ? '(no token: padded row)' : t);
 
 export const NO_HEAD_LINE = 'This model has no masked-language-model head, so it cannot predict words (all-MiniLM-L6-v2, the default, was trained for sentence embeddings and shipped without one). To see predictions, load a model that has its head: convert a checkpoint folder that includes it — for example a BertForMaskedLM such as bert-base-uncased — with “Convert a checkpoint…” or `bertlens convert`, or load one from the Hugging Face Hub.';
+
+/** The sentence shown when no position has predictions: the text has no
+ *  words yet (empty, only spaces), or none is masked. */
+export function emptyLine(run, maskToken) {
+  const mask = maskToken || 'the mask token';
+  return run.wordIds && emptySentence({ wordIds: run.wordIds, shown: run.tokens.length, hide: false }) !== null
+    ? `The text has no words yet (it is empty or only spaces), so there is nothing to predict. Type a sentence with ${mask} where the model should guess, for example “The capital of France is ${mask}.”`
+    : `No masked token yet: type ${mask} in the text, or click a word to mask it.`;
+}
 
 export const SNAPSHOT_LINE = 'This view is a snapshot: its predictions were stored with it and the model is not loaded, so clicking a word to mask it (which runs the model) is switched off here. Open it in bertlens, or load the model, to mask words.';
 
@@ -86,9 +96,7 @@ export function predictionsView() {
       }
     });
     if (data.snapshot) body.insert('p', 'div.pv-tokens').attr('class', 'pv-snapshot').text(SNAPSHOT_LINE);
-    if (!data.preds.length) {
-      body.append('p').attr('class', 'pv-empty').text(`No masked token yet: type ${data.maskToken || 'the mask token'} in the text, or click a word to mask it.`);
-    }
+    if (!data.preds.length) body.append('p').attr('class', 'pv-empty').text(data.empty);
     const list = body.append('div').attr('class', 'pv-list');
     for (const p of data.preds) {
       const card = list.append('section').attr('class', 'pv-card').attr('data-index', p.index);
@@ -164,6 +172,7 @@ export const descriptor = {
     const maskable = run.tokens.map((t, i) => !!(run.offsets && run.offsets[i] && run.offsets[i][1] > run.offsets[i][0]));
     return {
       hasHead: pr.hasHead, tokens: run.tokens, maskToken: pr.maskToken, preds: pr.positions || [], asked, maskable, snapshot: !!run.snapshot,
+      empty: emptyLine(run, pr.maskToken),
       title: pr.hasHead ? `Predictions — what the model's masked-LM head expects (top ${pr.k || K})` : 'Predictions — this model has no masked-LM head',
       notes: pr.hasHead ? ['Probabilities are the softmax of the head\'s logits over the whole vocabulary, computed in the page by the same C engine as the attention.'] : [],
       _ctx: { run, s, maskToken: pr.maskToken },
