@@ -19,6 +19,24 @@
 #define EMSCRIPTEN_KEEPALIVE
 #endif
 
+/* y = act(x w^T + bias): the build's kernels (simd = 1) or the scalar
+ * matmul then the scalar activation. 0 / -1 out of memory. */
+static int run_matmul(int simd, float *y, const float *x, int T, const blk_weight *w, const float *bias, int act) {
+    float *scratch = malloc(blk_matmul_scratch_floats(T, w->k) * sizeof(float));
+    if (!scratch) {
+        bli_wasm_set_error("out of memory");
+        return -1;
+    }
+    if (simd) {
+        blk_matmul_act(y, x, T, w, bias, act, scratch);
+    } else {
+        blk_matmul_scalar(y, x, T, w, bias, scratch);
+        if (act >= 0) blk_activate_scalar(y, (size_t)T * w->n, act);
+    }
+    free(scratch);
+    return 0;
+}
+
 /* The fused projection + activation (blk_matmul_act; act < 0: none) against
  * the scalar matmul followed by the scalar activation (simd = 0). */
 EMSCRIPTEN_KEEPALIVE int blw_k_matmul_act(int simd, float *y, const float *x, int T, int dtype, int n, int k,
@@ -32,21 +50,9 @@ EMSCRIPTEN_KEEPALIVE int blw_k_matmul_act(int simd, float *y, const float *x, in
         bli_wasm_set_error("out of memory");
         return -1;
     }
-    float *scratch = malloc(blk_matmul_scratch_floats(T, k) * sizeof(float));
-    if (!scratch) {
-        blk_weight_free(&w);
-        bli_wasm_set_error("out of memory");
-        return -1;
-    }
-    if (simd) {
-        blk_matmul_act(y, x, T, &w, bias, act, scratch);
-    } else {
-        blk_matmul_scalar(y, x, T, &w, bias, scratch);
-        if (act >= 0) blk_activate_scalar(y, (size_t)T * n, act);
-    }
-    free(scratch);
+    int rc = run_matmul(simd, y, x, T, &w, bias, act);
     blk_weight_free(&w);
-    return 0;
+    return rc;
 }
 
 /* A q8 weight re-laid out in place into panels (blk_q8_panels_in_place, as
@@ -62,19 +68,8 @@ EMSCRIPTEN_KEEPALIVE int blw_k_matmul_panels(int simd, float *y, const float *x,
         bli_wasm_set_error("bad weight shape for q8 panels");
         return -1;
     }
-    float *scratch = malloc(blk_matmul_scratch_floats(T, k) * sizeof(float));
-    if (!scratch) {
-        bli_wasm_set_error("out of memory");
-        return -1;
-    }
-    if (simd) {
-        blk_matmul_act(y, x, T, &w, bias, act, scratch);
-    } else {
-        blk_matmul_scalar(y, x, T, &w, bias, scratch);
-        if (act >= 0) blk_activate_scalar(y, (size_t)T * n, act);
-    }
+    if (run_matmul(simd, y, x, T, &w, bias, act)) return -1;
     if (row_out && r >= 0 && r < n) blk_weight_row(&w, r, row_out);
-    free(scratch);
     return 0;
 }
 
