@@ -7,24 +7,17 @@
 // the one `bertlens attend` computes from that bundle.
 
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import zlib from 'node:zlib';
 import { scenario, ready, settled, typeText, ROOT } from './harness.mjs';
+import { BIN, run, download, sameAttention as sameAttentionAs } from './page_vs_cli.mjs';
 
-const BIN = path.join(ROOT, 'build/bertlens');
 const TEXT = 'The quick brown fox jumps over the lazy dog.';
 // wasm vs the native CLI on q8 bundles: the SIMD q8 kernels take int16
 // activations (tests/kernels.test.mjs TOL_MATMUL_Q8), the native ones f32.
 const TOL = 5e-4;
-
-function run(cmd, args) {
-  const r = spawnSync(cmd, args, { cwd: ROOT, encoding: 'utf8', maxBuffer: 1 << 26 });
-  if (r.status !== 0) throw new Error(`${cmd} ${args.join(' ')}: ${r.stderr}`);
-  return r;
-}
 
 /** A fresh folder holding checkpoint `family` (or a copy of tiny-bert). */
 function checkpoint(family) {
@@ -34,29 +27,8 @@ function checkpoint(family) {
   return { root, dir: path.join(root, family) };
 }
 
-async function download(page, sel) {
-  const [dl] = await Promise.all([page.waitForEvent('download'), page.click(sel)]);
-  return { name: dl.suggestedFilename(), bytes: fs.readFileSync(await dl.path()) };
-}
-
-/** The page's layer/head heatmap (JSON export) vs `bertlens attend` on bundle. */
-async function sameAttention(page, bundle, layer, head) {
-  await page.selectOption('#layer', String(layer));
-  await page.selectOption('#head', String(head));
-  await ready(page);
-  const j = JSON.parse((await download(page, '#export-json')).bytes.toString('utf8'));
-  assert.equal(j.blocks[0].layer, layer);
-  assert.equal(j.blocks[0].head, head);
-  const shown = j.blocks[0].values;
-  const ref = JSON.parse(run(BIN, ['attend', '--layer', String(layer), bundle, TEXT]).stdout);
-  assert.deepEqual(j.tokens, ref.tokens);
-  const want = ref.attentions[0][head];
-  assert.equal(shown.length, want.length, 'tokens');
-  let worst = 0;
-  want.forEach((row, i) => row.forEach((v, j) => { worst = Math.max(worst, Math.abs(v - shown[i][j])); }));
-  assert.ok(worst < TOL, `layer ${layer} head ${head}: max |shown - bertlens attend| ${worst}`);
-  return worst;
-}
+/** The page's layer/head heatmap vs `bertlens attend` on bundle (page_vs_cli.mjs). */
+const sameAttention = (page, bundle, layer, head) => sameAttentionAs(page, { bundle, texts: [TEXT], layer, head, tol: TOL });
 
 scenario('convert: a checkpoint folder from the directory picker is converted, shown, kept and saved', async ({ page, base, shot }) => {
   const { root, dir } = checkpoint('tiny-bert');

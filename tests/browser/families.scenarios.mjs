@@ -13,15 +13,14 @@
 // the page.
 
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import zlib from 'node:zlib';
 import { scenario, ready, typeText, clickAndRedraw, ROOT } from './harness.mjs';
+import { BIN, run, download, sameAttention as sameAttentionAs } from './page_vs_cli.mjs';
 import { VIEW_LIST } from '../../web/js/views/index.js';
 
-const BIN = path.join(ROOT, 'build/bertlens');
 const REF = JSON.parse(fs.readFileSync(path.join(ROOT, 'tests/browser/families.ref.json'), 'utf8'));
 // The page's wasm against the native CLI on the same q8 bundle: the page
 // multiplies the bundle's own integers and 32-block scales (q8 panels in
@@ -29,12 +28,6 @@ const REF = JSON.parse(fs.readFileSync(path.join(ROOT, 'tests/browser/families.r
 // quantize activations to 15 bits (tests/kernels.test.mjs TOL_MATMUL_Q8;
 // convert.scenarios' bound). Measured 1e-5 to 1.1e-4 here.
 const TOL = 5e-4;
-
-function run(cmd, args) {
-  const r = spawnSync(cmd, args, { cwd: ROOT, encoding: 'utf8', maxBuffer: 1 << 26 });
-  if (r.status !== 0) throw new Error(`${cmd} ${args.join(' ')}: ${r.stderr}`);
-  return r;
-}
 
 /** A fresh copy of fixture folder `family`. */
 function checkpoint(family) {
@@ -76,11 +69,6 @@ function shard(dir) {
   fs.rmSync(path.join(dir, 'model.safetensors'));
 }
 
-async function download(page, sel) {
-  const [dl] = await Promise.all([page.waitForEvent('download'), page.click(sel)]);
-  return { name: dl.suggestedFilename(), bytes: fs.readFileSync(await dl.path()) };
-}
-
 /** Convert dir in the page (the directory picker); returns the saved bundle's bytes. */
 async function convertInPage(page, base, dir) {
   await page.goto(`${base}?view=heatmap`);
@@ -97,22 +85,8 @@ async function convertInPage(page, base, dir) {
 const heatmapLabels = async (page) => JSON.parse((await download(page, '#export-json')).bytes.toString('utf8')).blocks[0].rows;
 const boundary = (page) => page.$eval('#view svg g.pair', (g) => Number(g.getAttribute('data-boundary')));
 
-/** The page's heatmap of layer/head (JSON export) against `bertlens attend`. */
-async function sameAttention(page, bundle, ref, layer, head) {
-  await page.selectOption('#layer', String(layer));
-  await page.selectOption('#head', String(head));
-  await ready(page);
-  const j = JSON.parse((await download(page, '#export-json')).bytes.toString('utf8'));
-  const shown = j.blocks[0].values;
-  const want = JSON.parse(run(BIN, ['attend', '--layer', String(layer), bundle, ref.text, ref.text_b]).stdout);
-  assert.deepEqual(j.tokens, want.tokens);
-  const m = want.attentions[0][head];
-  assert.equal(shown.length, m.length, 'tokens');
-  let worst = 0;
-  m.forEach((row, i) => row.forEach((v, k) => { worst = Math.max(worst, Math.abs(v - shown[i][k])); }));
-  assert.ok(worst < TOL, `layer ${layer} head ${head}: max |shown - bertlens attend| ${worst}`);
-  return worst;
-}
+/** The page's layer/head heatmap vs `bertlens attend` on bundle (page_vs_cli.mjs). */
+const sameAttention = (page, bundle, ref, layer, head) => sameAttentionAs(page, { bundle, texts: [ref.text, ref.text_b], layer, head, tol: TOL });
 
 for (const family of ['roberta', 'xlm-roberta', 'modernbert', 'deberta-v2', 'albert']) {
   scenario(`families: a ${family} folder converted in the page, every view, labels, specials, pair, attention`, async ({ page, base, shot }) => {
