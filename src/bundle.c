@@ -4,13 +4,12 @@
  * anything is used; any problem returns NULL with a reason. The model borrows
  * the caller's bytes: tensors point straight into them (no copy of weights).
  * The family stage (model.family, every tensor of the family's lists) is
- * bundle_family.c; what the two share is bundle_impl.h.
+ * bundle_family.c, the tokenizer bundle_tokenizer.c, the masked-LM head
+ * bundle_head.c; what they share is bundle_impl.h.
  */
 #include "bundle_impl.h"
-#include "hf_tokenizer.h"
 #include "sizes.h"
 
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -66,9 +65,7 @@ uint32_t bli_crc32(uint32_t crc, const void *data, size_t n) {
 #define CRC_MISMATCH(got, want) ((got) != (want))
 #endif
 
-static uint32_t le32(const uint8_t *p) {
-    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
+#define le32 bli_le32
 static uint64_t le64(const uint8_t *p) { return (uint64_t)le32(p) | (uint64_t)le32(p + 4) << 32; }
 
 uint64_t bli_dtype_nbytes(int dtype, int n_dims, const int64_t *dims) {
@@ -388,95 +385,6 @@ static int parse_config(bl_model *m, char *err, size_t errlen) {
     return 1;
 }
 
-/* A bundle with tokenizer.json (bundle.h, version 2): that file's pipeline,
- * the optional special ids and model_max_length. */
-static int build_hf_tokenizer(bl_model *m, const meta_entry *j, char *err, size_t errlen) {
-    char why[512] = "";
-    bli_hftok *hf = bli_hftok_load((const char *)j->bytes, (size_t)j->nbytes, why, sizeof why);
-    if (!hf) {
-        bli_set_err(err, errlen, "tokenizer.json in the bundle: %s", why);
-        return 0;
-    }
-    int32_t n = bli_hftok_vocab_size(hf);
-    if (n < 1 || n > m->cfg.vocab_size) {
-        bli_set_err(err, errlen, "tokenizer.json has %d tokens but bert.vocab_size is %d", (int)n, m->cfg.vocab_size);
-        bli_hftok_free(hf);
-        return 0;
-    }
-    static const char *const keys[5] = {"tokenizer.unk_id", "tokenizer.cls_id", "tokenizer.sep_id",
-                                        "tokenizer.pad_id", "tokenizer.mask_id"};
-    int32_t ids[5], max_len = 0;
-    for (int k = 0; k < 5; k++) {
-        ids[k] = -1;
-        if (bli_bundle_meta(m, keys[k]) && !bli_bundle_u32(m, keys[k], 0, (uint32_t)n - 1, &ids[k], err, errlen)) {
-            bli_hftok_free(hf);
-            return 0;
-        }
-    }
-    if (bli_bundle_meta(m, "tokenizer.model_max_length") &&
-        !bli_bundle_u32(m, "tokenizer.model_max_length", 1, BL_MAX_POSITIONS, &max_len, err, errlen)) {
-        bli_hftok_free(hf);
-        return 0;
-    }
-    bl_special_ids sp = {ids[0], ids[1], ids[2], ids[3], ids[4]};
-    m->tok = bli_tokenizer_from_hf(hf, &sp, max_len, why, sizeof why);
-    if (!m->tok) bli_set_err(err, errlen, "%s", why);
-    return m->tok != NULL;
-}
-
-static int build_tokenizer(bl_model *m, char *err, size_t errlen) {
-    const meta_entry *j = bli_bundle_meta(m, "tokenizer.json");
-    if (j) {
-        if (j->type != BL_META_BYTES) {
-            bli_set_err(err, errlen, "metadata 'tokenizer.json' must be bytes (type %u found)", j->type);
-            return 0;
-        }
-        return build_hf_tokenizer(m, j, err, errlen);
-    }
-    const meta_entry *v = bli_bundle_meta(m, "tokenizer.vocab");
-    if (!v || v->type != BL_META_STRARR) {
-        bli_set_err(err, errlen, "required metadata 'tokenizer.vocab' (string array) is missing");
-        return 0;
-    }
-    if ((int32_t)v->count != m->cfg.vocab_size) {
-        bli_set_err(err, errlen, "tokenizer.vocab has %u tokens but bert.vocab_size is %d", v->count, m->cfg.vocab_size);
-        return 0;
-    }
-    bl_tokenizer_opts o;
-    int32_t hi = m->cfg.vocab_size - 1;
-    if (!bli_bundle_u32(m, "tokenizer.lowercase", 0, 1, &o.lowercase, err, errlen) ||
-        !bli_bundle_u32(m, "tokenizer.strip_accents", 0, 1, &o.strip_accents, err, errlen) ||
-        !bli_bundle_u32(m, "tokenizer.chinese_chars", 0, 1, &o.chinese_chars, err, errlen) ||
-        !bli_bundle_u32(m, "tokenizer.max_chars_per_word", 1, BL_MAX_CHARS_PER_WORD, &o.max_chars_per_word, err, errlen) ||
-        !bli_bundle_u32(m, "tokenizer.unk_id", 0, (uint32_t)hi, &o.unk_id, err, errlen) ||
-        !bli_bundle_u32(m, "tokenizer.cls_id", 0, (uint32_t)hi, &o.cls_id, err, errlen) ||
-        !bli_bundle_u32(m, "tokenizer.sep_id", 0, (uint32_t)hi, &o.sep_id, err, errlen) ||
-        !bli_bundle_u32(m, "tokenizer.pad_id", 0, (uint32_t)hi, &o.pad_id, err, errlen) ||
-        !bli_bundle_u32(m, "tokenizer.mask_id", 0, (uint32_t)hi, &o.mask_id, err, errlen))
-        return 0;
-    const char **strs = bli_alloc(BLI_BYTES(sizeof *strs, v->count), 0, "the vocabulary", err, errlen);
-    uint32_t *lens = strs ? bli_alloc(BLI_BYTES(sizeof *lens, v->count), 0, "the vocabulary", err, errlen) : NULL;
-    if (!strs || !lens) {
-        free(strs);
-        return 0;
-    }
-    const uint8_t *p = v->arr; /* already bounds-checked by parse_meta */
-    for (uint32_t i = 0; i < v->count; i++) {
-        lens[i] = le32(p);
-        strs[i] = (const char *)p + 4;
-        p += 4 + lens[i];
-    }
-    char why[256] = "";
-    m->tok = bl_tokenizer_new(strs, lens, (int32_t)v->count, &o, why, sizeof why);
-    free(strs);
-    free(lens);
-    if (!m->tok) {
-        bli_set_err(err, errlen, "tokenizer: %s", why);
-        return 0;
-    }
-    return 1;
-}
-
 static int parse_table(bl_model *m, reader *r, uint64_t data_size, uint32_t alignment, const uint8_t *data) {
     m->tensors = bli_alloc(BLI_BYTES(sizeof *m->tensors, m->n_tensors), 1, "the tensor table", r->err, r->errlen);
     if (!m->tensors) return 0;
@@ -608,90 +516,6 @@ int bli_bundle_check_tensor(const bl_model *m, const char *name, int64_t d0, int
     return 1;
 }
 
-/* ---------------------------------------------------- masked-LM head */
-
-void bl_model_head_info(const bl_model *m, bl_head_info *out) {
-    if (out) *out = m->head;
-}
-
-/* The optional head (bundle.h, "masked-LM head"): absent unless head.kind is
- * there; then its metadata and every tensor of BL_TENSORS_HEAD are checked. */
-static int check_head(bl_model *m, char *err, size_t errlen) {
-    const bl_config *c = &m->cfg;
-    const meta_entry *kind = bli_bundle_meta(m, "head.kind");
-    if (!kind) {
-        for (uint32_t i = 0; i < m->n_tensors; i++)
-            if (!strncmp(m->tensors[i].name, "head.", 5)) {
-                bli_set_err(err, errlen, "tensor '%s' without the metadata 'head.kind'", m->tensors[i].name);
-                return 0;
-            }
-        return 1;
-    }
-    if (kind->type != BL_META_STR || strcmp(kind->str, "mlm")) {
-        bli_set_err(err, errlen, "metadata 'head.kind' must be the string \"mlm\"");
-        return 0;
-    }
-    bl_head_info h = {1, 0, 0, 0, 0.0f};
-    if (!bli_bundle_u32(m, "head.tied", 0, 1, &h.tied, err, errlen)) return 0;
-    const meta_entry *eps = bli_bundle_meta(m, "head.ln_eps");
-    if (!eps || eps->type != BL_META_F32) {
-        bli_set_err(err, errlen, "metadata 'head.ln_eps' (f32) is missing");
-        return 0;
-    }
-    memcpy(&h.ln_eps, &eps->u32, 4);
-    if (!(h.ln_eps > 0.0f && h.ln_eps < 1.0f)) {
-        bli_set_err(err, errlen, "head.ln_eps = %g is not in (0, 1)", (double)h.ln_eps);
-        return 0;
-    }
-    const char *act = bl_model_meta_str(m, "head.activation");
-    if (!act) {
-        bli_set_err(err, errlen, "metadata 'head.activation' (string) is missing");
-        return 0;
-    }
-    if (!strcmp(act, "gelu")) h.activation = BL_ACT_GELU;
-    else if (!strcmp(act, "gelu_tanh")) h.activation = BL_ACT_GELU_TANH;
-    else if (!strcmp(act, "relu")) h.activation = BL_ACT_RELU;
-    else {
-        bli_set_err(err, errlen, "head.activation '%s' is not supported (gelu, gelu_tanh, relu)", act);
-        return 0;
-    }
-    const bl_tensor *tw = bl_model_find_tensor(m, "head.transform.weight");
-    if (!tw) {
-        bli_set_err(err, errlen, "required tensor 'head.transform.weight' is missing (head.kind is set)");
-        return 0;
-    }
-    if (tw->n_dims != 2 || tw->dims[0] > BL_MAX_HIDDEN) {
-        bli_set_err(err, errlen, "tensor 'head.transform.weight' must be [E, hidden] with E <= %u", BL_MAX_HIDDEN);
-        return 0;
-    }
-    h.size = (int32_t)tw->dims[0];
-    /* BL_DIM_HEAD_E is E; the other units as in the encoder's lists. */
-#define HEAD_DIM(d) ((d) == BL_DIM_HEAD_E ? (int64_t)h.size : bli_dim_size(c, (d)))
-#define HEAD_CHECK(field, name, d0, d1, dtypes)                                                            \
-    if (!bli_bundle_check_tensor(m, name, HEAD_DIM(BL_DIM_##d0), HEAD_DIM(BL_DIM_##d1),                              \
-                      BL_DTYPES_##dtypes == BL_DTYPES_F32, err, errlen))                                   \
-        return 0;
-    BL_TENSORS_HEAD(HEAD_CHECK)
-    if (!h.tied) {
-        BL_TENSORS_HEAD_UNTIED(HEAD_CHECK)
-    } else {
-        const bl_tensor *we = bl_model_find_tensor(m, "embeddings.word_embeddings.weight");
-        if (!we || we->n_dims != 2 || we->dims[0] != c->vocab_size || we->dims[1] != h.size) {
-            bli_set_err(err, errlen, "head.tied is 1 but the word embedding is not [%d, %d] (the head's width)",
-                        c->vocab_size, h.size);
-            return 0;
-        }
-        if (bl_model_find_tensor(m, "head.decoder.weight")) {
-            bli_set_err(err, errlen, "head.tied is 1 but the bundle also has 'head.decoder.weight'");
-            return 0;
-        }
-    }
-#undef HEAD_CHECK
-#undef HEAD_DIM
-    m->head = h;
-    return 1;
-}
-
 bl_model *bl_model_load(const void *data, size_t size, char *err, size_t errlen) {
     const uint8_t *b = data;
     if (!data) {
@@ -784,8 +608,8 @@ bl_model *bl_model_load(const void *data, size_t size, char *err, size_t errlen)
     reader t = {b + table_off, b + table_end, "tensor table", err, errlen, 0};
     if (!parse_table(m, &t, data_size, alignment, b + data_off)) goto fail;
     if (!bli_bundle_check_tensors(m, err, errlen)) goto fail;
-    if (!build_tokenizer(m, err, errlen)) goto fail;
-    if (!check_head(m, err, errlen)) goto fail;
+    if (!bli_bundle_build_tokenizer(m, err, errlen)) goto fail;
+    if (!bli_bundle_check_head(m, err, errlen)) goto fail;
     return m;
 fail:
     m->n_meta = m->meta ? n_meta : 0;

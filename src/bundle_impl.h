@@ -43,6 +43,17 @@ void bli_bundle_safe_name(char *dst, size_t cap, const uint8_t *p, size_t n);
 int bli_bundle_check_tensor(const bl_model *m, const char *name, int64_t d0, int64_t d1, int f32_only, char *err,
                             size_t errlen);
 
+/* Little-endian u32 at p. */
+static inline uint32_t bli_le32(const uint8_t *p) {
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+/* bundle_tokenizer.c: the tokenizer from tokenizer.json or the vocabulary
+ * (1, or 0 with the loader's message). */
+int bli_bundle_build_tokenizer(bl_model *m, char *err, size_t errlen);
+/* bundle_head.c: the masked-LM head's metadata and tensors -> m->head (1, or 0). */
+int bli_bundle_check_head(bl_model *m, char *err, size_t errlen);
+
 /* bundle_family.c: model.family and its keys -> m->fam (1, or 0 with a
  * reason), then every tensor of the family's lists (bundle.h). */
 int bli_bundle_family(bl_model *m, char *err, size_t errlen);
