@@ -265,43 +265,149 @@ function renderers(profile) {
 const status = (pid, key) => Number((fs.readFileSync(`/proc/${pid}/status`, 'utf8').match(new RegExp(`^${key}:\\s+(\\d+) kB`, 'm')) || [0, 0])[1]) * 1024;
 const MB = (n) => `${(n / 1048576).toFixed(0)} MB`;
 
-scenario('hub: memory while loading a bert-large-wide checkpoint from the Hub (peak renderer memory vs the bundle)', async ({ page, profile }) => {
-  const { site, bigSize } = await setup();
-  await page.goto(`${site}?view=heatmap`);
-  await ready(page);
+/** The engine worker's wasm memory in bytes (its module's heap, read in the
+ *  worker: worker_heap.js's mod); 0 when no worker has one. */
+async function wasmBytes(page) {
+  for (const w of page.workers()) {
+    // eslint-disable-next-line no-undef
+    const n = await w.evaluate(() => (typeof mod !== 'undefined' && mod && mod.HEAPU8 ? mod.HEAPU8.length : 0)).catch(() => 0);
+    if (n) return n;
+  }
+  return 0;
+}
+
+/** The page's (main thread's) JS heap in use, through CDP. */
+async function jsHeap(cdp) {
+  await cdp.send('HeapProfiler.collectGarbage');
+  return (await cdp.send('Runtime.getHeapUsage')).usedSize;
+}
+
+/** JS heaps of the page's main thread and its workers through CDP (the
+ *  workers by Target.sendMessageToTarget): {name: MB of the V8 heap in use
+ *  + MB of ArrayBuffer backing stores}, for the trace. */
+async function heapsOf(page) {
+  const cdp = await page.context().newCDPSession(page);
+  const targets = [];
+  cdp.on('Target.attachedToTarget', (e) => targets.push(e));
+  await cdp.send('Target.setAutoAttach', { autoAttach: true, waitForDebuggerOnStart: false, flatten: false });
+  await new Promise((r) => setTimeout(r, 200));
+  const replies = new Map();
+  let n = 0;
+  cdp.on('Target.receivedMessageFromTarget', (e) => {
+    const m = JSON.parse(e.message);
+    replies.get(m.id)?.(m.result);
+  });
+  const ask = (sessionId, method) => new Promise((resolve) => {
+    const id = ++n;
+    replies.set(id, resolve);
+    cdp.send('Target.sendMessageToTarget', { sessionId, message: JSON.stringify({ id, method, params: {} }) }).catch(() => resolve(null));
+    setTimeout(() => resolve(null), 1000);
+  });
+  const fmt = (u) => (u ? `${MB(u.usedSize)}+${MB(u.backingStorageSize || 0)}` : '?');
+  return {
+    async sample() {
+      const out = [`main ${fmt(await cdp.send('Runtime.getHeapUsage'))}`];
+      for (const t of targets) out.push(`${t.targetInfo.type === 'worker' ? 'worker' : t.targetInfo.type} ${fmt(await ask(t.sessionId, 'Runtime.getHeapUsage'))}`);
+      return out.join(', ');
+    },
+    detach: () => cdp.detach(),
+  };
+}
+
+/** Wait until the renderers' memory stops moving (2 MB in 500 ms, at most
+ *  10 s): a page left behind frees its worker and wasm memory a little later. */
+async function settle(profile) {
+  const rss = () => renderers(profile).reduce((s, p) => s + status(p, 'VmRSS'), 0);
+  let last = rss();
+  for (let i = 0; i < 20; i++) {
+    await new Promise((r) => setTimeout(r, 500));
+    const now = rss();
+    if (Math.abs(now - last) < 2 << 20) return;
+    last = now;
+  }
+}
+
+/** Peak renderer memory while act() runs: VmHWM after (reset to the RSS
+ *  just before, /proc/PID/clear_refs) against VmRSS before, for the
+ *  renderer that grew most; with the wasm memory's and the main thread's
+ *  JS heap's growth over the same time, and (HUB_MEMORY_TRACE=1) the RSS
+ *  and wasm memory every 100 ms. */
+async function peakOf(page, profile, act) {
+  const cdp = await page.context().newCDPSession(page);
+  const wasm0 = await wasmBytes(page), js0 = await jsHeap(cdp);
+  await settle(profile);
   const pids = renderers(profile);
   assert.ok(pids.length >= 1, 'renderer processes found');
   for (const pid of pids) fs.writeFileSync(`/proc/${pid}/clear_refs`, '5'); // peak RSS := current RSS
   const before = Object.fromEntries(pids.map((p) => [p, status(p, 'VmRSS')]));
+  let tracing = !!process.env.HUB_MEMORY_TRACE;
+  const heaps = tracing ? await heapsOf(page) : null;
+  const trace = [];
+  const tracer = (async () => {
+    while (tracing) {
+      const rss = Math.max(...pids.map((p) => status(p, 'VmRSS') - before[p]));
+      const stage = await page.evaluate(() => (document.getElementById('progress').hidden ? 'loaded' : document.getElementById('progress-text').textContent.slice(-70))).catch(() => '');
+      trace.push(`  +${MB(rss)}: wasm ${MB(await wasmBytes(page))}, ${await heaps.sample()} (${stage})`);
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  })();
+  await act();
+  tracing = false;
+  await tracer;
+  if (heaps) await heaps.detach();
+  if (trace.length) console.log(`#   trace (RSS increment: wasm memory, JS heaps in use + ArrayBuffers, every 200 ms):\n${trace.join('\n')}`);
+  const peaks = pids.map((p) => ({ pid: p, before: before[p], peak: status(p, 'VmHWM'), after: status(p, 'VmRSS') }));
+  const main = peaks.reduce((a, b) => (b.peak - b.before > a.peak - a.before ? b : a));
+  const wasm1 = await wasmBytes(page), js1 = await jsHeap(cdp);
+  await cdp.detach();
+  return { ...main, inc: main.peak - main.before, wasm0, wasm1, js: js1 - js0 };
+}
+
+/** Load BIG_ID through the Hub dialog and wait for it to be drawn. */
+async function loadBig(page) {
   await page.click('#open-hub');
   await page.fill('#hub-id', BIG_ID);
   await page.evaluate(() => { document.body.dataset.state = 'loading'; });
   await page.keyboard.press('Enter');
   await ready(page);
   assert.match(await page.textContent('#model-info'), new RegExp(`${LAYERS} layers × 16 heads, hidden 1024`));
-  const peaks = pids.map((p) => ({ pid: p, before: before[p], peak: status(p, 'VmHWM'), after: status(p, 'VmRSS') }));
-  const main = peaks.reduce((a, b) => (b.peak - b.before > a.peak - a.before ? b : a));
+}
+
+const report = (what, m, bundle) => console.log(`#   ${what}: renderer RSS before ${MB(m.before)}, peak ${MB(m.peak)}: +${MB(m.inc)} = ${(m.inc / bundle).toFixed(2)}x the bundle `
+  + `(wasm memory ${MB(m.wasm0)} -> ${MB(m.wasm1)}, main-thread JS heap ${m.js >= 0 ? '+' : ''}${MB(m.js)}); after ${MB(m.after)}`);
+
+// Issue 22's bar: the page's peak memory while loading stays under 1.5x the
+// converted bundle. Measured as the renderer's peak RSS over its RSS just
+// before the load (the page, its model worker and the wasm memory live in
+// that process), for the conversion from the Hub and for the kept copy.
+const MEMORY_BAR = 1.5;
+
+scenario('hub: memory while loading a bert-large-wide checkpoint from the Hub (peak renderer memory vs the bundle)', async ({ page, profile }) => {
+  const { site, bigSize } = await setup();
+  await page.goto(`${site}?view=heatmap`);
+  await ready(page);
+  const conv = await peakOf(page, profile, () => loadBig(page));
   const bundle = await page.evaluate(async () => {
     const c = await caches.open('bertlens-hub-v1');
     const [k] = await c.keys();
-    return (await (await c.match(k)).arrayBuffer()).byteLength;
+    return (await (await c.match(k)).blob()).size;
   });
-  console.log(`#   ${BIG_ID}: checkpoint ${MB(bigSize)}, bundle ${MB(bundle)} (q8); renderer RSS before ${MB(main.before)}, `
-    + `peak ${MB(main.peak)} (+${MB(main.peak - main.before)} = ${((main.peak - main.before) / bundle).toFixed(2)}x the bundle; `
-    + `peak/bundle ${(main.peak / bundle).toFixed(2)}x), after ${MB(main.after)}`);
-  // For comparison: the same bundle from the kept copy (no conversion) in
-  // a fresh page: what the engine itself needs to hold it.
+  console.log(`#   ${BIG_ID}: checkpoint ${MB(bigSize)}, bundle ${MB(bundle)} (q8)`);
+  report('converted from the Hub', conv, bundle);
+  // The same bundle from the kept copy (no conversion), streamed from
+  // Cache Storage into the engine, in a fresh page with the default model.
   await page.goto('about:blank');
-  await new Promise((r) => setTimeout(r, 1000));
-  const quiet = renderers(profile);
-  for (const pid of quiet) fs.writeFileSync(`/proc/${pid}/clear_refs`, '5');
-  await page.goto(`${site}?hub=${encodeURIComponent(BIG_ID)}&view=heatmap`);
+  await settle(profile);
+  await page.goto(`${site}?view=heatmap`);
   await ready(page);
-  const kept = renderers(profile).map((p) => status(p, 'VmHWM')).reduce((a, b) => Math.max(a, b), 0);
-  console.log(`#   the kept copy loaded in a fresh page (no conversion): renderer peak ${MB(kept)} = ${(kept / bundle).toFixed(2)}x the bundle`);
-  // Issue 22 asks for a peak under 1.5x the bundle: NOT met yet (see
-  // docs/page.md, "Models from the Hugging Face Hub": the converter's worker
-  // copies each tensor and the finished bundle through JS). Guarded here:
-  // the checkpoint is never held whole, which would add its size again.
-  assert.ok(main.peak - main.before < 2 * bigSize, `peak +${MB(main.peak - main.before)} for a ${MB(bigSize)} checkpoint`);
+  const kept = await peakOf(page, profile, () => loadBig(page));
+  report('the kept copy (no conversion)', kept, bundle);
+  assert.match(await page.textContent('#notices'), /the copy kept in this browser/);
+  // The kept copy streams into the engine, which takes it in place: under
+  // the bar with room (0.9x measured). The conversion holds the bundle once
+  // too, but the browser buffers the download ahead of the converter and
+  // the converter's chunks come on top: 1.56-1.58x measured (docs/page.md),
+  // so it is held to 2x here (5.8x before the bundle stayed in the worker).
+  assert.ok(kept.inc <= MEMORY_BAR * bundle, `kept copy: peak +${MB(kept.inc)} for a ${MB(bundle)} bundle (bar ${MEMORY_BAR}x)`);
+  assert.ok(conv.inc <= 2 * bundle, `conversion: peak +${MB(conv.inc)} for a ${MB(bundle)} bundle`);
 }, { timeout: 600000, allowConsoleErrors: EXPECTED_ERRORS });

@@ -43,13 +43,17 @@ const bufferOf = (b) => b.buffer.slice(b.byteOffset, b.byteOffset + b.length);
 
 /** A stream of bytes in pieces of the given sizes (cycled); after `cutAt`
  *  bytes it ends early (cut: 'close') or fails (cut: 'error'). */
-function streamOf(bytes, sizes = [1000, 70000, 3], { cutAt = Infinity, cut = 'close' } = {}) {
+function streamOf(bytes, sizes = [1000, 70000, 3], { cutAt = Infinity, cut = 'close', type } = {}) {
   let at = 0, i = 0;
   return new ReadableStream({
+    type, // 'bytes': a byte stream, read with a BYOB reader (as Cache Storage's bodies)
     pull(c) {
       if (at >= Math.min(bytes.length, cutAt)) {
         if (cut === 'error' && at < bytes.length) c.error(new Error('connection lost'));
-        else c.close();
+        else {
+          c.close();
+          c.byobRequest?.respond(0); // a pending BYOB read ends with the stream
+        }
         return;
       }
       const end = Math.min(bytes.length, cutAt, at + sizes[i++ % sizes.length]);
@@ -79,12 +83,18 @@ test('a streamed bundle runs as the same bundle loaded whole; bad streams are re
   assert.equal(got.info.config.n_layers, wantB.L);
   assert.deepEqual(await runOf(eng), wantB, 'B streamed = B whole');
 
+  const bytesStream = await eng.load({ stream: streamOf(b, [65536, 5], { type: 'bytes' }), size: b.length });
+  assert.ok(bytesStream.info, bytesStream.error);
+  assert.deepEqual(await runOf(eng), wantB, 'B from a byte stream = B whole');
+
   assert.ok((await eng.load({ stream: streamOf(a, [4 << 20]), size: a.length })).info, 'A streamed');
   const padded = Buffer.concat([b, Buffer.alloc(10)]);
   const corrupt = Buffer.from(b);
   corrupt[b.length - 100] ^= 0x55; // in the last tensor's data: its CRC no longer matches
   const bad = [
     ['a cut stream', { stream: streamOf(b, undefined, { cutAt: b.length >> 1 }), size: b.length }, new RegExp(`cut short \\(${b.length >> 1} of ${b.length} bytes\\)`)],
+    ['a cut byte stream', { stream: streamOf(b, undefined, { cutAt: 12345, type: 'bytes' }), size: b.length }, new RegExp(`cut short \\(12345 of ${b.length} bytes\\)`)],
+    ['a byte stream longer than its size', { stream: streamOf(b, undefined, { type: 'bytes' }), size: b.length - 7 }, new RegExp(`more than the ${b.length - 7} bytes stored`)],
     ['a failing stream', { stream: streamOf(b, undefined, { cutAt: 5000, cut: 'error' }), size: b.length }, /could not be read \(connection lost\)/],
     ['a stream longer than its size', { stream: streamOf(b), size: b.length - 1 }, new RegExp(`more than the ${b.length - 1} bytes stored`)],
     ['a bundle over 2 GB', { stream: streamOf(b), size: 3 * 2 ** 30 }, /3\.0 GB; the engine loads bundles up to 2 GB/],

@@ -21,8 +21,8 @@
 // are the whole-tensor path's.
 
 export const BYTES = '\u0000bytes';
-const HASH_CHUNK = 8 << 20;
-const CHUNK = 8 << 20; // source bytes per 'tensor_rows' call
+const HASH_CHUNK = 2 << 20;
+const CHUNK = 2 << 20; // source bytes per 'tensor_rows' call
 const READ_SLICE = 16 << 20; // bytes per 'read' when the bundle is copied out whole
 
 /** Checkpoint entries from browser File objects (a dropped folder, a
@@ -50,14 +50,15 @@ function check(r, what) {
 }
 
 /** Convert. entries: [{name, size, read(start, end) -> Promise<Uint8Array>}];
- *  opts: {dtype, embedDtype, name, license, cased, hold, chunkBytes};
+ *  opts: {dtype, embedDtype, name, license, cased, hold, chunkBytes, byRows};
  *  progress({stage: 'read' | 'hash' | 'tensor', done, total, lines}) hears
  *  of every step (lines: the converter's log lines since the last report).
  *  Returns {bytes, log}; with hold, the bundle stays in the worker instead:
- *  {size, log, gen, read(off, end) -> Promise<Uint8Array>, release()} (the
+ *  {size, log, gen, read(off, end, into) -> Promise<Uint8Array>, release()} (the
  *  caller loads it with engine.load({converted: true, gen}) or releases
  *  it; a newer conversion drops it too).
- *  chunkBytes: source bytes per chunk of rows (CHUNK; tests make it small). */
+ *  chunkBytes: source bytes per chunk of rows (CHUNK; tests make it small);
+ *  byRows false: every tensor whole (the tests' reference). */
 export async function convertCheckpoint(call, entries, opts = {}, progress = () => {}) {
   const log = [];
   const report = async (stage, done, total) => {
@@ -96,28 +97,48 @@ export async function convertCheckpoint(call, entries, opts = {}, progress = () 
     // pass (in the order of their offsets), to the converter. A checkpoint
     // read over the network (engine/hub.js) is so downloaded once. A tensor
     // overlapping the one before it (none in practice) is read again.
+    // The worker hands back the buffer of the bytes it took ({value,
+    // buffer}); the next read of an entry that fills buffers (hub.js) reuses
+    // it, so a download passes through a few buffers, not one per chunk.
+    let spare = null;
+    const back = (r) => {
+      if (r && typeof r === 'object' && r.buffer instanceof ArrayBuffer && 'value' in r) {
+        spare = r.buffer;
+        return r.value;
+      }
+      return r;
+    };
+    const readIn = (e, a, b) => {
+      const n = b - a;
+      if (!e.fills || n === 0) return e.read(a, b);
+      const buf = spare && spare.byteLength >= n ? spare : new ArrayBuffer(Math.max(n, Math.min(CHUNK, e.size)));
+      spare = null;
+      return e.read(a, b, new Uint8Array(buf, 0, n));
+    };
     let hashed = 0;
     const hashIn = async (chunk) => {
-      await call('hash', [BYTES, chunk.length], chunk); // (the call takes chunk's buffer)
+      back(check(await call('hash', [BYTES, chunk.length], chunk))); // (the call takes chunk's buffer)
       hashed += chunk.length;
       progress({ stage: 'hash', done: hashed, total, lines: [] });
     };
     let converted = 0;
     const convertOne = async (t, src) => {
-      check(await call('tensor', [t, BYTES], src));
+      back(check(await call('tensor', [t, BYTES], src)));
       await report('tensor', ++converted, nt);
     };
     // Tensor t from bytes [off, off + len) of e in chunks of whole rows,
     // each hashed on the way when `hash`; false when t goes whole.
     const chunk = opts.chunkBytes || CHUNK;
     const byRows = async (t, e, off, len, hash) => {
-      const row = len > chunk ? check(await call('rows', [t])) : 0;
+      // every 2-D tensor that can goes this way, small ones in one chunk:
+      // its bytes cross to the worker once, hashed there on the way
+      const row = opts.byRows !== false ? check(await call('rows', [t])) : 0;
       if (!(row > 0) || len % row) return false;
       const rows = len / row, per = Math.max(1, Math.floor(chunk / row));
       for (let r = 0; r < rows; r += per) {
         const k = Math.min(per, rows - r);
-        const src = await e.read(off + r * row, off + (r + k) * row);
-        check(await call('tensor_rows', [t, r, k, BYTES, hash ? 1 : 0], src));
+        const src = await readIn(e, off + r * row, off + (r + k) * row);
+        back(check(await call('tensor_rows', [t, r, k, BYTES, hash ? 1 : 0], src)));
         if (hash) { hashed += k * row; progress({ stage: 'hash', done: hashed, total, lines: [] }); }
       }
       await report('tensor', ++converted, nt);
@@ -132,16 +153,16 @@ export async function convertCheckpoint(call, entries, opts = {}, progress = () 
     for (const [w, e] of weights.entries()) {
       let pos = 0;
       const hashTo = async (end) => {
-        for (; pos < end; pos = Math.min(end, pos + HASH_CHUNK)) await hashIn(await e.read(pos, Math.min(end, pos + HASH_CHUNK)));
+        for (; pos < end; pos = Math.min(end, pos + HASH_CHUNK)) await hashIn(await readIn(e, pos, Math.min(end, pos + HASH_CHUNK)));
       };
       for (const { t, off, n: len } of plan[w].sort((a, b) => a.off - b.off)) {
         if (off < pos) { // overlapping: read on its own
-          if (!await byRows(t, e, off, len, false)) await convertOne(t, await e.read(off, off + len));
+          if (!await byRows(t, e, off, len, false)) await convertOne(t, await readIn(e, off, off + len));
           continue;
         }
         await hashTo(off);
         if (await byRows(t, e, off, len, true)) { pos = off + len; continue; }
-        const src = await e.read(off, off + len);
+        const src = await readIn(e, off, off + len);
         for (let i = 0; i < len; i += HASH_CHUNK) await hashIn(src.slice(i, Math.min(len, i + HASH_CHUNK)));
         pos = off + len;
         await convertOne(t, src);
@@ -150,7 +171,8 @@ export async function convertCheckpoint(call, entries, opts = {}, progress = () 
     }
     const size = check(await call('finish'));
     await report('write', nt, nt);
-    const read = async (a, b) => check(await call('read', [a, b - a]));
+    // into: a Uint8Array of b - a bytes to fill (its buffer goes to the worker and back)
+    const read = async (a, b, into = null) => check(await call('read', [a, b - a], into));
     if (opts.hold) {
       held = true;
       return { size, log, read, gen, release: () => call('free', [gen]) };

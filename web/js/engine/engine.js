@@ -79,35 +79,64 @@ export class Engine {
   }
 
   async loadStream(stream, size) {
-    const reader = stream.getReader();
-    let at = 0;
-    let piece = null, filled = 0;
-    const send = async () => {
-      if (!filled) return;
-      const bytes = piece.buffer;
-      const n = filled;
-      piece = null;
-      filled = 0;
-      await this.call('load_chunk', { offset: at, bytes: n === bytes.byteLength ? bytes : bytes.slice(0, n) }, [bytes]);
-      at += n;
-    };
+    // A byte stream (Cache Storage's bodies) is read into one reused
+    // buffer (BYOB), another chunk by chunk, and copied into pieces of
+    // LOAD_PIECE bytes for the worker, which hands each piece's buffer back
+    // for the next: buffers that crossed threads are freed only by a
+    // garbage collection, so new ones would pile up the bundle's size.
+    let reader, byob = false;
+    try {
+      reader = stream.getReader({ mode: 'byob' });
+      byob = true;
+    } catch {
+      reader = stream.getReader();
+    }
+    let at = 0; // bytes sent
+    let left = new Uint8Array(0); // of the last chunk, not yet copied (default reader)
+    let scratch = new ArrayBuffer(1 << 20); // what a BYOB read fills (reused)
+    const more = () => new Error(`it has more than the ${size} bytes stored`);
     try {
       await this.call('load_begin', { size });
-      for (;;) {
-        const { done, value } = await reader.read();
-        if (done) break;
-        if (at + filled + value.length > size) throw new Error(`it has more than the ${size} bytes stored`);
-        // pieces of LOAD_PIECE bytes (Cache Storage reads come in ~64 KB)
-        for (let i = 0; i < value.length;) {
-          if (!piece) piece = new Uint8Array(Math.min(LOAD_PIECE, size - at));
-          const n = Math.min(value.length - i, piece.length - filled);
-          piece.set(value.subarray(i, i + n), filled);
-          filled += n;
-          i += n;
-          if (filled === piece.length) await send();
+      let ended = false;
+      let spare = null; // the last piece's buffer, back from the worker
+      while (!ended) {
+        const n = Math.min(LOAD_PIECE, size - at);
+        const piece = spare && spare.byteLength === n ? spare : new ArrayBuffer(n);
+        spare = null;
+        let filled = 0;
+        while (filled < piece.byteLength) {
+          if (byob) { // into the reused scratch, then copied (see hub.js BodyReader.take)
+            const { done, value } = await reader.read(new Uint8Array(scratch, 0, Math.min(scratch.byteLength, piece.byteLength - filled)));
+            if (value) {
+              scratch = value.buffer;
+              new Uint8Array(piece, filled, value.byteLength).set(value);
+              filled += value.byteLength;
+            }
+            if (done) { ended = true; break; }
+          } else {
+            if (!left.length) {
+              const { done, value } = await reader.read();
+              if (done) { ended = true; break; }
+              left = value;
+            }
+            const k = Math.min(left.length, piece.byteLength - filled);
+            new Uint8Array(piece, filled, k).set(left.subarray(0, k));
+            filled += k;
+            left = left.subarray(k);
+          }
+        }
+        if (filled) {
+          const bytes = filled === piece.byteLength ? piece : piece.slice(0, filled);
+          spare = (await this.call('load_chunk', { offset: at, bytes }, [bytes])).buffer;
+          at += filled;
+        }
+        if (at === size && !ended) { // the stream must end here
+          if (left.length) throw more();
+          const { done, value } = await reader.read(byob ? new Uint8Array(1) : undefined);
+          if (!done || (value && value.byteLength)) throw more();
+          ended = true;
         }
       }
-      await send();
     } catch (e) {
       reader.cancel().catch(() => {});
       const { restored } = await this.call('load_abort').catch(() => ({ restored: false }));

@@ -155,9 +155,24 @@ class BodyReader {
     return buf;
   }
 
-  async take(n, onBytes) {
-    if (this.byob) return new Uint8Array(await this.fill(new ArrayBuffer(n), 0, n, onBytes));
-    const out = new Uint8Array(n);
+  /** The next n bytes, into `into` (n bytes) when given, else a new array. */
+  async take(n, onBytes, into = null) {
+    if (this.byob) {
+      // Read into one reused scratch buffer and copy out: buffers a BYOB
+      // read hands back are freed only by a garbage collection, so a new
+      // one per read would pile up the checkpoint's size in garbage
+      // (measured: +180 MB over a 300 MB download in Chromium); the copy
+      // goes to `into`, a buffer convert.js reuses (the worker hands it back).
+      const out = into || new Uint8Array(n);
+      for (let got = 0; got < n;) {
+        const k = Math.min(n - got, SMALL_READ);
+        this.scratch = await this.fill(this.scratch && this.scratch.byteLength >= SMALL_READ ? this.scratch : new ArrayBuffer(SMALL_READ), 0, k, onBytes);
+        out.set(new Uint8Array(this.scratch, 0, k), got);
+        got += k;
+      }
+      return out;
+    }
+    const out = into || new Uint8Array(n);
     let got = 0;
     while (got < n) {
       await this.next();
@@ -227,7 +242,10 @@ class RangeFile {
     return r;
   }
 
-  async read(start, end) {
+  /** Bytes [start, end) of the file: into `into` (a Uint8Array of that
+   *  length) when given, else a new array. */
+  async read(start, end, into = null) {
+    if (into && into.length !== end - start) into = null;
     if (!(Number.isSafeInteger(start) && Number.isSafeInteger(end) && start >= 0 && start <= end && end <= this.size)) {
       throw new HubError('bad-range', `${this.file}: a read of bytes ${start}–${end} outside its ${this.size} bytes`);
     }
@@ -237,26 +255,26 @@ class RangeFile {
     try {
       if (this.body && this.body.pos === start) {
         this.lastEnd = end;
-        return await this.body.take(end - start, report);
+        return await this.body.take(end - start, report, into);
       }
       if (this.body && start > this.body.pos && start - this.body.pos <= SMALL_READ) {
         this.lastEnd = end;
         await this.body.skip(start - this.body.pos, report);
-        return await this.body.take(end - start, report);
+        return await this.body.take(end - start, report, into);
       }
       if (this.body) { this.body.cancel(); this.body = null; }
       const inOrder = start === this.lastEnd;
       this.lastEnd = end;
       if (end - start <= SMALL_READ && !inOrder) {
         const r = await this.open(start, end);
-        const out = await r.take(end - start, () => {});
+        const out = await r.take(end - start, () => {}, into);
         r.cancel();
         return out;
       }
       // A long read, or one continuing the last: keep the answer open to
       // the end of the file, so the next read in order continues it.
       this.body = await this.open(start, this.size);
-      return await this.body.take(end - start, report);
+      return await this.body.take(end - start, report, into);
     } catch (e) {
       if (this.body) { this.body.cancel(); this.body = null; }
       if (e instanceof HubError) throw e;
@@ -424,7 +442,8 @@ export async function openHubCheckpoint({ endpoint, spec, wants = async () => 1,
     }
   }
   const entries = [...small].map(([name, bytes]) => ({ name, size: bytes.length, read: async (a, b) => bytes.slice(a, b) }));
-  for (const f of weights) entries.push({ name: f.file, size: f.size, read: (a, b) => f.read(a, b) });
+  // fills: read(a, b, into) fills a buffer of the caller's (convert.js reuses them)
+  for (const f of weights) entries.push({ name: f.file, size: f.size, read: (a, b, into) => f.read(a, b, into), fills: true });
   return {
     commit,
     revision,

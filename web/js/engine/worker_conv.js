@@ -19,7 +19,7 @@ handle('conv', ({ fn, args, bytes }) => {
   try {
     const a = args.map((x) => {
       if (x === CONV_BYTES) {
-        const u8 = new Uint8Array(bytes);
+        const u8 = bytes instanceof Uint8Array ? bytes : new Uint8Array(bytes); // (never a JS copy)
         const p = mod._malloc(Math.max(1, u8.length));
         if (!p) throw new Error(`Out of memory for ${u8.length} bytes of the checkpoint.`);
         mod.HEAPU8.set(u8, p >>> 0);
@@ -40,12 +40,23 @@ handle('conv', ({ fn, args, bytes }) => {
       case 'new': return r < 0 ? err() : ++convGen;
       case 'finish': return r ? mod._blw_conv_size() : err(); // its size; the bytes stay here
       case 'rows': return r;
-      case 'read': { // args [off, n]: a copy of those bytes of the finished bundle
+      case 'read': { // args [off, n]: a copy of those bytes of the finished bundle, in `bytes` when it has room
         if (!r) return err();
-        const out = mod.HEAPU8.slice(r >>> 0, (r >>> 0) + args[1]);
+        const from = mod.HEAPU8.subarray(r >>> 0, (r >>> 0) + args[1]);
+        const buf = bytes && (bytes.buffer || bytes);
+        const out = buf instanceof ArrayBuffer && buf.byteLength >= args[1] ? new Uint8Array(buf, 0, args[1]) : new Uint8Array(args[1]);
+        out.set(from);
         return [out, [out.buffer]];
       }
-      case 'hash': case 'free': return 0;
+      case 'free': return 0;
+      case 'hash': case 'tensor': case 'tensor_rows': {
+        // The bytes' buffer goes back for the next read (convert.js): a
+        // buffer that came in a message is freed only by a garbage
+        // collection, so new ones per chunk would pile up tens of MB.
+        if (r < 0) return err();
+        const buffer = bytes && (bytes.buffer || bytes);
+        return buffer instanceof ArrayBuffer ? [{ value: r, buffer }, [buffer]] : r;
+      }
       default: return r < 0 ? err() : r;
     }
   } finally {

@@ -87,7 +87,9 @@ handle('load_chunk', ({ offset, bytes }) => {
   }
   mod.HEAPU8.set(u8, incoming.p + offset);
   incoming.at += u8.length;
-  return incoming.at;
+  // the buffer goes back for the next piece (engine.js loadStream): one that
+  // came in a message is freed only by a garbage collection
+  return [{ at: incoming.at, buffer: bytes }, [bytes]];
 });
 
 /** The streamed bundle, complete and of the size its header declares
