@@ -404,10 +404,13 @@ scenario('hub: memory while loading a bert-large-wide checkpoint from the Hub (p
   report('the kept copy (no conversion)', kept, bundle);
   assert.match(await page.textContent('#notices'), /the copy kept in this browser/);
   // The kept copy streams into the engine, which takes it in place: under
-  // the bar with room (0.9x measured). The conversion holds the bundle once
-  // too, but the browser buffers the download ahead of the converter and
-  // the converter's chunks come on top: 1.56-1.58x measured (docs/page.md),
-  // so it is held to 2x here (5.8x before the bundle stayed in the worker).
+  // the bar with room (0.88x measured, 0.98x for 24 layers). The conversion
+  // holds the bundle once too, but ~50 MB come on top whatever the model's
+  // size (the download the browser buffers ahead of the converter, the
+  // converter's chunks): 1.14x for bert-large's 24 layers, the issue's
+  // case, held to the bar; 1.57x for the 4 layers CI runs, held to 2x
+  // (5.8x before the bundle stayed in the worker). docs/page.md has the numbers.
   assert.ok(kept.inc <= MEMORY_BAR * bundle, `kept copy: peak +${MB(kept.inc)} for a ${MB(bundle)} bundle (bar ${MEMORY_BAR}x)`);
-  assert.ok(conv.inc <= 2 * bundle, `conversion: peak +${MB(conv.inc)} for a ${MB(bundle)} bundle`);
+  const convBar = LAYERS >= 12 ? MEMORY_BAR : 2;
+  assert.ok(conv.inc <= convBar * bundle, `conversion: peak +${MB(conv.inc)} for a ${MB(bundle)} bundle (bar ${convBar}x)`);
 }, { timeout: 600000, allowConsoleErrors: EXPECTED_ERRORS });
