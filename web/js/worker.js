@@ -3,7 +3,7 @@
 // Emscripten glue (MODULARIZE, factory createBertlens) is loaded with
 // importScripts.
 //
-// Messages in:  {id, type: 'init'|'load'|'run'|'conv'|'like'|'analyze'|'qk'|'compare'|'predict', ...}   (see engine.js)
+// Messages in:  {id, type: 'init'|'load'|'load_begin'|'load_chunk'|'load_end'|'load_abort'|'load_converted'|'run'|'conv'|'like'|'analyze'|'qk'|'compare'|'predict', ...}   (see engine.js)
 // Messages out: {id, ok: true, result} or {id, ok: false, error}
 // The run request and its result: web/js/lib/protocol.js. This classic worker
 // cannot import that module; 'init' brings its WORKER_PROTOCOL (the KEEP_*
