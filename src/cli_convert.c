@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
@@ -52,6 +53,39 @@ static int read_at(int fd, void *dst, size_t n, uint64_t off) {
         b += k, off += (uint64_t)k, n -= (size_t)k;
     }
     return 0;
+}
+
+#define ROW_CHUNK (4u << 20) /* source bytes per chunk of rows */
+
+/* Tensor t ([n / row] rows of `row` source bytes at `off` of weight file wfd)
+ * by chunks of rows (bli_conv_tensor_rows), writing through sink_fd; map: the
+ * output file, mapped, for the tensor's CRC. 0 or -1 (err set). */
+static int convert_rows(bli_conv *c, int t, int wfd, uint64_t off, uint64_t n, uint64_t row, const uint8_t *map,
+                        uint64_t map_size, int *fd, char *err, size_t errlen) {
+    const uint64_t rows = n / row, per = row >= ROW_CHUNK ? 1 : ROW_CHUNK / row;
+    if (rows * row != n) {
+        bli_set_err(err, errlen, "tensor %d: %llu source bytes are not whole rows of %llu", t, (unsigned long long)n,
+                    (unsigned long long)row);
+        return -1;
+    }
+    uint8_t *chunk = malloc((size_t)(per * row));
+    if (!chunk) {
+        bli_set_err(err, errlen, "out of memory (%llu bytes)", (unsigned long long)(per * row));
+        return -1;
+    }
+    bli_conv_rows acc = {0};
+    int rc = 0;
+    for (uint64_t r = 0; r < rows && !rc; r += per) {
+        const uint64_t k = rows - r < per ? rows - r : per;
+        if (wfd < 0 || read_at(wfd, chunk, (size_t)(k * row), off + r * row)) {
+            bli_set_err(err, errlen, "cannot read tensor %d's source", t);
+            rc = -1;
+        } else {
+            rc = bli_conv_tensor_rows(c, &acc, t, (int64_t)r, (int64_t)k, chunk, sink_fd, fd, map, map_size, err, errlen);
+        }
+    }
+    free(chunk);
+    return rc;
 }
 
 static int read_whole(const char *path, char **out, size_t *n) {
@@ -230,11 +264,22 @@ static int convert(const char *src, const char *out, bli_conv_opts *o, char *err
     }
     free(buf);
     buf = NULL;
-    /* Tensors, one at a time. */
+    /* Tensors, one at a time; a matrix by chunks of rows (about ROW_CHUNK
+     * source bytes), so no tensor is held whole: the tensor's CRC is then
+     * read back from the output, mapped (pwrite and a shared mapping of the
+     * same file see the same bytes). */
+    const uint8_t *map = MAP_FAILED;
+    const uint64_t out_size = bli_conv_size(c);
+    if (out_size > 0 && out_size <= SIZE_MAX) map = mmap(NULL, (size_t)out_size, PROT_READ, MAP_SHARED, fd, 0);
     for (int t = 0; t < bli_conv_n_tensors(c); t++) {
         int w;
-        uint64_t off, n;
+        uint64_t off, n, row = map != MAP_FAILED ? bli_conv_row_bytes(c, t) : 0;
         bli_conv_source(c, t, &w, &off, &n);
+        if (row && n) {
+            if (convert_rows(c, t, wfds[w], off, n, row, map, out_size, &fd, err, errlen)) break;
+            if (t == bli_conv_n_tensors(c) - 1) rc = 0;
+            continue;
+        }
         if (!(buf = malloc((size_t)n ? (size_t)n : 1))) {
             bli_set_err(err, errlen, "out of memory (%llu bytes)", (unsigned long long)n);
             break;
@@ -248,6 +293,7 @@ static int convert(const char *src, const char *out, bli_conv_opts *o, char *err
         buf = NULL;
         if (t == bli_conv_n_tensors(c) - 1) rc = 0;
     }
+    if (map != MAP_FAILED) munmap((void *)map, (size_t)out_size);
     for (int w = 0; w < bli_conv_n_weights(c); w++)
         if (wfds[w] >= 0) close(wfds[w]);
     free(wfds);
