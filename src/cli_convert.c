@@ -277,6 +277,10 @@ static int convert(const char *src, const char *out, bli_conv_opts *o, char *err
         bli_conv_source(c, t, &w, &off, &n);
         if (row && n) {
             if (convert_rows(c, t, wfds[w], off, n, row, map, out_size, &fd, err, errlen)) break;
+            /* the CRC's read brought the tensor's pages into this process: let them go (the
+             * file holds them; nothing is written through the mapping), map it afresh */
+            munmap((void *)map, (size_t)out_size);
+            map = mmap(NULL, (size_t)out_size, PROT_READ, MAP_SHARED, fd, 0);
             if (t == bli_conv_n_tensors(c) - 1) rc = 0;
             continue;
         }
