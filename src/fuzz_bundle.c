@@ -24,6 +24,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         }
         char buf[64];
         for (int i = 0; i < bl_model_n_meta(m); i++) bl_model_meta_format(m, i, buf, sizeof buf);
+        /* As the page's engine does: q8 matrices re-laid out in the bytes (on odd inputs only, so the
+         * bundle layout is fuzzed through the forward pass too). */
+        if (size % 2) bl_model_pack_in_place(m, copy);
         /* A small accepted model also runs: state (which holds the model),
          * one forward of a few ids, and the analyses on its attention. */
         if (c->n_layers <= 4 && c->hidden <= 256 && c->intermediate <= 1024 && c->max_positions >= 4) {
