@@ -269,6 +269,12 @@ def main():
                 times = {k: [] for k in engines}
                 for _ in range(args.runs):
                     for k, e in engines.items():
+                        # With threads, the engine before may leave its workers spinning
+                        # for a while (OpenMP's wait policy in PyTorch, onnxruntime's
+                        # pool), taking a core from the next one: each starts on an
+                        # idle machine.
+                        if n > 1:
+                            time.sleep(0.3)
                         times[k].append(e(T, ids))
                 med = {k: statistics.median(w for w, _ in v) for k, v in times.items()}
                 cpu = {k: statistics.median(c for _, c in v) for k, v in times.items()}
