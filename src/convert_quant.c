@@ -205,6 +205,37 @@ static void log_tensor(bli_conv *c, const otensor *o, const qerr *qe, size_t n) 
           rel);
 }
 
+/* n source values of o as floats and their encoding (dbytes bytes; the
+ * floats themselves for f32). float32 sources are used in place
+ * (little-endian hosts: x86, arm, wasm; the drivers' buffers are malloc'ed,
+ * so aligned), others converted into e->wbuf; made: a tensor the converter
+ * makes (no source: zeros). Then encoded_free(e). 0 / -1 (err set). */
+typedef struct {
+    float *wbuf;
+    const float *w;
+    uint8_t *data;
+} encoded;
+
+static int encode_source(const otensor *o, const stensor *s, const void *src, size_t n, uint64_t dbytes, int made,
+                         encoded *e, qerr *qe, char *err, size_t errlen) {
+    static const uint16_t one = 1;
+    const int in_place = !made && s->src == SRC_F32 && *(const uint8_t *)&one == 1 && (uintptr_t)src % sizeof(float) == 0;
+    e->wbuf = in_place ? NULL : bli_alloc((uint64_t)n * sizeof(float), made, o->name, err, errlen);
+    e->w = in_place ? (const float *)src : e->wbuf;
+    e->data = !e->w || o->dtype == BL_F32 ? (uint8_t *)e->w : bli_alloc(dbytes, 0, o->name, err, errlen);
+    if (!e->w || !e->data) return -1; /* the message is bli_alloc's */
+    if (!made && (in_place ? check_finite(e->w, n) : to_f32(s, src, e->wbuf, n))) {
+        bli_set_err(err, errlen, "%s: contains NaN or infinity", o->name);
+        return -1;
+    }
+    return encode(o, e->w, n, e->data, qe, err, errlen);
+}
+
+static void encoded_free(encoded *e) {
+    if (e->data != (const uint8_t *)e->w) free(e->data);
+    free(e->wbuf);
+}
+
 int bli_conv_tensor(bli_conv *c, int t, const void *src, bli_conv_sink sink, void *sink_ctx, char *err,
                     size_t errlen) {
     if (!c->planned || t < 0 || t >= c->n_ot) {
@@ -219,33 +250,21 @@ int bli_conv_tensor(bli_conv *c, int t, const void *src, bli_conv_sink sink, voi
     const uint64_t nbytes32 = BLI_BYTES(sizeof(float), o->dims[0], o->n_dims == 2 ? o->dims[1] : 1);
     if (!bli_size_ok(nbytes32, o->name, err, errlen) || !bli_size_ok(o->nbytes, o->name, err, errlen)) return -1;
     size_t n = (size_t)(nbytes32 / sizeof(float));
-    /* float32 sources are used in place (little-endian hosts: x86, arm, wasm;
-     * the driver's buffer is malloc'ed, so aligned): one tensor in memory,
-     * plus its encoded copy unless it stays f32. */
-    static const uint16_t one = 1;
-    int in_place = s->src == SRC_F32 && *(const uint8_t *)&one == 1 && (uintptr_t)src % sizeof(float) == 0;
-    float *wbuf = in_place ? NULL : bli_alloc(nbytes32, o->src < 0, o->name, err, errlen);
-    const float *w = in_place ? (const float *)src : wbuf;
-    uint8_t *data = !w || o->dtype == BL_F32 ? (uint8_t *)w : bli_alloc(o->nbytes, 0, o->name, err, errlen);
-    int rc = -1;
+    /* one tensor in memory, plus its encoded copy unless it stays f32 */
+    encoded e;
     qerr qe = {0, 0, 0};
-    if (!w || !data) goto out; /* the message is bli_alloc's */
-    if (o->src >= 0 && (in_place ? check_finite(w, n) : to_f32(s, src, wbuf, n))) {
-        bli_set_err(err, errlen, "%s: contains NaN or infinity", o->name);
-        goto out;
-    }
-    if (encode(o, w, n, data, &qe, err, errlen)) goto out;
+    int rc = -1;
+    if (encode_source(o, s, src, n, o->nbytes, o->src < 0, &e, &qe, err, errlen)) goto out;
     log_tensor(c, o, &qe, n);
-    o->crc = bli_crc32(0, data, (size_t)o->nbytes);
-    if (sink(sink_ctx, c->data_offset + o->off, data, (size_t)o->nbytes)) {
+    o->crc = bli_crc32(0, e.data, (size_t)o->nbytes);
+    if (sink(sink_ctx, c->data_offset + o->off, e.data, (size_t)o->nbytes)) {
         bli_set_err(err, errlen, "%s: cannot write the bundle", o->name);
         goto out;
     }
     o->done = 1;
     rc = 0;
 out:
-    if (data != (const uint8_t *)w) free(data);
-    free(wbuf);
+    encoded_free(&e);
     return rc;
 }
 
@@ -312,22 +331,12 @@ int bli_conv_tensor_rows(bli_conv *c, bli_conv_rows *acc, int t, int64_t row0, i
     const size_t n = (size_t)(nbytes32 / sizeof(float));
     uint64_t off[2], len[2];
     const int regions = row_regions(o, row0, nrows, off, len);
-    static const uint16_t one = 1;
-    int in_place = s->src == SRC_F32 && *(const uint8_t *)&one == 1 && (uintptr_t)src % sizeof(float) == 0;
-    float *wbuf = in_place ? NULL : bli_alloc(nbytes32, 0, o->name, err, errlen);
-    const float *w = in_place ? (const float *)src : wbuf;
-    const uint64_t dbytes = len[0] + (regions == 2 ? len[1] : 0);
-    uint8_t *data = !w || o->dtype == BL_F32 ? (uint8_t *)w : bli_alloc(dbytes, 0, o->name, err, errlen);
+    encoded e;
     int rc = -1;
     qerr qe = {acc->emax, acc->e2, acc->w2}; /* the sums go on in element order, as one tensor's */
-    if (!w || !data) goto out;
-    if (in_place ? check_finite(w, n) : to_f32(s, src, wbuf, n)) {
-        bli_set_err(err, errlen, "%s: contains NaN or infinity", o->name);
-        goto out;
-    }
-    if (encode(o, w, n, data, &qe, err, errlen)) goto out;
+    if (encode_source(o, s, src, n, len[0] + (regions == 2 ? len[1] : 0), 0, &e, &qe, err, errlen)) goto out;
     for (int i = 0; i < regions; i++) {
-        if (sink(sink_ctx, c->data_offset + o->off + off[i], data + (i ? len[0] : 0), (size_t)len[i])) {
+        if (sink(sink_ctx, c->data_offset + o->off + off[i], e.data + (i ? len[0] : 0), (size_t)len[i])) {
             bli_set_err(err, errlen, "%s: cannot write the bundle", o->name);
             goto out;
         }
@@ -347,7 +356,6 @@ int bli_conv_tensor_rows(bli_conv *c, bli_conv_rows *acc, int t, int64_t row0, i
     }
     rc = 0;
 out:
-    if (data != (const uint8_t *)w) free(data);
-    free(wbuf);
+    encoded_free(&e);
     return rc;
 }
