@@ -14,10 +14,11 @@
 // size to the page's peak memory. At most MAX_KEPT models are kept (the
 // oldest goes first).
 
+import { sliceStream } from './bundles_store.js';
+
 export const HUB_CACHE = 'bertlens-hub-v1';
 const MAX_KEPT = 3;
 const H = { id: 'x-bertlens-hub-id', revision: 'x-bertlens-hub-revision', commit: 'x-bertlens-hub-commit', size: 'x-bertlens-size', stored: 'x-bertlens-stored' };
-const PUT_SLICE = 4 << 20; // the bundle goes to the cache by slices (no copy of it whole)
 const MAX_SIZE = 0x7fffffff; // the engine loads bundles up to 2 GB
 
 const base = () => `${globalThis.location.origin}${globalThis.location.pathname.replace(/[^/]*$/, '')}`;
@@ -89,33 +90,12 @@ export async function findKeptHub(id, { commit = null, revision = 'main' } = {})
  *  '' or the reason it could not be kept. */
 export async function storeKeptHub({ id, revision, commit }, bundle) {
   const size = bundle instanceof Uint8Array ? bundle.length : bundle.size;
-  const read = bundle instanceof Uint8Array ? async (a, b) => bundle.subarray(a, b) : bundle.read;
   const cache = await open();
   if (!cache) return 'no Cache Storage here';
   try {
     const key = keyOf(id, commit);
     for (const k of await listKeptHub()) if (k.id === id && k.revision === revision && k.key !== key) await cache.delete(k.key);
-    // One slice at a time (highWaterMark 0: the next is read when the cache
-    // asks for it, having taken the one before). Slices read out of the
-    // worker go round two buffers: a buffer that crossed threads is freed
-    // only by a garbage collection, so a new one per slice would pile up
-    // the bundle's size (measured: +70 MB for a 90 MB bundle). A slice is
-    // refilled two pulls after it was handed over, long taken by then; the
-    // engine checks every byte of a kept copy (CRCs) when it loads it.
-    let at = 0, k = 0;
-    const ring = [null, null];
-    const body = new ReadableStream({
-      async pull(c) {
-        if (at >= size) return c.close();
-        const end = Math.min(size, at + PUT_SLICE);
-        const buf = ring[k % 2];
-        const slice = await read(at, end, buf && buf.byteLength >= end - at ? new Uint8Array(buf, 0, end - at) : null);
-        ring[k++ % 2] = bundle instanceof Uint8Array ? null : slice.buffer;
-        c.enqueue(slice);
-        at = end;
-        return undefined;
-      },
-    }, { highWaterMark: 0 });
+    const body = sliceStream(bundle); // the engine checks every byte of a kept copy (CRCs) when it loads it
     await cache.put(key, new Response(body, {
       headers: {
         'Content-Type': 'application/octet-stream',

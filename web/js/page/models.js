@@ -118,7 +118,7 @@ export function createModels(page) {
           const { folder, entries } = filesFromBrowser(await src.files);
           name = folder || name;
           showProgress(`Converting ${name}`, 0, 0);
-          res = await convertCheckpoint((fn, args, bytes) => engine.conv(fn, args, bytes), entries, { name }, (p) => {
+          res = await convertCheckpoint((fn, args, bytes) => engine.conv(fn, args, bytes), entries, { name, hold: true }, (p) => {
             if (!current(seq)) return;
             const bar = $('progress-bar');
             if (p.stage === 'tensor') {
@@ -133,15 +133,22 @@ export function createModels(page) {
         } catch (e) {
           throw new Error(`Could not convert ${name}: ${e.message}.`);
         }
-        if (!current(seq)) return false;
+        if (!current(seq)) {
+          await res.release();
+          return false;
+        }
+        // The bundle stays in the worker (never whole in JS): kept in Cache
+        // Storage by slices read out of it, then taken by the engine in place
+        // (which rewrites its q8 bytes, so it is kept first).
         converted = { name, bytes: null, active: false };
-        await storeConverted(name, res.bytes, (text, detail) => {
-          converted.bytes = res.bytes.slice(); // not kept by the browser: keep a copy for saving
-          notice('storage', 'info', text, detail);
-        });
+        const kept = await storeConverted(name, { size: res.size, read: res.read }, (text, detail) => notice('storage', 'info', text, detail));
+        if (!kept) { // not kept by the browser: a copy here, for saving it as a file
+          converted.bytes = new Uint8Array(res.size);
+          for (let at = 0; at < res.size; at += 4 << 20) converted.bytes.set(await res.read(at, Math.min(res.size, at + (4 << 20))), at);
+        }
         $('progress-text').textContent = `Loading ${name} into the model engine…`;
         src.tensors = res.log.filter((l) => l.startsWith('[tensor] ') && !l.includes(' skipped ')).length;
-        return accept(res.bytes.buffer, name);
+        return accept({ converted: true, gen: res.gen }, name);
       },
       use(src) {
         const patch = useConverted();
@@ -153,13 +160,17 @@ export function createModels(page) {
     },
     converted: {
       async take(src, seq, accept) {
-        const bytes = await convertedBytes();
-        if (!current(seq)) return false;
-        if (!bytes) {
+        const gone = () => {
           converted = null;
-          throw new Error('The converted model is no longer kept in this browser; convert the folder again.');
-        }
-        return accept(bytes.slice().buffer, converted.name); // the engine takes its buffer
+          return new Error('The converted model is no longer kept in this browser; convert the folder again.');
+        };
+        if (converted && converted.bytes) return accept(converted.bytes.slice().buffer, converted.name); // the engine takes its buffer
+        const kept = await findConverted();
+        if (!current(seq)) return false;
+        if (!kept) throw gone();
+        if (kept.size) return accept({ stream: kept.stream(), size: kept.size }, converted ? converted.name : kept.name); // streamed in, never whole here
+        const bytes = await kept.bytes(); // a copy kept before its size was stored with it
+        return accept(bytes.buffer, converted ? converted.name : kept.name);
       },
       use: () => useConverted(),
     },
