@@ -9,6 +9,7 @@ import {
   snapshotCovers as coversWith, snapshotPlan as planWith, SnapshotError, MAX_TOKENS, MAX_SNAPSHOT_FLOATS, snapshotFloats,
 } from '../../web/js/lib/snapshot.js';
 import { deflateRaw, toBase64Url, crc32 } from '../../web/js/lib/bytes.js';
+import { withMeta } from './snapshot_meta.mjs';
 import { headMatrix, neuronColumns, tokenAxis } from '../../web/js/lib/data.js';
 import { gunzipSync } from 'node:zlib';
 import { viewById } from '../../web/js/views/index.js';
@@ -298,17 +299,5 @@ test('snapshot offsets: "merge subwords into words" groups like the live run (HF
 /** The text form of a snapshot object, skipping packSnapshot's own checks
  *  (a damaged snapshot from elsewhere): its meta written as given. */
 async function encodeSnapshotUnchecked(o) {
-  const good = packSnapshot({ ...o, offsets: null });
-  const metaLen = new DataView(good.buffer, good.byteOffset).getUint32(8, true);
-  const meta = JSON.parse(new TextDecoder().decode(good.subarray(12, 12 + metaLen)));
-  const metaBytes = new TextEncoder().encode(JSON.stringify({ ...meta, offsets: o.offsets }));
-  const body = new Uint8Array(good.length - 4 - metaLen + metaBytes.length);
-  body.set(good.subarray(0, 8));
-  new DataView(body.buffer).setUint32(8, metaBytes.length, true);
-  body.set(metaBytes, 12);
-  body.set(good.subarray(12 + metaLen, good.length - 4), 12 + metaBytes.length);
-  const out = new Uint8Array(body.length + 4);
-  out.set(body);
-  new DataView(out.buffer).setUint32(body.length, crc32(body), true);
-  return toBase64Url(await deflateRaw(out));
+  return withMeta(packSnapshot({ ...o, offsets: null }), (meta) => ({ ...meta, offsets: o.offsets }));
 }

@@ -9,7 +9,7 @@ import { readFileSync } from 'node:fs';
 import {
   encodeSnapshot, decodeSnapshot, snapshotFromRun, packSnapshot, runFromSnapshot, snapshotCovers, snapshotPlan, SnapshotError,
 } from '../../web/js/lib/snapshot.js';
-import { deflateRaw, toBase64Url, crc32 } from '../../web/js/lib/bytes.js';
+import { withMeta } from './snapshot_meta.mjs';
 import { resultCovers } from '../../web/js/lib/protocol.js';
 import { viewById } from '../../web/js/views/index.js';
 import { stateFromSnapshot } from '../../web/js/page/state.js';
@@ -86,22 +86,7 @@ test('older snapshots (no predictions) still load; the Predictions view then nee
 
 /** The text form of the good snapshot with its meta JSON's "predict" edited. */
 async function withPredict(edit) {
-  const o = snapshotFromRun(run, state, {}, v.snapshot);
-  const bytes = packSnapshot(o);
-  const dv = new DataView(bytes.buffer);
-  const mlen = dv.getUint32(8, true);
-  const meta = JSON.parse(new TextDecoder().decode(bytes.subarray(12, 12 + mlen)));
-  edit(meta);
-  const m = new TextEncoder().encode(JSON.stringify(meta));
-  const body = new Uint8Array(12 + m.length + (bytes.length - 4 - 12 - mlen));
-  body.set(bytes.subarray(0, 12));
-  new DataView(body.buffer).setUint32(8, m.length, true);
-  body.set(m, 12);
-  body.set(bytes.subarray(12 + mlen, bytes.length - 4), 12 + m.length);
-  const out = new Uint8Array(body.length + 4);
-  out.set(body);
-  new DataView(out.buffer).setUint32(body.length, crc32(body), true);
-  return toBase64Url(await deflateRaw(out));
+  return withMeta(packSnapshot(snapshotFromRun(run, state, {}, v.snapshot)), (meta) => { edit(meta); return meta; });
 }
 
 const many = (n, f) => Array.from({ length: n }, (_, i) => f(i));
