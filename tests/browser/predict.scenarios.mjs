@@ -30,6 +30,16 @@ function headBundle() {
   return out;
 }
 
+/** The Predictions view with the tiny head bundle loaded and the case's text typed. */
+async function predictWithHead(page, base) {
+  await page.goto(`${base}?view=predict`);
+  await ready(page);
+  await page.evaluate(() => { document.body.dataset.state = 'loading'; });
+  await page.setInputFiles('#file-input', headBundle());
+  await ready(page);
+  await typeText(page, '#text-a', CASE.texts[0]);
+}
+
 const topOf = (page, i) => page.$eval(`.pv-card[data-index="${i}"] .pv-top li .pv-word-label`, (e) => e.textContent.trim());
 
 scenario('predictions: top word at [MASK] is Hugging Face\'s; a click masks a word and re-runs; mask= survives a reload', async ({ page, base, shot }) => {
@@ -81,12 +91,7 @@ scenario('predictions: top word at [MASK] is Hugging Face\'s; a click masks a wo
 });
 
 scenario('predictions on a 390 px phone: no sideways scrolling, words reachable', async ({ page, base, shot }) => {
-  await page.goto(`${base}?view=predict`);
-  await ready(page);
-  await page.evaluate(() => { document.body.dataset.state = 'loading'; });
-  await page.setInputFiles('#file-input', headBundle());
-  await ready(page);
-  await typeText(page, '#text-a', CASE.texts[0]);
+  await predictWithHead(page, base);
   const wide = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
   assert.ok(wide <= 1, `the page scrolls sideways by ${wide} px`);
   const box = await page.$eval('.pv-card', (e) => e.getBoundingClientRect().right);
@@ -108,12 +113,7 @@ async function copied(page, sel) {
 }
 
 scenario('predictions snapshot: the embed code and the standalone file draw the same words with the model files unreachable', async ({ page, base, shot }) => {
-  await page.goto(`${base}?view=predict`);
-  await ready(page);
-  await page.evaluate(() => { document.body.dataset.state = 'loading'; });
-  await page.setInputFiles('#file-input', headBundle());
-  await ready(page);
-  await typeText(page, '#text-a', CASE.texts[0]);
+  await predictWithHead(page, base);
   const cap = CASE.tokens.indexOf('capital');
   await page.evaluate(() => { document.body.dataset.state = 'loading'; });
   await page.click(`.pv-tok:nth-child(${cap + 1}) button.pv-ask`); // an asked position travels too (mask=)
