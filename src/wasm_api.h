@@ -24,4 +24,8 @@ bl_state *bli_wasm_state(void);
 const bl_tokens *bli_wasm_run_tokens(void);
 void bli_wasm_json(bli_jbuf *b, const char **out);
 
+/* For wasm_convert.c (blw_conv_load): the engine takes bytes (malloc'ed,
+ * size of them) as its model, freeing them if it refuses them; 0 or -1. */
+int blw_load(uint8_t *bytes, int size);
+
 #endif

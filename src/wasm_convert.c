@@ -155,8 +155,6 @@ EMSCRIPTEN_KEEPALIVE const uint8_t *blw_conv_read(double off, double n) {
     return cv.out + (uint64_t)off;
 }
 
-int blw_load(uint8_t *bytes, int size); /* wasm_api.c: takes ownership, frees on failure */
-
 /* The finished bundle becomes the engine's model, without a copy: blw_load
  * takes its memory (and frees it when it refuses the bundle; the model
  * loaded before then stays). The converter forgets it and frees the rest of
