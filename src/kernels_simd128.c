@@ -357,56 +357,42 @@ static void quantize_rows(int32_t *xq, float *sx, const float *x, int32_t T, int
     quantize_rows_ld(xq, sx, x, K, T, K, K, QX_MAX);
 }
 
-/* matmul_q8_quantized for q8 in panels (w->pq8, w->ps8: blk_q8_panels_in_place). */
-static void matmul_q8_panels(float *y, int32_t ldy, const int32_t *xq, const float *sx, int32_t T, const blk_weight *w,
-                             const float *bias, int32_t act) {
-    const int32_t N = w->n, K = w->k, nb = K / BL_QBLOCK;
-    for (int32_t p = 0; p * BL_PANEL < N; p++) {
-        const int8_t *pq = w->pq8 + (size_t)p * K * BL_PANEL;
-        const float *ps = w->ps8 + (size_t)p * nb * BL_PANEL;
-        const float *pb = bias ? bias + p * BL_PANEL : NULL;
-        float *yp = y + p * BL_PANEL;
-        if (act < 0)
-            for (int32_t t = 0; t < T; t += 4)
-                mk_q8(yp + (size_t)t * ldy, ldy, xq + (size_t)t * K / 2, sx + t, pq, ps, K, BL_QBLOCK, pb,
-                      T - t < 4 ? T - t : 4, BL_PANEL, -1, 1);
-        else
-            for (int32_t t = 0; t < T; t += 4)
-                mk_q8(yp + (size_t)t * ldy, ldy, xq + (size_t)t * K / 2, sx + t, pq, ps, K, BL_QBLOCK, pb,
-                      T - t < 4 ? T - t : 4, BL_PANEL, act, 1);
-    }
+/* One panel of 8 output columns (pw, ps as mk_q8 takes them) for every
+ * group of 4 rows; i8 as in mk_q8, a constant at each call. */
+INLINE void q8_panel(float *yp, int32_t ldy, const int32_t *xq, const float *sx, int32_t T, const void *pw,
+                     const float *ps, int32_t K, int32_t gk, const float *pb, int cols, int32_t act, int i8) {
+    if (act < 0) /* as in matmul_f32_packed */
+        for (int32_t t = 0; t < T; t += 4)
+            mk_q8(yp + (size_t)t * ldy, ldy, xq + (size_t)t * K / 2, sx + t, pw, ps, K, gk, pb, T - t < 4 ? T - t : 4,
+                  cols, -1, i8);
+    else
+        for (int32_t t = 0; t < T; t += 4)
+            mk_q8(yp + (size_t)t * ldy, ldy, xq + (size_t)t * K / 2, sx + t, pw, ps, K, gk, pb, T - t < 4 ? T - t : 4,
+                  cols, act, i8);
 }
 
 /* y[T][N] = quantized rows (xq, sx from quantize_rows) times w's q8 panels. */
 static void matmul_q8_quantized(float *y, int32_t ldy, const int32_t *xq, const float *sx, int32_t T,
                                 const blk_weight *w, const float *bias, int32_t act) {
-    if (w->pq8) { /* q8 panels in the bundle bytes: one scale per 32-block */
-        matmul_q8_panels(y, ldy, xq, sx, T, w, bias, act);
-        return;
-    }
-    const int32_t N = w->n, K = w->k, gk = w->qg * BL_QBLOCK, nb = (K + gk - 1) / gk;
+    /* q8 panels in the bundle bytes (w->pq8) keep the bundle's scale per 32-block */
+    const int32_t N = w->n, K = w->k, gk = w->pq8 ? BL_QBLOCK : w->qg * BL_QBLOCK, nb = (K + gk - 1) / gk;
 #if !defined(__wasm_simd128__)
-    switch (blk_x86_level()) {
-    case BLK_X86_AVX512_VNNI: blk_matmul_q8_quantized_avx512_vnni(y, ldy, xq, sx, T, w, bias, act); return;
-    case BLK_X86_AVX512: blk_matmul_q8_quantized_avx512(y, ldy, xq, sx, T, w, bias, act); return;
-    case BLK_X86_AVX2: blk_matmul_q8_quantized_avx2(y, ldy, xq, sx, T, w, bias, act); return;
-    default: break;
+    if (!w->pq8) { /* the x86 micro-kernels read int16 panels only */
+        switch (blk_x86_level()) {
+        case BLK_X86_AVX512_VNNI: blk_matmul_q8_quantized_avx512_vnni(y, ldy, xq, sx, T, w, bias, act); return;
+        case BLK_X86_AVX512: blk_matmul_q8_quantized_avx512(y, ldy, xq, sx, T, w, bias, act); return;
+        case BLK_X86_AVX2: blk_matmul_q8_quantized_avx2(y, ldy, xq, sx, T, w, bias, act); return;
+        default: break;
+        }
     }
 #endif
     for (int32_t p = 0; p * BL_PANEL < N; p++) {
-        const int16_t *pq = w->pq + (size_t)p * K * BL_PANEL;
-        const float *ps = w->ps + (size_t)p * nb * BL_PANEL;
+        const size_t at = (size_t)p * K * BL_PANEL, sat = (size_t)p * nb * BL_PANEL;
         const float *pb = bias ? bias + p * BL_PANEL : NULL;
         int cols = N - p * BL_PANEL < BL_PANEL ? N - p * BL_PANEL : BL_PANEL;
         float *yp = y + p * BL_PANEL;
-        if (act < 0) /* as in matmul_f32_packed */
-            for (int32_t t = 0; t < T; t += 4)
-                mk_q8(yp + (size_t)t * ldy, ldy, xq + (size_t)t * K / 2, sx + t, pq, ps, K, gk, pb, T - t < 4 ? T - t : 4,
-                      cols, -1, 0);
-        else
-            for (int32_t t = 0; t < T; t += 4)
-                mk_q8(yp + (size_t)t * ldy, ldy, xq + (size_t)t * K / 2, sx + t, pq, ps, K, gk, pb, T - t < 4 ? T - t : 4,
-                      cols, act, 0);
+        if (w->pq8) q8_panel(yp, ldy, xq, sx, T, w->pq8 + at, w->ps8 + sat, K, gk, pb, cols, act, 1);
+        else q8_panel(yp, ldy, xq, sx, T, w->pq + at, w->ps + sat, K, gk, pb, cols, act, 0);
     }
 }
 
