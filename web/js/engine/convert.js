@@ -177,12 +177,18 @@ export async function convertCheckpoint(call, entries, opts = {}, progress = () 
       held = true;
       return { size, log, read, gen, release: () => call('free', [gen]) };
     }
-    const bytes = new Uint8Array(size);
-    for (let at = 0; at < size; at += READ_SLICE) bytes.set(await read(at, Math.min(size, at + READ_SLICE)), at);
-    return { bytes, log };
+    return { bytes: await heldBytes({ size, read }), log };
   } finally {
     if (!held) await call('free');
   }
+}
+
+/** A whole copy of a held bundle ({size, read}: convertCheckpoint with
+ *  hold), read out of the worker by slices. */
+export async function heldBytes({ size, read }) {
+  const bytes = new Uint8Array(size);
+  for (let at = 0; at < size; at += READ_SLICE) bytes.set(await read(at, Math.min(size, at + READ_SLICE)), at);
+  return bytes;
 }
 
 // ------------------------------------------------------------ browser side

@@ -105,7 +105,7 @@ export class Engine {
         spare = null;
         let filled = 0;
         while (filled < piece.byteLength) {
-          if (byob) { // into the reused scratch, then copied (see hub.js BodyReader.take)
+          if (byob) { // into the reused scratch, then copied (see hub_range.js BodyReader.take)
             const { done, value } = await reader.read(new Uint8Array(scratch, 0, Math.min(scratch.byteLength, piece.byteLength - filled)));
             if (value) {
               scratch = value.buffer;

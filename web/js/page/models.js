@@ -14,7 +14,7 @@ import { fitToModel } from './state.js';
 import { fitAblate } from '../lib/compare.js';
 import { Engine, hasWasmSimd } from '../engine/engine.js';
 import { fetchIndex, loadListedBundle, loadFileBundle, formatBytes, storeConverted, findConverted } from '../engine/bundles.js';
-import { convertCheckpoint, filesFromBrowser, gzipBytes } from '../engine/convert.js';
+import { convertCheckpoint, filesFromBrowser, gzipBytes, heldBytes } from '../engine/convert.js';
 import { download } from './export.js';
 import { ASSETS } from '../engine/assets.js';
 import { notice, clearNotice, notices, fail, setPageState } from './notices.js';
@@ -142,10 +142,7 @@ export function createModels(page) {
         // (which rewrites its q8 bytes, so it is kept first).
         converted = { name, bytes: null, active: false };
         const kept = await storeConverted(name, { size: res.size, read: res.read }, (text, detail) => notice('storage', 'info', text, detail));
-        if (!kept) { // not kept by the browser: a copy here, for saving it as a file
-          converted.bytes = new Uint8Array(res.size);
-          for (let at = 0; at < res.size; at += 4 << 20) converted.bytes.set(await res.read(at, Math.min(res.size, at + (4 << 20))), at);
-        }
+        if (!kept) converted.bytes = await heldBytes(res); // not kept by the browser: a copy here, for saving it as a file
         $('progress-text').textContent = `Loading ${name} into the model engine…`;
         src.tensors = res.log.filter((l) => l.startsWith('[tensor] ') && !l.includes(' skipped ')).length;
         return accept({ converted: true, gen: res.gen }, name);
