@@ -16,6 +16,9 @@
 #include "json_read.h"
 
 #define HF_MAX_TEXT_BYTES (64u << 20) /* longer texts are refused: every index fits in int32 */
+/* What a file may ask for (docs/security.md, "Limits"); each refused at load
+ * with the limit named. */
+#define HF_MAX_SEQ_COPIES 4 /* times a template may name $A (or $B): each copy is the whole sequence */
 
 typedef struct { uint32_t cp; int32_t o0, o1; } bli_hfch;
 typedef struct { bli_hfch *c; int32_t n, cap; } bli_hfstr; /* c: [cap], n used */
