@@ -246,6 +246,18 @@ bli_hftok *bli_hftok_load(const char *json, size_t len, char *err, size_t errlen
     if (n && n->type != BLI_JNULL) {
         t->has_norm = 1;
         if (bli_hfnorm_read(&t->norm, n, err, errlen)) goto fail;
+        /* the normalizer's output is budgeted: a file that could pass the
+         * budget (a Sequence doubling the text 27 times: 3.2 GB at load, where
+         * the normalized added tokens go through it) is refused here */
+        double g = bli_hfnorm_growth(&t->norm);
+        if (!(g <= HF_NORM_MAX_GROWTH)) {
+            bli_set_err(err, errlen, g < 1e15 ? "tokenizer.json: the normalizer can make its text up to %.0f times "
+                                                "longer (at most %d)"
+                                              : "tokenizer.json: the normalizer can make its text up to %.3g times "
+                                                "longer (at most %d)",
+                        g, HF_NORM_MAX_GROWTH);
+            goto fail;
+        }
     }
     if (p && p->type != BLI_JNULL) {
         t->has_pretok = 1;
@@ -260,15 +272,19 @@ bli_hftok *bli_hftok_load(const char *json, size_t len, char *err, size_t errlen
         int rc = bli_hfstr_reserve(&s, a->n + 1);
         for (int32_t i = 0; !rc && i < a->n; i++) s.c[i] = (bli_hfch){a->cps[i], 0, 0};
         s.n = rc ? 0 : a->n;
-        rc = rc || bli_hfnorm_apply(&t->norm, &s, &scratch);
-        if (!rc && (a->ncps = malloc(((size_t)s.n + 1) * sizeof *a->ncps))) {
+        rc = rc ? rc : bli_hfnorm_apply(&t->norm, &s, &scratch);
+        if (!rc && !(a->ncps = malloc(((size_t)s.n + 1) * sizeof *a->ncps))) rc = -1;
+        if (!rc) {
             for (int32_t i = 0; i < s.n; i++) a->ncps[i] = s.c[i].cp;
             a->nn = s.n;
-        } else {
-            rc = -1;
         }
         bli_hfstr_free(&s);
         bli_hfstr_free(&scratch);
+        if (rc == -2) {
+            bli_set_err(err, errlen, "tokenizer.json: the normalizer makes added token %d more than %d times longer",
+                        (int)k, HF_NORM_MAX_GROWTH);
+            goto fail;
+        }
         if (rc) { bli_set_err(err, errlen, "out of memory"); goto fail; }
     }
     int32_t extra = t->vocab_size - t->model.vocab.n;
@@ -443,7 +459,13 @@ static int encode_text(const bli_hftok *t, const char *text, size_t len, const c
             if (bli_hfsplits_push(&l2, &l1.v[i].s, l1.v[i].added_id)) goto done;
             continue;
         }
-        if (t->has_norm && bli_hfnorm_apply(&t->norm, &l1.v[i].s, &scratch)) goto done;
+        int nrc = t->has_norm ? bli_hfnorm_apply(&t->norm, &l1.v[i].s, &scratch) : 0;
+        if (nrc == -2) { /* cannot happen in a file that loaded (its growth is checked there) */
+            bli_set_err(err, errlen, "tokenizer: the normalizer made %s more than %d times longer", which,
+                        HF_NORM_MAX_GROWTH);
+            goto done_noerr;
+        }
+        if (nrc) goto done;
         if (split_added(t, &l1.v[i].s, 1, &l2)) goto done;
     }
     if (t->has_pretok && bli_hfpretok_apply(&t->pretok, &l2, &scratch)) goto done;

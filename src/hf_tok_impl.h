@@ -19,6 +19,7 @@
 /* What a file may ask for (docs/security.md, "Limits"); each refused at load
  * with the limit named. */
 #define HF_MAX_SEQ_COPIES 4 /* times a template may name $A (or $B): each copy is the whole sequence */
+#define HF_NORM_MAX_GROWTH 64 /* a normalizer makes at most 64 characters of each one (real files: <= 36) */
 
 typedef struct { uint32_t cp; int32_t o0, o1; } bli_hfch;
 typedef struct { bli_hfch *c; int32_t n, cap; } bli_hfstr; /* c: [cap], n used */
@@ -57,6 +58,7 @@ typedef struct { bli_hfspan *v; int32_t n, cap; } bli_hfspans;
 int bli_hfpat_read(bli_hfpat *p, const bli_jv *pattern, char *err, size_t errlen);
 void bli_hfpat_free(bli_hfpat *p);
 int bli_hfpat_find(const bli_hfpat *p, const bli_hfstr *s, bli_hfspans *out);
+int32_t bli_hfpat_min_len(const bli_hfpat *p); /* the shortest match, >= 1 */
 
 /* --------------------------------------------------------- normalizers */
 
@@ -74,7 +76,15 @@ typedef struct bli_hfnorm {
 } bli_hfnorm;
 int bli_hfnorm_read(bli_hfnorm *n, const bli_jv *j, char *err, size_t errlen);
 void bli_hfnorm_free(bli_hfnorm *n);
+/* Normalize s in place: 0, -1 out of memory, -2 the output would pass
+ * HF_NORM_MAX_GROWTH times s's length (load refuses a normalizer that can:
+ * bli_hfnorm_growth). */
 int bli_hfnorm_apply(const bli_hfnorm *n, bli_hfstr *s, bli_hfstr *scratch);
+/* At most how many times longer (in characters) n can make a text. */
+double bli_hfnorm_growth(const bli_hfnorm *n);
+/* 0 when the Unicode facts bli_hfnorm_growth relies on hold for every code
+ * point, else -1 and the first exception in err (tests). */
+int bli_hfnorm_facts(char *err, size_t errlen);
 
 /* ------------------------------------------------------ pre-tokenizers */
 

@@ -136,6 +136,12 @@ int bli_hfpat_find(const bli_hfpat *p, const bli_hfstr *s, bli_hfspans *out) {
     return 0;
 }
 
+int32_t bli_hfpat_min_len(const bli_hfpat *p) {
+    if (p->kind == HF_PAT_STRING) return p->n;
+    if (p->kind == HF_PAT_RE_SPACES2) return 2; /* " {2,}" */
+    return 1; /* one character, or a pattern that matches one */
+}
+
 int bli_hfpat_read(bli_hfpat *p, const bli_jv *pattern, char *err, size_t errlen) {
     memset(p, 0, sizeof *p);
     const bli_jv *str = bli_jget(pattern, "String"), *re = bli_jget(pattern, "Regex");

@@ -16,7 +16,13 @@
  * the end of loading minus the peak before reading the file), "encode_cpu_s"
  * (every line), "rss_kb" (the peak of the whole run), "tokens" (the last
  * line's count)}. Peaks are VmHWM (see now()).
+ *
+ *     build/hf_tok_host --facts
+ *
+ * checks the Unicode facts the normalizers' output bound rests on
+ * (bli_hfnorm_facts) over every code point: exit 0, or 1 and the exception.
  */
+#include "hf_tok_impl.h"
 #include "hf_tokenizer.h"
 #include "json.h"
 
@@ -100,6 +106,14 @@ static void tokens_json(bli_jbuf *b, const bli_hftok *t, const bl_tokens *k) {
 }
 
 int main(int argc, char **argv) {
+    if (argc == 2 && !strcmp(argv[1], "--facts")) {
+        char why[256];
+        if (bli_hfnorm_facts(why, sizeof why)) {
+            fprintf(stderr, "hf_tok_host: %s\n", why);
+            return 1;
+        }
+        return 0;
+    }
     int stats = argc > 1 && !strcmp(argv[1], "--stats");
     if (stats) argc--, argv++;
     if (argc != 3) {
