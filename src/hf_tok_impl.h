@@ -19,6 +19,8 @@
 /* What a file may ask for (docs/security.md, "Limits"); each refused at load
  * with the limit named. */
 #define HF_MAX_SEQ_COPIES 4 /* times a template may name $A (or $B): each copy is the whole sequence */
+#define HF_MAX_PIECE_BYTES 256 /* a Unigram piece (SentencePiece: 16 characters, <= 64 bytes) */
+#define HF_MAX_WORDPIECE_SPAN 256 /* WordPiece: min(max_input_chars_per_word, longest entry in bytes) */
 #define HF_NORM_MAX_GROWTH 64 /* a normalizer makes at most 64 characters of each one (real files: <= 36) */
 
 typedef struct { uint32_t cp; int32_t o0, o1; } bli_hfch;
