@@ -44,6 +44,8 @@ struct bli_hftok {
     bli_hfpretok pretok;
     bli_hfmodel model;
     added_tok *added; int32_t n_added;
+    bli_hfac ac[2];              /* added tokens matched on the raw text [0] and, normalized, on the normalized [1] */
+    int has_kind[2];             /* any added token of that kind */
     int32_t vocab_size;
     char **added_str;            /* [vocab_size - model.vocab.n] strings of added ids past the model */
     /* post-processor */
@@ -223,6 +225,8 @@ void bli_hftok_free(bli_hftok *t) {
     free(t->added_str);
     bli_hfmodel_free(&t->model);
     for (int32_t k = 0; k < t->n_added; k++) free(t->added[k].cps), free(t->added[k].ncps);
+    bli_hfac_free(&t->ac[0]);
+    bli_hfac_free(&t->ac[1]);
     free(t->added);
     for (int32_t k = 0; k < t->n_single; k++) free(t->single[k].ids);
     for (int32_t k = 0; k < t->n_pair; k++) free(t->pair[k].ids);
@@ -230,6 +234,44 @@ void bli_hftok_free(bli_hftok *t) {
     free(t->pair);
     bli_jfree(t->json);
     free(t);
+}
+
+/* One automaton per kind of added token (hf_tok_added.c): the raw contents
+ * of those matched on the raw text, the normalized contents of those matched
+ * after normalization (their content when there is no normalizer). */
+static int build_added_automata(bli_hftok *t, char *err, size_t errlen) {
+    const uint32_t **cps = calloc((size_t)t->n_added + 1, sizeof *cps);
+    int32_t *lens = calloc((size_t)t->n_added + 1, sizeof *lens);
+    int rc = -1;
+    if (!cps || !lens) { bli_set_err(err, errlen, "out of memory"); goto done; }
+    int64_t total = 0;
+    for (int32_t k = 0; k < t->n_added; k++) {
+        const added_tok *a = &t->added[k];
+        total += a->normalized && a->ncps ? a->nn : a->n;
+    }
+    if (total > HF_MAX_ADDED_CHARS) {
+        bli_set_err(err, errlen, "tokenizer.json: the added tokens hold %lld characters (at most %d)", (long long)total,
+                    HF_MAX_ADDED_CHARS);
+        goto done;
+    }
+    for (int kind = 0; kind < 2; kind++) {
+        for (int32_t k = 0; k < t->n_added; k++) {
+            const added_tok *a = &t->added[k];
+            int mine = a->normalized == kind;
+            cps[k] = kind && a->ncps ? a->ncps : a->cps;
+            lens[k] = !mine ? 0 : kind && a->ncps ? a->nn : a->n;
+            t->has_kind[kind] |= mine;
+        }
+        if (t->has_kind[kind] && bli_hfac_build(&t->ac[kind], cps, lens, t->n_added)) {
+            bli_set_err(err, errlen, "out of memory");
+            goto done;
+        }
+    }
+    rc = 0;
+done:
+    free(cps);
+    free(lens);
+    return rc;
 }
 
 bli_hftok *bli_hftok_load(const char *json, size_t len, char *err, size_t errlen) {
@@ -287,6 +329,7 @@ bli_hftok *bli_hftok_load(const char *json, size_t len, char *err, size_t errlen
         }
         if (rc) { bli_set_err(err, errlen, "out of memory"); goto fail; }
     }
+    if (build_added_automata(t, err, errlen)) goto fail;
     int32_t extra = t->vocab_size - t->model.vocab.n;
     if (extra > 0) {
         t->added_str = calloc((size_t)extra, sizeof *t->added_str);
@@ -386,27 +429,20 @@ static int decode(const char *text, size_t len, const char *which, bli_hfstr *s,
 static int is_word_char(uint32_t c) { return bli_uc_is_word(c); }
 
 /* Split s around added tokens of the given `normalized` kind; pieces appended
- * to out (added ones with their id). tokenizers' find_matches. */
+ * to out (added ones with their id). tokenizers' find_matches: the
+ * leftmost-longest matches of its automaton, each from the end of the last
+ * one (bli_hfac_starts gives the longest token starting at each position). */
 static int split_added(const bli_hftok *t, bli_hfstr *s, int normalized, bli_hfsplits *out) {
     int32_t n = s->n, start_off = 0;
-    int any = 0;
-    for (int32_t k = 0; k < t->n_added; k++) any |= t->added[k].normalized == normalized;
-    if (!any || n == 0) return n ? bli_hfsplits_push(out, s, -1) : 0;
+    if (!t->has_kind[normalized] || n == 0) return n ? bli_hfsplits_push(out, s, -1) : 0;
+    int32_t *longest = malloc((size_t)n * sizeof *longest);
+    if (!longest) return -1;
+    bli_hfac_starts(&t->ac[normalized], s, longest);
     bli_hfstr piece = {0};
     for (int32_t i = 0; i < n;) {
-        const added_tok *best = NULL;
-        int32_t blen = 0;
-        for (int32_t k = 0; k < t->n_added; k++) {
-            const added_tok *a = &t->added[k];
-            if (a->normalized != normalized) continue;
-            const uint32_t *cps = normalized && a->ncps ? a->ncps : a->cps;
-            int32_t len = normalized && a->ncps ? a->nn : a->n;
-            if (len == 0 || len <= blen || i + len > n) continue;
-            int32_t q = 0;
-            while (q < len && s->c[i + q].cp == cps[q]) q++;
-            if (q == len) best = a, blen = len;
-        }
-        if (!best) { i++; continue; }
+        if (longest[i] < 0) { i++; continue; }
+        const added_tok *best = &t->added[longest[i]];
+        int32_t blen = normalized && best->ncps ? best->nn : best->n;
         int32_t st = i, stop = i + blen;
         i = stop; /* the automaton moves past a match even when it is discarded */
         if (best->single_word) {
@@ -432,9 +468,11 @@ static int split_added(const bli_hftok *t, bli_hfstr *s, int normalized, bli_hfs
     if (start_off < n) {
         if (bli_hfstr_copy(&piece, s, start_off, n) || bli_hfsplits_push(out, &piece, -1)) goto oom;
     }
+    free(longest);
     bli_hfstr_free(s);
     return 0;
 oom:
+    free(longest);
     bli_hfstr_free(&piece);
     return -1;
 }

@@ -21,6 +21,7 @@
 #define HF_MAX_SEQ_COPIES 4 /* times a template may name $A (or $B): each copy is the whole sequence */
 #define HF_MAX_PIECE_BYTES 256 /* a Unigram piece (SentencePiece: 16 characters, <= 64 bytes) */
 #define HF_MAX_WORDPIECE_SPAN 256 /* WordPiece: min(max_input_chars_per_word, longest entry in bytes) */
+#define HF_MAX_ADDED_CHARS (1 << 20) /* characters of all added tokens' contents (their automaton: ~32 bytes each) */
 #define HF_NORM_MAX_GROWTH 64 /* a normalizer makes at most 64 characters of each one (real files: <= 36) */
 
 typedef struct { uint32_t cp; int32_t o0, o1; } bli_hfch;
@@ -116,6 +117,24 @@ void bli_hfpretok_free(bli_hfpretok *p);
 int bli_hfpretok_apply(const bli_hfpretok *p, bli_hfsplits *l, bli_hfstr *scratch);
 /* Split s by spans with a delimiter behavior, appending the non-empty pieces to out. */
 int bli_hf_split_by(const bli_hfstr *s, const bli_hfspans *spans, int behavior, bli_hfsplits *out);
+
+/* -------------------------------------------------------- added tokens */
+
+/* An Aho-Corasick automaton over added tokens' contents (hf_tok_added.c). */
+typedef struct {
+    int32_t n;                       /* nodes; 0 is the root */
+    int32_t *fail, *best;            /* [n] failure link; longest token ending at the node, or -1 */
+    uint64_t *key; int32_t *child;   /* edges, open addressing: (node << 21 | cp) + 1 -> child; key 0 empty */
+    uint32_t n_slots;
+} bli_hfac;
+/* The automaton of tokens cps[k][0, lens[k]) (k: the index best[] gives;
+ * empty ones never match; of two with the same content the first counts);
+ * -1: out of memory, or more than HF_MAX_ADDED_CHARS characters in all. */
+int bli_hfac_build(bli_hfac *a, const uint32_t *const *cps, const int32_t *lens, int32_t n_tokens);
+void bli_hfac_free(bli_hfac *a);
+/* longest[i] (i < s->n): the index of the longest token that starts at s's
+ * character i, or -1 (the first listed among the longest). O(s->n). */
+void bli_hfac_starts(const bli_hfac *a, const bli_hfstr *s, int32_t *longest);
 
 /* -------------------------------------------------------------- models */
 
