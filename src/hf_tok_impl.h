@@ -54,6 +54,7 @@ enum { HF_PAT_STRING, HF_PAT_CHAR_WS, HF_PAT_CHAR_PUNCT, HF_PAT_CHAR_DIGIT, HF_P
 typedef struct {
     int kind;
     uint32_t *cps; int32_t n; /* HF_PAT_STRING: the literal; HF_PAT_CHAR: cps[0] */
+    int32_t *fail;            /* HF_PAT_STRING: KMP's table, [n] */
 } bli_hfpat;
 /* Matches of pat in s: spans [start, end) in characters covering s, with is_match. */
 typedef struct { int32_t s, e; int m; } bli_hfspan;
