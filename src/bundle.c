@@ -66,7 +66,7 @@ uint32_t bli_crc32(uint32_t crc, const void *data, size_t n) {
 #endif
 
 #define le32 bli_le32
-static uint64_t le64(const uint8_t *p) { return (uint64_t)le32(p) | (uint64_t)le32(p + 4) << 32; }
+static inline uint64_t le64(const uint8_t *p) { return (uint64_t)le32(p) | (uint64_t)le32(p + 4) << 32; }
 
 uint64_t bli_dtype_nbytes(int dtype, int n_dims, const int64_t *dims) {
     if (n_dims < 1 || n_dims > BL_MAX_DIMS) return 0;
@@ -246,8 +246,16 @@ static int parse_meta(bl_model *m, reader *r) {
             }
         e->type = rd32(r);
         switch (e->type) {
-        case BL_META_U32: case BL_META_I32: case BL_META_F32:
+        case BL_META_U32: case BL_META_I32:
             e->u32 = rd32(r);
+            break;
+        case BL_META_F32: /* any key, read or not: a bundle's floats are finite (issue 31) */
+            e->u32 = rd32(r);
+            if (!r->failed && (e->u32 & 0x7f800000u) == 0x7f800000u) {
+                bli_set_err(r->err, r->errlen, "metadata '%s': the f32 is infinite or NaN (a bundle's floats must be "
+                            "finite)", e->key);
+                return 0;
+            }
             break;
         case BL_META_STR: {
             uint32_t n = rd32(r);
@@ -385,6 +393,96 @@ static int parse_config(bl_model *m, char *err, size_t errlen) {
     return 1;
 }
 
+/* ------------------------------------------------------ finite floats
+ * Every float a bundle holds is checked finite at load (issue 31): an inf
+ * or NaN weight, scale, norm or bias has no meaning, and the kernels would
+ * only turn it into NaN attention. The check reads the bits (exponent all
+ * ones: inf or NaN), no float operation, and only where floats lie: f32 and
+ * f16 values, q8 and q4 scales (f32), and of a QN tensor's float16 scales
+ * their high bytes, where the exponent is. */
+
+/* Where a tensor's floats lie in its bytes: [off, off + count * size),
+ * words of `size` bytes (little-endian) that are inf or NaN when the bits
+ * under mask are all set. */
+typedef struct {
+    uint64_t off, count;
+    int size;
+    uint32_t mask;
+    const char *what;
+} float_region;
+
+static float_region floats_of(const bl_tensor *t) {
+    uint64_t n = 1;
+    for (int d = 0; d < t->n_dims; d++) n *= (uint64_t)t->dims[d]; /* bli_dtype_nbytes bounded the product */
+    switch (t->dtype) {
+    case BL_F32: return (float_region){0, n, 4, 0x7f800000u, "value"};
+    case BL_F16: return (float_region){0, n, 2, 0x7c00u, "value"};
+    case BL_Q8: return (float_region){n, n / BL_QBLOCK, 4, 0x7f800000u, "block scale"};
+    case BL_Q4: return (float_region){n / 2, n / BL_QBLOCK, 4, 0x7f800000u, "block scale"};
+    default: /* QN: hi[n], lo[n*E/8], slo[n/32], shi[n/32] (bundle.h); a half's exponent is bits 2..6 of shi */
+        return (float_region){n + n * (uint64_t)(bli_qn_bits(t->dtype) - 8) / 8 + n / BL_QBLOCK, n / BL_QBLOCK, 1,
+                              0x7cu, "block scale"};
+    }
+}
+
+static uint32_t word_at(const uint8_t *p, int size) {
+    return size == 4 ? le32(p) : size == 2 ? (uint32_t)(p[0] | p[1] << 8) : p[0];
+}
+
+/* Index of the first of n words at p (as in float_region) whose bits under
+ * mask are all set, or n. Eight bytes at a time, every word of them at
+ * once, SWAR: with t = (x & M) ^ M, a word of t is 0 exactly when its
+ * float is not finite, and a word w of t (whose top bit is clear: every
+ * mask is) is 0 exactly when (w - 1) & ~w sets its top bit. A borrow that
+ * crosses into the next word happens only after a 0 word, so "any" is
+ * exact; the index is then found word by word. */
+#if defined(__GNUC__)
+__attribute__((noinline)) /* its own registers: inlined into bl_model_load, gcc spilled the loop's to the stack (2x slower) */
+#endif
+static uint64_t first_nonfinite(const uint8_t *p, uint64_t n, int size, uint32_t mask) {
+    uint64_t m = 0, one = 0, top = 0;
+    for (int b = 0; b < 8; b += size) {
+        m |= (uint64_t)mask << 8 * b;
+        one |= (uint64_t)1 << 8 * b;
+        top |= (uint64_t)1 << (8 * (b + size) - 1);
+    }
+    const uint64_t per = 8 / (uint64_t)size, whole = n / per * per;
+    uint64_t acc = 0;
+    for (uint64_t i = 0; i < whole; i += per) {
+        const uint64_t t = (le64(p + i * (uint64_t)size) & m) ^ m;
+        acc |= (t - one) & ~t & top;
+    }
+    if (!acc) {
+        for (uint64_t i = whole; i < n; i++)
+            if ((word_at(p + i * (uint64_t)size, size) & mask) == mask) return i;
+        return n;
+    }
+    uint64_t i = 0;
+    while ((word_at(p + i * (uint64_t)size, size) & mask) != mask) i++;
+    return i;
+}
+
+/* CRC-32 of t's bytes and the index of its first float that is not finite
+ * (*bad, or the region's count when all are), in one pass of 64 KB chunks:
+ * each chunk is checked while the CRC has just brought it into the cache,
+ * so the check adds little to a load (docs/security.md). */
+static uint32_t tensor_crc_finite(const bl_tensor *t, const float_region *f, uint64_t *bad) {
+    enum { CHUNK = 1 << 16 }; /* a multiple of every word size */
+    const uint64_t fend = f->off + f->count * (uint64_t)f->size;
+    uint32_t crc = 0;
+    *bad = f->count;
+    for (uint64_t at = 0; at < t->nbytes; at += CHUNK) {
+        const uint64_t end = t->nbytes - at < CHUNK ? t->nbytes : at + CHUNK;
+        crc = bli_crc32(crc, t->data + at, (size_t)(end - at));
+        const uint64_t lo = at > f->off ? at : f->off, hi = end < fend ? end : fend;
+        if (*bad == f->count && lo < hi) { /* lo - f->off is a multiple of the word size: CHUNK is */
+            const uint64_t k = first_nonfinite(t->data + lo, (hi - lo) / (uint64_t)f->size, f->size, f->mask);
+            if (k < (hi - lo) / (uint64_t)f->size) *bad = (lo - f->off) / (uint64_t)f->size + k;
+        }
+    }
+    return crc;
+}
+
 static int parse_table(bl_model *m, reader *r, uint64_t data_size, uint32_t alignment, const uint8_t *data) {
     m->tensors = bli_alloc(BLI_BYTES(sizeof *m->tensors, m->n_tensors), 1, "the tensor table", r->err, r->errlen);
     if (!m->tensors) return 0;
@@ -469,8 +567,15 @@ static int parse_table(bl_model *m, reader *r, uint64_t data_size, uint32_t alig
             }
         t->data = data + off;
         t->nbytes = nbytes;
-        if (CRC_MISMATCH(bli_crc32(0, t->data, nbytes), crc)) {
+        const float_region f = floats_of(t);
+        uint64_t bad;
+        if (CRC_MISMATCH(tensor_crc_finite(t, &f, &bad), crc)) {
             bli_set_err(r->err, r->errlen, "tensor '%s': checksum mismatch (data damaged)", name);
+            return 0;
+        }
+        if (bad < f.count) {
+            bli_set_err(r->err, r->errlen, "tensor '%s': %s %llu of %llu is infinite or NaN (a bundle's floats must "
+                        "be finite)", name, f.what, (unsigned long long)bad, (unsigned long long)f.count);
             return 0;
         }
         for (uint32_t j = 0; j < i; j++)

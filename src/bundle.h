@@ -264,15 +264,16 @@
  *   and BERT-base (12 x 12) up to 1,863 tokens, BERT-large (24 x 16) up to
  *   1,141: their 512 positions always fit.
  *   Tokenizer: a word longer than max_chars_per_word characters is one
- *   [UNK] (Hugging Face's max_input_chars_per_word, whose default and
- *   BERT value is 100); BL_MAX_CHARS_PER_WORD caps it at 1,000, ten times
- *   that. WordPiece is a greedy longest match: from each position the
- *   candidates run back from the longest one that fits the longest
- *   vocabulary entry (BL_MAX_TOKEN_BYTES at most), each one hash-table
- *   lookup with a hash extended one character at a time, so a word of n
- *   characters costs at most n x min(n, longest entry) lookups and the
- *   whole text is linear in its length (20 words of 1,000 four-byte
- *   letters against a 4,096-byte entry: 0.1 s, was 24 s;
+ *   [UNK], exactly as Hugging Face's max_input_chars_per_word (default and
+ *   BERT value 100; 0: every word). WordPiece is a greedy longest match:
+ *   from each position the candidates run back from the longest one that
+ *   fits the longest vocabulary entry (BL_MAX_TOKEN_BYTES at most), each one
+ *   hash-table lookup with a hash extended one character at a time, so a
+ *   word of n characters costs at most n x min(n, longest entry) lookups.
+ *   BL_MAX_CHARS_PER_WORD holds min(max_chars_per_word, longest entry in
+ *   bytes) to 1,000: max_chars_per_word may pass 1,000 only when no entry
+ *   does, and the whole text is linear in its length (20 words of 1,000
+ *   four-byte letters against a 4,096-byte entry: 0.1 s, was 24 s;
  *   tests/limits.test.mjs).
  */
 #ifndef BL_BUNDLE_H
@@ -299,7 +300,8 @@
 #define BL_MAX_VOCAB 1000000u
 /* The tokenizer's own limits (bl_tokenizer_new refuses beyond them too,
  * for tokenizers made without a bundle). */
-#define BL_MAX_CHARS_PER_WORD 1000u     /* tokenizer.max_chars_per_word 1..1000 */
+#define BL_MAX_WORD_CHARS 2147483647u   /* tokenizer.max_chars_per_word 0..2^31-1 (0: every word is [UNK]) */
+#define BL_MAX_CHARS_PER_WORD 1000u     /* ... above 1000 only if no tokenizer.vocab entry is above 1000 bytes */
 #define BL_MAX_TOKEN_BYTES 4096u        /* one tokenizer.vocab entry: 0..4096 bytes */
 
 enum { BL_META_U32 = 0, BL_META_I32 = 1, BL_META_F32 = 2, BL_META_STR = 3, BL_META_STRARR = 4, BL_META_BYTES = 5 };

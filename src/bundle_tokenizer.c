@@ -66,7 +66,7 @@ int bli_bundle_build_tokenizer(bl_model *m, char *err, size_t errlen) {
     if (!bli_bundle_u32(m, "tokenizer.lowercase", 0, 1, &o.lowercase, err, errlen) ||
         !bli_bundle_u32(m, "tokenizer.strip_accents", 0, 1, &o.strip_accents, err, errlen) ||
         !bli_bundle_u32(m, "tokenizer.chinese_chars", 0, 1, &o.chinese_chars, err, errlen) ||
-        !bli_bundle_u32(m, "tokenizer.max_chars_per_word", 1, BL_MAX_CHARS_PER_WORD, &o.max_chars_per_word, err, errlen) ||
+        !bli_bundle_u32(m, "tokenizer.max_chars_per_word", 0, BL_MAX_WORD_CHARS, &o.max_chars_per_word, err, errlen) ||
         !bli_bundle_u32(m, "tokenizer.unk_id", 0, (uint32_t)hi, &o.unk_id, err, errlen) ||
         !bli_bundle_u32(m, "tokenizer.cls_id", 0, (uint32_t)hi, &o.cls_id, err, errlen) ||
         !bli_bundle_u32(m, "tokenizer.sep_id", 0, (uint32_t)hi, &o.sep_id, err, errlen) ||
@@ -80,10 +80,25 @@ int bli_bundle_build_tokenizer(bl_model *m, char *err, size_t errlen) {
         return 0;
     }
     const uint8_t *p = v->arr; /* already bounds-checked by parse_meta */
+    uint32_t longest = 0;
     for (uint32_t i = 0; i < v->count; i++) {
         lens[i] = bli_le32(p);
         strs[i] = (const char *)p + 4;
         p += 4 + lens[i];
+        if (lens[i] > longest) longest = lens[i];
+    }
+    /* WordPiece tries up to min(max_chars_per_word, longest entry) pieces per
+     * character (bundle.h, Limits); an entry over BL_MAX_TOKEN_BYTES is
+     * bl_tokenizer_new's to refuse */
+    if ((uint32_t)o.max_chars_per_word > BL_MAX_CHARS_PER_WORD && longest > BL_MAX_CHARS_PER_WORD &&
+        longest <= BL_MAX_TOKEN_BYTES) {
+        bli_set_err(err, errlen,
+                    "metadata 'tokenizer.max_chars_per_word' = %d is out of range 0..%u for a vocabulary with a "
+                    "%u-byte entry (the WordPiece search per character is the smaller of the two)",
+                    (int)o.max_chars_per_word, BL_MAX_CHARS_PER_WORD, longest);
+        free(strs);
+        free(lens);
+        return 0;
     }
     char why[256] = "";
     m->tok = bl_tokenizer_new(strs, lens, (int32_t)v->count, &o, why, sizeof why);

@@ -346,11 +346,12 @@ int bli_conv_stage_vocab(bli_conv *c, char *err, size_t errlen) {
     if (chinese < 0) chinese = 0;
     if (c->cased) lower = 0, strip = 0;
     if (strip < 0) strip = lower; /* Hugging Face: follows lowercase when unset */
-    /* Words longer than this are one [UNK]. Hugging Face ships 100; the
-     * loader accepts 1..BL_MAX_CHARS_PER_WORD (the WordPiece search is
-     * bounded by it): 0 is refused in the loader's words, a larger value is
-     * capped at the limit with a note (only a word longer than the cap,
-     * never seen in real text, tokenizes differently: [UNK]). */
+    /* Words longer than this are one [UNK], exactly as Hugging Face's
+     * max_input_chars_per_word (100 in every shipped file; 0: every word).
+     * The bundle holds 0..2^31-1 (more is the same: no word is that long),
+     * above BL_MAX_CHARS_PER_WORD only when no vocabulary entry is (the
+     * WordPiece search per character is the smaller of the two): the
+     * loader's rule and words. */
     const bli_jv *mc = bli_jget(bli_jget(tj, "model"), "max_input_chars_per_word");
     int64_t max_chars = 100;
     if (mc) {
@@ -359,25 +360,31 @@ int bli_conv_stage_vocab(bli_conv *c, char *err, size_t errlen) {
             goto out;
         }
         max_chars = (int64_t)mc->num;
-        if (max_chars < 1) {
+        if (max_chars < 0) {
             bli_set_err(err, errlen,
-                        "%s: max_input_chars_per_word = %lld is out of range 1..%u (the bundle's "
+                        "%s: max_input_chars_per_word = %lld is out of range 0..%u (the bundle's "
                         "tokenizer.max_chars_per_word)",
-                        tjf->name, (long long)max_chars, BL_MAX_CHARS_PER_WORD);
+                        tjf->name, (long long)max_chars, BL_MAX_WORD_CHARS);
             goto out;
         }
-        if (max_chars > (int64_t)BL_MAX_CHARS_PER_WORD) {
-            bli_conv_logf(c, "[vocab]  max_input_chars_per_word %lld capped at %u (the bundle's limit; a longer word is [UNK])",
-                  (long long)max_chars, BL_MAX_CHARS_PER_WORD);
-            max_chars = BL_MAX_CHARS_PER_WORD;
-        }
+        if (max_chars > (int64_t)BL_MAX_WORD_CHARS) max_chars = BL_MAX_WORD_CHARS;
     }
-    for (int i = 0; i < n; i++)
+    uint32_t longest = 0;
+    for (int i = 0; i < n; i++) {
         if (toks[i].len > BL_MAX_TOKEN_BYTES) {
             bli_set_err(err, errlen, "%s: vocabulary entry %d is %u bytes long (at most %u)", from, i, toks[i].len,
                         BL_MAX_TOKEN_BYTES);
             goto out;
         }
+        if (toks[i].len > longest) longest = toks[i].len;
+    }
+    if (max_chars > (int64_t)BL_MAX_CHARS_PER_WORD && longest > BL_MAX_CHARS_PER_WORD) {
+        bli_set_err(err, errlen,
+                    "%s: max_input_chars_per_word = %lld is out of range 0..%u for a vocabulary with a %u-byte entry "
+                    "(the bundle's tokenizer.max_chars_per_word)",
+                    tjf->name, (long long)max_chars, BL_MAX_CHARS_PER_WORD, longest);
+        goto out;
+    }
     uint32_t ids[5];
     static const char *const sp[5][2] = {{"unk_token", "[UNK]"}, {"cls_token", "[CLS]"}, {"sep_token", "[SEP]"},
                                          {"pad_token", "[PAD]"}, {"mask_token", "[MASK]"}};

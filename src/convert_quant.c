@@ -173,6 +173,11 @@ static int encode(const otensor *o, const float *w, size_t n, uint8_t *data, qer
     case BL_F16:
         for (size_t i = 0; i < n; i++) {
             uint16_t h = bli_f32_to_f16(w[i]);
+            if ((h & 0x7c00) == 0x7c00) { /* w is finite (checked): it rounds past 65504, and the loader refuses inf */
+                bli_set_err(err, errlen, "%s: weight %g overflows float16 (largest 65504): convert with another dtype",
+                            o->name, (double)w[i]);
+                return -1;
+            }
             data[2 * i] = (uint8_t)h;
             data[2 * i + 1] = (uint8_t)(h >> 8);
             qerr_add(qe, w[i], bli_f16_to_f32(h));

@@ -253,7 +253,7 @@ int bl_forward(bl_state *s, const int32_t *ids, const int32_t *type_ids, int32_t
     }
     s->qk_layer = qk_layer;
     positions(s, ids, T);
-    bli_fam_forward_begin(s, T);
+    if (bli_fam_forward_begin(s, T, err, errlen)) return -1;
 
     fwd_task f = {.s = s, .ids = ids, .type_ids = type_ids, .T = T, .l = 0};
     bli_pool_run(s->pool, task_embed, &f);

@@ -24,7 +24,8 @@ struct bli_famx {
     float *rel;               /* [rel_rows][hidden] rel_embeddings, LayerNorm'ed (owned) */
     int32_t *idx;             /* [2T-1] relative row of i - j, minus r0   */
     int32_t r0, nr;           /* rows of rel this forward reaches         */
-    float *pk, *pq;           /* [2T-1][hidden] them projected by layer l's key / query */
+    int32_t nr_cap;           /* rows pk, pq hold (bli_fam_reserve)       */
+    float *pk, *pq;           /* [nr_cap][hidden] them projected by layer l's key / query */
     int32_t pl;               /* the layer pk, pq belong to               */
     /* ModernBERT */
     float *rope_g, *rope_l;   /* [max_tokens][d] cos | sin tables, global and local theta */
@@ -125,8 +126,7 @@ void bli_fam_free(bl_state *s) {
 
 /* Relative rows a forward of up to T tokens can reach (DeBERTa). */
 static int32_t rel_rows_max(const bl_state *s, int32_t T) {
-    const int64_t r = 2 * (int64_t)T - 1;
-    return (int32_t)(r < s->fam.rel_rows ? r : s->fam.rel_rows);
+    return bli_deberta_rel_rows(T, s->fam.rel_buckets, s->fam.rel_max);
 }
 
 size_t bli_fam_scratch_floats(const bl_state *s, int32_t T) {
@@ -146,7 +146,7 @@ int bli_fam_reserve(bl_state *s, int32_t T, char *err, size_t errlen) {
     if (x->kind == BLI_FAM_MPNET && !(x->bias = bli_alloc(BLI_BYTES(sizeof(float), NH, R), 0, what, err, errlen)))
         return -1;
     if (x->kind == BLI_FAM_DEBERTA) {
-        const int32_t nr = rel_rows_max(s, T);
+        const int32_t nr = x->nr_cap = rel_rows_max(s, T);
         if (!(x->idx = bli_alloc(BLI_BYTES(sizeof(int32_t), R), 0, what, err, errlen)) ||
             !(x->pk = bli_alloc(BLI_BYTES(sizeof(float), nr, H), 0, what, err, errlen)) ||
             !(x->pq = bli_alloc(BLI_BYTES(sizeof(float), nr, H), 0, what, err, errlen)))
@@ -165,14 +165,22 @@ int bli_fam_reserve(bl_state *s, int32_t T, char *err, size_t errlen) {
     return 0;
 }
 
-void bli_fam_forward_begin(bl_state *s, int32_t T) {
+int bli_fam_forward_begin(bl_state *s, int32_t T, char *err, size_t errlen) {
     bli_famx *x = s->fx;
-    if (!x) return;
+    if (!x) return 0;
     x->T = T;
     x->pl = -1;
     if (x->kind == BLI_FAM_MPNET) bli_mpnet_bias(x->bias, x->rel_table, s->c.n_heads, T, 32, 128);
-    if (x->kind == BLI_FAM_DEBERTA)
+    if (x->kind == BLI_FAM_DEBERTA) {
         bli_deberta_rel_index(x->idx, &x->r0, &x->nr, T, s->fam.rel_buckets, s->fam.rel_max);
+        /* the rows projected per layer go into pk, pq: never past them */
+        if (x->nr > x->nr_cap || x->r0 < 0 || (int64_t)x->r0 + x->nr > s->fam.rel_rows) {
+            bli_set_err(err, errlen, "%d tokens reach relative rows %d..%d, beyond the %d reserved of %d",
+                        T, x->r0, x->r0 + x->nr - 1, x->nr_cap, s->fam.rel_rows);
+            return -1;
+        }
+    }
+    return 0;
 }
 
 /* DeBERTa: rows of the relative embeddings through layer l's key and query

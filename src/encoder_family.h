@@ -60,11 +60,16 @@ int32_t bli_deberta_bucket(int32_t delta, int32_t buckets, int32_t max_positions
 
 /* idx [2T-1]: idx[r] = index into the 2 span relative rows of delta =
  * r - (T - 1) = i - j, minus the first row used; *r0 = that first row and
- * *nr = rows used (idx is non-decreasing, so they are idx's ends). The
- * caller projects rows r0 .. r0 + nr - 1 only (nr <= min(2T - 1, 2 span)).
- * span: position_buckets if > 0, else max_relative_positions. */
+ * *nr = rows used, from the first to the last any delta reads (in [1, 2
+ * span]; more than 2T - 1 where the buckets jump). The caller projects rows
+ * r0 .. r0 + nr - 1 only. span: position_buckets if > 0, else
+ * max_relative_positions. */
 void bli_deberta_rel_index(int32_t *idx, int32_t *r0, int32_t *nr, int32_t T, int32_t buckets,
                            int32_t max_positions);
+/* The *nr bli_deberta_rel_index gives for T tokens; never smaller for more
+ * tokens (their deltas include those of fewer), so the value at the most
+ * tokens a state takes sizes its buffers. */
+int32_t bli_deberta_rel_rows(int32_t T, int32_t buckets, int32_t max_positions);
 
 /* Floats of scratch bli_deberta_add needs. */
 size_t bli_deberta_scratch_floats(int32_t T, int32_t nr, int32_t d);
@@ -123,8 +128,9 @@ int bli_fam_reserve(bl_state *s, int32_t T, char *err, size_t errlen);
 void bli_fam_free_buffers(bl_state *s);
 size_t bli_fam_scratch_floats(const bl_state *s, int32_t T);
 /* bl_forward, before the embeddings: this input's tables (MPNet's bias,
- * DeBERTa's relative rows). */
-void bli_fam_forward_begin(bl_state *s, int32_t T);
+ * DeBERTa's relative rows); -1 with a reason if they would not fit the
+ * buffers bli_fam_reserve made (never, when T is at most its T). */
+int bli_fam_forward_begin(bl_state *s, int32_t T, char *err, size_t errlen);
 /* Before layer l's heads: DeBERTa's relative rows through the layer's key
  * and query projections (on the state's pool). */
 void bli_fam_layer_begin(bl_state *s, int32_t l);

@@ -59,19 +59,39 @@ int32_t bli_deberta_bucket(int32_t delta, int32_t buckets, int32_t max_positions
     return delta < 0 ? -(int32_t)lp : (int32_t)lp;
 }
 
+/* Row of the 2 span relative rows that delta = i - j reads. */
+static int32_t rel_row(int32_t delta, int32_t span, int32_t buckets, int32_t max_positions) {
+    int64_t v = (int64_t)bli_deberta_bucket(delta, buckets, max_positions) + span;
+    if (v < 0) v = 0;
+    if (v > 2 * (int64_t)span - 1) v = 2 * (int64_t)span - 1;
+    return (int32_t)v;
+}
+
+/* First and last row any delta of T tokens reads. Not only the rows of the
+ * ends: a config whose log buckets are not monotone (max_relative_positions
+ * - 1 below or near position_buckets / 2) jumps, so every delta is looked at. */
+static void rel_range(int32_t T, int32_t buckets, int32_t max_positions, int32_t *lo, int32_t *hi) {
+    const int32_t span = buckets > 0 ? buckets : max_positions;
+    *lo = 2 * span, *hi = -1;
+    for (int32_t r = 0; r < 2 * T - 1; r++) {
+        const int32_t v = rel_row(r - (T - 1), span, buckets, max_positions);
+        *lo = v < *lo ? v : *lo;
+        *hi = v > *hi ? v : *hi;
+    }
+}
+
+int32_t bli_deberta_rel_rows(int32_t T, int32_t buckets, int32_t max_positions) {
+    int32_t lo, hi;
+    rel_range(T, buckets, max_positions, &lo, &hi);
+    return hi - lo + 1;
+}
+
 void bli_deberta_rel_index(int32_t *idx, int32_t *r0, int32_t *nr, int32_t T, int32_t buckets,
                            int32_t max_positions) {
-    const int32_t span = buckets > 0 ? buckets : max_positions, R = 2 * T - 1;
-    int32_t lo = 2 * span, hi = -1;
-    for (int32_t r = 0; r < R; r++) {
-        int64_t v = (int64_t)bli_deberta_bucket(r - (T - 1), buckets, max_positions) + span;
-        if (v < 0) v = 0;
-        if (v > 2 * (int64_t)span - 1) v = 2 * (int64_t)span - 1;
-        idx[r] = (int32_t)v;
-        lo = idx[r] < lo ? idx[r] : lo;
-        hi = idx[r] > hi ? idx[r] : hi;
-    }
-    for (int32_t r = 0; r < R; r++) idx[r] -= lo;
+    const int32_t span = buckets > 0 ? buckets : max_positions;
+    int32_t lo, hi;
+    rel_range(T, buckets, max_positions, &lo, &hi);
+    for (int32_t r = 0; r < 2 * T - 1; r++) idx[r] = rel_row(r - (T - 1), span, buckets, max_positions) - lo;
     *r0 = lo;
     *nr = hi - lo + 1;
 }

@@ -15,12 +15,18 @@
  *     every write lies inside the bundle (ASan: exact-size copies);
  *   - a refusal says why (a non-empty message);
  *   - a bundle the converter writes, the loader accepts (the converter
- *     refuses exactly what the loader refuses: issue 23 item 8).
+ *     refuses exactly what the loader refuses: issue 23 item 8);
+ *   - the accepted bundle then runs as the page runs it (src/fuzz_run.h):
+ *     a forward pass on T = 4 + 19 * (byte 0 / 9) tokens (4..517, capped at
+ *     512 and the model's positions) ends and stays inside its buffers, the
+ *     analyses and the bundle's tokenizer too: config.json -> converter ->
+ *     loader -> forward, the path of a ?hub= link.
  * Seeds: tests/fuzz/convert/ (tests/fuzz/make_convert_seeds.py); with
  * FUZZ_CONVERT_VERBOSE set, each input's outcome is printed.
  */
 #include "bertlens.h"
 #include "convert.h"
+#include "fuzz_run.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -126,6 +132,7 @@ done:
             fprintf(stderr, "converted, but the loader refuses the bundle: %s\n", lerr);
             __builtin_trap();
         }
+        fuzz_run_model(m, (uint32_t)size * 2654435761u, 4 + 19 * (data[0] / 9));
         bl_model_free(m);
     }
     free(out.p);

@@ -44,6 +44,8 @@ struct bli_hftok {
     bli_hfpretok pretok;
     bli_hfmodel model;
     added_tok *added; int32_t n_added;
+    bli_hfac ac[2];              /* added tokens matched on the raw text [0] and, normalized, on the normalized [1] */
+    int has_kind[2];             /* any added token of that kind */
     int32_t vocab_size;
     char **added_str;            /* [vocab_size - model.vocab.n] strings of added ids past the model */
     /* post-processor */
@@ -87,14 +89,24 @@ static int read_added(bli_hftok *t, const bli_jv *arr, char *err, size_t errlen)
     return 0;
 }
 
-static int read_template(bli_hftok *t, const bli_jv *list, tpiece **out, int32_t *n_out, const bli_jv *specials,
-                         char *err, size_t errlen) {
+/* One template (single or pair) into *out / *n_out, which must be empty: a
+ * file gets one template of each kind (read_processor refuses a second
+ * processor that adds tokens), and the pieces are counted into a list
+ * allocated for exactly list->n of them, so reading cannot run past it. A
+ * sequence named more than HF_MAX_SEQ_COPIES times is refused: each copy is
+ * the whole sequence again (tokenizers runs such a template; bertlens
+ * sizes its output from the pieces, see out_capacity). */
+static int read_template(bli_hftok *t, const char *kind, const bli_jv *list, tpiece **out, int32_t *n_out,
+                         const bli_jv *specials, char *err, size_t errlen) {
+    if (*out) { bli_set_err(err, errlen, "tokenizer.json: a second %s template (one of each kind)", kind); return -1; }
     if (!list || list->type != BLI_JARR) { bli_set_err(err, errlen, "tokenizer.json: template must be a list"); return -1; }
     *out = calloc(list->n ? list->n : 1, sizeof **out);
     if (!*out) { bli_set_err(err, errlen, "out of memory"); return -1; }
+    *n_out = 0;
+    int32_t copies[2] = {0, 0};
     for (size_t i = 0; i < list->n; i++) {
         const bli_jv *e = &list->items[i], *sp = bli_jget(e, "SpecialToken"), *sq = bli_jget(e, "Sequence");
-        tpiece *p = &(*out)[(*n_out)++];
+        tpiece *p = &(*out)[(*n_out)++]; /* i < list->n: inside the list */
         const bli_jv *body = sp ? sp : sq, *ty = body ? bli_jget(body, "type_id") : NULL, *id = body ? bli_jget(body, "id") : NULL;
         if (!body || !id || id->type != BLI_JSTR || !ty || ty->type != BLI_JNUM || !ty->is_int || ty->ival < 0 ||
             ty->ival > 1 << 20) {
@@ -105,6 +117,16 @@ static int read_template(bli_hftok *t, const bli_jv *list, tpiece **out, int32_t
         if (sq) {
             if (strcmp(id->str, "A") && strcmp(id->str, "B")) { bli_set_err(err, errlen, "tokenizer.json: template sequence must be A or B"); return -1; }
             p->seq = id->str[0] == 'B';
+            if (++copies[p->seq] > HF_MAX_SEQ_COPIES) {
+                int32_t n = 0;
+                for (size_t k = 0; k < list->n; k++) {
+                    const bli_jv *q = bli_jget(&list->items[k], "Sequence"), *qi = q ? bli_jget(q, "id") : NULL;
+                    n += qi && qi->type == BLI_JSTR && !strcmp(qi->str, id->str);
+                }
+                bli_set_err(err, errlen, "tokenizer.json: the %s template names sequence %s %d times (at most %d)", kind,
+                            id->str, (int)n, HF_MAX_SEQ_COPIES);
+                return -1;
+            }
             continue;
         }
         p->special = 1;
@@ -139,20 +161,29 @@ static int read_processor(bli_hftok *t, const bli_jv *p, char *err, size_t errle
     const bli_jv *ty = bli_jget(p, "type");
     const char *s = ty && ty->type == BLI_JSTR ? ty->str : "";
     if (!strcmp(s, "Sequence")) {
+        /* ByteLevel steps only trim offsets; at most one step adds tokens
+         * (tokenizers would run a second one on the first one's output) */
         const bli_jv *list = bli_jget(p, "processors");
         if (!list || list->type != BLI_JARR) { bli_set_err(err, errlen, "tokenizer.json: Sequence without processors"); return -1; }
-        int trim = 0, trim_ps = 0;
-        t->proc = HF_P_NONE;
+        int trim = 0, trim_ps = 0, kind = HF_P_NONE;
+        size_t adding = 0;
         for (size_t k = 0; k < list->n; k++) {
-            int before = t->proc;
+            const bli_jv *ty_k = bli_jget(&list->items[k], "type");
+            adding += !(ty_k && ty_k->type == BLI_JSTR && !strcmp(ty_k->str, "ByteLevel"));
+        }
+        if (adding > 1) {
+            bli_set_err(err, errlen, "tokenizer.json: the post-processor Sequence has %zu processors that add tokens "
+                        "(at most 1; ByteLevel steps aside)", adding);
+            return -1;
+        }
+        for (size_t k = 0; k < list->n; k++) {
+            t->proc = HF_P_NONE;
+            t->trim_offsets = 0;
             if (read_processor(t, &list->items[k], err, errlen)) return -1;
             if (t->trim_offsets) trim = 1, trim_ps = t->trim_prefix_space;
-            if (t->proc == HF_P_BYTELEVEL) t->proc = before; /* trimming only */
-            else if (before != HF_P_NONE && t->proc != before) {
-                bli_set_err(err, errlen, "tokenizer.json: a Sequence of two templates is not supported");
-                return -1;
-            }
+            if (t->proc != HF_P_BYTELEVEL) kind = t->proc;
         }
+        t->proc = kind;
         t->trim_offsets = trim, t->trim_prefix_space = trim_ps;
         return 0;
     }
@@ -176,8 +207,8 @@ static int read_processor(bli_hftok *t, const bli_jv *p, char *err, size_t errle
     if (!strcmp(s, "TemplateProcessing")) {
         t->proc = HF_P_TEMPLATE;
         const bli_jv *sp = bli_jget(p, "special_tokens");
-        return read_template(t, bli_jget(p, "single"), &t->single, &t->n_single, sp, err, errlen) ||
-                       read_template(t, bli_jget(p, "pair"), &t->pair, &t->n_pair, sp, err, errlen)
+        return read_template(t, "single", bli_jget(p, "single"), &t->single, &t->n_single, sp, err, errlen) ||
+                       read_template(t, "pair", bli_jget(p, "pair"), &t->pair, &t->n_pair, sp, err, errlen)
                    ? -1
                    : 0;
     }
@@ -194,6 +225,8 @@ void bli_hftok_free(bli_hftok *t) {
     free(t->added_str);
     bli_hfmodel_free(&t->model);
     for (int32_t k = 0; k < t->n_added; k++) free(t->added[k].cps), free(t->added[k].ncps);
+    bli_hfac_free(&t->ac[0]);
+    bli_hfac_free(&t->ac[1]);
     free(t->added);
     for (int32_t k = 0; k < t->n_single; k++) free(t->single[k].ids);
     for (int32_t k = 0; k < t->n_pair; k++) free(t->pair[k].ids);
@@ -201,6 +234,44 @@ void bli_hftok_free(bli_hftok *t) {
     free(t->pair);
     bli_jfree(t->json);
     free(t);
+}
+
+/* One automaton per kind of added token (hf_tok_added.c): the raw contents
+ * of those matched on the raw text, the normalized contents of those matched
+ * after normalization (their content when there is no normalizer). */
+static int build_added_automata(bli_hftok *t, char *err, size_t errlen) {
+    const uint32_t **cps = calloc((size_t)t->n_added + 1, sizeof *cps);
+    int32_t *lens = calloc((size_t)t->n_added + 1, sizeof *lens);
+    int rc = -1;
+    if (!cps || !lens) { bli_set_err(err, errlen, "out of memory"); goto done; }
+    int64_t total = 0;
+    for (int32_t k = 0; k < t->n_added; k++) {
+        const added_tok *a = &t->added[k];
+        total += a->normalized && a->ncps ? a->nn : a->n;
+    }
+    if (total > HF_MAX_ADDED_CHARS) {
+        bli_set_err(err, errlen, "tokenizer.json: the added tokens hold %lld characters (at most %d)", (long long)total,
+                    HF_MAX_ADDED_CHARS);
+        goto done;
+    }
+    for (int kind = 0; kind < 2; kind++) {
+        for (int32_t k = 0; k < t->n_added; k++) {
+            const added_tok *a = &t->added[k];
+            int mine = a->normalized == kind;
+            cps[k] = kind && a->ncps ? a->ncps : a->cps;
+            lens[k] = !mine ? 0 : kind && a->ncps ? a->nn : a->n;
+            t->has_kind[kind] |= mine;
+        }
+        if (t->has_kind[kind] && bli_hfac_build(&t->ac[kind], cps, lens, t->n_added)) {
+            bli_set_err(err, errlen, "out of memory");
+            goto done;
+        }
+    }
+    rc = 0;
+done:
+    free(cps);
+    free(lens);
+    return rc;
 }
 
 bli_hftok *bli_hftok_load(const char *json, size_t len, char *err, size_t errlen) {
@@ -217,6 +288,18 @@ bli_hftok *bli_hftok_load(const char *json, size_t len, char *err, size_t errlen
     if (n && n->type != BLI_JNULL) {
         t->has_norm = 1;
         if (bli_hfnorm_read(&t->norm, n, err, errlen)) goto fail;
+        /* the normalizer's output is budgeted: a file that could pass the
+         * budget (a Sequence doubling the text 27 times: 3.2 GB at load, where
+         * the normalized added tokens go through it) is refused here */
+        double g = bli_hfnorm_growth(&t->norm);
+        if (!(g <= HF_NORM_MAX_GROWTH)) {
+            bli_set_err(err, errlen, g < 1e15 ? "tokenizer.json: the normalizer can make its text up to %.0f times "
+                                                "longer (at most %d)"
+                                              : "tokenizer.json: the normalizer can make its text up to %.3g times "
+                                                "longer (at most %d)",
+                        g, HF_NORM_MAX_GROWTH);
+            goto fail;
+        }
     }
     if (p && p->type != BLI_JNULL) {
         t->has_pretok = 1;
@@ -231,17 +314,22 @@ bli_hftok *bli_hftok_load(const char *json, size_t len, char *err, size_t errlen
         int rc = bli_hfstr_reserve(&s, a->n + 1);
         for (int32_t i = 0; !rc && i < a->n; i++) s.c[i] = (bli_hfch){a->cps[i], 0, 0};
         s.n = rc ? 0 : a->n;
-        rc = rc || bli_hfnorm_apply(&t->norm, &s, &scratch);
-        if (!rc && (a->ncps = malloc(((size_t)s.n + 1) * sizeof *a->ncps))) {
+        rc = rc ? rc : bli_hfnorm_apply(&t->norm, &s, &scratch);
+        if (!rc && !(a->ncps = malloc(((size_t)s.n + 1) * sizeof *a->ncps))) rc = -1;
+        if (!rc) {
             for (int32_t i = 0; i < s.n; i++) a->ncps[i] = s.c[i].cp;
             a->nn = s.n;
-        } else {
-            rc = -1;
         }
         bli_hfstr_free(&s);
         bli_hfstr_free(&scratch);
+        if (rc == -2) {
+            bli_set_err(err, errlen, "tokenizer.json: the normalizer makes added token %d more than %d times longer",
+                        (int)k, HF_NORM_MAX_GROWTH);
+            goto fail;
+        }
         if (rc) { bli_set_err(err, errlen, "out of memory"); goto fail; }
     }
+    if (build_added_automata(t, err, errlen)) goto fail;
     int32_t extra = t->vocab_size - t->model.vocab.n;
     if (extra > 0) {
         t->added_str = calloc((size_t)extra, sizeof *t->added_str);
@@ -341,27 +429,20 @@ static int decode(const char *text, size_t len, const char *which, bli_hfstr *s,
 static int is_word_char(uint32_t c) { return bli_uc_is_word(c); }
 
 /* Split s around added tokens of the given `normalized` kind; pieces appended
- * to out (added ones with their id). tokenizers' find_matches. */
+ * to out (added ones with their id). tokenizers' find_matches: the
+ * leftmost-longest matches of its automaton, each from the end of the last
+ * one (bli_hfac_starts gives the longest token starting at each position). */
 static int split_added(const bli_hftok *t, bli_hfstr *s, int normalized, bli_hfsplits *out) {
     int32_t n = s->n, start_off = 0;
-    int any = 0;
-    for (int32_t k = 0; k < t->n_added; k++) any |= t->added[k].normalized == normalized;
-    if (!any || n == 0) return n ? bli_hfsplits_push(out, s, -1) : 0;
+    if (!t->has_kind[normalized] || n == 0) return n ? bli_hfsplits_push(out, s, -1) : 0;
+    int32_t *longest = malloc((size_t)n * sizeof *longest);
+    if (!longest) return -1;
+    bli_hfac_starts(&t->ac[normalized], s, longest);
     bli_hfstr piece = {0};
     for (int32_t i = 0; i < n;) {
-        const added_tok *best = NULL;
-        int32_t blen = 0;
-        for (int32_t k = 0; k < t->n_added; k++) {
-            const added_tok *a = &t->added[k];
-            if (a->normalized != normalized) continue;
-            const uint32_t *cps = normalized && a->ncps ? a->ncps : a->cps;
-            int32_t len = normalized && a->ncps ? a->nn : a->n;
-            if (len == 0 || len <= blen || i + len > n) continue;
-            int32_t q = 0;
-            while (q < len && s->c[i + q].cp == cps[q]) q++;
-            if (q == len) best = a, blen = len;
-        }
-        if (!best) { i++; continue; }
+        if (longest[i] < 0) { i++; continue; }
+        const added_tok *best = &t->added[longest[i]];
+        int32_t blen = normalized && best->ncps ? best->nn : best->n;
         int32_t st = i, stop = i + blen;
         i = stop; /* the automaton moves past a match even when it is discarded */
         if (best->single_word) {
@@ -387,9 +468,11 @@ static int split_added(const bli_hftok *t, bli_hfstr *s, int normalized, bli_hfs
     if (start_off < n) {
         if (bli_hfstr_copy(&piece, s, start_off, n) || bli_hfsplits_push(out, &piece, -1)) goto oom;
     }
+    free(longest);
     bli_hfstr_free(s);
     return 0;
 oom:
+    free(longest);
     bli_hfstr_free(&piece);
     return -1;
 }
@@ -414,7 +497,13 @@ static int encode_text(const bli_hftok *t, const char *text, size_t len, const c
             if (bli_hfsplits_push(&l2, &l1.v[i].s, l1.v[i].added_id)) goto done;
             continue;
         }
-        if (t->has_norm && bli_hfnorm_apply(&t->norm, &l1.v[i].s, &scratch)) goto done;
+        int nrc = t->has_norm ? bli_hfnorm_apply(&t->norm, &l1.v[i].s, &scratch) : 0;
+        if (nrc == -2) { /* cannot happen in a file that loaded (its growth is checked there) */
+            bli_set_err(err, errlen, "tokenizer: the normalizer made %s more than %d times longer", which,
+                        HF_NORM_MAX_GROWTH);
+            goto done_noerr;
+        }
+        if (nrc) goto done;
         if (split_added(t, &l1.v[i].s, 1, &l2)) goto done;
     }
     if (t->has_pretok && bli_hfpretok_apply(&t->pretok, &l2, &scratch)) goto done;
@@ -503,6 +592,26 @@ static void trim(const bli_hftok *t, bli_hftokens *e) {
 
 typedef struct { int32_t id, type, o0, o1, word, seq; } outtok;
 
+/* Tokens the post-processor's layout makes of na tokens of A and nb of B
+ * (pair: a pair): every special id and every copy of a sequence its
+ * template names (tokenizers repeats a sequence named twice; the template
+ * names it at most HF_MAX_SEQ_COPIES times). */
+static int64_t out_capacity(const bli_hftok *t, int pair, int32_t na, int32_t nb) {
+    switch (t->proc) {
+    case HF_P_ROBERTA: return (int64_t)na + (pair ? nb + 4 : 2);
+    case HF_P_BERT: return (int64_t)na + (pair ? nb + 3 : 2);
+    case HF_P_TEMPLATE: {
+        const tpiece *p = pair ? t->pair : t->single;
+        int32_t np = pair ? t->n_pair : t->n_single;
+        int64_t c = 0;
+        for (int32_t k = 0; k < np; k++)
+            c += p[k].special ? p[k].n_ids : p[k].seq == 0 ? na : pair ? nb : 0;
+        return c;
+    }
+    }
+    return (int64_t)na + (pair ? nb : 0);
+}
+
 int bli_hftok_encode(const bli_hftok *t, const char *a, size_t alen, const char *b, size_t blen, int32_t max_tokens,
                      bl_tokens *out, char *err, size_t errlen) {
     memset(out, 0, sizeof *out);
@@ -540,16 +649,22 @@ int bli_hftok_encode(const bli_hftok *t, const char *a, size_t alen, const char 
         trim(t, &ea);
         trim(t, &eb);
     }
-    /* assemble */
-    size_t cap = (size_t)ea.n + (size_t)eb.n + 64;
-    for (int32_t k = 0; k < t->n_pair; k++) cap += (size_t)t->pair[k].n_ids;
-    for (int32_t k = 0; k < t->n_single; k++) cap += (size_t)t->single[k].n_ids;
-    o = malloc(cap * sizeof *o);
+    /* assemble: the output holds exactly the pieces of the chosen layout */
+    int64_t cap = out_capacity(t, pair, ea.n, eb.n);
+    if (cap < 0 || cap > INT32_MAX / 4) {
+        bli_set_err(err, errlen, "tokenizer: the post-processor makes %lld tokens (at most %d)", (long long)cap,
+                    INT32_MAX / 4);
+        goto done;
+    }
+    o = malloc(((size_t)cap + 1) * sizeof *o);
     if (!o) { bli_set_err(err, errlen, "tokenizer: out of memory"); goto done; }
     int32_t n = 0, n_a = -1;
-#define SPECIAL(ID, TY) (o[n++] = (outtok){(ID), (TY), 0, 0, -1, -1})
-#define SEQ(E, S, TY) for (int32_t q = 0; q < (E).n; q++) \
-        o[n++] = (outtok){(E).v[q].id, (TY), (E).v[q].o0, (E).v[q].o1, (E).v[q].word, (S)}
+    /* every write goes through these two, which stop at cap (never reached:
+     * out_capacity counts the same pieces) */
+#define SPECIAL(ID, TY) do { if (n >= cap) goto overrun; o[n++] = (outtok){(ID), (TY), 0, 0, -1, -1}; } while (0)
+#define SEQ(E, S, TY) do { if ((E).n > cap - n) goto overrun; \
+        for (int32_t q = 0; q < (E).n; q++) \
+            o[n++] = (outtok){(E).v[q].id, (TY), (E).v[q].o0, (E).v[q].o1, (E).v[q].word, (S)}; } while (0)
     switch (t->proc) {
     case HF_P_ROBERTA:
         SPECIAL(t->cls_id, 0); SEQ(ea, 0, 0); SPECIAL(t->sep_id, 0);
@@ -620,6 +735,10 @@ int bli_hftok_encode(const bli_hftok *t, const char *a, size_t alen, const char 
     out->n = n;
     out->n_a = n_a < 0 ? n : n_a;
     rc = 0;
+    goto done;
+overrun:
+    bli_set_err(err, errlen, "tokenizer: internal error: the post-processor's output passed its %lld tokens",
+                (long long)cap);
 done:
     free(o);
     free(ua);

@@ -16,6 +16,13 @@
 #include "json_read.h"
 
 #define HF_MAX_TEXT_BYTES (64u << 20) /* longer texts are refused: every index fits in int32 */
+/* What a file may ask for (docs/security.md, "Limits"); each refused at load
+ * with the limit named. */
+#define HF_MAX_SEQ_COPIES 4 /* times a template may name $A (or $B): each copy is the whole sequence */
+#define HF_MAX_PIECE_BYTES 256 /* a Unigram piece (SentencePiece: 16 characters, <= 64 bytes) */
+#define HF_MAX_WORDPIECE_SPAN 256 /* WordPiece: min(max_input_chars_per_word, longest entry in bytes) */
+#define HF_MAX_ADDED_CHARS (1 << 20) /* characters of all added tokens' contents (their automaton: ~32 bytes each) */
+#define HF_NORM_MAX_GROWTH 64 /* a normalizer makes at most 64 characters of each one (real files: <= 36) */
 
 typedef struct { uint32_t cp; int32_t o0, o1; } bli_hfch;
 typedef struct { bli_hfch *c; int32_t n, cap; } bli_hfstr; /* c: [cap], n used */
@@ -47,6 +54,7 @@ enum { HF_PAT_STRING, HF_PAT_CHAR_WS, HF_PAT_CHAR_PUNCT, HF_PAT_CHAR_DIGIT, HF_P
 typedef struct {
     int kind;
     uint32_t *cps; int32_t n; /* HF_PAT_STRING: the literal; HF_PAT_CHAR: cps[0] */
+    int32_t *fail;            /* HF_PAT_STRING: KMP's table, [n] */
 } bli_hfpat;
 /* Matches of pat in s: spans [start, end) in characters covering s, with is_match. */
 typedef struct { int32_t s, e; int m; } bli_hfspan;
@@ -54,6 +62,7 @@ typedef struct { bli_hfspan *v; int32_t n, cap; } bli_hfspans;
 int bli_hfpat_read(bli_hfpat *p, const bli_jv *pattern, char *err, size_t errlen);
 void bli_hfpat_free(bli_hfpat *p);
 int bli_hfpat_find(const bli_hfpat *p, const bli_hfstr *s, bli_hfspans *out);
+int32_t bli_hfpat_min_len(const bli_hfpat *p); /* the shortest match, >= 1 */
 
 /* --------------------------------------------------------- normalizers */
 
@@ -71,7 +80,15 @@ typedef struct bli_hfnorm {
 } bli_hfnorm;
 int bli_hfnorm_read(bli_hfnorm *n, const bli_jv *j, char *err, size_t errlen);
 void bli_hfnorm_free(bli_hfnorm *n);
+/* Normalize s in place: 0, -1 out of memory, -2 the output would pass
+ * HF_NORM_MAX_GROWTH times s's length (load refuses a normalizer that can:
+ * bli_hfnorm_growth). */
 int bli_hfnorm_apply(const bli_hfnorm *n, bli_hfstr *s, bli_hfstr *scratch);
+/* At most how many times longer (in characters) n can make a text. */
+double bli_hfnorm_growth(const bli_hfnorm *n);
+/* 0 when the Unicode facts bli_hfnorm_growth relies on hold for every code
+ * point, else -1 and the first exception in err (tests). */
+int bli_hfnorm_facts(char *err, size_t errlen);
 
 /* ------------------------------------------------------ pre-tokenizers */
 
@@ -101,6 +118,24 @@ void bli_hfpretok_free(bli_hfpretok *p);
 int bli_hfpretok_apply(const bli_hfpretok *p, bli_hfsplits *l, bli_hfstr *scratch);
 /* Split s by spans with a delimiter behavior, appending the non-empty pieces to out. */
 int bli_hf_split_by(const bli_hfstr *s, const bli_hfspans *spans, int behavior, bli_hfsplits *out);
+
+/* -------------------------------------------------------- added tokens */
+
+/* An Aho-Corasick automaton over added tokens' contents (hf_tok_added.c). */
+typedef struct {
+    int32_t n;                       /* nodes; 0 is the root */
+    int32_t *fail, *best;            /* [n] failure link; longest token ending at the node, or -1 */
+    uint64_t *key; int32_t *child;   /* edges, open addressing: (node << 21 | cp) + 1 -> child; key 0 empty */
+    uint32_t n_slots;
+} bli_hfac;
+/* The automaton of tokens cps[k][0, lens[k]) (k: the index best[] gives;
+ * empty ones never match; of two with the same content the first counts);
+ * -1: out of memory, or more than HF_MAX_ADDED_CHARS characters in all. */
+int bli_hfac_build(bli_hfac *a, const uint32_t *const *cps, const int32_t *lens, int32_t n_tokens);
+void bli_hfac_free(bli_hfac *a);
+/* longest[i] (i < s->n): the index of the longest token that starts at s's
+ * character i, or -1 (the first listed among the longest). O(s->n). */
+void bli_hfac_starts(const bli_hfac *a, const bli_hfstr *s, int32_t *longest);
 
 /* -------------------------------------------------------------- models */
 

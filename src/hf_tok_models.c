@@ -12,12 +12,13 @@
  *             pairs, stale entries skipped); ignore_merges: a split that is
  *             itself in the vocabulary is one token.
  *   Unigram   Viterbi over every vocabulary piece starting at every character
+ *             (pieces of at most HF_MAX_PIECE_BYTES: linear in the text)
  *             (score sums in double, ties to the first candidate), an unk node
  *             (min score - 10) where no one-character piece exists, adjacent
  *             unknowns fused; byte_fallback spells unknown pieces in <0xXX>.
  *   WordPiece greedy longest match, "##" for continuations, the whole split
  *             unk when a piece is missing or it is longer than
- *             max_input_chars_per_word characters.
+ *             max_input_chars_per_word characters (0: every split).
  */
 #include "hf_tok_impl.h"
 #include "error.h"
@@ -441,26 +442,50 @@ done:
 
 /* ----------------------------------------------------------- WordPiece */
 
+/* Id of prefix + piece (pl + n bytes) given its FNV-1a hash h, or -1. */
+static int32_t vocab_find_2(const bli_hfvocab *v, uint32_t h, const char *pre, size_t pl, const char *piece, size_t n) {
+    if (!v->n_slots) return -1;
+    for (uint32_t i = h & (v->n_slots - 1);; i = (i + 1) & (v->n_slots - 1)) {
+        uint32_t e = v->slots[i];
+        if (!e) return -1;
+        int32_t id = (int32_t)e - 1;
+        const char *str = v->pool + v->off[id];
+        if (v->len[id] == pl + n && !memcmp(str, pre, pl) && !memcmp(str + pl, piece, n)) return id;
+    }
+}
+
+/* tokenizers' WordPiece: a word of more than max_input_chars_per_word
+ * characters is one unk; else the greedy longest match from each start
+ * ("##" after the first), the whole word unk when a start has none. The
+ * candidates from a start are the ends whose piece (prefix included) fits
+ * the longest vocabulary entry, tried from the longest down, each one lookup
+ * with its hash extended a character at a time: at most min(word, longest
+ * entry) lookups per start, which load holds to HF_MAX_WORDPIECE_SPAN
+ * whatever the word (bli_hfmodel_read), so a text costs linear time. */
 static int wordpiece(const bli_hfmodel *m, const bli_hfstr *s, int32_t word, bli_hftokens *out, char *err,
                      size_t errlen) {
     splitbuf b = {0};
-    char *tmp = NULL;
+    uint32_t *hash = NULL;
     int rc = -1;
     if (splitbuf_fill(&b, s)) goto done;
     if (b.n > m->max_chars) { rc = emit(m, s, &b, m->unk_id, 0, b.nb, word, out); goto done; }
     size_t plen = m->cont_prefix ? strlen(m->cont_prefix) : 0;
-    tmp = malloc(plen + (size_t)b.nb + 1);
-    if (!tmp) goto done;
+    hash = malloc(((size_t)b.n + 1) * sizeof *hash);
+    if (!hash) goto done;
     int32_t first = out->n;
     for (int32_t st = 0; st < b.n;) {
-        int32_t id = -1, en = b.n;
+        const char *pre = st > 0 && plen ? m->cont_prefix : "";
+        size_t pl = st > 0 ? plen : 0;
+        uint32_t h = 2166136261u;
+        for (size_t x = 0; x < pl; x++) h = (h ^ (uint8_t)pre[x]) * 16777619u;
+        int32_t lim = st; /* hash[e] = hash of pre + [st, e), for the ends that fit */
+        while (lim < b.n && (int64_t)(b.boff[lim + 1] - b.boff[st]) + (int64_t)pl <= m->max_piece) {
+            for (int32_t x = b.boff[lim]; x < b.boff[lim + 1]; x++) h = (h ^ (uint8_t)b.u[x]) * 16777619u;
+            hash[++lim] = h;
+        }
+        int32_t id = -1, en = lim;
         for (; en > st; en--) {
-            if ((int64_t)(b.boff[en] - b.boff[st]) + (st > 0 ? (int64_t)plen : 0) > m->max_piece) continue;
-            size_t k = 0;
-            if (st > 0 && plen) memcpy(tmp, m->cont_prefix, plen), k = plen;
-            memcpy(tmp + k, b.u + b.boff[st], (size_t)(b.boff[en] - b.boff[st]));
-            k += (size_t)(b.boff[en] - b.boff[st]);
-            id = bli_hfvocab_find(&m->vocab, tmp, k);
+            id = vocab_find_2(&m->vocab, hash[en], pre, pl, b.u + b.boff[st], (size_t)(b.boff[en] - b.boff[st]));
             if (id >= 0) break;
         }
         if (id < 0) {
@@ -474,7 +499,7 @@ static int wordpiece(const bli_hfmodel *m, const bli_hfstr *s, int32_t word, bli
     rc = 0;
 done:
     if (rc) bli_set_err(err, errlen, "tokenizer: out of memory (WordPiece)");
-    free(tmp);
+    free(hash);
     splitbuf_free(&b);
     return rc;
 }
@@ -651,12 +676,27 @@ int bli_hfmodel_read(bli_hfmodel *m, const bli_jv *j, char *err, size_t errlen) 
         const bli_jv *p = bli_jget(j, "continuing_subword_prefix"), *mc = bli_jget(j, "max_input_chars_per_word");
         m->cont_prefix = p && p->type == BLI_JSTR ? dup_str(p) : NULL;
         if (!p) m->cont_prefix = dup_str(&(bli_jv){.type = BLI_JSTR, .str = "##", .len = 2});
-        m->max_chars = mc && mc->type == BLI_JNUM && mc->is_int && mc->ival > 0 && mc->ival < INT32_MAX ? (int32_t)mc->ival : 100;
+        /* as tokenizers reads it (a usize; 0: every word is unk); absent: 100.
+         * Past INT32_MAX it is the same as INT32_MAX: no word is that long. */
+        if (mc && (mc->type != BLI_JNUM || !mc->is_int || mc->ival < 0)) {
+            bli_set_err(err, errlen, "tokenizer.json: WordPiece max_input_chars_per_word must be an integer >= 0");
+            return -1;
+        }
+        m->max_chars = !mc ? 100 : mc->ival < INT32_MAX ? (int32_t)mc->ival : INT32_MAX;
         if (read_vocab_object(m, bli_jget(j, "vocab"), err, errlen)) return -1;
         m->unk_id = unk_from_token(m, j, err, errlen, &bad);
         if (bad) return -1;
         if (m->unk_id < 0) { bli_set_err(err, errlen, "tokenizer.json: WordPiece needs an unk_token"); return -1; }
         max_piece(m);
+        /* a start tries at most min(word, longest entry) ends, and a word is
+         * at most max_input_chars_per_word characters */
+        int32_t span = m->max_chars < m->max_piece ? m->max_chars : m->max_piece;
+        if (span > HF_MAX_WORDPIECE_SPAN) {
+            bli_set_err(err, errlen, "tokenizer.json: WordPiece max_input_chars_per_word %d with a piece of %d bytes: "
+                        "the search per character is up to %d (at most %d)", (int)m->max_chars, (int)m->max_piece,
+                        (int)span, HF_MAX_WORDPIECE_SPAN);
+            return -1;
+        }
         return 0;
     }
     if (!strcmp(ty, "Unigram")) {
@@ -684,6 +724,14 @@ int bli_hfmodel_read(bli_hfmodel *m, const bli_jv *j, char *err, size_t errlen) 
         int rc = vocab_build(&m->vocab, strs, (int32_t)v->n, err, errlen);
         free(strs);
         if (rc) return -1;
+        /* the lattice tries every piece length up to the longest at each
+         * character: a 100 KB piece made a 100 KB text take 12 s */
+        for (int32_t i = 0; i < m->vocab.n; i++)
+            if (m->vocab.len[i] > HF_MAX_PIECE_BYTES) {
+                bli_set_err(err, errlen, "tokenizer.json: Unigram piece %d is %u bytes long (at most %d)", (int)i,
+                            m->vocab.len[i], HF_MAX_PIECE_BYTES);
+                return -1;
+            }
         if (u && u->type == BLI_JNUM) {
             if (!u->is_int || u->ival < 0 || u->ival >= (int64_t)v->n) {
                 bli_set_err(err, errlen, "tokenizer.json: Unigram unk_id is not in the vocabulary");

@@ -120,12 +120,13 @@ static int strip_ws(bli_hfstr *s, int left, int right, bli_hfstr *scratch) {
     return rc;
 }
 
-/* Replace every match of the pattern by the content. */
-static int replace(const bli_hfnorm *n, bli_hfstr *s, bli_hfstr *scratch) {
+/* Replace every match of the pattern by the content (-2: more than budget characters). */
+static int replace(const bli_hfnorm *n, bli_hfstr *s, bli_hfstr *scratch, int64_t budget) {
     bli_hfspans sp = {0};
     if (bli_hfpat_find(&n->pat, s, &sp)) return -1;
     int64_t need = s->n;
-    for (int32_t k = 0; k < sp.n; k++) if (sp.v[k].m) need += n->n_content;
+    for (int32_t k = 0; k < sp.n; k++) if (sp.v[k].m) need += n->n_content - (sp.v[k].e - sp.v[k].s);
+    if (need > budget) { free(sp.v); return -2; }
     if (bli_hfstr_reserve(scratch, need + 1)) { free(sp.v); return -1; }
     int32_t o = 0;
     int32_t z0 = s->n ? s->c[0].o0 : 0;
@@ -210,14 +211,19 @@ static int prepend(const bli_hfnorm *n, bli_hfstr *s) {
     return 0;
 }
 
-int bli_hf_precompiled_apply(const bli_hfnorm *n, bli_hfstr *s, bli_hfstr *scratch);
+static int precompiled_apply(const bli_hfnorm *n, bli_hfstr *s, bli_hfstr *scratch, int64_t budget);
 int32_t bli_hf_grapheme_end(const bli_hfstr *s, int32_t i);
 
-int bli_hfnorm_apply(const bli_hfnorm *n, bli_hfstr *s, bli_hfstr *scratch) {
+/* One normalizer (a Sequence: each in turn); every step's output is held to
+ * the budget, and a step that could allocate far past it checks before. */
+static int norm_apply(const bli_hfnorm *n, bli_hfstr *s, bli_hfstr *scratch, int64_t budget) {
     switch (n->type) {
     case HF_N_SEQUENCE:
-        for (int32_t i = 0; i < n->n_seq; i++)
-            if (bli_hfnorm_apply(&n->seq[i], s, scratch)) return -1;
+        for (int32_t i = 0; i < n->n_seq; i++) {
+            int rc = norm_apply(&n->seq[i], s, scratch, budget);
+            if (rc) return rc;
+            if (s->n > budget) return -2;
+        }
         return 0;
     case HF_N_BERT: {
         if (n->clean && map_chars(s, scratch, bert_clean, n)) return -1;
@@ -239,11 +245,17 @@ int bli_hfnorm_apply(const bli_hfnorm *n, bli_hfstr *s, bli_hfstr *scratch) {
         if (n->right && strip_ws(s, 0, 1, scratch)) return -1;
         return 0;
     }
-    case HF_N_REPLACE: return replace(n, s, scratch);
-    case HF_N_PREPEND: return prepend(n, s);
-    case HF_N_PRECOMPILED: return bli_hf_precompiled_apply(n, s, scratch);
+    case HF_N_REPLACE: return replace(n, s, scratch, budget);
+    case HF_N_PREPEND: return (int64_t)s->n + n->n_content > budget ? -2 : prepend(n, s);
+    case HF_N_PRECOMPILED: return precompiled_apply(n, s, scratch, budget);
     }
     return -1;
+}
+
+int bli_hfnorm_apply(const bli_hfnorm *n, bli_hfstr *s, bli_hfstr *scratch) {
+    int64_t budget = (int64_t)HF_NORM_MAX_GROWTH * (s->n > 0 ? s->n : 1);
+    int rc = norm_apply(n, s, scratch, budget);
+    return rc ? rc : s->n > budget ? -2 : 0;
 }
 
 /* ------------------------------------------------------------- Precompiled
@@ -336,7 +348,7 @@ int32_t bli_hf_grapheme_end(const bli_hfstr *s, int32_t i) {
     return j;
 }
 
-int bli_hf_precompiled_apply(const bli_hfnorm *nm, bli_hfstr *s, bli_hfstr *scratch) {
+static int precompiled_apply(const bli_hfnorm *nm, bli_hfstr *s, bli_hfstr *scratch, int64_t budget) {
     bli_hfdests d = {0};
     int modified = 0, rc = -1;
     char buf[64];
@@ -350,6 +362,7 @@ int bli_hf_precompiled_apply(const bli_hfnorm *nm, bli_hfstr *s, bli_hfstr *scra
         if (gl < 6 && (r = charsmap_lookup(nm, (const uint8_t *)buf, gl, &rlen))) {
             modified = 1;
             if (precompiled_replace(&d, j - i, r, rlen)) goto done;
+            if (d.n > budget) { rc = -2; goto done; }
             i = j;
             continue;
         }
@@ -358,6 +371,7 @@ int bli_hf_precompiled_apply(const bli_hfnorm *nm, bli_hfstr *s, bli_hfstr *scra
             if ((r = charsmap_lookup(nm, (const uint8_t *)buf, cl, &rlen))) {
                 modified = 1;
                 if (precompiled_replace(&d, 1, r, rlen)) goto done;
+                if (d.n > budget) { rc = -2; goto done; }
             } else if (bli_hfdests_push(&d, s->c[k].cp, 0)) {
                 goto done;
             }
@@ -368,6 +382,201 @@ int bli_hf_precompiled_apply(const bli_hfnorm *nm, bli_hfstr *s, bli_hfstr *scra
 done:
     free(d.d);
     return rc;
+}
+
+/* ------------------------------------------------------- output bound
+ *
+ * How many times longer (in characters) a normalizer can make a text, found
+ * from the file alone, so that load refuses one that could grow past
+ * HF_NORM_MAX_GROWTH (bli_hfnorm_apply also stops there at run time). Each
+ * component has a factor: the most characters it makes of one character of
+ * its input (Replace: content / shortest match, Prepend: 1 + its length, a
+ * charsmap: its longest replacement per character looked up); a Sequence
+ * multiplies them. Multiplying worst cases would refuse real files (ALBERT's
+ * NFKD x Lowercase x Precompiled: 18 x 2 x 18), so the bound follows what a
+ * text can still hold at each step: after NFD (NFKD) no character has a
+ * canonical (compatibility) decomposition, so a later NFD/NFC (NFKD/NFKC)
+ * finds nothing to expand, Lowercase nothing to expand (its one expansion,
+ * U+0130, decomposes), and a charsmap's keys holding such characters never
+ * match. The Unicode facts this rests on are checked over every code point
+ * by bli_hfnorm_facts (tests/hostile_tokenizer.test.mjs). */
+
+enum { LV_ANY, LV_NFD, LV_NFKD }; /* what a text's characters are known to be */
+
+static int char_level(uint32_t c) {
+    uint32_t d[BL_UC_MAX_COMPAT];
+    if (bli_uc_decompose_compat(c, d) == 1 && d[0] == c) return LV_NFKD; /* implies no canonical decomposition */
+    if (bli_uc_decompose(c, d) == 1 && d[0] == c) return LV_NFD;
+    return LV_ANY;
+}
+
+static int cps_level(const uint32_t *c, int32_t n, int lv) {
+    for (int32_t i = 0; i < n && lv > LV_ANY; i++) {
+        int l = char_level(c[i]);
+        if (l < lv) lv = l;
+    }
+    return lv;
+}
+
+/* Code points of a charsmap replacement (read as precompiled_replace does). */
+static int64_t repl_chars(const char *r, size_t len, int *lv) {
+    int64_t n = 0;
+    for (size_t i = 0; i < len;) {
+        unsigned char b = (unsigned char)r[i];
+        int k = b < 0x80 ? 1 : b < 0xE0 ? 2 : b < 0xF0 ? 3 : 4;
+        uint32_t c = k == 1 ? b : k == 2 ? b & 0x1F : k == 3 ? b & 0x0F : b & 0x07;
+        for (int j = 1; j < k && i + (size_t)j < len; j++) c = c << 6 | ((unsigned char)r[i + j] & 0x3F);
+        if (lv) *lv = cps_level(&c, 1, *lv);
+        n++;
+        i += (size_t)k;
+    }
+    return n;
+}
+
+/* The charsmap's keys, walked as charsmap_lookup walks them: UTF-8 paths of
+ * at most 5 bytes (the longest lookup), each ending at its first leaf. */
+typedef struct {
+    const bli_hfnorm *nm;
+    int lv, out_lv;
+    double ratio;
+    int64_t steps; /* a crafted trie could share nodes between many paths: past
+                      a budget of steps the walk gives up (see charsmap_growth) */
+} cm_walk;
+
+#define CM_WALK_STEPS 8000000
+
+static int cm_visit(cm_walk *w, size_t pos, int depth, int chars, int need, uint32_t cp) {
+    const bli_hfnorm *nm = w->nm;
+    int lo = need ? 0x80 : 0x01, hi = need ? 0xBF : 0xF4;
+    for (int b = lo; b <= hi; b++) {
+        if (!need && b >= 0x80 && b < 0xC2) continue; /* no character starts so */
+        if (++w->steps > CM_WALK_STEPS) return -1;
+        size_t p = pos ^ (size_t)b;
+        if (p >= nm->trie_n) continue;
+        uint32_t u = nm->trie[p];
+        if ((u & ((1u << 31) | 0xFF)) != (uint32_t)b) continue;
+        size_t next = p ^ unit_offset(u);
+        if (next >= nm->trie_n) continue;
+        int need2 = need ? need - 1 : b < 0x80 ? 0 : b < 0xE0 ? 1 : b < 0xF0 ? 2 : 3;
+        uint32_t cp2 = need ? cp << 6 | (uint32_t)(b & 0x3F) : (uint32_t)(b < 0x80 ? b : b < 0xE0 ? b & 0x1F : b < 0xF0 ? b & 0x0F : b & 0x07);
+        int chars2 = chars;
+        if (need2 == 0) {
+            if (char_level(cp2) < w->lv) continue; /* the text holds no such character */
+            chars2++;
+        }
+        if ((u >> 8) & 1) { /* a leaf: the lookup ends here, whatever follows */
+            size_t v = nm->trie[next] & ((1u << 31) - 1);
+            if (v >= nm->repl_len) continue; /* no replacement: the lookup fails */
+            size_t k = 0;
+            while (v + k < nm->repl_len && nm->repl[v + k]) k++;
+            double r = (double)repl_chars(nm->repl + v, k, &w->out_lv);
+            int replaced = chars2 + (need2 > 0); /* a lookup holds every character it touches */
+            if (r / replaced > w->ratio) w->ratio = r / replaced;
+            continue;
+        }
+        if (depth + 1 < 5 && cm_visit(w, next, depth + 1, chars2, need2, cp2)) return -1;
+    }
+    return 0;
+}
+
+/* A charsmap's factor for a text at level *lv, and the level after it. */
+static double charsmap_growth(const bli_hfnorm *nm, int *lv) {
+    if (nm->trie_n == 0) return 1;
+    cm_walk w = {nm, *lv, *lv, 1, 0};
+    if (cm_visit(&w, unit_offset(nm->trie[0]), 0, 0, 0, 0) == 0) {
+        *lv = w.out_lv;
+        return w.ratio;
+    }
+    /* too many paths: every replacement may replace one character */
+    double r = 1;
+    for (size_t v = 0; v < nm->repl_len;) {
+        size_t k = 0;
+        while (v + k < nm->repl_len && nm->repl[v + k]) k++;
+        double c = (double)repl_chars(nm->repl + v, k, NULL);
+        if (c > r) r = c;
+        v += k + 1;
+    }
+    *lv = LV_ANY;
+    return r;
+}
+
+static double growth(const bli_hfnorm *n, int *lv) {
+    double f = 1;
+    switch (n->type) {
+    case HF_N_SEQUENCE:
+        for (int32_t i = 0; i < n->n_seq; i++) f *= growth(&n->seq[i], lv);
+        return f;
+    case HF_N_BERT: { /* clean-up (at most 1), Chinese padding (3), accents (NFD), lower-casing */
+        if (n->chinese) f *= 3;
+        if (n->strip_accents < 0 ? n->lowercase : n->strip_accents) {
+            if (*lv < LV_NFD) f *= BL_UC_MAX_DECOMP, *lv = LV_NFD;
+        }
+        if (n->lowercase && *lv < LV_NFD) f *= BL_UC_MAX_LOWER;
+        return f;
+    }
+    case HF_N_NFD:
+        if (*lv >= LV_NFD) return 1;
+        *lv = LV_NFD;
+        return BL_UC_MAX_DECOMP;
+    case HF_N_NFKD:
+        f = *lv == LV_NFKD ? 1 : BL_UC_MAX_COMPAT;
+        *lv = LV_NFKD;
+        return f;
+    case HF_N_NFC: /* decomposes, then only composes: at most NFD's length */
+        f = *lv >= LV_NFD ? 1 : BL_UC_MAX_DECOMP;
+        *lv = LV_ANY;
+        return f;
+    case HF_N_NFKC:
+        f = *lv == LV_NFKD ? 1 : BL_UC_MAX_COMPAT;
+        *lv = LV_ANY;
+        return f;
+    case HF_N_LOWERCASE: return *lv >= LV_NFD ? 1 : BL_UC_MAX_LOWER;
+    case HF_N_STRIP_ACCENTS:
+    case HF_N_STRIP: return 1;
+    case HF_N_REPLACE: {
+        int32_t m = bli_hfpat_min_len(&n->pat);
+        *lv = cps_level(n->content, n->n_content, *lv);
+        return n->n_content > m ? (double)n->n_content / m : 1;
+    }
+    case HF_N_PREPEND: /* adds its content to a non-empty string of at least one character */
+        *lv = cps_level(n->content, n->n_content, *lv);
+        return 1.0 + n->n_content;
+    case HF_N_PRECOMPILED: return charsmap_growth(n, lv);
+    }
+    return 1;
+}
+
+double bli_hfnorm_growth(const bli_hfnorm *n) {
+    int lv = LV_ANY;
+    return growth(n, &lv);
+}
+
+/* The Unicode facts growth() rests on, over every code point: the tables'
+ * longest decompositions and lower-case mapping are the constants it uses;
+ * a decomposition's characters decompose no further; a character lower-cases
+ * to more than one only if it has a canonical decomposition; lower-casing
+ * keeps a character's level. */
+int bli_hfnorm_facts(char *err, size_t errlen) {
+    for (uint32_t c = 0; c < 0x110000; c++) {
+        if (c >= 0xD800 && c < 0xE000) continue;
+        uint32_t d[BL_UC_MAX_COMPAT], l[BL_UC_MAX_LOWER];
+        int lv = char_level(c);
+        int nd = bli_uc_decompose(c, d);
+        for (int k = 0; k < nd; k++)
+            if (char_level(d[k]) < LV_NFD) { bli_set_err(err, errlen, "U+%04X: NFD gives U+%04X, which decomposes", c, d[k]); return -1; }
+        int nk = bli_uc_decompose_compat(c, d);
+        for (int k = 0; k < nk; k++)
+            if (char_level(d[k]) < LV_NFKD) { bli_set_err(err, errlen, "U+%04X: NFKD gives U+%04X, which decomposes", c, d[k]); return -1; }
+        int nl = bli_uc_lower(c, l);
+        if (nd > BL_UC_MAX_DECOMP || nk > BL_UC_MAX_COMPAT || nl > BL_UC_MAX_LOWER || nd < 1 || nk < 1 || nl < 1) {
+            bli_set_err(err, errlen, "U+%04X: mappings of %d, %d, %d characters", c, nd, nk, nl);
+            return -1;
+        }
+        if (nl > 1 && lv >= LV_NFD) { bli_set_err(err, errlen, "U+%04X lower-cases to %d characters and has no canonical decomposition", c, nl); return -1; }
+        for (int k = 0; k < nl; k++)
+            if (char_level(l[k]) < lv) { bli_set_err(err, errlen, "U+%04X lower-cases to U+%04X of a lower level", c, l[k]); return -1; }
+    }
+    return 0;
 }
 
 /* ------------------------------------------------------------- reader */

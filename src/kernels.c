@@ -102,16 +102,24 @@ static int qvalue(const blk_weight *w, int32_t r, int32_t i) {
 #define QG_NOISE 0.015625 /* 1/64: +0.4 % (q8) and +0.8 % (q10) mean attention error on the fidelity corpus */
 
 /* Smallest s' for values w[0..n) with sum |round(w / s')| <= QG_L1 and
- * max |round(w / s')| <= 32767; L = sum |w|. 0 for an all-zero group. */
+ * max |round(w / s')| <= 32767; L = sum |w|. 0 for an all-zero group, NaN
+ * for a group holding an inf or NaN (q4/q8 products can overflow a float
+ * even from finite scales): no integer holds it, so pack_groups stores 0s
+ * under a NaN scale and the products come out NaN, as in float, instead of
+ * this loop never ending (issue 31: the sum of NaNs is never <= QG_L1).
+ * For finite values the start is already within one rounding of the bound;
+ * after a few nudges s doubles, and once s > 2 amax every w' is 0: the loop
+ * ends for any finite input. */
 static double group_scale(const float *w, int32_t n, double L, double amax) {
+    if (!isfinite(L) || !isfinite(amax)) return NAN;
     if (amax <= 0) return 0;
     double s = L / (QG_L1 - 0.5 * n); /* sum |w'| <= L / s + n / 2 */
     if (s < amax / 32767.0) s = amax / 32767.0;
-    for (;;) { /* float rounding: check the sum itself */
+    for (int tries = 0;; tries++) { /* float rounding: check the sum itself */
         double sum = 0;
         for (int32_t i = 0; i < n; i++) sum += fabs(nearbyint(w[i] / s));
         if (sum <= QG_L1) return s;
-        s *= 1.0 + 1e-6;
+        s *= tries < 16 ? 1.0 + 1e-6 : 2.0;
     }
 }
 
@@ -173,7 +181,7 @@ static int pack_groups(blk_weight *w) {
             }
             for (int32_t i = i0; i < i0 + nv; i++)
                 dq[(size_t)(i / 2) * 2 * BL_PANEL + (i & 1)] =
-                    qg == 1 ? (int16_t)qvalue(w, r, i) : s > 0 ? (int16_t)nearbyint(row[i] / s) : 0;
+                    qg == 1 ? (int16_t)qvalue(w, r, i) : s > 0 ? (int16_t)nearbyint(row[i] / s) : 0; /* NaN s: 0 */
             w->ps[((size_t)p * ngr + g) * BL_PANEL + c] = (float)s;
         }
     }

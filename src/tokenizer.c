@@ -92,13 +92,14 @@ bl_tokenizer *bl_tokenizer_new(const char *const *vocab, const uint32_t *vocab_l
             return NULL;
         }
     }
-    if (opts->max_chars_per_word <= 0 || opts->max_chars_per_word > (int32_t)BL_MAX_CHARS_PER_WORD) {
-        bli_set_err(err, errlen, "tokenizer: max_chars_per_word %d out of range 1..%u", (int)opts->max_chars_per_word,
-                    BL_MAX_CHARS_PER_WORD);
+    if (opts->max_chars_per_word < 0) { /* 0: every word is [UNK], as in Hugging Face */
+        bli_set_err(err, errlen, "tokenizer: max_chars_per_word %d is negative", (int)opts->max_chars_per_word);
         return NULL;
     }
     size_t total = 0;
+    uint32_t longest = 0;
     for (int32_t i = 0; i < n_vocab; i++) {
+        if (vocab_len[i] > longest) longest = vocab_len[i];
         if (!vocab[i] && vocab_len[i]) {
             bli_set_err(err, errlen, "tokenizer: vocabulary entry %d is NULL", (int)i);
             return NULL;
@@ -112,6 +113,14 @@ bl_tokenizer *bl_tokenizer_new(const char *const *vocab, const uint32_t *vocab_l
     }
     if (total > UINT32_MAX / 2) {
         bli_set_err(err, errlen, "tokenizer: vocabulary too large");
+        return NULL;
+    }
+    /* WordPiece tries up to min(max_chars_per_word, longest entry) pieces
+     * per character: one of them must be within BL_MAX_CHARS_PER_WORD */
+    if (opts->max_chars_per_word > (int32_t)BL_MAX_CHARS_PER_WORD && longest > BL_MAX_CHARS_PER_WORD) {
+        bli_set_err(err, errlen, "tokenizer: max_chars_per_word %d with a vocabulary entry of %u bytes: the WordPiece "
+                    "search per character is the smaller of the two (at most %u)", (int)opts->max_chars_per_word,
+                    longest, BL_MAX_CHARS_PER_WORD);
         return NULL;
     }
     bl_tokenizer *t = calloc(1, sizeof *t);

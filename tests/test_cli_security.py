@@ -389,14 +389,16 @@ class ConverterLoaderAgreement(unittest.TestCase):
                 self.agree(f"eps={e}", refused, err, d, r"bert\.ln_eps.*is not in \(0, 1\)|is not in \(0, 1\).*bert\.ln_eps")
 
     def test_max_chars_per_word(self):
+        # Hugging Face's max_input_chars_per_word as it is (0: every word is
+        # [UNK]); past 2^31-1 the same as 2^31-1 (no word is that long)
         for v in CHARS_CASES:
             with self.subTest(max_chars=v):
-                stored = min(v, 1000)  # both converters cap at the loader's limit
+                stored = min(v, 2**31 - 1)
                 if stored >= 0:
                     refused, err = self.loader(tok_edit=lambda t: t.update(max_chars_per_word=stored))
                 else:  # a u32 cannot hold it
                     refused, err = True, None
-                self.assertEqual(refused, stored < 1, f"max_chars {v}: loader: {err}")
+                self.assertEqual(refused, stored < 0, f"max_chars {v}: loader: {err}")
                 # BERT's own pipeline (as a BERT checkpoint's tokenizer.json has it), so both
                 # converters take the WordPiece path and read only this setting from it
                 tj = {"normalizer": {"type": "BertNormalizer"}, "pre_tokenizer": {"type": "BertPreTokenizer"},
@@ -404,11 +406,27 @@ class ConverterLoaderAgreement(unittest.TestCase):
                       "model": {"type": "WordPiece", "vocab": {}, "max_input_chars_per_word": v}}
                 d = write_checkpoint(os.path.join(TMP, f"agree-chars-{v}"), BASE, tokenizer_json=tj)
                 res = self.agree(f"max_chars={v}", refused, err, d,
-                                 rf"max_chars_per_word.*= {stored} is out of range 1\.\.1000|= {stored} is out of range 1\.\.1000.*tokenizer\.max_chars_per_word")
+                                 rf"max_chars_per_word.*= {stored} is out of range 0\.\.2147483647|= {stored} is out of range 0\.\.2147483647.*tokenizer\.max_chars_per_word")
                 if not refused:
                     self.assertEqual(res[0], "converted", res)
                     self.assertIn(f"  tokenizer.max_chars_per_word {stored}\n", res[1])
-                    self.assertEqual("capped at 1000" in res[2], v > 1000, res[2])
+        # above 1000 only when no vocabulary entry is above 1000 bytes: the
+        # WordPiece search per character is the smaller of the two
+        for v, n in ((1000, 1001), (1001, 1000), (1001, 1001)):
+            with self.subTest(max_chars=v, entry_bytes=n):
+                long_tok = "x" * n
+                refused, err = self.loader(tok_edit=lambda t: t.update(max_chars_per_word=v, vocab=t["vocab"][:-1] + [long_tok]))
+                self.assertEqual(refused, v > 1000 and n > 1000, f"max_chars {v}, entry of {n}: loader: {err}")
+                tj = {"normalizer": {"type": "BertNormalizer"}, "pre_tokenizer": {"type": "BertPreTokenizer"},
+                      "post_processor": {"type": "BertProcessing"},
+                      "model": {"type": "WordPiece", "vocab": {}, "max_input_chars_per_word": v}}
+                d = write_checkpoint(os.path.join(TMP, f"agree-chars-{v}-{n}"), BASE, vocab=BASE_VOCAB[:-1] + [long_tok],
+                                     tokenizer_json=tj)
+                res = self.agree(f"max_chars={v} entry={n}", refused, err, d,
+                                 rf"max_chars_per_word.*= {v} is out of range 0\.\.1000 for a vocabulary with a {n}-byte entry|"
+                                 rf"= {v} is out of range 0\.\.1000 for a vocabulary with a {n}-byte entry")
+                if not refused:
+                    self.assertEqual(res[0], "converted", res)
 
     def test_vocabulary_entry_length(self):
         for n in (4096, 4097):

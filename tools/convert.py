@@ -61,7 +61,7 @@ SHARD_INDEX = "model.safetensors.index.json"
 # refuses anything else before writing, in the loader's words.
 MAX_LAYERS, MAX_HEADS, MAX_HIDDEN, MAX_INTERMEDIATE = 64, 128, 8192, 32768
 MAX_POSITIONS, MAX_TYPE_VOCAB, MIN_VOCAB, MAX_VOCAB = 8192, 64, 5, 1000000
-MAX_CHARS_PER_WORD, MAX_TOKEN_BYTES = 1000, 4096
+MAX_CHARS_PER_WORD, MAX_TOKEN_BYTES, MAX_WORD_CHARS = 1000, 4096, 2**31 - 1
 
 
 class ConvertError(Exception):
@@ -217,22 +217,26 @@ def stage_vocab(d, root, cfg, cased_override):
         lower, strip = False, False
     if strip is None:  # Hugging Face: follows lowercase when unset
         strip = lower
-    # Words longer than this are one [UNK] (Hugging Face ships 100): 0 is
-    # refused as the loader refuses it, more than the loader's cap is capped.
+    # Words longer than this are one [UNK], exactly as Hugging Face's
+    # max_input_chars_per_word (0: every word). The bundle holds 0..2^31-1
+    # (more is the same: no word is that long), above MAX_CHARS_PER_WORD only
+    # when no vocabulary entry is: the loader's rule and words.
     max_chars = (tj.get("model") or {}).get("max_input_chars_per_word", 100)
     if isinstance(max_chars, bool) or not isinstance(max_chars, (int, float)) or not -1e18 < max_chars < 1e18:
         raise ConvertError(f"{tj_path}: max_input_chars_per_word must be a number")
     max_chars = int(max_chars)
-    if max_chars < 1:
-        raise ConvertError(f"{tj_path}: max_input_chars_per_word = {max_chars} is out of range 1..{MAX_CHARS_PER_WORD} "
+    if max_chars < 0:
+        raise ConvertError(f"{tj_path}: max_input_chars_per_word = {max_chars} is out of range 0..{MAX_WORD_CHARS} "
                            "(the bundle's tokenizer.max_chars_per_word)")
-    if max_chars > MAX_CHARS_PER_WORD:
-        log(f"[vocab]  max_input_chars_per_word {max_chars} capped at {MAX_CHARS_PER_WORD} (the bundle's limit; a "
-            "longer word is [UNK])")
-        max_chars = MAX_CHARS_PER_WORD
+    max_chars = min(max_chars, MAX_WORD_CHARS)
+    longest = 0
     for i, t in enumerate(toks):
         if len(t.encode()) > MAX_TOKEN_BYTES:
             raise ConvertError(f"{path}: vocabulary entry {i} is {len(t.encode())} bytes long (at most {MAX_TOKEN_BYTES})")
+        longest = max(longest, len(t.encode()))
+    if max_chars > MAX_CHARS_PER_WORD and longest > MAX_CHARS_PER_WORD:
+        raise ConvertError(f"{tj_path}: max_input_chars_per_word = {max_chars} is out of range 0..{MAX_CHARS_PER_WORD} "
+                           f"for a vocabulary with a {longest}-byte entry (the bundle's tokenizer.max_chars_per_word)")
     index = {t: i for i, t in enumerate(toks)}
 
     def special(name, default):

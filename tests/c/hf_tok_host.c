@@ -1,20 +1,55 @@
 /* hf_tok_host.c — the tokenizer.json pipeline (src/hf_tokenizer.h) as a
  * program, for tests/hf_tokenizer.test.mjs:
  *
- *     build/hf_tok_host TOKENIZER_JSON MAX_LENGTH < lines.jsonl
+ *     build/hf_tok_host [--stats] TOKENIZER_JSON MAX_LENGTH < lines.jsonl
  *
  * Reads JSON lines as `bertlens tokenize --jsonl` does (a string, or
  * {"text", "text_pair", "max_length"}) and prints, per line, the same object
  * it prints: {"tokens", "ids", "type_ids", "offsets", "word_ids",
  * "truncated"}, or {"error": ...}. MAX_LENGTH is the tokenizer's
  * model_max_length (tokenizer_config.json); a line's max_length overrides it.
+ *
+ * --stats: prints no tokens, and at the end one JSON line on stderr with
+ * this process's own resource usage (getrusage), for the time and memory
+ * bounds of tests/hostile_tokenizer.test.mjs: {"file_bytes", "load_cpu_s"
+ * (reading and loading the file), "load_rss_kb" (peak resident memory at
+ * the end of loading minus the peak before reading the file), "encode_cpu_s"
+ * (every line), "rss_kb" (the peak of the whole run), "tokens" (the last
+ * line's count)}. Peaks are VmHWM (see now()).
+ *
+ *     build/hf_tok_host --facts
+ *
+ * checks the Unicode facts the normalizers' output bound rests on
+ * (bli_hfnorm_facts) over every code point: exit 0, or 1 and the exception.
  */
+#include "hf_tok_impl.h"
 #include "hf_tokenizer.h"
 #include "json.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+
+typedef struct { double cpu_s; long rss_kb; } usage;
+
+/* CPU time (user + system) and peak resident memory of this process: the
+ * peak is /proc/self/status's VmHWM (the high-water mark of this program's
+ * own memory; getrusage's ru_maxrss can carry the parent's from before exec),
+ * ru_maxrss where there is no /proc. */
+static usage now(void) {
+    struct rusage r;
+    getrusage(RUSAGE_SELF, &r);
+    usage u = {(double)r.ru_utime.tv_sec + (double)r.ru_stime.tv_sec +
+                   ((double)r.ru_utime.tv_usec + (double)r.ru_stime.tv_usec) / 1e6,
+               r.ru_maxrss};
+    FILE *f = fopen("/proc/self/status", "r");
+    char line[256];
+    while (f && fgets(line, sizeof line, f))
+        if (!strncmp(line, "VmHWM:", 6)) u.rss_kb = atol(line + 6);
+    if (f) fclose(f);
+    return u;
+}
 
 static char *read_file(const char *path, size_t *len) {
     FILE *f = fopen(path, "rb");
@@ -71,10 +106,21 @@ static void tokens_json(bli_jbuf *b, const bli_hftok *t, const bl_tokens *k) {
 }
 
 int main(int argc, char **argv) {
+    if (argc == 2 && !strcmp(argv[1], "--facts")) {
+        char why[256];
+        if (bli_hfnorm_facts(why, sizeof why)) {
+            fprintf(stderr, "hf_tok_host: %s\n", why);
+            return 1;
+        }
+        return 0;
+    }
+    int stats = argc > 1 && !strcmp(argv[1], "--stats");
+    if (stats) argc--, argv++;
     if (argc != 3) {
-        fprintf(stderr, "usage: hf_tok_host TOKENIZER_JSON MAX_LENGTH < lines.jsonl\n");
+        fprintf(stderr, "usage: hf_tok_host [--stats] TOKENIZER_JSON MAX_LENGTH < lines.jsonl\n");
         return 2;
     }
+    usage u0 = now();
     size_t len;
     char *json = read_file(argv[1], &len);
     if (!json) {
@@ -88,7 +134,9 @@ int main(int argc, char **argv) {
         fprintf(stderr, "hf_tok_host: %s: %s\n", argv[1], err);
         return 1;
     }
+    usage u1 = now();
     int32_t max_len = atoi(argv[2]);
+    int32_t last_n = 0;
     bli_jbuf out = {0};
     char *line = NULL;
     size_t cap = 0;
@@ -108,7 +156,8 @@ int main(int argc, char **argv) {
             if (bli_hftok_encode(t, a, alen, b, blen, ml > 0 ? ml : max_len, &k, err, sizeof err)) {
                 bli_json_error(&out, err);
             } else {
-                tokens_json(&out, t, &k);
+                if (!stats) tokens_json(&out, t, &k);
+                last_n = k.n;
                 bl_tokens_free(&k);
             }
             free(a);
@@ -119,8 +168,16 @@ int main(int argc, char **argv) {
             rc = 1;
             break;
         }
-        fwrite(out.data, 1, out.len, stdout);
-        fputc('\n', stdout);
+        if (!stats || out.len) {
+            fwrite(out.data, 1, out.len, stdout);
+            fputc('\n', stdout);
+        }
+    }
+    if (stats) {
+        usage u2 = now();
+        fprintf(stderr, "{\"file_bytes\":%zu,\"load_cpu_s\":%.4f,\"load_rss_kb\":%ld,\"encode_cpu_s\":%.4f,"
+                "\"rss_kb\":%ld,\"tokens\":%d}\n", len, u1.cpu_s - u0.cpu_s, u1.rss_kb - u0.rss_kb,
+                u2.cpu_s - u1.cpu_s, u2.rss_kb, (int)last_n);
     }
     free(line);
     bli_jbuf_free(&out);
