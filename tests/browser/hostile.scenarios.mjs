@@ -184,6 +184,7 @@ for (const r of REPOS) {
       // the engine took the file: Hugging Face's tokens, then the model before is one choice away
       const ref = REF.repos[r.name];
       assert.ok(ref && ref.short, `${r.id} accepted, but Hugging Face's tokenizers cannot run it: ${JSON.stringify(ref)}`);
+      if (r.text) assert.match(await page.textContent('#token-info'), new RegExp(`^${ref.pair_len} tokens`), 'the long pair, truncated as Hugging Face does');
       await page.fill('#text-a', REF.short);
       await typeText(page, '#text-b', '');
       const j = JSON.parse((await download(page, '#export-json')).bytes.toString('utf8'));
