@@ -34,6 +34,10 @@ import { hostileRepos, infScaleBundle } from './hostile_repos.mjs';
 import { BIN, download } from './page_vs_cli.mjs';
 import { workOf, deadlineMs } from '../../web/js/engine/watchdog.js';
 
+const TINY = path.join(ROOT, 'tests', 'fixtures', 'hub', 'tiny-mlm');
+const TRAP_AT_LOAD = 'faulty/trap-at-load';
+const HANG_FIRST_RUN = 'faulty/hang-first-run';
+const HANG_TEXT = 'the cat HANG-NOW sat on the mat.';
 const REF = JSON.parse(fs.readFileSync(path.join(ROOT, 'tests/browser/hostile.ref.json'), 'utf8'));
 const REPOS = hostileRepos();
 const PAGE_MAX_CHARS = 20000; // web/js/page/state.js MAX_TEXT_CHARS: the most a text box holds
@@ -44,7 +48,13 @@ const EXPECTED_ERRORS = /RuntimeError|memory access out of bounds|unreachable|Ab
 let shared = null;
 function setup() {
   shared ||= (async () => {
-    const hub = await startFakeHub(Object.fromEntries(REPOS.map((r) => [r.id, { files: r.files }])));
+    const tiny = Object.fromEntries(fs.readdirSync(TINY).map((f) => [f, fs.readFileSync(path.join(TINY, f))]));
+    const hub = await startFakeHub({
+      ...Object.fromEntries(REPOS.map((r) => [r.id, { files: r.files }])),
+      // good models that the injected worker fault (below) makes fail
+      [TRAP_AT_LOAD]: { files: tiny },
+      [HANG_FIRST_RUN]: { files: tiny },
+    });
     const site = await hubSite(hub, ROOT, path.join('build', 'hostile-site'));
     const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'bertlens-hostile-'));
     return { hub, site: site.url, infBundle: infScaleBundle(BIN, path.join(tmp, 'inf-scale.q4.blb')) };
@@ -231,3 +241,92 @@ scenario('hostile: a bundle file with an +inf block scale (its forward pass neve
   assert.ok(silent <= limit, `loading with no message for ${silent} ms`);
   await pairWorks(page);
 }, { timeout: 150000, allowConsoleErrors: EXPECTED_ERRORS });
+
+// ---------------------------------------------------------------- faults
+// With the findings fixed, nothing a file does should trap or hang the
+// engine any more, so the watchdog's three ways back are also driven by a
+// fault the test puts into the worker script as it is served (the page's
+// code runs unchanged): a wasm trap converting TRAP_AT_LOAD, a forward
+// pass that never ends on HANG_FIRST_RUN's model and on any text holding
+// HANG-NOW. The trap is a real WebAssembly.RuntimeError thrown in the
+// handler (worker.js answers it as fatal); the hang a busy loop.
+const FAULTS = `
+;(() => {
+  const wrap = (type, fault) => { const real = handlers[type]; handlers[type] = (args) => { fault(args); return real(args); }; };
+  wrap('conv', (a) => { if (a.fn === 'new' && String(a.args[2]).includes(${JSON.stringify(TRAP_AT_LOAD)})) throw new WebAssembly.RuntimeError('memory access out of bounds'); });
+  wrap('run', (a) => {
+    const model = (info && info.meta && info.meta['source.name']) || '';
+    if (String(a.request.a).includes('HANG-NOW') || model.includes(${JSON.stringify(HANG_FIRST_RUN)})) for (;;);
+  });
+})();
+`;
+
+/** Load Hub model id through the dialog; the time its notice (naming
+ *  `what`) took, and that notice. */
+async function dialogLoad(page, id, limit) {
+  await page.click('#open-hub');
+  await page.fill('#hub-id', id);
+  const t0 = Date.now();
+  await page.evaluate(() => { document.body.dataset.state = 'loading'; });
+  await page.keyboard.press('Enter');
+  await outcome(page, id, limit);
+  const ms = Date.now() - t0;
+  await settled(page, 60000);
+  return { ms, text: await page.textContent('#notices [data-key="engine"] .msg') };
+}
+
+scenario('hostile: the watchdog with a worker made to fail: a trap while converting, a first run that never ends, a proven model hanging on one input', async ({ page, context, shot }) => {
+  const { site } = await setup();
+  await context.route(/\/js\/worker\.[0-9a-f]+\.js$/, async (route) => {
+    const res = await route.fetch();
+    await route.fulfill({ response: res, body: `${await res.text()}\n${FAULTS}` });
+  });
+  await watchStates(page);
+  await page.goto(`${site}?view=heatmap`);
+  await ready(page);
+  const good = await modelName(page);
+  const minilm = { n_layers: 6, hidden: 384, intermediate: 1536, max_positions: 512, vocab_size: 30522 };
+  const tiny = { n_layers: 2, hidden: 32, intermediate: 64, max_positions: 128, vocab_size: 5000 };
+
+  // 1. The model in use (it ran) hangs on one input: it comes back, and that
+  //    input is not run again until it is edited.
+  const hangLimit = deadlineMs(workOf('run', { request: { a: HANG_TEXT } }, { model: minilm, laidOut: true })) + 5000;
+  let t0 = Date.now();
+  await page.fill('#text-a', HANG_TEXT);
+  await page.waitForSelector('#notices [data-key="engine"]', { timeout: hangLimit + 2000 });
+  let ms = Date.now() - t0;
+  assert.equal(await settled(page, 60000), 'error', 'the input that hung is not run again');
+  let text = await page.textContent('#notices [data-key="engine"] .msg');
+  console.log(`#   hang on one input: ${ms} ms (limit ${hangLimit}): ${text}`);
+  assert.ok(ms <= hangLimit, `${ms} ms`);
+  assert.match(text, new RegExp(`^The model engine stopped on this input: it gave no answer within [\\d.]+ s \\(its limit for this work\\) while running the model\\. The engine was restarted with ${reEscape(good)} loaded again; edit the text to run the model again\\.$`));
+  assert.equal(await modelName(page), good);
+  await shot(page, 'hostile-fault-hang-input');
+  await phoneShot(page, shot, 'hostile-fault-hang-input');
+  await pairWorks(page);
+
+  // 2. A Hub model whose conversion traps: the model before comes back at once.
+  const trap = await dialogLoad(page, TRAP_AT_LOAD, 5000 + 3000);
+  console.log(`#   trap while converting: ${trap.ms} ms: ${trap.text}`);
+  assert.ok(trap.ms <= 5000 + 3000, `${trap.ms} ms`);
+  assert.equal(trap.text, `Loading ${TRAP_AT_LOAD} stopped the model engine: it crashed (memory access out of bounds) while converting the checkpoint. The engine was restarted with ${good}, the model loaded before. Nothing of ${TRAP_AT_LOAD} was kept in this browser.`);
+  assert.equal(await modelName(page), good);
+  await shot(page, 'hostile-fault-trap');
+  await pairWorks(page);
+  await keptNothing(page, TRAP_AT_LOAD);
+
+  // 3. A Hub model converted and kept, whose first run never ends: the model
+  //    before comes back, and the kept copy is dropped.
+  const firstLimit = deadlineMs(workOf('run', { request: { a: fx.text, b: fx.text_b } }, { model: tiny, laidOut: false })) + 5000 + 3000;
+  const first = await dialogLoad(page, HANG_FIRST_RUN, firstLimit);
+  console.log(`#   first run never ends: ${first.ms} ms (limit ${firstLimit}): ${first.text}`);
+  assert.ok(first.ms <= firstLimit, `${first.ms} ms`);
+  assert.match(first.text, new RegExp(`^${reEscape(HANG_FIRST_RUN)} stopped the model engine on its first run: it gave no answer within [\\d.]+ s \\(its limit for this work\\) while running the model\\. The engine was restarted with ${reEscape(good)}, the model loaded before\\. Nothing of ${reEscape(HANG_FIRST_RUN)} was kept in this browser\\.$`));
+  assert.equal(await modelName(page), good);
+  await keptNothing(page, HANG_FIRST_RUN);
+  const options = await page.$$eval('#model-select option', (o) => o.map((x) => x.textContent));
+  assert.ok(!options.some((t) => t.includes(HANG_FIRST_RUN)), `not offered again: ${options.join(' | ')}`);
+  await pairWorks(page);
+  const silent = await longestSilentLoading(page);
+  assert.ok(silent <= firstLimit, `loading with no message for ${silent} ms`);
+}, { timeout: 240000, allowConsoleErrors: EXPECTED_ERRORS });

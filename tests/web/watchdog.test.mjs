@@ -171,9 +171,10 @@ test('after a crash: which source loads a model again, and the notice in each ca
   assert.equal(crashNotice(hang, { phase: 'first-run', what: 'evil/x', back: { name: 'MiniLM', how: 'instead' }, dropped: true }),
     'evil/x stopped the model engine on its first run: it gave no answer within 5.1 s (its limit for this work) while running the model. '
     + 'The engine was restarted with MiniLM instead. Nothing of evil/x was kept in this browser.');
-  assert.equal(crashNotice(hang, { phase: 'run', what: 'MiniLM', back: { name: 'MiniLM', how: 'same' } }),
+  assert.equal(crashNotice(hang, { phase: 'run', what: 'MiniLM', back: { name: 'MiniLM', how: 'same' }, blocked: true }),
     'The model engine stopped on this input: it gave no answer within 5.1 s (its limit for this work) while running the model. '
     + 'The engine was restarted with MiniLM loaded again; edit the text to run the model again.');
   assert.match(crashNotice(trap, { phase: 'load', what: 'evil/x', back: { how: 'boot' } }), /\. The engine was restarted\.$/);
+  assert.match(crashNotice(trap, { phase: 'other', what: 'MiniLM', back: { name: 'MiniLM', how: 'same' } }), /restarted with MiniLM loaded again\.$/);
   assert.match(crashNotice(trap, { phase: 'other', what: 'MiniLM', back: null }), /^The model engine stopped: .* The engine was restarted; choose a model to load\.$/);
 });

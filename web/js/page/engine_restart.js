@@ -34,8 +34,9 @@ export const untrusted = (source) => ['hub', 'checkpoint', 'converted'].includes
  *  finished), 'run' (a model that ran before), 'other'; what: that model's
  *  name; back: {name, how: 'same' | 'previous' | 'instead'} of the model
  *  loaded into the fresh engine, {how: 'boot'} when the page goes on to
- *  its usual model, or null; dropped: what was not kept. */
-export function crashNotice(crash, { phase, what, back, dropped = false }) {
+ *  its usual model, or null; dropped: what was not kept; blocked: the
+ *  input is not run again until it changes. */
+export function crashNotice(crash, { phase, what, back, dropped = false, blocked = false }) {
   const it = `it ${crash.reason}${crash.doing ? ` ${crash.doing}` : ''}`;
   const head = {
     load: `Loading ${what} stopped the model engine: ${it}.`,
@@ -46,7 +47,7 @@ export function crashNotice(crash, { phase, what, back, dropped = false }) {
   if (back && back.how === 'boot') {
     tail = ' The engine was restarted.'; // what the page loads instead follows (models.js start)
   } else if (back && back.how === 'same') {
-    tail = ` The engine was restarted with ${back.name} loaded again${phase === 'run' ? '; edit the text to run the model again' : ''}.`;
+    tail = ` The engine was restarted with ${back.name} loaded again${blocked ? '; edit the text to run the model again' : ''}.`;
   } else if (back && back.how === 'previous') {
     tail = ` The engine was restarted with ${back.name}, the model loaded before.`;
   } else if (back) {

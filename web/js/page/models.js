@@ -392,13 +392,17 @@ export function createModels(page) {
     if (++crashes > 3) back = null; // it keeps dying: no more tries
     const startGoesOn = booting && failedLoad && failedLoad.kind === 'hub'; // start() loads the list's model next
     const dropped = !!(culprit && untrusted(culprit));
+    // the input's own run (or what is read from it) stopped a model that
+    // had run before: not that input again until it changes
+    const blocked = back && back.how === 'same' && ['run', 'qk', 'analyze', 'like', 'compare', 'predict'].includes(crash.during);
     loadSeq++; // the load in flight, if any, went with the engine
     loading = 0;
     info = null;
     inUse = null;
-    if (back && back.how === 'same') page.runs.block(); // not that input again until it changes
+    if (!back) { entry = null; localName = null; hubModel = null; $('model-info').textContent = ''; }
+    if (blocked) page.runs.block();
     page.runs.forget();
-    const text = crashNotice(crash, { phase, what, back: startGoesOn ? { how: 'boot' } : back, dropped });
+    const text = crashNotice(crash, { phase, what, back: startGoesOn ? { how: 'boot' } : back, dropped, blocked });
     lastFailure = new Error(text); // (its reason quotes the engine's own words)
     if (culprit) { clearNotice('local'); clearNotice('truncated'); } // they spoke of the model that is gone
     if (!startGoesOn) notice('engine', 'error', text);
