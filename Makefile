@@ -67,6 +67,11 @@ build/hf_tok_host: tests/c/hf_tok_host.c $(LIB_SRC) $(HDRS)
 	@mkdir -p build
 	$(CC) $(CFLAGS) $(NATIVE_SIMD) $(WARN) $(PTHREAD) -Isrc -o $@ $< $(LIB_SRC) -lm
 
+# The JSON reader (src/json_read.h) as a program, for tests/json_read.test.mjs.
+build/json_host: tests/c/json_host.c $(LIB_SRC) $(HDRS)
+	@mkdir -p build
+	$(CC) $(CFLAGS) $(NATIVE_SIMD) $(WARN) $(PTHREAD) -Isrc -o $@ $< $(LIB_SRC) -lm
+
 # The family pieces (src/encoder_family.h) as a program, for tests/family_ops.test.mjs.
 build/family_host: tests/c/family_host.c $(LIB_SRC) $(HDRS)
 	@mkdir -p build
@@ -107,6 +112,11 @@ build/asan/kernel_host: tests/c/kernel_host.c $(LIB_SRC) $(WASM_TEST_SRC) $(HDRS
 	  $(NATIVE_SIMD) $(WARN) $(PTHREAD) -o $@ $< $(LIB_SRC) $(WASM_TEST_SRC) -lm
 
 build/asan/hf_tok_host: tests/c/hf_tok_host.c $(LIB_SRC) $(HDRS)
+	@mkdir -p build/asan
+	clang -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer \
+	  $(NATIVE_SIMD) $(WARN) $(PTHREAD) -Isrc -o $@ $< $(LIB_SRC) -lm
+
+build/asan/json_host: tests/c/json_host.c $(LIB_SRC) $(HDRS)
 	@mkdir -p build/asan
 	clang -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer \
 	  $(NATIVE_SIMD) $(WARN) $(PTHREAD) -Isrc -o $@ $< $(LIB_SRC) -lm
@@ -258,7 +268,7 @@ test: check-tools native test-models test-native test-embed test-asan test-fuzz-
 JS_TESTS = $(filter-out tests/fidelity.test.mjs,$(wildcard tests/*.test.mjs))
 NODE_TEST := $(NODE) --test
 
-test-native: build/bertlens build/kernel_host build/state_limits build/sizes_test build/hf_tok_host build/dtype_host build/family_host
+test-native: build/bertlens build/kernel_host build/state_limits build/sizes_test build/hf_tok_host build/dtype_host build/family_host build/json_host
 	$(PYTHON) tools/gen_unicode.py --check
 	BERTLENS_BACKEND=native $(NODE_TEST) $(JS_TESTS)
 	BERTLENS_BACKEND=native BERTLENS_SIMD=avx512 $(NODE_TEST) tests/kernels.test.mjs
@@ -266,7 +276,7 @@ test-native: build/bertlens build/kernel_host build/state_limits build/sizes_tes
 	BERTLENS_BACKEND=native BERTLENS_SIMD=sse4.1 $(NODE_TEST) tests/kernels.test.mjs
 
 # The quick subsets under ASan + UBSan; the size limits as 32-bit programs.
-test-asan: build/asan/bertlens build/asan/kernel_host build/asan32/state_limits build/asan32/sizes_test build/asan/hf_tok_host build/asan/family_host
+test-asan: build/asan/bertlens build/asan/kernel_host build/asan32/state_limits build/asan32/sizes_test build/asan/hf_tok_host build/asan/family_host build/asan/json_host
 	BERTLENS_BACKEND=asan $(NODE_TEST) $(JS_TESTS)
 	BERTLENS_BACKEND=asan32 $(NODE_TEST) tests/limits.test.mjs
 

@@ -1,12 +1,26 @@
-/* json_read.c — JSON reader (see json_read.h). */
+/* json_read.c — JSON reader (see json_read.h).
+ *
+ * One grammar, walked three times over the text (json_read.h, Memory):
+ *   COUNT  checks the text (every error is found here, with its byte) and
+ *          counts values, string bytes and containers: the tree's size,
+ *          checked against the cap before anything is allocated;
+ *   SIZES  writes each container's member count, in the order containers
+ *          open, into a temporary array;
+ *   BUILD  fills the one block [values][string pool]: a container's members
+ *          are the next n values of the block, its strings the next bytes.
+ * The walks cost a few passes over the text, each linear in it. */
 #include "json_read.h"
 #include "error.h"
+#include "sizes.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #define MAX_DEPTH 64
+
+enum { COUNT, SIZES, BUILD };
 
 typedef struct {
     const char *s;
@@ -14,6 +28,14 @@ typedef struct {
     char *err;
     size_t errlen;
     int failed;
+    int mode;
+    uint64_t values, bytes, containers; /* COUNT: the tree's size                       */
+    uint32_t *members;                  /* [containers]: SIZES writes, BUILD reads      */
+    uint64_t next_container;            /* SIZES, BUILD: index of the next one to open  */
+    bli_jv *nodes;                      /* BUILD: [values], then the string pool        */
+    uint64_t next_node;
+    char *pool;
+    uint64_t next_byte;
 } parser;
 
 static int fail(parser *p, const char *what) {
@@ -27,21 +49,7 @@ static void skip_ws(parser *p) {
         p->i++;
 }
 
-static void free_value(bli_jv *v) {
-    if (v->type == BLI_JARR || v->type == BLI_JOBJ) {
-        for (size_t k = 0; k < v->n; k++) free_value(&v->items[k]);
-        free(v->items);
-    }
-    free(v->str);
-    free(v->key);
-    memset(v, 0, sizeof *v);
-}
-
-void bli_jfree(bli_jv *v) {
-    if (!v) return;
-    free_value(v);
-    free(v);
-}
+void bli_jfree(bli_jv *v) { free(v); /* the block of bli_jparse: values and strings */ }
 
 static int hex4(parser *p, unsigned *out) {
     if (p->n - p->i < 4) return fail(p, "short \\u escape");
@@ -58,110 +66,129 @@ static int hex4(parser *p, unsigned *out) {
     return 0;
 }
 
-/* A string starting at the opening quote; result malloc'ed. */
-static int parse_string(parser *p, char **out, size_t *out_len) {
-    p->i++; /* '"' */
-    size_t start = p->i, cap = 16, len = 0;
-    /* Upper bound: escapes never expand (\uXXXX: 6 bytes -> at most 3, a pair 12 -> 4). */
-    size_t end = start;
-    while (end < p->n && p->s[end] != '"') end += p->s[end] == '\\' ? 2 : 1;
-    if (end >= p->n) return fail(p, "unterminated string");
-    cap = end - start + 1;
-    char *b = malloc(cap);
-    if (!b) return fail(p, "out of memory");
-    while (p->i < end) {
-        unsigned char c = (unsigned char)p->s[p->i];
-        if (c < 0x20) {
-            free(b);
-            return fail(p, "control character in string");
-        }
-        if (c != '\\') {
-            b[len++] = (char)c;
-            p->i++;
-            continue;
-        }
-        p->i++;
-        char e = p->s[p->i++];
-        unsigned cp;
-        switch (e) {
-        case '"': b[len++] = '"'; continue;
-        case '\\': b[len++] = '\\'; continue;
-        case '/': b[len++] = '/'; continue;
-        case 'b': b[len++] = '\b'; continue;
-        case 'f': b[len++] = '\f'; continue;
-        case 'n': b[len++] = '\n'; continue;
-        case 'r': b[len++] = '\r'; continue;
-        case 't': b[len++] = '\t'; continue;
-        case 'u':
-            if (hex4(p, &cp)) {
-                free(b);
-                return -1;
-            }
-            if (cp >= 0xD800 && cp <= 0xDBFF) {
-                unsigned lo;
-                if (p->n - p->i < 6 || p->s[p->i] != '\\' || p->s[p->i + 1] != 'u') {
-                    free(b);
-                    return fail(p, "lone surrogate in \\u escape");
-                }
-                p->i += 2;
-                if (hex4(p, &lo)) {
-                    free(b);
-                    return -1;
-                }
-                if (lo < 0xDC00 || lo > 0xDFFF) {
-                    free(b);
-                    return fail(p, "lone surrogate in \\u escape");
-                }
-                cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
-            } else if (cp >= 0xDC00 && cp <= 0xDFFF) {
-                free(b);
-                return fail(p, "lone surrogate in \\u escape");
-            }
-            if (cp < 0x80) b[len++] = (char)cp;
-            else if (cp < 0x800) {
-                b[len++] = (char)(0xC0 | cp >> 6);
-                b[len++] = (char)(0x80 | (cp & 0x3F));
-            } else if (cp < 0x10000) {
-                b[len++] = (char)(0xE0 | cp >> 12);
-                b[len++] = (char)(0x80 | ((cp >> 6) & 0x3F));
-                b[len++] = (char)(0x80 | (cp & 0x3F));
-            } else {
-                b[len++] = (char)(0xF0 | cp >> 18);
-                b[len++] = (char)(0x80 | ((cp >> 12) & 0x3F));
-                b[len++] = (char)(0x80 | ((cp >> 6) & 0x3F));
-                b[len++] = (char)(0x80 | (cp & 0x3F));
-            }
-            continue;
-        default: free(b); return fail(p, "bad escape in string");
-        }
+/* One \u escape (after the 'u'), a surrogate pair taken whole -> its code point. */
+static int unicode_escape(parser *p, unsigned *cp) {
+    if (hex4(p, cp)) return -1;
+    if (*cp >= 0xD800 && *cp <= 0xDBFF) {
+        unsigned lo;
+        if (p->n - p->i < 6 || p->s[p->i] != '\\' || p->s[p->i + 1] != 'u') return fail(p, "lone surrogate in \\u escape");
+        p->i += 2;
+        if (hex4(p, &lo)) return -1;
+        if (lo < 0xDC00 || lo > 0xDFFF) return fail(p, "lone surrogate in \\u escape");
+        *cp = 0x10000 + ((*cp - 0xD800) << 10) + (lo - 0xDC00);
+    } else if (*cp >= 0xDC00 && *cp <= 0xDFFF) {
+        return fail(p, "lone surrogate in \\u escape");
     }
-    p->i = end + 1;
-    b[len] = 0;
-    *out = b;
+    return 0;
+}
+
+/* cp as UTF-8 into b (when not NULL); its length. */
+static size_t put_utf8(char *b, unsigned cp) {
+    if (cp < 0x80) {
+        if (b) b[0] = (char)cp;
+        return 1;
+    }
+    if (cp < 0x800) {
+        if (b) b[0] = (char)(0xC0 | cp >> 6), b[1] = (char)(0x80 | (cp & 0x3F));
+        return 2;
+    }
+    if (cp < 0x10000) {
+        if (b) b[0] = (char)(0xE0 | cp >> 12), b[1] = (char)(0x80 | ((cp >> 6) & 0x3F)), b[2] = (char)(0x80 | (cp & 0x3F));
+        return 3;
+    }
+    if (b)
+        b[0] = (char)(0xF0 | cp >> 18), b[1] = (char)(0x80 | ((cp >> 12) & 0x3F)), b[2] = (char)(0x80 | ((cp >> 6) & 0x3F)),
+        b[3] = (char)(0x80 | (cp & 0x3F));
+    return 4;
+}
+
+/* A string starting at its opening quote, decoded into b (NULL: only its
+ * length); *out_len its decoded bytes (b gets a NUL after them). */
+static int parse_string(parser *p, char *b, size_t *out_len) {
+    const size_t start = ++p->i; /* past '"' */
+    size_t len = 0;
+    for (;;) {
+        if (p->i >= p->n) return p->i = start, fail(p, "unterminated string");
+        unsigned char c = (unsigned char)p->s[p->i];
+        if (c == '"') break;
+        if (c < 0x20) return fail(p, "control character in string");
+        if (c != '\\') { /* a run of plain bytes at once */
+            size_t j = p->i + 1;
+            while (j < p->n && p->s[j] != '"' && p->s[j] != '\\' && (unsigned char)p->s[j] >= 0x20) j++;
+            if (b) memcpy(b + len, p->s + p->i, j - p->i);
+            len += j - p->i;
+            p->i = j;
+            continue;
+        }
+        if (++p->i >= p->n) return p->i = start, fail(p, "unterminated string");
+        char e = p->s[p->i++], one = 0;
+        switch (e) {
+        case '"': one = '"'; break;
+        case '\\': one = '\\'; break;
+        case '/': one = '/'; break;
+        case 'b': one = '\b'; break;
+        case 'f': one = '\f'; break;
+        case 'n': one = '\n'; break;
+        case 'r': one = '\r'; break;
+        case 't': one = '\t'; break;
+        case 'u': {
+            unsigned cp;
+            if (unicode_escape(p, &cp)) return -1;
+            len += put_utf8(b ? b + len : NULL, cp);
+            continue;
+        }
+        default: return fail(p, "bad escape in string");
+        }
+        if (b) b[len] = one;
+        len++;
+    }
+    p->i++; /* closing quote */
+    if (b) b[len] = 0;
     *out_len = len;
     return 0;
 }
 
+/* A string value or key: counted (COUNT), checked again (SIZES) or put in
+ * the pool (BUILD: *out, *out_len). */
+static int string_at(parser *p, char **out, size_t *out_len) {
+    size_t len;
+    char *b = p->mode == BUILD ? p->pool + p->next_byte : NULL;
+    if (parse_string(p, b, &len)) return -1;
+    if (p->mode == COUNT) p->bytes += (uint64_t)len + 1;
+    if (p->mode == BUILD) {
+        p->next_byte += (uint64_t)len + 1;
+        *out = b;
+        *out_len = len;
+    }
+    return 0;
+}
+
+static int digits(parser *p) {
+    if (p->i >= p->n || p->s[p->i] < '0' || p->s[p->i] > '9') return fail(p, "bad number");
+    while (p->i < p->n && p->s[p->i] >= '0' && p->s[p->i] <= '9') p->i++;
+    return 0;
+}
+
+/* A number: its grammar always, its value in BUILD (v). */
 static int parse_number(parser *p, bli_jv *v) {
     size_t st = p->i;
     int is_int = 1;
     if (p->s[p->i] == '-') p->i++;
     if (p->i >= p->n || p->s[p->i] < '0' || p->s[p->i] > '9') return fail(p, "bad number");
     if (p->s[p->i] == '0') p->i++;
-    else while (p->i < p->n && p->s[p->i] >= '0' && p->s[p->i] <= '9') p->i++;
+    else if (digits(p)) return -1;
     if (p->i < p->n && p->s[p->i] == '.') {
         is_int = 0;
         p->i++;
-        if (p->i >= p->n || p->s[p->i] < '0' || p->s[p->i] > '9') return fail(p, "bad number");
-        while (p->i < p->n && p->s[p->i] >= '0' && p->s[p->i] <= '9') p->i++;
+        if (digits(p)) return -1;
     }
     if (p->i < p->n && (p->s[p->i] == 'e' || p->s[p->i] == 'E')) {
         is_int = 0;
         p->i++;
         if (p->i < p->n && (p->s[p->i] == '+' || p->s[p->i] == '-')) p->i++;
-        if (p->i >= p->n || p->s[p->i] < '0' || p->s[p->i] > '9') return fail(p, "bad number");
-        while (p->i < p->n && p->s[p->i] >= '0' && p->s[p->i] <= '9') p->i++;
+        if (digits(p)) return -1;
     }
+    if (!v) return 0;
     char tmp[64];
     size_t len = p->i - st;
     if (len >= sizeof tmp) {
@@ -185,82 +212,90 @@ static int parse_number(parser *p, bli_jv *v) {
         }
     }
     v->type = BLI_JNUM;
-    v->is_int = is_int;
+    v->is_int = (uint8_t)is_int;
     return 0;
 }
 
 static int parse_value(parser *p, bli_jv *v, int depth);
 
-static int push(parser *p, bli_jv **items, size_t *n, size_t *cap, bli_jv *item) {
-    if (*n == *cap) {
-        size_t c = *cap ? *cap * 2 : 8;
-        bli_jv *ni = realloc(*items, c * sizeof *ni);
-        if (!ni) return fail(p, "out of memory");
-        *items = ni;
-        *cap = c;
-    }
-    (*items)[(*n)++] = *item;
-    return 0;
-}
-
+/* An array or object from its opening bracket. In BUILD its members are the
+ * next values of the block, as many as SIZES counted. */
 static int parse_container(parser *p, bli_jv *v, int depth, int obj) {
-    char close = obj ? '}' : ']';
-    size_t cap = 0;
-    v->type = obj ? BLI_JOBJ : BLI_JARR;
+    const char close = obj ? '}' : ']';
+    const uint64_t c = p->next_container++;
+    bli_jv *items = NULL;
+    size_t have = 0;
+    if (p->mode == COUNT) p->containers++;
+    if (p->mode == BUILD) {
+        have = p->members[c];
+        items = p->nodes + p->next_node;
+        p->next_node += have;
+        v->type = obj ? BLI_JOBJ : BLI_JARR;
+        v->items = have ? items : NULL;
+        v->n = have;
+    }
+    uint64_t count = 0;
     p->i++;
     skip_ws(p);
     if (p->i < p->n && p->s[p->i] == close) {
         p->i++;
-        return 0;
-    }
-    for (;;) {
-        bli_jv item;
-        memset(&item, 0, sizeof item);
-        skip_ws(p);
-        if (obj) {
-            if (p->i >= p->n || p->s[p->i] != '"') return fail(p, "expected a member name");
-            if (parse_string(p, &item.key, &item.key_len)) return -1;
+    } else {
+        for (;;) {
+            if (p->mode == BUILD && count >= have) return fail(p, "more members than counted");
+            bli_jv *item = p->mode == BUILD ? &items[count] : NULL;
             skip_ws(p);
-            if (p->i >= p->n || p->s[p->i] != ':') {
-                free(item.key);
-                return fail(p, "expected ':'");
+            if (obj) {
+                if (p->i >= p->n || p->s[p->i] != '"') return fail(p, "expected a member name");
+                size_t klen = 0;
+                if (string_at(p, item ? &item->key : NULL, &klen)) return -1;
+                if (item) item->key_len = (uint32_t)klen; /* < BLI_JSON_MAX_TEXT */
+                skip_ws(p);
+                if (p->i >= p->n || p->s[p->i] != ':') return fail(p, "expected ':'");
+                p->i++;
             }
-            p->i++;
+            if (parse_value(p, item, depth + 1)) return -1;
+            count++;
+            skip_ws(p);
+            if (p->i < p->n && p->s[p->i] == ',') {
+                p->i++;
+                continue;
+            }
+            if (p->i < p->n && p->s[p->i] == close) {
+                p->i++;
+                break;
+            }
+            return fail(p, obj ? "expected ',' or '}'" : "expected ',' or ']'");
         }
-        if (parse_value(p, &item, depth + 1) || push(p, &v->items, &v->n, &cap, &item)) {
-            free_value(&item);
-            return -1;
-        }
-        skip_ws(p);
-        if (p->i < p->n && p->s[p->i] == ',') {
-            p->i++;
-            continue;
-        }
-        if (p->i < p->n && p->s[p->i] == close) {
-            p->i++;
-            return 0;
-        }
-        return fail(p, obj ? "expected ',' or '}'" : "expected ',' or ']'");
     }
+    if (p->mode == COUNT) p->values += count;
+    if (p->mode == SIZES) p->members[c] = (uint32_t)count; /* < BLI_JSON_MAX_TEXT */
+    if (p->mode == BUILD && count != have) return fail(p, "fewer members than counted");
+    return 0;
 }
 
 static int literal(parser *p, const char *word, int type, bli_jv *v) {
     size_t k = strlen(word);
     if (p->n - p->i < k || memcmp(p->s + p->i, word, k)) return fail(p, "unexpected character");
     p->i += k;
-    v->type = type;
+    if (v) v->type = (uint8_t)type;
     return 0;
 }
 
+/* One value into v (BUILD; NULL in the other walks). */
 static int parse_value(parser *p, bli_jv *v, int depth) {
     if (depth > MAX_DEPTH) return fail(p, "nested too deeply");
     skip_ws(p);
     if (p->i >= p->n) return fail(p, "unexpected end");
-    char c = p->s[p->i];
-    switch (c) {
+    switch (p->s[p->i]) {
     case '{': return parse_container(p, v, depth, 1);
     case '[': return parse_container(p, v, depth, 0);
-    case '"': v->type = BLI_JSTR; return parse_string(p, &v->str, &v->len);
+    case '"': {
+        char *s = NULL;
+        size_t len = 0;
+        if (string_at(p, &s, &len)) return -1;
+        if (v) v->type = BLI_JSTR, v->str = s, v->len = len;
+        return 0;
+    }
     case 't': return literal(p, "true", BLI_JTRUE, v);
     case 'f': return literal(p, "false", BLI_JFALSE, v);
     case 'n': return literal(p, "null", BLI_JNULL, v);
@@ -268,21 +303,58 @@ static int parse_value(parser *p, bli_jv *v, int depth) {
     }
 }
 
+/* One walk of the whole text in `mode`. */
+static int walk(parser *p, int mode, bli_jv *root) {
+    p->mode = mode;
+    p->i = 0;
+    p->next_container = 0;
+    if (parse_value(p, root, 0)) return -1;
+    skip_ws(p);
+    return p->i == p->n ? 0 : fail(p, "trailing characters");
+}
+
+/* The tree's bytes against the cap (json_read.h): 0, or -1 with the message. */
+static int within_cap(parser *p, uint64_t need) {
+    const uint64_t cap = (uint64_t)BLI_JSON_MEM_FACTOR * p->n + BLI_JSON_MEM_SLACK;
+    if (need <= cap) return bli_size_ok(need, "JSON", p->err, p->errlen) ? 0 : (p->failed = 1, -1);
+    char want[32];
+    bli_format_bytes(want, sizeof want, need);
+    bli_set_err(p->err, p->errlen, "JSON: %llu values need %s in memory, more than %u times the text's %zu bytes "
+                "(+%u): a file denser in values than any tokenizer or config",
+                (unsigned long long)p->values, want, BLI_JSON_MEM_FACTOR, p->n, BLI_JSON_MEM_SLACK);
+    p->failed = 1;
+    return -1;
+}
+
 bli_jv *bli_jparse(const char *text, size_t len, char *err, size_t errlen) {
-    parser p = {text, len, 0, err, errlen, 0};
+    parser p = {text, len, 0, err, errlen, 0, COUNT, 1, 0, 0, NULL, 0, NULL, 1, NULL, 0};
     if (len >= 3 && !memcmp(text, "\xEF\xBB\xBF", 3)) return fail(&p, "starts with a byte-order mark"), NULL;
-    bli_jv *v = calloc(1, sizeof *v);
-    if (!v) {
-        bli_set_err(err, errlen, "JSON: out of memory");
+    if (len > BLI_JSON_MAX_TEXT) {
+        bli_set_err(err, errlen, "JSON: a text of %zu bytes is more than the reader takes (%u)", len, BLI_JSON_MAX_TEXT);
         return NULL;
     }
-    if (parse_value(&p, v, 0) == 0) {
-        skip_ws(&p);
-        if (p.i == p.n) return v;
-        fail(&p, "trailing characters");
+    if (walk(&p, COUNT, NULL)) return NULL;
+    /* the block, and the member counts beside it while it is built */
+    const uint64_t tree = BLI_BYTES(sizeof(bli_jv), p.values) + p.bytes;
+    if (within_cap(&p, tree + BLI_BYTES(sizeof(uint32_t), p.containers))) return NULL;
+    bli_jv *root = malloc((size_t)tree);
+    p.members = malloc((size_t)(p.containers ? p.containers : 1) * sizeof *p.members);
+    if (!root || !p.members) {
+        free(root);
+        free(p.members);
+        bli_set_err(err, errlen, "JSON: out of memory for %llu values", (unsigned long long)p.values);
+        return NULL;
     }
-    bli_jfree(v);
-    return NULL;
+    memset(root, 0, (size_t)(p.values * sizeof(bli_jv))); /* null, true, false and keyless values: zeros */
+    p.nodes = root;
+    p.pool = (char *)(root + p.values);
+    if (walk(&p, SIZES, NULL) || walk(&p, BUILD, root) || p.next_node != p.values || p.next_byte != p.bytes) {
+        if (!p.failed) bli_set_err(err, errlen, "JSON: internal error (the walks disagree)");
+        free(root);
+        root = NULL;
+    }
+    free(p.members);
+    return root;
 }
 
 const bli_jv *bli_jget(const bli_jv *obj, const char *key) {

@@ -11,6 +11,18 @@
  * it). Numbers keep their double value and whether the literal was an integer
  * (no fraction or exponent) with its int64 value. Nesting is limited to 64
  * levels so hostile input cannot exhaust the stack.
+ *
+ * Memory (issue 31: a 64 MB tokenizer.json took 2.4 GB): the whole tree is
+ * one allocation, sized exactly before it is made. The text is read three
+ * times: once to check it and count its values and string bytes, once to
+ * count each container's members, once to build. Values are 32 bytes (the
+ * fields of a kind share their storage), arrays hold exactly their members,
+ * every string and key lies in one pool behind the values. A file whose tree
+ * would need more than BLI_JSON_MEM_FACTOR times its size plus
+ * BLI_JSON_MEM_SLACK is refused before anything is allocated ("JSON: N
+ * values need ... more than 4 times the text"): real tokenizer.json files
+ * need 1.5-3x, only files denser in values than any tokenizer (such as
+ * [0,0,0,...], 16x) reach the cap. Texts are at most BLI_JSON_MAX_TEXT.
  */
 #ifndef BL_JSON_READ_H
 #define BL_JSON_READ_H
@@ -20,21 +32,36 @@
 
 enum { BLI_JNULL, BLI_JFALSE, BLI_JTRUE, BLI_JNUM, BLI_JSTR, BLI_JARR, BLI_JOBJ };
 
+#define BLI_JSON_MEM_FACTOR 4u            /* a tree needs at most 4x its text ...   */
+#define BLI_JSON_MEM_SLACK (64u << 10)    /* ... + 64 KB (small files)              */
+#define BLI_JSON_MAX_TEXT (1u << 30)      /* 1 GB: the callers' caps are 100 MB at most */
+
+/* One value. Only the fields of its type hold anything: the number's, the
+ * string's and the container's share their storage (read a field only after
+ * checking type; null, true and false hold zeros there). */
 typedef struct bli_jv {
-    int type;
-    int is_int;        /* JNUM: integer literal that fits in int64 */
-    double num;        /* JNUM */
-    int64_t ival;      /* JNUM with is_int */
-    char *str;         /* JSTR: [len + 1] bytes */
-    size_t len;
-    struct bli_jv *items; /* JARR / JOBJ: [n] */
-    size_t n;
-    char *key;         /* member name when inside an object */
-    size_t key_len;
+    union {
+        struct {
+            double num;    /* JNUM */
+            int64_t ival;  /* JNUM with is_int */
+        };
+        struct {
+            char *str;     /* JSTR: [len + 1] bytes */
+            size_t len;
+        };
+        struct {
+            struct bli_jv *items; /* JARR / JOBJ: [n] */
+            size_t n;
+        };
+    };
+    char *key;         /* member name when inside an object, else NULL */
+    uint32_t key_len;
+    uint8_t type;
+    uint8_t is_int;    /* JNUM: integer literal that fits in int64 */
 } bli_jv;
 
 bli_jv *bli_jparse(const char *text, size_t len, char *err, size_t errlen);
-void bli_jfree(bli_jv *v);
+void bli_jfree(bli_jv *v);                                  /* the value bli_jparse returned */
 const bli_jv *bli_jget(const bli_jv *obj, const char *key); /* NULL unless obj is an object with key */
 int bli_jtruthy(const bli_jv *v);                           /* Python's bool() of the value */
 

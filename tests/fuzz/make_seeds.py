@@ -170,6 +170,13 @@ def main():
         small, _ = shrink_tokenizer(tj, KEEP, precompiled=keep_pc)
         for k, (a, b) in enumerate(TEXTS[:1] if keep_pc else TEXTS):  # the 320 KB one once
             write(os.path.join(HERE, 'hftok', f'{name}-{k}'), hftok_seed(small, a, b, (k * 3) % 8))
+    # the crafted files of issue 31 (tests/fixtures/hostile_tok/) under 64 KB, whole
+    for path in sorted(glob.glob(os.path.join(ROOT, 'tests', 'fixtures', 'hostile_tok', '*.json'))):
+        if os.path.basename(path) == 'manifest.json' or os.path.getsize(path) > 65536:
+            continue
+        tj = json.load(open(path))
+        name = 'hostile-' + os.path.basename(path)[:-5]
+        write(os.path.join(HERE, 'hftok', name), hftok_seed(tj, TEXTS[1][0] * 3, TEXTS[1][1], 5))
     # 2. checkpoints of every family, and their bundles
     rng = np.random.default_rng(31)
     for fam in sorted(os.listdir(FAM)):
