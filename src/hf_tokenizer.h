@@ -11,7 +11,11 @@
  * normalizer -> pre-tokenizer -> model -> truncation (longest_first, after
  * reserving the post-processor's specials) -> post-processor. Each component
  * is a small tagged struct read from its JSON object (hf_tok_impl.h); what
- * the file asks for and this code does not know is refused by name at load.
+ * the file asks for and this code does not know is refused by name at load,
+ * and so is what would pass one of its limits (hf_tok_impl.h: a template
+ * naming a sequence 5 times, a normalizer that can grow a text 65 times, a
+ * Unigram piece over 256 bytes, ...), so that every accepted file tokenizes
+ * in time linear in the text and memory bounded by it (docs/security.md).
  *
  * Results match tokenizers' Python API (what AutoTokenizer returns): ids,
  * type ids from the template, offsets as [start, end) in UTF-16 code units of

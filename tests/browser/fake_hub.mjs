@@ -22,8 +22,13 @@
 // CSP does not allow). Files are Buffers, or {size, slice(start, end)} for
 // large generated ones (never held whole).
 
+import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
+import fs from 'node:fs';
 import http from 'node:http';
+import os from 'node:os';
+import path from 'node:path';
+import { serve, netlifyHeaders } from './server.mjs';
 
 const EXPOSE = 'X-Repo-Commit, X-Error-Code, X-Error-Message, ETag, Content-Range, Accept-Ranges, Content-Length, X-Linked-Size, X-Linked-Etag';
 const LFS = /\.(safetensors|bin)$/;
@@ -198,4 +203,24 @@ export function generatedSafetensors(tensors) {
       return out;
     },
   };
+}
+
+/** The site built for a fake Hub (tools/build_site.mjs into ROOT/dirName,
+ *  with hub.endpoint naming it: its CSP adds exactly the Hub's two origins)
+ *  and served with netlify.toml's headers, that policy in place of the
+ *  published one. Resolves to {url, policy, close()}. */
+export async function hubSite(hub, root, dirName) {
+  const index = JSON.parse(fs.readFileSync(path.join(root, 'models', 'index.json'), 'utf8'));
+  const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'bertlens-hub-index-'));
+  fs.writeFileSync(path.join(tmp, 'index.json'), JSON.stringify({ ...index, hub: { endpoint: hub.endpoint, redirects: [hub.cdn] } }));
+  execFileSync(process.execPath, [path.join(root, 'tools', 'build_site.mjs')], {
+    env: { ...process.env, MODELS_INDEX: path.join(tmp, 'index.json'), DIST_DIR: dirName }, stdio: 'pipe',
+  });
+  fs.rmSync(tmp, { recursive: true, force: true });
+  const site = path.join(root, dirName);
+  const meta = fs.readFileSync(path.join(site, 'index.html'), 'utf8').match(/http-equiv="Content-Security-Policy" content="([^"]+)"/)[1];
+  const policy = `${meta.replace(/&#39;/g, "'").replace(/&quot;/g, '"').replace(/&amp;/g, '&')}; frame-ancestors *`;
+  const rules = netlifyHeaders(root).map((r) => (r.values['Content-Security-Policy'] ? { ...r, values: { ...r.values, 'Content-Security-Policy': policy } } : r));
+  const srv = await serve(site, { netlify: rules });
+  return { url: srv.url, policy, close: () => srv.close() };
 }

@@ -4,7 +4,9 @@
 // importScripts.
 //
 // Messages in:  {id, type: 'init'|'load'|'load_begin'|'load_chunk'|'load_end'|'load_abort'|'load_converted'|'run'|'conv'|'like'|'analyze'|'qk'|'compare'|'predict', ...}   (see engine.js)
-// Messages out: {id, ok: true, result} or {id, ok: false, error}
+// Messages out: {id, ok: true, result, memory} or {id, ok: false, error, fatal, memory}
+// (fatal: the engine cannot go on, e.g. a wasm trap; memory: the wasm
+// memory's bytes; both for engine.js's watchdog)
 // The run request and its result: web/js/lib/protocol.js. This classic worker
 // cannot import that module; 'init' brings its WORKER_PROTOCOL (the KEEP_*
 // flag values and analysis levels), so no flag value is written here.
@@ -16,7 +18,7 @@
 // are classic scripts sharing this global scope: tools/worker_source.mjs
 // puts them in place of the importScripts line below (the built site, the
 // one-file page and the Node tests all run the joined source).
-/* global importScripts */
+/* global importScripts, mod */
 
 const WORKER_PROTOCOL_VERSION = 7; // protocol.js PROTOCOL_VERSION this file speaks
 
@@ -40,6 +42,20 @@ const WORKER_PARTS = [
 ];
 importScripts(...WORKER_PARTS); // WORKER_PARTS
 
+/** An error the engine cannot go on after: a wasm trap (memory access out
+ *  of bounds, unreachable, …), an Emscripten abort, the wasm stack
+ *  exhausted. The heap may be half-written, so the page ends this worker
+ *  and starts a fresh one (engine.js, the watchdog). */
+function fatal(e) {
+  const wasm = typeof WebAssembly === 'object' && WebAssembly.RuntimeError && e instanceof WebAssembly.RuntimeError;
+  const msg = String((e && e.message) || e);
+  return wasm || /^Aborted\(/.test(msg) || (e instanceof RangeError && /call stack/i.test(msg));
+}
+
+/** The wasm memory's size (engine.js restarts a worker whose failed
+ *  message left it gigabytes larger: wasm memory never shrinks). */
+const memoryNow = () => (mod && mod.HEAPU8 ? mod.HEAPU8.length : 0);
+
 self.onmessage = async (ev) => {
   const { id, type, ...args } = ev.data;
   try {
@@ -47,8 +63,8 @@ self.onmessage = async (ev) => {
     let out = await handlers[type](args);
     let transfer = [];
     if (Array.isArray(out)) [out, transfer] = out;
-    self.postMessage({ id, ok: true, result: out }, transfer);
+    self.postMessage({ id, ok: true, result: out, memory: memoryNow() }, transfer);
   } catch (e) {
-    self.postMessage({ id, ok: false, error: String((e && e.message) || e) });
+    self.postMessage({ id, ok: false, error: String((e && e.message) || e), fatal: fatal(e), memory: memoryNow() });
   }
 };

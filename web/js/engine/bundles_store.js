@@ -84,6 +84,14 @@ export async function storeConverted(name, bundle, note = () => {}) {
   }
 }
 
+/** Forget the kept converted bundle (one the engine refused or that
+ *  stopped it: page/models.js). */
+export async function dropConverted() {
+  try {
+    if (globalThis.caches) await (await caches.open(CONVERTED_CACHE)).delete(new URL(CONVERTED_URL, globalThis.location.href).href);
+  } catch { /* nothing kept, or no storage */ }
+}
+
 /** The kept converted bundle: {name, size, stream(), bytes()} or null. */
 export async function findConverted() {
   try {

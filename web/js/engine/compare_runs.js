@@ -44,7 +44,7 @@ export class Comparer {
   async engineFor(kind, id) {
     if (kind !== 'model') return { engine: this.mainEngine(), info: this.pageInfo() };
     if (!id) throw new Error('Choose a second model to compare with.');
-    if (this.second && this.second.id === id) return this.second;
+    if (this.second && this.second.id === id && !this.second.engine.dead) return this.second;
     if (id === LOCAL_MODEL) throw new Error('The second model was a bundle file of your own, which a link cannot carry: choose the file again ("Bundle file…").');
     return this.useModel(id, (engine) => this.loadModel(engine, id));
   }

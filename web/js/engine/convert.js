@@ -72,13 +72,17 @@ export async function convertCheckpoint(call, entries, opts = {}, progress = () 
   const gen = check(await call('new', [opts.dtype || '', opts.embedDtype || '', opts.name || 'checkpoint', opts.license || '', opts.cased ? 1 : 0]));
   try {
     let n = 0;
+    let small = 0; // bytes of the files read whole (config, tokenizer)
     for (const e of entries) {
       const want = await call('wants', [e.name]);
+      if (want === 1) small += e.size;
       if (want === 1) check(await call('add_file', [e.name, BYTES, e.size], await e.read(0, e.size)), e.name);
       else if (want === 2) check(await call('add_file', [e.name, 0, e.size]), e.name);
       if (want) await report('read', ++n, 0);
     }
-    const nw = check(await call('begin'));
+    // (hints: the work of a call beyond its own bytes, for the worker's
+    // watchdog, engine/watchdog.js: the files parsed, the bundle laid out)
+    const nw = check(await call('begin', [], null, { bytes: small }));
     const weights = [];
     for (let w = 0; w < nw; w++) {
       const name = check(await call('weight_name', [w]));
@@ -90,8 +94,8 @@ export async function convertCheckpoint(call, entries, opts = {}, progress = () 
       check(await call('set_header', [w, e.size, BYTES, head], await e.read(0, head)), name);
       weights.push(e);
     }
-    const nt = check(await call('plan'));
     const total = weights.reduce((s, e) => s + e.size, 0);
+    const nt = check(await call('plan', [], null, { bytes: total }));
     // Each weight file is read once, from its first byte to its last: every
     // byte goes to the hash (source.sha256), and each tensor's bytes, as they
     // pass (in the order of their offsets), to the converter. A checkpoint
@@ -169,7 +173,7 @@ export async function convertCheckpoint(call, entries, opts = {}, progress = () 
       }
       await hashTo(e.size);
     }
-    const size = check(await call('finish'));
+    const size = check(await call('finish', [], null, { bytes: total + small }));
     await report('write', nt, nt);
     // into: a Uint8Array of b - a bytes to fill (its buffer goes to the worker and back)
     const read = async (a, b, into = null) => check(await call('read', [a, b - a], into));

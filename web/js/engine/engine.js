@@ -3,6 +3,7 @@
 
 import { WORKER_PROTOCOL, checkResult } from '../lib/protocol.js';
 import { ASSETS } from './assets.js';
+import { LIMITS, workOf, deadlineMs, formatMs } from './watchdog.js';
 
 const LOAD_PIECE = 4 << 20; // bytes per 'load_chunk' of a streamed bundle
 
@@ -23,30 +24,128 @@ export function hasWasmSimd() {
   }
 }
 
+/** The model worker died: a wasm trap, an error it threw outside a
+ *  message, no answer before its deadline (watchdog.js), or memory it
+ *  cannot give back. kind: 'trap' | 'error' | 'hang' | 'memory'; reason:
+ *  what happened, in words that follow "the model engine" (the message is
+ *  that sentence); during: the message it was handling ('conv', 'run', …);
+ *  ms: the deadline missed (hang). Every call in flight rejects with it,
+ *  and every later one. */
+export class EngineCrash extends Error {
+  constructor(kind, reason, { during = '', ms = 0, detail = '' } = {}) {
+    const doing = DOING[during] || (during ? `while answering '${during}'` : '');
+    super(`the model engine ${reason}${doing ? ` ${doing}` : ''}`);
+    Object.assign(this, { name: 'EngineCrash', kind, reason, during, doing, ms, detail });
+  }
+}
+
+const DOING = {
+  conv: 'while converting the checkpoint',
+  load: 'while loading the model', load_begin: 'while loading the model', load_chunk: 'while loading the model',
+  load_end: 'while loading the model', load_converted: 'while loading the model',
+  run: 'while running the model', qk: 'while reading queries and keys', analyze: 'while analysing the heads',
+  like: 'while comparing heads', compare: 'while comparing runs', predict: 'while predicting words',
+  'corpus-add': 'while running the corpus',
+};
+
+// A failed message after which the worker's wasm memory grew by more than
+// this is answered by a fresh worker: wasm memory never shrinks, and a file
+// that asked for gigabytes (a tokenizer.json whose normalizer doubles the
+// text, issue 31) would otherwise keep them until the page is closed.
+export const MEMORY_GROWTH_LIMIT = 512 << 20;
+
 export class Engine {
-  constructor(workerUrl) {
-    this.worker = new Worker(workerUrl);
+  /** opts: onCrash(EngineCrash) (once, before the calls in flight are
+   *  rejected), makeWorker(url) (tests: a stand-in), limits (watchdog.js LIMITS). */
+  constructor(workerUrl, { onCrash = null, makeWorker = (url) => new Worker(url), limits = LIMITS } = {}) {
+    this.worker = makeWorker(workerUrl);
     this.nextId = 1;
-    this.pending = new Map();
-    this.worker.onmessage = (ev) => {
-      const { id, ok, result, error } = ev.data;
-      const p = this.pending.get(id);
-      if (!p) return;
-      this.pending.delete(id);
-      if (ok) p.resolve(result); else p.reject(new Error(error));
-    };
+    this.pending = new Map(); // id -> {resolve, reject, type, ms, timer, started}, in the order sent
+    this.dead = null; // the EngineCrash that ended this worker
+    this.onCrash = onCrash;
+    this.limits = limits;
+    // what the deadlines need to know (watchdog.js workOf's ctx)
+    this.model = null; // config of the model the worker holds
+    this.laidOut = false; // its weights laid out by a first run
+    this.lastT = 0; // tokens of the last run
+    this.pendingBytes = 0; // a bundle streamed in or converted, not yet loaded
+    this.memory = 0; // the worker's wasm memory after its last answer
+    this.worker.onmessage = (ev) => this.answer(ev.data || {});
     this.worker.onerror = (ev) => {
-      const err = new Error(`The model worker failed: ${ev.message || 'unknown error'}`);
-      for (const p of this.pending.values()) p.reject(err);
-      this.pending.clear();
+      if (ev && typeof ev.preventDefault === 'function') ev.preventDefault(); // said in a notice, not on the console
+      this.crash('error', `failed (${(ev && ev.message) || 'an error in its worker'})`);
     };
+    this.worker.onmessageerror = () => this.crash('error', 'sent a message the page could not read');
   }
 
-  call(type, args = {}, transfer = []) {
+  answer({ id, ok, result, error, fatal, memory }) {
+    const p = this.pending.get(id);
+    if (!p || this.dead) return;
+    this.pending.delete(id);
+    clearTimeout(p.timer);
+    const grew = Number.isFinite(memory) && memory - this.memory;
+    if (Number.isFinite(memory)) this.memory = memory;
+    if (fatal) {
+      this.crash('trap', `crashed (${error})`, { during: p.type, detail: error });
+      p.reject(this.dead);
+      return;
+    }
+    if (!ok && grew > MEMORY_GROWTH_LIMIT) {
+      this.crash('memory', `kept ${(memory / 1073741824).toFixed(1)} GB of memory after failing (${error})`,
+        { during: p.type, detail: error });
+      p.reject(this.dead);
+      return;
+    }
+    this.learn(p.type, ok ? result : null);
+    this.startClock();
+    if (ok) p.resolve(result); else p.reject(new Error(error));
+  }
+
+  /** What an answer tells the deadlines of the next messages. */
+  learn(type, result) {
+    if (!result) return;
+    if (result.info) { this.model = result.info.config; this.laidOut = false; this.pendingBytes = 0; }
+    if (type === 'run' && Number.isInteger(result.T)) { this.laidOut = true; this.lastT = result.T; }
+  }
+
+  /** The clock of the oldest message not answered yet: the worker answers
+   *  in order, so a message queued behind another has not started. */
+  startClock() {
+    const first = this.pending.values().next().value;
+    if (!first || first.started || !first.ms) return;
+    first.started = true;
+    first.timer = setTimeout(() => {
+      // an answer may already be queued behind this timer: a last look first
+      first.timer = setTimeout(() => this.crash('hang', `gave no answer within ${formatMs(first.ms)} (its limit for this work)`,
+        { during: first.type, ms: first.ms }), this.limits.graceMs);
+    }, first.ms);
+  }
+
+  /** End this worker: every call in flight rejects with the EngineCrash,
+   *  and onCrash hears of it once. */
+  crash(kind, message, opts = {}) {
+    if (this.dead) return;
+    const oldest = this.pending.values().next().value;
+    this.dead = new EngineCrash(kind, message, { during: oldest ? oldest.type : '', ...opts });
+    try { this.worker.terminate(); } catch { /* gone already */ }
+    // onCrash first: what it decides holds when the calls in flight hear of it
+    if (this.onCrash) this.onCrash(this.dead);
+    for (const p of this.pending.values()) { clearTimeout(p.timer); p.reject(this.dead); }
+    this.pending.clear();
+  }
+
+  /** Post message `type`; its answer resolves (or rejects with the
+   *  worker's error). hint: work the caller knows of beyond the message
+   *  itself (watchdog.js workOf), for its deadline. */
+  call(type, args = {}, transfer = [], hint = null) {
+    if (this.dead) return Promise.reject(this.dead);
     const id = this.nextId++;
+    if (type === 'load_begin') this.pendingBytes = Number(args.size) || 0;
+    const ms = deadlineMs(workOf(type, args, { model: this.model, laidOut: this.laidOut, lastT: this.lastT, pendingBytes: this.pendingBytes, hint }), this.limits);
     return new Promise((resolve, reject) => {
-      this.pending.set(id, { resolve, reject });
+      this.pending.set(id, { resolve, reject, type, ms, timer: 0, started: false });
       this.worker.postMessage({ id, type, ...args }, transfer);
+      this.startClock();
     });
   }
 
@@ -73,7 +172,7 @@ export class Engine {
    *  restored} (restored: the model loaded before is still loaded). */
   load(src) {
     if (src instanceof ArrayBuffer) return this.call('load', { bytes: src }, [src]);
-    if (src && src.converted) return this.call('load_converted', { gen: src.gen });
+    if (src && src.converted) return this.call('load_converted', { gen: src.gen }, [], { bytes: src.size || 0 });
     if (src && src.stream) return this.loadStream(src.stream, src.size);
     return Promise.reject(new Error('nothing to load'));
   }
@@ -139,6 +238,7 @@ export class Engine {
       }
     } catch (e) {
       reader.cancel().catch(() => {});
+      if (this.dead) return { error: this.dead.message, restored: false };
       const { restored } = await this.call('load_abort').catch(() => ({ restored: false }));
       return { error: `the kept copy could not be read (${String((e && e.message) || e)})`, restored };
     }
@@ -147,8 +247,8 @@ export class Engine {
 
   /** One call of the converter in the worker (web/js/engine/convert.js drives
    *  it): bytes (a Uint8Array, its buffer transferred) go to the heap. */
-  conv(fn, args = [], bytes = null) {
-    return this.call('conv', { fn, args, bytes }, bytes ? [bytes.buffer] : []);
+  conv(fn, args = [], bytes = null, hint = null) {
+    return this.call('conv', { fn, args, bytes }, bytes ? [bytes.buffer] : [], hint);
   }
 
   /** Run the model: request from protocol.js makeRunRequest; the result is

@@ -97,7 +97,7 @@ export async function hubBundle({ spec, endpoint, call, show }) {
   const tensors = res.log.filter((l) => l.startsWith('[tensor] ') && !l.includes(' skipped ')).length;
   return {
     ...keepAs,
-    source: { converted: true, gen: res.gen },
+    source: { converted: true, gen: res.gen, size: res.size },
     size: res.size,
     from: 'hub',
     tensors,

@@ -13,7 +13,7 @@
 import { fitToModel } from './state.js';
 import { fitAblate } from '../lib/compare.js';
 import { Engine, hasWasmSimd } from '../engine/engine.js';
-import { fetchIndex, loadListedBundle, loadFileBundle, formatBytes, storeConverted, findConverted } from '../engine/bundles.js';
+import { fetchIndex, loadListedBundle, loadFileBundle, formatBytes, storeConverted, findConverted, dropConverted } from '../engine/bundles.js';
 import { convertCheckpoint, filesFromBrowser, gzipBytes, heldBytes } from '../engine/convert.js';
 import { download } from './export.js';
 import { ASSETS } from '../engine/assets.js';
@@ -22,6 +22,7 @@ import { takeHub, hubNote } from './hub_load.js';
 import { createHubDialog } from './hub_dialog.js';
 import { listKeptHub } from '../engine/hub_cache.js';
 import { parseHubId } from '../engine/hub.js';
+import { againSourceOf, sourceName, untrusted, crashNotice } from './engine_restart.js';
 
 const d3 = globalThis.d3;
 const $ = (id) => document.getElementById(id);
@@ -43,6 +44,14 @@ function showProgress(label, loaded, total) {
 /** page: {store, runs, toolbar, boot}. */
 export function createModels(page) {
   let engine = null;
+  let engineUp = null; // a promise: the engine (re)started
+  // The model the engine holds — {source (loadModel's), again (the source
+  // that loads it again), name, proven (a run of it finished)} — and the
+  // last proven one before it: what a fresh engine gets after a crash.
+  let inUse = null;
+  let before = null;
+  let crashes = 0; // engines lost since the last finished run
+  let booting = false; // start()'s load of a ?hub= model is under way
   let list = []; // models/index.json entries
   let entry = null; // listed model in use (null for a local bundle)
   let localName = null; // name of the reader's own (or converted) bundle in use
@@ -53,6 +62,7 @@ export function createModels(page) {
   let lastFailure = null; // the error of the last failed load
   let loadSeq = 0;
   let loading = 0; // loadSeq of a model load in progress (0: none)
+  let loadingSource = null; // its source
   const current = (seq) => seq === loadSeq;
 
   // How each source's bytes reach the engine (accept(buffer) -> bool), and
@@ -117,8 +127,9 @@ export function createModels(page) {
         try {
           const { folder, entries } = filesFromBrowser(await src.files);
           name = folder || name;
+          src.name = name;
           showProgress(`Converting ${name}`, 0, 0);
-          res = await convertCheckpoint((fn, args, bytes) => engine.conv(fn, args, bytes), entries, { name, hold: true }, (p) => {
+          res = await convertCheckpoint((fn, args, bytes, hint) => engine.conv(fn, args, bytes, hint), entries, { name, hold: true }, (p) => {
             if (!current(seq)) return;
             const bar = $('progress-bar');
             if (p.stage === 'tensor') {
@@ -145,7 +156,12 @@ export function createModels(page) {
         if (!kept) converted.bytes = await heldBytes(res); // not kept by the browser: a copy here, for saving it as a file
         $('progress-text').textContent = `Loading ${name} into the model engine…`;
         src.tensors = res.log.filter((l) => l.startsWith('[tensor] ') && !l.includes(' skipped ')).length;
-        return accept({ converted: true, gen: res.gen }, name);
+        const ok = await accept({ converted: true, gen: res.gen, size: res.size }, name);
+        if (ok === false && current(seq)) { // refused: not offered again
+          await dropConverted();
+          converted = null;
+        }
+        return ok;
       },
       use(src) {
         const patch = useConverted();
@@ -177,7 +193,7 @@ export function createModels(page) {
     hub: {
       take: (src, seq, accept) => takeHub(src, accept, {
         live: () => current(seq),
-        call: (fn, args, bytes) => engine.conv(fn, args, bytes),
+        call: (fn, args, bytes, hint) => engine.conv(fn, args, bytes, hint),
         show: showProgress,
         indexUrl: absolute('models/index.json'),
       }),
@@ -236,9 +252,9 @@ export function createModels(page) {
   /** Load a model from any source (see the top of this file). While it
    *  loads the page stays 'loading' (a redraw of the old model is not the
    *  render for the current input); a newer load supersedes it. */
-  async function loadModel(source) {
+  async function loadModel(source, { proven = false, afterCrash = false } = {}) {
     const how = SOURCES[source.kind];
-    if (source.kind !== 'listed' && !engine) { // snapshot mode: the engine has not started
+    if (source.kind !== 'listed' && !engineUp) { // snapshot mode: the engine has not started
       notice('load', 'warn', source.kind === 'file'
         ? `To open ${source.file.name}, first load the model with the button above; this page shows a snapshot and has not started the model engine.`
         : 'To convert a checkpoint, first load the model with the button above; this page shows a snapshot and has not started the model engine.');
@@ -246,10 +262,15 @@ export function createModels(page) {
     }
     const seq = ++loadSeq;
     loading = seq;
+    loadingSource = source;
     setPageState('loading');
     clearNotice('load');
+    if (!afterCrash) clearNotice('engine'); // a new choice: the last crash is history
     let ok;
     try {
+      const up = engineUp && await engineUp; // (a fresh one after a crash)
+      if (!current(seq)) return false;
+      if (!up) throw new Error('The model engine is not running; reload the page.');
       ok = await how.take(source, seq, (buffer, name) => intoEngine(buffer, seq, name));
     } catch (e) {
       if (!current(seq)) return;
@@ -262,6 +283,8 @@ export function createModels(page) {
     }
     if (!ok || !current(seq)) return false;
     const patch = how.use(source);
+    if (inUse && inUse.proven) before = inUse;
+    inUse = { source, again: againSourceOf(source), name: sourceName(source, converted && converted.name), proven };
     if (source.kind === 'hub') keptHub = await listKeptHub();
     fillPicker();
     loaded(patch);
@@ -325,6 +348,86 @@ export function createModels(page) {
     sel.property('value', chosen);
   }
 
+  /** A fresh engine (worker + wasm) as `engine`; engineUp resolves to it,
+   *  or to null when it could not start (said in a notice). */
+  function startEngine() {
+    const e = new Engine(absolute(ASSETS.worker), { onCrash: (crash) => recover(e, crash) });
+    engine = e;
+    engineUp = e.init(ASSETS.glue && absolute(ASSETS.glue), ASSETS.wasm && absolute(ASSETS.wasm), ASSETS.wasmBinary?.()).then(({ simd }) => {
+      if (!simd) notice('simd', 'warn', 'This build of the model runs without SIMD; it will be slower.');
+      return e;
+    }, (err) => {
+      fail('engine', `The model engine could not start: ${err.message}`);
+      return null;
+    });
+    return engineUp;
+  }
+
+  /** The engine `dead` died (engine.js EngineCrash): a fresh one, and in
+   *  it the model in use again — unless that model is what stopped the
+   *  engine (it was loading, or no run of it had finished yet): then the
+   *  model before it, or the list's default, and the copy of it this
+   *  browser kept is dropped. One notice says what happened. engine.js
+   *  calls this before the calls in flight hear of the crash, so what is
+   *  decided here (the load in flight is superseded, the fresh engine is
+   *  the one later loads wait for) holds when they do. */
+  async function recover(dead, crash) {
+    if (dead !== engine) return; // an engine replaced already
+    const failedLoad = loading ? loadingSource : null;
+    const firstRun = !failedLoad && inUse && !inUse.proven ? inUse : null;
+    const culprit = failedLoad || (firstRun && firstRun.source);
+    const what = failedLoad ? sourceName(failedLoad, converted && converted.name) : (inUse ? inUse.name : 'the model');
+    const phase = failedLoad ? 'load' : (firstRun ? 'first-run' : (crash.during === 'run' ? 'run' : 'other'));
+    let back = null; // {source, name, how, proven} for the fresh engine
+    const again = (m, how) => ({ source: m.again, name: m.name, how, proven: m.proven });
+    if (failedLoad && inUse) back = again(inUse, 'previous');
+    else if (!culprit && inUse) back = again(inUse, 'same');
+    else if (before) back = again(before, 'previous');
+    else {
+      const first = list.find((m) => m.default) || list[0];
+      if (first && !(failedLoad && failedLoad.kind === 'listed' && failedLoad.entry === first)) {
+        back = { source: { kind: 'listed', entry: first }, name: first.name || first.id, how: 'instead', proven: false };
+      }
+    }
+    if (++crashes > 3) back = null; // it keeps dying: no more tries
+    const startGoesOn = booting && failedLoad && failedLoad.kind === 'hub'; // start() loads the list's model next
+    const dropped = !!(culprit && untrusted(culprit));
+    // the input's own run (or what is read from it) stopped a model that
+    // had run before: not that input again until it changes
+    const blocked = back && back.how === 'same' && ['run', 'qk', 'analyze', 'like', 'compare', 'predict'].includes(crash.during);
+    loadSeq++; // the load in flight, if any, went with the engine
+    loading = 0;
+    info = null;
+    inUse = null;
+    if (!back) { entry = null; localName = null; hubModel = null; $('model-info').textContent = ''; }
+    if (blocked) page.runs.block();
+    page.runs.forget();
+    const text = crashNotice(crash, { phase, what, back: startGoesOn ? { how: 'boot' } : back, dropped, blocked });
+    lastFailure = new Error(text); // (its reason quotes the engine's own words)
+    if (culprit) { clearNotice('local'); clearNotice('truncated'); } // they spoke of the model that is gone
+    if (!startGoesOn) notice('engine', 'error', text);
+    setPageState('loading');
+    showProgress('Restarting the model engine', 0, 0);
+    const up = startEngine();
+    if (dropped) {
+      if (culprit.got) await culprit.got.evict(); // a Hub model is kept before the engine takes it
+      if (culprit.kind === 'checkpoint' || culprit.kind === 'converted') {
+        await dropConverted();
+        converted = null;
+        $('save-converted').hidden = true;
+      }
+      keptHub = await listKeptHub();
+    }
+    if (!await up || startGoesOn) return;
+    $('progress').hidden = true;
+    if (!back) {
+      fillPicker();
+      setPageState('error');
+      return;
+    }
+    await loadModel(back.source, { proven: back.proven, afterCrash: true });
+  }
+
   /** Start the engine and load the model the state names. */
   async function start() {
     if (!hasWasmSimd()) {
@@ -332,14 +435,7 @@ export function createModels(page) {
         + 'Please use a current version of Chrome, Edge, Firefox or Safari (16.4 or later).');
       return;
     }
-    try {
-      engine = new Engine(absolute(ASSETS.worker));
-      const { simd } = await engine.init(ASSETS.glue && absolute(ASSETS.glue), ASSETS.wasm && absolute(ASSETS.wasm), ASSETS.wasmBinary?.());
-      if (!simd) notice('simd', 'warn', 'This build of the model runs without SIMD; it will be slower.');
-    } catch (e) {
-      fail('engine', `The model engine could not start: ${e.message}`);
-      return;
-    }
+    if (!await startEngine()) return;
     try {
       list = await fetchIndex(absolute('models/index.json'));
     } catch (e) {
@@ -359,7 +455,10 @@ export function createModels(page) {
     fillPicker(first);
     // ?hub=OWNER/NAME[@REV]: that model; if it cannot be had, the list's.
     const hub = page.store.get().hub;
-    if (hub && await loadModel({ kind: 'hub', spec: parseHubId(hub) })) return;
+    booting = true;
+    const fromHub = hub && await loadModel({ kind: 'hub', spec: parseHubId(hub) });
+    booting = false;
+    if (fromHub) return;
     const why = hub && lastFailure; // said again once the list's model is shown
     await loadModel({ kind: 'listed', entry: first });
     if (why) notice('hub', 'warn', `${why.message} Showing ${first.name || first.id} instead.`, why.detail);
@@ -397,6 +496,11 @@ export function createModels(page) {
     },
     listed,
     engine: () => engine,
+    /** A run of the model in use finished: it works (a crash now keeps it). */
+    ran() {
+      crashes = 0;
+      if (inUse) inUse.proven = true;
+    },
     info: () => info,
     list: () => list,
     entry: () => entry,

@@ -24,6 +24,7 @@ export function createRuns(page) {
   let last = null; // the last run kept (worker result or snapshot run)
   let lastKey = null; // runKeyOf the state it ran for
   let inputAt = 0; // when the reader last typed
+  let blocked = null; // runKeyOf an input that stopped the model engine: not run again (models.js recover)
 
   /** What the run must hold for state s: the view's needs, and the
    *  comparison when one is shown (compare view, or heads switched off). */
@@ -102,10 +103,11 @@ export function createRuns(page) {
     request() {
       if (page.boot.snapshotMode()) { page.boot.snapshotStep(); return null; }
       if (!page.models.info()) return null;
-      setPageState('loading');
       const s = page.store.get();
-      const needs = needsOf(s);
       const key = runKeyOf(s);
+      if (key === blocked) { setPageState('error'); return null; } // the notice says why
+      setPageState('loading');
+      const needs = needsOf(s);
       const mask = maskOf(s);
       const job = { key, request: makeRunRequest({ a: s.text, b: s.text_b || null, needs, mask }) };
       if (needs.compare) job.compare = { state: { ...s }, mask };
@@ -168,6 +170,8 @@ export function createRuns(page) {
     keep(result, job) { // the result is kept; it never edits the question
       last = result;
       lastKey = job.key;
+      blocked = null;
+      page.models.ran();
       clearNotice('run');
       if (result.truncated) {
         notice('truncated', 'warn', `The text is too long for this model: it was truncated to ${result.T} tokens (the model's maximum, [CLS] and [SEP] included).`);
@@ -175,7 +179,8 @@ export function createRuns(page) {
     },
     isCurrent: (result) => currentFor(page.store.get()) === result,
     deliver: (result) => page.drawing.draw(result),
-    fail: (e) => fail('run', `The model could not run on this text: ${e.message}`),
+    // (an engine that died: models.js recover says so, and restarts it)
+    fail: (e) => { if (e && e.name !== 'EngineCrash') fail('run', `The model could not run on this text: ${e.message}`); },
   });
 
   /** The store's subscriber: typing runs the model (debounced by how long
@@ -203,6 +208,9 @@ export function createRuns(page) {
     inputAt: () => inputAt,
     /** A run from elsewhere (a snapshot) for state s. */
     useRun(run, s) { last = run; lastKey = runKeyOf(s); },
+    /** The input now asked for stopped the model engine: it is not run
+     *  again (the page stays in its error state) until it changes. */
+    block() { blocked = runKeyOf(page.store.get()); },
     /** A new model: earlier runs and comparisons were of the old one. */
     forget() { last = null; lastKey = null; comparer.reset(); },
     runNow: () => scheduler.schedule(0),
