@@ -11,6 +11,8 @@
  *
  * Output, one JSON object:
  *   {"texts": n, "tokens": total, "skipped": [{"line", "reason"}...],
+ *    "skipped_lines": n (every skipped line; the list holds the first
+ *                        BL_CORPUS_MAX_SKIPPED, corpus.h),
  *    "heads": [{"layer", "head", "entropy", "cls", "sep", "punct", "prev",
  *               "self", "next", "class_fractions": {"vertical", "diagonal",
  *               "vertical+diagonal", "block", "heterogeneous"},
@@ -27,9 +29,9 @@
  * write every input's head features into its slot; the main thread adds
  * the slots in input order. So the output is the same for any --threads,
  * and memory is the model, a state per thread (grown to the longest input
- * seen), one batch and the top lists: flat in the number of lines (the
- * skipped list is the one thing that grows, by one short record per bad
- * line).
+ * seen), one batch and the top lists: flat in the number of lines, bad
+ * ones included (the skipped list stops growing at BL_CORPUS_MAX_SKIPPED
+ * records; the count goes on).
  */
 #include "bertlens.h"
 #include "corpus.h"
@@ -305,7 +307,8 @@ int bli_cmd_corpus(int argc, char **argv, int32_t threads, int low_memory, bli_r
     bli_corpus_link *links = bli_alloc(BLI_BYTES(sizeof *links, top_n), 0, "a top list", err, sizeof err);
     char *arena = NULL, *line = NULL; /* arena: [arena_cap] this batch's lines */
     size_t arena_cap = 0, line_cap = 0;
-    bli_jbuf skipped = {0}, out = {0};
+    bli_corpus_skips skipped = {0};
+    bli_jbuf out = {0};
     if (failed || !ws || !slots || !heads || !acc || !links) {
         bli_term_line(stderr, "bertlens: %s", err[0] ? err : "out of memory");
         goto done;
@@ -353,7 +356,7 @@ int bli_cmd_corpus(int argc, char **argv, int32_t threads, int low_memory, bli_r
             used += sl->len;
         }
         /* tokenize in order (text indices), run on the workers, add in order */
-        int64_t text = bli_corpus_texts(acc);
+        int64_t text = bli_corpus_texts(acc), first = text;
         for (int k = 0; k < count; k++) {
             if (prepare_slot(&slots[k], arena, tk, cfg->max_positions)) goto done;
             if (slots[k].has_toks) {
@@ -363,7 +366,7 @@ int bli_cmd_corpus(int argc, char **argv, int32_t threads, int low_memory, bli_r
         }
         batch b = {.m = m, .max_pos = cfg->max_positions, .top_n = top_n, .slots = slots, .count = count, .w = ws};
         atomic_init(&b.next, 0);
-        bli_pool_run(pool, task_batch, &b);
+        if (text > first) bli_pool_run(pool, task_batch, &b); /* a batch of skipped lines wakes no worker */
         for (int w = 0; w < nt; w++)
             if (ws[w].failed) {
                 bli_term_line(stderr, "bertlens: %s", ws[w].err);
@@ -376,12 +379,7 @@ int bli_cmd_corpus(int argc, char **argv, int32_t threads, int low_memory, bli_r
                 bl_tokens_free(&sl->toks);
                 sl->has_toks = 0;
             } else {
-                char tmp[48];
-                int n = snprintf(tmp, sizeof tmp, "%s{\"line\":%lld,\"reason\":", skipped.len ? "," : "",
-                                 (long long)sl->line);
-                bli_json_raw(&skipped, tmp, (size_t)n);
-                bli_json_string(&skipped, sl->reason, strlen(sl->reason));
-                bli_json_raw(&skipped, "}", 1);
+                bli_corpus_skip(&skipped, sl->line, sl->reason);
             }
         }
     }
@@ -391,14 +389,14 @@ int bli_cmd_corpus(int argc, char **argv, int32_t threads, int low_memory, bli_r
                 cfg->max_positions);
 
     char tmp[96];
-    int n = snprintf(tmp, sizeof tmp, "{\"texts\":%lld,\"tokens\":%lld,\"skipped\":[", (long long)bli_corpus_texts(acc),
+    int n = snprintf(tmp, sizeof tmp, "{\"texts\":%lld,\"tokens\":%lld,", (long long)bli_corpus_texts(acc),
                      (long long)bli_corpus_tokens(acc));
     bli_json_raw(&out, tmp, (size_t)n);
-    if (skipped.len) bli_json_raw(&out, skipped.data, skipped.len);
-    bli_json_raw(&out, "],\"heads\":[", 11);
+    bli_corpus_skips_json(&skipped, &out);
+    bli_json_raw(&out, ",\"heads\":[", 10);
     write_heads(&out, acc, m, top_n, links);
     bli_json_raw(&out, "]}\n", 3);
-    if (out.oom || skipped.oom) {
+    if (out.oom || bli_corpus_skips_oom(&skipped)) {
         fprintf(stderr, "bertlens: out of memory\n");
         goto done;
     }
@@ -420,7 +418,7 @@ done:
     free(arena);
     free(line);
     bli_corpus_free(acc);
-    bli_jbuf_free(&skipped);
+    bli_corpus_skips_free(&skipped);
     bli_jbuf_free(&out);
     if (in != stdin) fclose(in);
     bl_model_free(m);

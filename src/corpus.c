@@ -13,6 +13,7 @@
 #include "sizes.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -238,3 +239,29 @@ int32_t bli_corpus_top(const bli_corpus *c, int32_t layer, int32_t head, bli_cor
     qsort(out, (size_t)n, sizeof *out, cmp_links);
     return n;
 }
+
+/* ------------------------------------------------------ skipped lines */
+
+void bli_corpus_skip(bli_corpus_skips *s, int64_t line, const char *reason) {
+    if (++s->count > BL_CORPUS_MAX_SKIPPED) return; /* counted, not listed */
+    char tmp[48];
+    int n = snprintf(tmp, sizeof tmp, "%s{\"line\":%lld,\"reason\":", s->count > 1 ? "," : "", (long long)line);
+    bli_json_raw(&s->listed, tmp, (size_t)n);
+    bli_json_string(&s->listed, reason, strlen(reason));
+    bli_json_raw(&s->listed, "}", 1);
+}
+
+void bli_corpus_skips_json(const bli_corpus_skips *s, bli_jbuf *out) {
+    bli_json_raw(out, "\"skipped\":[", 11);
+    if (s->listed.len) bli_json_raw(out, s->listed.data, s->listed.len);
+    char tmp[48];
+    int n = snprintf(tmp, sizeof tmp, "],\"skipped_lines\":%lld", (long long)s->count);
+    bli_json_raw(out, tmp, (size_t)n);
+}
+
+void bli_corpus_skips_free(bli_corpus_skips *s) {
+    bli_jbuf_free(&s->listed);
+    s->count = 0;
+}
+
+int bli_corpus_skips_oom(const bli_corpus_skips *s) { return s->listed.oom; }

@@ -29,6 +29,7 @@
 #define BERTLENS_CORPUS_H
 
 #include "bertlens.h"
+#include "json.h"
 
 #define BL_CORPUS_MAX_TOP 10000 /* top_n above this is refused (72 heads x 10000 links: 29 MB) */
 
@@ -75,5 +76,22 @@ int bli_corpus_head_summary(const bli_corpus *c, int32_t layer, int32_t head, bl
 /* The head's top links, best first, into out [top_n]; returns how many
  * (at most top_n), or -1 out of range. */
 int32_t bli_corpus_top(const bli_corpus *c, int32_t layer, int32_t head, bli_corpus_link *out);
+
+/* The lines a front end skipped (cli_corpus.c, wasm_corpus.c): every one
+ * counted, the first BL_CORPUS_MAX_SKIPPED listed with their reasons, so
+ * memory stays flat however many lines are bad (issue 31: 20 MB of empty
+ * lines took 1.57 GB, a record kept per line). The JSON, the same from both:
+ *   "skipped":[{"line":L,"reason":"..."},...],"skipped_lines":N
+ * Zero-initialize; bli_corpus_skips_free releases it. */
+#define BL_CORPUS_MAX_SKIPPED 10000
+typedef struct bli_corpus_skips {
+    bli_jbuf listed; /* the records so far, comma-separated */
+    int64_t count;   /* every skipped line                  */
+} bli_corpus_skips;
+
+void bli_corpus_skip(bli_corpus_skips *s, int64_t line, const char *reason);
+void bli_corpus_skips_json(const bli_corpus_skips *s, bli_jbuf *out);
+void bli_corpus_skips_free(bli_corpus_skips *s);
+int bli_corpus_skips_oom(const bli_corpus_skips *s); /* a record was lost to out of memory */
 
 #endif

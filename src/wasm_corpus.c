@@ -52,7 +52,7 @@ static struct {
     unsigned loads;       /* the model's load number: a new model ends a run */
     int32_t top_n, qk_layer, qk_head;
     int threads;          /* the run's threads, lent by the page's state     */
-    bli_jbuf skipped;     /* ,{"line","reason"} records                      */
+    bli_corpus_skips skipped; /* the first skipped lines and the count (corpus.h) */
     float *qk;            /* [qk_n][2][d_head] of the last batch             */
     int32_t *meta;        /* [qk_n][4]                                        */
     size_t qk_n, qk_cap;
@@ -63,7 +63,7 @@ EMSCRIPTEN_KEEPALIVE void blw_corpus_end(void) {
     bli_corpus_free(c.acc);
     bl_state_free(c.s); /* joins its threads: their Workers go back to the pool */
     if (c.threads > 1) blw_set_threads(c.threads); /* the page's state gets them back */
-    bli_jbuf_free(&c.skipped);
+    bli_corpus_skips_free(&c.skipped);
     free(c.qk);
     free(c.meta);
     free(c.json);
@@ -244,11 +244,7 @@ EMSCRIPTEN_KEEPALIVE int blw_corpus_add(const char *lines, int len, int first_li
             return -1;
         }
         if (!got) {
-            char tmp[48];
-            int k = snprintf(tmp, sizeof tmp, "%s{\"line\":%lld,\"reason\":", c.skipped.len ? "," : "", (long long)line);
-            bli_json_raw(&c.skipped, tmp, (size_t)k);
-            bli_json_string(&c.skipped, reason, strlen(reason));
-            bli_json_raw(&c.skipped, "}", 1);
+            bli_corpus_skip(&c.skipped, line, reason);
             continue;
         }
         const int rc = run_one(m, &t, bli_corpus_texts(c.acc), line, err);
@@ -284,11 +280,11 @@ EMSCRIPTEN_KEEPALIVE const char *blw_corpus_json(void) {
     if (!links && c.top_n) return NULL;
     bli_jbuf o = {0};
     char tmp[128];
-    int n = snprintf(tmp, sizeof tmp, "{\"texts\":%lld,\"tokens\":%lld,\"skipped\":[",
+    int n = snprintf(tmp, sizeof tmp, "{\"texts\":%lld,\"tokens\":%lld,",
                      (long long)bli_corpus_texts(c.acc), (long long)bli_corpus_tokens(c.acc));
     bli_json_raw(&o, tmp, (size_t)n);
-    if (c.skipped.len) bli_json_raw(&o, c.skipped.data, c.skipped.len);
-    bli_json_raw(&o, "],\"heads\":[", 11);
+    bli_corpus_skips_json(&c.skipped, &o);
+    bli_json_raw(&o, ",\"heads\":[", 10);
     static const char *names[] = {"entropy", "cls", "sep", "punct", "prev", "self", "next"};
     for (int32_t l = 0; l < cfg->n_layers; l++)
         for (int32_t h = 0; h < cfg->n_heads; h++) {
@@ -328,7 +324,7 @@ EMSCRIPTEN_KEEPALIVE const char *blw_corpus_json(void) {
         }
     bli_json_raw(&o, "]}", 2);
     free(links);
-    if (o.oom) {
+    if (o.oom || bli_corpus_skips_oom(&c.skipped)) {
         bli_jbuf_free(&o);
         snprintf(err, BLI_WASM_ERRLEN, "out of memory building the corpus JSON");
         return NULL;
