@@ -41,12 +41,69 @@ static int type_is(const bli_jv *obj, const char *type) {
     return t && t->type == BLI_JSTR && !strcmp(t->str, type);
 }
 
-/* BERT's own pipeline: the WordPiece path (tokenizer.c) reproduces it. */
+/* One template piece: {"SpecialToken": {"id": tok, "type_id": ty}} when tok
+ * is given, else {"Sequence": {"id": seq, "type_id": ty}}. */
+static int piece_is(const bli_jv *e, const char *tok, const char *seq, int64_t ty) {
+    const bli_jv *b = bli_jget(e, tok ? "SpecialToken" : "Sequence");
+    const bli_jv *id = bli_jget(b, "id"), *t = bli_jget(b, "type_id");
+    return id && id->type == BLI_JSTR && !strcmp(id->str, tok ? tok : seq) && t && t->type == BLI_JNUM &&
+           t->is_int && t->ival == ty;
+}
+
+/* The template's special token `name` stands for the one id of vocabulary entry `name`. */
+static int template_special(const bli_jv *pp, const bli_jv *vocab, const char *name) {
+    const bli_jv *st = bli_jget(bli_jget(pp, "special_tokens"), name), *ids = bli_jget(st, "ids");
+    const bli_jv *v = bli_jget(vocab, name);
+    return ids && ids->type == BLI_JARR && ids->n == 1 && ids->items[0].type == BLI_JNUM && ids->items[0].is_int &&
+           v && v->type == BLI_JNUM && v->is_int && ids->items[0].ival == v->ival;
+}
+
+/* Exactly BERT's post-processor: [CLS] $A [SEP] and [CLS] $A [SEP] $B:1 [SEP]:1. */
+static int bert_template(const bli_jv *pp, const bli_jv *vocab) {
+    if (type_is(pp, "BertProcessing")) return 1;
+    const bli_jv *a = bli_jget(pp, "single"), *b = bli_jget(pp, "pair");
+    return a && a->type == BLI_JARR && a->n == 3 && piece_is(&a->items[0], "[CLS]", NULL, 0) &&
+           piece_is(&a->items[1], NULL, "A", 0) && piece_is(&a->items[2], "[SEP]", NULL, 0) && b &&
+           b->type == BLI_JARR && b->n == 5 && piece_is(&b->items[0], "[CLS]", NULL, 0) &&
+           piece_is(&b->items[1], NULL, "A", 0) && piece_is(&b->items[2], "[SEP]", NULL, 0) &&
+           piece_is(&b->items[3], NULL, "B", 1) && piece_is(&b->items[4], "[SEP]", NULL, 1) &&
+           template_special(pp, vocab, "[CLS]") && template_special(pp, vocab, "[SEP]");
+}
+
+/* Every added token is one of the five specials the WordPiece path splits
+ * out by itself ([UNK] [CLS] [SEP] [PAD] [MASK]), at its vocabulary id,
+ * matched as typed (no strip, not normalized, not whole-word only). */
+static int bert_added(const bli_jv *added, const bli_jv *vocab) {
+    static const char *const five[] = {"[UNK]", "[CLS]", "[SEP]", "[PAD]", "[MASK]"};
+    if (!added || added->type == BLI_JNULL) return 1;
+    if (added->type != BLI_JARR) return 0;
+    for (size_t i = 0; i < added->n; i++) {
+        const bli_jv *e = &added->items[i], *c = bli_jget(e, "content"), *id = bli_jget(e, "id");
+        int known = 0;
+        for (int k = 0; c && c->type == BLI_JSTR && k < 5; k++) known |= !strcmp(c->str, five[k]);
+        const bli_jv *v = known ? bli_jget(vocab, c->str) : NULL;
+        if (!known || !v || v->type != BLI_JNUM || !id || id->type != BLI_JNUM || id->ival != v->ival) return 0;
+        static const char *const flags[] = {"lstrip", "rstrip", "single_word", "normalized"};
+        for (int k = 0; k < 4; k++) {
+            const bli_jv *f = bli_jget(e, flags[k]);
+            if (f && f->type == BLI_JTRUE) return 0;
+        }
+    }
+    return 1;
+}
+
+/* BERT's own pipeline, nothing added: the WordPiece path (tokenizer.c)
+ * reproduces it. Anything more (a template of another shape, added tokens
+ * beyond the five specials, another subword prefix) keeps the tokenizer.json
+ * whole, run by the tokenizer.json pipeline. */
 static int bert_wordpiece(const bli_jv *tj) {
-    const bli_jv *pp = bli_jget(tj, "post_processor");
-    return type_is(bli_jget(tj, "model"), "WordPiece") && type_is(bli_jget(tj, "normalizer"), "BertNormalizer") &&
-           type_is(bli_jget(tj, "pre_tokenizer"), "BertPreTokenizer") &&
-           (type_is(pp, "BertProcessing") || type_is(pp, "TemplateProcessing"));
+    const bli_jv *pp = bli_jget(tj, "post_processor"), *m = bli_jget(tj, "model"), *vocab = bli_jget(m, "vocab");
+    const bli_jv *pre = bli_jget(m, "continuing_subword_prefix");
+    return type_is(m, "WordPiece") && vocab && vocab->type == BLI_JOBJ && (!pre || pre->type == BLI_JNULL ||
+           (pre->type == BLI_JSTR && !strcmp(pre->str, "##"))) &&
+           type_is(bli_jget(tj, "normalizer"), "BertNormalizer") &&
+           type_is(bli_jget(tj, "pre_tokenizer"), "BertPreTokenizer") && bert_template(pp, vocab) &&
+           bert_added(bli_jget(tj, "added_tokens"), vocab);
 }
 
 /* A special token's string: tokenizer_config.json's key, else
@@ -65,14 +122,19 @@ static const bli_jv *special_str(const bli_jv *tc, const bli_jv *sm, const char 
     return v;
 }
 
-/* The metadata of the tokenizer.json path; tj: the parsed file, f: its bytes. */
-static int write_hf(bli_conv *c, const cfile *f, const bli_jv *tc, const bli_jv *sm, char *err, size_t errlen) {
+/* The file through the tokenizer.json pipeline's loader: NULL with its
+ * words (after the file's name) for what it refuses. */
+static bli_hftok *load_hf(const cfile *f, char *err, size_t errlen) {
     char why[512] = "";
     bli_hftok *t = bli_hftok_load(f->bytes, (size_t)f->size, why, sizeof why);
-    if (!t) {
-        bli_set_err(err, errlen, "%s: %s", f->name, strncmp(why, "tokenizer.json: ", 16) ? why : why + 16);
-        return -1;
-    }
+    if (!t) bli_set_err(err, errlen, "%s: %s", f->name, strncmp(why, "tokenizer.json: ", 16) ? why : why + 16);
+    return t;
+}
+
+/* The metadata of the tokenizer.json path; tj: the parsed file, f: its bytes. */
+static int write_hf(bli_conv *c, const cfile *f, const bli_jv *tc, const bli_jv *sm, char *err, size_t errlen) {
+    bli_hftok *t = load_hf(f, err, errlen);
+    if (!t) return -1;
     int rc = -1;
     int32_t n = bli_hftok_vocab_size(t);
     if (n > c->cfg.vocab_size) {
@@ -189,7 +251,11 @@ int bli_conv_tokenizer_hf(bli_conv *c, char *err, size_t errlen) {
     const cfile *smf = bli_conv_find_file(c, "special_tokens_map.json");
     if (!(tj = bli_conv_parse_file(tjf, err, errlen))) goto out;
     if (bert_wordpiece(tj)) {
-        rc = 0;
+        /* the WordPiece path runs it, but a file is accepted or refused the
+         * same whichever path runs it: the pipeline's loader has its say */
+        bli_hftok *t = load_hf(tjf, err, errlen);
+        rc = t ? 0 : -1;
+        bli_hftok_free(t);
         goto out;
     }
     if (tcf && !(tc = bli_conv_parse_file(tcf, err, errlen))) goto out;

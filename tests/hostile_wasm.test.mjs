@@ -64,23 +64,12 @@ const CPU_S = 5;           // 100 KB of text, in the child's CPU time (natively 
 const CPU_S_FILE = { unigram_cap: 15 };
 const CHILD_LIMIT_S = 60;  // one file, both paths: a few seconds (a hang: killed here)
 
-// The page's converter sends a BERT-shaped tokenizer.json (WordPiece model,
-// BertNormalizer, BertPreTokenizer, a BertProcessing or TemplateProcessing)
-// to the bundle's own WordPiece (src/convert_tokenizer.c bert_wordpiece,
-// then convert_config.c: the vocabulary only), so what the file says beyond
-// the vocabulary (its template, its added tokens, its WordPiece limits) is
-// dropped, not checked; `bertlens convert` does the same. Until the
-// converter keeps such files whole, these page-path tests are todo; the
-// bundle path runs every file through the tokenizer.json pipeline.
-const ROUTED = 'the converter reads a BERT-shaped tokenizer.json as a vocabulary only (convert_tokenizer.c bert_wordpiece)';
-const PAGE_TODO = {
-  template_repeat: `${ROUTED}: the template [CLS] $A $A [SEP] becomes [CLS] $A [SEP]`,
-  template_copies: `${ROUTED}: accepted (its template dropped) instead of refused`,
-  wordpiece_span: `${ROUTED}: accepted (the bundle's WordPiece allows 1,000 characters per word) instead of refused`,
-  added_many: `${ROUTED}: its added tokens dropped, refused for vocab_size instead`,
-  added_overlap: `${ROUTED}: its added tokens dropped, refused for vocab_size instead`,
-  added_huge: `${ROUTED}: its added tokens dropped, refused for vocab_size instead of their size`,
-};
+// A BERT-shaped tokenizer.json (WordPiece model, BertNormalizer,
+// BertPreTokenizer) goes to the bundle's own WordPiece only when it is
+// exactly BERT's pipeline (src/convert_tokenizer.c bert_wordpiece), and the
+// converter refuses what the tokenizer.json pipeline refuses whichever path
+// runs it: before, such files lost their template and added tokens
+// (template_repeat, template_copies, wordpiece_span, added_* failed here).
 
 let work = null; // a temporary folder, made by the first test that runs
 after(() => work && fs.rmSync(work, { recursive: true, force: true }));
@@ -166,7 +155,7 @@ for (const [name, { expect }] of Object.entries(MANIFEST)) {
   const re = refused ? new RegExp(expect) : null;
   const what = refused ? `refuses it (/${expect}/)` : `accepts it and tokenizes as Hugging Face, 100 KB in < ${CPU_S_FILE[name] ?? CPU_S} s CPU`;
 
-  test(`${name}: the page's converter (${BACKEND}) ${what}`, { todo: IS_WASM && PAGE_TODO[name] }, () => {
+  test(`${name}: the page's converter (${BACKEND}) ${what}`, () => {
     const lines = pathLines(runOf(name), 'page', name);
     const conv = lines.find((l) => l.step === 'convert');
     if (refused) {
