@@ -246,7 +246,9 @@
  *
  * Integrity: header, metadata and table each have a CRC, every tensor has a
  * CRC, and every other byte must be zero, so a flipped byte anywhere is
- * detected by bl_model_load.
+ * detected by bl_model_load. Every float must be finite: f32 and f16 values,
+ * q8/q4 block scales, QN float16 scales and F32 metadata values; an inf or
+ * NaN is refused with the tensor (or key) and its index.
  *
  * Limits (the BL_MAX_* below; the converter, src/convert.c, refuses the same)
  *   The limits the loader accepts are the limits the engine can run: every

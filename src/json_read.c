@@ -1,14 +1,15 @@
 /* json_read.c — JSON reader (see json_read.h).
  *
- * One grammar, walked three times over the text (json_read.h, Memory):
- *   COUNT  checks the text (every error is found here, with its byte) and
- *          counts values, string bytes and containers: the tree's size,
- *          checked against the cap before anything is allocated;
- *   SIZES  writes each container's member count, in the order containers
- *          open, into a temporary array;
+ * One grammar, walked twice over the text (json_read.h, Memory):
+ *   COUNT  checks the text (every error is found here, with its byte),
+ *          counts values and string bytes, and writes each container's
+ *          member count, in the order containers open, into a temporary
+ *          array; the tree's size is then checked against the cap before
+ *          it is allocated (the array itself is held within the cap as it
+ *          grows: each container is a value too);
  *   BUILD  fills the one block [values][string pool]: a container's members
  *          are the next n values of the block, its strings the next bytes.
- * The walks cost a few passes over the text, each linear in it. */
+ * Each walk is linear in the text. */
 #include "json_read.h"
 #include "error.h"
 #include "sizes.h"
@@ -20,7 +21,7 @@
 
 #define MAX_DEPTH 64
 
-enum { COUNT, SIZES, BUILD };
+enum { COUNT, BUILD };
 
 typedef struct {
     const char *s;
@@ -30,8 +31,9 @@ typedef struct {
     int failed;
     int mode;
     uint64_t values, bytes, containers; /* COUNT: the tree's size                       */
-    uint32_t *members;                  /* [containers]: SIZES writes, BUILD reads      */
-    uint64_t next_container;            /* SIZES, BUILD: index of the next one to open  */
+    uint32_t *members;                  /* [containers]: COUNT writes, BUILD reads      */
+    uint64_t members_cap;
+    uint64_t next_container;            /* index of the next container to open          */
     bli_jv *nodes;                      /* BUILD: [values], then the string pool        */
     uint64_t next_node;
     char *pool;
@@ -148,8 +150,8 @@ static int parse_string(parser *p, char *b, size_t *out_len) {
     return 0;
 }
 
-/* A string value or key: counted (COUNT), checked again (SIZES) or put in
- * the pool (BUILD: *out, *out_len). */
+/* A string value or key: counted (COUNT) or put in the pool (BUILD: *out,
+ * *out_len). */
 static int string_at(parser *p, char **out, size_t *out_len) {
     size_t len;
     char *b = p->mode == BUILD ? p->pool + p->next_byte : NULL;
@@ -189,8 +191,17 @@ static int parse_number(parser *p, bli_jv *v) {
         if (digits(p)) return -1;
     }
     if (!v) return 0;
-    char tmp[64];
     size_t len = p->i - st;
+    v->type = BLI_JNUM;
+    if (is_int && len <= 18) { /* exact in int64; (double) rounds to nearest as strtod does */
+        int64_t x = 0;
+        for (size_t k = st + (p->s[st] == '-'); k < p->i; k++) x = x * 10 + (p->s[k] - '0');
+        v->ival = p->s[st] == '-' ? -x : x;
+        v->num = (double)v->ival;
+        v->is_int = 1;
+        return 0;
+    }
+    char tmp[64];
     if (len >= sizeof tmp) {
         /* Very long literal: only its magnitude matters here. */
         char *big = malloc(len + 1);
@@ -218,14 +229,49 @@ static int parse_number(parser *p, bli_jv *v) {
 
 static int parse_value(parser *p, bli_jv *v, int depth);
 
+/* The tree's bytes against the cap (json_read.h): 0, or -1 with the message
+ * (partial: counting stopped at the cap, the values are those so far). */
+static int within_cap(parser *p, uint64_t need, int partial) {
+    const uint64_t cap = (uint64_t)BLI_JSON_MEM_FACTOR * p->n + BLI_JSON_MEM_SLACK;
+    if (need <= cap) return bli_size_ok(need, "JSON", p->err, p->errlen) ? 0 : (p->failed = 1, -1);
+    char want[32];
+    bli_format_bytes(want, sizeof want, need);
+    bli_set_err(p->err, p->errlen, "JSON: %llu values need %s in memory%s, more than %u times the text's %zu bytes "
+                "(+%u): a file denser in values than any tokenizer or config",
+                (unsigned long long)p->values, want, partial ? " (or more: counting stopped there)" : "",
+                BLI_JSON_MEM_FACTOR, p->n, BLI_JSON_MEM_SLACK);
+    p->failed = 1;
+    return -1;
+}
+
+/* COUNT: a slot in the member counts for one more container. The counts
+ * array stays within the cap as it grows: every container is a value of
+ * the tree too, so containers x (value + count) bytes may not pass it. */
+static int room_for_container(parser *p) {
+    p->containers++;
+    const uint64_t need = p->containers * (sizeof(bli_jv) + sizeof(uint32_t));
+    if (need > (uint64_t)BLI_JSON_MEM_FACTOR * p->n + BLI_JSON_MEM_SLACK) {
+        if (p->values < p->containers) p->values = p->containers;
+        return within_cap(p, need, 1);
+    }
+    if (p->containers > p->members_cap) {
+        uint64_t cap = p->members_cap ? 2 * p->members_cap : 64;
+        uint32_t *m = realloc(p->members, (size_t)cap * sizeof *m);
+        if (!m) return fail(p, "out of memory");
+        p->members = m;
+        p->members_cap = cap;
+    }
+    return 0;
+}
+
 /* An array or object from its opening bracket. In BUILD its members are the
- * next values of the block, as many as SIZES counted. */
+ * next values of the block, as many as COUNT counted. */
 static int parse_container(parser *p, bli_jv *v, int depth, int obj) {
     const char close = obj ? '}' : ']';
     const uint64_t c = p->next_container++;
     bli_jv *items = NULL;
     size_t have = 0;
-    if (p->mode == COUNT) p->containers++;
+    if (p->mode == COUNT && room_for_container(p)) return -1;
     if (p->mode == BUILD) {
         have = p->members[c];
         items = p->nodes + p->next_node;
@@ -267,8 +313,7 @@ static int parse_container(parser *p, bli_jv *v, int depth, int obj) {
             return fail(p, obj ? "expected ',' or '}'" : "expected ',' or ']'");
         }
     }
-    if (p->mode == COUNT) p->values += count;
-    if (p->mode == SIZES) p->members[c] = (uint32_t)count; /* < BLI_JSON_MAX_TEXT */
+    if (p->mode == COUNT) p->values += count, p->members[c] = (uint32_t)count; /* < BLI_JSON_MAX_TEXT */
     if (p->mode == BUILD && count != have) return fail(p, "fewer members than counted");
     return 0;
 }
@@ -313,45 +358,30 @@ static int walk(parser *p, int mode, bli_jv *root) {
     return p->i == p->n ? 0 : fail(p, "trailing characters");
 }
 
-/* The tree's bytes against the cap (json_read.h): 0, or -1 with the message. */
-static int within_cap(parser *p, uint64_t need) {
-    const uint64_t cap = (uint64_t)BLI_JSON_MEM_FACTOR * p->n + BLI_JSON_MEM_SLACK;
-    if (need <= cap) return bli_size_ok(need, "JSON", p->err, p->errlen) ? 0 : (p->failed = 1, -1);
-    char want[32];
-    bli_format_bytes(want, sizeof want, need);
-    bli_set_err(p->err, p->errlen, "JSON: %llu values need %s in memory, more than %u times the text's %zu bytes "
-                "(+%u): a file denser in values than any tokenizer or config",
-                (unsigned long long)p->values, want, BLI_JSON_MEM_FACTOR, p->n, BLI_JSON_MEM_SLACK);
-    p->failed = 1;
-    return -1;
-}
-
 bli_jv *bli_jparse(const char *text, size_t len, char *err, size_t errlen) {
-    parser p = {text, len, 0, err, errlen, 0, COUNT, 1, 0, 0, NULL, 0, NULL, 1, NULL, 0};
+    parser p = {text, len, 0, err, errlen, 0, COUNT, 1, 0, 0, NULL, 0, 0, NULL, 1, NULL, 0};
     if (len >= 3 && !memcmp(text, "\xEF\xBB\xBF", 3)) return fail(&p, "starts with a byte-order mark"), NULL;
     if (len > BLI_JSON_MAX_TEXT) {
         bli_set_err(err, errlen, "JSON: a text of %zu bytes is more than the reader takes (%u)", len, BLI_JSON_MAX_TEXT);
         return NULL;
     }
-    if (walk(&p, COUNT, NULL)) return NULL;
+    bli_jv *root = NULL;
     /* the block, and the member counts beside it while it is built */
+    const int counted = walk(&p, COUNT, NULL) == 0;
     const uint64_t tree = BLI_BYTES(sizeof(bli_jv), p.values) + p.bytes;
-    if (within_cap(&p, tree + BLI_BYTES(sizeof(uint32_t), p.containers))) return NULL;
-    bli_jv *root = malloc((size_t)tree);
-    p.members = malloc((size_t)(p.containers ? p.containers : 1) * sizeof *p.members);
-    if (!root || !p.members) {
-        free(root);
-        free(p.members);
-        bli_set_err(err, errlen, "JSON: out of memory for %llu values", (unsigned long long)p.values);
-        return NULL;
-    }
-    memset(root, 0, (size_t)(p.values * sizeof(bli_jv))); /* null, true, false and keyless values: zeros */
-    p.nodes = root;
-    p.pool = (char *)(root + p.values);
-    if (walk(&p, SIZES, NULL) || walk(&p, BUILD, root) || p.next_node != p.values || p.next_byte != p.bytes) {
-        if (!p.failed) bli_set_err(err, errlen, "JSON: internal error (the walks disagree)");
-        free(root);
-        root = NULL;
+    if (counted && !within_cap(&p, tree + BLI_BYTES(sizeof(uint32_t), p.containers), 0)) {
+        if (!(root = malloc((size_t)tree))) {
+            bli_set_err(err, errlen, "JSON: out of memory for %llu values", (unsigned long long)p.values);
+        } else {
+            memset(root, 0, (size_t)(p.values * sizeof(bli_jv))); /* null, true, false and keyless values: zeros */
+            p.nodes = root;
+            p.pool = (char *)(root + p.values);
+            if (walk(&p, BUILD, root) || p.next_node != p.values || p.next_byte != p.bytes) {
+                if (!p.failed) bli_set_err(err, errlen, "JSON: internal error (the walks disagree)");
+                free(root);
+                root = NULL;
+            }
+        }
     }
     free(p.members);
     return root;

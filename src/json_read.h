@@ -13,9 +13,9 @@
  * levels so hostile input cannot exhaust the stack.
  *
  * Memory (issue 31: a 64 MB tokenizer.json took 2.4 GB): the whole tree is
- * one allocation, sized exactly before it is made. The text is read three
- * times: once to check it and count its values and string bytes, once to
- * count each container's members, once to build. Values are 32 bytes (the
+ * one allocation, sized exactly before it is made. The text is read twice:
+ * once to check it and count its values, string bytes and each container's
+ * members, once to build. Values are 32 bytes (the
  * fields of a kind share their storage), arrays hold exactly their members,
  * every string and key lies in one pool behind the values. A file whose tree
  * would need more than BLI_JSON_MEM_FACTOR times its size plus

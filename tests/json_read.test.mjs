@@ -12,7 +12,7 @@
 //    ones (compact BPE, pretty BPE with [a, b] merges, compact BPE with
 //    [a, b] merges as a script writes it back, compact Unigram: read). Before:
 //    24-289x (8 MB of [0,0,...] took 300 MB);
-//  - its CPU time grows linearly with the file (4x the file: at most 8x the time);
+//  - its CPU time grows linearly with the file (a file 4x larger: at most 8x the time);
 //  - the page's converter (wasm) refuses such a tokenizer.json with the
 //    reader's message, its heap growing by about the file, not 36x it.
 //
@@ -147,7 +147,7 @@ nativeTest(`${BACKEND}: the reader holds at most ${FACTOR}x the file + ${SLACK_K
       `${name}: the reader held ${(held / MB).toFixed(1)} MB for ${(r.bytes / MB).toFixed(1)} MB (${(held / r.bytes).toFixed(1)}x)`);
     if (DENSE.includes(name)) {
       assert.equal(r.ok, false, `${name}: read`);
-      assert.match(r.error, /^JSON: \d+ values need \d+ MB in memory, more than 8 times the text's \d+ bytes \(\+65536\)/, name);
+      assert.match(r.error, /^JSON: \d+ values need \d+ MB in memory( \(or more: counting stopped there\))?, more than 8 times the text's \d+ bytes \(\+65536\)/, name);
     } else {
       assert.equal(r.ok, true, `${name}: ${r.error}`);
     }
@@ -177,7 +177,7 @@ wasmTest(`${BACKEND}: the page's converter refuses a dense tokenizer.json with t
   const heap = () => module.HEAPU8.length;
   const before = heap();
   await assert.rejects(convertCheckpoint(call, folderEntries(dir), { name: 'dense' }),
-    /tokenizer\.json: JSON: \d+ values need \d+ MB in memory, more than 8 times the text's \d+ bytes/);
+    /tokenizer\.json: JSON: \d+ values need \d+ MB in memory( \(or more: counting stopped there\))?, more than 8 times the text's \d+ bytes/);
   const grew = heap() - before;
   console.log(`# wasm heap: ${(before / MB).toFixed(0)} MB -> ${(heap() / MB).toFixed(0)} MB for ${(zeros.length / MB).toFixed(0)} MB of [0,0,...]`);
   // the file is copied into the heap once (1x), the reader refuses before allocating; growth steps are 20 % of the heap
