@@ -152,6 +152,7 @@ static void emit_layers(const char *key, const float *(*get)(const bl_state *, i
 
 /* ,"hidden":[n_layers+1][T or rows][hidden],"pooled":[hidden] */
 static void emit_hidden(const bl_state *s, int L, int T, int H, const attend_opts *o) {
+    char num[BLI_JSON_NUM_CHARS]; /* a float as JSON (json.h) */
     printf(",\"hidden\":[");
     for (int l = 0; l <= L; l++) {
         if (l) putchar(',');
@@ -162,7 +163,7 @@ static void emit_hidden(const bl_state *s, int L, int T, int H, const attend_opt
     for (int i = 0; i < H; i++) {
         double sum = 0;
         for (int t = 0; t < T; t++) sum += fin[(size_t)t * H + i];
-        printf(i ? ",%.9g" : "%.9g", sum / T);
+        printf(i ? ",%s" : "%s", bli_json_num(num, sum / T));
     }
     putchar(']');
 }
@@ -170,6 +171,7 @@ static void emit_hidden(const bl_state *s, int L, int T, int H, const attend_opt
 /* ,"attn_argmax":[layer][head][T],"attn_colmean":[layer][head][T]: the
  * argmax key of every query row, the mean attention every key receives. */
 static void emit_attn_summaries(const bl_state *s, int l0, int l1, int NH, int T) {
+    char num[BLI_JSON_NUM_CHARS]; /* a float as JSON (json.h) */
     for (int pass = 0; pass < 2; pass++) {
         printf(pass ? "],\"attn_colmean\":[" : ",\"attn_argmax\":[");
         for (int l = l0; l < l1; l++) {
@@ -187,7 +189,7 @@ static void emit_attn_summaries(const bl_state *s, int l0, int l1, int NH, int T
                     } else { /* column i */
                         double sum = 0;
                         for (int r = 0; r < T; r++) sum += a[(size_t)r * T + i];
-                        printf("%.9g", sum / T);
+                        printf("%s", bli_json_num(num, sum / T));
                     }
                 }
                 putchar(']');

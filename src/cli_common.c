@@ -182,10 +182,11 @@ bl_state *bli_cli_new_state(const bl_model *m, int32_t max_tokens, unsigned flag
 /* A token string as JSON (json.h's escaping, shared with tokenize). */
 void bli_cli_json_str(const char *s) { bli_json_write_string(stdout, s ? s : "", s ? strlen(s) : 0); }
 
-/* Print n floats as a JSON list, %.9g (round-trips f32). */
+/* Print n floats as a JSON list, %.9g (round-trips f32), null for inf/NaN. */
 void bli_cli_json_floats(const float *x, size_t n) {
     putchar('[');
-    for (size_t i = 0; i < n; i++) printf(i ? ",%.9g" : "%.9g", (double)x[i]);
+    char num[BLI_JSON_NUM_CHARS];
+    for (size_t i = 0; i < n; i++) printf(i ? ",%s" : "%s", bli_json_num(num, (double)x[i]));
     putchar(']');
 }
 

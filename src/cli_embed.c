@@ -18,6 +18,7 @@
  * text {"tokens": [...], "embedding": [hidden]}, then with several texts
  * {"cosine": [[...]]} (the dot products of the unit embeddings). */
 int bli_cmd_embed(int argc, char **argv) {
+    char num[BLI_JSON_NUM_CHARS]; /* a float as JSON (json.h) */
     const char *ablate = NULL, *keep = NULL;
     int first = -1;
     for (int i = 0; i < argc && first < 0; i++) {
@@ -105,7 +106,7 @@ int bli_cmd_embed(int argc, char **argv) {
             for (int b = 0; b < n; b++) {
                 double dot = 0;
                 for (int i = 0; i < H; i++) dot += (double)emb[(size_t)a * H + i] * emb[(size_t)b * H + i];
-                printf(b ? ",%.9g" : "%.9g", dot);
+                printf(b ? ",%s" : "%s", bli_json_num(num, dot));
             }
             putchar(']');
         }

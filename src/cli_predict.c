@@ -29,6 +29,7 @@ static int usage(void) {
 }
 
 int bli_cmd_predict(int argc, char **argv) {
+    char num[BLI_JSON_NUM_CHARS]; /* a float as JSON (json.h) */
     long k = 5;
     const char *pos_arg = NULL;
     int i = 0;
@@ -117,12 +118,12 @@ int bli_cmd_predict(int argc, char **argv) {
     for (int q = 0; q < n_pos; q++) {
         printf("%s{\"index\":%d,\"token\":", q ? "," : "", pos[q]);
         token_json(tk, toks.ids[pos[q]]);
-        printf(",\"token_prob\":%.9g,\"top\":[", (double)tok_p[q]);
+        printf(",\"token_prob\":%s,\"top\":[", bli_json_num(num, (double)tok_p[q]));
         for (long r = 0; r < k; r++) {
             int32_t id = top_ids[(size_t)q * k + r];
             printf("%s{\"id\":%d,\"token\":", r ? "," : "", id);
             token_json(tk, id);
-            printf(",\"prob\":%.9g}", (double)top_p[(size_t)q * k + r]);
+            printf(",\"prob\":%s}", bli_json_num(num, (double)top_p[(size_t)q * k + r]));
         }
         printf("]}");
     }

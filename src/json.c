@@ -3,7 +3,9 @@
 #include "error.h"
 #include "utf8.h"
 
+#include <math.h>
 #include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -40,6 +42,12 @@ void bli_json_raw(bli_jbuf *b, const char *s, size_t n) {
 }
 
 static void raw_str(bli_jbuf *b, const char *s) { bli_json_raw(b, s, strlen(s)); }
+
+const char *bli_json_num(char *buf, double x) {
+    if (isfinite(x)) snprintf(buf, BLI_JSON_NUM_CHARS, "%.9g", x);
+    else memcpy(buf, "null", 5);
+    return buf;
+}
 
 void bli_json_int(bli_jbuf *b, long long v) {
     char tmp[24];

@@ -19,6 +19,11 @@ void bli_jbuf_reset(bli_jbuf *b);   /* len = 0, keeps the memory */
 void bli_jbuf_free(bli_jbuf *b);
 void bli_json_raw(bli_jbuf *b, const char *s, size_t n);
 void bli_json_int(bli_jbuf *b, long long v);
+/* x as a JSON number, %.9g (round-trips an f32), or null when x is inf or
+ * NaN (JSON has neither: a model whose weights overflow gives NaN, and the
+ * output must stay JSON). buf: at least BLI_JSON_NUM_CHARS bytes; returns buf. */
+#define BLI_JSON_NUM_CHARS 32
+const char *bli_json_num(char *buf, double x);
 /* s[0..n) as a quoted JSON string; bytes that are not valid UTF-8 become U+FFFD. */
 void bli_json_string(bli_jbuf *b, const char *s, size_t n);
 int bli_json_write_string(FILE *f, const char *s, size_t n); /* same, to a stream; 0 ok */

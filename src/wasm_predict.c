@@ -55,6 +55,7 @@ static void jtoken(bli_jbuf *b, const bl_tokenizer *tk, int32_t id) {
  * {"tokens","ids","positions":[{"index","token","token_prob","token_rank",
  * "top":[{"id","token","prob"}]}]}. NULL + blw_error on failure. */
 EMSCRIPTEN_KEEPALIVE const char *blw_predict_json(const int32_t *positions, int n_pos, int k, int masks) {
+    char num[BLI_JSON_NUM_CHARS]; /* a float as JSON (json.h) */
     char *err = bli_wasm_err();
     unsigned loads;
     const bl_model *m = bli_wasm_model(&loads);
@@ -116,12 +117,12 @@ EMSCRIPTEN_KEEPALIVE const char *blw_predict_json(const int32_t *positions, int 
     for (int q = 0; q < n_pos; q++) {
         jprintf(&b, "%s{\"index\":%d,\"token\":", q ? "," : "", pos[q]);
         jtoken(&b, tok, tk->ids[pos[q]]);
-        jprintf(&b, ",\"token_prob\":%.9g,\"token_rank\":%d,\"top\":[", (double)tp[q], rank[q]);
+        jprintf(&b, ",\"token_prob\":%s,\"token_rank\":%d,\"top\":[", bli_json_num(num, (double)tp[q]), rank[q]);
         for (int r = 0; r < k; r++) {
             int32_t id = ids[(size_t)q * k + r];
             jprintf(&b, "%s{\"id\":%d,\"token\":", r ? "," : "", id);
             jtoken(&b, tok, id);
-            jprintf(&b, ",\"prob\":%.9g}", (double)probs[(size_t)q * k + r]);
+            jprintf(&b, ",\"prob\":%s}", bli_json_num(num, (double)probs[(size_t)q * k + r]));
         }
         bli_json_raw(&b, "]}", 2);
     }
