@@ -30,6 +30,11 @@ const refs = zlib.gunzipSync(fs.readFileSync(path.join(FIX, 'refs.jsonl.gz'))).t
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'bertlens-hostile-convert-'));
 after(() => fs.rmSync(tmp, { recursive: true, force: true }));
 
+// A manifest entry's "converter" says when the converters accept what the
+// pipeline refuses: exactly BERT's pipeline goes to the bundle's own
+// WordPiece, under the bundle's limits (as tools/convert.py takes it).
+const ROUTED = Object.fromEntries(Object.entries(MANIFEST).filter(([, m]) => m.converter).map(([n, m]) => [n, m.converter]));
+
 function tokJson(name) {
   const f = path.join(FIX, `${name}.json${MANIFEST[name].gz ? '.gz' : ''}`);
   const b = fs.readFileSync(f);
@@ -37,8 +42,8 @@ function tokJson(name) {
 }
 
 for (const [name, { expect }] of Object.entries(MANIFEST)) {
-  const refused = expect !== 'accept';
-  test(`bertlens convert: ${name} ${refused ? `refused (/${expect}/)` : 'converted, tokenizes as Hugging Face'}`, () => {
+  const refused = expect !== 'accept' && !ROUTED[name];
+  test(`bertlens convert: ${name} ${ROUTED[name] || (refused ? `refused (/${expect}/)` : 'converted, tokenizes as Hugging Face')}`, () => {
     const dir = path.join(tmp, name), out = path.join(tmp, `${name}.blb`);
     tinyCheckpoint(dir, tokJson(name));
     const c = spawnSync(BIN, ['convert', dir, out, '--dtype', 'q8'], { encoding: 'utf8', timeout: 120_000 });

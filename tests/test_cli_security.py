@@ -439,6 +439,25 @@ class ConverterLoaderAgreement(unittest.TestCase):
                 self.agree(f"token={n}", refused, err, d, rf"vocabulary entry \d+ is {n} bytes long \(at most 4096\)"
                            if refused else "")
 
+    def test_f16_overflow(self):
+        """A finite weight past float16's 65504 converted to f16: both converters
+        refuse it naming the tensor (tools/convert.py wrote +inf, which the
+        loader refuses: issue 31)."""
+        d = write_checkpoint(os.path.join(TMP, "agree-f16"), BASE)
+        f = os.path.join(d, "model.safetensors")
+        b = bytearray(open(f, "rb").read())
+        n = struct.unpack("<Q", b[:8])[0]
+        h = json.loads(b[8:8 + n])
+        name = "encoder.layer.0.output.dense.weight"
+        struct.pack_into("<f", b, 8 + n + h[name]["data_offsets"][0], 1e5)
+        open(f, "wb").write(bytes(b))
+        want = rf"{re.escape(name)}: weight 100000 overflows float16 \(largest 65504\)"
+        with self.assertRaisesRegex(convert.ConvertError, want):
+            convert.convert(d, os.path.join(TMP, "py-f16.blb"), "f16", None, "agree", "MIT")
+        r = run("convert", d, os.path.join(TMP, "c-f16.blb"), "--dtype", "f16", "--name", "agree", "--license", "MIT")
+        self.assertNotEqual(r.returncode, 0)
+        self.assertRegex(r.stderr.decode("utf-8", "replace"), want)
+
 if __name__ == "__main__":
     try:
         unittest.main(verbosity=2)

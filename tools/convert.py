@@ -378,12 +378,15 @@ def quant_qn(w, bits, hess=None):
     return fidelity.qn_pack(q, scale, bits), fidelity.qn_dequant(q, scale, QBLOCK)
 
 
-def encode(w, dtype):
+def encode(w, dtype, name="weight"):
     w = np.ascontiguousarray(w, dtype=np.float32)
     if dtype == "f32":
         return w.astype("<f4").tobytes(), w
     if dtype == "f16":
         h = w.astype("<f2")
+        if not np.all(np.isfinite(h)):  # as src/convert_quant.c: never write an inf the loader refuses
+            big = float(w.ravel()[np.argmax(~np.isfinite(h.ravel()))])
+            raise ConvertError(f"{name}: weight {big:g} overflows float16 (largest 65504): convert with another dtype")
         return h.tobytes(), h.astype(np.float32)
     if w.shape[-1] % QBLOCK:
         raise ConvertError(f"last dimension {w.shape[-1]} is not a multiple of {QBLOCK}: cannot use {dtype}")
@@ -583,7 +586,7 @@ def stage_tensors(sd, cfg, dtype, embed_dtype, hess=None, deq_out=None):
                 raise ConvertError(f"last dimension {w.shape[-1]} is not a multiple of {QBLOCK}: cannot use {dt}")
             data, deq = quant_qn(w, QN_BITS[dt], hess[name])
         else:
-            data, deq = encode(w, dt)
+            data, deq = encode(w, dt, name)
         if deq_out is not None and dt != "f32":
             deq_out[name] = deq
         err = np.abs(deq.astype(np.float64) - w)
