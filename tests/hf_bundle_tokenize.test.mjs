@@ -25,6 +25,7 @@ import zlib from 'node:zlib';
 import { test } from 'node:test';
 import { BIN, IS_WASM, QUICK, loadWasm, needs } from './lib/backend.mjs';
 import { loadBytes, putString, wasmError } from '../tools/wasm_node.mjs';
+import { randomSafetensors, tokenizerVocabSize } from './lib/tiny_checkpoint.mjs';
 
 const nativeTest = (name, fn) => test(name, { skip: needs('native', 'asan') }, fn);
 const ROOT = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..');
@@ -35,35 +36,11 @@ const FIELDS = ['ids', 'type_ids', 'offsets', 'word_ids', 'truncated'];
 const splitLines = (s) => s.split('\n').filter((l) => l.length); // U+2028 etc. are data
 const corpus = splitLines(fs.readFileSync(path.join(DIR, 'corpus.jsonl'), 'utf8'));
 
-/** Size of a tokenizer.json's id space: the model's vocabulary and added tokens. */
-function vocabSize(tj) {
-  const v = tj.model.vocab;
-  let n = Array.isArray(v) ? v.length : Object.keys(v).length;
-  for (const a of tj.added_tokens || []) n = Math.max(n, a.id + 1);
-  return n;
-}
-
-/** A safetensors file of BERT tensors (f32 zeros: only their shapes matter here). */
-function safetensors(tensors) {
-  const header = {};
-  let off = 0;
-  for (const [name, shape] of tensors) {
-    const n = 4 * shape.reduce((a, b) => a * b, 1);
-    header[name] = { dtype: 'F32', shape, data_offsets: [off, off + n] };
-    off += n;
-  }
-  let h = Buffer.from(JSON.stringify(header));
-  h = Buffer.concat([h, Buffer.alloc((8 - (h.length % 8)) % 8, 0x20)]);
-  const len = Buffer.alloc(8);
-  len.writeBigUInt64LE(BigInt(h.length));
-  return Buffer.concat([len, h, Buffer.alloc(off)]);
-}
-
 /** A checkpoint folder around family kind's tokenizer files; files: which ones. */
 function folder(kind, name = kind, files = ['tokenizer.json', 'tokenizer_config.json']) {
   const tj = JSON.parse(fs.readFileSync(path.join(DIR, kind, 'tokenizer.json'), 'utf8'));
   const tc = JSON.parse(fs.readFileSync(path.join(DIR, kind, 'tokenizer_config.json'), 'utf8'));
-  const V = vocabSize(tj), P = Math.min(tc.model_max_length + 2, 8192), H = 32, I = 64;
+  const V = tokenizerVocabSize(tj), P = Math.min(tc.model_max_length + 2, 8192), H = 32, I = 64;
   const dir = path.join(OUT, name);
   fs.rmSync(dir, { recursive: true, force: true });
   fs.mkdirSync(dir, { recursive: true });
@@ -82,7 +59,7 @@ function folder(kind, name = kind, files = ['tokenizer.json', 'tokenizer_config.
     ['output.dense.weight', [H, I]], ['output.dense.bias', [H]],
     ['output.LayerNorm.weight', [H]], ['output.LayerNorm.bias', [H]],
   ].map(([k, s]) => [`encoder.layer.${n}.${k}`, s]);
-  fs.writeFileSync(path.join(dir, 'model.safetensors'), safetensors([
+  fs.writeFileSync(path.join(dir, 'model.safetensors'), randomSafetensors([
     ['embeddings.word_embeddings.weight', [V, H]], ['embeddings.position_embeddings.weight', [P, H]],
     ['embeddings.token_type_embeddings.weight', [2, H]], ['embeddings.LayerNorm.weight', [H]],
     ['embeddings.LayerNorm.bias', [H]], ...layer(0),
