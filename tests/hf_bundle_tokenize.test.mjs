@@ -25,7 +25,7 @@ import zlib from 'node:zlib';
 import { test } from 'node:test';
 import { BIN, IS_WASM, QUICK, loadWasm, needs } from './lib/backend.mjs';
 import { loadBytes, putString, wasmError } from '../tools/wasm_node.mjs';
-import { randomSafetensors, tokenizerVocabSize } from './lib/tiny_checkpoint.mjs';
+import { tinyCheckpoint } from './lib/tiny_checkpoint.mjs';
 
 const nativeTest = (name, fn) => test(name, { skip: needs('native', 'asan') }, fn);
 const ROOT = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..');
@@ -38,32 +38,10 @@ const corpus = splitLines(fs.readFileSync(path.join(DIR, 'corpus.jsonl'), 'utf8'
 
 /** A checkpoint folder around family kind's tokenizer files; files: which ones. */
 function folder(kind, name = kind, files = ['tokenizer.json', 'tokenizer_config.json']) {
-  const tj = JSON.parse(fs.readFileSync(path.join(DIR, kind, 'tokenizer.json'), 'utf8'));
+  const tokJson = fs.readFileSync(path.join(DIR, kind, 'tokenizer.json'));
   const tc = JSON.parse(fs.readFileSync(path.join(DIR, kind, 'tokenizer_config.json'), 'utf8'));
-  const V = tokenizerVocabSize(tj), P = Math.min(tc.model_max_length + 2, 8192), H = 32, I = 64;
-  const dir = path.join(OUT, name);
-  fs.rmSync(dir, { recursive: true, force: true });
-  fs.mkdirSync(dir, { recursive: true });
-  fs.writeFileSync(path.join(dir, 'config.json'), JSON.stringify({
-    architectures: ['BertModel'], model_type: 'bert', hidden_size: H, num_hidden_layers: 1, num_attention_heads: 2,
-    intermediate_size: I, max_position_embeddings: P, type_vocab_size: 2, vocab_size: V, layer_norm_eps: 1e-12,
-    hidden_act: 'gelu',
-  }));
-  const layer = (n) => [
-    ['attention.self.query.weight', [H, H]], ['attention.self.query.bias', [H]],
-    ['attention.self.key.weight', [H, H]], ['attention.self.key.bias', [H]],
-    ['attention.self.value.weight', [H, H]], ['attention.self.value.bias', [H]],
-    ['attention.output.dense.weight', [H, H]], ['attention.output.dense.bias', [H]],
-    ['attention.output.LayerNorm.weight', [H]], ['attention.output.LayerNorm.bias', [H]],
-    ['intermediate.dense.weight', [I, H]], ['intermediate.dense.bias', [I]],
-    ['output.dense.weight', [H, I]], ['output.dense.bias', [H]],
-    ['output.LayerNorm.weight', [H]], ['output.LayerNorm.bias', [H]],
-  ].map(([k, s]) => [`encoder.layer.${n}.${k}`, s]);
-  fs.writeFileSync(path.join(dir, 'model.safetensors'), randomSafetensors([
-    ['embeddings.word_embeddings.weight', [V, H]], ['embeddings.position_embeddings.weight', [P, H]],
-    ['embeddings.token_type_embeddings.weight', [2, H]], ['embeddings.LayerNorm.weight', [H]],
-    ['embeddings.LayerNorm.bias', [H]], ...layer(0),
-  ]));
+  const dir = tinyCheckpoint(path.join(OUT, name), tokJson, { positions: Math.min(tc.model_max_length + 2, 8192) });
+  fs.rmSync(path.join(dir, 'tokenizer.json'));
   for (const f of files) fs.copyFileSync(path.join(DIR, kind, f), path.join(dir, f));
   return { dir, tc };
 }
