@@ -16,7 +16,8 @@ export function corpusJSON(r) {
     class_fractions: Object.fromEntries(CORPUS_CLASSES.map((c) => [c, h.class_fractions[c]])),
     top: h.top.map((x) => Object.fromEntries(LINK_FIELDS.map((f) => [f, x[f]]))),
   }));
-  return `${JSON.stringify({ texts: r.texts, tokens: r.tokens, skipped: r.skipped.map(({ line, reason }) => ({ line, reason })), heads })}\n`;
+  return `${JSON.stringify({ texts: r.texts, tokens: r.tokens, skipped: r.skipped.map(({ line, reason }) => ({ line, reason })),
+    skipped_lines: r.skipped_lines ?? r.skipped.length, heads })}\n`;
 }
 
 const num = (v) => (v === null || v === undefined ? '' : String(v));

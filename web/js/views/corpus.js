@@ -165,7 +165,9 @@ export function corpusView(ctx) {
     sum.selectAll('*').remove();
     if (r) {
       const bad = [...(st.parsed.bad || []).map((b) => ({ ...b, where: 'file line' })), ...r.skipped.map((s) => ({ line: st.parsed.source[s.line - 1] ?? s.line, reason: s.reason }))];
-      sum.append('p').text(`${st.name}: ${r.texts} inputs analysed, ${r.tokens} tokens${bad.length ? `, ${bad.length} lines skipped` : ''}${st.last?.cancelled ? ' (cancelled: the inputs done so far)' : ''}.`);
+      // every skipped line is counted (skipped_lines); the first BL_CORPUS_MAX_SKIPPED are listed
+      const nBad = (st.parsed.bad || []).length + (r.skipped_lines ?? r.skipped.length);
+      sum.append('p').text(`${st.name}: ${r.texts} inputs analysed, ${r.tokens} tokens${nBad ? `, ${nBad} lines skipped` : ''}${st.last?.cancelled ? ' (cancelled: the inputs done so far)' : ''}.`);
       if (bad.length) {
         const d = sum.append('details').attr('class', 'cp-skipped');
         d.append('summary').text('Skipped lines');
