@@ -3,7 +3,7 @@
  * Built with FUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION, under which the loader
  * reports checksum mismatches but carries on, so the fuzzer reaches the
  * parsing behind them instead of stopping at the first CRC. */
-#include "bertlens.h"
+#include "fuzz_run.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -16,7 +16,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     bl_model *m = bl_model_load(copy, size, err, sizeof err);
     if (m) {
         /* Walk what a caller would touch. */
-        const bl_config *c = bl_model_config(m);
         for (int i = 0; i < bl_model_n_tensors(m); i++) {
             const bl_tensor *t = bl_model_tensor(m, i);
             volatile uint8_t sink = t->nbytes ? t->data[t->nbytes - 1] : 0;
@@ -27,17 +26,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         /* As the page's engine does: q8 matrices re-laid out in the bytes (on odd inputs only, so the
          * bundle layout is fuzzed through the forward pass too). */
         if (size % 2) bl_model_pack_in_place(m, copy);
-        /* A small accepted model also runs: state (which holds the model),
-         * one forward of a few ids, and the analyses on its attention. */
-        if (c->n_layers <= 4 && c->hidden <= 256 && c->intermediate <= 1024 && c->max_positions >= 4) {
-            bl_state *s = bl_state_new(m, 4, BL_KEEP_ATTN | BL_KEEP_NORMS, err, sizeof err);
-            const int32_t ids[4] = {0, 1 % c->vocab_size, 2 % c->vocab_size, 0}, types[4] = {0, 0, 1 % c->type_vocab_size, 0};
-            bl_analysis an;
-            if (s && bl_forward(s, ids, types, 4, 0, err, sizeof err) == 0 &&
-                bl_analyze(s, ids, types, BL_ANALYZE_ROLLOUT, &an, err, sizeof err) == 0)
-                bl_analysis_free(&an);
-            bl_state_free(s);
-        }
+        /* A small accepted model also runs, on 4 tokens (src/fuzz_run.h;
+         * src/fuzz_forward.c runs 4..512): state, forward, analyses, tokenizer. */
+        fuzz_run_model(m, (uint32_t)size, 4);
         bl_model_free(m);
     }
     free(copy);

@@ -1,7 +1,7 @@
 /* fuzz_run.h — what the fuzz targets do with a model they got (a bundle
  * loaded, or a checkpoint converted): run it as the page does, on T tokens
  * (4..512), with everything kept, then the analyses and the bundle's own
- * tokenizer. Included by src/fuzz_forward.c and src/fuzz_convert.c only.
+ * tokenizer. Included by src/fuzz_bundle.c, src/fuzz_forward.c and src/fuzz_convert.c only.
  *
  * Invariants, each a crash when broken: a forward pass on an accepted model
  * ends (libFuzzer's -timeout) and reads and writes only its buffers (ASan);
