@@ -124,19 +124,14 @@ static const bli_jv *special_str(const bli_jv *tc, const bli_jv *sm, const char 
     return v;
 }
 
-/* The file through the tokenizer.json pipeline's loader: NULL with its
- * words (after the file's name) for what it refuses. */
-static bli_hftok *load_hf(const cfile *f, char *err, size_t errlen) {
-    char why[512] = "";
-    bli_hftok *t = bli_hftok_load(f->bytes, (size_t)f->size, why, sizeof why);
-    if (!t) bli_set_err(err, errlen, "%s: %s", f->name, strncmp(why, "tokenizer.json: ", 16) ? why : why + 16);
-    return t;
-}
-
 /* The metadata of the tokenizer.json path; tj: the parsed file, f: its bytes. */
 static int write_hf(bli_conv *c, const cfile *f, const bli_jv *tc, const bli_jv *sm, char *err, size_t errlen) {
-    bli_hftok *t = load_hf(f, err, errlen);
-    if (!t) return -1;
+    char why[512] = "";
+    bli_hftok *t = bli_hftok_load(f->bytes, (size_t)f->size, why, sizeof why);
+    if (!t) {
+        bli_set_err(err, errlen, "%s: %s", f->name, strncmp(why, "tokenizer.json: ", 16) ? why : why + 16);
+        return -1;
+    }
     int rc = -1;
     int32_t n = bli_hftok_vocab_size(t);
     if (n > c->cfg.vocab_size) {

@@ -4,14 +4,12 @@
  */
 #include "json.h"
 
-#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
 static void jfloat(bli_jbuf *b, double x) {
-    char tmp[32];
-    int n = isfinite(x) ? snprintf(tmp, sizeof tmp, "%.9g", x) : snprintf(tmp, sizeof tmp, "null");
-    bli_json_raw(b, tmp, (size_t)n);
+    char tmp[BLI_JSON_NUM_CHARS];
+    bli_json_raw(b, tmp, strlen(bli_json_num(tmp, x)));
 }
 
 static void jmatrices(bli_jbuf *b, const float *x, int32_t L, int32_t T) {
