@@ -49,7 +49,7 @@ int bli_hf_transform(bli_hfstr *s, const bli_hfdests *d, int32_t initial, bli_hf
 /* ------------------------------------------------------------ patterns */
 
 enum { HF_PAT_STRING, HF_PAT_CHAR_WS, HF_PAT_CHAR_PUNCT, HF_PAT_CHAR_DIGIT, HF_PAT_CHAR,
-       HF_PAT_RE_GPT2, HF_PAT_RE_SPACES2_NRT, HF_PAT_RE_SPACES2, HF_PAT_RE_WS_RUN, HF_PAT_RE_WORD_OR_PUNCT,
+       HF_PAT_RE_GPT2, HF_PAT_RE_LLAMA3, HF_PAT_RE_SPACES2_NRT, HF_PAT_RE_SPACES2, HF_PAT_RE_WS_RUN, HF_PAT_RE_WORD_OR_PUNCT,
        HF_PAT_RE_DIGIT_RUN };
 typedef struct {
     int kind;

@@ -7,6 +7,9 @@
  * alternative semantics, and refuses any other pattern by quoting it.
  *
  *   GPT-2 (ByteLevel):  's|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+
+ *   Llama 3 (EuroBERT's Split):
+ *       (?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*
+ *       |\s*[\r\n]+|\s+(?!\S)|\s+
  *   DeBERTa-v2/v3:      \s{2,}|[\n\r\t]      (older converters: " {2,}")
  *   Split / Whitespace: \s+   \w+|[^\w\s]+   \p{N}+ / \d+ style digit runs
  *
@@ -22,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#define LLAMA3_RE "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+"
 #define GPT2_RE "'s|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| ?[^\\s\\p{L}\\p{N}]+|\\s+(?!\\S)|\\s+"
 
 /* ------------------------------------------------------------ patterns */
@@ -78,6 +82,54 @@ static int32_t gpt2_at(const bli_hfch *c, int32_t n, int32_t i) {
     return k - i - 1;
 }
 
+/* Simple case folding onto the letters of Llama 3's contractions: ASCII
+ * capitals, and U+017F (long s), which folds to "s" (tokenizers' Oniguruma
+ * matches "'ſ" as "'s"). */
+static uint32_t fold_contraction(uint32_t c) {
+    if (c >= 'A' && c <= 'Z') return c | 32;
+    return c == 0x17F ? 's' : c;
+}
+
+/* Length of the match of Llama 3's pattern at i (always >= 1): the first
+ * alternative that matches, as a backtracking engine takes it. */
+static int32_t llama3_at(const bli_hfch *c, int32_t n, int32_t i) {
+    const uint32_t x = c[i].cp;
+    if (x == '\'' && i + 1 < n) { /* (?i:'s|'t|'re|'ve|'m|'ll|'d) */
+        const uint32_t y = fold_contraction(c[i + 1].cp);
+        if (y == 's' || y == 't' || y == 'm' || y == 'd') return 2;
+        if (i + 2 < n) {
+            const uint32_t z = fold_contraction(c[i + 2].cp);
+            if ((y == 'r' && z == 'e') || (y == 'v' && z == 'e') || (y == 'l' && z == 'l')) return 3;
+        }
+    }
+    /* [^\r\n\p{L}\p{N}]?\p{L}+ : one leading character that is none of those, if letters follow */
+    int32_t j = i;
+    if (x != '\r' && x != '\n' && !is_letter(x) && !is_number(x) && i + 1 < n && is_letter(c[i + 1].cp)) j = i + 1;
+    if (is_letter(c[j].cp)) {
+        while (j < n && is_letter(c[j].cp)) j++;
+        return j - i;
+    }
+    if (is_number(x)) { /* \p{N}{1,3} */
+        for (j = i; j < n && j - i < 3 && is_number(c[j].cp);) j++;
+        return j - i;
+    }
+    /*  ?[^\s\p{L}\p{N}]+[\r\n]* */
+    j = i + (x == ' ' && i + 1 < n ? 1 : 0);
+    if (!bli_hf_is_ws(c[j].cp) && !is_letter(c[j].cp) && !is_number(c[j].cp)) {
+        while (j < n && !bli_hf_is_ws(c[j].cp) && !is_letter(c[j].cp) && !is_number(c[j].cp)) j++;
+        while (j < n && (c[j].cp == '\r' || c[j].cp == '\n')) j++;
+        return j - i;
+    }
+    /* a whitespace run [i, k): \s*[\r\n]+ ends after its last line break;
+     * else \s+(?!\S) backs off one character before a non-space; else \s+ */
+    int32_t k = i, nl = -1;
+    for (; k < n && bli_hf_is_ws(c[k].cp); k++)
+        if (c[k].cp == '\r' || c[k].cp == '\n') nl = k;
+    if (nl >= 0) return nl + 1 - i;
+    if (k == n || k - i == 1) return k - i;
+    return k - i - 1;
+}
+
 int bli_hfpat_find(const bli_hfpat *p, const bli_hfstr *s, bli_hfspans *out) {
     out->n = 0;
     const bli_hfch *c = s->c;
@@ -113,6 +165,7 @@ int bli_hfpat_find(const bli_hfpat *p, const bli_hfstr *s, bli_hfspans *out) {
         case HF_PAT_CHAR_DIGIT: len = bli_uc_is_numeric(x); break; /* Rust's is_numeric, not \p{N} */
         case HF_PAT_CHAR: len = x == p->cps[0]; break;
         case HF_PAT_RE_GPT2: len = gpt2_at(c, n, i); break;
+        case HF_PAT_RE_LLAMA3: len = llama3_at(c, n, i); break;
         case HF_PAT_RE_SPACES2_NRT:
         case HF_PAT_RE_SPACES2:
         case HF_PAT_RE_WS_RUN: {
@@ -178,6 +231,7 @@ int bli_hfpat_read(bli_hfpat *p, const bli_jv *pattern, char *err, size_t errlen
     if (re && re->type == BLI_JSTR) {
         static const struct { const char *re; int kind; } known[] = {
             {GPT2_RE, HF_PAT_RE_GPT2},
+            {LLAMA3_RE, HF_PAT_RE_LLAMA3},
             {"\\s{2,}|[\\n\\r\\t]", HF_PAT_RE_SPACES2_NRT},
             {" {2,}", HF_PAT_RE_SPACES2},
             {"\\s+", HF_PAT_RE_WS_RUN},
@@ -190,7 +244,7 @@ int bli_hfpat_read(bli_hfpat *p, const bli_jv *pattern, char *err, size_t errlen
                 return 0;
             }
         bli_set_err(err, errlen, "tokenizer.json: regular expression %.120s is not supported (bertlens knows the "
-                    "patterns of GPT-2/RoBERTa/ModernBERT byte-level BPE and DeBERTa)", re->str);
+                    "patterns of GPT-2/RoBERTa/ModernBERT and Llama 3/EuroBERT byte-level BPE and DeBERTa)", re->str);
         return -1;
     }
     bli_set_err(err, errlen, "tokenizer.json: pattern is neither {\"String\"} nor {\"Regex\"}");

@@ -24,7 +24,7 @@ import { assertAllLinesMatch, firstDiff } from './lib/first_diff.mjs';
 const DIR = path.join(ROOT, 'tests/fixtures/hf_tokenizers');
 const BIN = host('hf_tok_host');
 
-const KINDS = ['roberta', 'modernbert', 'xlmr', 'albert', 'debertav3', 'mpnet'];
+const KINDS = ['roberta', 'modernbert', 'xlmr', 'albert', 'debertav3', 'mpnet', 'bert', 'eurobert'];
 // variants/NAME.json: the options these families leave unused (make_fixtures.py
 // variant_specs), on every 3rd corpus line, max_length 512
 const VARIANTS = ['bytelevel_prefix', 'bytelevel_ignore_merges', 'bpe_fallback', 'unigram_fallback', 'unigram_prepend',
