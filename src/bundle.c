@@ -3,9 +3,12 @@
  * Every count, length, offset, shape, dtype and checksum is checked before
  * anything is used; any problem returns NULL with a reason. The model borrows
  * the caller's bytes: tensors point straight into them (no copy of weights).
- * The family stage (model.family, every tensor of the family's lists) is
- * bundle_family.c, the tokenizer bundle_tokenizer.c, the masked-LM head
- * bundle_head.c; what they share is bundle_impl.h.
+ * This file reads the format: header, metadata, config, tensor table and
+ * data (bli_bundle_parse). bl_model_load (bundle_load.c) then runs the
+ * stages that give them meaning: the family (model.family, every tensor of
+ * the family's lists) in bundle_family.c, the tokenizer in
+ * bundle_tokenizer.c, the masked-LM head in bundle_head.c; what they share
+ * is bundle_impl.h.
  */
 #include "bundle_impl.h"
 #include "sizes.h"
@@ -621,7 +624,7 @@ int bli_bundle_check_tensor(const bl_model *m, const char *name, int64_t d0, int
     return 1;
 }
 
-bl_model *bl_model_load(const void *data, size_t size, char *err, size_t errlen) {
+bl_model *bli_bundle_parse(const void *data, size_t size, char *err, size_t errlen) {
     const uint8_t *b = data;
     if (!data) {
         bli_set_err(err, errlen, "no bundle data");
@@ -708,13 +711,9 @@ bl_model *bl_model_load(const void *data, size_t size, char *err, size_t errlen)
     reader r = {b + meta_off, b + meta_off + meta_size, "metadata section", err, errlen, 0};
     if (!parse_meta(m, &r)) goto fail;
     if (!parse_config(m, err, errlen)) goto fail;
-    if (!bli_bundle_family(m, err, errlen)) goto fail;
     m->n_tensors = n_tensors;
     reader t = {b + table_off, b + table_end, "tensor table", err, errlen, 0};
     if (!parse_table(m, &t, data_size, alignment, b + data_off)) goto fail;
-    if (!bli_bundle_check_tensors(m, err, errlen)) goto fail;
-    if (!bli_bundle_build_tokenizer(m, err, errlen)) goto fail;
-    if (!bli_bundle_check_head(m, err, errlen)) goto fail;
     return m;
 fail:
     m->n_meta = m->meta ? n_meta : 0;

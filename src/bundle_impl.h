@@ -1,5 +1,6 @@
 /* bundle_impl.h — internal to the loader: the model bl_model_load makes
- * (bundle.c) and the helpers its family stage (bundle_family.c) shares. */
+ * (bundle_load.c over bundle.c) and the helpers its stages (bundle_family.c,
+ * bundle_tokenizer.c, bundle_head.c) share. */
 #ifndef BL_BUNDLE_IMPL_H
 #define BL_BUNDLE_IMPL_H
 
@@ -32,6 +33,11 @@ struct bl_model {
     uint32_t version;     /* the header's format version       */
     bli_family fam;       /* model.family and its keys (parse_family) */
 };
+
+/* bundle.c: the format read and checked (header, metadata, config, tensor
+ * table, data CRCs and finite floats), before any stage (bundle_load.c):
+ * a model, or NULL with a reason. */
+bl_model *bli_bundle_parse(const void *data, size_t size, char *err, size_t errlen);
 
 /* bundle.c: metadata entry `key` (NULL: absent); a u32 entry in [lo, hi]
  * (1, or 0 with the loader's message); a printable copy of a key or name;

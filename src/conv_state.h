@@ -2,9 +2,12 @@
  * conversion carries from stage to stage, and what the stage files share.
  *
  *   convert.c              the driver: bli_conv_new / begin / plan / hash / finish
- *   convert_config.c       the checkpoint's small files: config, vocabulary, sentence settings
- *   convert_family.c       the encoder family: its config keys, metadata, weight names
+ *   convert_vocab.c        the vocabulary: BERT's WordPiece, or else convert_tokenizer.c
  *   convert_tokenizer.c    a tokenizer.json that is not BERT's WordPiece, kept whole
+ *   convert_config.c       config.json's shape and sentence-transformers settings
+ *   convert_family.c       the encoder family: its config keys, metadata, weight names
+ *   convert_rel.c          the same for the relative and rotary families
+ *   convert_files.c        the checkpoint's files: wanted, found, parsed; config keys
  *   convert_safetensors.c  safetensors headers -> the source tensors
  *   convert_quant.c        one tensor: source dtype -> f32 -> the bundle's dtype
  *   sha256.c, dtype.h      source.sha256, the f16 codec
@@ -128,17 +131,18 @@ static inline char *bli_conv_strdup(const char *s) {
     return d;
 }
 
-/* The checkpoint's files (convert_config.c). */
+/* The checkpoint's files (convert_files.c). */
 const cfile *bli_conv_file_at(const bli_conv *c, const char *dir, const char *base);
 const cfile *bli_conv_find_file(const bli_conv *c, const char *base);
 bli_jv *bli_conv_parse_file(const cfile *f, char *err, size_t errlen);
 
 /* config.json's key as an integer (dflt when absent or null), in [lo, hi];
- * else -1 with the key named (convert_family.c). */
+ * else -1 with the key named (convert_files.c). */
 int bli_conv_int_key(const bli_jv *cfg, const char *key, int64_t dflt, int64_t lo, int64_t hi, int32_t *out,
                      char *err, size_t errlen);
 
-/* The stages of bli_conv_begin (convert_config.c): 0, or -1 with a reason. */
+/* The stages of bli_conv_begin: 0, or -1 with a reason. config and
+ * sentence: convert_config.c; vocab: convert_vocab.c. */
 int bli_conv_stage_config(bli_conv *c, const bli_jv *cfg, char *err, size_t errlen);
 int bli_conv_stage_vocab(bli_conv *c, char *err, size_t errlen);
 int bli_conv_stage_sentence(bli_conv *c, char *err, size_t errlen);
@@ -167,13 +171,16 @@ const char *bli_conv_head_name(const char *n);
 int bli_conv_stage_head(bli_conv *c, const bli_jv *cfg, char *err, size_t errlen);
 /* 1: the head tensor `name`, absent from the checkpoint, is made of zeros (ModernBERT's biases). */
 int bli_conv_head_zeros(const bli_conv *c, const char *name);
-/* The bert.* entries (convert_config.c), for both tokenizer paths. */
+/* The bert.* entries (convert_config.c), for both tokenizer paths (convert_vocab.c, convert_tokenizer.c). */
 void bli_conv_meta_config(bli_conv *c);
 /* convert_tokenizer.c: the tokenizer.json path. 1: written; 0: the WordPiece
  * path's (vocab.txt or BERT's tokenizer.json); -1: refused (err). */
 int bli_conv_tokenizer_hf(bli_conv *c, char *err, size_t errlen);
-/* What bli_conv_wants answers for the tokenizer's other files (a base name). */
+/* convert_files.c: what bli_conv_wants answers for the tokenizer's other
+ * files (a base name); those read by name only (vocab.json, merges.txt, then
+ * SentencePiece models; NULL-terminated). */
 int bli_conv_tokenizer_wants(const char *base);
+extern const char *const bli_conv_orig_files[];
 
 /* ---------------------------------------------------------- metadata
  * Entries of the bundle's metadata section (bundle.h), little-endian. */

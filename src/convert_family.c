@@ -9,28 +9,6 @@
 #include <stdio.h>
 #include <string.h>
 
-/* conv_state.h: config.json's key as an integer (dflt when absent or null),
- * in [lo, hi]; the family stages (here and convert_rel.c) read theirs so. */
-int bli_conv_int_key(const bli_jv *cfg, const char *key, int64_t dflt, int64_t lo, int64_t hi, int32_t *out,
-                     char *err, size_t errlen) {
-    const bli_jv *v = bli_jget(cfg, key);
-    int64_t x = dflt;
-    if (v && v->type != BLI_JNULL) {
-        if (v->type != BLI_JNUM || !v->is_int) {
-            bli_set_err(err, errlen, "config.json: %s must be an integer", key);
-            return -1;
-        }
-        x = v->ival;
-    }
-    if (x < lo || x > hi) {
-        bli_set_err(err, errlen, "config.json: %s = %lld is out of range %lld..%lld", key, (long long)x, (long long)lo,
-                    (long long)hi);
-        return -1;
-    }
-    *out = (int32_t)x;
-    return 0;
-}
-
 int bli_conv_stage_family(bli_conv *c, const bli_jv *cfg, const char *type, const char *arch, char *err,
                           size_t errlen) {
     const bli_family_info *fi = bli_family_find(type);

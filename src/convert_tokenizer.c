@@ -9,7 +9,7 @@
  *   tokenizer.json whose model is BPE or Unigram, or WordPiece with another
  *     normalizer, pre-tokenizer or post-processor than BERT's (MPNet's
  *     RobertaProcessing)                     -> here
- *   vocab.txt, or a BERT WordPiece tokenizer.json -> convert_config.c, as before
+ *   vocab.txt, or a BERT WordPiece tokenizer.json -> convert_vocab.c, as before
  *     (bundles of version 1, byte for byte what they were)
  *   vocab.json + merges.txt, or a SentencePiece .model, without a
  *     tokenizer.json                         -> refused with the command that
@@ -23,18 +23,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* Files read only by name (their bytes are never needed: they are refused). */
-static const char *const ORIG_FILES[] = {"vocab.json", "merges.txt", "spiece.model", "sentencepiece.bpe.model",
-                                         "spm.model", "tokenizer.model"};
-#define N_ORIG (int)(sizeof ORIG_FILES / sizeof *ORIG_FILES)
-
-int bli_conv_tokenizer_wants(const char *base) {
-    if (!strcmp(base, "special_tokens_map.json")) return BLI_CONV_WANT_TEXT;
-    for (int i = 0; i < N_ORIG; i++)
-        if (!strcmp(base, ORIG_FILES[i])) return BLI_CONV_WANT_SIZE;
-    return BLI_CONV_WANT_NONE;
-}
 
 static int type_is(const bli_jv *obj, const char *type) {
     const bli_jv *t = bli_jget(obj, "type");
@@ -231,12 +219,12 @@ int bli_conv_tokenizer_hf(bli_conv *c, char *err, size_t errlen) {
                         dir, cmd);
             return -1;
         }
-        for (int i = 2; i < N_ORIG; i++)
-            if (bli_conv_find_file(c, ORIG_FILES[i])) {
+        for (int i = 2; bli_conv_orig_files[i]; i++) /* past vocab.json, merges.txt */
+            if (bli_conv_find_file(c, bli_conv_orig_files[i])) {
                 bli_set_err(err, errlen,
                             "%s%s (a SentencePiece model) without a tokenizer.json: bertlens reads the "
                             "tokenizer.json that transformers makes from it; in the checkpoint folder DIR run %s",
-                            dir, ORIG_FILES[i], cmd);
+                            dir, bli_conv_orig_files[i], cmd);
                 return -1;
             }
         return 0; /* the WordPiece path says what is missing */
@@ -247,7 +235,7 @@ int bli_conv_tokenizer_hf(bli_conv *c, char *err, size_t errlen) {
     const cfile *tcf = bli_conv_find_file(c, "tokenizer_config.json");
     const cfile *smf = bli_conv_find_file(c, "special_tokens_map.json");
     if (!(tj = bli_conv_parse_file(tjf, err, errlen))) goto out;
-    if (bert_wordpiece(tj)) { /* the WordPiece path (convert_config.c) reads it, with the bundle's limits */
+    if (bert_wordpiece(tj)) { /* the WordPiece path (convert_vocab.c) reads it, with the bundle's limits */
         rc = 0;
         goto out;
     }

@@ -747,3 +747,13 @@ done:
     free(eb.v);
     return rc;
 }
+
+/* bertlens.h: what bl_tokenize and bli_hftok_encode return, freed. */
+void bl_tokens_free(bl_tokens *toks) {
+    if (!toks) return;
+    free(toks->ids);
+    free(toks->type_ids);
+    free(toks->offsets);
+    free(toks->word_ids);
+    memset(toks, 0, sizeof *toks);
+}

@@ -686,12 +686,3 @@ done:
     toklist_free(&lb);
     return rc;
 }
-
-void bl_tokens_free(bl_tokens *toks) {
-    if (!toks) return;
-    free(toks->ids);
-    free(toks->type_ids);
-    free(toks->offsets);
-    free(toks->word_ids);
-    memset(toks, 0, sizeof *toks);
-}
