@@ -44,7 +44,7 @@
  * computed by the same kernel calls with the same inputs whatever the split,
  * so the results are bit for bit those of one thread (tests/threads.test.mjs).
  */
-#include "encoder_impl.h"
+#include "encoder_types.h"
 #include "error.h"
 #include "sizes.h"
 #include "threads.h"

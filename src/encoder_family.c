@@ -5,7 +5,7 @@
  * (s->fx NULL) and gets BERT's softmax. Nothing here allocates inside the
  * forward pass: every buffer is sized by bli_fam_reserve. */
 #include "encoder_family.h"
-#include "encoder_impl.h"
+#include "encoder_types.h"
 #include "error.h"
 #include "sizes.h"
 

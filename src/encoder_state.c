@@ -1,10 +1,10 @@
-/* encoder_state.c — the forward pass's state (encoder_impl.h): made by
+/* encoder_state.c — the forward pass's state (encoder_types.h): made by
  * bl_state_new with the model's weights (encoder_weights.c) and the
  * family's extras (encoder_family.c), its buffers sized for up to
  * max_tokens and the kept results (bl_state_reserve, every size checked in
  * 64 bits first), its thread pool (bl_state_set_threads). The pass itself
  * is encoder.c. */
-#include "encoder_impl.h"
+#include "encoder_types.h"
 #include "encoder_family.h"
 #include "error.h"
 #include "sizes.h"

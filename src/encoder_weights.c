@@ -1,8 +1,8 @@
-/* encoder_weights.c — the forward pass's weights (encoder_impl.h): each
+/* encoder_weights.c — the forward pass's weights (encoder_types.h): each
  * tensor of the family's lists in bundle.h bound to the state, the matrices
  * packed for the SIMD kernels; and the Gram matrices of the value norms.
  * bl_model_load has checked every tensor's presence, shape and dtype. */
-#include "encoder_impl.h"
+#include "encoder_types.h"
 #include "error.h"
 #include "sizes.h"
 

@@ -1,7 +1,7 @@
-/* encoder_impl.h — internal to the forward pass: the state bl_state_new
+/* encoder_types.h — internal to the forward pass: the state bl_state_new
  * makes (encoder.c) and the weights it binds (encoder_weights.c). */
-#ifndef BL_ENCODER_IMPL_H
-#define BL_ENCODER_IMPL_H
+#ifndef BL_ENCODER_TYPES_H
+#define BL_ENCODER_TYPES_H
 
 #include "bertlens.h"
 #include "bundle.h"
