@@ -26,7 +26,7 @@ import { assertAllLinesMatch, firstDiff } from './lib/first_diff.mjs';
 
 const REF = JSON.parse(zlib.gunzipSync(fs.readFileSync(path.join(ROOT, 'tests/fixtures/words/words.json.gz'))).toString('utf8'));
 const OUT = path.join(ROOT, 'build/word-ids-test');
-const FIELDS = ['ids', 'type_ids', 'word_ids', 'offsets', 'truncated'];
+const FIELDS = ['ids', 'tokens', 'type_ids', 'word_ids', 'offsets', 'truncated'];
 const cli = (args, input) => spawnSync(BIN, args, { input, maxBuffer: 1 << 28, encoding: 'utf8' });
 
 /** The bundle whose tokenizer is NAME's: a family folder converted here, or a BERT test model. */
