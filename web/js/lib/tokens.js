@@ -81,9 +81,11 @@ const codePoint = (c) => `U+${c.codePointAt(0).toString(16).toUpperCase().padSta
 const allVisible = (s) => visible(s).replace(/\s/gu, (c) => (c === ' ' ? WORD_START : codePoint(c)));
 
 /** A string nothing of which shows (zero-width joiners, controls), or
- *  nothing at all: its characters' code points ("U+200D"). */
+ *  nothing at all: its characters' code points ("U+200D"). One that starts
+ *  with a combining mark (the accent of an "e" in the piece before) gets
+ *  the dotted circle it is shown on ("◌́"). */
 function shown(label, text) {
-  if (label.length && !/^[\p{Cf}\p{Cc}\p{Zl}\p{Zp}]*$/u.test(label)) return label;
+  if (label.length && !/^[\p{Cf}\p{Cc}\p{Zl}\p{Zp}]*$/u.test(label)) return /^\p{M}/u.test(label) ? `\u25cc${label}` : label;
   return [...text].map(codePoint).join(' ') || '∅';
 }
 
@@ -153,6 +155,26 @@ export function tokenSegments(typeIds, nA = null) {
  *  is text: it stays, a word of its own (isTypedSpecial). */
 export function isSpecialToken(run, i) {
   return run.wordIds[i] < 0;
+}
+
+/** The special tokens the template added to a run, each once, in order
+ *  (['[CLS]', '[SEP]'], ['<s>', '</s>']). */
+export function templateSpecials(run) {
+  return [...new Set(run.tokens.filter((_, i) => isSpecialToken(run, i)))];
+}
+
+/** The pair template a tokenizer applies, from its tokens of the pair
+ *  ("A", "B") and their word ids (null or -1 for the template's): each
+ *  stretch of text as A or B, the specials as they are, those that touch
+ *  written together: "[CLS] A [SEP] B [SEP]", "<s> A </s></s> B </s>". */
+export function pairTemplate(tokens, wordIds) {
+  const parts = [];
+  tokens.forEach((t, i) => {
+    const special = wordIds[i] === null || wordIds[i] < 0;
+    if (special) parts.push({ t, special });
+    else if (!parts.length || parts.at(-1).special) parts.push({ t: parts.some((p) => !p.special) ? 'B' : 'A', special });
+  });
+  return parts.map((p, i) => (i && !(p.special && parts[i - 1].special) ? ' ' : '') + p.t).join('');
 }
 
 /** A token of the model's special vocabulary that came from the text (the
