@@ -57,7 +57,7 @@ async function openFamily(page, base, name) {
 }
 
 for (const name of ['roberta', 'xlm-roberta', 'modernbert', 'deberta-v2', 'albert', 'electra', 'mpnet', 'minilm']) {
-  scenario(`words: ${name} merges Hugging Face's words of a pair, labels show word starts, names its specials`, async ({ page, base }) => {
+  scenario(`words: ${name} merges Hugging Face's words of a pair, labels show word starts, names its specials`, async ({ page, base, shot }) => {
     const tk = REF[name];
     const root = await openFamily(page, base, name);
     assert.equal((await page.textContent('#open-checkpoint')).trim(), 'Convert a model folder…');
@@ -86,6 +86,7 @@ for (const name of ['roberta', 'xlm-roberta', 'modernbert', 'deberta-v2', 'alber
     const want = hfWords(pair);
     const fold = (xs) => (tk.pieces === 'byte-level' ? xs : xs.map((x) => x.toLowerCase())); // normalizers lower-case
     assert.deepEqual(fold(words), fold(want), `words of ${JSON.stringify(pair.text)} + ${JSON.stringify(pair.text_pair)}`);
+    await shot(page, `words-${name}-pair-merged`);
     await clickAndRedraw(page, '#hide');
     assert.equal((await heatmapLabels(page)).length, pair.words.length, 'with the specials hidden, one row per word');
     await clickAndRedraw(page, '#hide');
