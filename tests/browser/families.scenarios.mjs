@@ -14,11 +14,10 @@
 
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
-import zlib from 'node:zlib';
 import { scenario, ready, typeText, clickAndRedraw, ROOT } from './harness.mjs';
 import { BIN, run, download, sameAttention as sameAttentionAs } from './page_vs_cli.mjs';
+import { checkpoint, convertInPage } from './family_page.mjs';
 import { VIEW_LIST } from '../../web/js/views/index.js';
 
 const REF = JSON.parse(fs.readFileSync(path.join(ROOT, 'tests/browser/families.ref.json'), 'utf8'));
@@ -28,14 +27,6 @@ const REF = JSON.parse(fs.readFileSync(path.join(ROOT, 'tests/browser/families.r
 // quantize activations to 15 bits (tests/kernels.test.mjs TOL_MATMUL_Q8;
 // convert.scenarios' bound). Measured 1e-5 to 1.1e-4 here.
 const TOL = 5e-4;
-
-/** A fresh copy of fixture folder `family`. */
-function checkpoint(family) {
-  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'bertlens-fam-'));
-  const dir = path.join(root, family);
-  fs.cpSync(path.join(ROOT, 'tests/fixtures/families', family), dir, { recursive: true });
-  return { root, dir };
-}
 
 /** model.safetensors of dir split into two shards and their index, as
  *  save_pretrained(max_shard_size=…) writes them. */
@@ -67,17 +58,6 @@ function shard(dir) {
   });
   fs.writeFileSync(path.join(dir, 'model.safetensors.index.json'), JSON.stringify({ metadata: { total_size: data.length }, weight_map: map }));
   fs.rmSync(path.join(dir, 'model.safetensors'));
-}
-
-/** Convert dir in the page (the directory picker); returns the saved bundle's bytes. */
-async function convertInPage(page, base, dir) {
-  await page.goto(`${base}?view=heatmap`);
-  await ready(page);
-  await page.evaluate(() => { document.body.dataset.state = 'loading'; });
-  await page.setInputFiles('#checkpoint-input', dir, { timeout: 120000 });
-  await ready(page);
-  assert.match(await page.textContent('#notices'), new RegExp(`Converted ${path.basename(dir)} in this page`));
-  return zlib.gunzipSync((await download(page, '#save-converted')).bytes);
 }
 
 /** The heatmap's token labels (its JSON export's rows: every label, also

@@ -258,11 +258,12 @@ test('memory budget: the floats a snapshot materializes are counted per named la
   assert.throws(() => runFromSnapshot(o), /more than the 32 MB/);
 });
 
-// Word merging from a snapshot: the live page groups with character offsets
-// ("didn't" is one word); the snapshot carries them, so it groups the same.
+// Word merging from a snapshot: words are the tokenizer's word ids (Hugging
+// Face's word_ids(), "didn't" is three words for BERT), which a snapshot
+// carries, so it groups as the live run; its offsets travel too.
 // Tokens, type ids, word ids and offsets: BertTokenizerFast's, from
 // tests/fixtures/tokenizer/uncased.jsonl.gz (line 0 of the tokenizer corpus).
-test('snapshot offsets: "merge subwords into words" groups like the live run (HF offsets); old snapshots fall back to word ids', async () => {
+test('snapshot offsets and word ids: "merge subwords into words" groups like the live run, with or without offsets', async () => {
   const root = new URL('../../', import.meta.url);
   const text = JSON.parse(readFileSync(new URL('tests/corpus/tokenizer.jsonl', root), 'utf8').split('\n')[0]).text;
   const hf = JSON.parse(gunzipSync(readFileSync(new URL('tests/fixtures/tokenizer/uncased.jsonl.gz', root))).toString('utf8').split('\n')[0]);
@@ -281,15 +282,14 @@ test('snapshot offsets: "merge subwords into words" groups like the live run (HF
   assert.deepEqual(back.offsets, hf.offsets);
   const labels = (r) => tokenAxis(r, { words: true }).labels;
   const liveLabels = labels(live);
-  assert.ok(liveLabels.includes("didn't"), liveLabels.join(' | '));
+  assert.ok(!liveLabels.includes("didn't") && liveLabels.includes('didn'), liveLabels.join(' | '));
+  assert.equal(liveLabels.length, new Set(hf.word_ids.filter((w) => w !== null)).size + 2, 'one label per Hugging Face word, [CLS] and [SEP]');
   assert.deepEqual(labels(runFromSnapshot(back)), liveLabels);
   assert.deepEqual(tokenAxis(runFromSnapshot(back), { words: true }).members, tokenAxis(live, { words: true }).members);
-  // A snapshot written before offsets existed (no "offsets" in its meta).
+  // A snapshot written before offsets existed (no "offsets" in its meta) groups the same.
   const old = await decodeSnapshot(await encodeSnapshot({ ...snap, offsets: null }));
   assert.equal(old.offsets, null);
-  const oldLabels = labels(runFromSnapshot(old));
-  assert.ok(!oldLabels.includes("didn't") && oldLabels.includes('didn'), oldLabels.join(' | '));
-  assert.equal(oldLabels.length, liveLabels.length + 2, 'word ids split "didn\'t" into three');
+  assert.deepEqual(labels(runFromSnapshot(old)), liveLabels);
   // Offsets that are not T pairs are refused with a reason.
   for (const bad of [hf.offsets.slice(1), hf.offsets.map(([a, b], i) => (i === 3 ? [b + 1, b] : [a, b])), hf.offsets.map(() => 'x')]) {
     await assert.rejects(decodeSnapshot(await encodeSnapshotUnchecked({ ...snap, offsets: bad })), /token offsets are not T pairs/);

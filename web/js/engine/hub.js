@@ -80,7 +80,7 @@ export function hubHttpError(status, errorCode, errorMessage, { id, revision = '
   const detail = `HTTP ${status}${errorCode ? ` ${serverWords(errorCode)}` : ''}${errorMessage ? `: ${serverWords(errorMessage)}` : ''} for ${file}`;
   if (errorCode === 'GatedRepo' && (status === 401 || status === 403)) {
     return new HubError('gated', `${id} is a gated model: its owner asks visitors to accept conditions and sign in, so downloading it needs a Hugging Face access token, and bertlens does not take tokens. `
-      + 'Pick a model that is not gated, or download it with your account and open the folder with “Convert a BERT folder…”.', detail);
+      + 'Pick a model that is not gated, or download it with your account and open the folder with “Convert a model folder…”.', detail);
   }
   if (errorCode === 'RepositoryNotFound' || (status === 404 && !errorCode && file === 'config.json') || (status === 401 && !errorCode)) {
     return new HubError('not-found', `The Hugging Face Hub has no public model ${id}: it was not found or is private. Check the spelling (OWNER/NAME, as on the model's page).`, detail);
@@ -236,7 +236,7 @@ export async function openHubCheckpoint({ endpoint, spec, wants = async () => 1,
       const bin = await probe('pytorch_model.bin').catch(() => null);
       throw new HubError('no-safetensors', `${id} has no model.safetensors${bin ? ' (only pytorch_model.bin, PyTorch\'s pickle format)' : ''}, and bertlens reads weights only from safetensors. `
         + 'Look on the model\'s Hub page (Files, and Community: the Safetensors bot often opened a pull request; load it with @refs/pr/N), '
-        + 'or convert it once in Python: AutoModel.from_pretrained(NAME).save_pretrained(DIR, safe_serialization=True), then open DIR with “Convert a BERT folder…”.');
+        + 'or convert it once in Python: AutoModel.from_pretrained(NAME).save_pretrained(DIR, safe_serialization=True), then open DIR with “Convert a model folder…”.');
     }
     small.set('model.safetensors.index.json', ix);
     let map;

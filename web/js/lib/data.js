@@ -2,7 +2,7 @@
 // functions over typed arrays. Nothing here touches the DOM, so node's test
 // runner checks it directly (tests/web/data.test.mjs).
 
-import { guessPieces, isSpecialToken, isTypedSpecial, tokenLabel, tokenSegments, wordLabel } from './tokens.js';
+import { isSpecialToken, isTypedSpecial, piecesOf, tokenLabel, tokenSegments, wordLabel } from './tokens.js';
 //
 // A "run" is what the worker sends back (see worker.js):
 //   tokens   string[T]        the tokenizer's pieces, specials included
@@ -55,76 +55,29 @@ export function pairAllows(filter, sq, sk) {
   }
 }
 
-/** Is a token punctuation by BERT's rule: every character a Unicode P*
- *  character or ASCII 33–47, 58–64, 91–96, 123–126? */
-export function isPunctToken(tok) {
-  if (!tok) return false;
-  for (const ch of tok) {
-    const c = ch.codePointAt(0);
-    const ascii = (c >= 33 && c <= 47) || (c >= 58 && c <= 64) || (c >= 91 && c <= 96) || (c >= 123 && c <= 126);
-    if (!ascii && !/\p{P}/u.test(ch)) return false;
-  }
-  return true;
-}
-
-/** Word groups: the tokens of one word form one group; every special token
- *  is a group of its own. Labels glue the WordPiece continuation pieces
- *  ("##") back together.
- *  With character offsets (a live run), a word is a whitespace-free stretch
- *  of the text, so "didn't" (pieces didn ' t, three word ids, as BERT splits
- *  off punctuation) is one word; punctuation at the start or end of the
- *  stretch ("(", "mat." ".") stays a word of its own. Without offsets (a
- *  snapshot), the tokenizer's word ids decide. */
-export function wordGroups(tokens, typeIds, wordIds, offsets = null, { pieces = 'wordpiece', special = null } = {}) {
+/** Word groups: the tokenizer's words, as Hugging Face's word_ids() gives
+ *  them (the engine's word ids): consecutive tokens of one sequence with one
+ *  word id form one group; each token the template added (no word id) is a
+ *  group of its own. seqs says which sequence of a pair each token is in
+ *  (type ids, or tokenSegments' 'A'/'B' where the template's type ids are
+ *  all 0): word ids restart in B. A special token typed in the text
+ *  (<mask>) is a word of its own by its word id; an [UNK] inside a
+ *  SentencePiece word stays in it, as in Hugging Face's words.
+ *  Never offsets: DeBERTa-v3's and ModernBERT's include the space before a
+ *  word, so every word touches the next.
+ *  Labels join the pieces as the text spells them (tokens.js wordLabel); a
+ *  word of one special token is shown as it is. */
+export function wordGroups(tokens, seqs, wordIds, { pieces = 'wordpiece', special = null } = {}) {
   const groups = [];
   let last = null;
-  // a special token is a unit of its own: hidden with the specials when the
-  // template added it (no word id), kept when typed (special[i], a word id)
-  const isSpecial = (i) => wordIds[i] < 0 || !!(special && special[i]);
-  const label = (members) => wordLabel(members.map((k) => tokens[k]), pieces);
-  // punctuation by what a piece spells (a byte-level piece may be one byte of a letter)
-  const punct = (k) => isPunctToken(pieces === 'wordpiece' ? tokens[k] : label([k]));
-  if (offsets) {
-    // Stretches of adjacent, non-special tokens of one segment.
-    let i = 0;
-    while (i < tokens.length) {
-      if (isSpecial(i)) {
-        groups.push({ label: tokens[i], members: [i], word: wordIds[i], seg: typeIds[i], special: wordIds[i] < 0 });
-        i++;
-        continue;
-      }
-      let j = i + 1;
-      // adjacent: touching offsets, one word id, or overlapping ones (the
-      // byte-level pieces of one character share its offsets)
-      const next = (k) => offsets[k][0] === offsets[k - 1][1] || wordIds[k] === wordIds[k - 1] || offsets[k][0] < offsets[k - 1][1];
-      while (j < tokens.length && wordIds[j] >= 0 && !isSpecial(j) && typeIds[j] === typeIds[i] && next(j)) j++;
-      // [i, j) is one stretch: leading and trailing punctuation split off.
-      let a = i;
-      let b = j;
-      while (a < b && punct(a)) a++;
-      while (b > a && punct(b - 1)) b--;
-      const one = (k) => groups.push({ label: label([k]), members: [k], word: wordIds[k], seg: typeIds[k], special: false });
-      for (let k = i; k < a; k++) one(k);
-      if (a < b) {
-        const members = [];
-        for (let k = a; k < b; k++) members.push(k);
-        groups.push({ label: label(members), members, word: wordIds[a], seg: typeIds[a], special: false });
-      }
-      for (let k = b; k < j; k++) one(k);
-      i = j;
-    }
-    return groups;
-  }
   for (let i = 0; i < tokens.length; i++) {
     const w = wordIds[i];
-    const seg = typeIds[i];
-    if (w >= 0 && !isSpecial(i) && last && !last.special && last.word === w && last.seg === seg) {
-      last.members.push(i);
-      last.label = label(last.members);
-      continue;
-    }
-    last = { label: isSpecial(i) ? tokens[i] : label([i]), members: [i], word: w, seg, special: w < 0 };
-    groups.push(last);
+    if (w >= 0 && last && last.word === w && last.seg === seqs[i]) last.members.push(i);
+    else groups.push((last = { members: [i], word: w, seg: seqs[i], special: w < 0 }));
+  }
+  for (const g of groups) {
+    const one = g.members.length === 1 && (g.special || !!(special && special[g.members[0]]));
+    g.label = one ? tokens[g.members[0]] : wordLabel(g.members.map((k) => tokens[k]), pieces);
   }
   return groups;
 }
@@ -175,12 +128,12 @@ export function selectTokens(mat, T, keep, renorm) {
 export function tokenAxis(run, { words = false, hideSpecials = false, renorm = true } = {}) {
   const T = run.T;
   const segs = tokenSegments(run.typeIds, run.nA);
-  const pieces = run.pieces || guessPieces(run.tokens); // a snapshot's run does not say
+  const pieces = piecesOf(run); // a snapshot's run does not say: guessed from its tokens
   const special = run.tokens.map((_, i) => isSpecialToken(run, i));
   const typed = run.tokens.map((_, i) => isTypedSpecial(run, i));
   let units; // [{label, members, special}]
   if (words) {
-    units = wordGroups(run.tokens, run.typeIds, run.wordIds, run.offsets || null, { pieces, special: typed });
+    units = wordGroups(run.tokens, segs, run.wordIds, { pieces, special: typed });
   } else {
     units = run.tokens.map((t, i) => ({ label: tokenLabel(t, pieces, special[i] || typed[i]), members: [i], special: special[i] }));
   }

@@ -17,6 +17,7 @@
 // with ' instead (csvText).
 
 import { tokenAxis, headMatrix, spanAxis } from './data.js';
+import { runLabels } from './tokens.js';
 
 /** The matrices a view shows for a run and a page state. */
 export function shownMatrices(run, s) {
@@ -45,7 +46,7 @@ export function shownMatrices(run, s) {
       const sum = values.reduce((a, b) => a + b, 0) || 1;
       values = values.map((v) => v / sum);
     }
-    blocks = [{ layer: s.layer, head, query, rows: [run.tokens[query]], cols: axis.labels, values }];
+    blocks = [{ layer: s.layer, head, query, rows: [runLabels(run)[query]], cols: axis.labels, values }];
   } else throw new Error(`unknown view ${s.view}`);
   return {
     view: s.view, mode: s.mode, what, hide: s.hide, renorm: s.renorm, words: s.words && s.view !== 'neuron',

@@ -8,12 +8,13 @@
 //                 character's UTF-8 bytes
 //   'metaspace'   XLM-R, ALBERT, DeBERTa-v3 (SentencePiece): "▁" (U+2581)
 //                 starts a word
-// A word start is shown with a leading thin space (U+2009) rather than the
-// marker; whitespace a piece holds is shown with a visible sign; the raw
-// piece stays available for tooltips. Nothing here touches the DOM.
-
+// A label shows the space a piece starts with as WORD_START, a visible mark
+// ("Ġcat" and "▁cat" read "␣cat", so the pieces "Ġc at Ġs at" read
+// "␣c at ␣s at", two words, not four), other whitespace with visible signs,
+// and a piece that holds only a marker as the mark itself; the raw piece
+// stays available for tooltips (rawNote). Nothing here touches the DOM.
 export const PIECE_STYLES = ['wordpiece', 'byte-level', 'metaspace'];
-export const WORD_START = '\u2009';
+export const WORD_START = '\u2423'; // ␣ OPEN BOX, the sign for a space
 const METASPACE = '\u2581';
 
 // GPT-2's bytes_to_unicode: printable Latin-1 bytes stand for themselves,
@@ -68,39 +69,75 @@ function byteSpelled(tokens) {
   return /[^\x00-\x7f]/.test(text) && !/[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]/.test(text);
 }
 
-/** Visible signs for whitespace other than a plain space. */
+/** Visible signs for line breaks and tabs. */
 const visible = (s) => s.replace(/\r\n|[\n\r]/g, '⏎').replace(/\t/g, '⇥');
 
-/** What a piece says: its text (markers decoded) and whether it starts a word. */
-function spell(piece, style) {
-  if (style === 'byte-level') {
-    const text = decoder.decode(Uint8Array.from(pieceBytes(piece)));
-    return { text, start: /^\s/.test(text) };
-  }
-  if (style === 'metaspace') return { text: piece.replaceAll(METASPACE, ' '), start: piece.startsWith(METASPACE) };
-  return { text: piece, start: !piece.startsWith('##') };
+/** A character's code point as it is written: "U+00A0". */
+const codePoint = (c) => `U+${c.codePointAt(0).toString(16).toUpperCase().padStart(4, '0')}`;
+
+/** Every whitespace character visible: a space as WORD_START, line breaks
+ *  and tabs by their signs, other spaces (no-break, ideographic, thin) by
+ *  their code points. */
+const allVisible = (s) => visible(s).replace(/\s/gu, (c) => (c === ' ' ? WORD_START : codePoint(c)));
+
+/** A string nothing of which shows (zero-width joiners, controls), or
+ *  nothing at all: its characters' code points ("U+200D"). One that starts
+ *  with a combining mark (the accent of an "e" in the piece before) gets
+ *  the dotted circle it is shown on ("◌́"). */
+function shown(label, text) {
+  if (label.length && !/^[\p{Cf}\p{Cc}\p{Zl}\p{Zp}]*$/u.test(label)) return /^\p{M}/u.test(label) ? `\u25cc${label}` : label;
+  return [...text].map(codePoint).join(' ') || '∅';
 }
 
-/** A token's label: a word start as a leading thin space, whitespace visible.
- *  Specials and WordPiece tokens are shown as they are ("[CLS]", "##ing"). */
+/** What a piece spells: byte-level bytes decoded, SentencePiece's "▁" as a space. */
+function spell(piece, style) {
+  if (style === 'byte-level') return decoder.decode(Uint8Array.from(pieceBytes(piece)));
+  if (style === 'metaspace') return piece.replaceAll(METASPACE, ' ');
+  return piece;
+}
+
+/** A token's label: byte-level and SentencePiece pieces with their spaces
+ *  as WORD_START ("Ġthe", "▁the" -> "␣the"; a lone "Ġ" or "▁" -> "␣"),
+ *  line breaks and tabs visible ("Ċ" -> "⏎"). Specials and WordPiece
+ *  tokens are shown as they are ("[CLS]", "<s>", "##ing": a WordPiece label
+ *  marks the word's continuation instead). */
 export function tokenLabel(piece, style = 'wordpiece', special = false) {
   if (special || style === 'wordpiece' || !PIECE_STYLES.includes(style)) return piece;
-  const { text, start } = spell(piece, style);
-  if (!start) return visible(text);
-  const rest = text.replace(/^ /, '');
-  return rest.length && !/^\s/.test(rest) ? WORD_START + visible(rest) : visible(text);
+  const text = spell(piece, style);
+  return shown(allVisible(text), text);
 }
 
 /** The label of a word made of pieces (in order): the pieces joined as the
  *  text spells them (byte-level bytes decoded together, so a character cut
- *  across two pieces is whole again), without the word-start marker. */
+ *  across two pieces is whole again), without the space it starts with. A
+ *  word of only whitespace (byte-level BPE makes one of the second of two
+ *  spaces, of a line break) shows it (tokenLabel's signs), never as ''. */
 export function wordLabel(pieces, style = 'wordpiece') {
-  if (style === 'byte-level') {
-    const bytes = pieces.flatMap((p) => pieceBytes(p));
-    return visible(decoder.decode(Uint8Array.from(bytes)).trim());
+  if (style === 'wordpiece' || !PIECE_STYLES.includes(style)) {
+    return pieces.map((p) => (p.startsWith('##') && p.length > 2 ? p.slice(2) : p)).join('');
   }
-  if (style === 'metaspace') return visible(pieces.join('').replaceAll(METASPACE, ' ').trim());
-  return pieces.map((p) => (p.startsWith('##') && p.length > 2 ? p.slice(2) : p)).join('');
+  const spelled = style === 'byte-level'
+    ? decoder.decode(Uint8Array.from(pieces.flatMap((p) => pieceBytes(p))))
+    : pieces.join('').replaceAll(METASPACE, ' ');
+  const word = spelled.trim();
+  return word.length ? shown(visible(word), word) : shown(allVisible(spelled), spelled);
+}
+
+/** The tokenizer's own piece for a tooltip, when the label spells it
+ *  otherwise: 'piece “Ġthe”', else ''. */
+export function rawNote(piece, label) {
+  return piece === label ? '' : `piece “${piece}”`;
+}
+
+/** How a run's pieces spell words: the engine says (run.pieces), a
+ *  snapshot's run does not (guessPieces). */
+export const piecesOf = (run) => run.pieces || guessPieces(run.tokens);
+
+/** Labels of a run's tokens (tokenLabel), specials as they are: the
+ *  template's (no word id) and the model's own typed in the text. */
+export function runLabels(run) {
+  const style = piecesOf(run);
+  return run.tokens.map((t, i) => tokenLabel(t, style, isSpecialToken(run, i) || !!(run.special && run.special[i])));
 }
 
 /** 'A' or 'B' for every token. BERT's template gives B type id 1; templates
@@ -118,6 +155,26 @@ export function tokenSegments(typeIds, nA = null) {
  *  is text: it stays, a word of its own (isTypedSpecial). */
 export function isSpecialToken(run, i) {
   return run.wordIds[i] < 0;
+}
+
+/** The special tokens the template added to a run, each once, in order
+ *  (['[CLS]', '[SEP]'], ['<s>', '</s>']). */
+export function templateSpecials(run) {
+  return [...new Set(run.tokens.filter((_, i) => isSpecialToken(run, i)))];
+}
+
+/** The pair template a tokenizer applies, from its tokens of the pair
+ *  ("A", "B") and their word ids (null or -1 for the template's): each
+ *  stretch of text as A or B, the specials as they are, those that touch
+ *  written together: "[CLS] A [SEP] B [SEP]", "<s> A </s></s> B </s>". */
+export function pairTemplate(tokens, wordIds) {
+  const parts = [];
+  tokens.forEach((t, i) => {
+    const special = wordIds[i] === null || wordIds[i] < 0;
+    if (special) parts.push({ t, special });
+    else if (!parts.length || parts.at(-1).special) parts.push({ t: parts.some((p) => !p.special) ? 'B' : 'A', special });
+  });
+  return parts.map((p, i) => (i && !(p.special && parts[i - 1].special) ? ' ' : '') + p.t).join('');
 }
 
 /** A token of the model's special vocabulary that came from the text (the

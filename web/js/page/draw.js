@@ -5,6 +5,7 @@
 // (views/legend.js).
 
 import { tokenAxis, spanAxis } from '../lib/data.js';
+import { templateSpecials } from '../lib/tokens.js';
 import { fitQuery, fitSpan } from './state.js';
 import { THEMES, viewBox, emptyView } from '../views/common.js';
 import { emptySentence } from '../views/view_notes.js';
@@ -98,8 +99,9 @@ export function createDrawing(page) {
   function drawn(run, s, t0, keepState) {
     clearNotice('draw');
     const nA = Number.isInteger(run.nA) ? run.nA : run.typeIds.filter((t) => t === 0).length; // RoBERTa's pairs: type ids all 0
-    // Blank (or whitespace-only) input still runs: say why only [CLS]/[SEP] show.
-    const blank = run.wordIds && !run.wordIds.some((w) => w >= 0) ? ' · no words in the text: only [CLS] and [SEP] are shown; type a sentence' : '';
+    // Blank (or whitespace-only) input still runs: say why only the specials ([CLS]/[SEP], <s>/</s>) show.
+    const blank = run.wordIds && !run.wordIds.some((w) => w >= 0) ? ` · no words in the text: only ${templateSpecials(run).join(' and ')} are shown; type a sentence` : '';
+    page.toolbar.showSpecials(run); // "Hide <s>/</s>": the specials this model's template adds
     $('token-info').textContent = `${run.T} tokens${s.text_b ? ` (A: ${nA}, B: ${run.T - nA})` : ''} · ${run.snapshot ? 'drawn from the snapshot\'s 8-bit numbers, without the model' : `model ran in ${run.ms.toFixed(0)} ms`}${blank}`;
     page.url.afterPaint(s, run);
     embedDrawn(s);

@@ -12,6 +12,7 @@ import { snapshotFromRun, encodeSnapshot, MAX_TOKENS } from '../lib/snapshot.js'
 import { shownMatrices, toCSV, toJSON, standaloneHtml } from '../lib/export_data.js';
 import { notice, clearNotice } from './notices.js';
 import { shownState, axisOf } from './draw.js';
+import { runLabels } from '../lib/tokens.js';
 
 const $ = (id) => document.getElementById(id);
 
@@ -76,7 +77,7 @@ export function createShare(page) {
     try {
       const snap = page.boot.snapshot();
       const model = page.models.name() || (snap && (snap.model.name || snap.model.id)) || '';
-      const heading = titleLine({ ...s, model, queryLabel: last && viewById(s.view).query ? last.tokens[Math.min(s.query, last.T - 1)] : null });
+      const heading = titleLine({ ...s, model, queryLabel: last && viewById(s.view).query ? runLabels(last)[Math.min(s.query, last.T - 1)] : null });
       const svg = stageToSVG(stage, { background: THEMES[s.theme].bg, title: heading, heading, context: page.views[s.view].exportContext(), theme: THEMES[s.theme] });
       if (kind === 'svg') download(new Blob([svg], { type: 'image/svg+xml' }), `${viewFileName(s)}.svg`);
       else download(await svgToPNG(svg, 2), `${viewFileName(s)}.png`);

@@ -12,6 +12,7 @@ import { notice } from './notices.js';
 import { createPresent } from './present.js';
 import { shownState, axisOf, textKey } from './draw.js';
 import { parseStateAsync, fitToModel } from './state.js';
+import { pairTemplate, templateSpecials } from '../lib/tokens.js';
 
 const d3 = globalThis.d3;
 const $ = (id) => document.getElementById(id);
@@ -79,6 +80,23 @@ export function createToolbar(page) {
     $('mode-help').textContent = s.mode === 'norm'
       ? 'Showing ‖α f(x)‖: each attention weight times the length of the value vector it actually mixes in (Kobayashi et al. 2020) — a large weight on a near-zero vector, often [SEP], counts for little.'
       : 'Showing attention weights α: how much each query token (row) takes from each key token (column); every row sums to 1. Switch to norms to weigh them by what is actually moved.';
+  }
+
+  /** The hide control names the special tokens the model's template adds
+   *  to run ("Hide <s>/</s>" for a RoBERTa), what it hides; the Sentence B
+   *  hint the model's pair template ("<s> A </s></s> B </s>"), once per
+   *  model, from its own tokenizer (the engine's tokens of "A", "B"). */
+  let templateFor = null; // the model info the hint was asked for
+  function showSpecials(run) {
+    const names = templateSpecials(run);
+    $('hide-names').textContent = names.length ? names.join('/') : 'special tokens';
+    const info = page.models.info();
+    const engine = page.models.engine();
+    if (!info || !engine || templateFor === info) return;
+    templateFor = info;
+    engine.call('corpus-tokens', { a: 'A', b: 'B' }).then((t) => {
+      if (templateFor === info) $('pair-template').textContent = pairTemplate(t.tokens, t.word_ids);
+    }).catch(() => { templateFor = null; }); // asked again after the next run
   }
 
   /** The layer and head choices of a model of config's shape. */
@@ -186,5 +204,5 @@ export function createToolbar(page) {
     });
   }
 
-  return { buildViewTabs, applyChrome, modelShape, showText, wire, abl, spans, present };
+  return { buildViewTabs, applyChrome, modelShape, showSpecials, showText, wire, abl, spans, present };
 }

@@ -19,6 +19,7 @@ import { SAMPLE_CORPUS, SAMPLE_CORPUS_NAME } from '../lib/corpus_sample.js';
 import { runCorpus } from '../engine/corpus_run.js';
 import { drawResults } from './corpus_chart.js';
 import { drawQk } from './corpus_qk.js';
+import { guessPieces, rawNote, tokenLabel } from '../lib/tokens.js';
 
 const MAX_PASTE = 2_000_000; // characters read from the box or a file (about 20,000 sentences)
 
@@ -69,7 +70,10 @@ export function corpusView(ctx) {
 
   async function describe(text, pos) {
     const { a, b, both } = await tokensOf(st.textLine[text]);
-    return `“${both.tokens[pos]}” in: ${b ? `${a} ‖ ${b}` : a}`;
+    const piece = both.tokens[pos];
+    const label = tokenLabel(piece, guessPieces(both.tokens), both.word_ids[pos] === null); // "Ġthe" reads "␣the"
+    const note = rawNote(piece, label);
+    return `“${label}”${note ? ` (${note})` : ''} in: ${b ? `${a} ‖ ${b}` : a}`;
   }
 
   function openToken(text, pos) {

@@ -21,7 +21,7 @@
 // so all heads fit one row. A pair's A/B boundary is a dashed line across
 // both columns before the first B token (also with [SEP] hidden).
 //
-// data = {K, labels[K], segs[K], H, mats[H] (K*K each), selected[] (heads
+// data = {K, labels[K], raw[K] (the pieces of each, for tooltips), segs[K], H, mats[H] (K*K each), selected[] (heads
 //         shown), filter, hasPair, valueName, vmax, notes[], title}
 
 import {
@@ -216,7 +216,7 @@ export const descriptor = {
     const mats = all.map((h) => axis.transform(src[s.layer].subarray(h * n, h * n + n)));
     const vmax = s.mode === 'norm' ? Math.max(1e-9, ...selected.map((h) => maxOf(mats[h]))) : 1;
     return {
-      K: axis.K, labels: axis.labels, segs: axis.segs, H, mats, selected, filter: s.filter,
+      K: axis.K, labels: axis.labels, raw: axis.raw, segs: axis.segs, H, mats, selected, filter: s.filter,
       hasPair: !!s.text_b, valueName, vmax, share: s.keep,
       title: `Head view — layer ${s.layer}, ${selected.length} of ${H} heads (${modeWord}); queries left, keys right`,
       notes: [

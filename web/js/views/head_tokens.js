@@ -39,10 +39,13 @@ export function headTokens(st, redraw) {
     redraw(sc);
   }
 
+  /** The tokenizer's own pieces of row i, when its label spells them otherwise ("Ġthe"). */
+  const pieces = (sc, i) => (sc.data.raw && sc.data.raw[i] !== sc.data.labels[i] ? [`pieces: ${sc.data.raw[i]}`] : []);
+
   function showTip(sc, node, side, d) {
     const r = node.getBoundingClientRect();
     tooltip.show({ clientX: side === 'left' ? r.left : r.right, clientY: r.bottom }, [
-      `${sideName(side)} ${d.i}: ${d.l}`,
+      `${sideName(side)} ${d.i}: ${d.l}`, ...pieces(sc, d.i),
       isFrozen(side, d.i) ? 'Enter: unfreeze' : 'Enter: freeze this token · arrows: move',
     ], node);
     sc.info.set(`${sideName(side)} ${d.i}: ${d.l}${isFrozen(side, d.i) ? ' (frozen)' : ''}`);
@@ -137,7 +140,7 @@ export function headTokens(st, redraw) {
         // A finger has no hover: the tap that follows freezes, and the info
         // line says so; a tooltip would only cover the neighbours.
         if (inputKind() === 'touch') return;
-        tooltip.show(ev, [`${sideName(side)} ${d.i}: ${d.l}`, st.frozen ? 'click: unfreeze' : 'click: freeze this token']);
+        tooltip.show(ev, [`${sideName(side)} ${d.i}: ${d.l}`, ...pieces(st.cur, d.i), st.frozen ? 'click: unfreeze' : 'click: freeze this token']);
       })
       .on('mouseleave', () => {
         tooltip.hide();

@@ -26,7 +26,7 @@ export function legendLines(s, v, config, axis) {
     if (v.controls.head && s.head !== 'mean' && off.has(`${s.layer}/${s.head}`)) lines.push(`Layer ${s.layer}, head ${s.head} is switched off (head ablation): its attention probabilities are multiplied by 0, so its attention is all zeros${v.query ? '; q · k and the softmax below are what it computes before that' : ''}.`);
     else if (off.size) lines.push(`${off.size} head${off.size > 1 ? 's are' : ' is'} switched off (ablate=${s.ablate}): every view shows the ablated model.`);
   }
-  if (s.words && v.controls.words) lines.push('Word level (Clark et al. 2019): attention to a word is the sum over its pieces, attention from a word the mean over its pieces, so rows still sum to 1. A word is the text between spaces (“didn\'t” is one), punctuation at its ends apart.');
+  if (s.words && v.controls.words) lines.push('Word level (Clark et al. 2019): attention to a word is the sum over its pieces, attention from a word the mean over its pieces, so rows still sum to 1. The words are the tokenizer\'s own (Hugging Face\'s word_ids()): BERT splits “didn\'t” into three, SentencePiece keeps “old.” whole.');
   if (axis && axis.spanLabel) lines.push(`Span ${axis.spanLabel} (shift-click tokens, or tap them after “Select span”, to add or remove them): its row is the attention from the span and its column the attention to the span, each summed over its tokens.`);
   return lines;
 }

@@ -14,12 +14,15 @@
 // embed or a standalone file shows them with no model; there masking is
 // switched off (it runs the model), and a sentence says so.
 //
-// data = {hasHead, tokens[T], maskToken, preds [{index, token, token_prob,
+// data = {hasHead, tokens[T], labels[T] (tokens.js: "Ġcle" reads "␣cle"),
+//         label (piece -> label), maskToken, preds [{index, token, token_prob,
 //         token_rank, top: [{id, token, prob}]}], asked (Set of mask=
 //         positions), snapshot (drawn from a snapshot), title, notes[]}
+// Tokens and guesses are shown by their labels, the raw piece in the tooltip.
 
 import { THEMES, tooltip, infoLine, exportContext } from './common.js';
 import { emptySentence } from './view_notes.js';
+import { piecesOf, rawNote, runLabels, tokenLabel } from '../lib/tokens.js';
 
 const K = 5;
 const MAX_ASKED = 64;
@@ -46,7 +49,7 @@ export function maskEdit(run, s, i, maskToken) {
 const pct = (p) => (p >= 0.001 ? `${(100 * p).toFixed(1)} %` : p > 0 ? '< 0.1 %' : '0 %');
 const shown = (t) => (t === null || t === undefined ? '(no token: padded row)' : t);
 
-export const NO_HEAD_LINE = 'This model has no masked-language-model head, so it cannot predict words (all-MiniLM-L6-v2, the default, was trained for sentence embeddings and shipped without one). To see predictions, load a model that has its head: convert a checkpoint folder that includes it — for example a BertForMaskedLM such as bert-base-uncased — with “Convert a checkpoint…” or `bertlens convert`, or load one from the Hugging Face Hub.';
+export const NO_HEAD_LINE = 'This model has no masked-language-model head, so it cannot predict words (all-MiniLM-L6-v2, the default, was trained for sentence embeddings and shipped without one). To see predictions, load a model that has its head: convert a checkpoint folder that includes it — for example a BertForMaskedLM such as bert-base-uncased — with “Convert a model folder…” or `bertlens convert`, or load one from the Hugging Face Hub.';
 
 /** The sentence shown when no position has predictions: the text has no
  *  words yet (empty, only spaces), or none is masked. */
@@ -79,10 +82,12 @@ export function predictionsView() {
     }
     const strip = body.append('div').attr('class', 'pv-tokens').attr('role', 'group')
       .attr('aria-label', 'Tokens: activate one to mask it and see what the model predicts there');
-    data.tokens.forEach((t, i) => {
+    data.tokens.forEach((raw, i) => {
+      const t = data.labels[i];
       const cell = strip.append('span').attr('class', 'pv-tok');
-      const masked = data.maskToken !== null && t === data.maskToken;
+      const masked = data.maskToken !== null && raw === data.maskToken;
       const b = cell.append('button').attr('type', 'button').attr('class', masked ? 'pv-mask' : 'pv-word').text(t)
+        .attr('title', rawNote(raw, t) || null)
         .attr('aria-label', masked ? `${t}, position ${i}: masked` : `Mask “${t}” (position ${i})`)
         .attr('disabled', masked || !data.maskable[i] || data.snapshot ? true : null);
       b.on('click', () => onMask(i));
@@ -101,20 +106,22 @@ export function predictionsView() {
     for (const p of data.preds) {
       const card = list.append('section').attr('class', 'pv-card').attr('data-index', p.index);
       const masked = p.token === data.maskToken;
+      const token = p.token === null || p.token === undefined ? p.token : data.label(p.token);
       card.append('h3').attr('class', 'pv-head')
-        .text(masked ? `Position ${p.index}: ${shown(p.token)} — the model's guesses` : `Position ${p.index}: “${shown(p.token)}” — what the model expects here`);
+        .text(masked ? `Position ${p.index}: ${shown(token)} — the model's guesses` : `Position ${p.index}: “${shown(token)}” — what the model expects here`);
       const ol = card.append('ol').attr('class', 'pv-top');
       const max = Math.max(...p.top.map((e) => e.prob), 1e-9);
       for (const e of p.top) {
         const li = ol.append('li').attr('class', 'pv-row');
-        li.append('span').attr('class', 'pv-word-label').text(shown(e.token));
+        const label = e.token === null || e.token === undefined ? e.token : data.label(e.token);
+        li.append('span').attr('class', 'pv-word-label').text(shown(label)).attr('title', (label && rawNote(e.token, label)) || null);
         const bar = li.append('span').attr('class', 'pv-bar').attr('aria-hidden', 'true');
         bar.append('span').attr('class', 'pv-fill').style('width', `${(100 * e.prob / max).toFixed(1)}%`)
           .style('background', theme.accent);
         li.append('span').attr('class', 'pv-prob').text(pct(e.prob));
       }
       card.append('p').attr('class', 'pv-actual')
-        .text(`${masked ? 'The mask token itself' : `The actual token “${shown(p.token)}”`}: probability ${pct(p.token_prob)}, rank ${p.token_rank}.`);
+        .text(`${masked ? 'The mask token itself' : `The actual token “${shown(token)}”`}: probability ${pct(p.token_prob)}, rank ${p.token_rank}.`);
     }
     root.selectAll('p.view-notes').data([null]).join('p').attr('class', 'view-notes').text(data.notes.join(' '));
     root.selectAll('p.view-hint').data([null]).join('p').attr('class', 'view-hint')
@@ -170,8 +177,9 @@ export const descriptor = {
     const pr = run.predict || { hasHead: false, positions: [], maskToken: null };
     const asked = new Set(parsePositions(s.mask) || []);
     const maskable = run.tokens.map((t, i) => !!(run.offsets && run.offsets[i] && run.offsets[i][1] > run.offsets[i][0]));
+    const style = piecesOf(run);
     return {
-      hasHead: pr.hasHead, tokens: run.tokens, maskToken: pr.maskToken, preds: pr.positions || [], asked, maskable, snapshot: !!run.snapshot,
+      hasHead: pr.hasHead, tokens: run.tokens, labels: runLabels(run), label: (piece) => tokenLabel(piece, style, piece === pr.maskToken), maskToken: pr.maskToken, preds: pr.positions || [], asked, maskable, snapshot: !!run.snapshot,
       empty: emptyLine(run, pr.maskToken),
       title: pr.hasHead ? `Predictions — what the model's masked-LM head expects (top ${pr.k || K})` : 'Predictions — this model has no masked-LM head',
       notes: pr.hasHead ? ['Probabilities are the softmax of the head\'s logits over the whole vocabulary, computed in the page by the same C engine as the attention.'] : [],
