@@ -180,7 +180,7 @@ export function alignRuns(A, B) {
     if (axA.K !== axB.K) {
       return {
         how: null,
-        why: `A has ${A.T} tokens and ${axA.K} words (with [CLS]/[SEP]), B has ${B.T} tokens and ${axB.K} words: a head-by-head difference needs the same number of tokens or of words`,
+        why: `A has ${A.T} tokens and ${axA.K} words (with the specials), B has ${B.T} tokens and ${axB.K} words: a head-by-head difference needs the same number of tokens or of words`,
         counts: { tokens: [A.T, B.T], words: [axA.K, axB.K] },
       };
     }
