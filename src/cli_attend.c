@@ -132,19 +132,25 @@ static int parse_attend(int argc, char **argv, int internal, attend_opts *o) {
     return 0;
 }
 
-/* Print a [n_outer][rows][cols] block where rows is either all `n_rows` rows
- * or the listed ones (sel != NULL): a [n_outer][n_sel][cols] JSON list. */
+/* Print a [rows][cols] block where rows is either all `n_rows` rows or the
+ * listed ones (sel != NULL): a [n_sel][cols] JSON list. */
+static void json_block(const float *x, int n_rows, int cols, const int32_t *sel, int n_sel) {
+    putchar('[');
+    int nr = sel ? n_sel : n_rows;
+    for (int r = 0; r < nr; r++) {
+        if (r) putchar(',');
+        int row = sel ? sel[r] : r;
+        bli_cli_json_floats(x + (size_t)row * cols, (size_t)cols);
+    }
+    putchar(']');
+}
+
+/* The same for n_outer such blocks: a [n_outer][n_sel][cols] JSON list. */
 static void json_rows(const float *x, int n_outer, int n_rows, int cols, const int32_t *sel, int n_sel) {
     putchar('[');
     for (int o = 0; o < n_outer; o++) {
-        printf(o ? ",[" : "[");
-        int nr = sel ? n_sel : n_rows;
-        for (int r = 0; r < nr; r++) {
-            if (r) putchar(',');
-            int row = sel ? sel[r] : r;
-            bli_cli_json_floats(x + ((size_t)o * n_rows + row) * cols, (size_t)cols);
-        }
-        putchar(']');
+        if (o) putchar(',');
+        json_block(x + (size_t)o * n_rows * cols, n_rows, cols, sel, n_sel);
     }
     putchar(']');
 }
@@ -198,7 +204,7 @@ static int emit_scores(bl_state *s, const bl_model *m, int l0, int l1, int NH, i
                     break;
                 }
                 if (h) putchar(',');
-                json_rows(buf + (size_t)pass * T * T, 1, T, T, o->rows, o->n_rows);
+                json_block(buf + (size_t)pass * T * T, T, T, o->rows, o->n_rows);
             }
             putchar(']');
         }

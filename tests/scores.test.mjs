@@ -63,6 +63,11 @@ async function scoresOf(bundle, ref, extra = []) {
     const r = spawnSync(BIN, ['attend', '--scores', ...extra, bundle, ref.text, ref.text_b], { encoding: 'utf8', maxBuffer: 1 << 28 });
     assert.equal(r.status, 0, `attend --scores ${ref.name}: ${r.stderr}`);
     const j = JSON.parse(r.stdout);
+    // [layer][head][query][key], as "attentions"
+    const L1 = extra.includes('--layer') ? 1 : L;
+    for (const a of [j.scores, ...j.score_terms.map((t) => t.values)]) {
+      assert.deepEqual([a.length, a[0].length, a[0][0].length, a[0][0][0].length], [L1, H, T, T], 'shape [layer][head][query][key]');
+    }
     const flat = (a) => Float64Array.from(a.flat(Infinity), (x) => (x === null ? NaN : x));
     return {
       tokens: j.tokens, attn: flat(j.attentions), scores: flat(j.scores),
