@@ -111,6 +111,10 @@ async function checkHead(page, { bundle, layer, head, query, texts: tx, what }) 
       else assert.ok(Math.abs(Number(c) - row[k]) <= 0.005 + TOL * Math.max(1, Math.abs(row[k])), `${what}: key ${j} column ${cols[k]} shows ${c}, the CLI ${row[k]}`);
     });
   });
+  // the text alternative: the strongest keys with each term, the score, the softmax
+  const th = await texts(page, '#view details.view-alt th');
+  assert.deepEqual(th, ['key', ...cli.score_terms.map((t) => t.name), ...(names.length > 1 ? [th[names.length + 1]] : []), 'softmax']);
+  if (names.length > 1) assert.match(th[names.length + 1], /^score \(/);
   const notes = await page.textContent('#view p.view-notes');
   assert.doesNotMatch(notes, /softmax\(q · k \/ √\d+\) over all/);
   for (const t of cli.score_terms) assert.ok(notes.includes(t.name) && notes.includes(t.about), `${what}: the note names ${t.name}`);
@@ -179,4 +183,14 @@ scenario('neuron terms: BERT (the default model) — softmax column = heatmap ro
     assert.match(r.notes, /Each key's score is q·k\/√d: /);
   }
   await shot(page, 'neuron-terms-bert');
+  // a switched-off head: its softmax column is its attention row, all 0;
+  // its scores are still those it computes, and the note says so
+  await page.goto(`${base}?${new URLSearchParams({ text: TEXT, text_b: TEXT_B, view: 'neuron', layer: 4, head: 7, query: 9, ablate: '4:7' })}`);
+  await ready(page);
+  const rows = await page.$$eval('.nv-row', (rs) => rs.map((r) => ({ w: Number(r.dataset.softmax), score: Number(r.dataset.score) })));
+  assert.ok(rows.length > 10 && rows.every((r) => r.w === 0), 'the switched-off head\'s row is 0');
+  const cli = JSON.parse(run(BIN, ['attend', '--scores', '--layer', '4', '--ablate', '4:7', DEFAULT_GZ, TEXT, TEXT_B]).stdout);
+  rows.forEach((r, j) => assert.ok(Math.abs(r.score - cli.scores[0][7][9][j]) <= TOL * Math.max(1, Math.abs(cli.scores[0][7][9][j])), `key ${j}: score ${r.score}`));
+  assert.match(await page.textContent('#view p.view-notes'), /This head is switched off: the model multiplies its probabilities by 0 after the softmax/);
+  await shot(page, 'neuron-terms-bert-switched-off');
 });
