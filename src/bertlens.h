@@ -15,6 +15,8 @@
  *                them) exposing attention, q/k, norms; encoder_state.c,
  *                encoder_weights.c, encoder_family.c
  *   kernels*.c   matmul / layernorm / softmax / gelu, scalar + SIMD
+ *   scores.c     one head's pre-softmax scores and the terms they add up
+ *                from (content, relative positions: per family)
  *   analyze.c    head features + pattern class, attention rollout
  *   embed.c      sentence embeddings (mean pooling, L2 norm)
  *   convert*.c   Hugging Face checkpoint -> bundle (internal API: convert.h)
@@ -292,6 +294,46 @@ const float *bl_layer_queries(const bl_state *s, int32_t layer); /* [H][T][d_hea
 const float *bl_layer_keys(const bl_state *s, int32_t layer);    /* [H][T][d_head]                */
 const float *bl_hidden(const bl_state *s, int32_t layer);    /* [T][hidden]; layer = n_layers: final; 0: embeddings */
 int32_t bl_state_tokens(const bl_state *s);                  /* T of the last forward                 */
+
+/* ----------------------------------------------------- attention scores
+ * What a head's softmax takes (scores.c): the logits s_ij of query i and
+ * key j, as the model computes them, and the terms they are the sum of,
+ * one per piece of the family's attention (named as its paper names them):
+ *   BERT, DistilBERT, ELECTRA, RoBERTa/XLM-R, ALBERT   q·k/√d
+ *   ModernBERT   q·k/√d of the rotated q, k (RoPE); a sliding-window layer
+ *                masks the keys farther than its half window from the query
+ *   MPNet        q·k/√d + relative position bias (one learned number per
+ *                head and bucket of j - i, every layer's)
+ *   DeBERTa      content-to-content + content-to-position +
+ *                position-to-content (those the config enables), each over
+ *                √(d · (1 + relative terms)) as the model scales them
+ * softmax over j of s_ij is the head's attention row i, except where the
+ * head is switched off (bl_state_set_head_mask: its probabilities are
+ * multiplied by 0 after the softmax; the scores are those it computes).
+ * Keys the model masks out are NaN in the scores and in every term. */
+#define BL_MAX_SCORE_TERMS 3
+
+typedef struct bl_score_info {
+    int32_t n_terms;                      /* 1..BL_MAX_SCORE_TERMS             */
+    char name[BL_MAX_SCORE_TERMS][32];    /* UTF-8, e.g. "content-to-position" */
+    char abbr[BL_MAX_SCORE_TERMS][16];    /* short form, e.g. "c2p"            */
+    char about[BL_MAX_SCORE_TERMS][192];  /* one sentence: what the term adds  */
+    int32_t window; /* this layer masks keys j with |i - j| > window; -1: none */
+} bl_score_info;
+
+/* The terms of layer `layer`'s scores under model m. Returns 0, or -1 with
+ * a reason (layer out of range). */
+int bl_score_terms(const bl_model *m, int32_t layer, bl_score_info *out, char *err, size_t errlen);
+/* Head `head` of layer `layer` of the last bl_forward of s, which kept that
+ * layer's queries and keys (BL_KEEP_QK with qk_layer = layer, or
+ * BL_KEEP_QK_ALL): scores [T][T] (rows = queries) and, when terms is not
+ * NULL, terms [n_terms][T][T], in bl_score_terms' order; they add up to the
+ * scores within float rounding. DeBERTa's relative rows are projected
+ * again for the layer (the state's buffers, on its threads): call it as
+ * bl_forward is called, from the thread that owns s. Allocates nothing.
+ * Returns 0, or -1 with a reason (nothing run, q/k of that layer not kept,
+ * layer or head out of range). */
+int bl_scores(bl_state *s, int32_t layer, int32_t head, float *scores, float *terms, char *err, size_t errlen);
 
 /* --------------------------------------------------- sentence embeddings
  * The sentence-transformers embedding of a text (embed.c), as the models

@@ -3,7 +3,7 @@
  *   bertlens info BUNDLE                               metadata + tensor summary
  *   bertlens tokenize BUNDLE TEXT [TEXT_B]             one JSON object
  *   bertlens tokenize --jsonl BUNDLE                   JSON lines in, JSON lines out
- *   bertlens attend [--layer N] [--qk] [--norms] [--ablate L:H,..|--keep L:H,..] BUNDLE TEXT [TEXT_B]
+ *   bertlens attend [--layer N] [--qk] [--norms] [--scores] [--ablate L:H,..|--keep L:H,..] BUNDLE TEXT [TEXT_B]
  *   bertlens embed [--ablate L:H,..|--keep L:H,..] BUNDLE TEXT [TEXT...]
  *                                                      sentence embeddings (JSON lines)
  *   bertlens attend --npy DIR ... BUNDLE TEXT [TEXT_B] the same arrays as .npy files in DIR
@@ -77,11 +77,12 @@ static void usage(FILE *f) {
             "  bertlens info BUNDLE\n"
             "  bertlens tokenize BUNDLE TEXT [TEXT_B]\n"
             "  bertlens tokenize --jsonl BUNDLE        (JSON lines on stdin)\n"
-            "  bertlens attend [--layer N] [--qk] [--norms] [--ablate L:H,...|--keep L:H,...] [--npy DIR] BUNDLE TEXT [TEXT_B]\n"
+            "  bertlens attend [--layer N] [--qk] [--norms] [--scores] [--ablate L:H,...|--keep L:H,...] [--npy DIR] BUNDLE TEXT [TEXT_B]\n"
             "  bertlens attend [options] --ids ID,... [--types T,...] BUNDLE   (token ids instead of a text)\n"
             "                      --ablate masks these heads (L:* a whole layer), --keep all but these\n"
             "                      --npy DIR writes DIR/attention_L<l>.npy (float32 [head][T][T]; norms_, queries_,\n"
             "                      keys_ likewise) and DIR/tokens.json instead of JSON on stdout\n"
+            "                      --scores adds each head's pre-softmax scores and the terms they add up from\n"
             "  bertlens embed [--ablate ...|--keep ...] BUNDLE TEXT [TEXT...]   sentence embeddings, cosines\n"
             "  bertlens analyze BUNDLE TEXT [TEXT_B]   head features + classes, rollout\n"
             "  bertlens predict [--top K] [--positions I,J,...] BUNDLE TEXT [TEXT_B]   masked-word predictions (JSON)\n"

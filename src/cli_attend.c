@@ -10,13 +10,17 @@
 
 /* ------------------------------------------------------------- attend */
 
-/* bertlens attend [--layer N] [--qk] [--norms] BUNDLE TEXT [TEXT_B]
+/* bertlens attend [--layer N] [--qk] [--norms] [--scores] BUNDLE TEXT [TEXT_B]
  *
  * Prints {"tokens": [...], "truncated": bool, "layers": [l...],
  * "attentions": [layer][head][T][T]}. Every per-layer array lists the layers
  * in "layers": all of them, or with --layer N a one-element list. --qk adds
  * "queries"/"keys" [layer][head][T][d_head] (after bias, before 1/sqrt(d)),
- * --norms adds "norms" [layer][head][T][T] (||a_ij f_h(x_j)||).
+ * --norms adds "norms" [layer][head][T][T] (||a_ij f_h(x_j)||), --scores
+ * adds "scores" [layer][head][T][T] (the logits each head's softmax takes,
+ * null at keys the model masks out) and "score_terms" [{"name", "abbr",
+ * "about", "values": [layer][head][T][T]}], the terms that add up to them
+ * (bertlens.h bl_scores: one per piece of the family's attention).
  *
  * bertlens attend [options] --ids 0,31,7,2 [--types 0,0,0,0] BUNDLE
  * runs these token ids (and token types, default 0) instead of a text: the
@@ -33,7 +37,8 @@
 
 typedef struct {
     int layer;                /* -1: every layer                           */
-    int qk, norms;            /* add queries/keys, value-weighted norms    */
+    int qk, norms, scores;    /* add queries/keys, value-weighted norms,
+                                 scores and their terms                    */
     int hidden;               /* test-attend: add hidden states + pooled   */
     int32_t *ids, *types;     /* test-attend: run these (malloc'ed)        */
     int n_ids, n_types;
@@ -88,6 +93,8 @@ static int parse_attend(int argc, char **argv, int internal, attend_opts *o) {
             o->npy_dir = argv[++i];
         } else if (!strcmp(a, "--norms")) {
             o->norms = 1;
+        } else if (!strcmp(a, "--scores")) {
+            o->scores = 1;
         } else if (internal && !strcmp(a, "--hidden")) {
             o->hidden = 1;
         } else if (!strcmp(a, "--ids") && has_val) {
@@ -106,9 +113,13 @@ static int parse_attend(int argc, char **argv, int internal, attend_opts *o) {
         }
     }
     if (npos < (o->ids ? 1 : 2) || npos > (o->ids ? 1 : 3)) {
-        fprintf(stderr, "usage: bertlens attend [--layer N] [--qk] [--norms] [--ablate L:H,...|--keep L:H,...] "
+        fprintf(stderr, "usage: bertlens attend [--layer N] [--qk] [--norms] [--scores] [--ablate L:H,...|--keep L:H,...] "
                         "[--npy DIR] BUNDLE TEXT [TEXT_B]\n"
                         "       bertlens attend [options] --ids ID,ID,... [--types T,T,...] BUNDLE\n");
+        return -1;
+    }
+    if (o->scores && o->npy_dir) {
+        fprintf(stderr, "bertlens: --scores prints JSON; --npy writes attention, norms and q/k only\n");
         return -1;
     }
     if (o->types && o->n_types != o->n_ids) {
@@ -121,19 +132,25 @@ static int parse_attend(int argc, char **argv, int internal, attend_opts *o) {
     return 0;
 }
 
-/* Print a [n_outer][rows][cols] block where rows is either all `n_rows` rows
- * or the listed ones (sel != NULL): a [n_outer][n_sel][cols] JSON list. */
+/* Print a [rows][cols] block where rows is either all `n_rows` rows or the
+ * listed ones (sel != NULL): a [n_sel][cols] JSON list. */
+static void json_block(const float *x, int n_rows, int cols, const int32_t *sel, int n_sel) {
+    putchar('[');
+    int nr = sel ? n_sel : n_rows;
+    for (int r = 0; r < nr; r++) {
+        if (r) putchar(',');
+        int row = sel ? sel[r] : r;
+        bli_cli_json_floats(x + (size_t)row * cols, (size_t)cols);
+    }
+    putchar(']');
+}
+
+/* The same for n_outer such blocks: a [n_outer][n_sel][cols] JSON list. */
 static void json_rows(const float *x, int n_outer, int n_rows, int cols, const int32_t *sel, int n_sel) {
     putchar('[');
     for (int o = 0; o < n_outer; o++) {
-        printf(o ? ",[" : "[");
-        int nr = sel ? n_sel : n_rows;
-        for (int r = 0; r < nr; r++) {
-            if (r) putchar(',');
-            int row = sel ? sel[r] : r;
-            bli_cli_json_floats(x + ((size_t)o * n_rows + row) * cols, (size_t)cols);
-        }
-        putchar(']');
+        if (o) putchar(',');
+        json_block(x + (size_t)o * n_rows * cols, n_rows, cols, sel, n_sel);
     }
     putchar(']');
 }
@@ -148,6 +165,53 @@ static void emit_layers(const char *key, const float *(*get)(const bl_state *, i
         json_rows(x, NH, T, cols, o->rows, o->n_rows);
     }
     putchar(']');
+}
+
+/* ,"scores":[layer][head][T or rows][T],"score_terms":[{"name","abbr","about",
+ * "values":[layer][head][T or rows][T]}]: computed again for each array
+ * printed (one head's at a time), not held for every head at once. */
+static int emit_scores(bl_state *s, const bl_model *m, int l0, int l1, int NH, int T, const attend_opts *o) {
+    char err[512] = "";
+    bl_score_info info;
+    if (bl_score_terms(m, l0, &info, err, sizeof err)) {
+        bli_term_line(stderr, "bertlens: %s", err);
+        return -1;
+    }
+    const int n = info.n_terms;
+    float *buf = malloc((size_t)(n + 1) * T * T * sizeof *buf); /* scores [T][T], then terms [n][T][T] */
+    if (!buf) {
+        fprintf(stderr, "bertlens: out of memory for the scores\n");
+        return -1;
+    }
+    int rc = 0;
+    printf(",\"scores\":[");
+    for (int pass = 0; pass <= n && !rc; pass++) {
+        if (pass) {
+            printf(pass > 1 ? "]},{\"name\":" : "],\"score_terms\":[{\"name\":");
+            bli_cli_json_str(info.name[pass - 1]);
+            printf(",\"abbr\":");
+            bli_cli_json_str(info.abbr[pass - 1]);
+            printf(",\"about\":");
+            bli_cli_json_str(info.about[pass - 1]);
+            printf(",\"values\":[");
+        }
+        for (int l = l0; l < l1 && !rc; l++) {
+            printf(l > l0 ? ",[" : "[");
+            for (int h = 0; h < NH; h++) {
+                if (bl_scores(s, l, h, buf, buf + (size_t)T * T, err, sizeof err)) {
+                    bli_term_line(stderr, "bertlens: %s", err);
+                    rc = -1;
+                    break;
+                }
+                if (h) putchar(',');
+                json_block(buf + (size_t)pass * T * T, T, T, o->rows, o->n_rows);
+            }
+            putchar(']');
+        }
+    }
+    printf("]}]");
+    free(buf);
+    return rc;
 }
 
 /* ,"hidden":[n_layers+1][T or rows][hidden],"pooled":[hidden] */
@@ -243,8 +307,10 @@ static int run_attend(const attend_opts *o) {
             goto close;
         }
     /* --qk: the one layer asked for, or every layer's q/k from one forward */
+    /* --scores: made from the kept q/k of the layers printed */
     unsigned flags = BL_KEEP_ATTN | (o->norms ? BL_KEEP_NORMS : 0) |
-                     (o->qk ? (o->layer >= 0 ? BL_KEEP_QK : BL_KEEP_QK_ALL) : 0) | (o->hidden ? BL_KEEP_HIDDEN : 0);
+                     (o->qk || o->scores ? (o->layer >= 0 ? BL_KEEP_QK : BL_KEEP_QK_ALL) : 0) |
+                     (o->hidden ? BL_KEEP_HIDDEN : 0);
     if (!(s = bli_cli_new_state(m, T, flags, err, sizeof err))) {
         bli_term_line(stderr, "bertlens: %s", err);
         goto close;
@@ -275,6 +341,10 @@ static int run_attend(const attend_opts *o) {
     if (o->qk) {
         emit_layers("queries", bl_layer_queries, s, l0, l1, NH, T, d, o);
         emit_layers("keys", bl_layer_keys, s, l0, l1, NH, T, d, o);
+    }
+    if (o->scores && emit_scores(s, m, l0, l1, NH, T, o)) {
+        putchar('\n'); /* (the JSON is cut short: the status says so) */
+        goto close;
     }
     if (o->hidden) emit_hidden(s, L, T, H, o);
     if (o->rows) emit_attn_summaries(s, l0, l1, NH, T);

@@ -155,15 +155,7 @@ static void task_heads(void *arg, int w, int n) {
     const int32_t T = f->T, l = f->l, H = s->c.hidden, NH = s->c.n_heads, d = H / NH;
     float *scratch = s->scratch + (size_t)w * s->nscratch;
     const ptrdiff_t qk = qk_offset(s, l, T);
-    /* Quantized weights: the attention products on 13-bit integers too
-     * (blk_matmul_nt_q, ~1e-4 of the largest value, invisible next to the
-     * weights' own error: the fidelity corpus's worst q10 max |d| 0.0172 ->
-     * 0.0169); f32/f16 bundles keep f32 (their 1e-5 bar against Hugging
-     * Face), and so do short inputs, where the products are a small share
-     * and padding K = T to 32 costs more than it saves. */
-    const int32_t wdt = bli_lw(s, l)->wq.dtype;
-    void (*nt)(float *, int32_t, const float *, int32_t, int32_t, const float *, int32_t, int32_t, int32_t, int32_t,
-               float *) = wdt == BL_F32 || wdt == BL_F16 || T < 64 ? blk_matmul_nt : blk_matmul_nt_q;
+    const bli_nt_fn nt = bli_attn_product(s, l, T);
     (void)n;
     for (int32_t h; (h = atomic_fetch_add_explicit(&f->next, 1, memory_order_relaxed)) < NH;) {
         float *a = s->attn ? s->attn + ((size_t)l * NH + h) * T * T : s->att + (size_t)w * s->natt; /* [T][T] */
@@ -267,6 +259,17 @@ int bl_forward(bl_state *s, const int32_t *ids, const int32_t *type_ids, int32_t
     s->T = T;
     s->has_final = !s->no_final;
     return 0;
+}
+
+bli_nt_fn bli_attn_product(const bl_state *s, int32_t l, int32_t T) {
+    /* Quantized weights: the attention products on 13-bit integers too
+     * (blk_matmul_nt_q, ~1e-4 of the largest value, invisible next to the
+     * weights' own error: the fidelity corpus's worst q10 max |d| 0.0172 ->
+     * 0.0169); f32/f16 bundles keep f32 (their 1e-5 bar against Hugging
+     * Face), and so do short inputs, where the products are a small share
+     * and padding K = T to 32 costs more than it saves. */
+    const int32_t wdt = bli_lw(s, l)->wq.dtype;
+    return wdt == BL_F32 || wdt == BL_F16 || T < 64 ? blk_matmul_nt : blk_matmul_nt_q;
 }
 
 /* ------------------------------------------------------------- results */

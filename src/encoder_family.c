@@ -223,7 +223,8 @@ void bli_fam_layer_begin(bl_state *s, int32_t l) {
 }
 
 /* ModernBERT: layer l is global when l % global_every == 0. */
-static int is_global(const bl_state *s, int32_t l) { return s->fam.global_every <= 1 || l % s->fam.global_every == 0; }
+static int global_layer(const bli_family *f, int32_t l) { return f->global_every <= 1 || l % f->global_every == 0; }
+static int is_global(const bl_state *s, int32_t l) { return global_layer(&s->fam, l); }
 
 void bli_fam_qk_rows(bl_state *s, int32_t l, int32_t t0, int32_t t1) {
     bli_famx *x = s->fx;
@@ -259,6 +260,135 @@ void bli_fam_softmax(bl_state *s, int32_t l, int32_t h, float *a, int32_t T, flo
         break;
     default:
         blk_softmax(a, T, T, 1.0f / sqrtf((float)d));
+    }
+}
+
+/* ------------------------------------------------------ scores and terms
+ * What bli_fam_softmax does to one head, kept apart term by term (bl_scores,
+ * scores.c): the same operations in the same order, so that the scores are
+ * the very logits its softmax takes. */
+
+/* DeBERTa's relative terms the config enables: BLI_DEB_* bits, and how many. */
+static unsigned deberta_terms(const bli_family *f, int *n) {
+    const unsigned on = (unsigned)f->rel_terms;
+    *n = !!(on & BLI_DEB_C2P) + !!(on & BLI_DEB_P2C);
+    return on;
+}
+
+/* One term's name, short form and sentence into slot i of out. */
+static void term(bl_score_info *out, const char *name, const char *abbr, const char *about) {
+    const int i = out->n_terms++;
+    snprintf(out->name[i], sizeof out->name[i], "%s", name);
+    snprintf(out->abbr[i], sizeof out->abbr[i], "%s", abbr);
+    snprintf(out->about[i], sizeof out->about[i], "%s", about);
+}
+
+void bli_fam_score_terms(const bli_family *f, const bl_config *c, int32_t l, bl_score_info *out) {
+    memset(out, 0, sizeof *out);
+    out->window = -1;
+    (void)c;
+    switch (f->kind) {
+    case BLI_FAM_MPNET:
+        term(out, "q·k/√d", "q·k/√d", "the query's dot product with the key, over √d");
+        term(out, "relative position bias", "bias",
+             "a learned number per head for the bucket of the key's offset j − i from the query (32 buckets: "
+             "exact within 8 tokens, logarithmic to 128), the same in every layer");
+        break;
+    case BLI_FAM_DEBERTA: {
+        int n;
+        const unsigned on = deberta_terms(f, &n);
+        const char *div = n == 2 ? "√(3d)" : n == 1 ? "√(2d)" : "√d";
+        char about[192];
+        snprintf(about, sizeof about, "the query's content q_i against the key's content k_j, over %s", div);
+        term(out, "content-to-content", "c2c", about);
+        if (on & BLI_DEB_C2P) {
+            snprintf(about, sizeof about,
+                     "the query's content q_i against the key projection of the relative position i − j, "
+                     "over %s", div);
+            term(out, "content-to-position", "c2p", about);
+        }
+        if (on & BLI_DEB_P2C) {
+            snprintf(about, sizeof about,
+                     "the key's content k_j against the query projection of the relative position i − j, "
+                     "over %s", div);
+            term(out, "position-to-content", "p2c", about);
+        }
+        break;
+    }
+    case BLI_FAM_MODERNBERT:
+        term(out, "q·k/√d", "q·k/√d",
+             "the dot product of the query and the key, both rotated by their positions (RoPE), so that it also "
+             "depends on their distance; over √d");
+        if (!global_layer(f, l)) out->window = f->window;
+        break;
+    default:
+        term(out, "q·k/√d", "q·k/√d", "the query's dot product with the key, over √d");
+    }
+}
+
+void bli_fam_scores(bl_state *s, int32_t l, int32_t h, const float *q, const float *k, int32_t T, float *scores,
+                    float *terms, float *scratch) {
+    const int32_t H = s->c.hidden, NH = s->c.n_heads, d = H / NH;
+    const size_t n = (size_t)T * T;
+    bli_famx *x = s->fx;
+    float scale = 1.0f / sqrtf((float)d);
+    int32_t half = -1; /* keys beyond it masked (ModernBERT's local layers) */
+    switch (x ? x->kind : BLI_FAM_BERT) {
+    case BLI_FAM_MPNET: {
+        /* bli_rel_bias_add: a[i][j] / sqrt(d) + bias[j - i + T - 1] */
+        const float div = sqrtf((float)d), *rel = x->bias + (size_t)h * (2 * T - 1);
+        if (terms)
+            for (int32_t i = 0; i < T; i++)
+                for (int32_t j = 0; j < T; j++) {
+                    terms[(size_t)i * T + j] = scores[(size_t)i * T + j] / div;
+                    terms[n + (size_t)i * T + j] = rel[j - i + T - 1];
+                }
+        bli_rel_bias_add(scores, T, div, rel);
+        return;
+    }
+    case BLI_FAM_DEBERTA: {
+        int n_rel;
+        const unsigned on = deberta_terms(&s->fam, &n_rel);
+        scale = 1.0f / sqrtf((float)d * (float)(1 + n_rel));
+        if (x->pl != l) bli_fam_layer_begin(s, l); /* the rows of another layer are there */
+        const float *pk = x->pk + (size_t)h * d, *pq = x->pq + (size_t)h * d;
+        if (!terms) {
+            bli_deberta_add(scores, T, q, k, d, pk, pq, H, x->idx, x->nr, d, on, scratch);
+            break;
+        }
+        /* each relative term on its own, added as bli_deberta_add adds them
+         * (c2p, then p2c): the same sums */
+        memcpy(terms, scores, n * sizeof(float));
+        float *t = terms + n;
+        const unsigned bits[2] = {BLI_DEB_C2P, BLI_DEB_P2C};
+        for (int b = 0; b < 2; b++) {
+            if (!(on & bits[b])) continue;
+            memset(t, 0, n * sizeof(float));
+            bli_deberta_add(t, T, q, k, d, pk, pq, H, x->idx, x->nr, d, bits[b], scratch);
+            for (size_t i = 0; i < n; i++) scores[i] += t[i];
+            t += n;
+        }
+        for (size_t i = 0; i < (size_t)(1 + n_rel) * n; i++) terms[i] *= scale;
+        break;
+    }
+    case BLI_FAM_MODERNBERT:
+        if (!is_global(s, l)) half = s->fam.window;
+        break;
+    default:
+        break;
+    }
+    /* the softmax's scale (blk_softmax(a, T, T, scale): exp(scale * a)) */
+    for (size_t i = 0; i < n; i++) scores[i] *= scale;
+    if (terms && (!x || x->kind != BLI_FAM_DEBERTA)) memcpy(terms, scores, n * sizeof(float));
+    if (half >= 0) {
+        const int n_terms = terms ? 1 : 0;
+        for (int32_t i = 0; i < T; i++) {
+            int32_t j0, j1;
+            bli_window_of(i, T, half, &j0, &j1);
+            for (int32_t j = 0; j < T; j++)
+                if (j < j0 || j >= j1)
+                    for (int t = 0; t <= n_terms; t++) (t ? terms : scores)[(size_t)i * T + j] = NAN;
+        }
     }
 }
 

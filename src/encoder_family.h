@@ -139,6 +139,20 @@ void bli_fam_qk_rows(bl_state *s, int32_t l, int32_t t0, int32_t t1);
 /* Head h of layer l: a [T][T] holds q_h k_h^T; leaves the probabilities
  * (the family's terms, scale, window and softmax). scratch: the thread's. */
 void bli_fam_softmax(bl_state *s, int32_t l, int32_t h, float *a, int32_t T, float *scratch);
+/* bl_scores (scores.c), head h of layer l after a forward that kept the
+ * layer's q, k ([T][d] each, rows of d floats): scores [T][T] holds
+ * q_h k_h^T, made as the forward pass makes it (bli_attn_product), and is
+ * left holding the logits bli_fam_softmax's softmax takes; terms (when not
+ * NULL) the family's terms [n][T][T] in bli_fam_score_terms' order. Keys
+ * the layer masks out are NaN in both. scratch: the first thread's (the
+ * forward pass is not running). */
+void bli_fam_scores(bl_state *s, int32_t l, int32_t h, const float *q, const float *k, int32_t T, float *scores,
+                    float *terms, float *scratch);
+/* The names of those terms, and layer l's window (bl_score_terms). */
+typedef struct bl_score_info bl_score_info;
+typedef struct bli_family bli_family;
+typedef struct bl_config bl_config;
+void bli_fam_score_terms(const bli_family *f, const bl_config *c, int32_t l, bl_score_info *out);
 /* The rest of layer l for rows [t0, t1) when the family's layer is not
  * BERT's (ModernBERT: pre-norm, GeGLU, final norm): 1 done, 0 run BERT's. */
 int bli_fam_rows(bl_state *s, int32_t l, int32_t T, int32_t t0, int32_t t1, float *scratch);

@@ -79,6 +79,13 @@ static inline const layer_weights *bli_lw(const bl_state *s, int32_t l) {
     return &s->layers[bli_stored_layer(&s->c, &s->fam, l)];
 }
 
+/* The product layer l's attention makes of T tokens (q_h k_h^T, then A v):
+ * blk_matmul_nt, or blk_matmul_nt_q for quantized weights from 64 tokens
+ * (encoder.c). scores.c makes q_h k_h^T with the same one. */
+typedef void (*bli_nt_fn)(float *, int32_t, const float *, int32_t, int32_t, const float *, int32_t, int32_t, int32_t,
+                          int32_t, float *);
+bli_nt_fn bli_attn_product(const bl_state *s, int32_t l, int32_t T);
+
 /* encoder_weights.c: bind the bundle's tensors (bundle.h lists, per family),
  * free them, and the value norms' Gram matrices. */
 int bli_enc_build_weights(bl_state *s, const bl_model *m, char *err, size_t errlen);

@@ -10,6 +10,7 @@
  *   blw_forward_ids blw_tokens_json blw_attention blw_norms blw_queries
  *   blw_keys blw_layer_queries blw_layer_keys blw_hidden   (the API in docs/engine.md)
  *   blw_analyze_json blw_rollout blw_head_analyze   analyses (analyze.c)
+ *   blw_scores blw_score_terms_json          one head's scores and terms (scores.c)
  *   blw_head_compare                          two runs' heads compared (analyze.c)
  *   blw_set_head_mask blw_embedding          head ablation, sentence embedding
  *   blw_set_threads blw_threads blw_threaded threads of the forward pass
@@ -53,6 +54,7 @@ static struct {
     uint8_t *mask;      /* [n_layers][n_heads] head mask (1 = masked),
                            applied to every state; NULL: none set   */
     float *emb;         /* [hidden] last blw_embedding              */
+    float *scores;      /* [1 + n_terms][T][T] last blw_scores      */
     int no_final;       /* blw_set_final(0): every state skips the
                            final hidden states                      */
     int32_t threads;    /* blw_set_threads (0/1: one thread), given
@@ -97,6 +99,8 @@ static void unload(void) {
     free(g.bytes);
     free(g.mask);
     free(g.emb);
+    free(g.scores);
+    g.scores = NULL;
     g.state = NULL;
     g.model = NULL;
     g.bytes = NULL;
@@ -385,6 +389,52 @@ EMSCRIPTEN_KEEPALIVE const float *blw_embedding(void) {
     if (!g.emb && !(g.emb = bli_alloc(BLI_BYTES(sizeof(float), H), 0, "the embedding", g.err, sizeof g.err)))
         return NULL;
     return bl_embed(g.state, g.emb, g.err, sizeof g.err) ? NULL : g.emb;
+}
+
+/* ------------------------------------------------------------- scores */
+
+/* Head `head` of layer `layer` of the state's last run (which kept that
+ * layer's q/k: the page's runs keep every layer's): [1 + n][T][T] floats,
+ * the scores its softmax takes, then its n terms in blw_score_terms_json's
+ * order (bl_scores), NaN at the keys the model masks out. Valid until the
+ * next blw_scores, run or load. NULL + blw_error. */
+EMSCRIPTEN_KEEPALIVE const float *blw_scores(int layer, int head) {
+    bl_score_info info;
+    const int32_t T = g.state ? bl_state_tokens(g.state) : 0;
+    if (!T) {
+        set_error("no run: call blw_run first");
+        return NULL;
+    }
+    if (bl_score_terms(g.model, layer, &info, g.err, sizeof g.err)) return NULL;
+    free(g.scores);
+    g.scores = bli_alloc(BLI_BYTES(sizeof(float), 1 + info.n_terms, T, T), 0, "the scores", g.err, sizeof g.err);
+    if (!g.scores) return NULL;
+    return bl_scores(g.state, layer, head, g.scores, g.scores + (size_t)T * T, g.err, sizeof g.err) ? NULL : g.scores;
+}
+
+/* The terms of layer `layer`'s scores (bl_score_terms) as JSON:
+ * {"terms": [{"name", "abbr", "about"}], "window": the half width of the
+ * layer's window (keys farther from the query are masked), or -1}. */
+EMSCRIPTEN_KEEPALIVE const char *blw_score_terms_json(int layer) {
+    bl_score_info info;
+    if (!g.model) {
+        set_error("no model loaded");
+        return NULL;
+    }
+    if (bl_score_terms(g.model, layer, &info, g.err, sizeof g.err)) return NULL;
+    bli_jbuf b = {0};
+    jb_printf(&b, "{\"terms\":[");
+    for (int i = 0; i < info.n_terms; i++) {
+        jb_printf(&b, i ? ",{\"name\":" : "{\"name\":");
+        jb_str(&b, info.name[i]);
+        jb_printf(&b, ",\"abbr\":");
+        jb_str(&b, info.abbr[i]);
+        jb_printf(&b, ",\"about\":");
+        jb_str(&b, info.about[i]);
+        jb_printf(&b, "}");
+    }
+    jb_printf(&b, "],\"window\":%d}", info.window);
+    return jb_finish(&b);
 }
 
 /* ----------------------------------------------------------- analyses */

@@ -324,13 +324,19 @@ scenario('data export: CSV and JSON hold the matrix on screen with its labels, a
   assert.deepEqual(b.rows, drawn.length ? drawn : b.rows);
   assert.ok(!b.rows.includes('[CLS]') && b.rows.includes('unbelievably'), b.rows.join(' '));
   for (const row of b.values) assert.ok(Math.abs(row.reduce((s, v) => s + v, 0) - 1) < 1e-4);
-  // Neuron view: one row, the query's softmax over the keys.
+  // Neuron view: the query's softmax over the keys, then its score's one
+  // term (q·k/√d, BERT) and the score.
   await page.goto(`${base}?${new URLSearchParams({ ...PAIR, view: 'neuron', layer: 3, head: 5, query: 8 })}`);
   await ready(page);
   const nj = JSON.parse(await download(page, '#export-json'));
-  assert.equal(nj.blocks.length, 1);
-  assert.deepEqual(nj.blocks[0].rows, ['cat']);
+  assert.equal(nj.blocks.length, 3);
+  assert.deepEqual(nj.blocks.map((b) => b.rows), [['cat'], ['cat'], ['cat']]);
   nj.blocks[0].values[0].forEach((v, j) => assert.ok(Math.abs(v - fx.qk_attention[(5 * T + 8) * T + j]) < 0.03, `key ${j}`));
+  assert.match(nj.blocks[1].values_are, /^score term q·k\/√d: /);
+  assert.match(nj.blocks[2].values_are, /^score \(the softmax's input\)/);
+  const e = nj.blocks[2].values[0].map((v) => Math.exp(v));
+  const sum = e.reduce((a, b) => a + b, 0);
+  e.forEach((v, j) => assert.ok(Math.abs(v / sum - nj.blocks[0].values[0][j]) < 1e-5, `softmax of the exported scores: key ${j}`));
 });
 
 scenario('standalone HTML export opens from file:// and draws without the model', async ({ page, base, shot }) => {

@@ -91,7 +91,7 @@ scenario('phone 390x844: no view scrolls the page sideways; stacked neuron view;
       assert.ok(!overlap, `column titles "${a.t}" and "${b.t}" overlap`);
     }
   }
-  const numbers = await page.$$eval('.nv-row text.soft, .nv-row text.norm, .nv-row text.dot', (ts) => ts.map((t) => t.getBoundingClientRect().right));
+  const numbers = await page.$$eval('.nv-row text.soft, .nv-row text.norm, .nv-row text.term', (ts) => ts.map((t) => t.getBoundingClientRect().right));
   assert.equal(numbers.length, 3 * fx.T);
   assert.ok(Math.max(...numbers) <= 390, `numbers end at ${Math.max(...numbers)} px`);
   // Model view: all 12 head labels inside the screen.
@@ -165,7 +165,7 @@ scenario('phone: a tap on a heatmap cell shows its value; the neuron view is a s
   await cdp.send('Input.dispatchTouchEvent', { type: 'touchStart', touchPoints: [row] });
   await cdp.send('Input.dispatchTouchEvent', { type: 'touchEnd', touchPoints: [] });
   await page.waitForFunction(() => !document.getElementById('tooltip').hidden);
-  assert.match(await page.textContent('.view-info .info-text'), new RegExp(`→ ${fx.tokens[5].replace(/[#[\]]/g, '.')} · q·k = `));
+  assert.match(await page.textContent('.view-info .info-text'), new RegExp(`→ ${fx.tokens[5].replace(/[#[\]]/g, '.')} · q·k/√d = `));
   await clickAndRedraw(page, '#view-tabs [data-view="heatmap"]');
   assert.equal(await page.$eval('#tooltip', (t) => t.hidden), true);
 }, { viewport: { width: 390, height: 844 } });

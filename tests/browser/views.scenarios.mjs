@@ -277,7 +277,7 @@ scenario('model view by keyboard: Tab to the grid, arrows move the highlight, En
   await ready(page);
 });
 
-scenario('neuron view: q, k, q×k, q·k, scaled, softmax; softmax matches HF attention', async ({ page, base, shot }) => {
+scenario('neuron view: q, k, q×k, q·k/√d, softmax; q·k/√d and softmax match HF', async ({ page, base, shot }) => {
   await open(page, base, { ...PAIR, layer: 2, head: 5 });
   await page.selectOption('#layer', String(fx.qk_layer));
   await ready(page);
@@ -289,15 +289,17 @@ scenario('neuron view: q, k, q×k, q·k, scaled, softmax; softmax matches HF att
   await page.selectOption('#neuron-query', String(query));
   await ready(page);
   const titles = await texts(page, '.col-title');
-  assert.deepEqual(titles, ['key k', 'q × k (element-wise)', 'q · k', `q·k / √${fx.d}`, 'softmax']);
+  assert.deepEqual(titles, ['key k', 'q × k (element-wise)', 'q·k/√d', 'softmax']);
   assert.deepEqual(await texts(page, '.nv-row .key-label'), fx.tokens);
   const soft = (await texts(page, '.nv-row text.soft')).map(Number);
-  const dots = (await texts(page, '.nv-row text.dot')).map(Number);
-  const scaled = (await texts(page, '.nv-row text.scaled')).map(Number);
+  const scaled = (await texts(page, '.nv-row text.term')).map(Number);
+  const m = fx.T * fx.d;
   for (let j = 0; j < fx.T; j++) {
     const ref = fx.qk_attention[(head * fx.T + query) * fx.T + j];
     assert.ok(Math.abs(soft[j] - ref) < 0.03, `key ${j}: softmax ${soft[j]} vs HF ${ref}`);
-    assert.ok(Math.abs(dots[j] / Math.sqrt(fx.d) - scaled[j]) < 0.02, 'scaled = dot / sqrt(d)');
+    let dot = 0; // HF's q . k (the q10 model's is within rounding of it)
+    for (let c = 0; c < fx.d; c++) dot += fx.queries[head * m + query * fx.d + c] * fx.keys[head * m + j * fx.d + c];
+    assert.ok(Math.abs(dot / Math.sqrt(fx.d) - scaled[j]) < 0.05, `key ${j}: q·k/√d ${scaled[j]} vs HF ${(dot / Math.sqrt(fx.d)).toFixed(3)}`);
   }
   assert.ok(await canvasColours(page, 'canvas.nv-k') > 10);
   assert.ok(await canvasColours(page, 'canvas.nv-p') > 10);
@@ -305,23 +307,22 @@ scenario('neuron view: q, k, q×k, q·k, scaled, softmax; softmax matches HF att
   await shot(page, 'neuron');
 });
 
-/** The neuron view's key rows as numbers: [{dot, scaled, soft}]. */
+/** The neuron view's key rows as numbers: [{scaled, soft}] (BERT: one
+ *  term, q·k/√d, the score itself). */
 const neuronRows = (page) => page.$$eval('.nv-row', (rows) => rows.map((r) => ({
-  dot: Number(r.querySelector('text.dot').textContent),
-  scaled: Number(r.querySelector('text.scaled').textContent),
+  scaled: Number(r.querySelector('text.term').textContent),
   soft: Number(r.querySelector('text.soft').textContent),
 })));
 
-/** Every row shows one head's numbers: scaled = dot / √d, and the softmax
- *  column is the softmax of the scaled column (numbers as shown, 2 and 3
- *  decimals). A row left from the previous head or layer breaks both. */
+/** Every row shows one head's numbers: the softmax column is the softmax
+ *  of the score column (numbers as shown, 2 and 3 decimals). A row left
+ *  from the previous head or layer breaks it. */
 function sameHead(rows, d, what) {
   const m = Math.max(...rows.map((r) => r.scaled));
   const e = rows.map((r) => Math.exp(r.scaled - m));
   const sum = e.reduce((a, b) => a + b, 0);
   rows.forEach((r, j) => {
-    assert.ok(Math.abs(r.dot / Math.sqrt(d) - r.scaled) < 0.011, `${what}: row ${j} scaled ${r.scaled} = dot ${r.dot} / √${d}`);
-    assert.ok(Math.abs(e[j] / sum - r.soft) < 0.01, `${what}: row ${j} softmax ${r.soft} vs ${(e[j] / sum).toFixed(3)} from the scaled column`);
+    assert.ok(Math.abs(e[j] / sum - r.soft) < 0.01, `${what}: row ${j} softmax ${r.soft} vs ${(e[j] / sum).toFixed(3)} from the score column`);
   });
 }
 
@@ -335,7 +336,7 @@ scenario('neuron view, 300 tokens: a layer or head switch runs the model no more
     await page.evaluate(() => { document.body.dataset.state = 'loading'; });
     await page.selectOption(sel, value);
     await ready(page);
-    assert.equal(await page.evaluate(() => document.body.dataset.runMs), runMs, `${sel} ${value}: no new model run (q/k of every layer kept)`);
+    assert.equal(await page.evaluate(() => document.body.dataset.runMs), runMs, `${sel} ${value}: no new model run (q/k of every layer kept; the head's scores read from them)`);
     await page.evaluate(() => new Promise((r) => { let n = 12; const f = () => (--n ? requestAnimationFrame(f) : r()); requestAnimationFrame(f); }));
     const rows = await neuronRows(page);
     assert.equal(rows.length, T);
@@ -352,7 +353,7 @@ scenario('neuron view, 300 tokens: a layer or head switch runs the model no more
   })]);
   const svg = fs.readFileSync(await dl.path(), 'utf8');
   const col = (cls) => [...svg.matchAll(new RegExp(`<text[^>]*class="${cls}"[^>]*>([^<]*)</text>`, 'g'))].map((m) => Number(m[1]));
-  const exported = col('dot').map((dot, j) => ({ dot, scaled: col('scaled')[j], soft: col('soft')[j] }));
+  const exported = col('term').map((scaled, j) => ({ scaled, soft: col('soft')[j] }));
   assert.equal(exported.length, T, 'every key row in the export');
   sameHead(exported, fx.d, 'export');
 });

@@ -139,12 +139,19 @@ test('neuron view: wide on a desktop, stacked on a phone, compact in a small fra
   assert.equal(wide.mode, 'wide');
   const phone = neuronLayout({ R: 22, d: 32, width: 370, norms: true });
   assert.equal(phone.mode, 'stacked');
-  for (const g of [wide, phone]) {
+  // DeBERTa's three terms and their sum: four number columns, on a phone too
+  const deberta = neuronLayout({ R: 22, d: 64, width: 1260, cols: 4 });
+  const debPhone = neuronLayout({ R: 22, d: 64, width: 370, cols: 4 });
+  for (const g of [wide, phone, deberta, debPhone]) {
     assert.ok(g.x.k + g.stripW <= g.x.p, 'key strip before q×k strip');
-    assert.ok(g.x.dot + NEURON.num <= g.x.scaled, 'q·k before q·k/√d');
-    assert.ok(g.x.scaled + NEURON.num <= g.x.soft, 'q·k/√d before softmax');
+    g.x.nums.forEach((x, c) => assert.ok(x + g.num <= (c + 1 < g.x.nums.length ? g.x.nums[c + 1] : g.x.soft), `number column ${c} before the next`));
+    assert.ok(g.num >= NEURON.numMin, `columns of ${g.num} px`);
     assert.ok(g.numbers, 'numbers are drawn');
   }
+  assert.equal(deberta.x.nums.length, 4);
+  assert.equal(deberta.mode, 'wide');
+  assert.equal(debPhone.mode, 'stacked');
+  assert.ok(debPhone.W <= 370, `DeBERTa on a phone: W ${debPhone.W}`);
   assert.ok(phone.W <= 370, `phone W ${phone.W}`);
   assert.ok(phone.y.numbers >= phone.y.rows + 22 * phone.rowH, 'numbers band below the vectors band');
   for (const f of FRAMES) {

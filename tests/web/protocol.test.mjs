@@ -4,7 +4,7 @@ import test from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import { workerSource } from '../../tools/worker_source.mjs';
-import { KEEP, ANALYSIS, PROTOCOL_VERSION, WORKER_PROTOCOL, makeRunRequest, makeAnalyzeRequest, withAnalysis, makeQkRequest, withQk, mergeNeeds, resultCovers, checkResult } from '../../web/js/lib/protocol.js';
+import { KEEP, ANALYSIS, PROTOCOL_VERSION, WORKER_PROTOCOL, makeRunRequest, makeAnalyzeRequest, withAnalysis, makeQkRequest, withQk, makeScoresRequest, withScores, mergeNeeds, resultCovers, checkResult } from '../../web/js/lib/protocol.js';
 
 const root = new URL('../../', import.meta.url);
 const read = (p) => fs.readFileSync(new URL(p, root), 'utf8');
@@ -36,7 +36,7 @@ test('makeRunRequest: one object, flags from needs', () => {
   assert.equal(r.analysis, ANALYSIS.ROLLOUT);
   assert.equal(makeRunRequest({ a: 'x', b: '' }).b, null);
   assert.throws(() => makeRunRequest({ a: 5 }), /text a/);
-  assert.deepEqual(mergeNeeds({ norms: true }, { analysis: ANALYSIS.HEADS }, null), { norms: true, qk: false, analysis: ANALYSIS.HEADS, like: null, embed: false, compare: null, predict: null });
+  assert.deepEqual(mergeNeeds({ norms: true }, { analysis: ANALYSIS.HEADS }, null), { norms: true, qk: false, analysis: ANALYSIS.HEADS, like: null, embed: false, compare: null, predict: null, scores: null });
   // Head ablation and embeddings: only when asked; heads checked.
   const m = makeRunRequest({ a: 'x', needs: { embed: true }, mask: [[0, 3], [2, 5]] });
   assert.deepEqual(m.mask, [[0, 3], [2, 5]]);
@@ -117,6 +117,31 @@ test('q/k requests: every layer\'s queries and keys of the worker\'s last run, m
   assert.equal(run.q, null, 'the run itself is not changed');
   assert.throws(() => withQk(run, { ...out, runId: 5 }), /not of this run/);
   assert.throws(() => withQk(run, { ...out, q: [new Float32Array(3)] }), /"q"/);
+});
+
+test('scores requests: one head\'s scores and terms of the worker\'s last run, attached to that run and checked', () => {
+  assert.deepEqual(makeScoresRequest(3, [1, 0]), { runId: 3, layer: 1, head: 0 });
+  assert.throws(() => makeScoresRequest('3', [1, 0]), /runId/);
+  assert.throws(() => makeScoresRequest(3, [1, -1]), /not a \[layer, head\] pair/);
+  assert.deepEqual(mergeNeeds({ qk: true, scores: [1, 2] }).scores, [1, 2]);
+  assert.equal('scores' in makeRunRequest({ a: 'x', needs: { scores: [1, 2] } }), false, 'never asked of a run: of its held state');
+  const run = fakeResult({ runId: 4 });
+  assert.ok(!resultCovers(run, { scores: [1, 0] }, 1));
+  const n = run.T * run.T;
+  const term = (name, abbr) => ({ name, abbr, about: `the ${name}`, values: new Float32Array(n) });
+  const out = { runId: 4, layer: 1, head: 0, window: -1, scores: new Float32Array(n), terms: [term('content-to-content', 'c2c'), term('content-to-position', 'c2p')], ms: 1 };
+  const merged = withScores(run, out);
+  assert.ok(resultCovers(merged, { scores: [1, 0] }, 1));
+  assert.ok(!resultCovers(merged, { scores: [1, 1] }, 1), 'another head: asked again');
+  assert.ok(!resultCovers(merged, { scores: [0, 0] }, 0), 'another layer: asked again');
+  assert.equal(merged.scores.query, null, 'every query\'s row');
+  assert.deepEqual(merged.scores.terms.map((t) => t.abbr), ['c2c', 'c2p']);
+  assert.equal(merged.attn, run.attn, 'the run\'s attention is kept, not copied');
+  assert.equal(run.scores, undefined, 'the run itself is not changed');
+  assert.throws(() => withScores(run, { ...out, runId: 5 }), /not of this run/);
+  assert.throws(() => withScores(run, { ...out, scores: new Float32Array(3) }), /malformed/);
+  assert.throws(() => withScores(run, { ...out, terms: [] }), /malformed/);
+  assert.throws(() => withScores(run, { ...out, terms: [{ ...term('x', 'x'), about: 3 }] }), /malformed/);
 });
 
 test('analyze requests: the analysis of the worker\'s last run, merged into that run and checked', () => {

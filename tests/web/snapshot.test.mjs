@@ -34,7 +34,23 @@ const run = {
 const base = { view: 'heatmap', layer: 1, head: 4, mode: 'attn', query: 0, hide: false, renorm: true, words: false, filter: 'all', heads: null, theme: 'light', text: fx.text, text_b: fx.text_b, model: 'minilm-l6-q8' };
 const model = { id: 'minilm-l6-q8', name: 'all-MiniLM-L6-v2 (q8)', bytes: 24726521 };
 
+// The neuron view's scores of the head it shows (protocol.js withScores),
+// as the worker attaches them: a stand-in made of the fixture's HF q, k as
+// BERT's one term, q·k/√d (tests/scores.test.mjs holds the engine's).
+function withHeadScores(r, layer, head) {
+  const { T: n, d: dd } = r;
+  const q = r.q[layer].subarray(head * n * dd, (head + 1) * n * dd), k = r.k[layer].subarray(head * n * dd, (head + 1) * n * dd);
+  const s = new Float32Array(n * n);
+  for (let i = 0; i < n; i++) for (let j = 0; j < n; j++) {
+    let dot = 0;
+    for (let c = 0; c < dd; c++) dot += q[i * dd + c] * k[j * dd + c];
+    s[i * n + j] = dot / Math.sqrt(dd);
+  }
+  return { ...r, scores: { layer, head, query: null, window: -1, scores: s, terms: [{ name: 'q·k/√d', abbr: 'q·k/√d', about: "the query's dot product with the key, over √d", values: s.slice() }] } };
+}
+
 async function roundTrip(state, r = run) {
+  if (state.view === 'neuron' && r.q && !r.scores) r = withHeadScores(r, state.layer, state.head === 'mean' ? 0 : state.head);
   const text = await encodeSnapshot(snapshotFromRun(r, state, model));
   assert.match(text, /^[A-Za-z0-9_-]+$/);
   return { text, snap: await decodeSnapshot(text) };
@@ -121,6 +137,40 @@ test('neuron snapshot: q/k within half a step of HF, softmax column from stored 
   const argmax = (a) => a.indexOf(Math.max(...a));
   assert.equal(argmax(cols.softmax), argmax(hfRow));
   assert.ok(maxDiff(cols.softmax, hfRow) < 0.05, 'softmax of 8-bit q/k is close');
+  // The scores of the row shown, to 8 significant digits (the others: the model).
+  const want = withHeadScores(run, 1, head).scores;
+  assert.equal(r.scores.query, 5);
+  assert.deepEqual(r.scores.terms.map((t) => t.name), ['q·k/√d']);
+  for (const got of [r.scores.scores, r.scores.terms[0].values]) {
+    assert.equal(got.length, T);
+    for (let j = 0; j < T; j++) assert.ok(Math.abs(got[j] - want.scores[5 * T + j]) <= 1e-7 * Math.max(1, Math.abs(want.scores[5 * T + j])), `score of key ${j}`);
+  }
+});
+
+test('neuron snapshot scores: a masked key stays null; damaged scores are refused naming the field', async () => {
+  const state = { ...base, view: 'neuron', head: 3, query: 2 };
+  const live = withHeadScores(run, 1, 3);
+  live.scores.scores[2 * T + 6] = NaN; // a key the model masks out (ModernBERT's window)
+  live.scores.terms[0].values[2 * T + 6] = NaN;
+  live.scores.window = 4;
+  const { snap } = await roundTrip(state, live);
+  const r = runFromSnapshot(snap);
+  assert.ok(Number.isNaN(r.scores.scores[6]) && Number.isNaN(r.scores.terms[0].values[6]));
+  assert.equal(r.scores.window, 4);
+  const packed = packSnapshot(snapshotFromRun(live, state, model));
+  for (const [edit, re] of [
+    [(m) => { m.scores.rows[1][6] = 1; }, /rows\[1\]\[6\] is 1, not null/],
+    [(m) => { m.scores.rows.pop(); }, /rows is .*not 2 rows/],
+    [(m) => { m.scores.rows[0][0] = 'x'; }, /rows\[0\]\[0\] is "x", not a number or null/],
+    [(m) => { m.scores.terms[0].name = 'x'.repeat(49); }, /terms\[0\]\.name/],
+    [(m) => { m.scores.terms[0].about = 5; }, /terms\[0\]\.about is 5/],
+    [(m) => { m.scores.terms = []; }, /terms is \[\], not a list of 1 to 3 terms/],
+    [(m) => { m.scores.query = T; }, new RegExp(`query is ${T}, not a token index below ${T}`)],
+    [(m) => { m.scores.layer = 2; }, /layer is 2, not a layer below 2/],
+    [(m) => { m.scores = 'x'; }, /record is "x", not an object/],
+  ]) {
+    await assert.rejects(decodeSnapshot(await withMeta(packed, (m) => { edit(m); return m; })), (e) => e instanceof SnapshotError && re.test(e.message), String(re));
+  }
 });
 
 test('what a snapshot covers: head changes within the layer yes; other layers, modes, views, text no', async () => {
@@ -136,7 +186,11 @@ test('what a snapshot covers: head changes within the layer yes; other layers, m
     assert.ok(c.why.includes(word), `${c.why} mentions ${word}`);
   }
   const neuron = (await roundTrip({ ...base, view: 'neuron', head: 2 })).snap;
-  assert.equal(snapshotCovers(neuron, { ...base, view: 'neuron', head: 2, query: 9 }).ok, true);
+  assert.equal(snapshotCovers(neuron, { ...base, view: 'neuron', head: 2 }).ok, true);
+  // it holds the scores of the query it shows; another query's need the model
+  const other = snapshotCovers(neuron, { ...base, view: 'neuron', head: 2, query: 9 });
+  assert.equal(other.ok, false);
+  assert.match(other.why, /scores of query 9 for layer 1, head 2/);
   assert.equal(snapshotCovers(neuron, { ...base, view: 'neuron', head: 3 }).ok, false);
   assert.equal(snapshotCovers(neuron, { ...base, view: 'heatmap', head: 2 }).ok, true);
   assert.equal(snapshotCovers(neuron, { ...base, view: 'heatmap', head: 'mean' }).ok, false);

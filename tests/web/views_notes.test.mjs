@@ -47,17 +47,31 @@ test('from one head (not all heads), the head is kept and no key is held', () =>
   assert.deepEqual(neuron.enter({ ...state, head: 7 }, { query: 3, key: 4, run, allHeads: false }).patch, { key: null });
 });
 
+// The scores of one head, as the page attaches them (protocol.js
+// withScores): BERT's one term, q·k/√d of HF's q, k (a stand-in: the
+// engine's are tests/scores.test.mjs's).
+function withScores(r, layer, head) {
+  const m = T * d;
+  const s = new Float32Array(T * T);
+  for (let i = 0; i < T; i++) for (let j = 0; j < T; j++) {
+    let dot = 0;
+    for (let c = 0; c < d; c++) dot += r.q[layer][head * m + i * d + c] * r.k[layer][head * m + j * d + c];
+    s[i * T + j] = dot / Math.sqrt(d);
+  }
+  return { ...r, scores: { layer, head, query: null, window: -1, scores: s, terms: [{ name: 'q·k/√d', abbr: 'q·k/√d', about: 'the dot product over √d', values: s }] } };
+}
+
 test('the neuron view says why it shows its head, and what the strongest is when another is picked', () => {
   const i = 4; const j = 9;
   const best = neuron.enter(state, { query: i, key: j, run, allHeads: true }).patch;
   const axis = tokenAxis(run, {});
   const s = { ...state, view: 'neuron', head: best.head, query: i, key: j };
-  const notes = neuron.prepare(run, s, { axis }).notes.join(' ');
+  const notes = neuron.prepare(withScores(run, fx.qk_layer, best.head), s, { axis }).notes.join(' ');
   assert.match(notes, new RegExp(`Layer ${fx.qk_layer} head ${best.head}: the head that gives this cell \\(query ${i} .* → key ${j} .*\\) the most attention \\(${hf(best.head, i, j).toFixed(3)}\\)`));
   const other = (best.head + 1) % H;
-  const notes2 = neuron.prepare(run, { ...s, head: other }, { axis }).notes.join(' ');
+  const notes2 = neuron.prepare(withScores(run, fx.qk_layer, other), { ...s, head: other }, { axis }).notes.join(' ');
   assert.match(notes2, new RegExp(`Layer ${fx.qk_layer} head ${other} gives this cell .* attention ${hf(other, i, j).toFixed(3)}; head ${best.head} gives it the most`));
-  assert.doesNotMatch(neuron.prepare(run, { ...s, key: null }, { axis }).notes.join(' '), /gives this cell/);
+  assert.doesNotMatch(neuron.prepare(withScores(run, fx.qk_layer, best.head), { ...s, key: null }, { axis }).notes.join(' '), /gives this cell/);
 });
 
 test('strongestHead: ties go to the lower head; a cell outside the matrix is refused', () => {

@@ -272,6 +272,53 @@ test('q/k requests: every layer\'s queries and keys of the last run equal a run 
   assert.match(stale.error, /stale/);
 });
 
+// The neuron view's scores: one head's, read from the run the worker holds
+// (its q/k) — the numbers `bertlens attend --scores` prints for that head,
+// and their softmax the run's own attention row; refused once stale.
+test('scores requests: one head\'s scores and terms of the held run, as attend --scores; refused once stale', async () => {
+  const { makeScoresRequest, withScores, resultCovers } = await import('../../web/js/lib/protocol.js');
+  const { spawnSync } = await import('node:child_process');
+  const send = startWorker();
+  assert.equal((await send('init', { glueUrl: null, wasmUrl: 'x.wasm', wasmBinary: wasmBinaryOf(), protocol: WORKER_PROTOCOL })).ok, true);
+  const bytes = fs.readFileSync(BUNDLE);
+  assert.equal((await send('load', { bytes: bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.length) })).ok, true);
+  const c = index.cases.find((x) => x.name === 'pair');
+  const run = checkResult((await send('run', { request: makeRunRequest({ a: c.text, b: c.text_pair }) })).result);
+  const [layer, head] = [3, 5];
+  const res = await send('scores', { request: makeScoresRequest(run.runId, [layer, head]) });
+  assert.equal(res.ok, true, res.error);
+  const got = withScores(run, res.result);
+  assert.ok(resultCovers(got, { scores: [layer, head] }, layer));
+  const { T } = run;
+  assert.deepEqual(got.scores.terms.map((t) => t.name), ['q·k/√d']);
+  assert.equal(got.scores.window, -1);
+  // softmax of every row is the run's attention row
+  const att = run.attn[layer].subarray(head * T * T, (head + 1) * T * T);
+  let worst = 0;
+  for (let i = 0; i < T; i++) {
+    const row = got.scores.scores.subarray(i * T, (i + 1) * T);
+    const m = Math.max(...row);
+    const e = Array.from(row, (x) => Math.exp(x - m));
+    const sum = e.reduce((a, b) => a + b, 0);
+    e.forEach((x, j) => { worst = Math.max(worst, Math.abs(x / sum - att[i * T + j])); });
+  }
+  assert.ok(worst <= 1e-6, `softmax(scores) vs attention ${worst}`);
+  // the CLI's numbers for the same head (native build)
+  const cli = spawnSync(path.join(ROOT, 'build/bertlens'), ['attend', '--scores', '--layer', String(layer), BUNDLE, c.text, c.text_pair], { encoding: 'utf8', maxBuffer: 1 << 26 });
+  assert.equal(cli.status, 0, cli.stderr);
+  const j = JSON.parse(cli.stdout);
+  const cliScores = j.scores[0][head].flat();
+  const cliTerm = j.score_terms[0].values[0][head].flat();
+  for (let i = 0; i < T * T; i++) {
+    assert.ok(Math.abs(got.scores.scores[i] - cliScores[i]) <= 1e-5 * Math.max(1, Math.abs(cliScores[i])), `score ${i}: ${got.scores.scores[i]} vs ${cliScores[i]}`);
+    assert.ok(Math.abs(got.scores.terms[0].values[i] - cliTerm[i]) <= 1e-5 * Math.max(1, Math.abs(cliTerm[i])), `term ${i}`);
+  }
+  await send('run', { request: makeRunRequest({ a: 'Another text.' }) });
+  const stale = await send('scores', { request: makeScoresRequest(run.runId, [layer, head]) });
+  assert.equal(stale.ok, false);
+  assert.match(stale.error, /stale/);
+});
+
 // Comparing two runs (compare view, head ablation, heads overview): per-head
 // Jensen–Shannon distance and max |Δ| in C (src/analyze.c bl_head_compare,
 // wasm blw_head_compare), against numpy on Hugging Face attention

@@ -3,7 +3,7 @@
 // Emscripten glue (MODULARIZE, factory createBertlens) is loaded with
 // importScripts.
 //
-// Messages in:  {id, type: 'init'|'load'|'load_begin'|'load_chunk'|'load_end'|'load_abort'|'load_converted'|'run'|'conv'|'like'|'analyze'|'qk'|'compare'|'predict', ...}   (see engine.js)
+// Messages in:  {id, type: 'init'|'load'|'load_begin'|'load_chunk'|'load_end'|'load_abort'|'load_converted'|'run'|'conv'|'like'|'analyze'|'qk'|'scores'|'compare'|'predict', ...}   (see engine.js)
 // Messages out: {id, ok: true, result, memory} or {id, ok: false, error, fatal, memory}
 // (fatal: the engine cannot go on, e.g. a wasm trap; memory: the wasm
 // memory's bytes; both for engine.js's watchdog)
@@ -20,7 +20,7 @@
 // one-file page and the Node tests all run the joined source).
 /* global importScripts, mod */
 
-const WORKER_PROTOCOL_VERSION = 7; // protocol.js PROTOCOL_VERSION this file speaks
+const WORKER_PROTOCOL_VERSION = 8; // protocol.js PROTOCOL_VERSION this file speaks
 
 const handlers = Object.create(null);
 /** Register the handler of message `type` (one per type). */
@@ -34,7 +34,7 @@ const WORKER_PARTS = [
   'engine/worker_reads.js', // what is read from the run the state holds
   'engine/worker_init.js', // init, load
   'engine/worker_run.js', // run
-  'engine/worker_held.js', // like, analyze, qk
+  'engine/worker_held.js', // like, analyze, qk, scores
   'engine/worker_compare.js', // compare
   'engine/worker_conv.js', // conv
   'engine/worker_predict.js', // predict

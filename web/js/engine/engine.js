@@ -268,6 +268,11 @@ export class Engine {
    *  makeQkRequest): {runId, q, k, ms}; rejects ('stale') when it ran again since. */
   qk(request) { return this.call('qk', { request }); }
 
+  /** One head's scores and their terms from the worker's last run
+   *  (protocol.js makeScoresRequest): {runId, layer, head, window, scores,
+   *  terms, ms}; rejects ('stale') when it ran again since. */
+  scores(request) { return this.call('scores', { request }); }
+
   /** Two runs' attention compared head by head in C (request from
    *  protocol.js makeCompareRequest): {js, maxAbs, ms}, Float64Array [L][H]. */
   compare(request) { return this.call('compare', { request }); }

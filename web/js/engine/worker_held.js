@@ -1,8 +1,8 @@
 // worker_held.js — part of the engine worker (web/js/worker.js lists its
-// parts): 'like', 'analyze' and 'qk' read the last run, still in the wasm
-// state, without a new forward pass; each is refused (heldRun) when a newer
-// run replaced that run.
-/* global handle, P, info, lastT, lastFlags, heldRun, likeDistances, analyzeState, queriesKeys */
+// parts): 'like', 'analyze', 'qk' and 'scores' read the last run, still in
+// the wasm state, without a new forward pass; each is refused (heldRun) when
+// a newer run replaced that run.
+/* global handle, P, mod, info, lastT, lastFlags, heldRun, likeDistances, analyzeState, queriesKeys, floats, lastError */
 
 // Distances to another head from the last run's attention, still in the
 // wasm heap (read in place, not copied).
@@ -38,4 +38,24 @@ handle('qk', ({ request }) => {
   const out = queriesKeys(info.config.n_layers, H, lastT, info.config.hidden / H, transfer);
   if (!out.q) throw new Error('the state holds no queries and keys');
   return [{ ...out, runId, ms: performance.now() - t0 }, transfer];
+});
+
+// One head's pre-softmax scores and the terms they add up from (src/scores.c
+// through blw_scores), from the q/k every run keeps: the neuron view asks
+// for the head it shows. {runId, layer, head, window, scores, terms: [{name,
+// abbr, about, values}], ms}, every array [T][T], NaN where masked.
+handle('scores', ({ request }) => {
+  const { runId, layer, head } = request;
+  heldRun(runId);
+  const t0 = performance.now();
+  const pj = mod._blw_score_terms_json(layer);
+  if (!pj) throw new Error(lastError(`no scores for layer ${layer}`));
+  const about = JSON.parse(mod.UTF8ToString(pj));
+  const p = mod._blw_scores(layer, head);
+  if (!p) throw new Error(lastError(`no scores for layer ${layer}, head ${head}`));
+  const n = lastT * lastT;
+  const all = floats(p, (about.terms.length + 1) * n); // scores, then each term
+  const scores = all.slice(0, n);
+  const terms = about.terms.map((t, k) => ({ name: t.name, abbr: t.abbr, about: t.about, values: all.slice((k + 1) * n, (k + 2) * n) }));
+  return [{ runId, layer, head, window: about.window, scores, terms, ms: performance.now() - t0 }, [scores.buffer, ...terms.map((t) => t.values.buffer)]];
 });

@@ -8,7 +8,10 @@
 //   head      one K x K matrix per shown head of the layer
 //   model     one K x K matrix per layer and head
 //   neuron    one row: the query token's attention (softmax) over the shown
-//             keys, or its value-weighted norms with mode=norm
+//             keys, or its value-weighted norms with mode=norm; then, when
+//             the run holds the head's scores (run.scores), one row per
+//             term of the score and one of the score (their sum), each
+//             with its own "what" (masked keys: empty in CSV, null in JSON)
 // CSV: one block per matrix, blocks separated by an empty line; a block's
 // first row is "layer L head H <what>" then the key labels, each next row a
 // query label then its values. Fields with a comma, quote or line break are
@@ -47,6 +50,15 @@ export function shownMatrices(run, s) {
       values = values.map((v) => v / sum);
     }
     blocks = [{ layer: s.layer, head, query, rows: [runLabels(run)[query]], cols: axis.labels, values }];
+    const sc = run.scores;
+    if (sc && sc.layer === s.layer && sc.head === head && (sc.query === null || sc.query === query)) {
+      const part = (a, what) => ({
+        layer: s.layer, head, query, what, rows: [runLabels(run)[query]], cols: axis.labels,
+        values: keep.map((j) => a[sc.query === null ? query * T + j : j]),
+      });
+      blocks.push(...sc.terms.map((t) => part(t.values, `score term ${t.name}: ${t.about}`)),
+        part(sc.scores, `score (the softmax's input${sc.terms.length > 1 ? `: ${sc.terms.map((t) => t.abbr).join(' + ')}` : ''})`));
+    }
   } else throw new Error(`unknown view ${s.view}`);
   return {
     view: s.view, mode: s.mode, what, hide: s.hide, renorm: s.renorm, words: s.words && s.view !== 'neuron',
@@ -71,13 +83,13 @@ export function csvText(x) {
   return csvField(/^[=+\-@\t\r]/.test(t) ? `'${t}` : t);
 }
 
-const csvNumber = (v) => csvField(num(v));
+const csvNumber = (v) => (Number.isNaN(v) ? '' : csvField(num(v))); // (a masked key's score)
 
 /** CSV text of shownMatrices(). */
 export function toCSV(shown) {
   const out = [];
   for (const b of shown.blocks) {
-    const name = `layer ${b.layer} head ${b.head}${b.query !== undefined ? ` query ${b.query}` : ''} ${shown.what}`;
+    const name = `layer ${b.layer} head ${b.head}${b.query !== undefined ? ` query ${b.query}` : ''} ${b.what || shown.what}`;
     out.push([name, ...b.cols].map(csvText).join(','));
     const C = b.cols.length;
     b.rows.forEach((r, i) => out.push([csvText(r), ...b.values.slice(i * C, i * C + C).map(csvNumber)].join(',')));
@@ -92,7 +104,7 @@ export function toJSON(shown, model = {}) {
     const C = b.cols.length;
     return {
       layer: b.layer, head: b.head, ...(b.query !== undefined ? { query: b.query } : {}),
-      rows: b.rows, cols: b.cols,
+      ...(b.what ? { values_are: b.what } : {}), rows: b.rows, cols: b.cols,
       values: b.rows.map((_, i) => b.values.slice(i * C, i * C + C).map((v) => Number(num(v)))),
     };
   });

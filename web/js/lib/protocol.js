@@ -38,9 +38,12 @@
 // that last run, so a tab that needs one does not run the model again; the
 // page merges the answer into its run (withAnalysis). A q/k request
 // (makeQkRequest) does the same for every layer's queries and keys (the
-// neuron view), which the worker keeps in the state of every run.
+// neuron view), which the worker keeps in the state of every run, and a
+// scores request (makeScoresRequest) for one head's pre-softmax scores and
+// the terms they add up from (src/scores.c), which the neuron view shows:
+// asked when it is shown or its layer, head or run changes, never per run.
 
-export const PROTOCOL_VERSION = 7;
+export const PROTOCOL_VERSION = 8;
 
 /** BL_KEEP_* of src/bertlens.h. */
 export const KEEP = Object.freeze({ ATTN: 1, NORMS: 2, QK: 4, HIDDEN: 8, QK_ALL: 16 });
@@ -53,7 +56,7 @@ export const WORKER_PROTOCOL = Object.freeze({ version: PROTOCOL_VERSION, KEEP, 
 /** What a view asks of the engine, e.g. {norms: true, qk: true,
  *  analysis: ANALYSIS.HEADS}; several needs merge to the widest. */
 export function mergeNeeds(...list) {
-  const out = { norms: false, qk: false, analysis: ANALYSIS.NONE, like: null, embed: false, compare: null, predict: null };
+  const out = { norms: false, qk: false, analysis: ANALYSIS.NONE, like: null, embed: false, compare: null, predict: null, scores: null };
   for (const n of list) {
     if (!n) continue;
     out.embed = out.embed || !!n.embed;
@@ -63,6 +66,7 @@ export function mergeNeeds(...list) {
     out.analysis = Math.max(out.analysis, n.analysis || ANALYSIS.NONE);
     out.like = out.like || n.like || null;
     out.predict = out.predict || n.predict || null;
+    out.scores = out.scores || n.scores || null;
   }
   return out;
 }
@@ -139,6 +143,32 @@ export function withQk(run, out) {
   return checkResult({ ...run, q: out.q, k: out.k });
 }
 
+/** One head's scores and their terms ([layer, head]) of the worker's run
+ *  runId, from the queries and keys its state keeps (blw_scores). */
+export function makeScoresRequest(runId, [layer, head]) {
+  if (!Number.isInteger(runId)) throw new TypeError('scores request: runId must be an integer');
+  checkHead([layer, head]);
+  return { runId, layer, head };
+}
+
+/** Run `run` with the answer to a scores request for it attached as
+ *  run.scores (the page's, like run.predict: not a field of the worker's
+ *  result): {layer, head, query: null (every query's row; a snapshot holds
+ *  one), window (keys farther than it from the query are masked; -1: none),
+ *  scores: Float32Array [T][T] (NaN where masked), terms: [{name, abbr,
+ *  about, values: Float32Array [T][T]}]}, adding up to the scores. */
+export function withScores(run, out) {
+  if (!out || out.runId !== run.runId) throw new Error('the scores are not of this run');
+  const n = run.T * run.T;
+  const ok = (a) => a instanceof Float32Array && a.length === n;
+  if (!ok(out.scores) || !Array.isArray(out.terms) || !out.terms.length
+    || !out.terms.every((t) => typeof t.name === 'string' && typeof t.abbr === 'string' && typeof t.about === 'string' && ok(t.values))) {
+    throw new Error('the model worker\'s scores are malformed');
+  }
+  const { layer, head, window, scores, terms } = out;
+  return { ...run, scores: { layer, head, query: null, window, scores, terms } };
+}
+
 /** The masked-LM head's top-k words at `positions` and, when `masked`, at
  *  every mask token (positions null and not masked: every token) of the
  *  worker's run runId, whose texts are a and b (engine/worker_predict.js). */
@@ -168,6 +198,9 @@ export function resultCovers(run, needs, layer) {
   // predict: the masked-LM head's words ({positions, k}), which the page
   // asks of the held run (makePredictRequest) and attaches as run.predict.
   if (n.predict && !(run.predict && run.predict.key === predictKey(n.predict))) return false;
+  // scores: [layer, head] of the one head whose scores the page attaches
+  // (withScores; a snapshot's hold one query's row: snapshotCovers checks it)
+  if (n.scores && !(run.scores && run.scores.layer === n.scores[0] && run.scores.head === n.scores[1])) return false;
   return true;
 }
 

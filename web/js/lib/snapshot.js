@@ -6,6 +6,7 @@
 import { FormatError as SnapshotError, crc32, toBase64Url, fromBase64Url, deflateRaw, inflateRaw, Writer, Reader } from './bytes.js';
 import { snapshotPlan } from './snapshot_plan.js';
 import { predictFromRun, checkPredict, predictRun } from './snapshot_predict.js';
+import { scoresFromRun, checkScores, scoresRun } from './snapshot_scores.js';
 import { PIECE_STYLES } from './tokens.js';
 
 export { snapshotPlan, snapshotCovers } from './snapshot_plan.js';
@@ -66,6 +67,9 @@ export { snapshotPlan, snapshotCovers } from './snapshot_plan.js';
 // stays a word of its own. Without them (older snapshots) the page guesses
 // from the token strings (tokens.js guessPieces) and the type ids. Present
 // but of another kind: a SnapshotError.
+// scores (optional; written since 2026-11 for views whose spec says
+// `scores: true`): the row of pre-softmax scores and their terms the neuron
+// view shows (one query of one head), checked by snapshot_scores.js.
 // Rounding error: attention within 0.5/255 of the model's value; a norm
 // within s·0.5/255; q/k within c/2. Bad input throws SnapshotError with a
 // sentence a reader understands; nothing here aborts the page.
@@ -128,6 +132,7 @@ export function snapshotFromRun(run, state, model = {}, spec = null) {
     nA: Number.isInteger(run.nA) && run.nA >= 0 && run.nA <= T ? run.nA : null,
     attn: take(run.attn, 'attn'), norms: take(run.norms, 'norms'), qk,
     predict: spec && spec.predict ? predictFromRun(run.predict, state) : null,
+    scores: spec && spec.scores ? scoresFromRun(run.scores, state, T) : null,
   };
 }
 
@@ -194,6 +199,7 @@ export function packSnapshot(o) {
     ...(o.pieces ? { pieces: o.pieces } : {}),
     ...(o.special ? { special: o.special } : {}),
     ...(o.nA != null ? { n_a: o.nA } : {}),
+    ...(o.scores ? { scores: checkScores(o.scores, T, o.L, o.H) } : {}),
   }));
   w.u32(meta.length);
   w.bytes(meta);
@@ -294,6 +300,7 @@ export function unpackSnapshot(bytes) {
   };
   checkSizes(o);
   o.predict = meta.predict === undefined ? null : checkPredict(meta.predict, T);
+  o.scores = meta.scores === undefined ? null : checkScores(meta.scores, T, L, H);
   const n = T * T;
   o.attn = readBlocks(r, L, H, 'attention');
   checkBudget(o, false); // before any block is allocated (again as each part is known)
@@ -397,6 +404,7 @@ export function runFromSnapshot(o) {
     // (a predictions-only snapshot holds no attention: L missing layers)
     T, L, H, d, attn: fill(o.attn) || (o.predict ? new Array(L).fill(null) : null), norms: fill(o.norms), q, k,
     ...(o.predict ? { predict: predictRun(o.predict) } : {}),
+    ...(o.scores ? { scores: scoresRun(o.scores) } : {}),
     ms: 0, snapshot: o,
   };
 }

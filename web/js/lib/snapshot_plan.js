@@ -13,9 +13,11 @@
 //           head of the layer for the mean), 'heads' every head stored
 //   qk      true: also the q/k vectors of the state's layer and head, and
 //           its attention in either mode (plus norms in norm mode)
+//   scores  true: also the row of pre-softmax scores and their terms of
+//           the state's layer, head and query (snapshot_scores.js)
 // e.g. the heatmap {layers: 'shown', heads: 'all', draws: 'head'}, the model
 // view {layers: 'all', heads: 'all', draws: 'heads'}, the neuron view
-// {layers: 'shown', heads: 'shown', draws: 'heads', qk: true}; the
+// {layers: 'shown', heads: 'shown', draws: 'heads', qk: true, scores: true}; the
 // Predictions view {layers: 'none', predict: true}: no attention, the
 // masked-LM words shown (snapshot_predict.js). Anything
 // else (another layer, the other mode, another view, new text) needs the
@@ -23,6 +25,7 @@
 
 import { FormatError as SnapshotError } from './bytes.js';
 import { predictCovers } from './snapshot_predict.js';
+import { scoresCovers } from './snapshot_scores.js';
 
 /** A view's snapshot spec (above) checked: the spec, or a SnapshotError
  *  naming the view when it has none. */
@@ -62,6 +65,7 @@ export function snapshotCovers(o, s, spec) {
     if (!o.qk || o.qk.layer !== s.layer || o.qk.head !== h) return { ok: false, why: `query/key vectors for layer ${s.layer}, head ${h}` };
     if (!o.attn.some((b) => b.layer === s.layer && b.head === h)) return { ok: false, why: `attention for layer ${s.layer}, head ${h}` };
     if (s.mode === 'norm' && !has(s.layer, h)) return { ok: false, why: `value-weighted norms for layer ${s.layer}, head ${h}` };
+    if (spec.scores) return scoresCovers(o, s);
     return { ok: true };
   }
   if (spec.layers === 'all') {

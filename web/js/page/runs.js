@@ -4,7 +4,7 @@
 // latest input wins) that plans, executes and delivers runs to the drawing.
 
 import { Engine } from '../engine/engine.js';
-import { makeRunRequest, makeLikeRequest, makeAnalyzeRequest, withAnalysis, makeQkRequest, withQk, resultCovers, mergeNeeds, ANALYSIS, makePredictRequest, predictKey } from '../lib/protocol.js';
+import { makeRunRequest, makeLikeRequest, makeAnalyzeRequest, withAnalysis, makeQkRequest, withQk, resultCovers, mergeNeeds, ANALYSIS, makePredictRequest, predictKey, makeScoresRequest, withScores } from '../lib/protocol.js';
 import { comparing, fitAblate, maskSet } from '../lib/compare.js';
 import { Comparer, compareKey, LOCAL_MODEL } from '../engine/compare_runs.js';
 import { loadListedBundle, loadFileBundle } from '../engine/bundles.js';
@@ -112,6 +112,7 @@ export function createRuns(page) {
       const job = { key, request: makeRunRequest({ a: s.text, b: s.text_b || null, needs, mask }) };
       if (needs.compare) job.compare = { state: { ...s }, mask };
       if (needs.predict) job.predict = { ...needs.predict, a: s.text, b: s.text_b || null };
+      if (needs.scores) job.scores = needs.scores; // one head's, asked of the run (below)
       // When all that is missing is what the worker can compute from the run
       // it still holds (every layer's q/k for the neuron view, the analysis a
       // tab asks for, the distances to another head for "heads like this
@@ -119,7 +120,7 @@ export function createRuns(page) {
       // before any analysis.
       const run = last;
       const same = run && !run.snapshot && lastKey === key && run.runId;
-      const held = { ...needs, qk: false, analysis: ANALYSIS.NONE, like: null, compare: null, predict: null };
+      const held = { ...needs, qk: false, analysis: ANALYSIS.NONE, like: null, compare: null, predict: null, scores: null };
       if (same && resultCovers(run, held, s.layer)) {
         if (needs.qk && !resultCovers(run, { ...held, qk: true }, s.layer)) job.qk = makeQkRequest(run.runId);
         if (needs.analysis && !resultCovers(run, { ...held, analysis: needs.analysis }, s.layer)) job.analyze = makeAnalyzeRequest(run.runId, needs.analysis);
@@ -151,6 +152,11 @@ export function createRuns(page) {
         } catch { run = null; /* the worker ran the model since: run it again */ }
       }
       if (!run) run = await engine.run(job.request);
+      if (job.scores && !resultCovers(run, { scores: job.scores })) { // (the neuron view's head; rerun when stale)
+        const ask = (r) => engine.scores(makeScoresRequest(r.runId, job.scores));
+        const out = await ask(run).catch(async () => { run = await engine.run(job.request); return ask(run); });
+        run = withScores(run, out);
+      }
       if (job.predict && !(run.predict && run.predict.key === predictKey(job.predict))) {
         // the masked-LM head reads the run the worker holds: when another run
         // replaced it since, this one is run again first

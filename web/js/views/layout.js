@@ -126,19 +126,22 @@ export function modelLayout({ L, H, width, height = null }) {
 
 // ----------------------------------------------------------- neuron view
 
-export const NEURON = { header: 70, legend: 58, num: 62, soft: 60, softText: 44, normW: 104 };
+export const NEURON = { header: 70, legend: 58, num: 62, numMin: 46, soft: 60, softText: 44, normW: 104 };
 
-/** Neuron-view geometry for R key rows, head width d. Wide boxes put every
- *  column side by side; narrow ones stack two bands (vectors, then numbers),
- *  each with its own key labels, so nothing overlaps or is cut. A frame too
- *  small for either (an embed with many tokens) gets the compact form: one
- *  band with the vectors and the softmax bars; q · k and q·k/√d are then in
- *  the tooltip, the info line and the table only. */
-export function neuronLayout({ R, d, longestLabel = 8, width, height = null, norms = false, screen = null }) {
+/** Neuron-view geometry for R key rows, head width d and `cols` number
+ *  columns before the softmax (the score's terms, and their sum when there
+ *  are several: 1 to 4). Wide boxes put every column side by side; narrow
+ *  ones stack two bands (vectors, then numbers), each with its own key
+ *  labels, so nothing overlaps or is cut: on a phone the number columns
+ *  narrow to NEURON.numMin, then the bars shrink. A frame too small for
+ *  either (an embed with many tokens) gets the compact form: one band with
+ *  the vectors and the softmax bars; the numbers are then in the tooltip,
+ *  the info line and the table only. x.nums: each number column's left. */
+export function neuronLayout({ R, d, longestLabel = 8, width, height = null, norms = false, screen = null, cols = 2 }) {
   const n = Math.max(1, R);
   const font = 11;
   const labelW = clampTo(textWidth('x'.repeat(Math.min(longestLabel, 14)), font), 40, clampTo(Math.floor(width * 0.22), 40, 130));
-  const numbersW = NEURON.num * 2 + NEURON.soft + NEURON.softText + (norms ? NEURON.normW : 0);
+  const numbersW = NEURON.num * cols + NEURON.soft + NEURON.softText + (norms ? NEURON.normW : 0);
   const sideBySide = (cw) => labelW + 10 + 2 * (d * cw + 14) + numbersW + 8;
   const bandTitles = 22;
   const rowsFor = (bands, max) => {
@@ -165,11 +168,18 @@ export function neuronLayout({ R, d, longestLabel = 8, width, height = null, nor
   rowH = Math.max(height ? 2 : 3, rowH);
   const stacked = mode === 'stacked';
   const compact = mode === 'compact';
-  // Bars shrink (never the numbers) when a phone's numbers band is too wide.
+  // A phone's numbers band too wide: the number columns narrow first, then
+  // the bars shrink (never the numbers' text).
+  let num = NEURON.num;
   let softW = NEURON.soft;
   let normW = norms ? (compact ? NEURON.soft : NEURON.normW) : 0;
   if (stacked) {
-    const over = labelW + 10 + NEURON.num * 2 + softW + NEURON.softText + normW + 8 - width;
+    let over = labelW + 10 + num * cols + softW + NEURON.softText + normW + 8 - width;
+    if (over > 0) {
+      const narrower = Math.min(num - NEURON.numMin, Math.ceil(over / cols));
+      num -= narrower;
+      over -= narrower * cols;
+    }
     if (over > 0) {
       const cut = Math.min(over, (softW - 30) + (norms ? normW - 74 : 0));
       const share = norms ? cut / 2 : cut;
@@ -181,9 +191,8 @@ export function neuronLayout({ R, d, longestLabel = 8, width, height = null, nor
   const x = { k: labelW + 10 };
   x.p = x.k + stripW + 14;
   const numX0 = stacked ? labelW + 10 : x.p + stripW + 14;
-  x.dot = numX0;
-  x.scaled = compact ? numX0 : x.dot + NEURON.num;
-  x.soft = compact ? numX0 : x.scaled + NEURON.num;
+  x.nums = compact ? [] : Array.from({ length: cols }, (_, c) => numX0 + c * num);
+  x.soft = compact ? numX0 : numX0 + cols * num;
   x.norm = x.soft + softW + (compact ? 0 : NEURON.softText);
   const bandH = n * rowH;
   const y = { rows: NEURON.header, numbers: stacked ? NEURON.header + bandH + bandTitles : NEURON.header };
@@ -192,7 +201,7 @@ export function neuronLayout({ R, d, longestLabel = 8, width, height = null, nor
     ? Math.max(x.p + stripW, x.norm + normW) + 8
     : x.norm + normW + 8;
   return {
-    labelW, softW, normW, font: rowH >= 11 ? font : clampTo(rowH - 1, 7, font), cw, stripW, x, y, rowH, stacked, compact, mode,
+    labelW, softW, normW, num, font: rowH >= 11 ? font : clampTo(rowH - 1, 7, font), cw, stripW, x, y, rowH, stacked, compact, mode,
     bands: stacked ? 2 : 1,
     numbers: rowH >= 9 && !compact, // numbers as text only when a row is tall enough to read them
     step: labelStep(rowH, 8),

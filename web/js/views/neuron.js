@@ -1,6 +1,13 @@
 // neuron.js — the neuron view: how one head turns one query token's vector
-// into its attention row. Columns, from the real q/k vectors of the layer:
-//   key k_j  |  q × k_j (element-wise)  |  q · k_j  |  q · k_j / √d  |  softmax  (| ‖α f(x)‖)
+// into its attention row. Columns, from the layer's real q/k vectors and the
+// engine's scores (src/scores.c, asked of the worker for the head shown):
+//   key k_j | q × k_j (element-wise) | each term of the score | score | softmax (| ‖α f(x)‖)
+// The terms are the family's, named as its paper names them (q·k/√d;
+// MPNet's relative position bias; DeBERTa's c2c, c2p, p2c), the score is
+// their sum (shown when there are several; null = a key the model masks
+// out), and the softmax column is the head's attention row itself, the
+// heatmap's numbers. q × k decomposes the content term: its cells add up to
+// q · k, which that term divides by its scale.
 // Vectors are painted on canvases (orange < 0 < blue); numbers are SVG text.
 // Export SVG writes the vector cells as <rect>s (up to SVG_MAX_CELLS per strip).
 // Three files: this one (the drawing and the descriptor), neuron_paint.js
@@ -18,17 +25,18 @@
 // in an embed the rows shrink to the frame's height.
 //
 // data = {labels[R], rows[R] (token index of each shown key), query, queryLabel,
-//         tokens[T] (for the query picker), d, cols (data.js neuronColumns),
-//         weights[R] (softmax shown, renormalized or not), norms[R] | null,
-//         notes[], title}
+//         tokens[T] (for the query picker), d, cols (data.js neuronColumns:
+//         q, keys, products), terms [{name, abbr, about, values[R]}],
+//         score[R] (NaN: masked), weights[R] (the attention row shown,
+//         renormalized or not), norms[R] | null, notes[], title}
 
 import {
   THEMES, tooltip, fmt, clip, infoLine, linksTable, exportContext, chromeHeight, setAll,
 } from './common.js';
-import { neuronLayout, neuronFrame } from './layout.js';
+import { neuronLayout, neuronFrame, textWidth } from './layout.js';
 import { clipRange, neuronColumns, headMatrix } from '../lib/data.js';
 import { rowsOf, paintVectors, legend } from './neuron_paint.js';
-import { keyRows } from './neuron_rows.js';
+import { keyRows, numberColumns, scoreText } from './neuron_rows.js';
 import { tokenLabel } from '../lib/tokens.js';
 import { strongestHead, headReason, strideNote } from './view_notes.js';
 
@@ -45,6 +53,7 @@ function shownTokensOf(run) {
 }
 
 const d3 = globalThis.d3;
+
 
 export function neuronView() {
   const st = { theme: THEMES.light, picked: null }; // picked: key token (raw index) tapped last
@@ -70,7 +79,7 @@ export function neuronView() {
     textAlternative(root, data);
     const g = neuronLayout({
       R: data.rows.length, d: data.d, longestLabel: d3.max(data.labels, (l) => l.length) || 4,
-      width: box.width, norms: !!data.norms,
+      width: box.width, norms: !!data.norms, cols: numberColumns(data).length,
       height: box.height ? box.height - chromeHeight(root.node(), root.select('.nv-scroll').node()) : null,
       // on the page: the window's height below the sticky controls, less what is above the stage
       screen: box.screen ? box.screen - (root.select('.nv-scroll').node().getBoundingClientRect().top - root.node().getBoundingClientRect().top) : null,
@@ -139,14 +148,17 @@ export function neuronView() {
     const numY = g.y.numbers - 8;
     const heads = [
       { t: 'key k', x: g.x.k, y: vecY },
-      { t: g.compact ? 'q × k' : 'q × k (element-wise)', x: g.x.p, y: vecY },
-      ...(g.compact ? [] : [{ t: 'q · k', x: g.x.dot, y: numY }, { t: `q·k / √${data.d}`, x: g.x.scaled, y: numY }]),
+      // (the short title where the strip is narrower than the long one)
+      { t: g.compact || g.stripW + 10 < textWidth('q × k (element-wise)', 11) ? 'q × k' : 'q × k (element-wise)', x: g.x.p, y: vecY },
+      // each number column right-aligned over its numbers
+      ...(g.compact ? [] : numberColumns(data).map((c, i) => ({ t: c.abbr, x: g.x.nums[i] + g.num - 8, y: numY, a: 'end' }))),
       { t: 'softmax', x: g.x.soft, y: numY },
     ];
     if (data.norms) heads.push({ t: '‖α f(x)‖', x: g.x.norm, y: numY });
+    // (the full names of abbreviated columns: the notes, the table, a row's tooltip)
     svg.select('g.heads').selectAll('text').data(heads).join('text').attr('class', 'col-title')
       .attr('x', (t) => t.x).attr('y', (t) => t.y).attr('font-size', 11).attr('font-weight', 600)
-      .attr('fill', st.theme.fg).text((t) => t.t);
+      .attr('text-anchor', (t) => t.a || null).attr('fill', st.theme.fg).text((t) => t.t);
   }
 
   function notesOf(data, scales, g) {
@@ -164,10 +176,11 @@ export function neuronView() {
 
   function textAlternative(root, data) {
     const order = data.rows.map((j, r) => r).sort((a, b) => data.weights[b] - data.weights[a]).slice(0, 10);
+    const cols = numberColumns(data);
     linksTable(root, {
       summary: `Table: the ${order.length} keys query “${data.queryLabel}” attends to most`,
-      columns: [{ key: 'k', title: 'key' }, { key: 'dot', title: 'q · k', fmt }, { key: 'scaled', title: `q·k / √${data.d}`, fmt }, { key: 'w', title: 'softmax', fmt }],
-      rows: order.map((r) => ({ k: `${data.rows[r]}: ${data.labels[r]}`, dot: data.cols.dots[data.rows[r]], scaled: data.cols.scaled[data.rows[r]], w: data.weights[r] })),
+      columns: [{ key: 'k', title: 'key' }, ...cols.map((c, i) => ({ key: `c${i}`, title: c.name, fmt: scoreText })), { key: 'w', title: 'softmax', fmt }],
+      rows: order.map((r) => ({ k: `${data.rows[r]}: ${data.labels[r]}`, ...Object.fromEntries(cols.map((c, i) => [`c${i}`, c.values[r]])), w: data.weights[r] })),
     });
   }
 
@@ -210,15 +223,47 @@ function whyNote(run, s, head, query, shown) {
   });
 }
 
+/** The scores of query `query` of one head from run.scores (protocol.js
+ *  withScores: every query's rows; a snapshot's: the one it shows):
+ *  {terms: [{name, abbr, about, row[T]}], score[T] (NaN: masked), window}. */
+function scoresRow(run, layer, head, query) {
+  const sc = run.scores;
+  if (!sc || sc.layer !== layer || sc.head !== head || (sc.query !== null && sc.query !== query)) {
+    throw new Error(`the scores of layer ${layer}, head ${head} are missing`);
+  }
+  const T = run.T;
+  const rowOf = (a) => (sc.query === null ? a.subarray(query * T, (query + 1) * T) : a);
+  return { terms: sc.terms.map((t) => ({ ...t, row: rowOf(t.values) })), score: rowOf(sc.scores), window: sc.window };
+}
+
+/** What the score adds up from and why, in words (the engine's own
+ *  sentences, src/encoder_family.c), what is masked, and the softmax. */
+function scoreNotes(sc, { T, d, masked, switchedOff }) {
+  const t = sc.terms;
+  const named = (x) => (x.abbr !== x.name ? `${x.name} (${x.abbr})` : x.name);
+  const notes = [t.length === 1
+    ? `Each key's score is ${named(t[0])}: ${t[0].about} (d = ${d}).`
+    : `Each key's score is the sum of ${t.length} terms: ${t.map((x) => `${named(x)}, ${x.about}`).join('; ')} (d = ${d}).`];
+  notes.push(`q × k: q and k (as the model uses them) multiplied element by element; the cells add up to q · k, which ${t[0].abbr} divides by its scale.`);
+  if (sc.window >= 0) {
+    notes.push(`This layer attends within a sliding window: keys more than ${sc.window} tokens from the query are masked (left out of the softmax, weight exactly 0)${masked ? `; ${masked} of the ${T} keys here` : ''}.`);
+  }
+  notes.push(switchedOff
+    ? 'This head is switched off: the model multiplies its probabilities by 0 after the softmax, so its attention row (the softmax column) is 0; the scores are those it computes before that.'
+    : `The softmax of the scores over ${masked ? `the ${T - masked} keys left in` : `all ${T} keys`} is exactly this head's attention row: the softmax column, the heatmap's numbers.`);
+  return notes;
+}
+
 /** The registry entry (views/index.js): what the page controller needs. */
 export const descriptor = {
   id: 'neuron',
   label: 'Neuron view (q · k details)',
   size: ({ K }) => neuronFrame(K), // the embed frame (layout.js)
   controls: { layer: true, head: true, mean: false, words: false, mode: true },
-  snapshot: { layers: 'shown', heads: 'shown', draws: 'heads', qk: true }, // what a snapshot holds (lib/snapshot.js)
+  snapshot: { layers: 'shown', heads: 'shown', draws: 'heads', qk: true, scores: true }, // what a snapshot holds (lib/snapshot.js)
   query: true, // the state's query token is this view's: the controller keeps it in range
-  needs: (s) => ({ norms: s.mode === 'norm', qk: true }),
+  // scores: the shown head's scores and terms (src/scores.c), asked of the run
+  needs: (s) => ({ norms: s.mode === 'norm', qk: true, scores: [s.layer, s.head === 'mean' ? 0 : s.head] }),
   create: (ctx) => neuronView().onQuery((q) => ctx.update({ query: q })),
   // key: the key of the cell it was opened from, when that chart showed all
   // heads at once (mean heatmap, rollout): the notes say why this head.
@@ -247,11 +292,13 @@ export const descriptor = {
     const head = s.head === 'mean' ? 0 : s.head;
     const query = Math.min(s.query, T - 1);
     const shownTokens = shownTokensOf(run);
+    // q, k and q × k for the strips (a snapshot's q/k are 8-bit)
     const cols = neuronColumns(run.q[s.layer], run.k[s.layer], H, T, run.d, head, query);
-    // A snapshot's q/k are 8-bit; its stored attention row is the exact softmax.
-    if (run.snapshot) cols.softmax = Array.from(headMatrix(run.attn[s.layer], H, T, head).subarray(query * T, (query + 1) * T));
+    const sc = scoresRow(run, s.layer, head, query);
     const keep = axis.members.map((m) => m[0]);
-    let weights = keep.map((j) => cols.softmax[j]);
+    // the softmax column: the head's attention row, the heatmap's numbers
+    const row = headMatrix(run.attn[s.layer], H, T, head).subarray(query * T, (query + 1) * T);
+    let weights = keep.map((j) => row[j]);
     if (s.hide && s.renorm) {
       const sum = weights.reduce((a, b) => a + b, 0) || 1;
       weights = weights.map((w) => w / sum);
@@ -261,14 +308,17 @@ export const descriptor = {
       const off = (head * T + query) * T;
       norms = keep.map((j) => run.norms[s.layer][off + j]);
     }
+    const terms = sc.terms.map((t) => ({ name: t.name, abbr: t.abbr, about: t.about, values: keep.map((j) => t.row[j]) }));
+    const masked = sc.score.reduce((n, v) => n + (Number.isNaN(v) ? 1 : 0), 0);
+    const switchedOff = !!(run.mask && run.mask.some(([l, h]) => l === s.layer && h === head));
     const why = s.key !== null && s.key < T ? whyNote(run, s, head, query, shownTokens) : null;
     return {
       labels: axis.labels, rows: keep, query, queryLabel: shownTokens[query], tokens: shownTokens, d: run.d,
-      cols, weights, norms,
+      cols, terms, score: keep.map((j) => sc.score[j]), weights, norms, window: sc.window,
       title: `Neuron view — layer ${s.layer}, head ${head}: how query “${shownTokens[query]}” (token ${query}) attends`,
       notes: [
         ...(why ? [why] : []),
-        `softmax(q · k / √${run.d}) over all ${T} keys is exactly this head's attention row (q, k: this layer's query and key vectors).`,
+        ...scoreNotes(sc, { T, d: run.d, masked, switchedOff }),
         ...(s.hide ? [s.renorm ? '[CLS]/[SEP] rows hidden; softmax column renormalized over the rows shown.' : '[CLS]/[SEP] rows hidden; softmax column not renormalized.'] : []),
         ...(norms ? ['‖α f(x)‖: the same weight times the length of the value vector it moves (Kobayashi et al. 2020).'] : []),
       ],

@@ -1,5 +1,6 @@
 // neuron_rows.js — the neuron view's key rows (neuron.js): per key its
-// label, q · k, q·k/√d, the softmax bar and value (and ‖α f(x)‖), written
+// label, each term of its score and their sum (numberColumns below; a
+// masked key says so), the softmax bar and value (and ‖α f(x)‖), written
 // where they changed, those in the window first and the rest in later
 // frames; and what hovering or tapping a row (or a vector cell) tells.
 //
@@ -8,10 +9,22 @@
 // wireRows(root, svg, data, g)}.
 
 import { tooltip, fmt, clip, infoLine, setAll } from './common.js';
-import { NEURON } from './layout.js';
 import { softmaxBar } from '../lib/data.js';
 
 const d3 = globalThis.d3;
+
+/** The number columns before the softmax: each term of the score, then
+ *  their sum when there are several ({name, abbr, values[R], sum}). */
+export function numberColumns(data) {
+  const cols = data.terms.map((t) => ({ name: t.name, abbr: t.abbr, values: t.values, sum: false }));
+  if (cols.length > 1) cols.push({ name: `score (${data.terms.map((t) => t.abbr).join(' + ')})`, abbr: 'score', values: data.score, sum: true });
+  return cols;
+}
+
+/** A score or term as shown: 2 decimals in the view, 3 in the table;
+ *  a masked key says so. */
+export const scoreText = (v, digits = 3) => (Number.isNaN(v) ? 'masked' : v.toFixed(digits));
+
 const NORM_COLOUR = '#8f5bd6';
 
 // Key rows written in the redraw itself: all of them up to SYNC_ROWS, else
@@ -25,7 +38,7 @@ const ROWS_PER_FRAME = 48;
 export function keyRows(st) {
   let later = null; // {frame, rest, write}: key rows still to write after the redraw
 
-  /** The key rows (SVG: label, q · k, q·k/√d, softmax bar and value, ‖α f(x)‖):
+  /** The key rows (SVG: label, the score's terms and sum, softmax bar and value, ‖α f(x)‖):
    *  one group per key, kept while the key is shown, its attributes
    *  written only where they changed (setAll). A head or layer switch at
    *  512 keys then rewrites the numbers and bars, not 3,000 elements. */
@@ -36,12 +49,11 @@ export function keyRows(st) {
     const normBar = Math.max(20, Math.min(64, g.normW - 44));
     const barY = rowH > 6 ? 2 : 0;
     const barH = Math.max(1, rowH - (rowH > 6 ? 4 : 1));
-    const numX = { dot: g.x.dot + NEURON.num - 8, scaled: g.x.scaled + NEURON.num - 8 };
+    const cols = numberColumns(data);
     const nodes = svg.select('g.rows').selectAll('g.nv-row').data(data.rows, (j) => j)
       .join((enter) => {
         const e = enter.append('g').attr('class', 'nv-row');
         e.append('text').attr('class', 'key-label').attr('dy', '0.35em').attr('text-anchor', 'end');
-        for (const c of ['dot', 'scaled']) e.append('text').attr('class', c).attr('dy', '0.35em').attr('text-anchor', 'end');
         e.append('rect').attr('class', 'soft-bar').attr('rx', 2);
         e.append('text').attr('class', 'soft').attr('dy', '0.35em');
         return e;
@@ -50,15 +62,21 @@ export function keyRows(st) {
     const write = (r) => {
       const row = nodes[r];
       const j = data.rows[r];
-      const [label, dot, scaled, bar, soft] = row.children;
+      const [label, bar, soft] = row.children;
       const yv = g.y.rows + r * rowH + rowH / 2;
       const yn = g.y.numbers + r * rowH + rowH / 2;
       const labelText = r % g.step === 0 ? clip(data.labels[r], g.chars) : '';
       const weight = j === data.query ? 700 : 400;
-      setAll(row, { 'data-key': j });
+      // what the row shows, unrounded (the softmax column is the attention row)
+      setAll(row, { 'data-key': j, 'data-softmax': data.weights[r], 'data-score': data.score[r] });
       setAll(label, { x: g.labelW, y: yv, fill: st.theme.fg, 'font-weight': weight, '#text': labelText });
-      setAll(dot, { x: numX.dot, y: yn, fill: st.theme.fg, '#text': g.numbers ? data.cols.dots[j].toFixed(2) : '' });
-      setAll(scaled, { x: numX.scaled, y: yn, fill: st.theme.fg, '#text': g.numbers ? data.cols.scaled[j].toFixed(2) : '' });
+      numberCells(row, cols.length).forEach((el, c) => {
+        const v = cols[c].values[r];
+        setAll(el, {
+          class: cols[c].sum ? 'score' : 'term', 'data-col': c, x: g.x.nums[c] + g.num - 8, y: yn, dy: '0.35em', 'text-anchor': 'end',
+          fill: Number.isNaN(v) ? st.theme.muted : st.theme.fg, '#text': g.numbers ? scoreText(v, 2) : '',
+        });
+      });
       setAll(bar, {
         x: g.x.soft, y: yn - rowH / 2 + barY, height: barH,
         width: Math.max(0.5, softmaxBar(data.weights[r], full)), fill: st.theme.accent,
@@ -114,6 +132,19 @@ export function keyRows(st) {
     later = null;
   }
 
+  /** A row's n number texts (none in the compact form: no x.nums), made or
+   *  removed to match (a model with another number of terms). */
+  function numberCells(row, n) {
+    const cells = row.blNums || (row.blNums = []);
+    while (cells.length > n) cells.pop().remove();
+    while (cells.length < n) {
+      const el = document.createElementNS('http://www.w3.org/2000/svg', 'text');
+      row.appendChild(el);
+      cells.push(el);
+    }
+    return cells;
+  }
+
   /** A row's child of class cls, made when `want` and missing, removed when
    *  not wanted (null then). */
   function optional(row, tag, cls, want) {
@@ -131,7 +162,10 @@ export function keyRows(st) {
   }
 
   function describeRow(data, rd) {
-    const parts = [`${data.queryLabel} → ${rd.label}`, `q·k = ${rd.dot.toFixed(3)}`, `q·k/√${data.d} = ${rd.scaled.toFixed(3)}`, `softmax = ${rd.w.toFixed(3)}`];
+    const parts = [`${data.queryLabel} → ${rd.label}`];
+    if (Number.isNaN(rd.score)) parts.push(`masked: more than ${data.window} tokens from the query, outside this layer's window`);
+    else parts.push(...numberColumns(data).map((c) => `${c.sum ? 'score' : c.name} = ${scoreText(c.values[rd.r])}`));
+    parts.push(`softmax = ${rd.w.toFixed(3)}`);
     if (rd.norm !== null && rd.norm !== undefined) parts.push(`‖α f(x)‖ = ${rd.norm.toFixed(3)}`);
     return parts;
   }
@@ -140,7 +174,7 @@ export function keyRows(st) {
     const info = infoLine(root);
     const R = data.rows.length;
     const rowOf = (r) => ({
-      r, j: data.rows[r], label: data.labels[r], dot: data.cols.dots[data.rows[r]], scaled: data.cols.scaled[data.rows[r]],
+      r, j: data.rows[r], label: data.labels[r], score: data.score[r],
       w: data.weights[r], norm: data.norms ? data.norms[r] : null,
     });
     const at = (ev) => {
