@@ -18,7 +18,7 @@
 // are symmetric around 0 and saturate at the 98th percentile of |value|
 // (data.js clipRange), and the legend under the rows says where. Softmax
 // bars use a fixed 0..1 scale (a weight of 0.228 is a bar 0.228 long, with
-// [CLS]/[SEP] hidden or not); ‖α f(x)‖ bars scale to the largest shown.
+// the specials hidden or not); ‖α f(x)‖ bars scale to the largest shown.
 //
 // Layout (layout.js neuronLayout): side by side when the box is wide enough,
 // else two stacked bands (vectors, then numbers) with their own key labels;
@@ -37,7 +37,7 @@ import { neuronLayout, neuronFrame, textWidth } from './layout.js';
 import { clipRange, neuronColumns, headMatrix } from '../lib/data.js';
 import { rowsOf, paintVectors, legend } from './neuron_paint.js';
 import { keyRows, numberColumns, scoreText } from './neuron_rows.js';
-import { tokenLabel } from '../lib/tokens.js';
+import { runLabels, templateSpecials } from '../lib/tokens.js';
 import { strongestHead, headReason, strideNote } from './view_notes.js';
 
 /** A run's tokens as labels (byte-level "Ġthe" reads " the"), once per run:
@@ -46,7 +46,7 @@ const shownOf = new WeakMap();
 function shownTokensOf(run) {
   let t = shownOf.get(run);
   if (!t) {
-    t = run.tokens.map((x, i) => tokenLabel(x, run.pieces || 'wordpiece', run.wordIds[i] < 0 || !!(run.special && run.special[i])));
+    t = runLabels(run);
     shownOf.set(run, t);
   }
   return t;
@@ -319,7 +319,7 @@ export const descriptor = {
       notes: [
         ...(why ? [why] : []),
         ...scoreNotes(sc, { T, d: run.d, masked, switchedOff }),
-        ...(s.hide ? [s.renorm ? '[CLS]/[SEP] rows hidden; softmax column renormalized over the rows shown.' : '[CLS]/[SEP] rows hidden; softmax column not renormalized.'] : []),
+        ...(s.hide ? [`${templateSpecials(run).join('/') || 'special'} rows hidden; softmax column ${s.renorm ? 'renormalized over the rows shown' : 'not renormalized'}.`] : []),
         ...(norms ? ['‖α f(x)‖: the same weight times the length of the value vector it moves (Kobayashi et al. 2020).'] : []),
       ],
     };
