@@ -12,7 +12,7 @@
  * head's attention row (tests/scores.test.mjs: within 1e-5 of Hugging
  * Face's, every family). Nothing is allocated: the product and DeBERTa's
  * relative rows use the state's buffers. */
-#include "encoder_impl.h"
+#include "encoder_types.h"
 #include "error.h"
 
 int bl_score_terms(const bl_model *m, int32_t layer, bl_score_info *out, char *err, size_t errlen) {
