@@ -96,8 +96,10 @@ export function createToolbar(page) {
   }
 
   /** Back or Forward within the page: the entry's state (its URL) goes to
-   *  the store; the model, the embed flag and (unless the entry names one)
-   *  the theme stay as they are. */
+   *  the store; the model, the embed flag, presentation mode (a mode of the
+   *  window, entered and left by the reader: Back after leaving it must not
+   *  bring it back) and (unless the entry names one) the theme stay as they
+   *  are. The entry's address is then rewritten to what is shown (url.js). */
   async function restore() {
     const search = location.search;
     const { state } = await parseStateAsync(search);
@@ -105,7 +107,7 @@ export function createToolbar(page) {
     const cur = page.store.get();
     const info = page.models.info();
     let s = info ? fitToModel(state, { layers: info.config.n_layers, heads: info.config.n_heads }).state : state;
-    s = { ...s, model: cur.model, embed: cur.embed, theme: new URLSearchParams(search).has('theme') ? s.theme : cur.theme };
+    s = { ...s, model: cur.model, embed: cur.embed, present: cur.present, theme: new URLSearchParams(search).has('theme') ? s.theme : cur.theme };
     if (s.span) s.spanOf = textKey(s);
     page.url.adopt(s);
     if (s.text !== cur.text || s.text_b !== cur.text_b) showText(s);
