@@ -10,8 +10,9 @@
 //   neuron    one row: the query token's attention (softmax) over the shown
 //             keys, or its value-weighted norms with mode=norm
 // CSV: one block per matrix, blocks separated by an empty line; a block's
-// first row is "layer L head H <what>" then the key labels, each next row a
-// query label then its values. Fields with a comma, quote or line break are
+// first row is "layer L head H <what>" (or the block's own name: a view's
+// descriptor.shown may name its blocks, views/index.js) then the column
+// labels, each next row a row label then its values. Fields with a comma, quote or line break are
 // quoted (RFC 4180). Values: 6 significant digits. Text cells that a
 // spreadsheet would run as a formula (starting =, +, -, @, TAB, CR) start
 // with ' instead (csvText).
@@ -76,7 +77,7 @@ const csvNumber = (v) => csvField(num(v));
 export function toCSV(shown) {
   const out = [];
   for (const b of shown.blocks) {
-    const name = `layer ${b.layer} head ${b.head}${b.query !== undefined ? ` query ${b.query}` : ''} ${shown.what}`;
+    const name = b.name ?? `layer ${b.layer} head ${b.head}${b.query !== undefined ? ` query ${b.query}` : ''} ${shown.what}`;
     out.push([name, ...b.cols].map(csvText).join(','));
     const C = b.cols.length;
     b.rows.forEach((r, i) => out.push([csvText(r), ...b.values.slice(i * C, i * C + C).map(csvNumber)].join(',')));
@@ -85,12 +86,16 @@ export function toCSV(shown) {
   return out.join('\r\n');
 }
 
-/** JSON text of shownMatrices(): every block's values as rows of numbers. */
+/** JSON text of shownMatrices(): every block's values as rows of numbers
+ *  (a block's name and extra fields, and the shown's extra fields, when a
+ *  view gives them; text and tokens are left out when it has none). */
 export function toJSON(shown, model = {}) {
   const blocks = shown.blocks.map((b) => {
     const C = b.cols.length;
     return {
-      layer: b.layer, head: b.head, ...(b.query !== undefined ? { query: b.query } : {}),
+      ...(b.name !== undefined ? { name: b.name } : {}),
+      ...(b.layer !== undefined ? { layer: b.layer } : {}), ...(b.head !== undefined ? { head: b.head } : {}),
+      ...(b.query !== undefined ? { query: b.query } : {}), ...(b.extra || {}),
       rows: b.rows, cols: b.cols,
       values: b.rows.map((_, i) => b.values.slice(i * C, i * C + C).map((v) => Number(num(v)))),
     };
@@ -99,7 +104,7 @@ export function toJSON(shown, model = {}) {
     bertlens: 1, model: model.id || '', model_name: model.name || '',
     text: shown.text, text_b: shown.text_b, view: shown.view, mode: shown.mode, values_are: shown.what,
     hide_specials: shown.hide, renormalized: shown.hide ? shown.renorm : false, words_merged: shown.words,
-    tokens: shown.tokens, ...(shown.ablate ? { heads_switched_off: shown.ablate } : {}), blocks,
+    tokens: shown.tokens, ...(shown.ablate ? { heads_switched_off: shown.ablate } : {}), ...(shown.extra || {}), blocks,
   }, null, 1);
 }
 

@@ -69,7 +69,8 @@ export function predictionsView() {
     tooltip.hide();
     root.selectAll('div.view-title').data([null]).join('div').attr('class', 'view-title').text(data.title);
     infoLine(root);
-    const body = root.selectAll('div.pv-body').data([null]).join('div').attr('class', 'pv-body')
+    // the stage: Export SVG/PNG redraw its HTML (page/export.js)
+    const body = root.selectAll('div.pv-body').data([null]).join('div').attr('class', 'pv-body stage')
       .style('color', theme.fg).style('max-width', '100%');
     body.selectAll('*').remove();
     if (!data.hasHead) {
@@ -143,6 +144,7 @@ export const descriptor = {
       within: (v, { T }) => ((parsePositions(v) || []).some((i) => i >= T) ? `mask ${v.slice(0, 40)} names tokens past its ${T}` : null) },
   ],
   needs: (s) => ({ predict: { positions: parsePositions(s.mask) || [], masked: true, k: K } }),
+  shown: (run, s) => shownPredictions(run, s),
   create(ctx) {
     let last = null; // the run and state drawn last (for the click handlers)
     const chart = predictionsView()
@@ -179,3 +181,23 @@ export const descriptor = {
     };
   },
 };
+
+/** Export (CSV/JSON): one block per position with predictions, its top
+ *  words (rank, probability) and last the actual token's. */
+export function shownPredictions(run, s) {
+  const pr = run.predict;
+  if (!pr || !pr.hasHead) throw new Error('this model has no masked-language-model head, so there are no predictions to export');
+  const positions = pr.positions || [];
+  if (!positions.length) throw new Error(`no position has predictions yet: type ${pr.maskToken || 'the mask token'} in the text, or click a word to mask it`);
+  return {
+    view: 'predict', mode: 'attn', what: 'masked-LM predictions', hide: false, renorm: false, words: false, ablate: s.ablate || '',
+    text: s.text, text_b: s.text_b || '', tokens: run.tokens.slice(),
+    blocks: positions.map((p) => ({
+      name: `position ${p.index} ${shown(p.token)}: top ${p.top.length} predictions`,
+      rows: [...p.top.map((e) => shown(e.token)), `actual: ${shown(p.token)}`],
+      cols: ['rank', 'probability'],
+      values: [...p.top.flatMap((e, r) => [r + 1, e.prob]), p.token_rank, p.token_prob],
+      extra: { position: p.index, token: p.token, token_rank: p.token_rank, token_prob: p.token_prob, top: p.top.map((e) => ({ id: e.id, token: e.token, prob: e.prob })) },
+    })),
+  };
+}
