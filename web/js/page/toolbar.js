@@ -5,7 +5,7 @@
 // the loaded model, drag and drop, and a redraw on resize.
 
 import { checkpointFromDrop } from '../engine/convert.js';
-import { VIEW_LIST, viewById } from '../views/index.js';
+import { VIEW_LIST, VIEW_PARAMS, viewById } from '../views/index.js';
 import { ablationBar } from './ablation_bar.js';
 import { spanBar } from './span_bar.js';
 import { notice } from './notices.js';
@@ -115,8 +115,19 @@ export function createToolbar(page) {
   }
 
   function wire() {
-    // A span stays with the text it was chosen on (draw.js shownState).
-    const onText = () => page.store.update({ text: $('text-a').value, text_b: $('text-b').value }, { typed: true });
+    // A span stays with the text it was chosen on (draw.js shownState); the
+    // views' other selections of tokens (params with perText: a cell, the
+    // positions asked or masked in the Predictions view) name positions of
+    // the old tokens, so a new text drops them.
+    const onText = () => {
+      const cur = page.store.get();
+      const text = $('text-a').value, textB = $('text-b').value;
+      const patch = { text, text_b: textB };
+      if (text !== cur.text || textB !== (cur.text_b || '')) {
+        for (const p of VIEW_PARAMS) if (p.perText && cur[p.key] !== p.def) patch[p.key] = p.def;
+      }
+      page.store.update(patch, { typed: true });
+    };
     $('text-a').addEventListener('input', onText);
     $('text-b').addEventListener('input', onText);
     // The skip link moves the focus (not only the scroll) into the view, and

@@ -41,7 +41,9 @@
 //   query         optional: the view uses the state's query token
 //   axis          optional: false when it draws no token axis of its own
 //   params        optional: its own URL parameters [{key, def, parse(raw) ->
-//                 value | null, expect}] (state.js adds them to the state)
+//                 value | null, expect, perText}] (state.js adds them to the
+//                 state; perText: a selection of token positions, which a
+//                 new text typed drops back to def, page/toolbar.js)
 
 import { descriptor as heatmap } from './heatmap.js';
 import { descriptor as head } from './head.js';
