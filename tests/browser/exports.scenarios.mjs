@@ -130,7 +130,7 @@ scenario('exports: every view of the registry gives a well-formed SVG, PNG, CSV 
       assert.equal(b.position, 6);
       assert.equal(b.token, '[MASK]');
       assert.equal(b.values.length, 6, 'top 5 and the actual token');
-      // NAMECHECK assert.equal(got.json.model_name, 'tiny-bert', 'the bundle\'s own name');
+      assert.equal(got.json.model_name, 'tiny-bert', 'the bundle\'s own name');
     }
     if (v.id === 'corpus') {
       assert.equal(got.json.texts, 2);

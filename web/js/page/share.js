@@ -156,7 +156,8 @@ export function createShare(page) {
       } else {
         const shownM = (v.shown || shownMatrices)(run, s, page.views[s.view]); // (the chart: a view that keeps its own results)
         const snap = page.boot.snapshot();
-        const model = page.models.entry() || (snap ? snap.model : {});
+        // a listed model's entry; else the model's own name (a converted or Hub model, a bundle file)
+        const model = page.models.entry() || (page.models.local() ? { id: '', name: page.models.name() } : snap ? snap.model : {});
         if (kind === 'csv') download(new Blob([toCSV(shownM)], { type: 'text/csv' }), `${name}.csv`);
         else download(new Blob([toJSON(shownM, model)], { type: 'application/json' }), `${name}.json`);
       }

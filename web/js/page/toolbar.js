@@ -160,7 +160,7 @@ export function createToolbar(page) {
     $('open-checkpoint').addEventListener('click', () => $('checkpoint-input').click());
     $('checkpoint-input').addEventListener('change', (e) => {
       const files = Array.from(e.target.files || []);
-      if (files.length) page.models.loadModel({ kind: 'checkpoint', files: Promise.resolve(files) });
+      if (files.length) page.models.loadModel({ kind: 'checkpoint', files: Promise.resolve(files), dtype: $('convert-dtype').value });
       e.target.value = '';
     });
     $('save-converted').addEventListener('click', () => page.models.saveConverted());
@@ -181,7 +181,7 @@ export function createToolbar(page) {
       depth = 0;
       $('drop-overlay').hidden = true;
       const checkpoint = checkpointFromDrop(e.dataTransfer); // a Hugging Face folder: convert it
-      if (checkpoint) return page.models.loadModel({ kind: 'checkpoint', files: checkpoint });
+      if (checkpoint) return page.models.loadModel({ kind: 'checkpoint', files: checkpoint, dtype: $('convert-dtype').value });
       const f = e.dataTransfer.files[0];
       if (f) page.models.loadModel({ kind: 'file', file: f });
     });
