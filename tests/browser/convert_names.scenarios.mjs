@@ -8,7 +8,9 @@
 //     the model shown, not the last converted; JSON exports carry the name;
 //   - the page converts to q8, q10, f16 or f32 as `bertlens convert --dtype`
 //     does (the same bytes); where q8 or q10 cannot hold the model (hidden
-//     48: rows not whole blocks of 32) it converts to f16 and says so.
+//     48: rows not whole blocks of 32) it converts to f16 and says so;
+//   - a folder whose tokenizer.json and tokenizer_config.json disagree
+//     (tests/fixtures/tok_settings) is refused with the setting named.
 //
 //   make site build/bertlens && node tests/browser/run.mjs "convert-names"
 import assert from 'node:assert/strict';
@@ -17,9 +19,10 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import zlib from 'node:zlib';
-import { scenario, ready, settled, ROOT } from './harness.mjs';
+import { scenario, ready, settled, typeText, ROOT } from './harness.mjs';
 import { BIN, run, download } from './page_vs_cli.mjs';
 import { bertCheckpoint } from '../lib/tiny_checkpoint.mjs';
+import { TOK_CASES, tokCaseFolder } from '../lib/tok_settings.mjs';
 
 const VOCAB = fs.readFileSync(path.join(ROOT, 'tests/fixtures/tiny-bert/vocab.txt'), 'utf8');
 
@@ -134,3 +137,32 @@ function spawnFail(cmd, args) {
   }
   throw new Error(`${cmd} ${args.join(' ')} succeeded`);
 }
+
+scenario('convert-names: the page\'s converter refuses a folder whose tokenizer files disagree, naming the setting; follows them where they agree (max_input_chars_per_word 0: [UNK] [UNK])', async ({ page, base, shot }) => {
+  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'bertlens-toks-'));
+  const pick = (re) => TOK_CASES.find((c) => re.test(c.name));
+  await page.goto(`${base}?view=heatmap&text=${encodeURIComponent('hello world')}`);
+  await ready(page);
+  // refused: transformers would lowercase (BertTokenizer's default), tokenizer.json does not
+  for (const c of [pick(/normalizer cased, do_lower_case absent/), pick(/^roberta add_prefix_space true/), pick(/^albert keep_accents/)]) {
+    const dir = tokCaseFolder(c, path.join(root, c.base, 'ckpt'));
+    assert.equal(await convert(page, dir, 'f32'), 'error', c.name);
+    const text = await page.textContent('.notice.error');
+    assert.match(text, /^Could not convert ckpt: /);
+    assert.match(text, new RegExp(c.refuse), `${c.name}: ${text}`);
+    assert.match(text, /no bundle can tokenize as both/);
+    if (c.base === 'bert') await shot(page, 'convert-names-tokenizer-refused');
+  }
+  // converted as both libraries tokenize: a cased model, and WordPiece's 0 limit
+  const cased = pick(/normalizer cased, do_lower_case false/);
+  assert.equal(await convert(page, tokCaseFolder(cased, path.join(root, 'cased', 'ckpt')), 'f32'), 'ready');
+  const tokens = async (text) => {
+    await typeText(page, '#text-a', text);
+    return JSON.parse((await download(page, '#export-json')).bytes.toString('utf8')).tokens;
+  };
+  assert.deepEqual(await tokens(cased.texts[0]), cased.tokens[0], 'cased: as transformers and tokenizers');
+  const zero = pick(/max_input_chars_per_word 0/);
+  assert.equal(await convert(page, tokCaseFolder(zero, path.join(root, 'zero', 'ckpt')), 'f32'), 'ready');
+  assert.deepEqual(await tokens('hello world'), ['[CLS]', '[UNK]', '[UNK]', '[SEP]'], 'every word longer than 0 characters is [UNK]');
+  fs.rmSync(root, { recursive: true, force: true });
+}, { viewport: { width: 1280, height: 720 }, timeout: 300000 });
