@@ -95,3 +95,17 @@ scenario('predict-mask: selections of tokens (a position asked, a masked word, a
   await typeText(page, '#text-a', 'Cats sleep all day long.');
   assert.equal((await params(page)).cell, undefined, 'cell= dropped with the new text');
 }, { viewport: { width: 1280, height: 720 }, timeout: 300000 });
+
+scenario('predict-mask: on a 390 px phone the masked word\'s line and Unmask fit, no sideways scrolling', async ({ page, base, shot }) => {
+  const w = WAS.families.find((f) => f.family === 'deberta-v3');
+  await page.goto(`${base}?view=predict`);
+  await ready(page);
+  await redraw(page, () => page.setInputFiles('#file-input', headBundle('deberta-v3')));
+  await typeText(page, '#text-a', w.text);
+  await redraw(page, () => page.click(`.pv-tok:nth-child(${w.position + 1}) button.pv-word`));
+  const b = await page.$eval('button.pv-unmask', (e) => { const r = e.getBoundingClientRect(); return { left: r.left, right: r.right }; });
+  assert.ok(b.left >= 0 && b.right <= 390, `Unmask inside the window: ${JSON.stringify(b)}`);
+  assert.ok(await page.evaluate(() => document.documentElement.scrollWidth <= innerWidth + 1), 'no sideways scrolling');
+  await page.$eval('.pv-card', (e) => e.scrollIntoView());
+  await shot(page, 'predict-mask-phone');
+}, { viewport: { width: 390, height: 844 }, timeout: 120000 });
