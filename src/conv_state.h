@@ -136,6 +136,11 @@ const cfile *bli_conv_file_at(const bli_conv *c, const char *dir, const char *ba
 const cfile *bli_conv_find_file(const bli_conv *c, const char *base);
 bli_jv *bli_conv_parse_file(const cfile *f, char *err, size_t errlen);
 
+/* tokenizer.json tj and tokenizer_config.json tc (either may be NULL) say
+ * the same of every setting transformers' tokenizer class rebuilds from tc:
+ * 0, else -1 with both named (convert_tok_agree.c). */
+int bli_conv_tok_agree(const bli_conv *c, const bli_jv *tj, const bli_jv *tc, char *err, size_t errlen);
+
 /* config.json's key as an integer (dflt when absent or null), in [lo, hi];
  * else -1 with the key named (convert_files.c). */
 int bli_conv_int_key(const bli_jv *cfg, const char *key, int64_t dflt, int64_t lo, int64_t hi, int32_t *out,

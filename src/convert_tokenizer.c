@@ -241,6 +241,7 @@ int bli_conv_tokenizer_hf(bli_conv *c, char *err, size_t errlen) {
     }
     if (tcf && !(tc = bli_conv_parse_file(tcf, err, errlen))) goto out;
     if (smf && !(sm = bli_conv_parse_file(smf, err, errlen))) goto out;
+    if (bli_conv_tok_agree(c, tj, tc, err, errlen)) goto out; /* both files say the same, or refused */
     rc = write_hf(c, tjf, tc, sm, err, errlen) ? -1 : 1;
 out:
     bli_jfree(tj);

@@ -69,6 +69,7 @@ int bli_conv_stage_vocab(bli_conv *c, char *err, size_t errlen) {
     const char *from;
     if (tjf && !(tj = bli_conv_parse_file(tjf, err, errlen))) goto out;
     if (tcf && !(tcv = bli_conv_parse_file(tcf, err, errlen))) goto out;
+    if (bli_conv_tok_agree(c, tj, tcv, err, errlen)) goto out; /* both files say the same, or refused */
     if (vf) {
         from = vf->name;
         if (bli_utf8_check(vf->bytes, (size_t)vf->size, NULL)) {

@@ -53,8 +53,20 @@ static void jtoken(bli_jbuf *b, const bl_tokenizer *tk, int32_t id) {
  * k per position. JSON as `bertlens predict`
  * prints it, each position with "token_rank" (1 = the most probable) too:
  * {"tokens","ids","positions":[{"index","token","token_prob","token_rank",
- * "top":[{"id","token","prob"}]}]}. NULL + blw_error on failure. */
+ * "top":[{"id","token","prob"}]}]}. NULL + blw_error on failure.
+ * was[0..2 n_was): pairs (position, id) of words the page masked: where the
+ * run has the mask token at that position, "token_prob" and "token_rank"
+ * are those of id (the word that was there, which the model did not see)
+ * and the position says so with "was":{"id","token"}; other pairs are left
+ * alone (the text changed under them). */
+const char *blw_predict_json_was(const int32_t *positions, int n_pos, int k, int masks, const int32_t *was, int n_was);
+
 EMSCRIPTEN_KEEPALIVE const char *blw_predict_json(const int32_t *positions, int n_pos, int k, int masks) {
+    return blw_predict_json_was(positions, n_pos, k, masks, NULL, 0);
+}
+
+EMSCRIPTEN_KEEPALIVE const char *blw_predict_json_was(const int32_t *positions, int n_pos, int k, int masks,
+                                                      const int32_t *was, int n_was) {
     char num[BLI_JSON_NUM_CHARS]; /* a float as JSON (json.h) */
     char *err = bli_wasm_err();
     unsigned loads;
@@ -86,8 +98,9 @@ EMSCRIPTEN_KEEPALIVE const char *blw_predict_json(const int32_t *positions, int 
     float *probs = calloc((size_t)cap * (size_t)k, sizeof *probs);
     float *tp = calloc((size_t)cap, sizeof *tp);
     int32_t *rank = calloc((size_t)cap, sizeof *rank);
+    int32_t *scored = malloc((size_t)cap * sizeof *scored); /* [tk->n] the id whose probability and rank are reported */
     const char *out = NULL;
-    if (!pos || !ids || !probs || !tp || !rank) {
+    if (!pos || !ids || !probs || !tp || !rank || !scored) {
         snprintf(err, BLI_WASM_ERRLEN, "out of memory for %d predictions", cap);
         goto done;
     }
@@ -100,7 +113,12 @@ EMSCRIPTEN_KEEPALIVE const char *blw_predict_json(const int32_t *positions, int 
     n_pos = 0;
     for (int t = 0; t < tk->n; t++)
         if (pos[t]) pos[n_pos++] = t;
-    if (bl_predict(p.mlm, bli_wasm_state(), tk->ids, pos, n_pos, k, ids, probs, tp, rank, err, BLI_WASM_ERRLEN))
+    memcpy(scored, tk->ids, (size_t)tk->n * sizeof *scored);
+    for (int i = 0; was && i < n_was; i++) {
+        const int32_t at = was[2 * i], id = was[2 * i + 1];
+        if (at >= 0 && at < tk->n && sp.mask >= 0 && tk->ids[at] == sp.mask && id >= 0 && id < V) scored[at] = id;
+    }
+    if (bl_predict(p.mlm, bli_wasm_state(), scored, pos, n_pos, k, ids, probs, tp, rank, err, BLI_WASM_ERRLEN))
         goto done;
     const bl_tokenizer *tok = bl_model_tokenizer(m);
     bli_jbuf b = {0};
@@ -117,6 +135,11 @@ EMSCRIPTEN_KEEPALIVE const char *blw_predict_json(const int32_t *positions, int 
     for (int q = 0; q < n_pos; q++) {
         jprintf(&b, "%s{\"index\":%d,\"token\":", q ? "," : "", pos[q]);
         jtoken(&b, tok, tk->ids[pos[q]]);
+        if (scored[pos[q]] != tk->ids[pos[q]]) {
+            jprintf(&b, ",\"was\":{\"id\":%d,\"token\":", scored[pos[q]]);
+            jtoken(&b, tok, scored[pos[q]]);
+            bli_json_raw(&b, "}", 1);
+        }
         jprintf(&b, ",\"token_prob\":%s,\"token_rank\":%d,\"top\":[", bli_json_num(num, (double)tp[q]), rank[q]);
         for (int r = 0; r < k; r++) {
             int32_t id = ids[(size_t)q * k + r];
@@ -129,6 +152,6 @@ EMSCRIPTEN_KEEPALIVE const char *blw_predict_json(const int32_t *positions, int 
     bli_json_raw(&b, "]}", 2);
     bli_wasm_json(&b, &out);
 done:
-    free(pos), free(ids), free(probs), free(tp), free(rank);
+    free(pos), free(ids), free(probs), free(tp), free(rank), free(scored);
     return out;
 }

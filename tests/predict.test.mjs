@@ -153,3 +153,41 @@ test('--positions limits the product to those tokens; bad positions are refused'
   assert.equal(r.status, 1);
   assert.match(r.stderr, /position 99 is out of range/);
 });
+
+// A word the page masked (web/js/lib/predict_was.js): at the mask's position
+// the page asks for the probability and rank of the id that was there
+// (blw_predict_json_was), against Hugging Face's on the edited text
+// (tests/fixtures/mlm/was.json, made by was.py).
+const WAS = JSON.parse(fs.readFileSync(path.join(FIX, 'was.json'), 'utf8'));
+test('blw_predict_json_was: the masked-out word\'s probability and rank as Hugging Face\'s, every family', { skip: !IS_WASM && 'the wasm export' }, async () => {
+  wasm ??= await loadWasm();
+  const M = wasm;
+  for (const w of WAS.families) {
+    const file = bundle(w.family, 'f32');
+    if (M.__loaded !== file) { loadBundle(M, file); M.__loaded = file; }
+    const a = putString(M, w.masked_text);
+    try { if (M._blw_run(a, 0, 0, -1) < 0) throw new Error(wasmError(M)); } finally { M._free(a); }
+    const ask = (pairs) => {
+      const p = M._malloc(4 * (1 + 2 * pairs.length));
+      try {
+        M.HEAP32.set([w.position, ...pairs.flat()], p >>> 2);
+        const out = M._blw_predict_json_was(p, 1, REFS.k, 0, p + 4, pairs.length);
+        if (!out) throw new Error(wasmError(M));
+        return JSON.parse(M.UTF8ToString(out)).positions.find((x) => x.index === w.position);
+      } finally { M._free(p); }
+    };
+    const got = ask([[w.position, w.id]]);
+    assert.equal(got.token, got.token === null ? null : JSON.parse(M.UTF8ToString(M._blw_predict_json(0, 0, 1, 1))).mask_token, `${w.family}: the mask token is at ${w.position}`);
+    assert.deepEqual(got.was, { id: w.id, token: w.token }, `${w.family}: the word that was there`);
+    assert.ok(Math.abs(got.token_prob - w.prob) <= TOL, `${w.family}: p ${got.token_prob} vs ${w.prob}`);
+    assert.equal(got.token_rank, w.rank, `${w.family}: rank`);
+    // without the pair: the mask token's own; a pair where no mask token is: ignored
+    const own = ask([]);
+    assert.equal(own.was, undefined);
+    assert.notEqual(own.token_rank, w.rank);
+    const other = ask([[0, w.id]]);
+    assert.equal(other.was, undefined, `${w.family}: a pair at a token that is not the mask is left alone`);
+    assert.equal(other.token_rank, own.token_rank);
+    console.log(`${w.family}: "${w.token}" masked at ${w.position}: p ${got.token_prob.toExponential(3)} (HF ${w.prob.toExponential(3)}), rank ${got.token_rank} (HF ${w.rank}); the mask token's own rank ${own.token_rank}`);
+  }
+});

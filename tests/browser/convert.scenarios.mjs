@@ -7,6 +7,7 @@
 // the one `bertlens attend` computes from that bundle.
 
 import assert from 'node:assert/strict';
+import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -34,31 +35,35 @@ scenario('convert: a checkpoint folder from the directory picker is converted, s
   const { root, dir } = checkpoint('tiny-bert');
   const native = path.join(root, 'native.blb');
   run(BIN, ['convert', dir, native]);
+  // its name: no _name_or_path in its config.json, so the folder and its weights' hash (lib/model_names.js)
+  const name = `tiny-bert-${crypto.createHash('sha256').update(fs.readFileSync(path.join(dir, 'model.safetensors'))).digest('hex').slice(0, 8)}`;
   await page.goto(`${base}?view=heatmap`);
   await ready(page);
   await page.evaluate(() => { document.body.dataset.state = 'loading'; });
   await page.setInputFiles('#checkpoint-input', dir, { timeout: 120000 }); // slow when the machine is busy
   await ready(page);
-  assert.match(await page.textContent('#notices'), /Converted tiny-bert in this page \(37 tensors/);
+  assert.match(await page.textContent('#notices'), new RegExp(`Converted ${name} in this page \\(37 tensors, q8\\)`));
   assert.match(await page.textContent('#model-info'), /2 layers × 4 heads/);
-  assert.equal(await page.$eval('#model-select', (s) => s.selectedOptions[0].textContent), 'converted: tiny-bert');
+  assert.equal(await page.$eval('#model-select', (s) => s.selectedOptions[0].textContent), `converted: ${name} (q8)`);
   await typeText(page, '#text-a', TEXT);
   await shot(page, 'convert-tiny-bert');
   const worst = Math.max(await sameAttention(page, native, 1, 2), await sameAttention(page, native, 0, 0));
   console.log(`#   converted in the page: attention vs bertlens attend max |d| ${worst.toExponential(2)}`);
   // Saved: gzip of the very bytes `bertlens convert` writes.
   const saved = await download(page, '#save-converted');
-  assert.equal(saved.name, 'tiny-bert.q8.blb.gz');
+  assert.equal(saved.name, `${name}.q8.blb.gz`);
   assert.ok(Buffer.compare(zlib.gunzipSync(saved.bytes), fs.readFileSync(native)) === 0, 'saved bundle = bertlens convert output');
   // Kept: after a reload the model list offers it, and it loads without the folder.
   await page.reload();
   await ready(page);
-  assert.ok((await page.$$eval('#model-select option', (o) => o.map((x) => x.value))).includes('__converted__'));
+  const kept = await page.$$eval('#model-select option', (o) => o.map((x) => [x.value, x.textContent]));
+  const option = kept.find(([, label]) => label === `converted: ${name} (q8)`);
+  assert.ok(option && option[0].startsWith('__converted__'), `kept: ${JSON.stringify(kept)}`);
   await page.evaluate(() => { document.body.dataset.state = 'loading'; });
-  await page.selectOption('#model-select', '__converted__');
+  await page.selectOption('#model-select', option[0]);
   await ready(page);
-  assert.match(await page.textContent('#model-info'), /tiny-bert \(converted\) · 2 layers × 4 heads/);
-  assert.equal(await page.$eval('#model-select', (s) => s.selectedOptions[0].textContent), 'converted: tiny-bert');
+  assert.match(await page.textContent('#model-info'), new RegExp(`^${name} \\(converted\\) · 2 layers × 4 heads`));
+  assert.equal(await page.$eval('#model-select', (s) => s.selectedOptions[0].textContent), `converted: ${name} (q8)`);
   await typeText(page, '#text-a', TEXT);
   await sameAttention(page, native, 1, 3);
   fs.rmSync(root, { recursive: true, force: true });

@@ -12,10 +12,11 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import zlib from 'node:zlib';
 import { scenario, ready, settled, typeText, ROOT, DEFAULT_MODEL } from './harness.mjs';
 import { serve, netlifyHeaders } from './server.mjs';
 import { startFakeHub, generatedSafetensors } from './fake_hub.mjs';
-import { BIN, sameAttention as sameAttentionAs } from './page_vs_cli.mjs';
+import { BIN, download, sameAttention as sameAttentionAs } from './page_vs_cli.mjs';
 import { peakOf, settle, MB } from './memory_probe.mjs';
 
 const TINY = path.join(ROOT, 'tests', 'fixtures', 'hub', 'tiny-mlm');
@@ -92,6 +93,10 @@ scenario('hub: ?hub= converts the model from the (fake) Hub and draws it; a relo
   assert.match(await page.textContent('#notices'), /Converted bertlens-test\/tiny-mlm from the Hugging Face Hub in this page \(\d+ tensors, q8\)/);
   assert.match(page.url(), /[?&]hub=bertlens-test%2Ftiny-mlm(&|$)/);
   await shot(page, 'hub-loaded');
+  // "Save converted model" saves the model shown, by its Hub id: the bytes `bertlens convert --name ID` writes
+  const saved = await download(page, '#save-converted');
+  assert.equal(saved.name, 'bertlens-test_tiny-mlm.q8.blb.gz');
+  assert.ok(Buffer.compare(zlib.gunzipSync(saved.bytes), fs.readFileSync(native)) === 0, 'saved Hub model = bertlens convert output');
   const seen = await page.evaluate(() => window.progressSeen);
   const size = fs.statSync(path.join(TINY, 'model.safetensors')).size;
   assert.ok(seen.some((t) => /^Downloading bertlens-test\/tiny-mlm: model\.safetensors \(converted: tensor \d+ of \d+\): [\d.]+ KB of 736\.6 KB \(\d+%\)$/.test(t)),

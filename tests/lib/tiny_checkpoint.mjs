@@ -29,7 +29,7 @@ function random(seed) {
 }
 
 /** The BERT tensors of one encoder layer n: [name, shape]. */
-function layer(n, H, I) {
+export function layer(n, H, I) {
   return [
     ['attention.self.query.weight', [H, H]], ['attention.self.query.bias', [H]],
     ['attention.self.key.weight', [H, H]], ['attention.self.key.bias', [H]],
@@ -84,5 +84,26 @@ export function tinyCheckpoint(dir, tokJson, { positions = 1024, seed = 1 } = {}
     ['embeddings.LayerNorm.bias', [H]], ...layer(0, H, I),
   ], seed));
   fs.writeFileSync(path.join(dir, 'tokenizer.json'), tokJson);
+  return dir;
+}
+
+/** A BERT checkpoint folder dir (made empty first) of any width, with
+ *  tiny-bert's WordPiece vocabulary (vocab.txt) and extra config.json keys
+ *  (e.g. _name_or_path): hidden H, intermediate I, heads, layers L. */
+export function bertCheckpoint(dir, vocabTxt, { hidden: H = 32, intermediate: I = 64, heads = 2, layers: L = 1, positions: P = 64, seed = 1, config = {} } = {}) {
+  const V = vocabTxt.replace(/\n$/, '').split('\n').length;
+  fs.rmSync(dir, { recursive: true, force: true });
+  fs.mkdirSync(dir, { recursive: true });
+  fs.writeFileSync(path.join(dir, 'config.json'), JSON.stringify({
+    architectures: ['BertModel'], model_type: 'bert', hidden_size: H, num_hidden_layers: L, num_attention_heads: heads,
+    intermediate_size: I, max_position_embeddings: P, type_vocab_size: 2, vocab_size: V, layer_norm_eps: 1e-12,
+    hidden_act: 'gelu', ...config,
+  }));
+  fs.writeFileSync(path.join(dir, 'model.safetensors'), randomSafetensors([
+    ['embeddings.word_embeddings.weight', [V, H]], ['embeddings.position_embeddings.weight', [P, H]],
+    ['embeddings.token_type_embeddings.weight', [2, H]], ['embeddings.LayerNorm.weight', [H]],
+    ['embeddings.LayerNorm.bias', [H]], ...Array.from({ length: L }, (_, l) => layer(l, H, I)).flat(),
+  ], seed));
+  fs.writeFileSync(path.join(dir, 'vocab.txt'), vocabTxt);
   return dir;
 }

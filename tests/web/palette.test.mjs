@@ -111,3 +111,26 @@ test('12 head colours that stay distinct with all heads on: CIEDE2000 and hue sp
   assert.equal(violets.length, 5, 'the old palette\'s five violets');
   assert.ok(HEAD_PALETTE.filter((c) => { const { hue, chroma } = hueChroma(c); return chroma > 35 && hue >= 290 && hue < 350; }).length <= 2);
 });
+
+test('one colour per pattern class, the overview\'s and the Corpus view\'s classes, told apart with and without colour blindness', async () => {
+  const { CLASS_COLOURS, CLASS_MIN_DE2000, classColour } = await import('../../web/js/views/palette.js');
+  const { CLASSES } = await import('../../web/js/views/overview.js').catch(() => ({ CLASSES: null }));
+  const { CORPUS_CLASSES } = await import('../../web/js/lib/corpus_export.js');
+  assert.deepEqual(Object.keys(CLASS_COLOURS), [...CORPUS_CLASSES]);
+  if (CLASSES) assert.deepEqual(CLASSES, [...CORPUS_CLASSES]);
+  const colours = Object.values(CLASS_COLOURS);
+  for (const bg of Object.values(THEME_BACKGROUNDS)) {
+    for (const c of colours) assert.ok(contrast(c, bg) >= HEAD_MIN_CONTRAST, `${c} on ${bg}: ${contrast(c, bg).toFixed(2)}`);
+  }
+  for (const kind of ['normal', 'deutan', 'protan']) {
+    const min = minPairwiseDeltaE2000(colours, kind);
+    assert.ok(min >= CLASS_MIN_DE2000[kind], `${kind}: smallest ΔE00 ${min.toFixed(1)}`);
+  }
+  assert.equal(classColour('no such class'), CLASS_COLOURS.heterogeneous);
+  // the views take their colours from here, and define none of their own
+  for (const f of ['overview.js', 'corpus_chart.js']) {
+    const src = readFileSync(new URL(`../../web/js/views/${f}`, import.meta.url), 'utf8');
+    assert.match(src, /import \{[^}]*classColour[^}]*\} from '\.\/palette\.js'/, `${f} imports classColour`);
+    for (const c of colours) assert.ok(!src.includes(c), `${f} spells ${c} itself`);
+  }
+});

@@ -57,9 +57,11 @@ function fakeCaches({ refuse = null } = {}) {
         store.set(url, { body: await drain(res.body), headers: res.headers });
       },
       match: async (url) => {
-        const e = store.get(url);
+        const e = store.get(typeof url === 'string' ? url : url.url);
         return e ? new Response(e.body, { headers: e.headers }) : undefined;
       },
+      keys: async () => [...store.keys()].map((url) => new Request(url)),
+      delete: async (url) => store.delete(url),
     }),
   };
 }
@@ -84,4 +86,27 @@ test('storeConverted keeps the converter\'s bundle by slices with its size; find
   globalThis.caches = fakeCaches({ refuse: Object.assign(new Error('quota'), { name: 'QuotaExceededError' }) });
   assert.equal(await storeConverted('x', heldBundle(bytes), (text) => notes.push(text)), false);
   assert.match(notes.pop(), /not enough room in this browser to keep the converted model; save it as a file/);
+});
+
+test('converted models are kept one per key: two "ckpt" folders of different weights do not replace each other; the oldest beyond MAX_CONVERTED go', async (t) => {
+  const { listConverted, MAX_CONVERTED } = await import('../../web/js/engine/bundles_store.js');
+  const saved = { caches: globalThis.caches, location: globalThis.location };
+  t.after(() => Object.assign(globalThis, saved));
+  globalThis.location = { href: 'http://localhost/bertlens/' };
+  globalThis.caches = fakeCaches();
+  const a = new Uint8Array(randomBytes(1000)), b = new Uint8Array(randomBytes(2000));
+  assert.equal(await storeConverted('ckpt-aaaaaaaa', a, () => {}, { key: 'ckpt-aaaaaaaa|aa…|q8', dtype: 'q8' }), true);
+  await new Promise((r) => setTimeout(r, 5));
+  assert.equal(await storeConverted('ckpt-bbbbbbbb', b, () => {}, { key: 'ckpt-bbbbbbbb|bb…|q8', dtype: 'q8' }), true);
+  const kept = await listConverted();
+  assert.deepEqual(kept.map((k) => [k.name, k.size, k.dtype]), [['ckpt-bbbbbbbb', 2000, 'q8'], ['ckpt-aaaaaaaa', 1000, 'q8']], 'both, newest first');
+  assert.ok(Buffer.from(a).equals(await drain((await findConverted('ckpt-aaaaaaaa|aa…|q8')).stream())));
+  assert.equal((await findConverted()).name, 'ckpt-bbbbbbbb', 'no key: the newest');
+  for (let i = 0; i < MAX_CONVERTED; i++) {
+    await new Promise((r) => setTimeout(r, 5));
+    await storeConverted(`m${i}`, a, () => {}, { key: `m${i}`, dtype: 'f32' });
+  }
+  const names = (await listConverted()).map((k) => k.name);
+  assert.equal(names.length, MAX_CONVERTED);
+  assert.ok(!names.includes('ckpt-aaaaaaaa') && !names.includes('ckpt-bbbbbbbb'), `the oldest went: ${names}`);
 });

@@ -16,7 +16,7 @@ import { NOT_STORED, openCache } from './bundles_store.js';
 
 export { DeliveryError, formatBytes } from './bundles_errors.js';
 export { MAX_BUNDLE_BYTES, declaredSize, gunzipIfNeeded } from './bundles_gzip.js';
-export { BUNDLE_CACHE, CONVERTED_CACHE, storeConverted, findConverted, dropConverted } from './bundles_store.js';
+export { BUNDLE_CACHE, CONVERTED_CACHE, storeConverted, findConverted, dropConverted, listConverted } from './bundles_store.js';
 
 // The one-file page (dist/bertlens.html, tools/build_site.mjs) carries the
 // model list in <script type="application/json" id="bertlens-models"> and

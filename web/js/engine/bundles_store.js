@@ -24,11 +24,17 @@ export async function openCache(note) {
   }
 }
 
-// A bundle converted in this page (web/js/engine/convert.js) is kept like the
-// published ones, in its own cache (one entry: the last conversion), so the
-// model list's download cache never evicts it and a reload can reopen it.
+// Bundles converted in this page (web/js/engine/convert.js) are kept like the
+// published ones, in their own cache, so the model list's download cache
+// never evicts them and a reload can reopen them. One entry per model
+// (its key: page/model_names.js convertedKey, the model's name, the sha256
+// of its weights and the dtype), so two checkpoints that share a folder name
+// never replace each other; at most MAX_CONVERTED are kept (the oldest goes).
+// A copy kept before keys existed (converted/bundle.blb) is still offered.
 export const CONVERTED_CACHE = 'bertlens-converted-v1';
 const CONVERTED_URL = 'converted/bundle.blb';
+export const MAX_CONVERTED = 4;
+const convertedUrl = (key) => new URL(key ? `converted/${encodeURIComponent(key)}.blb` : CONVERTED_URL, globalThis.location.href).href;
 
 const PUT_SLICE = 4 << 20; // a bundle goes to Cache Storage by slices (no copy of it whole)
 
@@ -61,10 +67,11 @@ export function sliceStream(bundle) {
   }, { highWaterMark: 0 });
 }
 
-/** Keep the converted bundle (a Uint8Array, or the converter's {size,
- *  read}: sliceStream), with its size; true when kept, else
- *  note(text, detail) hears why not. */
-export async function storeConverted(name, bundle, note = () => {}) {
+/** Keep a converted bundle (a Uint8Array, or the converter's {size,
+ *  read}: sliceStream), with its name, size and dtype, under key; true when
+ *  kept, else note(text, detail) hears why not. The oldest beyond
+ *  MAX_CONVERTED go. */
+export async function storeConverted(name, bundle, note = () => {}, { key = '', dtype = '' } = {}) {
   if (!globalThis.caches) {
     note(NOT_STORED, 'no Cache Storage in this context');
     return false;
@@ -72,9 +79,14 @@ export async function storeConverted(name, bundle, note = () => {}) {
   try {
     const cache = await caches.open(CONVERTED_CACHE);
     const size = bundle instanceof Uint8Array ? bundle.length : bundle.size;
-    await cache.put(new URL(CONVERTED_URL, globalThis.location.href).href, new Response(sliceStream(bundle), {
-      headers: { 'Content-Type': 'application/octet-stream', 'x-bertlens-name': encodeURIComponent(name), 'x-bertlens-size': String(size) },
+    await cache.put(convertedUrl(key), new Response(sliceStream(bundle), {
+      headers: {
+        'Content-Type': 'application/octet-stream', 'x-bertlens-name': encodeURIComponent(name), 'x-bertlens-size': String(size),
+        'x-bertlens-key': encodeURIComponent(key), 'x-bertlens-dtype': dtype, 'x-bertlens-stored': new Date().toISOString(),
+      },
     }));
+    const all = await listConverted();
+    for (const old of all.slice(MAX_CONVERTED)) await dropConverted(old.key);
     return true;
   } catch (e) {
     note(/quota/i.test(rawText(e)) || (e && e.name === 'QuotaExceededError')
@@ -84,32 +96,60 @@ export async function storeConverted(name, bundle, note = () => {}) {
   }
 }
 
-/** Forget the kept converted bundle (one the engine refused or that
- *  stopped it: page/models.js). */
-export async function dropConverted() {
+/** Forget a kept converted bundle (key; '' or none: the copy kept before
+ *  keys existed) — one the engine refused or that stopped it
+ *  (page/models.js). */
+export async function dropConverted(key = '') {
   try {
-    if (globalThis.caches) await (await caches.open(CONVERTED_CACHE)).delete(new URL(CONVERTED_URL, globalThis.location.href).href);
+    if (globalThis.caches) await (await caches.open(CONVERTED_CACHE)).delete(convertedUrl(key));
   } catch { /* nothing kept, or no storage */ }
 }
 
-/** The kept converted bundle: {name, size, stream(), bytes()} or null. */
-export async function findConverted() {
+function describeKept(hit) {
+  const name = decodeURIComponent(hit.headers.get('x-bertlens-name') || 'converted');
+  // size: stored with it (none in copies kept before it was); stream():
+  // the body, for engine.load({stream, size}), read once
+  const size = Number(hit.headers.get('x-bertlens-size'));
+  return {
+    name,
+    key: decodeURIComponent(hit.headers.get('x-bertlens-key') || ''),
+    dtype: hit.headers.get('x-bertlens-dtype') || '',
+    stored: hit.headers.get('x-bertlens-stored') || '',
+    size: Number.isSafeInteger(size) && size > 0 ? size : 0,
+    stream: () => hit.body,
+    bytes: async () => new Uint8Array(await hit.arrayBuffer()),
+  };
+}
+
+/** The kept converted bundle of key (none: the newest kept):
+ *  {name, key, dtype, stored, size, stream(), bytes()} or null. */
+export async function findConverted(key) {
   try {
     if (!globalThis.caches) return null;
     const cache = await caches.open(CONVERTED_CACHE);
-    const hit = await cache.match(new URL(CONVERTED_URL, globalThis.location.href).href);
-    if (!hit) return null;
-    const name = decodeURIComponent(hit.headers.get('x-bertlens-name') || 'converted');
-    // size: stored with it (none in copies kept before it was); stream():
-    // the body, for engine.load({stream, size}), read once
-    const size = Number(hit.headers.get('x-bertlens-size'));
-    return {
-      name,
-      size: Number.isSafeInteger(size) && size > 0 ? size : 0,
-      stream: () => hit.body,
-      bytes: async () => new Uint8Array(await hit.arrayBuffer()),
-    };
+    if (key === undefined) {
+      const all = await listConverted();
+      return all.length ? findConverted(all[0].key) : null;
+    }
+    const hit = await cache.match(convertedUrl(key));
+    return hit ? describeKept(hit) : null;
   } catch {
     return null;
+  }
+}
+
+/** Every kept converted bundle: [{name, key, dtype, stored, size}], newest first. */
+export async function listConverted() {
+  try {
+    if (!globalThis.caches) return [];
+    const cache = await caches.open(CONVERTED_CACHE);
+    const out = [];
+    for (const req of typeof cache.keys === 'function' ? await cache.keys() : []) {
+      const hit = await cache.match(req);
+      if (hit) { const { stream, bytes, ...d } = describeKept(hit); out.push(d); }
+    }
+    return out.sort((a, b) => (a.stored < b.stored ? 1 : a.stored > b.stored ? -1 : 0));
+  } catch {
+    return [];
   }
 }

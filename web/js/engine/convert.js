@@ -187,6 +187,48 @@ export async function convertCheckpoint(call, entries, opts = {}, progress = () 
   }
 }
 
+// ------------------------------------------------------------ dtype choice
+
+/** The dtypes the page's converter offers, as `bertlens convert --dtype`
+ *  names them: q8 (the default: 8-bit blocks), q10, f16, f32 (exact). */
+export const PAGE_DTYPES = Object.freeze(['q8', 'q10', 'f16', 'f32']);
+
+// q8 and the QN dtypes (q10) store weights in blocks of 32 numbers along a
+// row (BL_QBLOCK, src/bertlens.h): a checkpoint whose rows are not whole
+// blocks (hidden 48, a 16-wide ALBERT embedding) cannot use them, and the
+// converter says so (src/convert.c add_ot); f16 overflows on a weight past
+// 65504 (src/convert_quant.c). Those are the refusals a fallback answers.
+const BLOCKED = /is not a multiple of 32: cannot use (q\d+h?|q8h)/;
+const F16_OVERFLOW = /overflows float16/;
+
+/** convertCheckpoint in opts.dtype, or, where that dtype cannot hold the
+ *  checkpoint (rows not whole blocks of 32 for q8/q10, a weight beyond
+ *  float16), in the next that can: f16, then f32. Returns {res, dtype,
+ *  fellBack: null | {from, to, why, text}} (text: the sentence the page
+ *  shows). Other errors are thrown as convertCheckpoint's. */
+export async function convertChoosing(call, entries, opts = {}, progress = () => {}) {
+  const want = opts.dtype || 'q8';
+  const order = [want, ...(want !== 'f16' && want !== 'f32' ? ['f16'] : []), ...(want !== 'f32' ? ['f32'] : [])];
+  let why = '';
+  for (const dtype of order) {
+    try {
+      const res = await convertCheckpoint(call, entries, { ...opts, dtype }, progress);
+      const fellBack = dtype === want ? null : {
+        from: want, to: dtype, why,
+        text: `${want} cannot hold ${opts.name || 'this checkpoint'}: ${why}. `
+          + `${/multiple of 32/.test(why) ? `${want} stores weights in blocks of 32 numbers, and this model's rows are not whole blocks. ` : ''}`
+          + `It was converted to ${dtype} instead${dtype === 'f32' ? ' (exact, 4 bytes a weight)' : ' (2 bytes a weight)'}.`,
+      };
+      return { res, dtype, fellBack };
+    } catch (e) {
+      const next = (dtype !== 'f16' && dtype !== 'f32' && BLOCKED.test(e.message)) || (dtype === 'f16' && F16_OVERFLOW.test(e.message));
+      if (!next || dtype === order[order.length - 1]) throw e;
+      why = why || e.message;
+    }
+  }
+  throw new Error('no dtype could hold the checkpoint');
+}
+
 /** A whole copy of a held bundle ({size, read}: convertCheckpoint with
  *  hold), read out of the worker by slices. */
 export async function heldBytes({ size, read }) {

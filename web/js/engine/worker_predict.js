@@ -6,17 +6,19 @@
 /* global handle, P, mod, runCount, lastFlags, cstring, lastError, heldRun */
 
 handle('predict', ({ request }) => {
-  const { runId, a, b = null, positions = null, masked = false, k = 5 } = request;
+  const { runId, a, b = null, positions = null, masked = false, k = 5, was = [] } = request;
   heldRun(runId);
   const t0 = performance.now();
-  if (mod._blw_has_head() !== 1) return { runId, hasHead: false, k, maskToken: null, positions: [], ms: performance.now() - t0 };
-  // positions null and not masked: every token; else those and (masked) the mask tokens
+  if (mod._blw_has_head() !== 1) return { runId, hasHead: false, k, maskToken: null, positions: [], ids: [], ms: performance.now() - t0 };
+  // positions null and not masked: every token; else those and (masked) the
+  // mask tokens; was: [position, id] of masked words, whose rank is given
   const ask = () => {
-    if (!positions || !positions.length) return mod._blw_predict_json(0, 0, k, masked || positions ? 1 : 0);
-    const p = mod._malloc(positions.length * 4);
+    const n = positions ? positions.length : 0;
+    const p = mod._malloc(Math.max(1, n + 2 * was.length) * 4);
     try {
-      mod.HEAP32.set(positions, p >>> 2);
-      return mod._blw_predict_json(p, positions.length, k, masked ? 1 : 0);
+      if (n) mod.HEAP32.set(positions, p >>> 2);
+      if (was.length) mod.HEAP32.set(was.flat(), (p >>> 2) + n);
+      return mod._blw_predict_json_was(n ? p : 0, n, k, masked || (positions && !n) ? 1 : 0, was.length ? p + 4 * n : 0, was.length);
     } finally {
       mod._free(p);
     }
@@ -35,5 +37,5 @@ handle('predict', ({ request }) => {
   }
   if (!out) throw new Error(lastError('no predictions'));
   const res = JSON.parse(mod.UTF8ToString(out));
-  return { runId: runCount, hasHead: true, k, maskToken: res.mask_token, positions: res.positions, ms: performance.now() - t0 };
+  return { runId: runCount, hasHead: true, k, maskToken: res.mask_token, positions: res.positions, ids: res.ids, ms: performance.now() - t0 };
 });

@@ -13,8 +13,9 @@
 //             term of the score and one of the score (their sum), each
 //             with its own "what" (masked keys: empty in CSV, null in JSON)
 // CSV: one block per matrix, blocks separated by an empty line; a block's
-// first row is "layer L head H <what>" then the key labels, each next row a
-// query label then its values. Fields with a comma, quote or line break are
+// first row is "layer L head H <what>" (or the block's own name: a view's
+// descriptor.shown may name its blocks, views/index.js) then the column
+// labels, each next row a row label then its values. Fields with a comma, quote or line break are
 // quoted (RFC 4180). Values: 6 significant digits. Text cells that a
 // spreadsheet would run as a formula (starting =, +, -, @, TAB, CR) start
 // with ' instead (csvText).
@@ -89,7 +90,7 @@ const csvNumber = (v) => (Number.isNaN(v) ? '' : csvField(num(v))); // (a masked
 export function toCSV(shown) {
   const out = [];
   for (const b of shown.blocks) {
-    const name = `layer ${b.layer} head ${b.head}${b.query !== undefined ? ` query ${b.query}` : ''} ${b.what || shown.what}`;
+    const name = b.name ?? `layer ${b.layer} head ${b.head}${b.query !== undefined ? ` query ${b.query}` : ''} ${b.what || shown.what}`;
     out.push([name, ...b.cols].map(csvText).join(','));
     const C = b.cols.length;
     b.rows.forEach((r, i) => out.push([csvText(r), ...b.values.slice(i * C, i * C + C).map(csvNumber)].join(',')));
@@ -98,13 +99,17 @@ export function toCSV(shown) {
   return out.join('\r\n');
 }
 
-/** JSON text of shownMatrices(): every block's values as rows of numbers. */
+/** JSON text of shownMatrices(): every block's values as rows of numbers
+ *  (a block's name and extra fields, and the shown's extra fields, when a
+ *  view gives them; text and tokens are left out when it has none). */
 export function toJSON(shown, model = {}) {
   const blocks = shown.blocks.map((b) => {
     const C = b.cols.length;
     return {
-      layer: b.layer, head: b.head, ...(b.query !== undefined ? { query: b.query } : {}),
-      ...(b.what ? { values_are: b.what } : {}), rows: b.rows, cols: b.cols,
+      ...(b.name !== undefined ? { name: b.name } : {}),
+      ...(b.layer !== undefined ? { layer: b.layer } : {}), ...(b.head !== undefined ? { head: b.head } : {}),
+      ...(b.query !== undefined ? { query: b.query } : {}), ...(b.what ? { values_are: b.what } : {}), ...(b.extra || {}),
+      rows: b.rows, cols: b.cols,
       values: b.rows.map((_, i) => b.values.slice(i * C, i * C + C).map((v) => Number(num(v)))),
     };
   });
@@ -112,7 +117,7 @@ export function toJSON(shown, model = {}) {
     bertlens: 1, model: model.id || '', model_name: model.name || '',
     text: shown.text, text_b: shown.text_b, view: shown.view, mode: shown.mode, values_are: shown.what,
     hide_specials: shown.hide, renormalized: shown.hide ? shown.renorm : false, words_merged: shown.words,
-    tokens: shown.tokens, ...(shown.ablate ? { heads_switched_off: shown.ablate } : {}), blocks,
+    tokens: shown.tokens, ...(shown.ablate ? { heads_switched_off: shown.ablate } : {}), ...(shown.extra || {}), blocks,
   }, null, 1);
 }
 

@@ -171,16 +171,20 @@ export function withScores(run, out) {
 
 /** The masked-LM head's top-k words at `positions` and, when `masked`, at
  *  every mask token (positions null and not masked: every token) of the
- *  worker's run runId, whose texts are a and b (engine/worker_predict.js). */
-export function makePredictRequest(runId, { a, b = null, positions = null, masked = false, k = 5 }) {
+ *  worker's run runId, whose texts are a and b (engine/worker_predict.js).
+ *  was: [[position, id]] of words the page masked: at such a position (still
+ *  the mask token) the probability and rank given are those of the word id
+ *  that was there (src/wasm_predict.c blw_predict_json_was). */
+export function makePredictRequest(runId, { a, b = null, positions = null, masked = false, k = 5, was = [] }) {
   if (!Number.isInteger(runId)) throw new TypeError('predict request: runId must be an integer');
   if (positions !== null && !(Array.isArray(positions) && positions.every((i) => Number.isInteger(i) && i >= 0))) throw new RangeError('predict request: positions must be token indices');
   if (!Number.isInteger(k) || k < 1 || k > 100) throw new RangeError('predict request: k must be 1..100');
-  return { runId, a, b, positions: positions ? [...positions] : null, masked: !!masked, k };
+  if (!(Array.isArray(was) && was.every((p) => Array.isArray(p) && p.length === 2 && p.every((i) => Number.isInteger(i) && i >= 0 && i < 2 ** 31)))) throw new RangeError('predict request: was must be [position, id] pairs');
+  return { runId, a, b, positions: positions ? [...positions] : null, masked: !!masked, k, was: was.map((p) => [...p]) };
 }
 
-/** What a predict need ({positions, k}) is known by in run.predict.key. */
-export const predictKey = (p) => `${p.positions ? p.positions.join(',') : '*'}/${p.masked ? 'm' : ''}/${p.k}`;
+/** What a predict need ({positions, k, was}) is known by in run.predict.key. */
+export const predictKey = (p) => `${p.positions ? p.positions.join(',') : '*'}/${p.masked ? 'm' : ''}/${p.k}/${(p.was || []).map((w) => w.join(':')).join(',')}`;
 
 /** Does a result hold everything `needs` asks for (at `layer`)? */
 export function resultCovers(run, needs, layer) {

@@ -7,7 +7,11 @@
 // views and in older ones):
 //   {"has_head": bool, "k": 1..100, "mask_token": string | null,
 //    "asked": [token indices, the state's mask= list, increasing],
+//    "was": [[position, id], ...] (optional: the state's was= pairs,
+//            lib/predict_was.js; absent in older snapshots: none),
 //    "positions": [{"index": 0..T-1, "token": string | null,
+//                   "was": {"id", "token"} (optional: the masked-out word
+//                   whose probability and rank follow),
 //                   "token_prob": 0..1, "token_rank": 1..2^31-1,
 //                   "top": [{"id": 0..2^31-1, "token": string | null,
 //                            "prob": 0..1}, ... at most k]}, ... at most T]}
@@ -18,6 +22,7 @@
 
 import { FormatError as SnapshotError } from './bytes.js';
 import { predictKey } from './protocol.js';
+import { wasPairs, MAX_WAS } from './predict_was.js';
 
 export const MAX_PREDICT_K = 100; // as makePredictRequest (protocol.js)
 const MAX_WORD = 200; // characters of a stored token
@@ -45,9 +50,10 @@ function askedOf(state) {
 export function predictFromRun(pr, state) {
   if (!pr) throw new SnapshotError('the run has no predictions');
   return checkPredict({
-    has_head: !!pr.hasHead, k: pr.k, mask_token: pr.maskToken ?? null, asked: askedOf(state),
+    has_head: !!pr.hasHead, k: pr.k, mask_token: pr.maskToken ?? null, asked: askedOf(state), was: wasPairs(state && state.was),
     positions: (pr.positions || []).map((p) => ({
-      index: p.index, token: p.token ?? null, token_prob: p.token_prob, token_rank: p.token_rank,
+      index: p.index, token: p.token ?? null, ...(p.was ? { was: { id: p.was.id, token: p.was.token ?? null } } : {}),
+      token_prob: p.token_prob, token_rank: p.token_rank,
       top: p.top.map((e) => ({ id: e.id, token: e.token ?? null, prob: e.prob })),
     })),
   }, Infinity);
@@ -67,6 +73,12 @@ export function checkPredict(raw, T) {
   raw.asked.forEach((v, i) => {
     if (!idx(v)) bad(`asked[${i}]`, v, where);
     if (i && v <= raw.asked[i - 1]) bad(`asked[${i}]`, v, 'larger than the index before it');
+  });
+  const was = raw.was === undefined ? [] : raw.was;
+  if (!Array.isArray(was) || was.length > MAX_WAS) bad('was', was, `a list of at most ${MAX_WAS} [position, id] pairs`);
+  was.forEach((w, i) => {
+    if (!Array.isArray(w) || w.length !== 2 || !idx(w[0]) || !isInt(w[1], 0, MAX_ID)) bad(`was[${i}]`, w, `a [position, id] pair (${where})`);
+    if (i && w[0] <= was[i - 1][0]) bad(`was[${i}]`, w, 'after the position before it');
   });
   if (!Array.isArray(raw.positions) || raw.positions.length > T) bad('positions', raw.positions, `a list of at most ${T} positions`);
   if (!raw.has_head && raw.positions.length) bad('positions', raw.positions, 'empty (the model has no head)');
@@ -88,9 +100,10 @@ export function checkPredict(raw, T) {
       if (r && e.prob > p.top[r - 1].prob) bad(`${g}.prob`, e.prob, 'at most the probability before it (most probable first)');
       return { id: e.id, token: e.token, prob: e.prob };
     });
-    return { index: p.index, token: p.token, token_prob: p.token_prob, token_rank: p.token_rank, top };
+    if (p.was !== undefined && !(isObj(p.was) && isInt(p.was.id, 0, MAX_ID) && isWord(p.was.token))) bad(`${f}.was`, p.was, 'an object {id, token}');
+    return { index: p.index, token: p.token, ...(p.was !== undefined ? { was: { id: p.was.id, token: p.was.token } } : {}), token_prob: p.token_prob, token_rank: p.token_rank, top };
   });
-  return { has_head: raw.has_head, k: raw.k, mask_token: raw.mask_token, asked: raw.asked.slice(), positions };
+  return { has_head: raw.has_head, k: raw.k, mask_token: raw.mask_token, asked: raw.asked.slice(), was: was.map((w) => [w[0], w[1]]), positions };
 }
 
 /** Does the snapshot's predictions answer state s (same text: the caller
@@ -99,6 +112,7 @@ export function predictCovers(o, s) {
   if (!o.predict) return { ok: false, why: 'the model\'s predictions' };
   const want = typeof s.mask === 'string' ? s.mask : '';
   if (want !== o.predict.asked.join(',')) return { ok: false, why: `the predictions at positions ${want || '(none asked)'}` };
+  if (wasPairs(s.was).join(';') !== (o.predict.was || []).join(';')) return { ok: false, why: 'the ranks of the words masked' };
   return { ok: true };
 }
 
@@ -108,6 +122,6 @@ export function predictCovers(o, s) {
 export function predictRun(p) {
   return {
     hasHead: p.has_head, k: p.k, maskToken: p.mask_token, positions: p.positions, ms: 0,
-    key: predictKey({ positions: p.asked, masked: true, k: p.k }),
+    key: predictKey({ positions: p.asked, masked: true, k: p.k, was: p.was || [] }),
   };
 }

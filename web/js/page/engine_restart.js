@@ -9,7 +9,10 @@
  *  converted checkpoint from the copy this browser keeps, a Hub model from
  *  its kept copy (or the Hub), a listed model or a file as before. */
 export function againSourceOf(source) {
-  if (source.kind === 'checkpoint' || source.kind === 'converted') return { kind: 'converted' };
+  if (source.kind === 'checkpoint' || source.kind === 'converted') { // that very model (bundles_store.js: one kept per key)
+    const cv = source.cv || source;
+    return Object.fromEntries(Object.entries({ kind: 'converted', key: cv.key, name: cv.name, dtype: cv.dtype }).filter(([, v]) => v !== undefined));
+  }
   if (source.kind === 'hub') return { kind: 'hub', spec: source.spec };
   return { kind: source.kind, entry: source.entry, file: source.file };
 }

@@ -55,18 +55,21 @@ export function shorten(text, n = 80) {
   return t.length > n ? `${t.slice(0, n - 1)}…` : t;
 }
 
-/** The one-line title of an export: model, view, layer, head or mean, mode
- *  and the text (both texts of a pair), shortened. */
-export function titleLine({ model = '', view, layer, head, mode, text = '', text_b: textB = '', query, queryLabel = null, ablate = '' }) {
+/** The one-line title of an export: model, view, what of the state the
+ *  view v (its descriptor, views/index.js) uses — layer, head or mean, query
+ *  token, mode — and the text (both texts of a pair), shortened, or the
+ *  subject the view names instead (exportContext subject). */
+export function titleLine({ model = '', view, layer, head, mode, text = '', text_b: textB = '', query, queryLabel = null, ablate = '' }, v, subject = null) {
+  const c = v.controls;
   const parts = ['bertlens'];
   if (model) parts.push(model);
   parts.push(`${view} view`);
-  if (view !== 'model') parts.push(`layer ${layer}`);
-  if (view === 'heatmap') parts.push(head === 'mean' ? 'mean of heads' : `head ${head}`);
-  if (view === 'neuron') parts.push(`head ${head === 'mean' ? 0 : head}`, `query ${query}${queryLabel ? ` (${queryLabel})` : ''}`);
-  parts.push(mode === 'norm' ? 'value-weighted norms' : 'attention');
+  if (c.layer) parts.push(`layer ${layer}`);
+  if (c.head && !v.query) parts.push(head === 'mean' ? 'mean of heads' : `head ${head}`);
+  if (v.query) parts.push(`head ${head === 'mean' ? 0 : head}`, `query ${query}${queryLabel ? ` (${queryLabel})` : ''}`);
+  if (c.mode || c.layer) parts.push(mode === 'norm' ? 'value-weighted norms' : 'attention');
   if (ablate) parts.push(`heads off ${ablate}`);
-  const quoted = textB ? `“${shorten(text, 48)}” / “${shorten(textB, 48)}”` : `“${shorten(text, 96)}”`;
+  const quoted = subject ? shorten(subject, 96) : textB ? `“${shorten(text, 48)}” / “${shorten(textB, 48)}”` : `“${shorten(text, 96)}”`;
   return `${parts.join(' · ')} · ${quoted}`;
 }
 
@@ -110,6 +113,109 @@ function copySvg(el) {
     for (const a of ['tabindex', 'role', 'aria-pressed', 'aria-label']) n.removeAttribute(a);
   }
   return copy;
+}
+
+// ------------------------------------------------------------ HTML parts
+// A view that lays out part of its stage in HTML (the Predictions view's
+// cards, the Corpus view's sections) is exported as what the reader sees:
+// each visible box with a background or a border becomes a <rect>, each line
+// of text a <text> at its place (its words measured with a Range, grouped by
+// line), an ordered list's numbers included; SVG and canvases inside are
+// copied as the stage's own. Form fields are left out, but a <select> shows
+// its chosen option. Everything goes in as text (textContent), never markup.
+
+const TEXT_STYLE = ['font-family', 'font-size', 'font-weight', 'font-style'];
+const visibleColour = (c) => c && c !== 'transparent' && !/^rgba\(.*,\s*0\)$/.test(c);
+
+function svgEl(tag, attrs) {
+  const e = document.createElementNS(SVG_NS, tag);
+  for (const [k, v] of Object.entries(attrs)) if (v !== null && v !== undefined) e.setAttribute(k, String(v));
+  return e;
+}
+
+/** One <text> per line of a text node: its words measured, grouped by the
+ *  line box they are on. */
+function textLines(node, cs, place, into) {
+  const text = node.textContent;
+  if (!/\S/.test(text)) return;
+  const range = document.createRange();
+  const lines = [];
+  for (const m of text.matchAll(/\S+/g)) {
+    range.setStart(node, m.index);
+    range.setEnd(node, m.index + m[0].length);
+    const r = range.getBoundingClientRect();
+    if (r.width === 0 && r.height === 0) continue; // clipped away or not rendered
+    const [x, y, w, h] = place({ getBoundingClientRect: () => r });
+    const line = lines.find((l) => Math.abs(l.y - y) < h / 2);
+    if (line) { line.words.push(m[0]); line.x1 = Math.max(line.x1, x + w); line.x = Math.min(line.x, x); } else lines.push({ x, y, h, x1: x + w, words: [m[0]] });
+  }
+  const opacity = Number(cs.opacity) < 1 ? cs.opacity : null;
+  for (const l of lines) {
+    const t = svgEl('text', { x: l.x.toFixed(1), y: (l.y + l.h / 2).toFixed(1), 'dominant-baseline': 'central', fill: cs.color, opacity });
+    for (const p of TEXT_STYLE) t.setAttribute(p, cs.getPropertyValue(p));
+    t.textContent = l.words.join(' ');
+    into.appendChild(t);
+  }
+}
+
+/** Marks of an HTML element and what it holds, appended to `into`;
+ *  returns the number of marks. */
+function htmlMarks(el, into, { place, putCanvas, putSvg }) {
+  const tag = el.tagName.toLowerCase();
+  if (tag === 'svg') { putSvg(el, into); return 1; }
+  if (tag === 'canvas') { putCanvas(el, into); return 1; }
+  if (['input', 'textarea', 'script', 'style', 'template', 'progress'].includes(tag)) return 0;
+  if (el.hidden || !el.getClientRects().length) return 0;
+  const cs = getComputedStyle(el);
+  if (cs.display === 'none' || cs.visibility === 'hidden') return 0;
+  const [x, y, w, h] = place(el);
+  let n = 0;
+  const radius = parseFloat(cs.borderTopLeftRadius) || 0;
+  if (visibleColour(cs.backgroundColor) && w > 0 && h > 0) {
+    into.appendChild(svgEl('rect', { x: x.toFixed(1), y: y.toFixed(1), width: w.toFixed(1), height: h.toFixed(1), rx: radius || null, fill: cs.backgroundColor, opacity: Number(cs.opacity) < 1 ? cs.opacity : null }));
+    n++;
+  }
+  // Borders: one line per side drawn (a box with all four, one outlined rect).
+  const sides = ['top', 'right', 'bottom', 'left'].map((side) => ({
+    side, width: parseFloat(cs.getPropertyValue(`border-${side}-width`)) || 0,
+    colour: cs.getPropertyValue(`border-${side}-color`), style: cs.getPropertyValue(`border-${side}-style`),
+  })).filter((b) => b.width > 0 && b.style !== 'none' && b.style !== 'hidden' && visibleColour(b.colour));
+  if (sides.length === 4 && sides.every((b) => b.colour === sides[0].colour && b.width === sides[0].width)) {
+    const bw = sides[0].width;
+    into.appendChild(svgEl('rect', { x: (x + bw / 2).toFixed(1), y: (y + bw / 2).toFixed(1), width: Math.max(0, w - bw).toFixed(1), height: Math.max(0, h - bw).toFixed(1), rx: radius || null, fill: 'none', stroke: sides[0].colour, 'stroke-width': bw, 'stroke-dasharray': sides[0].style === 'dashed' ? '4 3' : null }));
+    n++;
+  } else {
+    for (const b of sides) {
+      const at = { top: [x, y + b.width / 2, x + w, y + b.width / 2], bottom: [x, y + h - b.width / 2, x + w, y + h - b.width / 2],
+        left: [x + b.width / 2, y, x + b.width / 2, y + h], right: [x + w - b.width / 2, y, x + w - b.width / 2, y + h] }[b.side];
+      into.appendChild(svgEl('line', { x1: at[0].toFixed(1), y1: at[1].toFixed(1), x2: at[2].toFixed(1), y2: at[3].toFixed(1), stroke: b.colour, 'stroke-width': b.width }));
+      n++;
+    }
+  }
+  // An ordered list's number (CSS draws it: no text node holds it).
+  if (tag === 'li' && cs.display === 'list-item' && el.parentElement && el.parentElement.tagName.toLowerCase() === 'ol' && cs.listStyleType !== 'none') {
+    const k = [...el.parentElement.children].filter((c) => c.tagName.toLowerCase() === 'li').indexOf(el) + (el.parentElement.start || 1);
+    const t = svgEl('text', { x: (x - 4).toFixed(1), y: (y + h / 2).toFixed(1), 'text-anchor': 'end', 'dominant-baseline': 'central', fill: cs.color });
+    for (const p of TEXT_STYLE) t.setAttribute(p, cs.getPropertyValue(p));
+    t.textContent = `${k}.`;
+    into.appendChild(t);
+    n++;
+  }
+  if (tag === 'select') { // its chosen option, as shown
+    const opt = el.selectedOptions && el.selectedOptions[0];
+    if (opt) {
+      const t = svgEl('text', { x: (x + 6).toFixed(1), y: (y + h / 2).toFixed(1), 'dominant-baseline': 'central', fill: cs.color });
+      for (const p of TEXT_STYLE) t.setAttribute(p, cs.getPropertyValue(p));
+      t.textContent = opt.textContent;
+      into.appendChild(t);
+      n++;
+    }
+    return n;
+  }
+  for (const c of el.childNodes) {
+    if (c.nodeType === 3) { textLines(c, cs, place, into); n++; } else if (c.nodeType === 1) n += htmlMarks(c, into, { place, putCanvas, putSvg });
+  }
+  return n;
 }
 
 /** Standalone SVG markup for everything drawn inside stageEl, with its
@@ -178,37 +284,44 @@ export function stageToSVG(stageEl, { background, title, heading = null, context
     const r = el.getBoundingClientRect();
     return [r.left - box.left, r.top - box.top, r.width, r.height];
   };
-  for (const el of stageEl.children) {
-    if (el.tagName.toLowerCase() === 'canvas') {
-      const [x, y, w, h] = place(el);
-      if (w === 0 || h === 0) continue;
-      const vec = typeof el.blExport === 'function' ? el.blExport() : null;
-      if (vec && vec.node) {
-        const g = document.createElementNS(SVG_NS, 'g');
-        g.setAttribute('transform', `translate(${x},${y})`);
-        g.appendChild(buildMarks(vec.node));
-        content.appendChild(g);
-      } else if (vec && vec.image) { // a canvas drawn for the export (the page's shows only part: views/head.js)
-        content.appendChild(canvasAsImage(vec.image, x, y + (vec.dy || 0), w, vec.height ?? h));
-      } else {
-        content.appendChild(canvasAsImage(el, x, y, w, h));
-      }
-      notes.push(vec && vec.note ? vec.note : `A ${w} × ${h} px canvas (${el.className || 'unnamed'}) is an embedded PNG image.`);
-    } else if (el.tagName.toLowerCase() === 'svg') {
-      const [x, y] = place(el);
-      const copy = el.cloneNode(true);
-      inlineStyles(el, copy);
-      copy.removeAttribute('class');
-      copy.setAttribute('overflow', 'visible'); // as on the page: legends may run past the stage
-      copy.setAttribute('x', x);
-      copy.setAttribute('y', y);
-      copy.querySelectorAll('.hm-hit, .mv-hit, g.hit, g.cursor, .mv-hover, .mv-focus').forEach((n) => n.remove());
-      copy.querySelectorAll('g.pinned').forEach((n) => n.removeAttribute('transform'));
-      copy.querySelectorAll('rect.pin-bg').forEach((n) => n.remove());
-      for (const n of copy.querySelectorAll('[tabindex], [role]')) { n.removeAttribute('tabindex'); n.removeAttribute('role'); }
-      content.appendChild(copy);
+  const putCanvas = (el, into) => {
+    const [x, y, w, h] = place(el);
+    if (w === 0 || h === 0) return;
+    const vec = typeof el.blExport === 'function' ? el.blExport() : null;
+    if (vec && vec.node) {
+      const g = document.createElementNS(SVG_NS, 'g');
+      g.setAttribute('transform', `translate(${x},${y})`);
+      g.appendChild(buildMarks(vec.node));
+      into.appendChild(g);
+    } else if (vec && vec.image) { // a canvas drawn for the export (the page's shows only part: views/head.js)
+      into.appendChild(canvasAsImage(vec.image, x, y + (vec.dy || 0), w, vec.height ?? h));
+    } else {
+      into.appendChild(canvasAsImage(el, x, y, w, h));
     }
+    notes.push(vec && vec.note ? vec.note : `A ${w} × ${h} px canvas (${el.className || 'unnamed'}) is an embedded PNG image.`);
+  };
+  const putSvg = (el, into) => {
+    const [x, y] = place(el);
+    const copy = el.cloneNode(true);
+    inlineStyles(el, copy);
+    copy.removeAttribute('class');
+    copy.setAttribute('overflow', 'visible'); // as on the page: legends may run past the stage
+    copy.setAttribute('x', x);
+    copy.setAttribute('y', y);
+    copy.querySelectorAll('.hm-hit, .mv-hit, g.hit, g.cursor, .mv-hover, .mv-focus').forEach((n) => n.remove());
+    copy.querySelectorAll('g.pinned').forEach((n) => n.removeAttribute('transform'));
+    copy.querySelectorAll('rect.pin-bg').forEach((n) => n.remove());
+    for (const n of copy.querySelectorAll('[tabindex], [role]')) { n.removeAttribute('tabindex'); n.removeAttribute('role'); }
+    into.appendChild(copy);
+  };
+  let htmlParts = 0;
+  for (const el of stageEl.children) {
+    const tag = el.tagName.toLowerCase();
+    if (tag === 'canvas') putCanvas(el, content);
+    else if (tag === 'svg') putSvg(el, content);
+    else htmlParts += htmlMarks(el, content, { place, putCanvas, putSvg });
   }
+  if (htmlParts) notes.push('What the page lays out as text (HTML) is redrawn as SVG text and rectangles at the same places.');
   desc.textContent = notes.length ? notes.join(' ') : 'All marks are vector elements.';
   return new XMLSerializer().serializeToString(out);
 }

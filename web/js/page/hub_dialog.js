@@ -14,14 +14,14 @@ const el = (tag, attrs = {}, text = '') => {
   return e;
 };
 
-/** Add the control after #open-checkpoint; load(spec) starts a load. */
+/** Add the control after #open-checkpoint (and its dtype choice); load(spec) starts a load. */
 export function createHubDialog(load) {
   const anchor = document.getElementById('open-checkpoint');
   if (!anchor || document.getElementById('open-hub')) return null;
   const button = el('button', { type: 'button', id: 'open-hub', 'aria-haspopup': 'dialog',
     title: 'Load a BERT-family model by its Hugging Face Hub id (e.g. google-bert/bert-base-uncased); it is converted in this page and kept for offline use' },
   'Load from the Hugging Face Hub…');
-  anchor.after(button);
+  (anchor.closest('.convert-group') || anchor).after(button); // after the converter's dtype choice too
   const dialog = el('dialog', { id: 'hub-dialog', 'aria-labelledby': 'hub-dialog-title', class: 'hub-dialog' });
   const form = el('form', { method: 'dialog' });
   const title = el('h2', { id: 'hub-dialog-title' }, 'Load a model from the Hugging Face Hub');

@@ -7,7 +7,7 @@
 
 import { hubEndpoint, openHubCheckpoint, HubError, DEFAULT_ENDPOINT } from '../engine/hub.js';
 import { findKeptHub, storeKeptHub, evictKeptHub } from '../engine/hub_cache.js';
-import { convertCheckpoint } from '../engine/convert.js';
+import { convertChoosing } from '../engine/convert.js';
 import { formatBytes } from '../engine/bundles.js';
 import { notice } from './notices.js';
 
@@ -83,11 +83,13 @@ export async function hubBundle({ spec, endpoint, call, show }) {
   const keepAs = { id, revision, commit: ckpt.commit };
   if (kept) return { ...keptSource(kept), from: 'kept', evict: () => evictKeptHub(id, ckpt.commit) };
   show(`Downloading ${id} (${formatBytes(ckpt.weightBytes)} of weights)`, 0, ckpt.weightBytes);
-  let res;
+  let res, got;
   try {
-    res = await underCsp(endpoint, () => convertCheckpoint(call, ckpt.entries, { name: id, hold: true }, (p) => {
+    // q8, or f16 where q8 cannot hold the model (convert.js convertChoosing)
+    got = await underCsp(endpoint, () => convertChoosing(call, ckpt.entries, { name: id, hold: true }, (p) => {
       if (p.stage === 'tensor') { line.tensors = ` (converted: tensor ${p.done} of ${p.total})`; report(); }
     }));
+    res = got.res;
   } catch (e) {
     if (e instanceof HubError) throw e;
     throw new HubError('convert', `${id} could not be converted: ${e.message}.`);
@@ -101,6 +103,8 @@ export async function hubBundle({ spec, endpoint, call, show }) {
     size: res.size,
     from: 'hub',
     tensors,
+    dtype: got.dtype,
+    fellBack: got.fellBack,
     // stored by slices read out of the worker, before the engine takes the
     // bundle (it rewrites the q8 bytes in place once it owns them)
     keep: () => storeKeptHub(keepAs, { size: res.size, read: res.read }),
@@ -159,5 +163,5 @@ export function hubNote(spec, got) {
       + `using the copy of ${spec.spec} this browser kept (${got.stored ? got.stored.slice(0, 10) : 'earlier'}).`;
   }
   if (got.from === 'kept') return `${spec.spec} at commit ${got.commit.slice(0, 7)}: the copy kept in this browser.`;
-  return `Converted ${spec.spec} from the Hugging Face Hub in this page (${got.tensors} tensors, q8); it is kept in this browser for next time, offline too.`;
+  return `Converted ${spec.spec} from the Hugging Face Hub in this page (${got.tensors} tensors, ${got.dtype || 'q8'}); it is kept in this browser for next time, offline too.`;
 }

@@ -1,9 +1,13 @@
 // models.js — every way a model arrives goes through one loadModel(source):
 //   {kind: 'listed', entry}        a models/index.json entry (download/cache)
 //   {kind: 'file', file}           the reader's own bundle file (.blb[.gz])
-//   {kind: 'checkpoint', files}    a Hugging Face BERT folder (a promise of
-//                                  its File list), converted in the worker
-//   {kind: 'converted'}            the converted copy this browser keeps
+//   {kind: 'checkpoint', files, dtype}  a Hugging Face checkpoint folder (a
+//                                  promise of its File list), converted in
+//                                  the worker to dtype (q8 unless asked;
+//                                  engine/convert.js convertChoosing falls back
+//                                  to f16 where q8 cannot be used)
+//   {kind: 'converted', key}       a converted copy this browser keeps
+//                                  (engine/bundles_store.js, one per model)
 //   {kind: 'hub', spec}            a Hugging Face Hub model by id (hub_load.js;
 //                                  spec from engine/hub.js parseHubId)
 // Each source only says how its bytes reach the engine and what the page
@@ -13,8 +17,11 @@
 import { fitToModel } from './state.js';
 import { fitAblate } from '../lib/compare.js';
 import { Engine, hasWasmSimd } from '../engine/engine.js';
-import { fetchIndex, loadListedBundle, loadFileBundle, formatBytes, storeConverted, findConverted, dropConverted } from '../engine/bundles.js';
-import { convertCheckpoint, filesFromBrowser, gzipBytes, heldBytes } from '../engine/convert.js';
+import { fetchIndex, loadListedBundle, loadFileBundle, formatBytes, storeConverted, findConverted, dropConverted, listConverted } from '../engine/bundles.js';
+import { convertChoosing, filesFromBrowser, gzipBytes, heldBytes } from '../engine/convert.js';
+import { metaStrings } from '../engine/bundle_meta.js';
+import { nameOrPath, configEntry, convertedName, convertedKey, bundleFileName } from '../lib/model_names.js';
+import { findKeptHub } from '../engine/hub_cache.js';
 import { download } from './export.js';
 import { ASSETS } from '../engine/assets.js';
 import { notice, clearNotice, notices, fail, setPageState } from './notices.js';
@@ -55,7 +62,15 @@ export function createModels(page) {
   let list = []; // models/index.json entries
   let entry = null; // listed model in use (null for a local bundle)
   let localName = null; // name of the reader's own (or converted) bundle in use
-  let converted = null; // {name, bytes, active}: a converted checkpoint kept
+  let ownName = ''; // the model's own name (lib/model_names.js) for titles, exports and saved files
+  // Converted models: the one in use {key, name, dtype} (null: the model in
+  // use was not converted from a checkpoint), those this browser keeps
+  // (bundles_store.js listConverted), and copies of those it could not keep
+  // (key -> bytes, for saving as a file or loading again in this visit).
+  let convertedInUse = null;
+  let keptConverted = [];
+  const unkept = new Map();
+  const notConverted = () => { convertedInUse = null; };
   let info = null; // blw_info_json of the loaded model (or a snapshot's shape)
   let hubModel = null; // {spec, commit} of the Hub model in use
   let keptHub = []; // Hub models this browser keeps (hub_cache.js listKeptHub)
@@ -92,8 +107,9 @@ export function createModels(page) {
       use({ entry: e }) {
         entry = e;
         localName = null;
+        ownName = '';
         hubModel = null;
-        if (converted) converted.active = false;
+        notConverted();
         return { model: e.id, hub: '' };
       },
     },
@@ -111,8 +127,9 @@ export function createModels(page) {
       use({ file }) {
         entry = null;
         localName = file.name;
+        ownName = (info && info.meta && info.meta['source.name']) || file.name; // the name its converter gave it
         hubModel = null;
-        if (converted) converted.active = false;
+        notConverted();
         notice('local', 'info', `Using your bundle ${file.name}. Links and embeds name only models from the list, so they will open with the list's model.`);
         return {};
       },
@@ -123,13 +140,17 @@ export function createModels(page) {
     checkpoint: {
       async take(src, seq, accept) {
         let name = 'checkpoint';
-        let res;
+        let res, got;
         try {
           const { folder, entries } = filesFromBrowser(await src.files);
-          name = folder || name;
+          // The model's own name (config.json _name_or_path) names it, and the
+          // bundle (source.name, as `bertlens convert --name` would); else the folder.
+          const cfg = configEntry(entries);
+          const own = cfg ? nameOrPath(new TextDecoder().decode(await cfg.read(0, Math.min(cfg.size, 1 << 20)))) : '';
+          name = own || folder || name;
           src.name = name;
           showProgress(`Converting ${name}`, 0, 0);
-          res = await convertCheckpoint((fn, args, bytes, hint) => engine.conv(fn, args, bytes, hint), entries, { name, hold: true }, (p) => {
+          got = await convertChoosing((fn, args, bytes, hint) => engine.conv(fn, args, bytes, hint), entries, { name, dtype: src.dtype || 'q8', hold: true }, (p) => {
             if (!current(seq)) return;
             const bar = $('progress-bar');
             if (p.stage === 'tensor') {
@@ -141,31 +162,43 @@ export function createModels(page) {
               $('progress-text').textContent = `Reading ${name} (checksum): ${formatBytes(p.done)} of ${formatBytes(p.total)}`;
             }
           });
+          res = got.res;
+          // never the folder alone: a folder without _name_or_path adds its weights' hash
+          const sha = (await metaStrings(res.read, ['source.sha256']))['source.sha256'] || '';
+          name = convertedName({ nameOrPath: own, folder, sha });
+          src.cv = { key: convertedKey(name, sha, got.dtype), name, dtype: got.dtype };
+          src.key = src.cv.key;
+          src.name = name;
         } catch (e) {
+          if (res) await res.release();
           throw new Error(`Could not convert ${name}: ${e.message}.`);
         }
         if (!current(seq)) {
           await res.release();
           return false;
         }
+        src.fellBack = got.fellBack;
         // The bundle stays in the worker (never whole in JS): kept in Cache
         // Storage by slices read out of it, then taken by the engine in place
         // (which rewrites its q8 bytes, so it is kept first).
-        converted = { name, bytes: null, active: false };
-        const kept = await storeConverted(name, { size: res.size, read: res.read }, (text, detail) => notice('storage', 'info', text, detail));
-        if (!kept) converted.bytes = await heldBytes(res); // not kept by the browser: a copy here, for saving it as a file
+        const { cv } = src;
+        const kept = await storeConverted(cv.name, { size: res.size, read: res.read }, (text, detail) => notice('storage', 'info', text, detail), { key: cv.key, dtype: cv.dtype });
+        if (!kept) unkept.set(cv.key, await heldBytes(res)); // not kept by the browser: a copy here, for saving it as a file
+        keptConverted = await listConverted();
         $('progress-text').textContent = `Loading ${name} into the model engine…`;
         src.tensors = res.log.filter((l) => l.startsWith('[tensor] ') && !l.includes(' skipped ')).length;
         const ok = await accept({ converted: true, gen: res.gen, size: res.size }, name);
         if (ok === false && current(seq)) { // refused: not offered again
-          await dropConverted();
-          converted = null;
+          await dropConverted(cv.key);
+          unkept.delete(cv.key);
+          keptConverted = await listConverted();
         }
         return ok;
       },
       use(src) {
-        const patch = useConverted();
-        notice('local', 'info', `Converted ${converted.name} in this page (${src.tensors} tensors, q8). `
+        const patch = useConverted(src.cv);
+        if (src.fellBack) notice('convert-dtype', 'warn', src.fellBack.text);
+        notice('local', 'info', `Converted ${src.cv.name} in this page (${src.tensors} tensors, ${src.cv.dtype}). `
           + 'It is kept in this browser: choose it in the model list after a reload, or save it as a bundle file. '
           + 'Links and embeds name only models from the list.');
         return patch;
@@ -173,19 +206,21 @@ export function createModels(page) {
     },
     converted: {
       async take(src, seq, accept) {
-        const gone = () => {
-          converted = null;
-          return new Error('The converted model is no longer kept in this browser; convert the folder again.');
-        };
-        if (converted && converted.bytes) return accept(converted.bytes.slice().buffer, converted.name); // the engine takes its buffer
-        const kept = await findConverted();
+        const gone = () => new Error('The converted model is no longer kept in this browser; convert the folder again.');
+        const key = src.key !== undefined ? src.key : (keptConverted[0] && keptConverted[0].key);
+        if (key !== undefined && unkept.has(key)) { // a copy this visit holds (the engine takes its buffer)
+          src.cv = src.cv || { key, name: src.name || 'converted', dtype: src.dtype || '' };
+          return accept(unkept.get(key).slice().buffer, src.cv.name);
+        }
+        const kept = await findConverted(key);
         if (!current(seq)) return false;
         if (!kept) throw gone();
-        if (kept.size) return accept({ stream: kept.stream(), size: kept.size }, converted ? converted.name : kept.name); // streamed in, never whole here
+        src.cv = { key: kept.key, name: kept.name, dtype: kept.dtype };
+        if (kept.size) return accept({ stream: kept.stream(), size: kept.size }, kept.name); // streamed in, never whole here
         const bytes = await kept.bytes(); // a copy kept before its size was stored with it
-        return accept(bytes.buffer, converted ? converted.name : kept.name);
+        return accept(bytes.buffer, kept.name);
       },
-      use: () => useConverted(),
+      use: (src) => useConverted(src.cv),
     },
     // A Hugging Face Hub model: the kept copy of its commit, or downloaded
     // and converted (hub_load.js); kept for the next visit once the engine
@@ -202,27 +237,42 @@ export function createModels(page) {
         entry = null;
         hubModel = { spec, commit: got.commit };
         localName = `${spec.spec} (Hugging Face Hub${got.commit ? `, ${got.commit.slice(0, 7)}` : ''})`;
-        if (converted) converted.active = false;
+        ownName = spec.spec; // its Hub id (and revision, when not main)
+        notConverted();
+        if (got.fellBack) notice('convert-dtype', 'warn', got.fellBack.text);
         notice('local', 'info', hubNote(spec, got));
         return { model: '', hub: spec.spec };
       },
     },
   };
 
-  // The engine now holds the converted model: a local bundle, not a listed one.
-  function useConverted() {
+  // The engine now holds converted model cv ({key, name, dtype}): a local
+  // bundle, not a listed one.
+  function useConverted(cv) {
     entry = null;
     hubModel = null;
-    localName = `${converted.name} (converted)`;
-    converted.active = true;
-    $('save-converted').hidden = false;
+    localName = `${cv.name} (converted)`;
+    ownName = cv.name;
+    convertedInUse = cv;
     return { model: '' };
   }
 
-  async function convertedBytes() {
-    if (converted && converted.bytes) return converted.bytes;
-    const kept = await findConverted();
-    return kept ? kept.bytes() : null;
+  /** The bundle bytes of the model shown, when it was converted in the page
+   *  (from a checkpoint folder or the Hub): {bytes, name, dtype}, or null. */
+  async function shownConvertedBytes() {
+    if (convertedInUse) {
+      const { key, name, dtype } = convertedInUse;
+      if (unkept.has(key)) return { bytes: unkept.get(key), name, dtype };
+      const kept = await findConverted(key);
+      return kept ? { bytes: await kept.bytes(), name, dtype: dtype || kept.dtype } : null;
+    }
+    if (hubModel) {
+      const kept = await findKeptHub(hubModel.spec.id, { commit: hubModel.commit || null });
+      if (!kept) return null;
+      const bytes = new Uint8Array(await kept.response.arrayBuffer());
+      return { bytes, name: hubModel.spec.spec, dtype: (info && info.dtype) || 'q8' };
+    }
+    return null;
   }
 
   /** The engine takes buffer (a load of sequence seq): true when it did. */
@@ -284,7 +334,7 @@ export function createModels(page) {
     if (!ok || !current(seq)) return false;
     const patch = how.use(source);
     if (inUse && inUse.proven) before = inUse;
-    inUse = { source, again: againSourceOf(source), name: sourceName(source, converted && converted.name), proven };
+    inUse = { source, again: againSourceOf(source), name: sourceName(source, convertedInUse && convertedInUse.name), proven };
     if (source.kind === 'hub') keptHub = await listKeptHub();
     fillPicker();
     loaded(patch);
@@ -300,6 +350,8 @@ export function createModels(page) {
     const ab = fitAblate(fit.state.ablate, c.n_layers, c.n_heads);
     notices(ab.notices);
     page.toolbar.modelShape(c);
+    // "Save converted model" saves the model shown: offered while it is one converted in the page
+    $('save-converted').hidden = !(convertedInUse || hubModel);
     if (!page.boot.snapshotMode()) infoLine();
     page.store.update({ ...fit.state, ablate: ab.text });
   }
@@ -333,10 +385,16 @@ export function createModels(page) {
   function fillPicker(pending = null) {
     const sel = d3.select('#model-select');
     const opts = list.map((m) => ({ value: m.id, label: `${m.name || m.id}${m.bytes ? ` — ${formatBytes(m.bytes)}` : ''}` }));
-    // A converted checkpoint in use is a local bundle (localName); kept but not
-    // in use, the list offers it again.
-    if (localName) opts.push({ value: '__local__', label: converted?.active ? `converted: ${converted.name}` : `file: ${localName}` });
-    if (converted && !converted.active) opts.push({ value: '__converted__', label: `converted: ${converted.name}` });
+    // A converted checkpoint in use is a local bundle (localName); those kept
+    // (or held this visit) but not in use, the list offers again, each by its
+    // own name (lib/model_names.js: never the folder alone).
+    if (localName) opts.push({ value: '__local__', label: convertedInUse ? `converted: ${convertedInUse.name} (${convertedInUse.dtype || '?'})` : `file: ${localName}` });
+    const offered = new Set(convertedInUse ? [convertedInUse.key] : []);
+    for (const k of keptConverted) {
+      if (offered.has(k.key)) continue;
+      offered.add(k.key);
+      opts.push({ value: `__converted__${k.key}`, label: `converted: ${k.name}${k.dtype ? ` (${k.dtype})` : ''}` });
+    }
     for (const k of keptHub) {
       if (hubModel && localName && k.id === hubModel.spec.id && k.commit === (hubModel.commit || '')) continue; // in use: __local__
       opts.push({ value: `__hub__${k.id}@${k.commit || k.revision}`, label: `Hub: ${k.id}${k.revision !== 'main' ? `@${k.revision}` : ''} (kept, ${k.commit ? k.commit.slice(0, 7) : 'offline copy'})` });
@@ -376,7 +434,7 @@ export function createModels(page) {
     const failedLoad = loading ? loadingSource : null;
     const firstRun = !failedLoad && inUse && !inUse.proven ? inUse : null;
     const culprit = failedLoad || (firstRun && firstRun.source);
-    const what = failedLoad ? sourceName(failedLoad, converted && converted.name) : (inUse ? inUse.name : 'the model');
+    const what = failedLoad ? sourceName(failedLoad, failedLoad.cv && failedLoad.cv.name) : (inUse ? inUse.name : 'the model');
     const phase = failedLoad ? 'load' : (firstRun ? 'first-run' : (crash.during === 'run' ? 'run' : 'other'));
     let back = null; // {source, name, how, proven} for the fresh engine
     const again = (m, how) => ({ source: m.again, name: m.name, how, proven: m.proven });
@@ -412,8 +470,10 @@ export function createModels(page) {
     if (dropped) {
       if (culprit.got) await culprit.got.evict(); // a Hub model is kept before the engine takes it
       if (culprit.kind === 'checkpoint' || culprit.kind === 'converted') {
-        await dropConverted();
-        converted = null;
+        const key = culprit.cv ? culprit.cv.key : culprit.key;
+        if (key !== undefined) { await dropConverted(key); unkept.delete(key); }
+        if (convertedInUse && convertedInUse.key === key) convertedInUse = null;
+        keptConverted = await listConverted();
         $('save-converted').hidden = true;
       }
       keptHub = await listKeptHub();
@@ -448,8 +508,7 @@ export function createModels(page) {
       notice('model-param', 'warn', `Unknown model "${wanted}"; using the default model.`); // the load names it
     }
     first = first || list.find((m) => m.default) || list[0];
-    const kept = await findConverted();
-    if (kept) converted = { name: kept.name, bytes: null, active: false };
+    keptConverted = await listConverted();
     keptHub = await listKeptHub();
     createHubDialog((spec) => loadModel({ kind: 'hub', spec }));
     fillPicker(first);
@@ -470,12 +529,14 @@ export function createModels(page) {
     return list;
   }
 
+  /** Save the model shown (converted in the page from a checkpoint or the
+   *  Hub) as a bundle file named after its own name (lib/model_names.js). */
   async function saveConverted() {
-    const bytes = await convertedBytes();
-    if (!bytes) return fail('load', 'There is no converted model to save.');
-    const gz = await gzipBytes(bytes);
-    const base = (converted.name || 'model').replace(/[^\w.-]+/g, '_');
-    download(new Blob([gz || bytes], { type: 'application/octet-stream' }), `${base}.q8.blb${gz ? '.gz' : ''}`);
+    const got = await shownConvertedBytes();
+    if (!got) return fail('load', 'The model shown was not converted in this page (or is no longer kept): there is no converted model to save.');
+    const gz = await gzipBytes(got.bytes);
+    download(new Blob([gz || got.bytes], { type: 'application/octet-stream' }), bundleFileName(got.name, got.dtype, !!gz));
+    return undefined;
   }
 
   return {
@@ -485,7 +546,10 @@ export function createModels(page) {
     pick(value) {
       const e = list.find((m) => m.id === value);
       if (e) loadModel({ kind: 'listed', entry: e });
-      else if (value === '__converted__') loadModel({ kind: 'converted' });
+      else if (value.startsWith('__converted__')) {
+        const k = keptConverted.find((x) => x.key === value.slice(13));
+        loadModel({ kind: 'converted', key: value.slice(13), name: k ? k.name : undefined, dtype: k ? k.dtype : undefined });
+      }
       else if (value.startsWith('__hub__')) loadModel({ kind: 'hub', spec: parseHubId(value.slice(7)) });
     },
     saveConverted,
@@ -505,8 +569,10 @@ export function createModels(page) {
     list: () => list,
     entry: () => entry,
     loading: () => loading !== 0,
-    /** The model's name for titles and files ('' when unnamed). */
-    name: () => (entry ? (entry.name || entry.id) : (localName || '')),
+    /** The model's name for titles, exports and files ('' when unnamed):
+     *  a listed model's, else its own (_name_or_path, Hub id, the bundle's
+     *  source.name: lib/model_names.js). */
+    name: () => (entry ? (entry.name || entry.id) : (ownName || localName || '')),
     local: () => localName !== null,
   };
 }

@@ -70,17 +70,24 @@ export function createShare(page) {
   }
 
   async function exportView(kind) {
+    // The view's stage: what it draws (views/index.js), SVG, canvases or HTML.
     const stage = document.querySelector('#view .stage');
-    if (!stage) return;
     const { s } = shown();
+    const v = viewById(s.view);
+    if (!stage) {
+      notice('export', 'warn', `The ${v.label.toLowerCase()} has nothing drawn to export yet.`);
+      return;
+    }
     const last = page.runs.last();
     try {
       const snap = page.boot.snapshot();
       const model = page.models.name() || (snap && (snap.model.name || snap.model.id)) || '';
-      const heading = titleLine({ ...s, model, queryLabel: last && viewById(s.view).query ? runLabels(last)[Math.min(s.query, last.T - 1)] : null });
-      const svg = stageToSVG(stage, { background: THEMES[s.theme].bg, title: heading, heading, context: page.views[s.view].exportContext(), theme: THEMES[s.theme] });
+      const context = page.views[s.view].exportContext();
+      const heading = titleLine({ ...s, model, queryLabel: last && v.query ? runLabels(last)[Math.min(s.query, last.T - 1)] : null }, v, context.subject);
+      const svg = stageToSVG(stage, { background: THEMES[s.theme].bg, title: heading, heading, context, theme: THEMES[s.theme] });
       if (kind === 'svg') download(new Blob([svg], { type: 'image/svg+xml' }), `${viewFileName(s)}.svg`);
       else download(await svgToPNG(svg, 2), `${viewFileName(s)}.png`);
+      clearNotice('export');
     } catch (e) {
       notice('export', 'error', `Export failed: ${e.message}`);
     }
@@ -148,9 +155,10 @@ export function createShare(page) {
         const html = standaloneHtml(template, snap, `bertlens ${s.view} view: ${s.text}`, `${base}?${search}`);
         download(new Blob([html], { type: 'text/html' }), `${name}.html`);
       } else {
-        const shownM = (v.shown || shownMatrices)(run, s);
+        const shownM = (v.shown || shownMatrices)(run, s, page.views[s.view]); // (the chart: a view that keeps its own results)
         const snap = page.boot.snapshot();
-        const model = page.models.entry() || (snap ? snap.model : {});
+        // a listed model's entry; else the model's own name (a converted or Hub model, a bundle file)
+        const model = page.models.entry() || (page.models.local() ? { id: '', name: page.models.name() } : snap ? snap.model : {});
         if (kind === 'csv') download(new Blob([toCSV(shownM)], { type: 'text/csv' }), `${name}.csv`);
         else download(new Blob([toJSON(shownM, model)], { type: 'application/json' }), `${name}.json`);
       }

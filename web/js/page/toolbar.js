@@ -5,7 +5,7 @@
 // the loaded model, drag and drop, and a redraw on resize.
 
 import { checkpointFromDrop } from '../engine/convert.js';
-import { VIEW_LIST, viewById } from '../views/index.js';
+import { VIEW_LIST, VIEW_PARAMS, viewById } from '../views/index.js';
 import { ablationBar } from './ablation_bar.js';
 import { spanBar } from './span_bar.js';
 import { notice } from './notices.js';
@@ -114,8 +114,10 @@ export function createToolbar(page) {
   }
 
   /** Back or Forward within the page: the entry's state (its URL) goes to
-   *  the store; the model, the embed flag and (unless the entry names one)
-   *  the theme stay as they are. */
+   *  the store; the model, the embed flag, presentation mode (a mode of the
+   *  window, entered and left by the reader: Back after leaving it must not
+   *  bring it back) and (unless the entry names one) the theme stay as they
+   *  are. The entry's address is then rewritten to what is shown (url.js). */
   async function restore() {
     const search = location.search;
     const { state } = await parseStateAsync(search);
@@ -123,7 +125,7 @@ export function createToolbar(page) {
     const cur = page.store.get();
     const info = page.models.info();
     let s = info ? fitToModel(state, { layers: info.config.n_layers, heads: info.config.n_heads }).state : state;
-    s = { ...s, model: cur.model, embed: cur.embed, theme: new URLSearchParams(search).has('theme') ? s.theme : cur.theme };
+    s = { ...s, model: cur.model, embed: cur.embed, present: cur.present, theme: new URLSearchParams(search).has('theme') ? s.theme : cur.theme };
     if (s.span) s.spanOf = textKey(s);
     page.url.adopt(s);
     if (s.text !== cur.text || s.text_b !== cur.text_b) showText(s);
@@ -131,8 +133,19 @@ export function createToolbar(page) {
   }
 
   function wire() {
-    // A span stays with the text it was chosen on (draw.js shownState).
-    const onText = () => page.store.update({ text: $('text-a').value, text_b: $('text-b').value }, { typed: true });
+    // A span stays with the text it was chosen on (draw.js shownState); the
+    // views' other selections of tokens (params with perText: a cell, the
+    // positions asked or masked in the Predictions view) name positions of
+    // the old tokens, so a new text drops them.
+    const onText = () => {
+      const cur = page.store.get();
+      const text = $('text-a').value, textB = $('text-b').value;
+      const patch = { text, text_b: textB };
+      if (text !== cur.text || textB !== (cur.text_b || '')) {
+        for (const p of VIEW_PARAMS) if (p.perText && cur[p.key] !== p.def) patch[p.key] = p.def;
+      }
+      page.store.update(patch, { typed: true });
+    };
     $('text-a').addEventListener('input', onText);
     $('text-b').addEventListener('input', onText);
     // The skip link moves the focus (not only the scroll) into the view, and
@@ -165,7 +178,7 @@ export function createToolbar(page) {
     $('open-checkpoint').addEventListener('click', () => $('checkpoint-input').click());
     $('checkpoint-input').addEventListener('change', (e) => {
       const files = Array.from(e.target.files || []);
-      if (files.length) page.models.loadModel({ kind: 'checkpoint', files: Promise.resolve(files) });
+      if (files.length) page.models.loadModel({ kind: 'checkpoint', files: Promise.resolve(files), dtype: $('convert-dtype').value });
       e.target.value = '';
     });
     $('save-converted').addEventListener('click', () => page.models.saveConverted());
@@ -186,7 +199,7 @@ export function createToolbar(page) {
       depth = 0;
       $('drop-overlay').hidden = true;
       const checkpoint = checkpointFromDrop(e.dataTransfer); // a Hugging Face folder: convert it
-      if (checkpoint) return page.models.loadModel({ kind: 'checkpoint', files: checkpoint });
+      if (checkpoint) return page.models.loadModel({ kind: 'checkpoint', files: checkpoint, dtype: $('convert-dtype').value });
       const f = e.dataTransfer.files[0];
       if (f) page.models.loadModel({ kind: 'file', file: f });
     });

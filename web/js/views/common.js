@@ -295,8 +295,10 @@ export function sliced(steps, budget = 30, first = 10) {
 
 /** What an export adds around a view's stage (export.js): colour keys drawn
  *  outside the stage (e.g. the head swatches) and explanatory notes (never
- *  instructions for the page). A chart keeps the one of its last drawing
- *  and hands it out as chart.exportContext() (views/index.js). */
-export function exportContext({ notes = [], keys = [] } = {}) {
-  return { notes, keys };
+ *  instructions for the page); subject: what the title line names instead
+ *  of the page's text, for a view drawn from something else (the Corpus
+ *  view's inputs). A chart keeps the one of its last drawing and hands it
+ *  out as chart.exportContext() (views/index.js). */
+export function exportContext({ notes = [], keys = [], subject = null } = {}) {
+  return { notes, keys, subject };
 }

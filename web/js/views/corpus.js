@@ -14,7 +14,7 @@
 
 import { THEMES, infoLine, exportContext } from './common.js';
 import { parseCorpus } from '../lib/corpus_parse.js';
-import { corpusJSON, corpusCSV } from '../lib/corpus_export.js';
+import { corpusJSON, corpusCSV, CORPUS_FEATURES, CORPUS_CLASSES } from '../lib/corpus_export.js';
 import { SAMPLE_CORPUS, SAMPLE_CORPUS_NAME } from '../lib/corpus_sample.js';
 import { runCorpus } from '../engine/corpus_run.js';
 import { drawResults } from './corpus_chart.js';
@@ -224,15 +224,22 @@ export function corpusView(ctx) {
       renderInput(body.append('div').attr('class', 'cp-input'));
       body.append('div').attr('class', 'cp-error').attr('role', 'alert').property('hidden', true);
       body.append('div').attr('class', 'cp-summary');
-      body.append('div').attr('class', 'cp-results');
-      body.append('div').attr('class', 'cp-map cp-section');
+      // the stage: what Export SVG/PNG redraw (page/export.js), the results
+      const stage = body.append('div').attr('class', 'cp-stage stage');
+      stage.append('div').attr('class', 'cp-results');
+      stage.append('div').attr('class', 'cp-map cp-section');
     }
     body.style('color', theme.fg);
     render();
   }
   view.theme = (t) => { theme = t || theme; return view; };
   view.size = (b) => { width = Math.max(280, (b && b.width) || width); return view; };
-  view.exportContext = () => exportContext({ notes: [`Corpus: ${st.name}`] });
+  view.exportContext = () => exportContext({
+    notes: [`Corpus: ${st.name}`],
+    subject: st.result ? `corpus “${st.name}”, ${st.result.texts} inputs, ${st.result.tokens} tokens` : `corpus: no run yet`,
+  });
+  /** The last run's result and the name of its inputs (null before one). */
+  view.exportData = () => (st.result ? { result: st.result, name: st.name } : null);
   return view;
 }
 
@@ -245,6 +252,24 @@ export const descriptor = {
   axis: false,
   needs: () => ({}),
   create: (ctx) => corpusView(ctx),
+  /** Export (CSV/JSON): one row per head, its mean features and class
+   *  shares over the corpus (the figures of the run shown; the view's own
+   *  Save JSON / Save CSV write the CLI's fields with the top links). */
+  shown(run, s, chart) {
+    const got = chart && chart.exportData ? chart.exportData() : null;
+    if (!got) throw new Error('the corpus has not been run yet: run it on some lines first');
+    const { result: r, name } = got;
+    const cols = [...CORPUS_FEATURES, ...CORPUS_CLASSES.map((c) => `class ${c}`)];
+    return {
+      view: 'corpus', mode: 'attn', what: 'mean head features over the corpus', hide: false, renorm: false, words: false, ablate: '',
+      extra: { corpus: name, texts: r.texts, corpus_tokens: r.tokens, skipped_lines: r.skipped_lines ?? r.skipped.length },
+      blocks: [{
+        name: `heads across the corpus “${name}” (${r.texts} inputs)`,
+        rows: r.heads.map((h) => `layer ${h.layer} head ${h.head}`), cols,
+        values: r.heads.flatMap((h) => [...CORPUS_FEATURES.map((f) => (h[f] === null || h[f] === undefined ? NaN : h[f])), ...CORPUS_CLASSES.map((c) => h.class_fractions[c] ?? NaN)]),
+      }],
+    };
+  },
   prepare: () => ({
     title: 'Corpus — what each head does across many texts',
     notes: ['Each figure is the mean over the inputs of what bertlens analyze reports for one input; class shares count the inputs whose head falls in each class (the same C as bertlens corpus).'],

@@ -9,10 +9,8 @@
 //   Promise<{a, b, q: [start, end, inB], k: [start, end, inB]} | null>}
 
 import { CORPUS_FEATURES, CORPUS_CLASSES } from '../lib/corpus_export.js';
+import { classColour } from './palette.js';
 
-export const CLASS_COLORS = Object.freeze({
-  vertical: '#2563eb', diagonal: '#16a34a', 'vertical+diagonal': '#0891b2', block: '#d97706', heterogeneous: '#9ca3af',
-});
 const FEATURE_TEXT = {
   entropy: 'entropy (spread of attention)', cls: 'attention to [CLS]', sep: 'attention to [SEP]', punct: 'attention to punctuation',
   prev: 'attention to the previous token', self: 'attention to itself', next: 'attention to the next token',
@@ -56,7 +54,7 @@ function classChart(s, r, o) {
     for (const c of CORPUS_CLASSES) {
       const v = sh[c];
       g.append('rect').attr('class', 'cp-bar').attr('data-class', c).attr('x', x(at)).attr('y', 2)
-        .attr('width', Math.max(0, x(at + v) - x(at))).attr('height', rowH - 5).attr('fill', CLASS_COLORS[c])
+        .attr('width', Math.max(0, x(at + v) - x(at))).attr('height', rowH - 5).attr('fill', classColour(c))
         .append('title').text(`layer ${l}: ${c} ${(100 * v).toFixed(1)} %`);
       at += v;
     }
@@ -64,7 +62,7 @@ function classChart(s, r, o) {
   const legend = s.append('div').attr('class', 'cp-legend');
   for (const c of CORPUS_CLASSES) {
     const item = legend.append('span').attr('class', 'cp-legend-item');
-    item.append('span').attr('class', 'cp-swatch').style('background', CLASS_COLORS[c]);
+    item.append('span').attr('class', 'cp-swatch').style('background', classColour(c));
     item.append('span').text(c);
   }
 }

@@ -336,7 +336,7 @@ export function heatmapView() {
 // state so a permalink or another view (the Corpus view's examples) opens
 // on it; drawn on the shown tokens that hold them (a word, the span).
 export const CELL_PARAM = {
-  key: 'cell', def: null, expect: 'a query and a key token number, as 3,5',
+  key: 'cell', def: null, perText: true, expect: 'a query and a key token number, as 3,5', // a new text drops it (page/toolbar.js)
   parse: (raw) => {
     const m = /^(\d{1,5}),(\d{1,5})$/.exec(raw);
     return m ? [Number(m[1]), Number(m[2])] : null;

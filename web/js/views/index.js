@@ -30,13 +30,20 @@
 //                 may carry run.compare (compare_runs.js) when needs() asked
 //                 for {compare: key}
 //   snapshot      whether a snapshot (snapshot.js) can hold what it draws
-//   shown(run, s) optional: the numbers an export (CSV/JSON) holds, in
-//                 export_data.js shownMatrices' form; default shownMatrices
+//   shown(run, s, chart) optional: the numbers an export (CSV/JSON) holds,
+//                 in export_data.js shownMatrices' form (blocks may carry a
+//                 name and extra fields); default shownMatrices; chart: the
+//                 view's chart (create's), for a view that keeps results of
+//                 its own (the Corpus view)
+//   (Export SVG/PNG take the element of class "stage" the chart draws: its
+//   SVG, canvases and HTML, page/export.js)
 //   enter(s)      optional: {patch, note} when the view is opened from the tabs
 //   query         optional: the view uses the state's query token
 //   axis          optional: false when it draws no token axis of its own
 //   params        optional: its own URL parameters [{key, def, parse(raw) ->
-//                 value | null, expect}] (state.js adds them to the state)
+//                 value | null, expect, perText}] (state.js adds them to the
+//                 state; perText: a selection of token positions, which a
+//                 new text typed drops back to def, page/toolbar.js)
 
 import { descriptor as heatmap } from './heatmap.js';
 import { descriptor as head } from './head.js';

@@ -20,11 +20,11 @@
 import { THEMES, tooltip, fmt, infoLine, linksTable, exportContext, chromeHeight, textWidth } from './common.js';
 import { ANALYSIS } from '../lib/protocol.js';
 import { maskSet } from '../lib/compare.js';
+import { classColour } from './palette.js';
 
 const d3 = globalThis.d3;
 
 export const CLASSES = ['vertical', 'diagonal', 'vertical+diagonal', 'block', 'heterogeneous'];
-const CLASS_COLOURS = ['#d95f02', '#1b9e77', '#7570b3', '#e7298a', '#8c8c8c'];
 
 /** Features a head can be ranked by: [key, label, what it is]. */
 export const FEATURES = [
@@ -164,7 +164,7 @@ export function overviewView() {
       .attr('text-anchor', 'middle').attr('font-size', 10).attr('fill', theme.fg).text((d) => d.t);
 
     const all = shown;
-    const colour = (f) => CLASS_COLOURS[Math.max(0, CLASSES.indexOf(f.class))];
+    const colour = (f) => classColour(f.class);
     const g = svg.selectAll('g.ov-head').data(all, (d) => `${d.l}/${d.h}`).join((enter) => {
       const e = enter.append('g').attr('class', 'ov-head').attr('tabindex', 0);
       e.append('rect').attr('class', 'ov-cell');
@@ -224,7 +224,7 @@ export function overviewView() {
     const lg = svg.selectAll('g.legend').data([null]).join('g').attr('class', 'legend')
       .attr('transform', `translate(${bar}, ${top + rows * cellY + 10})`);
     const sizes = [0.25, 1].map((v) => ({ v, r: Math.max(1.5, Math.min(6, rMax) * Math.sqrt(v)) }));
-    const items = [...CLASSES.map((k, i) => ({ k, c: CLASS_COLOURS[i], text: k })),
+    const items = [...CLASSES.map((k) => ({ k, c: classColour(k), text: k })),
       { k: 'size', c: theme.muted, text: 'size: confidence', sizes }];
     let x = 0;
     let y = 0;

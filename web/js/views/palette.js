@@ -4,7 +4,8 @@
 //   CIE L*a*b* (D65) and the CIE76 colour difference ΔE*ab,
 //   colour-vision-deficiency simulation (Machado, Oliveira & Fernandes 2009,
 //   severity 1.0, applied to linear-light sRGB),
-// and the 12-colour head palettes, one per theme.
+// the 12-colour head palette, and the one colour of each attention pattern
+// class (CLASS_COLOURS: the heads overview and the Corpus view both use it).
 //
 // How the palette was chosen (issue 26): every sRGB colour on an 18-level
 // grid (refined on a 35-level one) with >= 3:1 contrast against both themes'
@@ -207,4 +208,31 @@ export const HEAD_MAX_PER_ARC = 4;
 /** Colour of head h (0-based). */
 export function headColour(h) {
   return HEAD_PALETTE[((h % HEAD_PALETTE.length) + HEAD_PALETTE.length) % HEAD_PALETTE.length];
+}
+
+// The pattern classes (Kovaleva et al. 2019; src/analyze.c, the heads
+// overview and `bertlens corpus`), one colour each, the same in every view
+// that draws them (views/overview.js, views/corpus_chart.js). Chosen as the
+// head palette was: every colour of a 15-step sRGB grid with >= 3:1 against
+// both theme backgrounds was a candidate, and a coordinate search (20 random
+// starts) picked the four that, with a mid grey for "heterogeneous" (no
+// pattern), maximize the smallest CIEDE2000 difference between two classes
+// under normal vision (weighted 0.8), deuteranopia and protanopia. The two
+// palettes before (orange/green/violet/pink/grey in the overview,
+// blue/green/cyan/amber/grey in the Corpus view) were 2.0 and 7.6 apart for
+// a deuteranope and a protanope.
+export const CLASS_COLOURS = Object.freeze({
+  vertical: '#0096ff',
+  diagonal: '#a59600',
+  'vertical+diagonal': '#785a87',
+  block: '#875a2d',
+  heterogeneous: '#8c8c8c',
+});
+
+/** Smallest pairwise ΔE00 of the class colours (tests/web/palette.test.mjs). */
+export const CLASS_MIN_DE2000 = { normal: 25, deutan: 20, protan: 22 };
+
+/** Colour of a pattern class (a grey for an unknown one). */
+export function classColour(c) {
+  return Object.hasOwn(CLASS_COLOURS, c) ? CLASS_COLOURS[c] : CLASS_COLOURS.heterogeneous;
 }

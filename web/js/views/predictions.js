@@ -23,6 +23,7 @@
 import { THEMES, tooltip, infoLine, exportContext } from './common.js';
 import { emptySentence } from './view_notes.js';
 import { piecesOf, rawNote, runLabels, tokenLabel } from '../lib/tokens.js';
+import { tokenSpan, maskPatch, unmaskPatch, parseWas, formatWas, wasPairs } from '../lib/predict_was.js';
 
 const K = 5;
 const MAX_ASKED = 64;
@@ -35,15 +36,11 @@ export function parsePositions(raw) {
 }
 
 /** The text edit that masks token i of a run: {text} or {text_b} with the
- *  token's characters replaced by the mask token, or null (a special token,
- *  no offsets). */
+ *  token's characters (not a space before it) replaced by the mask token,
+ *  or null (a special token, no offsets); lib/predict_was.js. */
 export function maskEdit(run, s, i, maskToken) {
-  const off = run.offsets && run.offsets[i];
-  if (!maskToken || !off || off[1] <= off[0]) return null;
-  const inB = s.text_b && i >= run.nA;
-  const text = inB ? s.text_b : s.text;
-  const edited = text.slice(0, off[0]) + maskToken + text.slice(off[1]);
-  return inB ? { text_b: edited } : { text: edited };
+  const sp = maskToken ? tokenSpan(run, s, i) : null;
+  return sp ? { [sp.key]: sp.text.slice(0, sp.from) + maskToken + sp.text.slice(sp.to) } : null;
 }
 
 const pct = (p) => (p >= 0.001 ? `${(100 * p).toFixed(1)} %` : p > 0 ? '< 0.1 %' : '0 %');
@@ -66,13 +63,15 @@ export function predictionsView() {
   let theme = THEMES.light;
   let onMask = () => {};
   let onAsk = () => {};
+  let onUnmask = () => {};
   let exported = exportContext();
 
   function view(root, data) {
     tooltip.hide();
     root.selectAll('div.view-title').data([null]).join('div').attr('class', 'view-title').text(data.title);
     infoLine(root);
-    const body = root.selectAll('div.pv-body').data([null]).join('div').attr('class', 'pv-body')
+    // the stage: Export SVG/PNG redraw its HTML (page/export.js)
+    const body = root.selectAll('div.pv-body').data([null]).join('div').attr('class', 'pv-body stage')
       .style('color', theme.fg).style('max-width', '100%');
     body.selectAll('*').remove();
     if (!data.hasHead) {
@@ -86,11 +85,12 @@ export function predictionsView() {
       const t = data.labels[i];
       const cell = strip.append('span').attr('class', 'pv-tok');
       const masked = data.maskToken !== null && raw === data.maskToken;
+      const was = masked ? data.was.get(i) : null; // a word this page masked: a click puts it back
       const b = cell.append('button').attr('type', 'button').attr('class', masked ? 'pv-mask' : 'pv-word').text(t)
-        .attr('title', rawNote(raw, t) || null)
-        .attr('aria-label', masked ? `${t}, position ${i}: masked` : `Mask “${t}” (position ${i})`)
-        .attr('disabled', masked || !data.maskable[i] || data.snapshot ? true : null);
-      b.on('click', () => onMask(i));
+        .attr('aria-label', was ? `${t}, position ${i}: masked “${was.word}”; put it back` : masked ? `${t}, position ${i}: masked` : `Mask “${t}” (position ${i})`)
+        .attr('title', was ? `was “${was.word}”: click to put it back` : rawNote(raw, t) || null)
+        .attr('disabled', (masked && !was) || !data.maskable[i] || data.snapshot ? true : null);
+      b.on('click', () => (was ? onUnmask(i) : onMask(i)));
       if (!masked) {
         cell.append('button').attr('type', 'button').attr('class', 'pv-ask')
           .attr('aria-pressed', data.asked.has(i) ? 'true' : 'false')
@@ -107,6 +107,7 @@ export function predictionsView() {
       const card = list.append('section').attr('class', 'pv-card').attr('data-index', p.index);
       const masked = p.token === data.maskToken;
       const token = p.token === null || p.token === undefined ? p.token : data.label(p.token);
+      const was = masked && p.was ? data.was.get(p.index) : null; // what this page masked there
       card.append('h3').attr('class', 'pv-head')
         .text(masked ? `Position ${p.index}: ${shown(token)} — the model's guesses` : `Position ${p.index}: “${shown(token)}” — what the model expects here`);
       const ol = card.append('ol').attr('class', 'pv-top');
@@ -120,12 +121,18 @@ export function predictionsView() {
           .style('background', theme.accent);
         li.append('span').attr('class', 'pv-prob').text(pct(e.prob));
       }
-      card.append('p').attr('class', 'pv-actual')
-        .text(`${masked ? 'The mask token itself' : `The actual token “${shown(token)}”`}: probability ${pct(p.token_prob)}, rank ${p.token_rank}.`);
+      // At a word masked here, the rank of that word (the model no longer sees it), not of the mask token.
+      const whose = p.was ? `The masked-out word “${shown(data.label(p.was.token))}”` : masked ? 'The mask token itself' : `The actual token “${shown(token)}”`;
+      card.append('p').attr('class', 'pv-actual').attr('data-rank', p.token_rank)
+        .text(`${whose}: probability ${pct(p.token_prob)}, rank ${p.token_rank}.`);
+      if (was && !data.snapshot) {
+        card.append('button').attr('type', 'button').attr('class', 'pv-unmask')
+          .text(`Unmask: put “${was.word}” back`).on('click', () => onUnmask(p.index));
+      }
     }
     root.selectAll('p.view-notes').data([null]).join('p').attr('class', 'view-notes').text(data.notes.join(' '));
     root.selectAll('p.view-hint').data([null]).join('p').attr('class', 'view-hint')
-      .text(data.snapshot ? '' : 'Click, tap or press Enter on a word to replace it with the mask token; “?” shows the predictions at a word without masking it.');
+      .text(data.snapshot ? '' : 'Click, tap or press Enter on a word to replace it with the mask token (on the masked word again, or “Unmask”, to put it back); “?” shows the predictions at a word without masking it.');
     exported = exportContext({ notes: data.snapshot ? [...data.notes, SNAPSHOT_LINE] : data.notes });
   }
 
@@ -133,6 +140,7 @@ export function predictionsView() {
   view.size = () => view;
   view.onMask = (f) => { onMask = f; return view; };
   view.onAsk = (f) => { onAsk = f; return view; };
+  view.onUnmask = (f) => { onUnmask = f; return view; };
   view.exportContext = () => exported;
   return view;
 }
@@ -146,16 +154,27 @@ export const descriptor = {
   snapshot: { layers: 'none', predict: true }, // the words shown, no attention (lib/snapshot_predict.js)
   axis: false,
   params: [
-    { key: 'mask', def: '', parse: (raw) => { const p = parsePositions(raw); return p === null ? null : p.join(','); }, expect: `token positions, e.g. 3,5 (at most ${MAX_ASKED})`,
+    // (perText: a selection on the text it was made on; a new text drops it, page/toolbar.js)
+    { key: 'mask', def: '', perText: true, parse: (raw) => { const p = parsePositions(raw); return p === null ? null : p.join(','); }, expect: `token positions, e.g. 3,5 (at most ${MAX_ASKED})`,
       within: (v, { T }) => ((parsePositions(v) || []).some((i) => i >= T) ? `mask ${v.slice(0, 40)} names tokens past its ${T}` : null) },
+    // the words a click masked (lib/predict_was.js): their rank, and Unmask
+    { key: 'was', def: '', perText: true, parse: (raw) => { const w = parseWas(raw); return w === null ? null : formatWas(w); }, expect: 'position:id:word entries, e.g. 3:1015:of',
+      within: (v, { T }) => ((parseWas(v) || []).some((e) => e.at >= T) ? `was names tokens past its ${T}` : null) },
   ],
-  needs: (s) => ({ predict: { positions: parsePositions(s.mask) || [], masked: true, k: K } }),
+  needs: (s) => ({ predict: { positions: parsePositions(s.mask) || [], masked: true, k: K, was: wasPairs(s.was) } }),
+  shown: (run, s) => shownPredictions(run, s),
   create(ctx) {
     let last = null; // the run and state drawn last (for the click handlers)
     const chart = predictionsView()
       .onMask((i) => {
         if (!last) return;
-        const edit = maskEdit(last.run, last.s, i, last.maskToken);
+        const ids = last.run.predict && last.run.predict.ids; // the token's id: its rank once masked
+        const edit = maskPatch(last.run, last.s, i, last.maskToken, ids ? ids[i] : null);
+        if (edit) ctx.update(edit);
+      })
+      .onUnmask((i) => {
+        if (!last) return;
+        const edit = unmaskPatch(last.run, last.s, i);
         if (edit) ctx.update(edit);
       })
       .onAsk((i) => {
@@ -180,6 +199,7 @@ export const descriptor = {
     const style = piecesOf(run);
     return {
       hasHead: pr.hasHead, tokens: run.tokens, labels: runLabels(run), label: (piece) => tokenLabel(piece, style, piece === pr.maskToken), maskToken: pr.maskToken, preds: pr.positions || [], asked, maskable, snapshot: !!run.snapshot,
+      was: new Map((parseWas(s.was) || []).filter((e) => run.tokens[e.at] === pr.maskToken).map((e) => [e.at, e])),
       empty: emptyLine(run, pr.maskToken),
       title: pr.hasHead ? `Predictions — what the model's masked-LM head expects (top ${pr.k || K})` : 'Predictions — this model has no masked-LM head',
       notes: pr.hasHead ? ['Probabilities are the softmax of the head\'s logits over the whole vocabulary, computed in the page by the same C engine as the attention.'] : [],
@@ -187,3 +207,23 @@ export const descriptor = {
     };
   },
 };
+
+/** Export (CSV/JSON): one block per position with predictions, its top
+ *  words (rank, probability) and last the actual token's. */
+export function shownPredictions(run, s) {
+  const pr = run.predict;
+  if (!pr || !pr.hasHead) throw new Error('this model has no masked-language-model head, so there are no predictions to export');
+  const positions = pr.positions || [];
+  if (!positions.length) throw new Error(`no position has predictions yet: type ${pr.maskToken || 'the mask token'} in the text, or click a word to mask it`);
+  return {
+    view: 'predict', mode: 'attn', what: 'masked-LM predictions', hide: false, renorm: false, words: false, ablate: s.ablate || '',
+    text: s.text, text_b: s.text_b || '', tokens: run.tokens.slice(),
+    blocks: positions.map((p) => ({
+      name: `position ${p.index} ${shown(p.token)}: top ${p.top.length} predictions`,
+      rows: [...p.top.map((e) => shown(e.token)), p.was ? `masked-out word: ${shown(p.was.token)}` : `actual: ${shown(p.token)}`],
+      cols: ['rank', 'probability'],
+      values: [...p.top.flatMap((e, r) => [r + 1, e.prob]), p.token_rank, p.token_prob],
+      extra: { position: p.index, token: p.token, ...(p.was ? { was: { id: p.was.id, token: p.was.token } } : {}), token_rank: p.token_rank, token_prob: p.token_prob, top: p.top.map((e) => ({ id: e.id, token: e.token, prob: e.prob })) },
+    })),
+  };
+}
