@@ -13,29 +13,13 @@
 //   make site build/bertlens && node tests/browser/run.mjs "exports"
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
-import { scenario, ready, typeText, inspectSvg, ROOT, SHOTS } from './harness.mjs';
-import { BIN, run, download } from './page_vs_cli.mjs';
+import { scenario, ready, typeText, inspectSvg, SHOTS } from './harness.mjs';
+import { download, mlmBundle as headBundle, MLM_REFS } from './page_vs_cli.mjs';
 import { VIEW_LIST } from '../../web/js/views/index.js';
 
-const REFS = JSON.parse(fs.readFileSync(path.join(ROOT, 'tests/fixtures/mlm/refs.json'), 'utf8'));
+const REFS = MLM_REFS;
 
-/** A bundle with a masked-LM head converted from tests/fixtures/mlm/<family>
- *  (with its trained tokenizer beside it where the fixture holds none, as
- *  tests/predict.test.mjs does). */
-function headBundle(family) {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'bertlens-exports-'));
-  let src = path.join(ROOT, 'tests/fixtures/mlm', family);
-  if (REFS.tokenizer[family]) {
-    fs.cpSync(src, path.join(dir, 'src'), { recursive: true });
-    fs.cpSync(path.join(ROOT, REFS.tokenizer[family]), path.join(dir, 'src'), { recursive: true });
-    src = path.join(dir, 'src');
-  }
-  const out = path.join(dir, `${family}.blb`);
-  run(BIN, ['convert', src, out, '--dtype', 'f32', '--name', `tiny-${family}`]);
-  return out;
-}
 
 /** RFC 4180 rows of a CSV text. */
 function csvRows(text) {

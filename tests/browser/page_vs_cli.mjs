@@ -5,16 +5,36 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { ready, ROOT } from './harness.mjs';
 
 export const BIN = path.join(ROOT, 'build', 'bertlens');
+
+/** tests/fixtures/mlm/refs.json: the masked-LM families and their Hugging Face references. */
+export const MLM_REFS = JSON.parse(fs.readFileSync(path.join(ROOT, 'tests/fixtures/mlm/refs.json'), 'utf8'));
 
 /** cmd args in the repository root; its result, or an error with its stderr. */
 export function run(cmd, args) {
   const r = spawnSync(cmd, args, { cwd: ROOT, encoding: 'utf8', maxBuffer: 1 << 26 });
   if (r.status !== 0) throw new Error(`${cmd} ${args.join(' ')}: ${r.stderr}`);
   return r;
+}
+
+/** An f32 bundle with the masked-LM head of tests/fixtures/mlm/<family>,
+ *  converted by the CLI (with the family's trained tokenizer beside it
+ *  where the fixture holds none, as tests/predict.test.mjs does). */
+export function mlmBundle(family) {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'bertlens-mlm-'));
+  let src = path.join(ROOT, 'tests/fixtures/mlm', family);
+  if (MLM_REFS.tokenizer[family]) {
+    fs.cpSync(src, path.join(dir, 'src'), { recursive: true });
+    fs.cpSync(path.join(ROOT, MLM_REFS.tokenizer[family]), path.join(dir, 'src'), { recursive: true });
+    src = path.join(dir, 'src');
+  }
+  const out = path.join(dir, `${family}.blb`);
+  run(BIN, ['convert', src, out, '--dtype', 'f32', '--name', `tiny-${family}`]);
+  return out;
 }
 
 /** Click sel and take the download it starts: {name, bytes}. */

@@ -9,28 +9,13 @@
 //   make site build/bertlens && node tests/browser/run.mjs "predict-mask"
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { scenario, ready, typeText, ROOT } from './harness.mjs';
-import { BIN, run } from './page_vs_cli.mjs';
+import { mlmBundle as headBundle, MLM_REFS } from './page_vs_cli.mjs';
 
-const REFS = JSON.parse(fs.readFileSync(path.join(ROOT, 'tests/fixtures/mlm/refs.json'), 'utf8'));
+const REFS = MLM_REFS;
 const WAS = JSON.parse(fs.readFileSync(path.join(ROOT, 'tests/fixtures/mlm/was.json'), 'utf8'));
 
-/** A bundle with the masked-LM head of tests/fixtures/mlm/<family> (its
- *  trained tokenizer beside it where the fixture has none). */
-function headBundle(family) {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'bertlens-mask-'));
-  let src = path.join(ROOT, 'tests/fixtures/mlm', family);
-  if (REFS.tokenizer[family]) {
-    fs.cpSync(src, path.join(dir, 'src'), { recursive: true });
-    fs.cpSync(path.join(ROOT, REFS.tokenizer[family]), path.join(dir, 'src'), { recursive: true });
-    src = path.join(dir, 'src');
-  }
-  const out = path.join(dir, `${family}.blb`);
-  run(BIN, ['convert', src, out, '--dtype', 'f32', '--name', `tiny-${family}`]);
-  return out;
-}
 
 const redraw = async (page, act) => {
   await page.evaluate(() => { document.body.dataset.state = 'loading'; });
