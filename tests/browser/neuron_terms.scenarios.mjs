@@ -22,6 +22,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { scenario, ready, typeText, clickAndRedraw, ROOT, DEFAULT_GZ, texts } from './harness.mjs';
 import { BIN, run, download } from './page_vs_cli.mjs';
+import { convertInPage as convertFolderInPage } from './family_page.mjs';
 
 // The page's wasm against the native CLI on the same q8 (q10: the default
 // model) bundle: the kernels differ as families.scenarios.mjs says (its TOL,
@@ -39,14 +40,8 @@ async function convertInPage(page, base, family) {
   const root = fs.mkdtempSync(path.join(os.tmpdir(), 'bertlens-nt-'));
   const dir = path.join(root, family);
   fs.cpSync(path.join(ROOT, 'tests/fixtures/families', family), dir, { recursive: true });
-  await page.goto(`${base}?view=heatmap`);
-  await ready(page);
-  await page.evaluate(() => { document.body.dataset.state = 'loading'; });
-  await page.setInputFiles('#checkpoint-input', dir, { timeout: 120000 });
-  await ready(page);
-  assert.match(await page.textContent('#notices'), new RegExp(`Converted ${family} in this page`));
-  const bundle = path.join(root, 'page.blb.gz');
-  fs.writeFileSync(bundle, (await download(page, '#save-converted')).bytes);
+  const bundle = path.join(root, 'page.blb');
+  fs.writeFileSync(bundle, await convertFolderInPage(page, base, dir)); // (family_page.mjs: the saved bundle, unzipped)
   return { root, bundle };
 }
 

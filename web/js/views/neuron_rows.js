@@ -70,7 +70,7 @@ export function keyRows(st) {
       // what the row shows, unrounded (the softmax column is the attention row)
       setAll(row, { 'data-key': j, 'data-softmax': data.weights[r], 'data-score': data.score[r] });
       setAll(label, { x: g.labelW, y: yv, fill: st.theme.fg, 'font-weight': weight, '#text': labelText });
-      numberCells(row, cols.length).forEach((el, c) => {
+      numberCells(row, g.compact ? 0 : cols.length).forEach((el, c) => { // (the compact form has no number columns)
         const v = cols[c].values[r];
         setAll(el, {
           class: cols[c].sum ? 'score' : 'term', 'data-col': c, x: g.x.nums[c] + g.num - 8, y: yn, dy: '0.35em', 'text-anchor': 'end',
