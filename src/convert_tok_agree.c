@@ -125,6 +125,17 @@ static const char *metaspace_scheme(const bli_jv *pre) {
 
 /* off: the scheme add_prefix_space false gives; one_section: nothing splits
  * the text before Metaspace, so "first" prepends where "always" does. */
+/* SentencePiece classes (ALBERT, DeBERTa-v2): the normalizer lowercases
+ * exactly when tokenizer_config.json's do_lower_case (default dflt) says so;
+ * a --cased conversion keeps the file's own choice. */
+static int check_lowercase(const char *cls, const bli_conv *c, const bli_jv *norm, const bli_jv *tc, int dflt,
+                           char *err, size_t errlen) {
+    const int have = find_type(norm, "normalizers", "Lowercase", 0) != NULL, want = tc_bool(tc, "do_lower_case", dflt) > 0;
+    if (c->cased || have == want) return 0;
+    return disagree(cls, "normalizer", have ? "lowercasing" : "not lowercasing", "do_lower_case", said(want), tc,
+                    "set do_lower_case in tokenizer_config.json", err, errlen);
+}
+
 static int check_metaspace(const char *cls, const bli_jv *tj, const bli_jv *tc, const char *off, int one_section,
                            char *err, size_t errlen) {
     const char *have = metaspace_scheme(bli_jget(tj, "pre_tokenizer"));
@@ -205,24 +216,18 @@ int bli_conv_tok_agree(const bli_conv *c, const bli_jv *tj, const bli_jv *tc, ch
     }
     case K_XLMR: return check_metaspace(cls, tj, tc, "never", 0, err, errlen);
     case K_ALBERT: {
-        const int have_lc = find_type(norm, "normalizers", "Lowercase", 0) != NULL;
         const int have_sa = find_type(norm, "normalizers", "StripAccents", 0) != NULL;
-        const int want_lc = tc_bool(tc, "do_lower_case", 1) > 0, keep = tc_bool(tc, "keep_accents", 0) > 0;
-        if (!c->cased && have_lc != want_lc)
-            return disagree(cls, "normalizer", have_lc ? "lowercasing" : "not lowercasing", "do_lower_case",
-                            said(want_lc), tc, "set do_lower_case in tokenizer_config.json", err, errlen);
+        const int keep = tc_bool(tc, "keep_accents", 0) > 0;
+        if (check_lowercase(cls, c, norm, tc, 1, err, errlen)) return -1;
         if (!c->cased && have_sa == keep)
             return disagree(cls, "normalizer", have_sa ? "stripping accents" : "keeping accents", "keep_accents",
                             said(keep), tc, "set keep_accents in tokenizer_config.json", err, errlen);
         return check_metaspace(cls, tj, tc, "never", 0, err, errlen);
     }
     case K_DEBERTA: {
-        const int have_lc = find_type(norm, "normalizers", "Lowercase", 0) != NULL;
         const int have_p = find_type(pre, "pretokenizers", "Punctuation", 0) != NULL;
-        const int want_lc = tc_bool(tc, "do_lower_case", 0) > 0, want_p = tc_bool(tc, "split_by_punct", 0) > 0;
-        if (!c->cased && have_lc != want_lc)
-            return disagree(cls, "normalizer", have_lc ? "lowercasing" : "not lowercasing", "do_lower_case",
-                            said(want_lc), tc, "set do_lower_case in tokenizer_config.json", err, errlen);
+        const int want_p = tc_bool(tc, "split_by_punct", 0) > 0;
+        if (check_lowercase(cls, c, norm, tc, 0, err, errlen)) return -1;
         if (have_p != want_p)
             return disagree(cls, "pre-tokenizer", have_p ? "splitting at punctuation" : "not splitting at punctuation",
                             "split_by_punct", said(want_p), tc, "set split_by_punct in tokenizer_config.json", err,
