@@ -11,7 +11,7 @@ import { emptySentence } from '../views/view_notes.js';
 import { viewById } from '../views/index.js';
 import { legendLines } from '../views/legend.js';
 import { notice, clearNotice, fail, setPageState, readyOwed } from './notices.js';
-import { embedDrawn } from './embed.js';
+import { embedDrawn, pageNotebook } from './embed.js';
 
 const d3 = globalThis.d3;
 const $ = (id) => document.getElementById(id);
@@ -132,7 +132,7 @@ export function createDrawing(page) {
     // Presentation mode: the window below its bar, the labels scaled (present.js).
     const box = s.present && !s.embed ? page.toolbar.present.box($('view'))
       : viewBox($('view'), { embed: s.embed, below: s.embed ? $('embed-caption').offsetHeight : 0 });
-    if (!s.embed && !s.present) box.screen = screenHeight($('view'));
+    if (!s.embed && !s.present) box.screen = pageNotebook() ? pageNotebook().screen : screenHeight($('view'));
     shownBefore = true;
     if (focusIn) $('view').focus({ preventScroll: true });
     if (empty) {

@@ -21,6 +21,36 @@ export function pageSnapshotText() {
   return snapshotTextOf(location.hash, el ? el.textContent : null);
 }
 
+/** A notebook output's options (python/bertlens puts them into the page it
+ *  shows in an iframe, as <script type="application/json"
+ *  id="bertlens-notebook">), or null on any other page:
+ *    static  true when the output draws only the snapshot it carries
+ *    screen  the height (CSS px) a view may grow to, instead of the window's
+ *            (the output's frame is fitted to the page, so the window's
+ *            height would follow the view's) */
+let notebookOpts;
+export function pageNotebook() {
+  if (notebookOpts !== undefined) return notebookOpts;
+  const el = document.getElementById('bertlens-notebook');
+  let o = null;
+  try {
+    o = el ? JSON.parse(el.textContent) : null;
+  } catch {
+    o = null;
+  }
+  const screen = o && Number.isFinite(o.screen) ? Math.max(200, Math.min(4000, o.screen)) : 640;
+  notebookOpts = o && typeof o === 'object' ? { static: o.static === true, screen } : null;
+  return notebookOpts;
+}
+
+/** A notebook output: the body's classes (app.css hides what a notebook
+ *  output has no use for: links to this frame, the file pickers, and with a
+ *  static output the text boxes). */
+export function startNotebook(opts) {
+  document.body.classList.add('notebook');
+  if (opts.static) document.body.classList.add('notebook-static');
+}
+
 /** The http(s) permalink a standalone file was exported from, or ''. */
 export function pageSnapshotSource() {
   const el = document.getElementById('bertlens-snapshot');

@@ -1,0 +1,98 @@
+// bertlens notebook output loader (python/bertlens/_loader.js). Runs inside
+// one output's root element: finds the page it draws with (in this output, or
+// another output of the same notebook that carried it: the page is shared),
+// puts the output's snapshot into it, and shows it in an iframe. The page is
+// the built viewer page (dist/viewer.html), gzip + base64. Mirrors the page's
+// state onto the root's data-state (loading, ready, error, needs-model) and
+// fits the frame to the page. Plain ES5-ish script, no imports; all text
+// shown is set with textContent.
+(function () {
+  var cfg = __CONFIG__;
+  var root = document.getElementById(cfg.id);
+  if (!root || root.getAttribute('data-started')) return;
+  root.setAttribute('data-started', '1');
+  var note = root.querySelector('.bertlens-note');
+  var frame = root.querySelector('iframe');
+  function say(text) { note.textContent = text; note.hidden = !text; }
+  function setState(s, text) { root.setAttribute('data-state', s); if (text !== undefined) say(text); }
+  function fail(text) { setState('error', 'bertlens: ' + text); }
+  var pages = window.__bertlensPages || (window.__bertlensPages = {});
+
+  function decode(b64) {
+    var bin = atob(b64.replace(/\s+/g, ''));
+    var bytes = new Uint8Array(bin.length);
+    for (var i = 0; i < bin.length; i++) bytes[i] = bin.charCodeAt(i);
+    if (typeof DecompressionStream !== 'function') return Promise.reject(new Error('this browser cannot decompress the page (no DecompressionStream)'));
+    var stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream('gzip'));
+    return new Response(stream).text();
+  }
+  // The page block: in this output, else in another output of this document
+  // (outputs render in order, but a reopened notebook may render this one
+  // first): waited for up to cfg.wait ms.
+  function pageText() {
+    if (pages[cfg.key]) return pages[cfg.key];
+    var sel = 'script[data-bertlens-page="' + cfg.key + '"]';
+    pages[cfg.key] = new Promise(function (resolve, reject) {
+      var t0 = Date.now();
+      (function look() {
+        var el = root.querySelector(sel) || document.querySelector(sel);
+        if (el) { resolve(decode(el.textContent)); return; }
+        if (Date.now() - t0 > cfg.wait) {
+          delete pages[cfg.key];
+          reject(new Error('the page this output draws with is in another output of the notebook, which is not '
+            + 'shown here; run this cell again, or call bertlens.configure(assets="inline")'));
+          return;
+        }
+        setTimeout(look, 100);
+      })();
+    });
+    return pages[cfg.key];
+  }
+  // The page with this output's data blocks first thing in its head (the
+  // page reads them at start: page/embed.js). JSON here holds no '<'.
+  function withBlocks(html, blocks) {
+    var m = /<head(\s[^>]*)?>/i.exec(html);
+    if (!m) throw new Error('the page has no <head>');
+    var at = m.index + m[0].length;
+    var tags = blocks.map(function (b) {
+      return '\n<script type="application/json" id="' + b[0] + '">' + b[1].replace(/</g, '\\u003c') + '<\/script>';
+    }).join('');
+    return html.slice(0, at) + tags + html.slice(at);
+  }
+  function follow() {
+    var doc;
+    try { doc = frame.contentDocument; } catch (e) { doc = null; }
+    if (!doc || !doc.body) { setState('ready'); return; } // (a frame we cannot look into)
+    var body = doc.body;
+    var mirror = function () {
+      var s = body.getAttribute('data-state') || 'loading';
+      root.setAttribute('data-state', s);
+      if (s === 'error') {
+        var n = doc.getElementById('notices');
+        say('bertlens: ' + ((n && n.textContent.trim()) || 'the view could not be drawn'));
+      }
+    };
+    new MutationObserver(mirror).observe(body, { attributes: true, attributeFilter: ['data-state'] });
+    mirror();
+    if (cfg.fit) {
+      var fit = function () {
+        var h = Math.ceil(doc.documentElement.scrollHeight);
+        if (h > 0 && Math.abs(h - frame.offsetHeight) > 2) frame.style.height = Math.min(h, cfg.maxHeight) + 'px';
+      };
+      new ResizeObserver(fit).observe(doc.documentElement);
+      fit();
+    }
+  }
+  try {
+    var blocks = [['bertlens-notebook', JSON.stringify(cfg.notebook)]];
+    var snap = root.querySelector('script.bertlens-snapshot');
+    if (snap) blocks.push(['bertlens-snapshot', snap.textContent]);
+    pageText().then(function (html) {
+      frame.addEventListener('load', follow, { once: true });
+      frame.srcdoc = withBlocks(html, blocks);
+      say('');
+    }).catch(function (e) { fail(e.message); });
+  } catch (e) {
+    fail(e.message);
+  }
+})();
