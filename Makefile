@@ -323,9 +323,12 @@ wheel: $(WHEEL)
 $(WHEEL): dist/.stamp $(PY_SRC)
 	$(PYTHON) python/build_backend.py build/wheel
 
-# The package's unit tests (numpy; torch too where installed), on the wheel.
+# The package's unit tests (numpy; torch too where installed), on the wheel;
+# then a notebook run with nbclient in a fresh venv (wheel + numpy + nbclient,
+# ipykernel, nbconvert from PyPI) and its HTML export drawn offline in Chromium.
 test-notebook: $(WHEEL)
 	BERTLENS_WHEEL=$(WHEEL) $(PYTHON) tests/notebook/test_package.py
+	tests/notebook/run.sh $(WHEEL)
 
 # ------------------------------------------------------------------- bench
 # the relaxed-SIMD build too where clang-19 is installed (bench.mjs skips a missing or stale one).

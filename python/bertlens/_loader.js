@@ -75,11 +75,14 @@
     new MutationObserver(mirror).observe(body, { attributes: true, attributeFilter: ['data-state'] });
     mirror();
     if (cfg.fit) {
+      // The body's own height (the root element's scrollHeight is never
+      // less than the frame's, so the frame could only grow).
       var fit = function () {
-        var h = Math.ceil(doc.documentElement.scrollHeight);
+        var h = Math.ceil(body.getBoundingClientRect().height + parseFloat(getComputedStyle(body).marginTop || 0)
+          + parseFloat(getComputedStyle(body).marginBottom || 0));
         if (h > 0 && Math.abs(h - frame.offsetHeight) > 2) frame.style.height = Math.min(h, cfg.maxHeight) + 'px';
       };
-      new ResizeObserver(fit).observe(doc.documentElement);
+      new ResizeObserver(fit).observe(body);
       fit();
     }
   }

@@ -1,0 +1,98 @@
+#!/usr/bin/env python3
+"""Execute a notebook that draws with bertlens, as a user's would run, then
+export it with nbconvert (tests/notebook/run.sh runs this inside a fresh
+virtual environment holding only the wheel, its dependencies, nbclient,
+ipykernel and nbconvert; tests/notebook/check_export.mjs opens the export).
+
+    build/notebook/venv/bin/python tests/notebook/run_notebook.py OUT_DIR
+
+Writes OUT_DIR/bertlens.ipynb (executed) and OUT_DIR/bertlens.html
+(nbconvert --to html), and checks the outputs in the notebook file: each
+drawing cell has one HTML output with a bertlens root element, under 3 MB,
+and the page (about 400 KB) is carried by as few outputs as the front end
+allows.
+"""
+import json
+import os
+import re
+import sys
+
+import nbformat
+from nbclient import NotebookClient
+from nbconvert import HTMLExporter
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+OUT = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else os.path.join(HERE, "..", "..", "build", "notebook"))
+FIX = os.path.join(HERE, "fixtures")
+
+CELLS = [
+    f'''import json
+from pathlib import Path
+import numpy as np
+import bertlens
+
+FIX = Path({FIX!r})
+def case(name):
+    """outputs.attentions of a random checkpoint (fixtures/make_fixture.py) and its tokens."""
+    meta = json.loads((FIX / f"{{name}}.json").read_text(encoding="utf-8"))
+    return list(np.load(FIX / f"{{name}}.npy")), meta
+
+print(bertlens.__version__, bertlens.__file__)
+# The page once per kernel session (nbclient names no cells, so "auto" would
+# put it in every output): the export then draws the later outputs with the
+# first one's page.
+bertlens.configure(assets="shared")''',
+    # BertViz's calls, unchanged
+    '''attention, meta = case("bert-pair")
+bertlens.head_view(attention, meta["tokens"], sentence_b_start=meta["sentence_b_start"])''',
+    '''attention, meta = case("roberta")
+bertlens.model_view(attention, meta["tokens"])''',
+    '''attention, meta = case("gpt2-causal")
+bertlens.head_view(attention, meta["tokens"])''',
+    '''try:
+    bertlens.head_view(attention, meta["tokens"][:-1])
+except bertlens.AttentionError as e:
+    print("AttentionError:", e)''',
+]
+DRAWN = [1, 2, 3]  # cells that draw (their order: the export's outputs)
+
+
+def main():
+    os.makedirs(OUT, exist_ok=True)
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell(src) for src in CELLS]
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    NotebookClient(nb, timeout=120, kernel_name="python3", resources={"metadata": {"path": OUT}}).execute()
+    path = os.path.join(OUT, "bertlens.ipynb")
+    nbformat.write(nb, path)
+
+    print(nb.cells[0].outputs[0]["text"].strip())
+    site = nb.cells[0].outputs[0]["text"]
+    assert "site-packages" in site, f"the kernel imported bertlens from {site!r}, not the installed wheel"
+    sizes, carried = [], 0
+    for i in DRAWN:
+        outs = [o for o in nb.cells[i].outputs if o.get("output_type") == "display_data"]
+        assert len(outs) == 1, f"cell {i}: {len(outs)} display outputs: {nb.cells[i].outputs}"
+        html = outs[0]["data"]["text/html"]
+        html = "".join(html) if isinstance(html, list) else html
+        assert re.match(r'<div class="bertlens-output" id="bertlens-[0-9a-f]+" data-state="loading"', html), html[:200]
+        n = len(html.encode("utf-8"))
+        assert n <= 3_000_000, f"cell {i}: output of {n} bytes"
+        sizes.append(n)
+        carried += html.count('<script type="application/octet-stream" data-bertlens-page=')
+    err = "".join(o.get("text", "") for o in nb.cells[4].outputs)
+    assert "AttentionError: the attention has 17 positions but 16 tokens were given" in err, err
+    print(f"outputs: {', '.join(f'{n / 1024:.0f} KB' for n in sizes)}; the page carried by {carried} of {len(DRAWN)}")
+    assert carried == 1 and sizes[1] < 20_000 and sizes[2] < 20_000, "a second output costs its snapshot only"
+
+    body, _ = HTMLExporter().from_notebook_node(nb)
+    with open(os.path.join(OUT, "bertlens.html"), "w", encoding="utf-8") as f:
+        f.write(body)
+    with open(os.path.join(OUT, "expected.json"), "w", encoding="utf-8") as f:
+        json.dump([json.load(open(os.path.join(FIX, f"{c}.json"), encoding="utf-8"))
+                   for c in ("bert-pair", "roberta", "gpt2-causal")], f)
+    print(f"exported {os.path.join(OUT, 'bertlens.html')} ({len(body) / 1024:.0f} KB)")
+
+
+if __name__ == "__main__":
+    main()
