@@ -23,8 +23,12 @@ from typing import Dict, List, Optional, Tuple
 ROOT = Path(__file__).resolve().parent.parent
 PKG = ROOT / "python" / "bertlens"
 DIST = Path(os.environ.get("BERTLENS_DIST", ROOT / "dist"))
-#: dist/ files carried by the package: (path under dist/, path in the package)
-ASSETS: List[Tuple[str, str]] = [("viewer.html", "assets/viewer.html")]
+#: dist/ files carried by the package: (path under dist/, path in the package).
+#: engine.html is dist/bertlens.html (the one-file page: page, engine, wasm)
+#: without its built-in model, model list and viewer copy (a show() output
+#: puts the kernel's model and its own list in their place).
+ASSETS: List[Tuple[str, str]] = [("viewer.html", "assets/viewer.html"), ("bertlens.html", "assets/engine.html")]
+DROP = {"assets/engine.html": ("bertlens-bundle-0", "bertlens-models", "bertlens-viewer")}
 NAME = "bertlens"
 SUMMARY = "bertlens's attention views in Jupyter: BertViz's head_view/model_view calls, drawn offline"
 REQUIRES = ["numpy"]
@@ -64,7 +68,12 @@ def _files() -> Dict[str, bytes]:
         if not f.is_file():
             raise RuntimeError(f"{f} is missing: the package carries the built page; run `make site` first "
                                "(or `make wheel`, which builds both)")
-        out[f"{NAME}/{dst}"] = f.read_bytes()
+        data = f.read_bytes()
+        for block in DROP.get(dst, ()):
+            data, n = re.subn(rb'<script type="[^"]+" id="' + block.encode() + rb'">[^<]*</script>\n?', b"", data)
+            if n != 1:
+                raise RuntimeError(f"{f} has {n} #{block} blocks, not one: tools/build_site.mjs changed?")
+        out[f"{NAME}/{dst}"] = data
     return out
 
 

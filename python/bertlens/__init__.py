@@ -1,8 +1,9 @@
 """bertlens in a notebook: BertViz's ``head_view``/``model_view`` calls drawn
 with bertlens's own views, from any model's attention.
 
-    from bertlens import head_view, model_view
+    from bertlens import head_view, model_view, show
     head_view(outputs.attentions, tokens)
+    show("all-minilm-l6-v2.q10.blb.gz", "The cat sat on the mat.")   # the page's own engine
 
 Each output carries a snapshot of the numbers it draws (8-bit) and the
 bertlens page (once per notebook where the front end allows), so a notebook
@@ -15,12 +16,13 @@ from typing import Optional
 
 from ._attention import MAX_TOKENS, AttentionError
 from ._html import SETTINGS, AssetsMissing
+from ._show import ModelError, show
 from ._views import HTML, head_view, model_view
 
 __version__ = "0.1.0"
 
-__all__ = ["head_view", "model_view", "configure", "AttentionError", "AssetsMissing", "HTML", "MAX_TOKENS",
-           "__version__"]
+__all__ = ["head_view", "model_view", "show", "configure", "AttentionError", "ModelError", "AssetsMissing", "HTML",
+           "MAX_TOKENS", "__version__"]
 
 
 def configure(assets: Optional[str] = None, height: Optional[int] = None, max_height: Optional[int] = None) -> None:

@@ -88,7 +88,7 @@ def _cell_id() -> Optional[str]:
         return None
 
 
-def _carry_page(key: str) -> bool:
+def carry_page(key: str) -> bool:
     """Does this output carry the page itself? (see Settings.assets)"""
     mode = SETTINGS.assets
     if mode == "inline":
@@ -108,7 +108,7 @@ def output_html(snapshot_text: str, *, title: str, caption: str = "", page: str 
     """The output's HTML for a snapshot text (``_snapshot.encode``)."""
     key, block = page_block(page)
     if carry is None:
-        carry = _carry_page(key)
+        carry = carry_page(key)
     oid = f"bertlens-{uuid.uuid4().hex}"
     cfg = {"id": oid, "key": key, "wait": WAIT_MS, "fit": SETTINGS.height is None, "maxHeight": SETTINGS.max_height,
            "notebook": {"static": static, "screen": SETTINGS.screen}}

@@ -86,13 +86,92 @@
       fit();
     }
   }
-  try {
+  // ---- a show() output: the model from the kernel, the page's engine on it
+  function toBase64(bytes) {
+    var parts = [];
+    for (var i = 0; i < bytes.length; i += 0x8000) parts.push(String.fromCharCode.apply(null, bytes.subarray(i, i + 0x8000)));
+    return btoa(parts.join(''));
+  }
+  var models = window.__bertlensModels || (window.__bertlensModels = {});
+  function fetchModel(live) {
+    var url = live.base + '/model/' + live.model + '/' + encodeURIComponent(live.files[0].name);
+    if (!models[url]) {
+      models[url] = fetch(url).then(function (r) {
+        if (!r.ok) throw new Error('the kernel answered ' + r.status);
+        return r.arrayBuffer();
+      });
+      models[url].catch(function () { delete models[url]; });
+    }
+    return models[url];
+  }
+  // The page's snapshots go back to the kernel, which keeps the latest in the
+  // cell's second output (one request at a time, the newest wins).
+  function relaySnapshots(live) {
+    var busy = false;
+    var next = null;
+    function send() {
+      if (busy || next === null) return;
+      var text = next;
+      next = null;
+      busy = true;
+      fetch(live.base + '/snapshot/' + cfg.id, { method: 'POST', body: text, headers: { 'Content-Type': 'text/plain' } })
+        .catch(function () {}).then(function () { busy = false; send(); });
+    }
+    window.addEventListener('message', function (e) {
+      if (e.source !== frame.contentWindow || !e.data || e.data.type !== 'bertlens:snapshot') return;
+      if (typeof e.data.text === 'string' && /^[A-Za-z0-9_-]+$/.test(e.data.text)) { next = e.data.text; send(); }
+    });
+  }
+  // The snapshot the cell's second output keeps (it follows this output, so
+  // it may not be in the document yet): waited for up to 3 s.
+  function keptSnapshot() {
+    var sel = 'script.bertlens-snapshot[data-for="' + cfg.id + '"]';
+    return new Promise(function (resolve) {
+      var t0 = Date.now();
+      (function look() {
+        var el = document.querySelector(sel);
+        if (el) {
+          var s = null;
+          try { s = JSON.parse(el.textContent).s || null; } catch (e) { s = null; }
+          resolve(s);
+        } else if (Date.now() - t0 > 3000) resolve(null);
+        else setTimeout(look, 50);
+      })();
+    });
+  }
+  function startLive(live) {
+    var nb = cfg.notebook;
+    // A page opened from a file (an nbconvert export) has no kernel: the
+    // snapshot the notebook kept, drawn by the same page without a model.
+    var tryKernel = location.protocol !== 'file:' ? Promise.all([pageText(), fetchModel(live)]) : Promise.reject(new Error('no kernel'));
+    return tryKernel.then(function (got) {
+      var models = { models: [{ id: 'notebook', name: live.name, file: live.name, inline: 'bertlens-bundle-0', default: true }] };
+      relaySnapshots(live);
+      return withBlocks(got[0], [['bertlens-notebook', JSON.stringify(nb)], ['bertlens-models', JSON.stringify(models)]])
+        .replace(/<\/body>(?![\s\S]*<\/body>)/i, '<script type="application/octet-stream" id="bertlens-bundle-0">' + toBase64(new Uint8Array(got[1])) + '<\/script></body>');
+    }, function (e) {
+      return keptSnapshot().then(function (kept) {
+        if (!kept) {
+          throw new Error(location.protocol === 'file:' ? 'this output was not drawn while the notebook ran, so it kept no snapshot to show here'
+            : 'the kernel that made this output is gone (' + e.message + '); run the cell again');
+        }
+        return pageText().then(function (html) {
+          var opts = { static: true, screen: nb.screen, search: '' };
+          return withBlocks(html, [['bertlens-notebook', JSON.stringify(opts)], ['bertlens-snapshot', JSON.stringify({ s: kept })]]);
+        });
+      });
+    });
+  }
+  function startStatic() {
     var blocks = [['bertlens-notebook', JSON.stringify(cfg.notebook)]];
     var snap = root.querySelector('script.bertlens-snapshot');
     if (snap) blocks.push(['bertlens-snapshot', snap.textContent]);
-    pageText().then(function (html) {
+    return pageText().then(function (html) { return withBlocks(html, blocks); });
+  }
+  try {
+    (cfg.live ? startLive(cfg.live) : startStatic()).then(function (page) {
       frame.addEventListener('load', follow, { once: true });
-      frame.srcdoc = withBlocks(html, blocks);
+      frame.srcdoc = page;
       say('');
     }).catch(function (e) { fail(e.message); });
   } catch (e) {

@@ -15,6 +15,7 @@ allows.
 import json
 import os
 import re
+import subprocess
 import sys
 
 import nbformat
@@ -24,6 +25,10 @@ from nbconvert import HTMLExporter
 HERE = os.path.dirname(os.path.abspath(__file__))
 OUT = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else os.path.join(HERE, "..", "..", "build", "notebook"))
 FIX = os.path.join(HERE, "fixtures")
+ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
+with open(os.path.join(ROOT, "models", "index.json"), encoding="utf-8") as _f:
+    DEFAULT = os.path.join(ROOT, "models", next(m["file"] for m in json.load(_f)["models"] if m["default"]))
+SHOTS = os.path.join(ROOT, "build", "screenshots")
 
 CELLS = [
     f'''import json
@@ -53,8 +58,30 @@ bertlens.head_view(attention, meta["tokens"])''',
     bertlens.head_view(attention, meta["tokens"][:-1])
 except bertlens.AttentionError as e:
     print("AttentionError:", e)''',
+    # the page's own engine on the default bundle (the kernel serves its bytes)
+    f'''bertlens.show({DEFAULT!r}, "The cat sat on the mat.", view="head")''',
 ]
-DRAWN = [1, 2, 3]  # cells that draw (their order: the export's outputs)
+DRAWN = [1, 2, 3, 5]  # cells that draw (their order: the export's outputs)
+SHOW = 5
+SHOW_TOKENS = ["[CLS]", "the", "cat", "sat", "on", "the", "mat", ".", "[SEP]"]
+
+
+class WithFrontend(NotebookClient):
+    """nbclient, plus a browser for each show() output as it arrives
+    (frontend.mjs): show() waits for the page's first drawing."""
+
+    frontends: list = []
+
+    def output(self, outs, msg, display_id, cell_index):
+        out = super().output(outs, msg, display_id, cell_index)
+        html = (msg.get("content", {}).get("data") or {}).get("text/html", "")
+        if msg.get("msg_type") == "display_data" and '"live": {' in html:
+            name = f"frontend-{len(self.frontends)}.html"
+            with open(os.path.join(OUT, name), "w", encoding="utf-8") as f:
+                f.write(f"<!doctype html><html><head><meta charset=utf-8></head><body>{html}</body></html>")
+            shot = os.path.join(SHOTS, f"notebook-live-{len(self.frontends)}.png")
+            self.frontends.append(subprocess.Popen(["node", os.path.join(HERE, "frontend.mjs"), OUT, name, shot]))
+        return out
 
 
 def main():
@@ -62,7 +89,10 @@ def main():
     nb = nbformat.v4.new_notebook()
     nb.cells = [nbformat.v4.new_code_cell(src) for src in CELLS]
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
-    NotebookClient(nb, timeout=120, kernel_name="python3", resources={"metadata": {"path": OUT}}).execute()
+    client = WithFrontend(nb, timeout=180, kernel_name="python3", resources={"metadata": {"path": OUT}})
+    client.execute()
+    assert len(client.frontends) == 1, f"{len(client.frontends)} live outputs"
+    assert all(p.wait(timeout=120) == 0 for p in client.frontends), "a show() output did not draw in the browser"
     path = os.path.join(OUT, "bertlens.ipynb")
     nbformat.write(nb, path)
 
@@ -72,7 +102,7 @@ def main():
     sizes, carried = [], 0
     for i in DRAWN:
         outs = [o for o in nb.cells[i].outputs if o.get("output_type") == "display_data"]
-        assert len(outs) == 1, f"cell {i}: {len(outs)} display outputs: {nb.cells[i].outputs}"
+        assert len(outs) == (2 if i == SHOW else 1), f"cell {i}: {len(outs)} display outputs: {nb.cells[i].outputs}"
         html = outs[0]["data"]["text/html"]
         html = "".join(html) if isinstance(html, list) else html
         assert re.match(r'<div class="bertlens-output" id="bertlens-[0-9a-f]+" data-state="loading"', html), html[:200]
@@ -80,17 +110,19 @@ def main():
         assert n <= 3_000_000, f"cell {i}: output of {n} bytes"
         sizes.append(n)
         carried += html.count('<script type="application/octet-stream" data-bertlens-page=')
+    kept = [o for o in nb.cells[SHOW].outputs if o.get("output_type") == "display_data"][1]["data"]["text/html"]
+    assert '"s": "' in kept, f"show()'s kept output holds no snapshot: {kept[:300]}"
     err = "".join(o.get("text", "") for o in nb.cells[4].outputs)
     assert "AttentionError: the attention has 17 positions but 16 tokens were given" in err, err
     print(f"outputs: {', '.join(f'{n / 1024:.0f} KB' for n in sizes)}; the page carried by {carried} of {len(DRAWN)}")
-    assert carried == 1 and sizes[1] < 20_000 and sizes[2] < 20_000, "a second output costs its snapshot only"
+    assert carried == 2 and sizes[1] < 20_000 and sizes[2] < 20_000, "the viewer and the engine page once each"
 
     body, _ = HTMLExporter().from_notebook_node(nb)
     with open(os.path.join(OUT, "bertlens.html"), "w", encoding="utf-8") as f:
         f.write(body)
     with open(os.path.join(OUT, "expected.json"), "w", encoding="utf-8") as f:
         json.dump([json.load(open(os.path.join(FIX, f"{c}.json"), encoding="utf-8"))
-                   for c in ("bert-pair", "roberta", "gpt2-causal")], f)
+                   for c in ("bert-pair", "roberta", "gpt2-causal")] + [{"tokens": SHOW_TOKENS}], f)
     print(f"exported {os.path.join(OUT, 'bertlens.html')} ({len(body) / 1024:.0f} KB)")
 
 

@@ -114,10 +114,11 @@ const q255 = (v) => Math.max(0, Math.min(255, Math.round(v * 255)));
 /** The snapshot object of a live run (see web/js/worker.js for `run`) and the
  *  page state, for snapshotPlan(state, L, H, spec), spec the view's snapshot
  *  spec. model: {id, name, bytes}. Throws SnapshotError when the run is too
- *  long or lacks the data. */
-export function snapshotFromRun(run, state, model = {}, spec = null) {
+ *  long (limits: LINK_LIMITS, or a notebook output's FILE_LIMITS) or lacks
+ *  the data. */
+export function snapshotFromRun(run, state, model = {}, spec = null, limits = LINK_LIMITS) {
   const { T, L, H, d } = run;
-  if (T > MAX_TOKENS) throw new SnapshotError(`the input has ${T} tokens; snapshots hold at most ${MAX_TOKENS}`);
+  if (T > limits.tokens) throw new SnapshotError(`the input has ${T} tokens; snapshots hold at most ${limits.tokens}`);
   const plan = snapshotPlan(state, L, H, spec);
   const n = T * T;
   const take = (src, what) => plan[what].map(([l, h]) => {

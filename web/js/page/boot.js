@@ -30,7 +30,7 @@ export function createBoot(page) {
   let liveStarted = false; // the engine and model load were started
 
   async function main() {
-    const parsed = await parseStateAsync(location.search);
+    const parsed = await parseStateAsync(location.search || (pageNotebook() ? pageNotebook().search : ''));
     let s = parsed.state;
     if (!new URLSearchParams(location.search).has('theme') && matchMedia('(prefers-color-scheme: dark)').matches) {
       s = { ...s, theme: 'dark' };
@@ -49,7 +49,7 @@ export function createBoot(page) {
 
   async function startLive() {
     liveStarted = true;
-    registerServiceWorker();
+    if (!pageNotebook()) registerServiceWorker(); // (a notebook output's frame has no address of its own)
     await page.models.start();
   }
 
@@ -106,7 +106,8 @@ export function createBoot(page) {
     setPageState('needs-model');
     const { why } = snapshotCovers(snap, s, viewById(s.view).snapshot);
     let bytes = snap.model.bytes;
-    const canLoad = ASSETS.engine !== false; // viewer.html (standalone export) has no engine
+    // viewer.html (standalone export) has no engine; a static notebook output no model
+    const canLoad = ASSETS.engine !== false && !(pageNotebook() && pageNotebook().static);
     if (canLoad && location.protocol !== 'file:') {
       try {
         const list = await page.models.listed();

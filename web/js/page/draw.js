@@ -11,7 +11,7 @@ import { emptySentence } from '../views/view_notes.js';
 import { viewById } from '../views/index.js';
 import { legendLines } from '../views/legend.js';
 import { notice, clearNotice, fail, setPageState, readyOwed } from './notices.js';
-import { embedDrawn, pageNotebook } from './embed.js';
+import { embedDrawn, pageNotebook, notebookDrawn } from './embed.js';
 
 const d3 = globalThis.d3;
 const $ = (id) => document.getElementById(id);
@@ -103,6 +103,7 @@ export function createDrawing(page) {
     $('token-info').textContent = `${run.T} tokens${s.text_b ? ` (A: ${nA}, B: ${run.T - nA})` : ''} · ${run.snapshot ? 'drawn from the snapshot\'s 8-bit numbers, without the model' : `model ran in ${run.ms.toFixed(0)} ms`}${blank}`;
     page.url.afterPaint(s, run);
     embedDrawn(s);
+    notebookDrawn(page.share.snapshotText);
     const ms = performance.now() - t0;
     document.body.dataset.renderMs = ms.toFixed(1);
     document.body.dataset.runMs = run.ms.toFixed(1);

@@ -13,6 +13,7 @@
 import { snapshotTextOf } from '../lib/export_data.js';
 import { serializeState } from './state.js';
 import { viewById } from '../views/index.js';
+import { FILE_LIMITS } from '../lib/snapshot.js';
 
 /** The snapshot text this page carries (URL fragment or the standalone
  *  file's script element), or null. */
@@ -24,10 +25,15 @@ export function pageSnapshotText() {
 /** A notebook output's options (python/bertlens puts them into the page it
  *  shows in an iframe, as <script type="application/json"
  *  id="bertlens-notebook">), or null on any other page:
- *    static  true when the output draws only the snapshot it carries
+ *    static  true when the output draws only the snapshot it carries (no
+ *            model can be loaded); false for show(), whose page runs the
+ *            model the kernel handed it and sends each drawing's snapshot to
+ *            the output (notebookDrawn), which the notebook keeps
  *    screen  the height (CSS px) a view may grow to, instead of the window's
  *            (the output's frame is fitted to the page, so the window's
- *            height would follow the view's) */
+ *            height would follow the view's)
+ *    search  the page state as URL parameters (a frame made from text has
+ *            no address of its own) */
 let notebookOpts;
 export function pageNotebook() {
   if (notebookOpts !== undefined) return notebookOpts;
@@ -39,7 +45,8 @@ export function pageNotebook() {
     o = null;
   }
   const screen = o && Number.isFinite(o.screen) ? Math.max(200, Math.min(4000, o.screen)) : 640;
-  notebookOpts = o && typeof o === 'object' ? { static: o.static === true, screen } : null;
+  notebookOpts = o && typeof o === 'object'
+    ? { static: o.static === true, screen, search: typeof o.search === 'string' ? o.search : '' } : null;
   return notebookOpts;
 }
 
@@ -49,6 +56,16 @@ export function pageNotebook() {
 export function startNotebook(opts) {
   document.body.classList.add('notebook');
   if (opts.static) document.body.classList.add('notebook-static');
+}
+
+/** After a redraw in a live notebook output: its snapshot (or null when the
+ *  view has none: snapshotText()) to the output around the page. */
+export function notebookDrawn(snapshotText) {
+  const nb = pageNotebook();
+  if (!nb || nb.static || window.parent === window) return;
+  snapshotText(FILE_LIMITS).then((text) => {
+    if (text) window.parent.postMessage({ type: 'bertlens:snapshot', text }, '*');
+  }, () => {});
 }
 
 /** The http(s) permalink a standalone file was exported from, or ''. */
