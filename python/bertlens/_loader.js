@@ -35,7 +35,8 @@
     pages[cfg.key] = new Promise(function (resolve, reject) {
       var t0 = Date.now();
       (function look() {
-        var el = root.querySelector(sel) || document.querySelector(sel);
+        // (a block after this script may still be arriving while the document loads)
+        var el = root.querySelector(sel) || (document.readyState !== 'loading' ? document.querySelector(sel) : null);
         if (el) { resolve(decode(el.textContent)); return; }
         if (Date.now() - t0 > cfg.wait) {
           delete pages[cfg.key];
@@ -93,16 +94,26 @@
     return btoa(parts.join(''));
   }
   var models = window.__bertlensModels || (window.__bertlensModels = {});
-  function fetchModel(live) {
-    var url = live.base + '/model/' + live.model + '/' + encodeURIComponent(live.files[0].name);
+  function fetchFile(live, name, as) {
+    var url = live.base + '/model/' + live.model + '/' + encodeURIComponent(name);
     if (!models[url]) {
       models[url] = fetch(url).then(function (r) {
         if (!r.ok) throw new Error('the kernel answered ' + r.status);
-        return r.arrayBuffer();
+        return r.blob();
       });
       models[url].catch(function () { delete models[url]; });
     }
     return models[url];
+  }
+  // A checkpoint folder's files, when the page asks for them (it converts them).
+  function sendFiles(live) {
+    window.addEventListener('message', function (e) {
+      if (e.source !== frame.contentWindow || !e.data || e.data.type !== 'bertlens:files?') return;
+      Promise.all(live.files.map(function (f) { return fetchFile(live, f.name); })).then(function (blobs) {
+        frame.contentWindow.postMessage({ type: 'bertlens:files', folder: live.name,
+          files: live.files.map(function (f, i) { return { name: f.name, blob: blobs[i] }; }) }, '*');
+      }, function (err) { fail('the kernel did not send the checkpoint (' + err.message + '); run the cell again'); });
+    });
   }
   // The page's snapshots go back to the kernel, which keeps the latest in the
   // cell's second output (one request at a time, the newest wins).
@@ -143,13 +154,24 @@
     var nb = cfg.notebook;
     // A page opened from a file (an nbconvert export) has no kernel: the
     // snapshot the notebook kept, drawn by the same page without a model.
-    var tryKernel = location.protocol !== 'file:' ? Promise.all([pageText(), fetchModel(live)]) : Promise.reject(new Error('no kernel'));
-    return tryKernel.then(function (got) {
-      var models = { models: [{ id: 'notebook', name: live.name, file: live.name, inline: 'bertlens-bundle-0', default: true }] };
+    // (a bundle whole; of a checkpoint, its config.json: is the kernel there?)
+    var first = live.kind === 'bundle' ? live.files[0].name : 'config.json';
+    return pageText().then(function (html) {
+      if (location.protocol === 'file:') throw new Error('no kernel');
+      return fetchFile(live, first).then(function (blob) { return [html, blob]; });
+    }).then(function (got) {
       relaySnapshots(live);
-      return withBlocks(got[0], [['bertlens-notebook', JSON.stringify(nb)], ['bertlens-models', JSON.stringify(models)]])
-        .replace(/<\/body>(?![\s\S]*<\/body>)/i, '<script type="application/octet-stream" id="bertlens-bundle-0">' + toBase64(new Uint8Array(got[1])) + '<\/script></body>');
+      if (live.kind === 'checkpoint') {
+        sendFiles(live);
+        return withBlocks(got[0], [['bertlens-notebook', JSON.stringify(Object.assign({}, nb, { checkpoint: true }))]]);
+      }
+      var models = { models: [{ id: 'notebook', name: live.name, file: live.name, inline: 'bertlens-bundle-0', default: true }] };
+      return got[1].arrayBuffer().then(function (buf) {
+        return withBlocks(got[0], [['bertlens-notebook', JSON.stringify(nb)], ['bertlens-models', JSON.stringify(models)]])
+          .replace(/<\/body>(?![\s\S]*<\/body>)/i, '<script type="application/octet-stream" id="bertlens-bundle-0">' + toBase64(new Uint8Array(buf)) + '<\/script></body>');
+      });
     }, function (e) {
+      if (!pages[cfg.key]) throw e; // (no page: pageText's own error)
       return keptSnapshot().then(function (kept) {
         if (!kept) {
           throw new Error(location.protocol === 'file:' ? 'this output was not drawn while the notebook ran, so it kept no snapshot to show here'

@@ -125,9 +125,35 @@ class _Kernel:
     def __init__(self) -> None:
         self.token = secrets.token_urlsafe(24)
         self.models: Dict[str, Model] = {}
+        self.cache: Dict[str, Any] = {}  # model id -> (path key, Model), oldest first
         self.outputs: Dict[str, Callable[[str], None]] = {}  # output id -> on snapshot text
         self.server: Optional[ThreadingHTTPServer] = None
         self.lock = threading.Lock()
+
+    def model(self, source: Union[str, "os.PathLike[str]"]) -> "tuple[str, Model]":
+        """(id, Model) of a path: one per file as it is now (a changed file is
+        read again); the 8 newest are served (an older output then draws
+        from its kept snapshot)."""
+        p = Path(os.fspath(source)).expanduser()
+        try:
+            st = p.stat()
+            key = (str(p.resolve()), st.st_mtime_ns, st.st_size)
+        except OSError:
+            key = None
+        with self.lock:
+            for mid, (k, m) in self.cache.items():
+                if key is not None and k == key:
+                    return mid, m
+        m = Model(source)
+        mid = uuid.uuid4().hex
+        with self.lock:
+            self.cache[mid] = (key, m)
+            self.models[mid] = m
+            while len(self.cache) > 8:
+                old = next(iter(self.cache))
+                del self.cache[old]
+                self.models.pop(old, None)
+        return mid, m
 
     def start(self) -> str:
         with self.lock:
@@ -186,11 +212,11 @@ class _Kernel:
                             return
                         text = self.rfile.read(n).decode("ascii", errors="replace")
                         ok = text.replace("-", "").replace("_", "").isalnum()
+                        if ok:
+                            take(text)  # (kept before the page hears back)
                         self.send_response(204 if ok else 400)
                         self._cors()
                         self.end_headers()
-                        if ok:
-                            take(text)
 
                 self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
                 self.server.daemon_threads = True
@@ -249,14 +275,12 @@ def show(model: Union[str, "os.PathLike[str]"], text: str, text_b: Optional[str]
         ValueError: an unknown view or setting.
     """
     search = _search(text, text_b, view, state)
-    m = Model(model)
+    mid, m = KERNEL.model(model)
     try:
         from IPython.display import HTML, display, update_display  # type: ignore
     except ImportError:
         raise RuntimeError("show() draws in a notebook (IPython); outside one use head_view(..., html_action='return')") from None
     base = KERNEL.start()
-    mid = uuid.uuid4().hex
-    KERNEL.models[mid] = m
     oid = f"bertlens-{uuid.uuid4().hex}"
     got = threading.Event()
     snap_id = f"{oid}-snapshot"

@@ -26,10 +26,13 @@ try {
   });
   const page = context.pages()[0] || await context.newPage();
   page.on('pageerror', (e) => console.error(`frontend: pageerror ${e.message}`));
+  // the first snapshot the page sends back to the kernel (show() waits for it)
+  const kept = page.waitForResponse((r) => r.url().includes('/snapshot/') && r.status() === 204, { timeout: 120000 });
+  kept.catch(() => {});
   await page.goto(`${srv.url}${file}`);
   await page.waitForFunction(() => ['ready', 'error'].includes(document.querySelector('.bertlens-output')?.dataset.state), null, { timeout: 120000 });
   const state = await page.$eval('.bertlens-output', (e) => `${e.dataset.state} ${e.querySelector('.bertlens-note').textContent}`);
-  await page.waitForTimeout(500); // (the snapshot's request)
+  if (state.startsWith('ready')) await kept;
   fs.mkdirSync(path.dirname(shot), { recursive: true });
   await page.screenshot({ path: shot, fullPage: true });
   console.log(`frontend: ${file}: ${state}${outside.length ? `; requests outside: ${outside.join(' ')}` : ''}`);

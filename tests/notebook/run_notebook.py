@@ -29,6 +29,7 @@ ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
 with open(os.path.join(ROOT, "models", "index.json"), encoding="utf-8") as _f:
     DEFAULT = os.path.join(ROOT, "models", next(m["file"] for m in json.load(_f)["models"] if m["default"]))
 SHOTS = os.path.join(ROOT, "build", "screenshots")
+CHECKPOINT = os.path.join(ROOT, "tests", "fixtures", "families", "roberta")
 
 CELLS = [
     f'''import json
@@ -60,10 +61,12 @@ except bertlens.AttentionError as e:
     print("AttentionError:", e)''',
     # the page's own engine on the default bundle (the kernel serves its bytes)
     f'''bertlens.show({DEFAULT!r}, "The cat sat on the mat.", view="head")''',
+    # a Hugging Face checkpoint folder, converted in the page
+    f'''bertlens.show({CHECKPOINT!r}, "The cat sat on the mat.", view="heatmap", head="mean")''',
 ]
-DRAWN = [1, 2, 3, 5]  # cells that draw (their order: the export's outputs)
-SHOW = 5
-SHOW_TOKENS = ["[CLS]", "the", "cat", "sat", "on", "the", "mat", ".", "[SEP]"]
+DRAWN = [1, 2, 3, 5, 6]  # cells that draw (their order: the export's outputs)
+SHOWS = (5, 6)
+SHOW_TOKENS = ["[CLS]", "the", "cat", "sat", "on", "the", "mat", ".", "[SEP]"]  # (MiniLM's WordPiece)
 
 
 class WithFrontend(NotebookClient):
@@ -72,15 +75,19 @@ class WithFrontend(NotebookClient):
 
     frontends: list = []
 
+    pages: list = []  # the page blocks of the outputs so far (a notebook's document holds them)
+
     def output(self, outs, msg, display_id, cell_index):
         out = super().output(outs, msg, display_id, cell_index)
         html = (msg.get("content", {}).get("data") or {}).get("text/html", "")
         if msg.get("msg_type") == "display_data" and '"live": {' in html:
             name = f"frontend-{len(self.frontends)}.html"
             with open(os.path.join(OUT, name), "w", encoding="utf-8") as f:
-                f.write(f"<!doctype html><html><head><meta charset=utf-8></head><body>{html}</body></html>")
+                f.write(f"<!doctype html><html><head><meta charset=utf-8></head><body>{html}{''.join(self.pages)}</body></html>")
             shot = os.path.join(SHOTS, f"notebook-live-{len(self.frontends)}.png")
             self.frontends.append(subprocess.Popen(["node", os.path.join(HERE, "frontend.mjs"), OUT, name, shot]))
+        if msg.get("msg_type") == "display_data":
+            self.pages += re.findall(r'<script type="application/octet-stream" data-bertlens-page="[0-9a-f]+">[^<]*</script>', html)
         return out
 
 
@@ -91,7 +98,7 @@ def main():
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
     client = WithFrontend(nb, timeout=180, kernel_name="python3", resources={"metadata": {"path": OUT}})
     client.execute()
-    assert len(client.frontends) == 1, f"{len(client.frontends)} live outputs"
+    assert len(client.frontends) == len(SHOWS), f"{len(client.frontends)} live outputs"
     assert all(p.wait(timeout=120) == 0 for p in client.frontends), "a show() output did not draw in the browser"
     path = os.path.join(OUT, "bertlens.ipynb")
     nbformat.write(nb, path)
@@ -102,7 +109,7 @@ def main():
     sizes, carried = [], 0
     for i in DRAWN:
         outs = [o for o in nb.cells[i].outputs if o.get("output_type") == "display_data"]
-        assert len(outs) == (2 if i == SHOW else 1), f"cell {i}: {len(outs)} display outputs: {nb.cells[i].outputs}"
+        assert len(outs) == (2 if i in SHOWS else 1), f"cell {i}: {len(outs)} display outputs: {nb.cells[i].outputs}"
         html = outs[0]["data"]["text/html"]
         html = "".join(html) if isinstance(html, list) else html
         assert re.match(r'<div class="bertlens-output" id="bertlens-[0-9a-f]+" data-state="loading"', html), html[:200]
@@ -110,8 +117,9 @@ def main():
         assert n <= 3_000_000, f"cell {i}: output of {n} bytes"
         sizes.append(n)
         carried += html.count('<script type="application/octet-stream" data-bertlens-page=')
-    kept = [o for o in nb.cells[SHOW].outputs if o.get("output_type") == "display_data"][1]["data"]["text/html"]
-    assert '"s": "' in kept, f"show()'s kept output holds no snapshot: {kept[:300]}"
+    for i in SHOWS:
+        kept = [o for o in nb.cells[i].outputs if o.get("output_type") == "display_data"][1]["data"]["text/html"]
+        assert '"s": "' in kept, f"cell {i}: show()'s kept output holds no snapshot: {kept[:300]}"
     err = "".join(o.get("text", "") for o in nb.cells[4].outputs)
     assert "AttentionError: the attention has 17 positions but 16 tokens were given" in err, err
     print(f"outputs: {', '.join(f'{n / 1024:.0f} KB' for n in sizes)}; the page carried by {carried} of {len(DRAWN)}")
@@ -122,7 +130,8 @@ def main():
         f.write(body)
     with open(os.path.join(OUT, "expected.json"), "w", encoding="utf-8") as f:
         json.dump([json.load(open(os.path.join(FIX, f"{c}.json"), encoding="utf-8"))
-                   for c in ("bert-pair", "roberta", "gpt2-causal")] + [{"tokens": SHOW_TOKENS}], f)
+                   for c in ("bert-pair", "roberta", "gpt2-causal")]
+                  + [{"tokens": SHOW_TOKENS}, json.load(open(os.path.join(FIX, "roberta-show.json"), encoding="utf-8"))], f)
     print(f"exported {os.path.join(OUT, 'bertlens.html')} ({len(body) / 1024:.0f} KB)")
 
 

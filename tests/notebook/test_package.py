@@ -314,6 +314,111 @@ class Output(unittest.TestCase):
                       [n.split("/")[-1] for n in __import__("zipfile").ZipFile(WHEEL).namelist()])
 
 
+DEFAULT_BUNDLE = os.path.join(ROOT, "models", next(m["file"] for m in json.load(open(os.path.join(ROOT, "models", "index.json")))["models"] if m["default"]))
+
+
+class FakeDisplay:
+    """IPython.display as show() uses it, recording what it sends (CI's
+    python3 has no IPython; the notebook test runs the real one)."""
+
+    def __enter__(self):
+        import types
+        self.shown, self.updates = [], []
+        mod = types.ModuleType("IPython.display")
+
+        class HTML:
+            def __init__(self, data):
+                self.data = data
+        mod.HTML = HTML
+        mod.display = lambda o, display_id=None: self.shown.append((display_id, o.data))
+        mod.update_display = lambda o, display_id: self.updates.append((display_id, o.data))
+        pkg = types.ModuleType("IPython")
+        pkg.display = mod
+        self.saved = {k: sys.modules.get(k) for k in ("IPython", "IPython.display")}
+        sys.modules["IPython"], sys.modules["IPython.display"] = pkg, mod
+        return self
+
+    def __exit__(self, *exc):
+        for k, v in self.saved.items():
+            if v is None:
+                sys.modules.pop(k, None)
+            else:
+                sys.modules[k] = v
+
+
+class Show(unittest.TestCase):
+    def test_models_that_cannot_load_are_refused_before_drawing(self):
+        import tempfile
+        from bertlens import ModelError
+        tmp = tempfile.mkdtemp()
+        with FakeDisplay() as d:
+            cases = [("missing.blb.gz", None, "no such file"), ("notes.txt", b"hello, not a model", "not a bertlens bundle"),
+                     ("cut.blb.gz", None, "cut or damaged|does not decompress"), ("flip.blb", None, "checksum")]
+            raw = __import__("gzip").decompress(open(DEFAULT_BUNDLE, "rb").read())
+            for name, data, msg in cases:
+                path = os.path.join(tmp, name)
+                if name == "cut.blb.gz":
+                    data = __import__("gzip").compress(raw[: len(raw) // 2], 1)
+                if name == "flip.blb":
+                    data = bytearray(raw[:200_000])
+                    data[40] ^= 1
+                    data = bytes(data)
+                if data is not None:
+                    open(path, "wb").write(data)
+                with self.subTest(name=name), self.assertRaisesRegex(ModelError, msg):
+                    bertlens.show(path, "text", wait=0)
+            os.mkdir(os.path.join(tmp, "ckpt"))
+            with self.assertRaisesRegex(ModelError, "no config.json"):
+                bertlens.show(os.path.join(tmp, "ckpt"), "text", wait=0)
+            open(os.path.join(tmp, "ckpt", "config.json"), "w").write("{}")
+            with self.assertRaisesRegex(ModelError, "no .safetensors"):
+                bertlens.show(os.path.join(tmp, "ckpt"), "text", wait=0)
+            with self.assertRaisesRegex(ModelError, "not a file or folder here"):
+                bertlens.show("bert-base-uncased", "text", wait=0)
+            with self.assertRaisesRegex(ValueError, "view must be one of"):
+                bertlens.show(DEFAULT_BUNDLE, "text", view="graph", wait=0)
+            with self.assertRaisesRegex(ValueError, "unknown state colour="):
+                bertlens.show(DEFAULT_BUNDLE, "text", colour="red", wait=0)
+            with self.assertRaisesRegex(ValueError, "non-empty"):
+                bertlens.show(DEFAULT_BUNDLE, "  ", wait=0)
+            self.assertEqual(d.shown, [], "nothing drawn")
+
+    def test_the_kernel_serves_the_model_and_keeps_the_page_snapshots(self):
+        import urllib.error
+        import urllib.request
+        with FakeDisplay() as d:
+            bertlens.show(DEFAULT_BUNDLE, "The cat sat.", "A pair.", view="head", layer=2, hide=True, wait=0)
+        (live_id, live), (kept_id, kept) = d.shown
+        self.assertIsNone(live_id)
+        self.assertIn('data-state="loading"', live)
+        cfg = json.loads(re.search(r"var cfg = (\{.*?\});\n", live).group(1))
+        self.assertEqual(kept_id, f"{cfg['id']}-snapshot")
+        self.assertIn("text=The+cat+sat.", cfg["notebook"]["search"])
+        self.assertIn("text_b=A+pair.", cfg["notebook"]["search"])
+        self.assertIn("layer=2", cfg["notebook"]["search"])
+        self.assertIn("hide=1", cfg["notebook"]["search"])
+        live_cfg = cfg["live"]
+        url = f"{live_cfg['base']}/model/{live_cfg['model']}/{live_cfg['files'][0]['name']}"
+        self.assertTrue(url.startswith("http://127.0.0.1:"))
+        with urllib.request.urlopen(url) as r:
+            self.assertEqual(r.read(), open(DEFAULT_BUNDLE, "rb").read())
+            self.assertEqual(r.headers["Access-Control-Allow-Origin"], "*")
+        wrong = url.replace(live_cfg["base"].rsplit("/", 1)[1], "x" * 32)
+        with self.assertRaises(urllib.error.HTTPError) as e:
+            urllib.request.urlopen(wrong)
+        self.assertEqual(e.exception.code, 404)
+        post = urllib.request.Request(f"{live_cfg['base']}/snapshot/{cfg['id']}", data=b"AbC_-9", method="POST",
+                                      headers={"Content-Type": "text/plain"})
+        # (the output's own update_display: the one show() was called with)
+        urllib.request.urlopen(post).close()
+        self.assertEqual([u[0] for u in d.updates], [kept_id])
+        self.assertIn('{"s": "AbC_-9"}', d.updates[0][1])
+        bad = urllib.request.Request(post.full_url, data=b"<script>", method="POST")
+        with self.assertRaises(urllib.error.HTTPError):
+            urllib.request.urlopen(bad)
+        self.assertEqual(len(d.updates), 1, "only snapshot text is kept")
+
+
 @unittest.skipIf(torch is None, "torch is not installed (numpy inputs are tested above)")
 class Torch(unittest.TestCase):
     def test_torch_tensors_any_dtype(self):

@@ -33,7 +33,9 @@ export function pageSnapshotText() {
  *            (the output's frame is fitted to the page, so the window's
  *            height would follow the view's)
  *    search  the page state as URL parameters (a frame made from text has
- *            no address of its own) */
+ *            no address of its own)
+ *    checkpoint  true when the model is a Hugging Face checkpoint folder
+ *            the kernel sends (notebookCheckpoint), converted in the page */
 let notebookOpts;
 export function pageNotebook() {
   if (notebookOpts !== undefined) return notebookOpts;
@@ -46,7 +48,7 @@ export function pageNotebook() {
   }
   const screen = o && Number.isFinite(o.screen) ? Math.max(200, Math.min(4000, o.screen)) : 640;
   notebookOpts = o && typeof o === 'object'
-    ? { static: o.static === true, screen, search: typeof o.search === 'string' ? o.search : '' } : null;
+    ? { static: o.static === true, screen, search: typeof o.search === 'string' ? o.search : '', checkpoint: o.checkpoint === true } : null;
   return notebookOpts;
 }
 
@@ -56,6 +58,27 @@ export function pageNotebook() {
 export function startNotebook(opts) {
   document.body.classList.add('notebook');
   if (opts.static) document.body.classList.add('notebook-static');
+}
+
+/** A live notebook output's checkpoint folder: asks the output around the
+ *  page for its files ({type: 'bertlens:files?'}), which answers
+ *  {type: 'bertlens:files', folder, files: [{name, blob}]}. Resolves to File
+ *  objects named as in a dropped folder (convert.js filesFromBrowser). */
+export function notebookCheckpoint() {
+  return new Promise((resolve, reject) => {
+    const take = (e) => {
+      if (e.source !== window.parent || !e.data || e.data.type !== 'bertlens:files') return;
+      window.removeEventListener('message', take);
+      const { folder, files } = e.data;
+      if (!Array.isArray(files) || !files.every((f) => f && typeof f.name === 'string' && f.blob instanceof Blob)) {
+        reject(new Error('the notebook sent no checkpoint files'));
+        return;
+      }
+      resolve(files.map((f) => Object.assign(new File([f.blob], f.name), { relPath: `${folder}/${f.name}` })));
+    };
+    window.addEventListener('message', take);
+    window.parent.postMessage({ type: 'bertlens:files?' }, '*');
+  });
 }
 
 /** After a redraw in a live notebook output: its snapshot (or null when the

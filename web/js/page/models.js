@@ -23,6 +23,7 @@ import { createHubDialog } from './hub_dialog.js';
 import { listKeptHub } from '../engine/hub_cache.js';
 import { parseHubId } from '../engine/hub.js';
 import { againSourceOf, sourceName, untrusted, crashNotice } from './engine_restart.js';
+import { pageNotebook, notebookCheckpoint } from './embed.js';
 
 const d3 = globalThis.d3;
 const $ = (id) => document.getElementById(id);
@@ -152,7 +153,8 @@ export function createModels(page) {
         // Storage by slices read out of it, then taken by the engine in place
         // (which rewrites its q8 bytes, so it is kept first).
         converted = { name, bytes: null, active: false };
-        const kept = await storeConverted(name, { size: res.size, read: res.read }, (text, detail) => notice('storage', 'info', text, detail));
+        // (a notebook output's frame has no address to key a kept copy by; the kernel has the folder)
+        const kept = !pageNotebook() && await storeConverted(name, { size: res.size, read: res.read }, (text, detail) => notice('storage', 'info', text, detail));
         if (!kept) converted.bytes = await heldBytes(res); // not kept by the browser: a copy here, for saving it as a file
         $('progress-text').textContent = `Loading ${name} into the model engine…`;
         src.tensors = res.log.filter((l) => l.startsWith('[tensor] ') && !l.includes(' skipped ')).length;
@@ -166,8 +168,9 @@ export function createModels(page) {
       use(src) {
         const patch = useConverted();
         notice('local', 'info', `Converted ${converted.name} in this page (${src.tensors} tensors, q8). `
-          + 'It is kept in this browser: choose it in the model list after a reload, or save it as a bundle file. '
-          + 'Links and embeds name only models from the list.');
+          + (pageNotebook() ? 'Save it as a bundle file to load it faster next time.'
+            : 'It is kept in this browser: choose it in the model list after a reload, or save it as a bundle file. '
+            + 'Links and embeds name only models from the list.'));
         return patch;
       },
     },
@@ -436,6 +439,11 @@ export function createModels(page) {
       return;
     }
     if (!await startEngine()) return;
+    if (pageNotebook() && pageNotebook().checkpoint) { // a notebook's folder, converted here (show())
+      fillPicker();
+      await loadModel({ kind: 'checkpoint', files: notebookCheckpoint() });
+      return;
+    }
     try {
       list = await fetchIndex(absolute('models/index.json'));
     } catch (e) {
