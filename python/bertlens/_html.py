@@ -70,7 +70,10 @@ def page_block(name: str = "viewer.html") -> Tuple[str, str]:
 
 @lru_cache(maxsize=1)
 def loader_source() -> str:
-    return resources.files(__package__).joinpath("_loader.js").read_text(encoding="utf-8")
+    """_loader.js without its comment lines and indentation (every output
+    carries it)."""
+    text = resources.files(__package__).joinpath("_loader.js").read_text(encoding="utf-8")
+    return "\n".join(line.strip() for line in text.splitlines() if line.strip() and not line.strip().startswith("//"))
 
 
 def _cell_id() -> Optional[str]:

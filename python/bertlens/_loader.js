@@ -175,7 +175,8 @@
       return keptSnapshot().then(function (kept) {
         if (!kept) {
           throw new Error(location.protocol === 'file:' ? 'this output was not drawn while the notebook ran, so it kept no snapshot to show here'
-            : 'the kernel that made this output is gone (' + e.message + '); run the cell again');
+            : 'the kernel\'s server on 127.0.0.1 did not answer (' + e.message + '): show() needs the browser on the machine '
+            + 'the kernel runs on, and the kernel that made this output; run the cell again');
         }
         return pageText().then(function (html) {
           var opts = { static: true, screen: nb.screen, search: '' };
