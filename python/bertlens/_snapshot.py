@@ -148,6 +148,8 @@ def pack(att: Attention, state: Dict[str, Any], model: Dict[str, Any], type_ids:
     }
     if n_a is not None:
         meta["n_a"] = int(n_a)
+    if att.causal:
+        meta["causal"] = True  # a decoder's masked keys (snapshot.js: views draw them as masked)
     meta_bytes = json.dumps(meta, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
     head = bytes([SNAPSHOT_VERSION, T]) if T <= MAX_TOKENS_V1 else bytes([SNAPSHOT_VERSION_LONG]) + struct.pack("<H", T)
     parts = [b"BLS", head, bytes([L, H, 1]), struct.pack("<I", len(meta_bytes)), meta_bytes]

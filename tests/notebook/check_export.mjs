@@ -67,6 +67,22 @@ try {
     assert.ok(box.height >= shown.height - 4, `output ${i}: frame ${box.height} px for a page of ${shown.height} px`);
     await root.screenshot({ path: path.join(SHOTS, `notebook-export-${i}.png`) });
     console.log(`ok   output ${i}: ${shown.view} view ready, ${want.length} tokens, frame ${Math.round(box.height)} px`);
+    if (expected[i].causal) {
+      // A decoder's output: its heatmap draws the cells right of the diagonal as masked, and says so.
+      await frame.evaluate(() => { document.body.dataset.state = 'loading'; });
+      await frame.click('#view-tabs button[data-view="heatmap"]');
+      await frame.waitForFunction(() => document.body.dataset.state === 'ready' && document.getElementById('view').dataset.view === 'heatmap');
+      const hm = await frame.evaluate(() => {
+        const c = document.querySelector('canvas.hm-cells');
+        const px = (x, y) => Array.from(c.getContext('2d').getImageData(Math.floor(x * c.width), Math.floor(y * c.height), 1, 1).data.slice(0, 3));
+        return { above: px(0.9, 0.1), below: px(0.1, 0.9), notes: document.getElementById('view').textContent };
+      });
+      assert.deepEqual(hm.above, [0xdf, 0xe3, 0xe8], 'a masked cell is drawn in the grid colour');
+      assert.notDeepEqual(hm.below, [0xdf, 0xe3, 0xe8]);
+      assert.match(hm.notes, /Causal attention \(a decoder\)/);
+      await root.screenshot({ path: path.join(SHOTS, `notebook-export-${i}-heatmap.png`) });
+      console.log(`ok   output ${i}: causal heatmap, masked cells drawn as such`);
+    }
   }
   await page.screenshot({ path: path.join(SHOTS, 'notebook-export.png'), fullPage: true });
   assert.deepEqual(outside, [], 'requests that were not files');

@@ -239,6 +239,8 @@ class Causal(unittest.TestCase):
         toks = ["The", "Ġcat", "Ġsat", "Ġon", "Ġit"]
         html = ret(bertlens.head_view, attention(T=5, causal=True), toks)
         self.assertIn("causal attention", html)
+        self.assertIs(snapshot_of(html)["meta"].get("causal"), True, "the page hears of it (its heatmap draws the mask)")
+        self.assertNotIn("causal", snapshot_of(ret(bertlens.head_view, attention(T=5), toks))["meta"])
         self.assertNotIn("causal attention", ret(bertlens.head_view, attention(T=5), toks))
         # one weight above the diagonal anywhere: not causal
         a = attention(T=5, causal=True)

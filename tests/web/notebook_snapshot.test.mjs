@@ -15,6 +15,8 @@ import {
 import { crc32 } from '../../web/js/lib/bytes.js';
 import { stateFromSnapshot } from '../../web/js/page/state.js';
 import { viewById } from '../../web/js/views/index.js';
+import { CAUSAL_NOTE } from '../../web/js/views/heatmap.js';
+import { tokenAxis } from '../../web/js/lib/data.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 const PYTHON = process.env.PYTHON || 'python3';
@@ -85,7 +87,32 @@ test('300 causal tokens: version 2, read with the notebook limits only', async (
   await assert.rejects(decodeSnapshot(py.text, LINK_LIMITS), /1 to 64 tokens/);
   const o = await decodeSnapshot(py.text, FILE_LIMITS);
   assert.equal(o.T, 300);
+  assert.equal(o.causal, true, 'the causal mask travels with the weights');
   const run = runFromSnapshot(o);
+  assert.equal(run.causal, true);
+  // the heatmap draws the masked cells as such, and says so
+  const s = { ...stateFromSnapshot(o.state, o).state, view: 'heatmap', head: 1 };
+  const hm = viewById('heatmap').prepare(run, s, { axis: tokenAxis(run), src: run.attn, lines: [], valueName: 'attention', modeWord: 'attention' });
+  assert.equal(hm.causal, true);
+  assert.ok(hm.notes.includes(CAUSAL_NOTE));
+  const flat = runFromSnapshot(await decodeSnapshot(fromPython({ L: 1, H: 2, T: 12 }).text));
+  const plain = viewById('heatmap').prepare(flat, { ...s, head: 0 }, { axis: tokenAxis(flat), src: flat.attn, lines: [], valueName: 'attention', modeWord: 'attention' });
+  assert.equal(plain.causal, false);
+  assert.ok(!plain.notes.includes(CAUSAL_NOTE));
+  // a causal flag of another type is damage
+  const v1 = packSnapshot(await decodeSnapshot(fromPython({ L: 1, H: 1, T: 10 }).text));
+  const m = new DataView(v1.buffer, v1.byteOffset).getUint32(8, true);
+  const meta = JSON.parse(new TextDecoder().decode(v1.subarray(12, 12 + m)));
+  const metaBytes = new TextEncoder().encode(JSON.stringify({ ...meta, causal: 'yes' }));
+  const body = new Uint8Array(12 + metaBytes.length + (v1.length - 4 - 12 - m));
+  body.set(v1.subarray(0, 12));
+  new DataView(body.buffer).setUint32(8, metaBytes.length, true);
+  body.set(metaBytes, 12);
+  body.set(v1.subarray(12 + m, v1.length - 4), 12 + metaBytes.length);
+  const packed = new Uint8Array(body.length + 4);
+  packed.set(body);
+  new DataView(packed.buffer).setUint32(body.length, crc32(body), true);
+  assert.throws(() => unpackSnapshot(packed), /causal flag is not true or false/);
   const n = 300 * 300;
   assert.ok(maxDiff(run.attn[0].subarray(n, 2 * n), py.weights[0][1]) <= 0.5 / 255 + 1e-7);
   // above the diagonal: exactly 0 (masked)

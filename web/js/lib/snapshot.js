@@ -72,6 +72,10 @@ export { snapshotPlan, snapshotCovers } from './snapshot_plan.js';
 // reader takes such long snapshots only where it asks for FILE_LIMITS
 // (below): a page started by a notebook output. Links and embeds keep
 // LINK_LIMITS, whatever the version.
+// causal (optional; written by python/bertlens for a decoder's attention):
+// true when every weight above the diagonal is a masked 0 (no query sees a
+// later key), so views can draw those cells as masked. Present but not a
+// boolean: a SnapshotError.
 // Rounding error: attention within 0.5/255 of the model's value; a norm
 // within s·0.5/255; q/k within c/2. Bad input throws SnapshotError with a
 // sentence a reader understands; nothing here aborts the page.
@@ -142,6 +146,7 @@ export function snapshotFromRun(run, state, model = {}, spec = null, limits = LI
     pieces: PIECE_STYLES.includes(run.pieces) ? run.pieces : null,
     special: run.special && run.special.length === T ? Array.from(run.special, (f) => !!f) : null,
     nA: Number.isInteger(run.nA) && run.nA >= 0 && run.nA <= T ? run.nA : null,
+    causal: run.causal === true,
     attn: take(run.attn, 'attn'), norms: take(run.norms, 'norms'), qk,
     predict: spec && spec.predict ? predictFromRun(run.predict, state) : null,
   };
@@ -211,6 +216,7 @@ export function packSnapshot(o, limits = LINK_LIMITS) {
     ...(o.pieces ? { pieces: o.pieces } : {}),
     ...(o.special ? { special: o.special } : {}),
     ...(o.nA != null ? { n_a: o.nA } : {}),
+    ...(o.causal ? { causal: true } : {}),
   }));
   w.u32(meta.length);
   w.bytes(meta);
@@ -313,7 +319,9 @@ export function unpackSnapshot(bytes, limits = LINK_LIMITS) {
     pieces: meta.pieces === undefined ? null : meta.pieces,
     special: meta.special === undefined ? null : meta.special,
     nA: meta.n_a === undefined ? null : meta.n_a,
+    causal: meta.causal === undefined ? false : meta.causal,
   };
+  if (typeof o.causal !== 'boolean') throw new SnapshotError('its causal flag is not true or false');
   checkSizes(o, limits);
   o.limits = limits; // (runFromSnapshot's budget)
   o.predict = meta.predict === undefined ? null : checkPredict(meta.predict, T);
@@ -418,6 +426,7 @@ export function runFromSnapshot(o) {
     tokens: o.tokens, typeIds: o.typeIds, wordIds: o.wordIds, offsets: o.offsets || null, nA, truncated: o.truncated,
     ...(o.pieces ? { pieces: o.pieces } : {}), // else tokenAxis guesses from the tokens
     special: o.special || null,
+    ...(o.causal ? { causal: true } : {}), // a decoder's attention (python/bertlens): keys after the query are masked
     // (a predictions-only snapshot holds no attention: L missing layers)
     T, L, H, d, attn: fill(o.attn) || (o.predict ? new Array(L).fill(null) : null), norms: fill(o.norms), q, k,
     ...(o.predict ? { predict: predictRun(o.predict) } : {}),
