@@ -17,11 +17,11 @@ from typing import Optional
 from ._attention import MAX_TOKENS, AttentionError
 from ._html import SETTINGS, AssetsMissing
 from ._show import ModelError, show
-from ._views import HTML, head_view, model_view
+from ._views import HTML, head_view, model_view, neuron_view
 
 __version__ = "0.1.0"
 
-__all__ = ["head_view", "model_view", "show", "configure", "AttentionError", "ModelError", "AssetsMissing", "HTML",
+__all__ = ["head_view", "model_view", "neuron_view", "show", "configure", "AttentionError", "ModelError", "AssetsMissing", "HTML",
            "MAX_TOKENS", "__version__"]
 
 

@@ -126,17 +126,37 @@ def _q255(a: np.ndarray) -> np.ndarray:
     return np.clip(np.floor(a.astype(np.float64) * 255.0 + 0.5), 0, 255).astype(np.uint8)
 
 
+def _qk_bytes(layer: int, head: int, q: np.ndarray, k: np.ndarray) -> bytes:
+    """One head's query and key vectors ([T, d] each) as the snapshot stores
+    them: per vector an f32 scale c = max|x| / 127, then d × i8 round(x / c)
+    (rounded half up, as the page's encoder does)."""
+    out = [bytes([1, layer, head])]
+    for vecs in (q, k):
+        v = vecs.astype(np.float32)
+        scale = (np.abs(v).max(axis=1) / np.float32(127)).astype(np.float32)  # [T]
+        safe = np.where(scale > 0, scale, 1).astype(np.float64)
+        ints = np.clip(np.floor(v.astype(np.float64) / safe[:, None] + 0.5), -127, 127).astype(np.int8)
+        ints[scale == 0] = 0
+        rows = np.empty((v.shape[0], 4 + v.shape[1]), dtype=np.uint8)
+        rows[:, :4] = scale.astype("<f4").view(np.uint8).reshape(-1, 4)
+        rows[:, 4:] = ints.view(np.uint8)
+        out.append(rows.tobytes())
+    return b"".join(out)
+
+
 def pack(att: Attention, state: Dict[str, Any], model: Dict[str, Any], type_ids: Sequence[int],
-         word_ids: Sequence[int], n_a: Optional[int]) -> bytes:
+         word_ids: Sequence[int], n_a: Optional[int],
+         qk: Optional["tuple[int, int, np.ndarray, np.ndarray]"] = None) -> bytes:
     """The binary snapshot (before compression) of every given layer and head,
-    numbered 0.. in the order given."""
+    numbered 0.. in the order given; qk: (layer, head, q [T, d], k [T, d]) of
+    one head, for the neuron view."""
     T = att.T
     L, H = len(att.weights), len(att.heads)
     if T > MAX_FILE_TOKENS:
         raise AttentionError(f"the input has {T} tokens; bertlens draws at most {MAX_FILE_TOKENS}")
     if L > 255 or H > 255:
         raise AttentionError(f"{L} layers × {H} heads: bertlens draws at most 255 of each")
-    floats = L * H * T * T
+    floats = L * H * T * T + (2 * H * T * qk[2].shape[1] if qk is not None else 0)
     if floats > MAX_FILE_FLOATS:
         fit = max(1, MAX_FILE_FLOATS // (T * T))
         raise AttentionError(f"{L} layers × {H} heads at {T} tokens is {floats:,} weights, more than the "
@@ -152,13 +172,16 @@ def pack(att: Attention, state: Dict[str, Any], model: Dict[str, Any], type_ids:
         meta["causal"] = True  # a decoder's masked keys (snapshot.js: views draw them as masked)
     meta_bytes = json.dumps(meta, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
     head = bytes([SNAPSHOT_VERSION, T]) if T <= MAX_TOKENS_V1 else bytes([SNAPSHOT_VERSION_LONG]) + struct.pack("<H", T)
-    parts = [b"BLS", head, bytes([L, H, 1]), struct.pack("<I", len(meta_bytes)), meta_bytes]
+    d = qk[2].shape[1] if qk is not None else 1
+    if not 1 <= d <= 255:
+        raise AttentionError(f"the query/key vectors have {d} dimensions; a snapshot holds 1 to 255")
+    parts = [b"BLS", head, bytes([L, H, d]), struct.pack("<I", len(meta_bytes)), meta_bytes]
     parts.append(struct.pack("<H", L * H))
     parts.append(bytes(b for l in range(L) for h in range(H) for b in (l, h)))
     for w in att.weights:  # [H, T, T] per layer, row-major [query][key]
         parts.append(_q255(w).tobytes())
     parts.append(struct.pack("<H", 0))  # no norm blocks
-    parts.append(b"\x00")  # no q/k vectors
+    parts.append(_qk_bytes(*qk) if qk is not None else b"\x00")
     body = b"".join(parts)
     if len(body) > MAX_FILE_INFLATED:
         raise AttentionError(f"the snapshot would be {len(body):,} bytes, more than the page reads; "

@@ -80,7 +80,8 @@ def _theme(display_mode: Optional[str], default: str) -> str:
 
 def render(view: str, att: Attention, *, sentence_b_start: Optional[int], layer: int = 0,
            heads: Optional[List[int]] = None, theme: str = "light", word_ids: Optional[Sequence[Optional[int]]] = None,
-           model_name: Optional[str] = None, html_action: str = "view") -> Optional[HTML]:
+           model_name: Optional[str] = None, html_action: str = "view", head: int = 0,
+           qk: Optional["tuple[int, int, Any, Any]"] = None) -> Optional[HTML]:
     """Snapshot + output for a checked attention (``view``: a page view id)."""
     if html_action not in ("view", "return"):
         raise AttentionError(f"html_action must be 'view' or 'return', not {html_action!r}")
@@ -90,11 +91,11 @@ def render(view: str, att: Attention, *, sentence_b_start: Optional[int], layer:
     seg_a = [t for t, s in zip(att.tokens, type_ids) if s == 0]
     seg_b = [t for t, s in zip(att.tokens, type_ids) if s == 1]
     state: Dict[str, Any] = {
-        "view": view, "layer": layer, "head": 0, "mode": "attn", "text": text_of(seg_a), "text_b": text_of(seg_b),
+        "view": view, "layer": layer, "head": head, "mode": "attn", "text": text_of(seg_a), "text_b": text_of(seg_b),
         "model": "", "theme": theme, "heads": heads, "filter": "all",
     }
     model = {"id": "notebook", "name": model_name or "attention from Python", "bytes": 0}
-    body = pack(att, state, model, type_ids, wids, n_a)
+    body = pack(att, state, model, type_ids, wids, n_a, qk)
     out = HTML(output_html(encode(body), title=f"bertlens {view} view", caption=_caption(att)))
     if html_action == "return":
         return out
@@ -187,6 +188,78 @@ def model_view(attention: Any = None, tokens: Optional[Sequence[str]] = None, se
     att = check_attention(attention, tokens, include_layers, include_heads)
     return render("model", att, sentence_b_start=sentence_b_start, theme=_theme(display_mode, "dark"),
                   word_ids=word_ids, model_name=model_name, html_action=html_action)
+
+
+def _vectors(x: Any, what: str, layer: int, n_layers: int, H: int, T: int) -> Any:
+    """One layer's query or key vectors [H, T, d] from a list of L arrays
+    [1, H, T, d] (or that layer's array alone)."""
+    import numpy as np
+
+    from ._attention import _to_numpy
+
+    if isinstance(x, (list, tuple)):
+        if len(x) != n_layers:
+            raise AttentionError(f"{what} has {len(x)} layers, the attention {n_layers}")
+        x = x[layer]
+    a = _to_numpy(x, f"{what} of layer {layer}")
+    if a.ndim == 4 and a.shape[0] == 1:
+        a = a[0]
+    if a.ndim != 3 or a.shape[0] != H or a.shape[1] != T:
+        raise AttentionError(f"{what} of layer {layer} has shape {tuple(getattr(x, 'shape', a.shape))}; expected "
+                             f"[1, {H}, {T}, head width] (one vector per head and token)")
+    if not np.all(np.isfinite(a)):
+        raise AttentionError(f"{what} of layer {layer} holds a NaN or infinite value")
+    return a
+
+
+def neuron_view(attention: Any, tokens: Optional[Sequence[str]], queries: Any, keys: Any, layer: int = 0,
+                head: int = 0, sentence_b_start: Optional[int] = None, html_action: str = "view", *,
+                display_mode: Optional[str] = None, word_ids: Optional[Sequence[Optional[int]]] = None,
+                model_name: Optional[str] = None, tolerance: float = 2e-3) -> Optional[HTML]:
+    """Draw bertlens's neuron view: how one head's attention is computed from
+    its query and key vectors (q, k, q × k, q · k, / √d, softmax), for any
+    model whose attention is softmax(q · k / √d) (a causal mask allowed).
+
+    Args:
+        attention, tokens, sentence_b_start: as for :func:`head_view`.
+        queries, keys: the query and key vectors, one array per layer
+            ``[1, heads, T, head width]`` (as the attention module computes
+            them, after any rotary embedding), or the chosen layer's alone.
+        layer, head: the head explained.
+        tolerance: how far softmax(q · k / √d) may be from the given
+            attention row (the model's own numbers: a model that adds
+            position biases or scales otherwise is refused, not drawn wrong).
+
+    Raises:
+        AttentionError: as head_view, plus vectors of the wrong shape, or
+        vectors whose softmax is not the attention given.
+    """
+    import numpy as np
+
+    att = check_attention(attention, tokens)
+    H, T = att.n_heads, att.T
+    if not (isinstance(layer, int) and 0 <= layer < att.n_layers):
+        raise AttentionError(f"layer {layer!r} is not one of the attention's layers 0 to {att.n_layers - 1}")
+    if not (isinstance(head, int) and 0 <= head < H):
+        raise AttentionError(f"head {head!r} is not one of the attention's heads 0 to {H - 1}")
+    q = _vectors(queries, "queries", layer, att.n_layers, H, T)[head]
+    k = _vectors(keys, "keys", layer, att.n_layers, H, T)[head]
+    if q.shape != k.shape:
+        raise AttentionError(f"queries have width {q.shape[1]}, keys {k.shape[1]}")
+    scores = (q.astype(np.float64) @ k.astype(np.float64).T) / np.sqrt(q.shape[1])
+    if att.causal:
+        scores[np.triu(np.ones((T, T), dtype=bool), k=1)] = -np.inf
+    e = np.exp(scores - scores.max(axis=1, keepdims=True))
+    soft = e / e.sum(axis=1, keepdims=True)
+    off = float(np.abs(soft - att.weights[layer][head]).max())
+    if off > tolerance:
+        raise AttentionError(f"softmax(q · k / √{q.shape[1]}) of layer {layer} head {head} differs from its attention "
+                             f"by up to {off:.3g}: the neuron view would not show this model's numbers (pass the vectors "
+                             "the attention is computed from, after any rotary embedding; models that add position "
+                             "biases cannot be shown this way)")
+    return render("neuron", att, sentence_b_start=sentence_b_start, layer=layer, head=head,
+                  theme=_theme(display_mode, "light"), word_ids=word_ids, model_name=model_name,
+                  html_action=html_action, qk=(layer, head, q, k))
 
 
 def _encoder_decoder(view: str, args: Dict[str, Any]) -> Optional[HTML]:

@@ -60,7 +60,7 @@ try {
     }));
     const want = expected[i].tokens;
     assert.match(shown.tokenInfo, new RegExp(`^${want.length} tokens`), `output ${i}: ${shown.tokenInfo}`);
-    if (['head', 'heatmap'].includes(shown.view)) {
+    if (['head', 'heatmap', 'neuron'].includes(shown.view)) {
       for (const t of want) assert.ok(shown.text.includes(plain(t)), `output ${i} (${shown.view}): token ${JSON.stringify(t)} not shown`);
     }
     const box = await root.boundingBox();

@@ -59,13 +59,17 @@ bertlens.head_view(attention, meta["tokens"])''',
     bertlens.head_view(attention, meta["tokens"][:-1])
 except bertlens.AttentionError as e:
     print("AttentionError:", e)''',
+    # the neuron view from the query and key vectors the attention came from
+    '''attention, meta = case("bert-pair")
+q, k = list(np.load(FIX / "bert-pair-q.npy")), list(np.load(FIX / "bert-pair-k.npy"))
+bertlens.neuron_view(attention, meta["tokens"], q, k, layer=1, head=2, sentence_b_start=meta["sentence_b_start"])''',
     # the page's own engine on the default bundle (the kernel serves its bytes)
     f'''bertlens.show({DEFAULT!r}, "The cat sat on the mat.", view="head")''',
     # a Hugging Face checkpoint folder, converted in the page
     f'''bertlens.show({CHECKPOINT!r}, "The cat sat on the mat.", view="heatmap", head="mean")''',
 ]
-DRAWN = [1, 2, 3, 5, 6]  # cells that draw (their order: the export's outputs)
-SHOWS = (5, 6)
+DRAWN = [1, 2, 3, 5, 6, 7]  # cells that draw (their order: the export's outputs)
+SHOWS = (6, 7)
 SHOW_TOKENS = ["[CLS]", "the", "cat", "sat", "on", "the", "mat", ".", "[SEP]"]  # (MiniLM's WordPiece)
 
 
@@ -123,14 +127,14 @@ def main():
     err = "".join(o.get("text", "") for o in nb.cells[4].outputs)
     assert "AttentionError: the attention has 17 positions but 16 tokens were given" in err, err
     print(f"outputs: {', '.join(f'{n / 1024:.0f} KB' for n in sizes)}; the page carried by {carried} of {len(DRAWN)}")
-    assert carried == 2 and sizes[1] < 20_000 and sizes[2] < 20_000, "the viewer and the engine page once each"
+    assert carried == 2 and sizes[1] < 20_000 and sizes[2] < 20_000 and sizes[3] < 20_000, "the viewer and the engine page once each"
 
     body, _ = HTMLExporter().from_notebook_node(nb)
     with open(os.path.join(OUT, "bertlens.html"), "w", encoding="utf-8") as f:
         f.write(body)
     with open(os.path.join(OUT, "expected.json"), "w", encoding="utf-8") as f:
         json.dump([dict(json.load(open(os.path.join(FIX, f"{c}.json"), encoding="utf-8")), causal=c == "gpt2-causal")
-                   for c in ("bert-pair", "roberta", "gpt2-causal")]
+                   for c in ("bert-pair", "roberta", "gpt2-causal", "bert-pair")]
                   + [{"tokens": SHOW_TOKENS}, json.load(open(os.path.join(FIX, "roberta-show.json"), encoding="utf-8"))], f)
     print(f"exported {os.path.join(OUT, 'bertlens.html')} ({len(body) / 1024:.0f} KB)")
 

@@ -102,6 +102,36 @@ def snapshot_of(html: str) -> dict:
     return {"version": version, "T": T, "L": L, "H": H, "d": d, "meta": meta, "blocks": blocks, "text": text}
 
 
+def snapshot_of_qk(html: str) -> dict:
+    """snapshot_of, for an output that carries one head's q/k vectors."""
+    m = re.search(r'<script type="application/json" class="bertlens-snapshot">(.*?)</script>', html, re.S)
+    text = json.loads(m.group(1))["s"]
+    raw = zlib.decompress(base64.urlsafe_b64decode(text + "=" * (-len(text) % 4)), -15)
+    body = raw[:-4]
+    T, L, H, d = body[4], body[5], body[6], body[7]
+    (M,) = struct.unpack_from("<I", body, 8)
+    meta = json.loads(body[12:12 + M])
+    n = 12 + M
+    (A,) = struct.unpack_from("<H", body, n)
+    n += 2 + 2 * A + A * T * T
+    (N,) = struct.unpack_from("<H", body, n)
+    n += 2
+    assert N == 0 and body[n] == 1, "one head's q/k"
+    layer, head = body[n + 1], body[n + 2]
+    n += 3
+    out = {}
+    for name in ("q", "k"):
+        scale = np.empty(T, np.float32)
+        vals = np.empty((T, d), np.float32)
+        for t in range(T):
+            (scale[t],) = struct.unpack_from("<f", body, n)
+            vals[t] = np.frombuffer(body, np.int8, d, n + 4) * scale[t]
+            n += 4 + d
+        out[name] = (vals, scale)
+    assert n == len(body)
+    return {"meta": meta, "d": d, "qk": {"layer": layer, "head": head, **out}}
+
+
 def pages(html: str) -> int:
     """How many copies of the page an output carries."""
     return html.count('<script type="application/octet-stream" data-bertlens-page=')
@@ -248,6 +278,45 @@ class Causal(unittest.TestCase):
         self.assertNotIn("causal attention", ret(bertlens.head_view, a, toks))
         # a single token is not called causal
         self.assertNotIn("causal attention", ret(bertlens.head_view, [np.ones((1, 2, 1, 1), np.float32)], ["x"]))
+
+
+class Neuron(unittest.TestCase):
+    def qk(self, T=6, H=3, L=2, d=8, causal=False):
+        q = [RNG.normal(size=(1, H, T, d)).astype(np.float32) for _ in range(L)]
+        k = [RNG.normal(size=(1, H, T, d)).astype(np.float32) for _ in range(L)]
+        att = []
+        for l in range(L):
+            s = np.einsum("bhtd,bhsd->bhts", q[l], k[l]) / np.sqrt(d)
+            if causal:
+                s[..., np.triu(np.ones((T, T), dtype=bool), k=1)] = -np.inf
+            att.append(softmax(s).astype(np.float32))
+        return att, q, k
+
+    def test_queries_and_keys_travel_for_the_head_explained(self):
+        att, q, k = self.qk()
+        toks = ["[CLS]", "a", "b", "c", "d", "[SEP]"]
+        snap = snapshot_of_qk(ret(bertlens.neuron_view, att, toks, q, k, layer=1, head=2))
+        self.assertEqual(snap["meta"]["state"]["view"], "neuron")
+        self.assertEqual((snap["meta"]["state"]["layer"], snap["meta"]["state"]["head"]), (1, 2))
+        self.assertEqual((snap["qk"]["layer"], snap["qk"]["head"], snap["d"]), (1, 2, 8))
+        for name, want in (("q", q[1][0, 2]), ("k", k[1][0, 2])):
+            got, scale = snap["qk"][name]
+            self.assertTrue(np.all(np.abs(got - want) <= scale[:, None] / 2 + 1e-6), name)
+        # the chosen layer's vectors alone, and a causal model
+        att, q, k = self.qk(causal=True)
+        ret(bertlens.neuron_view, att, toks, q[0], k[0], layer=0, head=0)
+
+    def test_vectors_that_are_not_this_attention_are_refused(self):
+        att, q, k = self.qk()
+        toks = ["x"] * 6
+        with self.assertRaisesRegex(AttentionError, "differs from its attention"):
+            bertlens.neuron_view(att, toks, q, [x * 3 for x in k], layer=0, head=1, html_action="return")
+        with self.assertRaisesRegex(AttentionError, "has shape"):
+            bertlens.neuron_view(att, toks, [x[:, :2] for x in q], k, html_action="return")
+        with self.assertRaisesRegex(AttentionError, "queries has 1 layers"):
+            bertlens.neuron_view(att, toks, q[:1], k, html_action="return")
+        with self.assertRaisesRegex(AttentionError, "head 3 is not one"):
+            bertlens.neuron_view(att, toks, q, k, head=3, html_action="return")
 
 
 class LongInputs(unittest.TestCase):

@@ -142,3 +142,36 @@ test('1,024 tokens read; version 2 under 65 tokens and budgets past the notebook
   const big = { ...o, L: 1, H: 40 };
   await assert.rejects(decodeSnapshot(await encodeSnapshot(big, FILE_LIMITS), FILE_LIMITS), /more than the 128 MB a snapshot may use/);
 });
+
+test('neuron_view: one head\'s queries and keys from Python read by the page within half a step of their scale', async () => {
+  const code = `
+import sys, json, numpy as np
+sys.path.insert(0, ${JSON.stringify(path.join(ROOT, 'python'))})
+from bertlens._attention import check_attention
+from bertlens._snapshot import pack, encode
+rng = np.random.default_rng(5)
+H, T, d = 2, 7, 12
+q = rng.normal(size=(H, T, d)).astype(np.float32) * 3
+k = rng.normal(size=(H, T, d)).astype(np.float32)
+s = np.einsum("htd,hsd->hts", q, k) / np.sqrt(d)
+e = np.exp(s - s.max(-1, keepdims=True))
+att = check_attention([(e / e.sum(-1, keepdims=True))[None].astype(np.float32)], [f"t{i}" for i in range(T)])
+state = {"view": "neuron", "layer": 0, "head": 1, "mode": "attn", "text": "t", "text_b": "", "model": "", "theme": "light", "heads": None, "filter": "all"}
+text = encode(pack(att, state, {"id": "notebook", "name": "py", "bytes": 0}, [0] * T, list(range(T)), None, (0, 1, q[1], k[1])))
+json.dump({"text": text, "q": q[1].ravel().tolist(), "k": k[1].ravel().tolist()}, sys.stdout)
+`;
+  const r = spawnSync(PYTHON, ['-c', code], { encoding: 'utf8' });
+  assert.equal(r.status, 0, r.stderr);
+  const py = JSON.parse(r.stdout);
+  const o = await decodeSnapshot(py.text);
+  assert.deepEqual([o.d, o.qk.layer, o.qk.head], [12, 0, 1]);
+  for (const [name, want] of [['q', py.q], ['k', py.k]]) {
+    for (let t = 0; t < 7; t++) {
+      const row = want.slice(t * 12, (t + 1) * 12);
+      const step = Math.max(...row.map(Math.abs)) / 127;
+      for (let c = 0; c < 12; c++) assert.ok(Math.abs(o.qk[name][t * 12 + c] - row[c]) <= step / 2 + 1e-6, `${name}[${t}][${c}]`);
+    }
+  }
+  const checked = stateFromSnapshot(o.state, o);
+  assert.ok(snapshotCovers(o, { ...checked.state, view: 'neuron' }, viewById('neuron').snapshot).ok, 'the neuron view draws it');
+});
