@@ -68,6 +68,12 @@ def page_block(name: str = "viewer.html") -> Tuple[str, str]:
     return key, base64.b64encode(packed).decode("ascii")
 
 
+def script_json(obj: object) -> str:
+    """JSON safe inside a <script> element: every '<' written \\u003c (JSON
+    has '<' only inside strings), so no text in it can close the element."""
+    return json.dumps(obj).replace("<", "\\u003c")
+
+
 @lru_cache(maxsize=1)
 def loader_source() -> str:
     """_loader.js without its comment lines and indentation (every output
@@ -115,7 +121,7 @@ def output_html(snapshot_text: str, *, title: str, caption: str = "", page: str 
     oid = f"bertlens-{uuid.uuid4().hex}"
     cfg = {"id": oid, "key": key, "wait": WAIT_MS, "fit": SETTINGS.height is None, "maxHeight": SETTINGS.max_height,
            "notebook": {"static": static, "screen": SETTINGS.screen}}
-    script = loader_source().replace("__CONFIG__", json.dumps(cfg))
+    script = loader_source().replace("__CONFIG__", script_json(cfg))
     height = SETTINGS.height or 640
     parts = [
         f'<div class="bertlens-output" id="{oid}" data-state="loading" style="width:100%">',
@@ -126,7 +132,7 @@ def output_html(snapshot_text: str, *, title: str, caption: str = "", page: str 
         f'<iframe title="{html.escape(title)}" style="width:100%;height:{height}px;border:0;display:block" '
         'loading="eager"></iframe>',
         '<script type="application/json" class="bertlens-snapshot">'
-        + json.dumps({"s": snapshot_text}) + "</script>",
+        + script_json({"s": snapshot_text}) + "</script>",
         f'<script type="application/octet-stream" data-bertlens-page="{key}">{block}</script>' if carry else "",
         f"<script>{script}</script>",
         "</div>",

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Union
 from urllib.parse import urlencode
 
-from ._html import SETTINGS, carry_page, loader_source, page_block
+from ._html import SETTINGS, carry_page, loader_source, page_block, script_json
 
 #: The page's views (web/js/views/index.js), for a clear error before drawing.
 VIEWS = ("heatmap", "head", "model", "neuron", "overview", "rollout", "predict", "compare", "corpus")
@@ -137,7 +137,7 @@ class _Kernel:
         p = Path(os.fspath(source)).expanduser()
         try:
             st = p.stat()
-            key = (str(p.resolve()), st.st_mtime_ns, st.st_size)
+            key = (str(p.absolute()), st.st_mtime_ns, st.st_size)
         except OSError:
             key = None
         with self.lock:
@@ -304,7 +304,7 @@ def show(model: Union[str, "os.PathLike[str]"], text: str, text_b: Optional[str]
 
 
 def live_html(oid: str, cfg: Dict[str, Any], block: Optional[str]) -> str:
-    script = loader_source().replace("__CONFIG__", json.dumps(cfg))
+    script = loader_source().replace("__CONFIG__", script_json(cfg))
     page = f'<script type="application/octet-stream" data-bertlens-page="{cfg["key"]}">{block}</script>' if block else ""
     return (f'<div class="bertlens-output" id="{oid}" data-state="loading" style="width:100%">'
             '<div class="bertlens-note" style="font:13px sans-serif;padding:6px 0">bertlens: this output draws with '
@@ -315,6 +315,6 @@ def live_html(oid: str, cfg: Dict[str, Any], block: Optional[str]) -> str:
 
 def snapshot_html(oid: str, snapshot: Optional[str]) -> str:
     """The invisible output that keeps the live output's last snapshot."""
-    body = json.dumps({"s": snapshot}) if snapshot else "{}"
+    body = script_json({"s": snapshot}) if snapshot else "{}"
     return (f'<div class="bertlens-kept" data-for="{oid}" style="display:none">'
             f'<script type="application/json" class="bertlens-snapshot" data-for="{oid}">{body}</script></div>')

@@ -454,6 +454,23 @@ class Show(unittest.TestCase):
                 bertlens.show(DEFAULT_BUNDLE, "  ", wait=0)
             self.assertEqual(d.shown, [], "nothing drawn")
 
+    def test_typed_text_and_file_names_are_never_markup(self):
+        import tempfile
+        tmp = tempfile.mkdtemp()
+        path = os.path.join(tmp, "<img src=x onerror=alert(1)><!--.blb.gz")
+        os.symlink(DEFAULT_BUNDLE, path)
+        with FakeDisplay() as d:
+            bertlens.show(path, "</script><script>alert(1)</script>", "<!-- b", wait=0)
+        live = d.shown[0][1]
+        scripts = re.findall(r"<script[^>]*>(.*?)</script>", live, re.S)
+        self.assertEqual(len(scripts), 2, "the page block and the loader, each whole")
+        self.assertNotIn("<script>alert", live)
+        self.assertNotIn("<img", live)
+        self.assertNotIn("<!--", live)
+        cfg = json.loads(re.search(r"var cfg = (\{.*?\});\n", live).group(1))
+        self.assertIn("text=%3C%2Fscript%3E", cfg["notebook"]["search"])
+        self.assertEqual(cfg["live"]["name"], os.path.basename(path))
+
     def test_the_kernel_serves_the_model_and_keeps_the_page_snapshots(self):
         import urllib.error
         import urllib.request
