@@ -94,6 +94,9 @@ try {
   // JupyterLab asks which kernel a notebook it has not run before should use: the Python one.
   const pick = await page.waitForSelector('.jp-Dialog button.jp-mod-accept', { timeout: 15000 }).catch(() => null);
   if (pick) await pick.click();
+  // (and whether to hear Jupyter's news: no, which also takes its toast off the outputs)
+  const news = await page.waitForSelector('.jp-toast-button:has-text("No"), .Toastify button:has-text("No")', { timeout: 5000 }).catch(() => null);
+  if (news) await news.click().catch(() => {});
   await page.waitForFunction(() => /Idle/.test(document.querySelector('.jp-StatusBar-Widget, #jp-main-statusbar')?.textContent || ''), null, { timeout: 120000 }).catch(() => {});
   // (not awaited: the command's promise ends with the last cell)
   await page.evaluate(() => { window.jupyterapp.commands.execute('notebook:run-all-cells'); });
@@ -120,10 +123,16 @@ try {
   await head.waitForFunction(() => document.getElementById('view').dataset.view === 'model' && document.body.dataset.state === 'ready');
   assert.equal(await roots[0].getAttribute('data-state'), 'ready');
   say('head_view output: Model view tab drawn');
+  // (the frames keep their height: a fitted frame does not keep resizing)
+  const heights = [];
+  for (let k = 0; k < 5; k++) { heights.push(await page.$$eval('.bertlens-output iframe', (fs) => fs.map((f) => f.offsetHeight).join(','))); await page.waitForTimeout(200); }
+  assert.equal(new Set(heights).size, 1, `frame heights changing: ${heights.join(' | ')}`);
   // A click in the show() output: the engine runs the model view.
   const live = await frameOf(2);
+  await roots[2].scrollIntoViewIfNeeded();
   await live.evaluate(() => { document.body.dataset.state = 'loading'; });
   await live.click('#view-tabs button[data-view="model"]');
+  say('show() output: Model view tab clicked');
   await live.waitForFunction(() => document.getElementById('view').dataset.view === 'model' && document.body.dataset.state === 'ready', null, { timeout: 60000 });
   const info = await live.$eval('#token-info', (e) => e.textContent);
   assert.match(info, /^9 tokens · model ran in \d+ ms/);
