@@ -25,8 +25,8 @@ PKG = ROOT / "python" / "bertlens"
 DIST = Path(os.environ.get("BERTLENS_DIST", ROOT / "dist"))
 #: dist/ files carried by the package: (path under dist/, path in the package).
 #: engine.html is dist/bertlens.html (the one-file page: page, engine, wasm)
-#: without its built-in model, model list and viewer copy (a show() output
-#: puts the kernel's model and its own list in their place).
+#: without its built-in model, model list and viewer copy (a show() output's
+#: page is handed the kernel's model files instead).
 ASSETS: List[Tuple[str, str]] = [("viewer.html", "assets/viewer.html"), ("bertlens.html", "assets/engine.html")]
 DROP = {"assets/engine.html": ("bertlens-bundle-0", "bertlens-models", "bertlens-viewer")}
 NAME = "bertlens"

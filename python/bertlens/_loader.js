@@ -88,11 +88,6 @@
     }
   }
   // ---- a show() output: the model from the kernel, the page's engine on it
-  function toBase64(bytes) {
-    var parts = [];
-    for (var i = 0; i < bytes.length; i += 0x8000) parts.push(String.fromCharCode.apply(null, bytes.subarray(i, i + 0x8000)));
-    return btoa(parts.join(''));
-  }
   var models = window.__bertlensModels || (window.__bertlensModels = {});
   function fetchFile(live, name, as) {
     var url = live.base + '/model/' + live.model + '/' + encodeURIComponent(name);
@@ -105,7 +100,8 @@
     }
     return models[url];
   }
-  // A checkpoint folder's files, when the page asks for them (it converts them).
+  // The model's files (a bundle, or a checkpoint folder the page converts),
+  // posted when the page asks for them: tens of MB, never written into it.
   function sendFiles(live) {
     window.addEventListener('message', function (e) {
       if (e.source !== frame.contentWindow || !e.data || e.data.type !== 'bertlens:files?') return;
@@ -161,15 +157,8 @@
       return fetchFile(live, first).then(function (blob) { return [html, blob]; });
     }).then(function (got) {
       relaySnapshots(live);
-      if (live.kind === 'checkpoint') {
-        sendFiles(live);
-        return withBlocks(got[0], [['bertlens-notebook', JSON.stringify(Object.assign({}, nb, { checkpoint: true }))]]);
-      }
-      var models = { models: [{ id: 'notebook', name: live.name, file: live.name, inline: 'bertlens-bundle-0', default: true }] };
-      return got[1].arrayBuffer().then(function (buf) {
-        return withBlocks(got[0], [['bertlens-notebook', JSON.stringify(nb)], ['bertlens-models', JSON.stringify(models)]])
-          .replace(/<\/body>(?![\s\S]*<\/body>)/i, '<script type="application/octet-stream" id="bertlens-bundle-0">' + toBase64(new Uint8Array(buf)) + '<\/script></body>');
-      });
+      sendFiles(live);
+      return withBlocks(got[0], [['bertlens-notebook', JSON.stringify(Object.assign({}, nb, { model: live.kind }))]]);
     }, function (e) {
       if (!pages[cfg.key]) throw e; // (no page: pageText's own error)
       return keptSnapshot().then(function (kept) {

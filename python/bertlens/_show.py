@@ -3,8 +3,9 @@ on a bundle or a Hugging Face checkpoint folder the kernel hands it.
 
 The kernel serves the model's bytes to the notebook's browser from a small
 HTTP server on 127.0.0.1 (a random port, an unguessable path, only the files
-show() was given); the output's loader fetches them and puts them into the
-page, whose engine loads them as the one-file page loads its built-in model.
+show() was given); the output's loader fetches them and posts them to the
+page (web/js/page/embed.js notebookFiles), which loads the bundle as an
+opened file or converts the checkpoint folder as a dropped one.
 Each time the page draws, it sends its snapshot back to that server and the
 kernel writes it into a second, invisible output of the same cell: the saved
 notebook (and its nbconvert export) then draws that view from the snapshot

@@ -118,8 +118,18 @@ try {
 
   // A click in the head_view output: its Model view tab, drawn from its snapshot.
   const frameOf = async (i) => (await roots[i].$('iframe')).contentFrame();
+  // A user's click: the mouse at the button's place on the screen (JupyterLab's
+  // notebook skips painting what is off screen, content-visibility: auto, which
+  // stalls Playwright's own checks inside the frames).
+  const clickIn = async (frame, sel) => {
+    const el = await frame.$(sel);
+    await el.evaluate((e) => e.scrollIntoView({ block: 'center' }));
+    await page.waitForTimeout(300);
+    const b = await el.boundingBox();
+    await page.mouse.click(b.x + b.width / 2, b.y + b.height / 2);
+  };
   const head = await frameOf(0);
-  await head.click('#view-tabs button[data-view="model"]');
+  await clickIn(head, '#view-tabs button[data-view="model"]');
   await head.waitForFunction(() => document.getElementById('view').dataset.view === 'model' && document.body.dataset.state === 'ready');
   assert.equal(await roots[0].getAttribute('data-state'), 'ready');
   say('head_view output: Model view tab drawn');
@@ -129,9 +139,8 @@ try {
   assert.equal(new Set(heights).size, 1, `frame heights changing: ${heights.join(' | ')}`);
   // A click in the show() output: the engine runs the model view.
   const live = await frameOf(2);
-  await roots[2].scrollIntoViewIfNeeded();
   await live.evaluate(() => { document.body.dataset.state = 'loading'; });
-  await live.click('#view-tabs button[data-view="model"]');
+  await clickIn(live, '#view-tabs button[data-view="model"]');
   say('show() output: Model view tab clicked');
   await live.waitForFunction(() => document.getElementById('view').dataset.view === 'model' && document.body.dataset.state === 'ready', null, { timeout: 60000 });
   const info = await live.$eval('#token-info', (e) => e.textContent);
@@ -145,7 +154,8 @@ try {
   let saved = null;
   for (let i = 0; i < 50; i++) {
     await page.waitForTimeout(200);
-    const nb = JSON.parse(fs.readFileSync(path.join(dir, 'lab.ipynb'), 'utf8'));
+    let nb;
+    try { nb = JSON.parse(fs.readFileSync(path.join(dir, 'lab.ipynb'), 'utf8')); } catch { continue; } // (being written)
     const kept = (nb.cells[3].outputs || []).map((o) => [].concat(o.data?.['text/html'] || []).join('')).find((h) => h.includes('bertlens-kept'));
     if (kept && kept.includes('"s": "')) { saved = kept; break; }
   }

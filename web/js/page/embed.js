@@ -34,8 +34,9 @@ export function pageSnapshotText() {
  *            height would follow the view's)
  *    search  the page state as URL parameters (a frame made from text has
  *            no address of its own)
- *    checkpoint  true when the model is a Hugging Face checkpoint folder
- *            the kernel sends (notebookCheckpoint), converted in the page */
+ *    model   show()'s model, whose files the kernel sends (notebookFiles):
+ *            'bundle' (a .blb or .blb.gz) or 'checkpoint' (a Hugging Face
+ *            folder, converted in the page); '' for a static output */
 let notebookOpts;
 export function pageNotebook() {
   if (notebookOpts !== undefined) return notebookOpts;
@@ -48,7 +49,7 @@ export function pageNotebook() {
   }
   const screen = o && Number.isFinite(o.screen) ? Math.max(200, Math.min(4000, o.screen)) : 640;
   notebookOpts = o && typeof o === 'object'
-    ? { static: o.static === true, screen, search: typeof o.search === 'string' ? o.search : '', checkpoint: o.checkpoint === true } : null;
+    ? { static: o.static === true, screen, search: typeof o.search === 'string' ? o.search : '', model: ['bundle', 'checkpoint'].includes(o.model) ? o.model : '' } : null;
   return notebookOpts;
 }
 
@@ -60,18 +61,19 @@ export function startNotebook(opts) {
   if (opts.static) document.body.classList.add('notebook-static');
 }
 
-/** A live notebook output's checkpoint folder: asks the output around the
- *  page for its files ({type: 'bertlens:files?'}), which answers
- *  {type: 'bertlens:files', folder, files: [{name, blob}]}. Resolves to File
- *  objects named as in a dropped folder (convert.js filesFromBrowser). */
-export function notebookCheckpoint() {
+/** A live notebook output's model files: asks the output around the page
+ *  for them ({type: 'bertlens:files?'}), which answers {type:
+ *  'bertlens:files', folder, files: [{name, blob}]} (posted, not written
+ *  into the page: a bundle is tens of MB). Resolves to File objects named
+ *  as in a dropped folder (convert.js filesFromBrowser). */
+export function notebookFiles() {
   return new Promise((resolve, reject) => {
     const take = (e) => {
       if (e.source !== window.parent || !e.data || e.data.type !== 'bertlens:files') return;
       window.removeEventListener('message', take);
       const { folder, files } = e.data;
       if (!Array.isArray(files) || !files.every((f) => f && typeof f.name === 'string' && f.blob instanceof Blob)) {
-        reject(new Error('the notebook sent no checkpoint files'));
+        reject(new Error('the notebook sent no model files'));
         return;
       }
       resolve(files.map((f) => Object.assign(new File([f.blob], f.name), { relPath: `${folder}/${f.name}` })));

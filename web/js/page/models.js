@@ -23,7 +23,7 @@ import { createHubDialog } from './hub_dialog.js';
 import { listKeptHub } from '../engine/hub_cache.js';
 import { parseHubId } from '../engine/hub.js';
 import { againSourceOf, sourceName, untrusted, crashNotice } from './engine_restart.js';
-import { pageNotebook, notebookCheckpoint } from './embed.js';
+import { pageNotebook, notebookFiles } from './embed.js';
 
 const d3 = globalThis.d3;
 const $ = (id) => document.getElementById(id);
@@ -114,7 +114,7 @@ export function createModels(page) {
         localName = file.name;
         hubModel = null;
         if (converted) converted.active = false;
-        notice('local', 'info', `Using your bundle ${file.name}. Links and embeds name only models from the list, so they will open with the list's model.`);
+        if (!pageNotebook()) notice('local', 'info', `Using your bundle ${file.name}. Links and embeds name only models from the list, so they will open with the list's model.`);
         return {};
       },
     },
@@ -439,9 +439,20 @@ export function createModels(page) {
       return;
     }
     if (!await startEngine()) return;
-    if (pageNotebook() && pageNotebook().checkpoint) { // a notebook's folder, converted here (show())
+    const nb = pageNotebook();
+    if (nb && nb.model) { // show()'s model, its files from the notebook: a bundle, or a folder converted here
       fillPicker();
-      await loadModel({ kind: 'checkpoint', files: notebookCheckpoint() });
+      if (nb.model === 'checkpoint') await loadModel({ kind: 'checkpoint', files: notebookFiles() });
+      else {
+        let file;
+        try {
+          [file] = await notebookFiles();
+        } catch (e) {
+          fail('load', `Could not load the notebook's model: ${e.message}.`);
+          return;
+        }
+        await loadModel({ kind: 'file', file });
+      }
       return;
     }
     try {
