@@ -42,7 +42,7 @@ DEFAULT_MODEL := models/all-minilm-l6-v2.q10.blb.gz
 # the command line builds the scalar reference path.
 NATIVE_SIMD ?= $(if $(filter x86_64%,$(shell $(CC) -dumpmachine)),-msse4.1)
 
-.PHONY: all native lib test-embed wasm wasm-relaxed test-wasm-relaxed site serve test bench fuzz test-fuzz-corpora models setup clean \
+.PHONY: all native lib test-embed wasm wasm-relaxed test-wasm-relaxed site serve test bench fuzz test-fuzz-corpora models setup clean wheel test-notebook test-notebook-lab \
         test-native test-asan test-wasm test-web test-browser test-models test-fidelity test-one \
         check-tools check-site-tools
 
@@ -310,6 +310,32 @@ test-one:
 
 test-browser: site
 	$(NODE) tests/browser/run.mjs
+
+# ------------------------------------------------------------------ python
+# The Python package (python/bertlens: head_view/model_view in notebooks) as a
+# wheel holding the site's viewer page (dist/viewer.html); its in-tree build
+# backend (python/build_backend.py) is also what `pip install .` uses.
+PY_VERSION := $(shell sed -n 's/^__version__ = "\(.*\)"/\1/p' python/bertlens/__init__.py)
+WHEEL := build/wheel/bertlens-$(PY_VERSION)-py3-none-any.whl
+PY_SRC := $(wildcard python/bertlens/*.py python/bertlens/*.js) python/bertlens/py.typed python/build_backend.py $(wildcard docs/notebook.md)
+
+wheel: $(WHEEL)
+
+$(WHEEL): dist/.stamp $(PY_SRC)
+	$(PYTHON) python/build_backend.py build/wheel
+
+# The package's unit tests (numpy; torch too where installed), on the wheel;
+# then a notebook run with nbclient in a fresh venv (wheel + numpy + nbclient,
+# ipykernel, nbconvert from PyPI), show() drawn by Chromium as it runs, and
+# its HTML export drawn offline in Chromium; then JupyterLab (PyPI) in a real
+# browser (test-notebook-lab). pip needs PyPI; about 7 minutes in all here.
+test-notebook: $(WHEEL)
+	BERTLENS_WHEEL=$(WHEEL) $(PYTHON) tests/notebook/test_package.py
+	tests/notebook/run.sh $(WHEEL)
+	tests/notebook/run_lab.sh $(WHEEL)
+
+test-notebook-lab: $(WHEEL)
+	tests/notebook/run_lab.sh $(WHEEL)
 
 # ------------------------------------------------------------------- bench
 # the relaxed-SIMD build too where clang-19 is installed (bench.mjs skips a missing or stale one).

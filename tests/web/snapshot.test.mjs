@@ -222,8 +222,8 @@ test('damaged, cut, foreign and unknown-version snapshots give a clear error', a
   await expectErr('%%%not-base64', /base64url/);
   await expectErr(toBase64Url(await deflateRaw(new TextEncoder().encode('hello world, not a snapshot'))), /not a bertlens snapshot/);
   const packed = packSnapshot(snapshotFromRun(run, base, model));
-  packed[3] = 2;
-  await expectErr(toBase64Url(await deflateRaw(packed)), /version 2/);
+  packed[3] = 3;
+  await expectErr(toBase64Url(await deflateRaw(packed)), /version 3/);
   // A valid CRC over a wrong body is still caught by the layout checks.
   const bad = packSnapshot(snapshotFromRun(run, base, model)).slice(0, -4);
   bad[4] = 200; // T above 64

@@ -20,7 +20,7 @@ export { snapshotPlan, snapshotCovers } from './snapshot_plan.js';
 //
 //   offset  size        field
 //   0       3           magic "BLS"
-//   3       1           version = 1 (anything else: "unknown version" error)
+//   3       1           version = 1 (anything else but 2, below: "unknown version" error)
 //   4       1           T   tokens, [CLS]/[SEP] included, 1..MAX_TOKENS (64)
 //   5       1           L   layers of the model       1..255
 //   6       1           H   heads per layer           1..255
@@ -70,6 +70,16 @@ export { snapshotPlan, snapshotCovers } from './snapshot_plan.js';
 // scores (optional; written since 2026-11 for views whose spec says
 // `scores: true`): the row of pre-softmax scores and their terms the neuron
 // view shows (one query of one head), checked by snapshot_scores.js.
+// Version 2 is the same but for T, two bytes (u16 at offset 4; L, H, d and
+// M follow one byte later): written only above MAX_TOKENS tokens, for the
+// notebook outputs of python/bertlens (up to MAX_FILE_TOKENS = 1,024). A
+// reader takes such long snapshots only where it asks for FILE_LIMITS
+// (below): a page started by a notebook output. Links and embeds keep
+// LINK_LIMITS, whatever the version.
+// causal (optional; written by python/bertlens for a decoder's attention):
+// true when every weight above the diagonal is a masked 0 (no query sees a
+// later key), so views can draw those cells as masked. Present but not a
+// boolean: a SnapshotError.
 // Rounding error: attention within 0.5/255 of the model's value; a norm
 // within s·0.5/255; q/k within c/2. Bad input throws SnapshotError with a
 // sentence a reader understands; nothing here aborts the page.
@@ -78,7 +88,9 @@ export { snapshotPlan, snapshotCovers } from './snapshot_plan.js';
 // view's to say: snapshot_plan.js (snapshotPlan, snapshotCovers).
 
 export const SNAPSHOT_VERSION = 1;
+export const SNAPSHOT_VERSION_LONG = 2; // T in two bytes (above MAX_TOKENS tokens)
 export const MAX_TOKENS = 64;
+export const MAX_FILE_TOKENS = 1024;
 const MAGIC = [0x42, 0x4c, 0x53]; // "BLS"
 const MAX_TEXT = 1 << 20; // longest accepted text form (characters)
 const MAX_INFLATED = 16 << 20; // largest accepted binary snapshot (bytes)
@@ -93,6 +105,13 @@ const MAX_INFLATED = 16 << 20; // largest accepted binary snapshot (bytes)
 // (2 GiB) and is refused before anything is allocated.
 export const MAX_SNAPSHOT_FLOATS = 1 << 23;
 
+// What a reader accepts: a link or embed (the default), or a notebook
+// output's data block, which carries up to 1,024 tokens in at most 3 MB
+// (python/bertlens checks the same bounds before writing): 2^25 floats
+// (128 MiB) drawn, as many 8-bit values inflated (32 MiB, plus the meta).
+export const LINK_LIMITS = Object.freeze({ tokens: MAX_TOKENS, floats: MAX_SNAPSHOT_FLOATS, inflated: MAX_INFLATED, text: MAX_TEXT });
+export const FILE_LIMITS = Object.freeze({ tokens: MAX_FILE_TOKENS, floats: 1 << 25, inflated: (1 << 25) + (1 << 20), text: 4 << 20 });
+
 // Damaged input: a FormatError (bytes.js) under the name the callers know.
 export { SnapshotError };
 
@@ -103,10 +122,11 @@ const q255 = (v) => Math.max(0, Math.min(255, Math.round(v * 255)));
 /** The snapshot object of a live run (see web/js/worker.js for `run`) and the
  *  page state, for snapshotPlan(state, L, H, spec), spec the view's snapshot
  *  spec. model: {id, name, bytes}. Throws SnapshotError when the run is too
- *  long or lacks the data. */
-export function snapshotFromRun(run, state, model = {}, spec = null) {
+ *  long (limits: LINK_LIMITS, or a notebook output's FILE_LIMITS) or lacks
+ *  the data. */
+export function snapshotFromRun(run, state, model = {}, spec = null, limits = LINK_LIMITS) {
   const { T, L, H, d } = run;
-  if (T > MAX_TOKENS) throw new SnapshotError(`the input has ${T} tokens; snapshots hold at most ${MAX_TOKENS}`);
+  if (T > limits.tokens) throw new SnapshotError(`the input has ${T} tokens; snapshots hold at most ${limits.tokens}`);
   const plan = snapshotPlan(state, L, H, spec);
   const n = T * T;
   const take = (src, what) => plan[what].map(([l, h]) => {
@@ -130,6 +150,7 @@ export function snapshotFromRun(run, state, model = {}, spec = null) {
     pieces: PIECE_STYLES.includes(run.pieces) ? run.pieces : null,
     special: run.special && run.special.length === T ? Array.from(run.special, (f) => !!f) : null,
     nA: Number.isInteger(run.nA) && run.nA >= 0 && run.nA <= T ? run.nA : null,
+    causal: run.causal === true,
     attn: take(run.attn, 'attn'), norms: take(run.norms, 'norms'), qk,
     predict: spec && spec.predict ? predictFromRun(run.predict, state) : null,
     scores: spec && spec.scores ? scoresFromRun(run.scores, state, T) : null,
@@ -144,10 +165,10 @@ function pickState(s) {
   return o;
 }
 
-function checkSizes(o) {
+function checkSizes(o, limits = LINK_LIMITS) {
   const { T, L, H, d } = o;
   const ok = (v, lo, hi) => Number.isInteger(v) && v >= lo && v <= hi;
-  if (!ok(T, 1, MAX_TOKENS)) throw new SnapshotError(`a snapshot holds 1 to ${MAX_TOKENS} tokens, not ${T}`);
+  if (!ok(T, 1, limits.tokens)) throw new SnapshotError(`a snapshot holds 1 to ${limits.tokens} tokens, not ${T}`);
   if (!ok(L, 1, 255) || !ok(H, 1, 255) || !ok(d, 1, 255)) throw new SnapshotError('layers, heads and head width must be 1 to 255');
   if (o.tokens.length !== T || o.typeIds.length !== T || o.wordIds.length !== T) throw new SnapshotError('token lists do not have T entries');
   if (o.offsets != null) {
@@ -171,10 +192,10 @@ export function snapshotFloats({ T, H, d, attn = [], norms = [], qk = null }, ha
   return (layers(attn) + layers(norms)) * H * T * T + (hasQk ? 2 * H * T * d : 0);
 }
 
-function checkBudget(o, hasQk) {
+function checkBudget(o, hasQk, limits = LINK_LIMITS) {
   const n = snapshotFloats(o, hasQk);
-  if (n > MAX_SNAPSHOT_FLOATS) {
-    throw new SnapshotError(`drawing it would take ${Math.ceil((n * 4) / 1048576)} MB of memory, more than the ${(MAX_SNAPSHOT_FLOATS * 4) / 1048576} MB a snapshot may use`);
+  if (n > limits.floats) {
+    throw new SnapshotError(`drawing it would take ${Math.ceil((n * 4) / 1048576)} MB of memory, more than the ${(limits.floats * 4) / 1048576} MB a snapshot may use`);
   }
 }
 
@@ -183,15 +204,16 @@ function writeBlocks(w, blocks) {
   for (const b of blocks) { w.u8(b.layer); w.u8(b.head); }
 }
 
-/** Binary form (before compression) of a snapshot object. */
-export function packSnapshot(o) {
-  checkSizes(o);
+/** Binary form (before compression) of a snapshot object: version 1, or 2
+ *  above MAX_TOKENS tokens (limits: FILE_LIMITS then). */
+export function packSnapshot(o, limits = LINK_LIMITS) {
+  checkSizes(o, limits);
   const { T, d } = o;
   const n = T * T;
   const w = new Writer();
   MAGIC.forEach((b) => w.u8(b));
-  w.u8(SNAPSHOT_VERSION);
-  w.u8(T); w.u8(o.L); w.u8(o.H); w.u8(d);
+  if (T > MAX_TOKENS) { w.u8(SNAPSHOT_VERSION_LONG); w.u16(T); } else { w.u8(SNAPSHOT_VERSION); w.u8(T); }
+  w.u8(o.L); w.u8(o.H); w.u8(d);
   const meta = new TextEncoder().encode(JSON.stringify({
     state: o.state, model: o.model, tokens: o.tokens, type_ids: o.typeIds, word_ids: o.wordIds, truncated: !!o.truncated,
     ...(o.offsets ? { offsets: o.offsets } : {}),
@@ -200,6 +222,7 @@ export function packSnapshot(o) {
     ...(o.special ? { special: o.special } : {}),
     ...(o.nA != null ? { n_a: o.nA } : {}),
     ...(o.scores ? { scores: checkScores(o.scores, T, o.L, o.H) } : {}),
+    ...(o.causal ? { causal: true } : {}),
   }));
   w.u32(meta.length);
   w.bytes(meta);
@@ -233,8 +256,8 @@ export function packSnapshot(o) {
 }
 
 /** Text form (base64url of deflate-raw) of a snapshot object. */
-export async function encodeSnapshot(o) {
-  return toBase64Url(await deflateRaw(packSnapshot(o)));
+export async function encodeSnapshot(o, limits = LINK_LIMITS) {
+  return toBase64Url(await deflateRaw(packSnapshot(o, limits)));
 }
 
 // ----------------------------------------------------------------- decode
@@ -265,16 +288,21 @@ function cleanModel(m) {
 }
 
 /** Snapshot object of a binary snapshot (the inverse of packSnapshot, up
- *  to rounding). Throws SnapshotError on any damage. */
-export function unpackSnapshot(bytes) {
+ *  to rounding), within limits (LINK_LIMITS or FILE_LIMITS). Throws
+ *  SnapshotError on any damage. */
+export function unpackSnapshot(bytes, limits = LINK_LIMITS) {
   if (bytes.length < 16 || MAGIC.some((b, i) => bytes[i] !== b)) throw new SnapshotError('it is not a bertlens snapshot');
-  if (bytes[3] !== SNAPSHOT_VERSION) throw new SnapshotError(`it has version ${bytes[3]}; this page reads version ${SNAPSHOT_VERSION} (a newer bertlens may have made it)`);
+  const version = bytes[3];
+  if (version !== SNAPSHOT_VERSION && version !== SNAPSHOT_VERSION_LONG) {
+    throw new SnapshotError(`it has version ${version}; this page reads versions ${SNAPSHOT_VERSION} and ${SNAPSHOT_VERSION_LONG} (a newer bertlens may have made it)`);
+  }
   const body = bytes.subarray(0, bytes.length - 4);
   const crc = new DataView(bytes.buffer, bytes.byteOffset + bytes.length - 4, 4).getUint32(0, true);
   if (crc32(body) !== crc) throw new SnapshotError('its checksum does not match (the link was cut or changed)');
   const r = new Reader(body);
   r.n = 4;
-  const T = r.u8('header');
+  const T = version === SNAPSHOT_VERSION_LONG ? r.u16('header') : r.u8('header');
+  if (version === SNAPSHOT_VERSION_LONG && T <= MAX_TOKENS) throw new SnapshotError(`its version 2 header names ${T} tokens (version 2 is for more than ${MAX_TOKENS})`);
   const L = r.u8('header');
   const H = r.u8('header');
   const d = r.u8('header');
@@ -297,20 +325,23 @@ export function unpackSnapshot(bytes) {
     pieces: meta.pieces === undefined ? null : meta.pieces,
     special: meta.special === undefined ? null : meta.special,
     nA: meta.n_a === undefined ? null : meta.n_a,
+    causal: meta.causal === undefined ? false : meta.causal,
   };
-  checkSizes(o);
+  if (typeof o.causal !== 'boolean') throw new SnapshotError('its causal flag is not true or false');
+  checkSizes(o, limits);
+  o.limits = limits; // (runFromSnapshot's budget)
   o.predict = meta.predict === undefined ? null : checkPredict(meta.predict, T);
   o.scores = meta.scores === undefined ? null : checkScores(meta.scores, T, L, H);
   const n = T * T;
   o.attn = readBlocks(r, L, H, 'attention');
-  checkBudget(o, false); // before any block is allocated (again as each part is known)
+  checkBudget(o, false, limits); // before any block is allocated (again as each part is known)
   for (const b of o.attn) {
     const raw = r.bytes(n, 'attention values');
     b.data = new Float32Array(n);
     for (let i = 0; i < n; i++) b.data[i] = raw[i] / 255;
   }
   o.norms = readBlocks(r, L, H, 'norm');
-  checkBudget(o, false);
+  checkBudget(o, false, limits);
   const scales = o.norms.map(() => r.f32('norm scales'));
   o.norms.forEach((b, k) => {
     const s = scales[k];
@@ -322,7 +353,7 @@ export function unpackSnapshot(bytes) {
   o.qk = null;
   const hasQk = r.u8('q/k flag');
   if (hasQk > 1) throw new SnapshotError('its q/k flag is neither 0 nor 1');
-  checkBudget(o, hasQk === 1);
+  checkBudget(o, hasQk === 1, limits);
   if (hasQk) {
     const layer = r.u8('q/k');
     const head = r.u8('q/k');
@@ -344,21 +375,22 @@ export function unpackSnapshot(bytes) {
   return o;
 }
 
-/** Snapshot object of its text form. Throws SnapshotError (message: what is
- *  wrong, in words) for a damaged or unknown snapshot. */
-export async function decodeSnapshot(text) {
+/** Snapshot object of its text form, within limits (LINK_LIMITS, or
+ *  FILE_LIMITS for a notebook output's). Throws SnapshotError (message: what
+ *  is wrong, in words) for a damaged or unknown snapshot. */
+export async function decodeSnapshot(text, limits = LINK_LIMITS) {
   if (typeof text !== 'string' || !text) throw new SnapshotError('The snapshot is empty.');
-  if (text.length > MAX_TEXT) throw new SnapshotError('The snapshot is too long to be a bertlens snapshot.');
+  if (text.length > limits.text) throw new SnapshotError('The snapshot is too long to be a bertlens snapshot.');
   try {
     const packed = fromBase64Url(text);
     let bytes;
     try {
-      bytes = await inflateRaw(packed, MAX_INFLATED);
+      bytes = await inflateRaw(packed, limits.inflated);
     } catch (e) {
       if (e instanceof SnapshotError) throw e;
       throw new SnapshotError('it does not decompress (the link was cut or changed)');
     }
-    return unpackSnapshot(bytes);
+    return unpackSnapshot(bytes, limits);
   } catch (e) {
     if (e instanceof SnapshotError) {
       throw new SnapshotError(`This view's snapshot cannot be read: ${e.message.replace(/\.$/, '')}.`);
@@ -375,7 +407,7 @@ export async function decodeSnapshot(text) {
  *  past MAX_SNAPSHOT_FLOATS. */
 export function runFromSnapshot(o) {
   const { T, L, H, d } = o;
-  checkBudget(o, !!o.qk);
+  checkBudget(o, !!o.qk, o.limits || LINK_LIMITS);
   const n = T * T;
   const fill = (blocks) => {
     if (!blocks.length) return null;
@@ -401,6 +433,7 @@ export function runFromSnapshot(o) {
     tokens: o.tokens, typeIds: o.typeIds, wordIds: o.wordIds, offsets: o.offsets || null, nA, truncated: o.truncated,
     ...(o.pieces ? { pieces: o.pieces } : {}), // else tokenAxis guesses from the tokens
     special: o.special || null,
+    ...(o.causal ? { causal: true } : {}), // a decoder's attention (python/bertlens): keys after the query are masked
     // (a predictions-only snapshot holds no attention: L missing layers)
     T, L, H, d, attn: fill(o.attn) || (o.predict ? new Array(L).fill(null) : null), norms: fill(o.norms), q, k,
     ...(o.predict ? { predict: predictRun(o.predict) } : {}),

@@ -4,9 +4,9 @@
 
 import { parseStateAsync, stateFromSnapshot } from './state.js';
 import { formatBytes } from '../engine/bundles.js';
-import { decodeSnapshot, runFromSnapshot, snapshotCovers } from '../lib/snapshot.js';
+import { decodeSnapshot, runFromSnapshot, snapshotCovers, LINK_LIMITS, FILE_LIMITS } from '../lib/snapshot.js';
 import { ASSETS } from '../engine/assets.js';
-import { pageSnapshotText, pageSnapshotSource, offerModel, clearOffer, startEmbed } from './embed.js';
+import { pageSnapshotText, pageSnapshotSource, offerModel, clearOffer, startEmbed, pageNotebook, startNotebook } from './embed.js';
 import { notice, notices, fail, setPageState } from './notices.js';
 import { textKey } from './draw.js';
 import { viewById } from '../views/index.js';
@@ -30,7 +30,7 @@ export function createBoot(page) {
   let liveStarted = false; // the engine and model load were started
 
   async function main() {
-    const parsed = await parseStateAsync(location.search);
+    const parsed = await parseStateAsync(location.search || (pageNotebook() ? pageNotebook().search : ''));
     let s = parsed.state;
     if (!new URLSearchParams(location.search).has('theme') && matchMedia('(prefers-color-scheme: dark)').matches) {
       s = { ...s, theme: 'dark' };
@@ -42,13 +42,14 @@ export function createBoot(page) {
     page.toolbar.showText(page.store.get());
     page.toolbar.wire();
     if (s.embed) startEmbed(page.share.preferredHeight);
+    if (pageNotebook()) startNotebook(pageNotebook());
     if (await startFromSnapshot()) return; // drawn from the snapshot; the model loads on request
     await startLive();
   }
 
   async function startLive() {
     liveStarted = true;
-    registerServiceWorker();
+    if (!pageNotebook()) registerServiceWorker(); // (a notebook output's frame has no address of its own)
     await page.models.start();
   }
 
@@ -58,7 +59,8 @@ export function createBoot(page) {
     if (text === null) return false;
     let decoded;
     try {
-      decoded = await decodeSnapshot(text);
+      // (a notebook output's snapshot may hold up to 1,024 tokens: snapshot.js FILE_LIMITS)
+      decoded = await decodeSnapshot(text, pageNotebook() ? FILE_LIMITS : LINK_LIMITS);
     } catch (e) {
       notice('snapshot', 'error', `${e.message} Using the model instead.`);
       return false;
@@ -80,7 +82,18 @@ export function createBoot(page) {
     $('model-info').textContent = `${snap.model.name || snap.model.id || 'Model'} · this view is a snapshot (8-bit numbers stored with it); the model is not loaded`;
     page.runs.useRun(runFromSnapshot(snap), s);
     page.models.fromSnapshot(snap);
+    if (pageNotebook() && pageNotebook().static) hideTabsWithout(snap, s);
     return true;
+  }
+
+  /** A static notebook output can never load a model: only the tabs of views
+   *  its snapshot draws are offered (what each view needs is its descriptor's
+   *  snapshot spec; snapshot_plan.js snapshotCovers). */
+  function hideTabsWithout(o, s) {
+    d3.selectAll('#view-tabs button').each(function () {
+      const v = viewById(this.dataset.view);
+      this.hidden = !v.snapshot || !snapshotCovers(o, { ...s, view: v.id }, v.snapshot).ok;
+    });
   }
 
   /** Snapshot mode, when a run is wanted: draw when the snapshot holds the
@@ -93,7 +106,8 @@ export function createBoot(page) {
     setPageState('needs-model');
     const { why } = snapshotCovers(snap, s, viewById(s.view).snapshot);
     let bytes = snap.model.bytes;
-    const canLoad = ASSETS.engine !== false; // viewer.html (standalone export) has no engine
+    // viewer.html (standalone export) has no engine; a static notebook output no model
+    const canLoad = ASSETS.engine !== false && !(pageNotebook() && pageNotebook().static);
     if (canLoad && location.protocol !== 'file:') {
       try {
         const list = await page.models.listed();

@@ -12,7 +12,7 @@ import { emptySentence } from '../views/view_notes.js';
 import { viewById } from '../views/index.js';
 import { legendLines } from '../views/legend.js';
 import { notice, clearNotice, fail, setPageState, readyOwed } from './notices.js';
-import { embedDrawn } from './embed.js';
+import { embedDrawn, pageNotebook, notebookDrawn } from './embed.js';
 
 const d3 = globalThis.d3;
 const $ = (id) => document.getElementById(id);
@@ -105,6 +105,7 @@ export function createDrawing(page) {
     $('token-info').textContent = `${run.T} tokens${s.text_b ? ` (A: ${nA}, B: ${run.T - nA})` : ''} · ${run.snapshot ? 'drawn from the snapshot\'s 8-bit numbers, without the model' : `model ran in ${run.ms.toFixed(0)} ms`}${blank}`;
     page.url.afterPaint(s, run);
     embedDrawn(s);
+    notebookDrawn(page.share.snapshotText);
     const ms = performance.now() - t0;
     document.body.dataset.renderMs = ms.toFixed(1);
     document.body.dataset.runMs = run.ms.toFixed(1);
@@ -134,7 +135,7 @@ export function createDrawing(page) {
     // Presentation mode: the window below its bar, the labels scaled (present.js).
     const box = s.present && !s.embed ? page.toolbar.present.box($('view'))
       : viewBox($('view'), { embed: s.embed, below: s.embed ? $('embed-caption').offsetHeight : 0 });
-    if (!s.embed && !s.present) box.screen = screenHeight($('view'));
+    if (!s.embed && !s.present) box.screen = pageNotebook() ? pageNotebook().screen : screenHeight($('view'));
     shownBefore = true;
     if (focusIn) $('view').focus({ preventScroll: true });
     if (empty) {

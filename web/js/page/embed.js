@@ -13,12 +13,84 @@
 import { snapshotTextOf } from '../lib/export_data.js';
 import { serializeState } from './state.js';
 import { viewById } from '../views/index.js';
+import { FILE_LIMITS } from '../lib/snapshot.js';
 
 /** The snapshot text this page carries (URL fragment or the standalone
  *  file's script element), or null. */
 export function pageSnapshotText() {
   const el = document.getElementById('bertlens-snapshot');
   return snapshotTextOf(location.hash, el ? el.textContent : null);
+}
+
+/** A notebook output's options (python/bertlens puts them into the page it
+ *  shows in an iframe, as <script type="application/json"
+ *  id="bertlens-notebook">), or null on any other page:
+ *    static  true when the output draws only the snapshot it carries (no
+ *            model can be loaded); false for show(), whose page runs the
+ *            model the kernel handed it and sends each drawing's snapshot to
+ *            the output (notebookDrawn), which the notebook keeps
+ *    screen  the height (CSS px) a view may grow to, instead of the window's
+ *            (the output's frame is fitted to the page, so the window's
+ *            height would follow the view's)
+ *    search  the page state as URL parameters (a frame made from text has
+ *            no address of its own)
+ *    model   show()'s model, whose files the kernel sends (notebookFiles):
+ *            'bundle' (a .blb or .blb.gz) or 'checkpoint' (a Hugging Face
+ *            folder, converted in the page); '' for a static output */
+let notebookOpts;
+export function pageNotebook() {
+  if (notebookOpts !== undefined) return notebookOpts;
+  const el = document.getElementById('bertlens-notebook');
+  let o = null;
+  try {
+    o = el ? JSON.parse(el.textContent) : null;
+  } catch {
+    o = null;
+  }
+  const screen = o && Number.isFinite(o.screen) ? Math.max(200, Math.min(4000, o.screen)) : 640;
+  notebookOpts = o && typeof o === 'object'
+    ? { static: o.static === true, screen, search: typeof o.search === 'string' ? o.search : '', model: ['bundle', 'checkpoint'].includes(o.model) ? o.model : '' } : null;
+  return notebookOpts;
+}
+
+/** A notebook output: the body's classes (app.css hides what a notebook
+ *  output has no use for: links to this frame, the file pickers, and with a
+ *  static output the text boxes). */
+export function startNotebook(opts) {
+  document.body.classList.add('notebook');
+  if (opts.static) document.body.classList.add('notebook-static');
+}
+
+/** A live notebook output's model files: asks the output around the page
+ *  for them ({type: 'bertlens:files?'}), which answers {type:
+ *  'bertlens:files', folder, files: [{name, blob}]} (posted, not written
+ *  into the page: a bundle is tens of MB). Resolves to File objects named
+ *  as in a dropped folder (convert.js filesFromBrowser). */
+export function notebookFiles() {
+  return new Promise((resolve, reject) => {
+    const take = (e) => {
+      if (e.source !== window.parent || !e.data || e.data.type !== 'bertlens:files') return;
+      window.removeEventListener('message', take);
+      const { folder, files } = e.data;
+      if (!Array.isArray(files) || !files.every((f) => f && typeof f.name === 'string' && f.blob instanceof Blob)) {
+        reject(new Error('the notebook sent no model files'));
+        return;
+      }
+      resolve(files.map((f) => Object.assign(new File([f.blob], f.name), { relPath: `${folder}/${f.name}` })));
+    };
+    window.addEventListener('message', take);
+    window.parent.postMessage({ type: 'bertlens:files?' }, '*');
+  });
+}
+
+/** After a redraw in a live notebook output: its snapshot (or null when the
+ *  view has none: snapshotText()) to the output around the page. */
+export function notebookDrawn(snapshotText) {
+  const nb = pageNotebook();
+  if (!nb || nb.static || window.parent === window) return;
+  snapshotText(FILE_LIMITS).then((text) => {
+    if (text) window.parent.postMessage({ type: 'bertlens:snapshot', text }, '*');
+  }, () => {});
 }
 
 /** The http(s) permalink a standalone file was exported from, or ''. */

@@ -30,6 +30,7 @@ import { createHubDialog } from './hub_dialog.js';
 import { listKeptHub } from '../engine/hub_cache.js';
 import { parseHubId } from '../engine/hub.js';
 import { againSourceOf, sourceName, untrusted, crashNotice } from './engine_restart.js';
+import { pageNotebook, notebookFiles } from './embed.js';
 
 const d3 = globalThis.d3;
 const $ = (id) => document.getElementById(id);
@@ -130,7 +131,7 @@ export function createModels(page) {
         ownName = (info && info.meta && info.meta['source.name']) || file.name; // the name its converter gave it
         hubModel = null;
         notConverted();
-        notice('local', 'info', `Using your bundle ${file.name}. Links and embeds name only models from the list, so they will open with the list's model.`);
+        if (!pageNotebook()) notice('local', 'info', `Using your bundle ${file.name}. Links and embeds name only models from the list, so they will open with the list's model.`);
         return {};
       },
     },
@@ -182,9 +183,10 @@ export function createModels(page) {
         // Storage by slices read out of it, then taken by the engine in place
         // (which rewrites its q8 bytes, so it is kept first).
         const { cv } = src;
-        const kept = await storeConverted(cv.name, { size: res.size, read: res.read }, (text, detail) => notice('storage', 'info', text, detail), { key: cv.key, dtype: cv.dtype });
+        // (a notebook output's frame has no address to key a kept copy by; the kernel has the folder)
+        const kept = !pageNotebook() && await storeConverted(cv.name, { size: res.size, read: res.read }, (text, detail) => notice('storage', 'info', text, detail), { key: cv.key, dtype: cv.dtype });
         if (!kept) unkept.set(cv.key, await heldBytes(res)); // not kept by the browser: a copy here, for saving it as a file
-        keptConverted = await listConverted();
+        keptConverted = pageNotebook() ? [] : await listConverted();
         $('progress-text').textContent = `Loading ${name} into the model engine…`;
         src.tensors = res.log.filter((l) => l.startsWith('[tensor] ') && !l.includes(' skipped ')).length;
         const ok = await accept({ converted: true, gen: res.gen, size: res.size }, name);
@@ -199,8 +201,9 @@ export function createModels(page) {
         const patch = useConverted(src.cv);
         if (src.fellBack) notice('convert-dtype', 'warn', src.fellBack.text);
         notice('local', 'info', `Converted ${src.cv.name} in this page (${src.tensors} tensors, ${src.cv.dtype}). `
-          + 'It is kept in this browser: choose it in the model list after a reload, or save it as a bundle file. '
-          + 'Links and embeds name only models from the list.');
+          + (pageNotebook() ? 'Save it as a bundle file to load it faster next time.'
+            : 'It is kept in this browser: choose it in the model list after a reload, or save it as a bundle file. '
+            + 'Links and embeds name only models from the list.'));
         return patch;
       },
     },
@@ -496,6 +499,22 @@ export function createModels(page) {
       return;
     }
     if (!await startEngine()) return;
+    const nb = pageNotebook();
+    if (nb && nb.model) { // show()'s model, its files from the notebook: a bundle, or a folder converted here
+      fillPicker();
+      if (nb.model === 'checkpoint') await loadModel({ kind: 'checkpoint', files: notebookFiles() });
+      else {
+        let file;
+        try {
+          [file] = await notebookFiles();
+        } catch (e) {
+          fail('load', `Could not load the notebook's model: ${e.message}.`);
+          return;
+        }
+        await loadModel({ kind: 'file', file });
+      }
+      return;
+    }
     try {
       list = await fetchIndex(absolute('models/index.json'));
     } catch (e) {

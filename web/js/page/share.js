@@ -8,7 +8,7 @@ import { formatBytes, base64ToBytes } from '../engine/bundles.js';
 import { THEMES } from '../views/common.js';
 import { viewById } from '../views/index.js';
 import { stageToSVG, svgToPNG, download, titleLine } from './export.js';
-import { snapshotFromRun, encodeSnapshot, MAX_TOKENS } from '../lib/snapshot.js';
+import { snapshotFromRun, encodeSnapshot, MAX_TOKENS, LINK_LIMITS } from '../lib/snapshot.js';
 import { shownMatrices, toCSV, toJSON, standaloneHtml } from '../lib/export_data.js';
 import { notice, clearNotice } from './notices.js';
 import { shownState, axisOf } from './draw.js';
@@ -60,13 +60,14 @@ export function createShare(page) {
     return size && size.height > 0 ? size.height : 0;
   }
 
-  /** The snapshot of what is drawn (null above MAX_TOKENS tokens). */
-  async function snapshotText() {
+  /** The snapshot of what is drawn (null above MAX_TOKENS tokens, or
+   *  limits.tokens: a notebook output's FILE_LIMITS, lib/snapshot.js). */
+  async function snapshotText(limits = LINK_LIMITS) {
     const { s, run } = shown();
     if (!run || !viewById(s.view).snapshot) return null;
-    if (run.snapshot) return encodeSnapshot({ ...run.snapshot, state: { ...s } });
-    if (run.T > MAX_TOKENS) return null;
-    return encodeSnapshot(snapshotFromRun(run, s, page.models.entry() || {}, viewById(s.view).snapshot));
+    if (run.snapshot) return encodeSnapshot({ ...run.snapshot, state: { ...s } }, limits);
+    if (run.T > limits.tokens) return null;
+    return encodeSnapshot(snapshotFromRun(run, s, page.models.entry() || {}, viewById(s.view).snapshot, limits), limits);
   }
 
   async function exportView(kind) {
@@ -168,5 +169,5 @@ export function createShare(page) {
     }
   }
 
-  return { exportView, share, exportData, preferredHeight };
+  return { exportView, share, exportData, preferredHeight, snapshotText };
 }

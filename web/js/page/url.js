@@ -1,7 +1,8 @@
 // url.js — the address bar follows what is shown: the plain form at once
 // when short, the compressed permalink (state.js permalinkSearch) after.
 // An embed in another page, a snapshot link and a page opened from a file
-// keep their URL as given. Another view, layer or head is a new history
+// keep their URL as given; a frame made from text (about:srcdoc, a notebook
+// output) has none. Another view, layer or head is a new history
 // entry (pushState), so Back goes back within the page; everything else
 // (typing above all) replaces the current entry. Back and Forward give the
 // entry's state to the store (toolbar.js, popstate), through adopt().
@@ -21,6 +22,7 @@ export function createUrlSync(page) {
   function sync(s, run) {
     if (s.embed && window.self !== window.top) return; // keep an embed's URL as given
     if (page.snapshotMode() || location.protocol === 'file:') return; // keep a snapshot link as given
+    if (location.protocol === 'about:') return; // a frame made from text (a notebook output) has no address to write
     const seq = ++syncSeq;
     const key = entryKeyOf(s);
     let push = entryKey !== null && key !== entryKey; // the first write of this sync makes a new entry

@@ -125,6 +125,8 @@ export function heatmapView() {
   function paintCells(stage, data, g, colour, vmax) {
     const { K, matrix } = data;
     const { cell, side } = g;
+    // A decoder's masked cells (a key after its query) in the grid colour, not as weights of 0.
+    const paint = data.causal ? (v, i, j) => (j > i ? theme.grid : colour(v)) : colour;
     const canvas = stage.select('canvas.hm-cells').style('left', `${g.left}px`).style('top', `${g.top}px`).node();
     const ctx = sizeCanvas(canvas, side, side);
     ctx.fillStyle = theme.bg;
@@ -132,7 +134,7 @@ export function heatmapView() {
     if (K <= 160) {
       for (let i = 0; i < K; i++) {
         for (let j = 0; j < K; j++) {
-          ctx.fillStyle = colour(matrix[i * K + j]);
+          ctx.fillStyle = paint(matrix[i * K + j], i, j);
           ctx.fillRect(j * cell, i * cell, cell, cell);
         }
       }
@@ -142,6 +144,11 @@ export function heatmapView() {
       const img = new ImageData(K, K);
       const px = new Uint32Array(img.data.buffer);
       for (let p = 0; p < K * K; p++) px[p] = lut[Math.min(255, Math.round((255 * matrix[p]) / vmax))];
+      if (data.causal) {
+        const g = d3.rgb(theme.grid);
+        const grid = new Uint32Array(new Uint8Array([g.r, g.g, g.b, 255]).buffer)[0];
+        for (let i = 0; i < K; i++) for (let j = i + 1; j < K; j++) px[i * K + j] = grid;
+      }
       const tmp = document.createElement('canvas');
       tmp.width = K; tmp.height = K;
       tmp.getContext('2d').putImageData(img, 0, 0);
@@ -154,7 +161,7 @@ export function heatmapView() {
       }
       return {
         node: cellMarks('hm-cells', (put) => {
-          for (let i = 0; i < K; i++) for (let j = 0; j < K; j++) put(j * cell, i * cell, cell, cell, colour(matrix[i * K + j]));
+          for (let i = 0; i < K; i++) for (let j = 0; j < K; j++) put(j * cell, i * cell, cell, cell, paint(matrix[i * K + j], i, j));
         }),
         note: `Heatmap cells: ${K * K} vector rectangles (${K} × ${K}).`,
       };
@@ -352,6 +359,8 @@ export function shownCell(axis, cell) {
   return i < 0 || j < 0 ? null : { i, j };
 }
 
+export const CAUSAL_NOTE = 'Causal attention (a decoder): each query sees only itself and earlier keys; the cells right of the diagonal are masked (grid colour), not weights of 0.';
+
 /** The registry entry (views/index.js): what the page controller needs. */
 export const descriptor = {
   id: 'heatmap',
@@ -379,11 +388,12 @@ export const descriptor = {
   prepare(run, s, { axis, src, lines, valueName, modeWord }) {
     const matrix = axis.transform(headMatrix(src[s.layer], run.H, run.T, s.head));
     const headTxt = s.head === 'mean' ? 'mean of heads' : `head ${s.head}`;
+    const notes = s.head === 'mean' ? [...lines, `Mean over all ${run.H} heads of the layer.`] : lines;
     return {
       K: axis.K, labels: axis.labels, raw: axis.raw, segs: s.text_b ? axis.segs : null, matrix, valueName,
-      cell: shownCell(axis, s.cell), members: axis.members,
+      cell: shownCell(axis, s.cell), members: axis.members, causal: !!run.causal,
       title: `Heatmap — layer ${s.layer}, ${headTxt} (${modeWord})`,
-      notes: s.head === 'mean' ? [...lines, `Mean over all ${run.H} heads of the layer.`] : lines,
+      notes: run.causal ? [...notes, CAUSAL_NOTE] : notes,
     };
   },
 };
