@@ -258,7 +258,7 @@ check-site-tools:
 test-models:
 	$(PYTHON) tools/make_models.py --test
 
-test: check-tools native test-models test-native test-embed test-asan test-fuzz-corpora wasm test-wasm test-fidelity site test-web test-browser
+test: check-tools native test-models test-native test-embed test-asan test-fuzz-corpora wasm test-wasm test-fidelity site test-web test-browser test-notebook
 	@echo "ALL TESTS PASSED"
 
 # Every tests/*.test.mjs is a node:test file that runs on the backend

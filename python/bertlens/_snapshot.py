@@ -170,6 +170,8 @@ def pack(att: Attention, state: Dict[str, Any], model: Dict[str, Any], type_ids:
         meta["n_a"] = int(n_a)
     if att.causal:
         meta["causal"] = True  # a decoder's masked keys (snapshot.js: views draw them as masked)
+    if qk is not None:
+        meta["scores"] = _scores(qk, T, att.causal)
     meta_bytes = json.dumps(meta, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
     head = bytes([SNAPSHOT_VERSION, T]) if T <= MAX_TOKENS_V1 else bytes([SNAPSHOT_VERSION_LONG]) + struct.pack("<H", T)
     d = qk[2].shape[1] if qk is not None else 1
@@ -187,6 +189,25 @@ def pack(att: Attention, state: Dict[str, Any], model: Dict[str, Any], type_ids:
         raise AttentionError(f"the snapshot would be {len(body):,} bytes, more than the page reads; "
                              "pass include_layers= or include_heads=")
     return body + struct.pack("<I", zlib.crc32(body) & 0xFFFFFFFF)
+
+
+MAX_ALL_QUERIES = 128  # snapshot_scores.js: every query's scores are held up to this many tokens
+
+
+def _scores(qk: "tuple[int, int, np.ndarray, np.ndarray]", T: int, causal: bool) -> Dict[str, Any]:
+    """The neuron view's scores (snapshot_scores.js): q · k / √d of the head
+    given, the one term they are, null at a causal mask's keys; every
+    query's rows up to MAX_ALL_QUERIES tokens, else the first query's."""
+    layer, head, q, k = qk
+    s = (q.astype(np.float64) @ k.astype(np.float64).T) / np.sqrt(q.shape[1])
+    rows = range(T) if T <= MAX_ALL_QUERIES else range(1)
+    flat = [None if causal and j > i else float(f"{s[i, j]:.8g}") for i in rows for j in range(T)]
+    return {
+        "layer": layer, "head": head, "query": None if T <= MAX_ALL_QUERIES else 0, "window": -1,
+        "terms": [{"name": "q·k/√d", "abbr": "q·k/√d",
+                   "about": "the query's dot product with the key, over √d, of the vectors given in Python"}],
+        "rows": [flat, list(flat)],
+    }
 
 
 def encode(body: bytes) -> str:

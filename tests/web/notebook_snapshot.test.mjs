@@ -158,7 +158,7 @@ e = np.exp(s - s.max(-1, keepdims=True))
 att = check_attention([(e / e.sum(-1, keepdims=True))[None].astype(np.float32)], [f"t{i}" for i in range(T)])
 state = {"view": "neuron", "layer": 0, "head": 1, "mode": "attn", "text": "t", "text_b": "", "model": "", "theme": "light", "heads": None, "filter": "all"}
 text = encode(pack(att, state, {"id": "notebook", "name": "py", "bytes": 0}, [0] * T, list(range(T)), None, (0, 1, q[1], k[1])))
-json.dump({"text": text, "q": q[1].ravel().tolist(), "k": k[1].ravel().tolist()}, sys.stdout)
+json.dump({"text": text, "q": q[1].ravel().tolist(), "k": k[1].ravel().tolist(), "s": s[1].ravel().tolist()}, sys.stdout)
 `;
   const r = spawnSync(PYTHON, ['-c', code], { encoding: 'utf8' });
   assert.equal(r.status, 0, r.stderr);
@@ -172,6 +172,15 @@ json.dump({"text": text, "q": q[1].ravel().tolist(), "k": k[1].ravel().tolist()}
       for (let c = 0; c < 12; c++) assert.ok(Math.abs(o.qk[name][t * 12 + c] - row[c]) <= step / 2 + 1e-6, `${name}[${t}][${c}]`);
     }
   }
+  // Every query's scores (q·k/√d in float64, numpy's), one term equal to them.
+  assert.equal(o.scores.query, null);
+  assert.equal(o.scores.rows.length, 2);
+  py.s.forEach((v, i) => {
+    assert.ok(Math.abs(o.scores.rows[0][i] - v) <= 1e-6 * Math.max(1, Math.abs(v)), `scores[${i}]`);
+    assert.equal(o.scores.rows[1][i], o.scores.rows[0][i]);
+  });
   const checked = stateFromSnapshot(o.state, o);
-  assert.ok(snapshotCovers(o, { ...checked.state, view: 'neuron' }, viewById('neuron').snapshot).ok, 'the neuron view draws it');
+  for (const query of [0, 3, 6]) {
+    assert.ok(snapshotCovers(o, { ...checked.state, view: 'neuron', query }, viewById('neuron').snapshot).ok, `the neuron view draws query ${query}`);
+  }
 });

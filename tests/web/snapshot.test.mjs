@@ -166,6 +166,8 @@ test('neuron snapshot scores: a masked key stays null; damaged scores are refuse
     [(m) => { m.scores.terms[0].about = 5; }, /terms\[0\]\.about is 5/],
     [(m) => { m.scores.terms = []; }, /terms is \[\], not a list of 1 to 3 terms/],
     [(m) => { m.scores.query = T; }, new RegExp(`query is ${T}, not a token index below ${T}`)],
+    // every query's rows (query null, as python/bertlens writes them) must hold T·T numbers each
+    [(m) => { m.scores.query = null; }, new RegExp(`rows\\[0\\] is .*not a row of ${T * T} numbers`)],
     [(m) => { m.scores.layer = 2; }, /layer is 2, not a layer below 2/],
     [(m) => { m.scores = 'x'; }, /record is "x", not an object/],
   ]) {

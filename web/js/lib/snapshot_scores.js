@@ -11,6 +11,9 @@
 //    "window": -1 or the layer's half window,
 //    "terms": [{"name", "abbr", "about"}, ... 1 to 3],
 //    "rows": [[T numbers or null], ...]  the scores, then one row per term}
+// or, with "query": null (written by python/bertlens's neuron_view, which
+// has every query's vectors), every query's rows: each of "rows" holds T·T
+// numbers, query by query, for T up to MAX_ALL_QUERIES tokens.
 // Numbers keep 8 significant digits (a float32 has 7.2); null is a key the
 // model masks out. A link is anyone's JSON: checkScores refuses any other
 // type, range or count with a SnapshotError naming the field; the strings
@@ -19,6 +22,7 @@
 import { FormatError as SnapshotError } from './bytes.js';
 
 export const MAX_TERMS = 3; // BL_MAX_SCORE_TERMS (src/bertlens.h)
+export const MAX_ALL_QUERIES = 128; // tokens up to which a snapshot may hold every query's scores
 const MAX_TEXT = { name: 48, abbr: 16, about: 300 };
 
 const isObj = (v) => v !== null && typeof v === 'object' && !Array.isArray(v);
@@ -57,7 +61,10 @@ export function checkScores(raw, T, L, H) {
   if (!isObj(raw)) bad('record', raw, 'an object');
   if (!isInt(raw.layer, 0, L - 1)) bad('layer', raw.layer, `a layer below ${L}`);
   if (!isInt(raw.head, 0, H - 1)) bad('head', raw.head, `a head below ${H}`);
-  if (!isInt(raw.query, 0, T - 1)) bad('query', raw.query, `a token index below ${T}`);
+  const all = raw.query === null;
+  if (all && T > MAX_ALL_QUERIES) bad('query', raw.query, `a token index below ${T} (every query's scores are held up to ${MAX_ALL_QUERIES} tokens)`);
+  if (!all && !isInt(raw.query, 0, T - 1)) bad('query', raw.query, `a token index below ${T}, or null`);
+  const n = all ? T * T : T;
   if (!isInt(raw.window, -1, 1e6)) bad('window', raw.window, 'a half window (-1: none)');
   if (!Array.isArray(raw.terms) || raw.terms.length < 1 || raw.terms.length > MAX_TERMS) bad('terms', raw.terms, `a list of 1 to ${MAX_TERMS} terms`);
   const terms = raw.terms.map((t, i) => {
@@ -69,18 +76,19 @@ export function checkScores(raw, T, L, H) {
   });
   if (!Array.isArray(raw.rows) || raw.rows.length !== terms.length + 1) bad('rows', raw.rows, `${terms.length + 1} rows (the scores, then each term)`);
   const rows = raw.rows.map((r, i) => {
-    if (!Array.isArray(r) || r.length !== T) bad(`rows[${i}]`, r, `a row of ${T} numbers`);
+    if (!Array.isArray(r) || r.length !== n) bad(`rows[${i}]`, r, `a row of ${n} numbers`);
     r.forEach((v, j) => { if (v !== null && !(typeof v === 'number' && Number.isFinite(v))) bad(`rows[${i}][${j}]`, v, 'a number or null'); });
     return r.slice();
   });
   const masked = rows[0].map((v) => v === null);
   rows.forEach((r, i) => r.forEach((v, j) => { if ((v === null) !== masked[j]) bad(`rows[${i}][${j}]`, v, masked[j] ? 'null (the key is masked)' : 'a number'); }));
-  if (masked.every(Boolean)) bad('rows[0]', rows[0], 'a row with a key left in');
+  for (let q = 0; q < n; q += T) if (masked.slice(q, q + T).every(Boolean)) bad('rows[0]', rows[0], 'rows with a key left in');
   return { layer: raw.layer, head: raw.head, query: raw.query, window: raw.window, terms, rows };
 }
 
 /** run.scores as protocol.js withScores has it, from a checked snapshot
- *  record: one query's row (query set), NaN where masked. */
+ *  record: one query's row (query set) or every query's (query null), NaN
+ *  where masked. */
 export function scoresRun(o) {
   const row = (r) => Float32Array.from(r, (v) => (v === null ? NaN : v));
   return {
@@ -94,6 +102,6 @@ export function scoresRun(o) {
 export function scoresCovers(o, s) {
   const { head, query } = shownHeadQuery(s, o.T);
   const sc = o.scores;
-  if (sc && sc.layer === s.layer && sc.head === head && sc.query === query) return { ok: true };
+  if (sc && sc.layer === s.layer && sc.head === head && (sc.query === null || sc.query === query)) return { ok: true };
   return { ok: false, why: `the scores of query ${query} for layer ${s.layer}, head ${head}` };
 }
