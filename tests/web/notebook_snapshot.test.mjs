@@ -13,6 +13,7 @@ import {
   decodeSnapshot, encodeSnapshot, packSnapshot, unpackSnapshot, runFromSnapshot, snapshotCovers, LINK_LIMITS, FILE_LIMITS, MAX_TOKENS, MAX_FILE_TOKENS,
 } from '../../web/js/lib/snapshot.js';
 import { crc32 } from '../../web/js/lib/bytes.js';
+import { withMeta } from './snapshot_meta.mjs';
 import { stateFromSnapshot } from '../../web/js/page/state.js';
 import { viewById } from '../../web/js/views/index.js';
 import { CAUSAL_NOTE } from '../../web/js/views/heatmap.js';
@@ -101,18 +102,7 @@ test('300 causal tokens: version 2, read with the notebook limits only', async (
   assert.ok(!plain.notes.includes(CAUSAL_NOTE));
   // a causal flag of another type is damage
   const v1 = packSnapshot(await decodeSnapshot(fromPython({ L: 1, H: 1, T: 10 }).text));
-  const m = new DataView(v1.buffer, v1.byteOffset).getUint32(8, true);
-  const meta = JSON.parse(new TextDecoder().decode(v1.subarray(12, 12 + m)));
-  const metaBytes = new TextEncoder().encode(JSON.stringify({ ...meta, causal: 'yes' }));
-  const body = new Uint8Array(12 + metaBytes.length + (v1.length - 4 - 12 - m));
-  body.set(v1.subarray(0, 12));
-  new DataView(body.buffer).setUint32(8, metaBytes.length, true);
-  body.set(metaBytes, 12);
-  body.set(v1.subarray(12 + m, v1.length - 4), 12 + metaBytes.length);
-  const packed = new Uint8Array(body.length + 4);
-  packed.set(body);
-  new DataView(packed.buffer).setUint32(body.length, crc32(body), true);
-  assert.throws(() => unpackSnapshot(packed), /causal flag is not true or false/);
+  await assert.rejects(decodeSnapshot(await withMeta(v1, (meta) => ({ ...meta, causal: 'yes' }))), /causal flag is not true or false/);
   const n = 300 * 300;
   assert.ok(maxDiff(run.attn[0].subarray(n, 2 * n), py.weights[0][1]) <= 0.5 / 255 + 1e-7);
   // above the diagonal: exactly 0 (masked)
