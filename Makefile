@@ -266,7 +266,9 @@ test: check-tools native test-models test-native test-embed test-asan test-fuzz-
 # and skips, with the reason, what that backend cannot serve: a new test file
 # needs no line here. The fidelity runs are test-fidelity's.
 JS_TESTS = $(filter-out tests/fidelity.test.mjs,$(wildcard tests/*.test.mjs))
-NODE_TEST := $(NODE) --test
+# Two test files at a time (node runs one at a time on 2 cores by default):
+# each file works in its own folder under build/ or the system temp folder.
+NODE_TEST := $(NODE) --test --test-concurrency=2
 
 test-native: build/bertlens build/kernel_host build/state_limits build/sizes_test build/hf_tok_host build/dtype_host build/family_host build/json_host
 	$(PYTHON) tools/gen_unicode.py --check
@@ -289,7 +291,7 @@ test-wasm: build/wasm/bertlens.js build/wasm/bertlens-mt.js build/wasm-test/bert
 	BERTLENS_BACKEND=wasm-mt BERTLENS_QUICK=1 $(NODE_TEST) tests/shapes.test.mjs
 
 test-web:
-	$(NODE) --test tests/web/
+	$(NODE_TEST) tests/web/
 
 # Published bundles vs the f32 bundle on all 320 inputs of
 # tests/corpus/fidelity.jsonl (wasm), per-input bars of issue 9: the q10
