@@ -70,6 +70,7 @@ self.onmessage = async (ev) => {
     if (Array.isArray(out)) [out, transfer] = out;
     self.postMessage({ id, ok: true, result: out, memory: memoryNow() }, transfer);
   } catch (e) {
-    self.postMessage({ id, ok: false, error: String((e && e.message) || e), fatal: fatal(e), memory: memoryNow() });
+    // during: what it was doing, where a message does several things ('take' converting: 'conv')
+    self.postMessage({ id, ok: false, error: String((e && e.message) || e), fatal: fatal(e), memory: memoryNow(), ...(e && e.during ? { during: e.during } : {}) });
   }
 };

@@ -88,7 +88,7 @@ export class Engine {
     if (p && !this.dead && p.onProgress) p.onProgress(progress);
   }
 
-  answer({ id, ok, result, error, fatal, memory }) {
+  answer({ id, ok, result, error, fatal, memory, during }) {
     const p = this.pending.get(id);
     if (!p || this.dead) return;
     this.pending.delete(id);
@@ -96,7 +96,7 @@ export class Engine {
     const grew = Number.isFinite(memory) && memory - this.memory;
     if (Number.isFinite(memory)) this.memory = memory;
     if (fatal) {
-      this.crash('trap', `crashed (${error})`, { during: p.type, detail: error });
+      this.crash('trap', `crashed (${error})`, { during: during || p.type, detail: error });
       p.reject(this.dead);
       return;
     }

@@ -17,7 +17,9 @@
 //        its config's _name_or_path), converted to dtype (q8, falling back)
 //   req {kind: 'converted', key}   a converted copy this browser keeps
 //   keep false: nothing is written to Cache Storage (a notebook frame).
-// io: {call(fn, args, bytes) (the converter: worker_conv.js), loadStream(stream,
+// io: {call(fn, args, bytes) (the converter: worker_conv.js), fatal(e) (an
+//   error the engine cannot go on after: passed on, not answered as a
+//   failure, worker.js), loadStream(stream,
 //   size) and loadConverted(gen) (the engine's load: {info} or {error,
 //   restored}), current() (this take is still the latest load),
 //   progress({label, done, total}), events (the worker's global, for the
@@ -164,7 +166,7 @@ async function takeHub({ spec, endpoint, keep = true }, io) {
         if (p.stage === 'tensor') { line.tensors = ` (converted: tensor ${p.done} of ${p.total})`; report(); }
       }));
     } catch (e) {
-      if (e instanceof HubError || e.superseded) throw e;
+      if (e instanceof HubError || e.superseded || io.fatal(e)) throw e;
       throw new HubError('convert', `${id} could not be converted: ${e.message}.`);
     } finally {
       ckpt.close();
@@ -185,7 +187,7 @@ async function takeHub({ spec, endpoint, keep = true }, io) {
     if (load.error && keep) await evictKeptHub(id, ckpt.commit);
     return { load, from: 'hub', commit: ckpt.commit, tensors: tensorCount(res.log), dtype: got.dtype, fellBack: got.fellBack, notes };
   } catch (e) {
-    if (e && e.superseded) throw e;
+    if (e && (e.superseded || io.fatal(e))) throw e;
     return { failed: { message: e.message, detail: e.detail || '' } };
   }
 }
@@ -213,8 +215,8 @@ async function takeCheckpoint({ files, folder = '', own = '', dtype = 'q8', keep
     sha = (await metaStrings(res.read, ['source.sha256']))['source.sha256'] || '';
     name = convertedName({ nameOrPath: own, folder, sha });
   } catch (e) {
+    if (e.superseded || io.fatal(e)) throw e; // (the engine goes: nothing to release)
     if (res) await res.release();
-    if (e.superseded) throw e;
     return { failed: { message: `Could not convert ${name}: ${e.message}.`, detail: '' }, name };
   }
   const cv = { key: convertedKey(name, sha, got.dtype), name, dtype: got.dtype };

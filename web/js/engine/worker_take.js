@@ -7,7 +7,7 @@
 // dozen per load, take.js PROGRESS_STEPS). The result is take.js's.
 // Every load ('load', 'load_begin', another 'take') starts a new epoch: a
 // take whose epoch has passed stops at its next step and loads nothing.
-/* global handle, handlers, workerModule, mod, loaded, loadBytes, incoming, beginIncoming */
+/* global handle, handlers, fatal, workerModule, mod, loaded, loadBytes, incoming, beginIncoming */
 
 let loadEpoch = 0; // bumped by every load that begins (worker_init.js too)
 
@@ -53,11 +53,18 @@ handle('take', async ({ request, page }, { progress }) => {
   workerModule('engine/bundles_store.js').setPageHref(page);
   const epoch = ++loadEpoch;
   const conv = (fn, args = [], bytes = null) => {
-    const r = handlers.conv({ fn, args, bytes });
+    let r;
+    try {
+      r = handlers.conv({ fn, args, bytes });
+    } catch (e) {
+      if (fatal(e)) e.during = 'conv'; // the page says it stopped converting (engine.js EngineCrash)
+      throw e;
+    }
     return Array.isArray(r) ? r[0] : r;
   };
   const result = await takeModel(request, {
     call: async (fn, args, bytes) => conv(fn, args, bytes),
+    fatal,
     current: () => epoch === loadEpoch,
     progress,
     events: self,
