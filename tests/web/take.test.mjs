@@ -132,7 +132,7 @@ test('a load that begins while a take is under way supersedes it: the take loads
   const hub = await startFakeHub({ 'o/deep-24': { files: deepRepo(24) } });
   try {
     const taking = w.send('take', { request: { kind: 'hub', spec: parseHubId('o/deep-24'), endpoint: hub.endpoint, keep: false }, page: 'http://127.0.0.1/' });
-    await new Promise((r) => setTimeout(r, 20)); // the take is fetching
+    // (send runs the handler up to its first await: the take is fetching config.json now)
     const b = fs.readFileSync(bundle);
     const load = await w.send('load', { bytes: b.buffer.slice(b.byteOffset, b.byteOffset + b.length) });
     assert.ok(load.reply.ok && load.reply.result.info, load.reply.error);
