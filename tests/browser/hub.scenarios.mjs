@@ -34,7 +34,7 @@ let shared = null;
 function setup() {
   shared ||= (async () => {
     const files = tinyFiles();
-    const big = bigRepo();
+    const big = bertRepo({ layers: LAYERS, hidden: 1024, heads: 16, inter: 4096, vocab: 30522 });
     const stray = await serve(fs.mkdtempSync(path.join(os.tmpdir(), 'bertlens-stray-')));
     const gpt2 = { ...files, 'config.json': Buffer.from(JSON.stringify({ ...JSON.parse(files['config.json']), model_type: 'gpt2', architectures: ['GPT2LMHeadModel'] })) };
     const tiny = { files };
@@ -47,6 +47,7 @@ function setup() {
       'bertlens-test/no-cors': { files, cors: false },
       'bertlens-test/elsewhere': { files, redirect: stray.url.replace(/\/$/, '') },
       [BIG_ID]: { files: big },
+      [DEEP_ID]: { files: bertRepo({ layers: 24, hidden: 32, heads: 4, inter: 64, vocab: 300 }) },
     });
     const index = JSON.parse(fs.readFileSync(path.join(ROOT, 'models', 'index.json'), 'utf8'));
     const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'bertlens-hub-index-'));
@@ -210,14 +211,16 @@ scenario('hub: every refusal says why in a sentence and the model loaded before 
 // load (/proc/PID/clear_refs), against the converted bundle's size.
 const LAYERS = Number(process.env.HUB_MEMORY_LAYERS) || 24;
 const BIG_ID = `bertlens-test/bert-large-shaped-${LAYERS}`;
+const DEEP_ID = 'bertlens-test/deep-tiny-24'; // 24 layers, hidden 32: the message count's model
 
-export function bigRepo() {
-  const H = 1024, I = 4096, V = 30522;
+/** A BERT checkpoint of random weights (fake_hub.mjs generatedSafetensors,
+ *  made slice by slice as it is read) with a word-piece vocabulary. */
+export function bertRepo({ layers, hidden: H, heads, inter: I, vocab: V }) {
   const t = [
     ['embeddings.word_embeddings.weight', [V, H]], ['embeddings.position_embeddings.weight', [512, H]],
     ['embeddings.token_type_embeddings.weight', [2, H]], ['embeddings.LayerNorm.weight', [H]], ['embeddings.LayerNorm.bias', [H]],
   ];
-  for (let l = 0; l < LAYERS; l++) {
+  for (let l = 0; l < layers; l++) {
     const p = `encoder.layer.${l}.`;
     for (const n of ['query', 'key', 'value']) t.push([`${p}attention.self.${n}.weight`, [H, H]], [`${p}attention.self.${n}.bias`, [H]]);
     t.push([`${p}attention.output.dense.weight`, [H, H]], [`${p}attention.output.dense.bias`, [H]],
@@ -227,7 +230,7 @@ export function bigRepo() {
   }
   const vocab = ['[PAD]', ...Array.from({ length: 99 }, (_, i) => `[unused${i}]`), '[UNK]', '[CLS]', '[SEP]', '[MASK]'];
   for (let i = vocab.length; i < V; i++) vocab.push(`w${i}`);
-  const config = { architectures: ['BertModel'], model_type: 'bert', hidden_size: H, num_hidden_layers: LAYERS, num_attention_heads: 16, intermediate_size: I,
+  const config = { architectures: ['BertModel'], model_type: 'bert', hidden_size: H, num_hidden_layers: layers, num_attention_heads: heads, intermediate_size: I,
     hidden_act: 'gelu', max_position_embeddings: 512, type_vocab_size: 2, vocab_size: V, layer_norm_eps: 1e-12, pad_token_id: 0 };
   return {
     'config.json': Buffer.from(JSON.stringify(config)),
@@ -236,15 +239,64 @@ export function bigRepo() {
   };
 }
 
-/** Load BIG_ID through the Hub dialog and wait for it to be drawn. */
-async function loadBig(page) {
+/** Load id (BIG_ID unless named) through the Hub dialog and wait for it to be drawn. */
+async function loadBig(page, id = BIG_ID, shape = `${LAYERS} layers × 16 heads, hidden 1024`) {
   await page.click('#open-hub');
-  await page.fill('#hub-id', BIG_ID);
+  await page.fill('#hub-id', id);
   await page.evaluate(() => { document.body.dataset.state = 'loading'; });
   await page.keyboard.press('Enter');
   await ready(page);
-  assert.match(await page.textContent('#model-info'), new RegExp(`${LAYERS} layers × 16 heads, hidden 1024`));
+  assert.match(await page.textContent('#model-info'), new RegExp(shape));
 }
+
+// Issue 36: a Hub load is one request to the model worker, answered by a
+// few progress events and one result (engine/take.js), not a conversation
+// of converter calls. Every message between the page and its engine worker
+// is counted (the page's Worker wrapped before the page starts), from the
+// dialog's Enter to the model drawn: the load, and the run that draws it.
+const countMessages = () => {
+  const W = window.Worker;
+  const log = window.engineMessages = { on: false, out: [], in: [] };
+  window.Worker = class extends W {
+    constructor(url, opts) {
+      super(url, opts);
+      if (/pca/.test(String(url))) return; // the Corpus view's own worker
+      this.addEventListener('message', (e) => { if (log.on) log.in.push(e.data && e.data.progress ? 'progress' : 'answer'); });
+    }
+
+    postMessage(m, t) {
+      if (log.on) log.out.push(m && m.type);
+      return super.postMessage(m, t);
+    }
+  };
+};
+const MESSAGE_BAR = 50;
+
+scenario('hub: a 24-layer model from the Hub is one request to the worker: at most 50 messages, counted; its kept copy too', async ({ page }) => {
+  const { site } = await setup();
+  await page.addInitScript(countMessages);
+  await page.goto(`${site}?view=heatmap`);
+  await ready(page);
+  const counted = async (what) => {
+    await page.evaluate(() => { const l = window.engineMessages; l.on = true; l.out = []; l.in = []; });
+    await loadBig(page, DEEP_ID, '24 layers × 4 heads, hidden 32');
+    const m = await page.evaluate(() => { const l = window.engineMessages; l.on = false; return { out: l.out, in: l.in }; });
+    const kinds = {};
+    for (const t of m.out) kinds[t] = (kinds[t] || 0) + 1;
+    const progress = m.in.filter((x) => x === 'progress').length;
+    console.log(`#   ${what}: ${m.out.length + m.in.length} messages page<->worker (to the worker: ${JSON.stringify(kinds)}; back: ${m.in.length - progress} answers, ${progress} progress events)`);
+    assert.ok(m.out.length + m.in.length <= MESSAGE_BAR, `${what}: ${m.out.length + m.in.length} messages (bar ${MESSAGE_BAR}): to the worker ${JSON.stringify(kinds)}`);
+    return m;
+  };
+  const conv = await counted('converted from the Hub');
+  assert.equal(conv.out.filter((t) => t === 'take').length, 1, 'one request');
+  assert.match(await page.textContent('#notices'), /Converted bertlens-test\/deep-tiny-24 from the Hugging Face Hub in this page/);
+  // the kept copy: streamed from Cache Storage into the engine by the worker itself
+  await page.reload();
+  await ready(page);
+  await counted('the kept copy');
+  assert.match(await page.textContent('#notices'), /deep-tiny-24 at commit [0-9a-f]{7}: the copy kept in this browser/);
+}, { allowConsoleErrors: EXPECTED_ERRORS });
 
 const report = (what, m, bundle) => console.log(`#   ${what}: renderer RSS before ${MB(m.before)}, peak ${MB(m.peak)}: +${MB(m.inc)} = ${(m.inc / bundle).toFixed(2)}x the bundle `
   + `(wasm memory ${MB(m.wasm0)} -> ${MB(m.wasm1)}, main-thread JS heap ${m.js >= 0 ? '+' : ''}${MB(m.js)}); after ${MB(m.after)}`);

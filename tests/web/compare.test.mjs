@@ -16,7 +16,9 @@ import {
 import { parseState, serializeState, DEFAULTS, permalinkSearch, MAX_PERMALINK } from '../../web/js/page/state.js';
 import { viewById } from '../../web/js/views/index.js';
 import { snapshotFromRun } from '../../web/js/lib/snapshot.js';
-import { shownMatrices, toJSON } from '../../web/js/lib/export_data.js';
+import { toJSON } from '../../web/js/lib/export_data.js';
+
+const shownMatrices = (run, s) => viewById(s.view).shown(run, s); // (the view's own export)
 import { compareKey } from '../../web/js/engine/compare_runs.js';
 
 test('ablate=: canonical form, whole layers, refusals', () => {

@@ -12,7 +12,10 @@ import path from 'node:path';
 import { descriptor as neuron } from '../../web/js/views/neuron.js';
 import { numberColumns } from '../../web/js/views/neuron_rows.js';
 import { tokenAxis } from '../../web/js/lib/data.js';
-import { shownMatrices, toCSV, toJSON } from '../../web/js/lib/export_data.js';
+import { toCSV, toJSON } from '../../web/js/lib/export_data.js';
+import { viewById } from '../../web/js/views/index.js';
+
+const shownMatrices = (run, s) => viewById(s.view).shown(run, s); // (the view's own export)
 
 const FIX = path.join(path.dirname(new URL(import.meta.url).pathname), '../fixtures/scores');
 const INDEX = JSON.parse(fs.readFileSync(path.join(FIX, 'index.json'), 'utf8'));

@@ -71,7 +71,8 @@ test('pruning: per row, the strongest links carrying the share, no more', () => 
 });
 
 test('CSV/JSON export of a heatmap with a span holds the span-merged matrix', async () => {
-  const { shownMatrices } = await import('../../web/js/lib/export_data.js');
+  const { viewById } = await import('../../web/js/views/index.js');
+  const shownMatrices = (run, s) => viewById(s.view).shown(run, s); // (the view's own export)
   const r = { ...run, L: 2, H, attn: fx.attentions.map((a) => Float32Array.from(a)), norms: null };
   const s = { view: 'heatmap', mode: 'attn', layer: 1, head: 4, words: false, hide: false, renorm: true, span: [2, 3, 4], text: fx.text, text_b: fx.text_b };
   const shown = shownMatrices(r, s);

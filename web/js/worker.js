@@ -3,8 +3,9 @@
 // Emscripten glue (MODULARIZE, factory createBertlens) is loaded with
 // importScripts.
 //
-// Messages in:  {id, type: 'init'|'load'|'load_begin'|'load_chunk'|'load_end'|'load_abort'|'load_converted'|'run'|'conv'|'like'|'analyze'|'qk'|'scores'|'compare'|'predict', ...}   (see engine.js)
-// Messages out: {id, ok: true, result, memory} or {id, ok: false, error, fatal, memory}
+// Messages in:  {id, type: 'init'|'load'|'load_begin'|'load_chunk'|'load_end'|'load_abort'|'load_converted'|'take'|'run'|'conv'|'like'|'analyze'|'qk'|'scores'|'compare'|'predict', ...}   (see engine.js)
+// Messages out: {id, ok: true, result, memory} or {id, ok: false, error, fatal, memory};
+// before its answer, a handler may send {id, progress} events ('take')
 // (fatal: the engine cannot go on, e.g. a wasm trap; memory: the wasm
 // memory's bytes; both for engine.js's watchdog)
 // The run request and its result: web/js/lib/protocol.js. This classic worker
@@ -39,7 +40,11 @@ const WORKER_PARTS = [
   'engine/worker_conv.js', // conv
   'engine/worker_predict.js', // predict
   'engine/worker_corpus.js', // corpus-begin, corpus-add, corpus-result, corpus-end
+  'engine/worker_take.js', // take (a model fetched, converted, kept and loaded here)
 ];
+// Plain ES modules the parts use (joined in by tools/worker_source.mjs, each
+// in its own scope; a part reaches one as workerModule(path)).
+const WORKER_MODULES = ['engine/take.js'];
 importScripts(...WORKER_PARTS); // WORKER_PARTS
 
 /** An error the engine cannot go on after: a wasm trap (memory access out
@@ -60,11 +65,12 @@ self.onmessage = async (ev) => {
   const { id, type, ...args } = ev.data;
   try {
     if (!Object.hasOwn(handlers, type)) throw new Error(`the model worker has no message ${type}`);
-    let out = await handlers[type](args);
+    let out = await handlers[type](args, { progress: (p) => self.postMessage({ id, progress: p }) });
     let transfer = [];
     if (Array.isArray(out)) [out, transfer] = out;
     self.postMessage({ id, ok: true, result: out, memory: memoryNow() }, transfer);
   } catch (e) {
-    self.postMessage({ id, ok: false, error: String((e && e.message) || e), fatal: fatal(e), memory: memoryNow() });
+    // during: what it was doing, where a message does several things ('take' converting: 'conv')
+    self.postMessage({ id, ok: false, error: String((e && e.message) || e), fatal: fatal(e), memory: memoryNow(), ...(e && e.during ? { during: e.during } : {}) });
   }
 };

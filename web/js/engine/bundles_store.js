@@ -34,7 +34,14 @@ export async function openCache(note) {
 export const CONVERTED_CACHE = 'bertlens-converted-v1';
 const CONVERTED_URL = 'converted/bundle.blb';
 export const MAX_CONVERTED = 4;
-const convertedUrl = (key) => new URL(key ? `converted/${encodeURIComponent(key)}.blb` : CONVERTED_URL, globalThis.location.href).href;
+const convertedUrl = (key) => new URL(key ? `converted/${encodeURIComponent(key)}.blb` : CONVERTED_URL, pageHref()).href;
+
+// The page's address, which kept copies are keyed under: the worker
+// (engine/take.js) keeps and finds them for the page, and its own location
+// is its script's, so the page's 'take' request names the page's.
+let pageAddress = null;
+export function setPageHref(href) { pageAddress = href; }
+export const pageHref = () => pageAddress || globalThis.location.href;
 
 const PUT_SLICE = 4 << 20; // a bundle goes to Cache Storage by slices (no copy of it whole)
 

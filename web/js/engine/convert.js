@@ -39,6 +39,7 @@ export function filesFromBrowser(fileList) {
     entries: files.map((f, i) => ({
       name: top ? rel[i].slice(top.length + 1) : rel[i],
       size: f.size,
+      file: f, // (what the page sends the worker: engine/take.js reads it there)
       read: async (start, end) => new Uint8Array(await f.slice(start, end).arrayBuffer()),
     })),
   };

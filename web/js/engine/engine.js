@@ -42,7 +42,7 @@ export class EngineCrash extends Error {
 const DOING = {
   conv: 'while converting the checkpoint',
   load: 'while loading the model', load_begin: 'while loading the model', load_chunk: 'while loading the model',
-  load_end: 'while loading the model', load_converted: 'while loading the model',
+  load_end: 'while loading the model', load_converted: 'while loading the model', take: 'while loading the model',
   run: 'while running the model', qk: 'while reading queries and keys', analyze: 'while analysing the heads',
   like: 'while comparing heads', compare: 'while comparing runs', predict: 'while predicting words',
   'corpus-add': 'while running the corpus',
@@ -70,7 +70,11 @@ export class Engine {
     this.lastT = 0; // tokens of the last run
     this.pendingBytes = 0; // a bundle streamed in or converted, not yet loaded
     this.memory = 0; // the worker's wasm memory after its last answer
-    this.worker.onmessage = (ev) => this.answer(ev.data || {});
+    this.worker.onmessage = (ev) => {
+      const m = ev.data || {};
+      if (m.progress && !('ok' in m)) this.heard(m.id, m.progress);
+      else this.answer(m);
+    };
     this.worker.onerror = (ev) => {
       if (ev && typeof ev.preventDefault === 'function') ev.preventDefault(); // said in a notice, not on the console
       this.crash('error', `failed (${(ev && ev.message) || 'an error in its worker'})`);
@@ -78,7 +82,13 @@ export class Engine {
     this.worker.onmessageerror = () => this.crash('error', 'sent a message the page could not read');
   }
 
-  answer({ id, ok, result, error, fatal, memory }) {
+  /** A progress event of call id ('take'): to its onProgress. */
+  heard(id, progress) {
+    const p = this.pending.get(id);
+    if (p && !this.dead && p.onProgress) p.onProgress(progress);
+  }
+
+  answer({ id, ok, result, error, fatal, memory, during }) {
     const p = this.pending.get(id);
     if (!p || this.dead) return;
     this.pending.delete(id);
@@ -86,7 +96,7 @@ export class Engine {
     const grew = Number.isFinite(memory) && memory - this.memory;
     if (Number.isFinite(memory)) this.memory = memory;
     if (fatal) {
-      this.crash('trap', `crashed (${error})`, { during: p.type, detail: error });
+      this.crash('trap', `crashed (${error})`, { during: during || p.type, detail: error });
       p.reject(this.dead);
       return;
     }
@@ -103,6 +113,7 @@ export class Engine {
 
   /** What an answer tells the deadlines of the next messages. */
   learn(type, result) {
+    if (type === 'take' && result) result = result.load; // the load it ended with
     if (!result) return;
     if (result.info) { this.model = result.info.config; this.laidOut = false; this.pendingBytes = 0; }
     if (type === 'run' && Number.isInteger(result.T)) { this.laidOut = true; this.lastT = result.T; }
@@ -137,13 +148,13 @@ export class Engine {
   /** Post message `type`; its answer resolves (or rejects with the
    *  worker's error). hint: work the caller knows of beyond the message
    *  itself (watchdog.js workOf), for its deadline. */
-  call(type, args = {}, transfer = [], hint = null) {
+  call(type, args = {}, transfer = [], hint = null, onProgress = null) {
     if (this.dead) return Promise.reject(this.dead);
     const id = this.nextId++;
     if (type === 'load_begin') this.pendingBytes = Number(args.size) || 0;
     const ms = deadlineMs(workOf(type, args, { model: this.model, laidOut: this.laidOut, lastT: this.lastT, pendingBytes: this.pendingBytes, hint }), this.limits);
     return new Promise((resolve, reject) => {
-      this.pending.set(id, { resolve, reject, type, ms, timer: 0, started: false });
+      this.pending.set(id, { resolve, reject, type, ms, timer: 0, started: false, onProgress });
       this.worker.postMessage({ id, type, ...args }, transfer);
       this.startClock();
     });
@@ -243,6 +254,17 @@ export class Engine {
       return { error: `the kept copy could not be read (${String((e && e.message) || e)})`, restored };
     }
     return this.call('load_end');
+  }
+
+  /** A model taken into the engine by the worker in one request
+   *  (engine/take.js: a Hub id, a checkpoint's files, a kept converted
+   *  copy; worker_take.js): onProgress({label, done, total}) hears a few
+   *  dozen steps; resolves to take.js's result ({load: {info} | {error,
+   *  restored}, ...} or {failed} or {superseded}). The page's address goes
+   *  with it: kept copies are keyed under it. */
+  take(request, onProgress = () => {}) {
+    const page = typeof location === 'object' && location ? location.href : '';
+    return this.call('take', { request, page }, [], null, onProgress);
   }
 
   /** One call of the converter in the worker (web/js/engine/convert.js drives

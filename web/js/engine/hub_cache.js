@@ -14,18 +14,18 @@
 // size to the page's peak memory. At most MAX_KEPT models are kept (the
 // oldest goes first).
 
-import { sliceStream } from './bundles_store.js';
+import { sliceStream, pageHref } from './bundles_store.js';
 
 export const HUB_CACHE = 'bertlens-hub-v1';
 const MAX_KEPT = 3;
 const H = { id: 'x-bertlens-hub-id', revision: 'x-bertlens-hub-revision', commit: 'x-bertlens-hub-commit', size: 'x-bertlens-size', stored: 'x-bertlens-stored' };
 const MAX_SIZE = 0x7fffffff; // the engine loads bundles up to 2 GB
 
-const base = () => `${globalThis.location.origin}${globalThis.location.pathname.replace(/[^/]*$/, '')}`;
+const base = () => new URL('.', pageHref()).href; // the page's folder (the worker keeps copies for the page)
 const keyOf = (id, commit) => new URL(`hub-bundles/${id.split('/').map(encodeURIComponent).join('/')}/${encodeURIComponent(commit || 'unversioned')}.blb`, base()).href;
 
 async function open() {
-  if (!globalThis.caches || !globalThis.location || !/^https?:$/.test(location.protocol)) return null;
+  if (!globalThis.caches || !globalThis.location || !/^https?:$/.test(new URL(pageHref()).protocol)) return null;
   try {
     return await caches.open(HUB_CACHE);
   } catch {

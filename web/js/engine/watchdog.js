@@ -58,7 +58,7 @@ export function workOf(type, args = {}, ctx = {}) {
     if (!laidOut && model) w.params += (model.n_layers || 0) * (4 * model.hidden * model.hidden + 2 * model.hidden * model.intermediate);
   };
   switch (type) {
-    case 'init': return null;
+    case 'init': case 'take': return null; // (take: a download, as long as the network needs)
     case 'load': w.bytes += byteLength(args.bytes); break;
     case 'load_chunk': w.bytes += byteLength(args.bytes); break;
     case 'load_end': case 'load_converted': w.bytes += pendingBytes; break;

@@ -4,7 +4,7 @@
 // streamed: 'load_begin' {size}, 'load_chunk' {offset, bytes} in order,
 // 'load_end' (or 'load_abort'), so a kept bundle goes from the page's
 // stream into the heap without a whole copy of it in JS.
-/* global createBertlens, importScripts, handle, WORKER_PROTOCOL_VERSION, P, mod, info, lastError, loadBytes, loaded */
+/* global createBertlens, importScripts, handle, loadEpoch, WORKER_PROTOCOL_VERSION, P, mod, info, lastError, loadBytes, loaded */
 
 /** Threads for the pthreads build: one per core (navigator.hardwareConcurrency),
  *  at most the pool of Workers the glue started (Makefile MT_POOL) + this one. */
@@ -57,7 +57,10 @@ handle('init', async ({ glueUrl, wasmUrl, wasmBinary, protocol, mt }) => {
   return { simd: mod._blw_simd() === 1, threads, threaded: mod._blw_threaded() === 1 };
 });
 
-handle('load', ({ bytes }) => loaded(loadBytes(new Uint8Array(bytes))));
+handle('load', ({ bytes }) => {
+  loadEpoch++; // a take in flight (worker_take.js) loads nothing now
+  return loaded(loadBytes(new Uint8Array(bytes)));
+});
 
 const MAX_BUNDLE = 0x7fffffff; // blw_load's int size
 let incoming = null; // a streamed bundle: {p, size, at} (p: _malloc'ed, size bytes, at filled)
@@ -68,6 +71,12 @@ function dropIncoming() {
 }
 
 handle('load_begin', ({ size }) => {
+  loadEpoch++; // a take in flight (worker_take.js) loads nothing now
+  return beginIncoming(size);
+});
+
+/** Room for a streamed bundle of size bytes (also worker_take.js's). */
+function beginIncoming(size) {
   dropIncoming();
   if (!Number.isSafeInteger(size) || size < 24) throw new Error(`a bundle of ${size} bytes is not a bundle`);
   if (size > MAX_BUNDLE) throw new Error(`the bundle is ${(size / 1073741824).toFixed(1)} GB; the engine loads bundles up to 2 GB`);
@@ -75,7 +84,7 @@ handle('load_begin', ({ size }) => {
   if (!p) throw new Error(`Out of memory allocating ${size} bytes for the model.`);
   incoming = { p: p >>> 0, size, at: 0 };
   return 0;
-});
+}
 
 handle('load_chunk', ({ offset, bytes }) => {
   if (!incoming) throw new Error('no streamed bundle is being loaded');

@@ -2,16 +2,10 @@
 // HTML file (viewer page + snapshot). No DOM; tested by
 // tests/web/export_data.test.mjs.
 //
-// What "on screen" means per view (the same data.js transforms the views
-// draw: [CLS]/[SEP] hidden and rows renormalized or not, subwords merged):
-//   heatmap   one K x K matrix: the layer's head, or the mean of its heads
-//   head      one K x K matrix per shown head of the layer
-//   model     one K x K matrix per layer and head
-//   neuron    one row: the query token's attention (softmax) over the shown
-//             keys, or its value-weighted norms with mode=norm; then, when
-//             the run holds the head's scores (run.scores), one row per
-//             term of the score and one of the score (their sum), each
-//             with its own "what" (masked keys: empty in CSV, null in JSON)
+// What "on screen" means is each view's own (its descriptor's shown(), in
+// web/js/views/: the heatmap one K x K matrix, the head view one per shown
+// head, ...), on the same data.js transforms the views draw ([CLS]/[SEP]
+// hidden and rows renormalized or not, subwords merged): shownMatrices.
 // CSV: one block per matrix, blocks separated by an empty line; a block's
 // first row is "layer L head H <what>" (or the block's own name: a view's
 // descriptor.shown may name its blocks, views/index.js) then the column
@@ -21,48 +15,28 @@
 // with ' instead (csvText).
 
 import { tokenAxis, headMatrix, spanAxis } from './data.js';
-import { runLabels } from './tokens.js';
 
-/** The matrices a view shows for a run and a page state. */
-export function shownMatrices(run, s) {
+/** The matrices a view shows for a run and a page state, in the form its
+ *  descriptor gives (views/index.js `shown`: a view owns its export):
+ *  how = {blocks({s, run, L, H, T, axis, src, block}) -> blocks (block(layer,
+ *  head): that head's K x K matrix on the shown axis), words (false: the
+ *  view never merges subwords), span (a span is one unit, as drawn)}. */
+export function shownMatrices(run, s, how) {
   const { L, H, T } = run;
   const src = s.mode === 'norm' ? run.norms : run.attn;
   if (!src) throw new Error(`the run holds no ${s.mode === 'norm' ? 'norms' : 'attention'}`);
   const what = `${s.mode === 'norm' ? 'value-weighted norm' : 'attention'}${s.ablate ? ` (heads ${s.ablate} switched off)` : ''}`;
-  let axis = tokenAxis(run, { words: s.words && s.view !== 'neuron', hideSpecials: s.hide, renorm: s.renorm });
+  const words = !!s.words && how.words !== false;
+  let axis = tokenAxis(run, { words, hideSpecials: s.hide, renorm: s.renorm });
   // A span (shift-click, views with controls.span) is one unit, as drawn.
-  if (s.span && (s.view === 'heatmap' || s.view === 'head')) axis = spanAxis(axis, s.span.filter((t) => t < T));
+  if (s.span && how.span) axis = spanAxis(axis, s.span.filter((t) => t < T));
   const block = (layer, head) => {
     if (!src[layer]) throw new Error(`layer ${layer} is not in this run`);
     return { layer, head, rows: axis.labels, cols: axis.labels, values: Array.from(axis.transform(headMatrix(src[layer], H, T, head))) };
   };
-  let blocks;
-  if (s.view === 'heatmap') blocks = [block(s.layer, s.head)];
-  else if (s.view === 'head') blocks = (s.heads || [...Array(H).keys()]).map((h) => block(s.layer, h));
-  else if (s.view === 'model') blocks = [...Array(L).keys()].flatMap((l) => [...Array(H).keys()].map((h) => block(l, h)));
-  else if (s.view === 'neuron') {
-    const head = s.head === 'mean' ? 0 : s.head;
-    const query = Math.min(s.query, T - 1);
-    const keep = axis.members.map((m) => m[0]);
-    const row = headMatrix(src[s.layer], H, T, head).subarray(query * T, query * T + T);
-    let values = keep.map((j) => row[j]);
-    if (s.mode !== 'norm' && s.hide && s.renorm) {
-      const sum = values.reduce((a, b) => a + b, 0) || 1;
-      values = values.map((v) => v / sum);
-    }
-    blocks = [{ layer: s.layer, head, query, rows: [runLabels(run)[query]], cols: axis.labels, values }];
-    const sc = run.scores;
-    if (sc && sc.layer === s.layer && sc.head === head && (sc.query === null || sc.query === query)) {
-      const part = (a, what) => ({
-        layer: s.layer, head, query, what, rows: [runLabels(run)[query]], cols: axis.labels,
-        values: keep.map((j) => a[sc.query === null ? query * T + j : j]),
-      });
-      blocks.push(...sc.terms.map((t) => part(t.values, `score term ${t.name}: ${t.about}`)),
-        part(sc.scores, `score (the softmax's input${sc.terms.length > 1 ? `: ${sc.terms.map((t) => t.abbr).join(' + ')}` : ''})`));
-    }
-  } else throw new Error(`unknown view ${s.view}`);
+  const blocks = how.blocks({ s, run, L, H, T, axis, src, block });
   return {
-    view: s.view, mode: s.mode, what, hide: s.hide, renorm: s.renorm, words: s.words && s.view !== 'neuron',
+    view: s.view, mode: s.mode, what, hide: s.hide, renorm: s.renorm, words,
     text: s.text, text_b: s.text_b || '', tokens: run.tokens.slice(), blocks, ablate: s.ablate || '',
   };
 }

@@ -1,14 +1,13 @@
 // hub_load.js — a model named by its Hugging Face Hub id, for models.js's
-// {kind: 'hub'} source: the kept copy of the same commit when this browser
-// has one, else the checkpoint read from the Hub (engine/hub.js) through the
-// in-page converter (engine/convert.js), with per-file progress; offline,
-// the newest kept copy of that id and revision. Errors name what happened in
-// a sentence (HubError messages); the id and server words stay text.
+// {kind: 'hub'} source: one request to the model worker, which takes the
+// kept copy of the same commit when this browser has one, else reads the
+// checkpoint from the Hub (engine/hub.js) through the converter, keeps and
+// loads it (engine/take.js), with per-file progress; offline, the newest
+// kept copy of that id and revision. Errors name what happened in a
+// sentence (HubError messages); the id and server words stay text.
 
-import { hubEndpoint, openHubCheckpoint, HubError, DEFAULT_ENDPOINT } from '../engine/hub.js';
-import { findKeptHub, storeKeptHub, evictKeptHub } from '../engine/hub_cache.js';
-import { convertChoosing } from '../engine/convert.js';
-import { formatBytes } from '../engine/bundles.js';
+import { hubEndpoint, DEFAULT_ENDPOINT } from '../engine/hub.js';
+import { evictKeptHub } from '../engine/hub_cache.js';
 import { notice } from './notices.js';
 
 /** hub.endpoint of the model list (models/index.json, or the one-file
@@ -24,136 +23,27 @@ export async function hubIndexEndpoint(indexUrl) {
   }
 }
 
-/** Watch for connect-src refusals while fn runs: a fetch the page's CSP
- *  blocks fails like a network error, so the event is the only witness. */
-async function underCsp(endpoint, fn) {
-  const blocked = [];
-  const on = (e) => { if (/^connect-src/.test(e.effectiveDirective || e.violatedDirective || '')) blocked.push(e.blockedURI); };
-  document.addEventListener('securitypolicyviolation', on);
-  try {
-    return await fn();
-  } catch (e) {
-    await new Promise((r) => setTimeout(r, 0)); // the event is queued after the fetch's failure
-    if (blocked.length && e instanceof HubError && (e.code === 'network' || e.code === 'cut')) {
-      let host = String(blocked[0]);
-      try { host = new URL(host).host; } catch { /* 'blocked' or a bare origin */ }
-      // A refused redirect is reported by the URL before it (browsers hide
-      // where a cross-origin redirect went).
-      const where = host === new URL(endpoint).host
-        ? `the host the Hugging Face Hub redirected the download to (the browser does not say which; the request was ${blocked[0]})`
-        : host;
-      throw new HubError('csp', `This site's security policy (Content-Security-Policy) does not allow the page to connect to ${where}. `
-        + 'The policy lists only the Hub\'s known hosts (see the README); this one is new or not the Hub\'s. Please tell whoever runs the site.', `connect-src refused ${blocked[0]}`);
-    }
-    throw e;
-  } finally {
-    document.removeEventListener('securitypolicyviolation', on);
-  }
-}
-
-/** The bundle of Hub model spec (parseHubId's): {source, size, commit,
- *  from: 'kept' | 'hub' | 'offline', tensors, keep(), evict(), drop()}.
- *  source is what engine.load takes: the kept copy as a stream, or the
- *  converted bundle the worker holds (never a whole copy in JS); drop()
- *  lets it go unloaded. call: the converter (engine.conv); show(text,
- *  done, total): progress. */
-export async function hubBundle({ spec, endpoint, call, show }) {
-  const { id, revision } = spec;
-  // One progress line: the file being read (bytes of its total) and, once
-  // converting, the tensors done.
-  const line = { file: '', done: 0, total: 0, tensors: '' };
-  const report = () => show(`Downloading ${id}: ${line.file}${line.tensors}`, line.done, line.total);
-  let ckpt;
-  let kept = null;
-  try {
-    ckpt = await underCsp(endpoint, () => openHubCheckpoint({
-      endpoint,
-      spec,
-      known: async (commit) => !!(kept = await findKeptHub(id, { commit })),
-      wants: (name) => call('wants', [name]),
-      progress: ({ file, done, total }) => { Object.assign(line, { file, done, total }); report(); },
-    }));
-  } catch (e) {
-    if (e instanceof HubError && e.code === 'network') { // offline (or the Hub unreachable): a kept copy will do
-      const copy = await findKeptHub(id, { revision });
-      if (copy) return { ...keptSource(copy), from: 'offline', evict: () => evictKeptHub(id, copy.commit) };
-    }
-    throw e;
-  }
-  const keepAs = { id, revision, commit: ckpt.commit };
-  if (kept) return { ...keptSource(kept), from: 'kept', evict: () => evictKeptHub(id, ckpt.commit) };
-  show(`Downloading ${id} (${formatBytes(ckpt.weightBytes)} of weights)`, 0, ckpt.weightBytes);
-  let res, got;
-  try {
-    // q8, or f16 where q8 cannot hold the model (convert.js convertChoosing)
-    got = await underCsp(endpoint, () => convertChoosing(call, ckpt.entries, { name: id, hold: true }, (p) => {
-      if (p.stage === 'tensor') { line.tensors = ` (converted: tensor ${p.done} of ${p.total})`; report(); }
-    }));
-    res = got.res;
-  } catch (e) {
-    if (e instanceof HubError) throw e;
-    throw new HubError('convert', `${id} could not be converted: ${e.message}.`);
-  } finally {
-    ckpt.close();
-  }
-  const tensors = res.log.filter((l) => l.startsWith('[tensor] ') && !l.includes(' skipped ')).length;
-  return {
-    ...keepAs,
-    source: { converted: true, gen: res.gen, size: res.size },
-    size: res.size,
-    from: 'hub',
-    tensors,
-    dtype: got.dtype,
-    fellBack: got.fellBack,
-    // stored by slices read out of the worker, before the engine takes the
-    // bundle (it rewrites the q8 bytes in place once it owns them)
-    keep: () => storeKeptHub(keepAs, { size: res.size, read: res.read }),
-    evict: () => evictKeptHub(id, ckpt.commit),
-    drop: () => res.release(),
-  };
-}
-
-/** A kept copy (hub_cache.js findKeptHub) as hubBundle's result: streamed
- *  into the engine, never read whole here. */
-function keptSource(copy) {
-  const { response, ...rest } = copy;
-  return {
-    ...rest,
-    source: { stream: response.body, size: copy.size },
-    keep: async () => '',
-    drop: () => response.body.cancel().catch(() => {}),
-  };
-}
-
-/** models.js's take() for {kind: 'hub', spec}: the bundle to accept(source,
- *  name) (the engine's load: engine.js load(source)), stored for the next
- *  visit before the engine takes it, evicted if the engine refuses it. live(): this load is
- *  still the latest; call: the converter; show(text, done, total). */
-export async function takeHub(src, accept, { live, call, show, indexUrl }) {
+/** models.js's take() for {kind: 'hub', spec}: one 'take' request to the
+ *  worker (engine/take.js: the kept copy of the same commit, else the
+ *  checkpoint downloaded, converted, kept and loaded there; offline, the
+ *  newest kept copy), then accept({taken}, name) with the engine's load.
+ *  src.got: what the page says of it (hubNote) and evict() (a copy that
+ *  stopped the engine). live(): this load is still the latest; show(step):
+ *  progress ({label, done, total}); keep: false where nothing may be kept. */
+export async function takeHub(src, accept, { live, engine, show, indexUrl, keep = true }) {
   const { spec } = src;
-  show(`Asking the Hugging Face Hub for ${spec.spec}`, 0, 0);
-  let got;
-  try {
-    got = await hubBundle({
-      spec,
-      endpoint: await hubIndexEndpoint(indexUrl),
-      call,
-      show: (text, done, total) => { if (live()) show(text, done, total); },
-    });
-  } catch (e) {
-    throw Object.assign(new Error(`Could not load ${spec.spec} from the Hugging Face Hub: ${e.message}`), { detail: e.detail });
-  }
-  if (!live()) {
-    await got.drop();
-    return false;
-  }
-  src.got = got;
-  const stored = got.from === 'hub' ? await got.keep() : '';
-  if (stored) notice('storage', 'info', `${spec.id} could not be kept in this browser, so it will be downloaded again next time.`, stored);
-  document.getElementById('progress-text').textContent = `Loading ${spec.spec} into the model engine…`;
-  const ok = await accept(got.source, spec.spec);
-  if (ok === false) await got.evict();
-  return ok;
+  show({ label: `Asking the Hugging Face Hub for ${spec.spec}`, done: 0, total: 0 });
+  const endpoint = await hubIndexEndpoint(indexUrl);
+  const got = await engine.take({ kind: 'hub', spec, endpoint, keep }, (step) => {
+    // the copy the engine is about to take: evicted should the engine die of it (models.js recover)
+    if (step.taking && live()) src.got = { commit: step.taking.commit, evict: () => evictKeptHub(spec.id, step.taking.commit) };
+    if (live()) show(step);
+  });
+  if (got.superseded || !live()) return false;
+  if (got.failed) throw Object.assign(new Error(`Could not load ${spec.spec} from the Hugging Face Hub: ${got.failed.message}`), { detail: got.failed.detail });
+  for (const n of got.notes || []) notice('storage', 'info', n.text, n.detail);
+  src.got = { ...got, evict: () => evictKeptHub(spec.id, got.commit) };
+  return accept({ taken: got.load }, spec.spec);
 }
 
 /** The info line for a Hub model now in use (got: takeHub's src.got). */

@@ -6,6 +6,9 @@
 //                                  the worker to dtype (q8 unless asked;
 //                                  engine/convert.js convertChoosing falls back
 //                                  to f16 where q8 cannot be used)
+// A checkpoint, a converted copy kept and a Hub model are one request each
+// to the model worker (engine.take: engine/take.js fetches, converts, keeps
+// and loads there) answered by progress steps and one result.
 //   {kind: 'converted', key}       a converted copy this browser keeps
 //                                  (engine/bundles_store.js, one per model)
 //   {kind: 'hub', spec}            a Hugging Face Hub model by id (hub_load.js;
@@ -18,9 +21,8 @@ import { fitToModel } from './state.js';
 import { fitAblate } from '../lib/compare.js';
 import { Engine, hasWasmSimd } from '../engine/engine.js';
 import { fetchIndex, loadListedBundle, loadFileBundle, formatBytes, storeConverted, findConverted, dropConverted, listConverted } from '../engine/bundles.js';
-import { convertChoosing, filesFromBrowser, gzipBytes, heldBytes } from '../engine/convert.js';
-import { metaStrings } from '../engine/bundle_meta.js';
-import { nameOrPath, configEntry, convertedName, convertedKey, bundleFileName } from '../lib/model_names.js';
+import { filesFromBrowser, gzipBytes } from '../engine/convert.js';
+import { nameOrPath, configEntry, bundleFileName } from '../lib/model_names.js';
 import { findKeptHub } from '../engine/hub_cache.js';
 import { download } from './export.js';
 import { ASSETS } from '../engine/assets.js';
@@ -47,6 +49,16 @@ function showProgress(label, loaded, total) {
     bar.removeAttribute('value');
     $('progress-text').textContent = `${label}: ${formatBytes(loaded)}`;
   }
+}
+
+/** A progress step ({label, done, total}: the worker's 'take' events):
+ *  the bar with bytes, or the label alone where there are none. */
+function showStep({ label, done, total }) {
+  if (total > 0 || done > 0) return showProgress(label, done, total);
+  $('progress').hidden = false;
+  $('progress-bar').removeAttribute('value');
+  $('progress-text').textContent = label;
+  return undefined;
 }
 
 /** page: {store, runs, toolbar, boot}. */
@@ -141,7 +153,7 @@ export function createModels(page) {
     checkpoint: {
       async take(src, seq, accept) {
         let name = 'checkpoint';
-        let res, got;
+        let got;
         try {
           const { folder, entries } = filesFromBrowser(await src.files);
           // The model's own name (config.json _name_or_path) names it, and the
@@ -150,50 +162,35 @@ export function createModels(page) {
           const own = cfg ? nameOrPath(new TextDecoder().decode(await cfg.read(0, Math.min(cfg.size, 1 << 20)))) : '';
           name = own || folder || name;
           src.name = name;
-          showProgress(`Converting ${name}`, 0, 0);
-          got = await convertChoosing((fn, args, bytes, hint) => engine.conv(fn, args, bytes, hint), entries, { name, dtype: src.dtype || 'q8', hold: true }, (p) => {
+          showStep({ label: `Converting ${name}`, done: 0, total: 0 });
+          // one request: the worker converts (by rows), keeps and loads it (engine/take.js)
+          got = await engine.take({
+            kind: 'checkpoint', files: entries.map((e) => ({ name: e.name, file: e.file })), folder, own, dtype: src.dtype || 'q8',
+            // (a notebook output's frame has no address to key a kept copy by; the kernel has the folder)
+            keep: !pageNotebook(),
+          }, (step) => {
             if (!current(seq)) return;
-            const bar = $('progress-bar');
-            if (p.stage === 'tensor') {
-              bar.value = (100 * p.done) / p.total;
-              const lastLine = (p.lines.find((l) => l.startsWith('[tensor] ')) || '').replace(/^\[tensor\] +/, '');
-              $('progress-text').textContent = `Converting ${name}: tensor ${p.done} of ${p.total}${lastLine ? ` — ${lastLine}` : ''}`;
-            } else if (p.stage === 'hash' && p.total) {
-              bar.value = (100 * p.done) / p.total;
-              $('progress-text').textContent = `Reading ${name} (checksum): ${formatBytes(p.done)} of ${formatBytes(p.total)}`;
-            }
+            if (step.taking) { src.cv = step.taking.cv; src.key = src.cv.key; } // (dropped should the engine die of it: recover)
+            showStep(step);
           });
-          res = got.res;
-          // never the folder alone: a folder without _name_or_path adds its weights' hash
-          const sha = (await metaStrings(res.read, ['source.sha256']))['source.sha256'] || '';
-          name = convertedName({ nameOrPath: own, folder, sha });
-          src.cv = { key: convertedKey(name, sha, got.dtype), name, dtype: got.dtype };
-          src.key = src.cv.key;
-          src.name = name;
         } catch (e) {
-          if (res) await res.release();
           throw new Error(`Could not convert ${name}: ${e.message}.`);
         }
-        if (!current(seq)) {
-          await res.release();
-          return false;
-        }
+        if (got.superseded || !current(seq)) return false;
+        if (got.failed) throw new Error(got.failed.message);
+        const { cv } = got;
+        src.cv = cv;
+        src.key = cv.key;
+        src.name = cv.name;
         src.fellBack = got.fellBack;
-        // The bundle stays in the worker (never whole in JS): kept in Cache
-        // Storage by slices read out of it, then taken by the engine in place
-        // (which rewrites its q8 bytes, so it is kept first).
-        const { cv } = src;
-        // (a notebook output's frame has no address to key a kept copy by; the kernel has the folder)
-        const kept = !pageNotebook() && await storeConverted(cv.name, { size: res.size, read: res.read }, (text, detail) => notice('storage', 'info', text, detail), { key: cv.key, dtype: cv.dtype });
-        if (!kept) unkept.set(cv.key, await heldBytes(res)); // not kept by the browser: a copy here, for saving it as a file
+        src.tensors = got.tensors;
+        for (const n of got.notes) notice('storage', 'info', n.text, n.detail);
+        if (got.bytes) unkept.set(cv.key, got.bytes); // not kept by the browser: a copy here, for saving it as a file
         keptConverted = pageNotebook() ? [] : await listConverted();
-        $('progress-text').textContent = `Loading ${name} into the model engine…`;
-        src.tensors = res.log.filter((l) => l.startsWith('[tensor] ') && !l.includes(' skipped ')).length;
-        const ok = await accept({ converted: true, gen: res.gen, size: res.size }, name);
-        if (ok === false && current(seq)) { // refused: not offered again
-          await dropConverted(cv.key);
+        const ok = await accept({ taken: got.load }, cv.name);
+        if (ok === false && current(seq)) { // refused (the worker dropped a kept copy): not offered again
           unkept.delete(cv.key);
-          keptConverted = await listConverted();
+          keptConverted = pageNotebook() ? [] : await listConverted();
         }
         return ok;
       },
@@ -215,13 +212,11 @@ export function createModels(page) {
           src.cv = src.cv || { key, name: src.name || 'converted', dtype: src.dtype || '' };
           return accept(unkept.get(key).slice().buffer, src.cv.name);
         }
-        const kept = await findConverted(key);
-        if (!current(seq)) return false;
-        if (!kept) throw gone();
-        src.cv = { key: kept.key, name: kept.name, dtype: kept.dtype };
-        if (kept.size) return accept({ stream: kept.stream(), size: kept.size }, kept.name); // streamed in, never whole here
-        const bytes = await kept.bytes(); // a copy kept before its size was stored with it
-        return accept(bytes.buffer, kept.name);
+        const got = await engine.take({ kind: 'converted', key }, (step) => { if (current(seq)) showStep(step); });
+        if (got.superseded || !current(seq)) return false;
+        if (got.failed) throw gone();
+        src.cv = got.cv;
+        return accept({ taken: got.load }, got.cv.name); // streamed from Cache Storage into the engine in the worker
       },
       use: (src) => useConverted(src.cv),
     },
@@ -231,9 +226,10 @@ export function createModels(page) {
     hub: {
       take: (src, seq, accept) => takeHub(src, accept, {
         live: () => current(seq),
-        call: (fn, args, bytes, hint) => engine.conv(fn, args, bytes, hint),
-        show: showProgress,
+        engine,
+        show: showStep,
         indexUrl: absolute('models/index.json'),
+        keep: !pageNotebook(),
       }),
       use(src) {
         const { spec, got } = src;
@@ -282,7 +278,7 @@ export function createModels(page) {
   async function intoEngine(buffer, seq, name) {
     let res;
     try {
-      res = await engine.load(buffer);
+      res = buffer && buffer.taken ? buffer.taken : await engine.load(buffer); // (taken: loaded by the worker's 'take')
     } catch (e) {
       res = { error: e.message, restored: false };
     }

@@ -9,12 +9,44 @@ import { comparing, fitAblate, maskSet } from '../lib/compare.js';
 import { Comparer, compareKey, LOCAL_MODEL } from '../engine/compare_runs.js';
 import { loadListedBundle, loadFileBundle } from '../engine/bundles.js';
 import { snapshotCovers } from '../lib/snapshot.js';
-import { viewById } from '../views/index.js';
+import { viewById, VIEW_LIST } from '../views/index.js';
 import { RunScheduler } from '../engine/scheduler.js';
 import { ASSETS } from '../engine/assets.js';
 import { notice, clearNotice, fail, setPageState } from './notices.js';
 
 const absolute = (p) => new URL(p, document.baseURI).href;
+
+// What a run may be given besides what the model computes as it runs, one
+// row per kind of data a view may need (its descriptor's needs(s) names
+// the kind). HELD: read from the run the worker still holds (no new run
+// when that is all that is missing: at 512 tokens a run is ~0.2-0.4 s
+// before any analysis); if the worker ran the model since, it runs again.
+// AFTER: asked once the run is there; a row with rerun runs the model again
+// when the worker no longer holds it. A view with a kind of data of its own
+// adds its rows as descriptor.runParts (views/index.js), nothing here.
+//   need       the needs field that asks for it
+//   covered(run, need, s, held)   whether the run has it
+//   ask(engine, run, need, job)   the worker's answer
+//   into(run, out, need)          the run with it
+//   ms         the <body data-*> the worker's time goes to (tests print it)
+const HELD = [
+  { need: 'qk', ms: 'qkMs', covered: (run, need, s, held) => resultCovers(run, { ...held, qk: true }, s.layer),
+    ask: (engine, run) => engine.qk(makeQkRequest(run.runId)), into: withQk },
+  { need: 'analysis', ms: 'analyzeMs', covered: (run, need, s, held) => resultCovers(run, { ...held, analysis: need }, s.layer),
+    ask: (engine, run, need) => engine.analyze(makeAnalyzeRequest(run.runId, need)), into: withAnalysis },
+  { need: 'like', ms: 'likeMs', covered: (run, need, s, held) => resultCovers(run, { ...held, like: need }, s.layer),
+    ask: (engine, run, need) => engine.like(makeLikeRequest(run.runId, need)), into: (run, like) => ({ ...run, like }) },
+];
+const AFTER = [
+  { need: 'scores', rerun: true, covered: (run, need) => resultCovers(run, { scores: need }), // (the neuron view's head)
+    ask: (engine, run, need) => engine.scores(makeScoresRequest(run.runId, need)), into: withScores },
+  { need: 'predict', rerun: true, ms: 'predictMs', // the masked-LM head reads the run the worker holds
+    job: (need, s) => ({ ...need, a: s.text, b: s.text_b || null }),
+    covered: (run, need) => !!(run.predict && run.predict.key === predictKey(need)),
+    ask: (engine, run, need) => engine.predict(makePredictRequest(run.runId, need)),
+    into: (run, out, need) => ({ ...run, predict: { ...out, key: predictKey(need) } }) },
+];
+const PARTS = [...AFTER, ...VIEW_LIST.flatMap((v) => v.runParts || [])];
 
 /** The inputs a run answers: the texts and the heads switched off. */
 export const runKeyOf = (s) => JSON.stringify([s.text, s.text_b, s.ablate]);
@@ -111,20 +143,14 @@ export function createRuns(page) {
       const mask = maskOf(s);
       const job = { key, request: makeRunRequest({ a: s.text, b: s.text_b || null, needs, mask }) };
       if (needs.compare) job.compare = { state: { ...s }, mask };
-      if (needs.predict) job.predict = { ...needs.predict, a: s.text, b: s.text_b || null };
-      if (needs.scores) job.scores = needs.scores; // one head's, asked of the run (below)
+      job.after = PARTS.filter((p) => needs[p.need]).map((p) => ({ part: p, need: p.job ? p.job(needs[p.need], s) : needs[p.need] }));
       // When all that is missing is what the worker can compute from the run
-      // it still holds (every layer's q/k for the neuron view, the analysis a
-      // tab asks for, the distances to another head for "heads like this
-      // one"), the model does not run again: at 512 tokens a run is ~0.2-0.4 s
-      // before any analysis.
+      // it still holds (HELD), the model does not run again.
       const run = last;
       const same = run && !run.snapshot && lastKey === key && run.runId;
-      const held = { ...needs, qk: false, analysis: ANALYSIS.NONE, like: null, compare: null, predict: null, scores: null };
+      const held = { ...needs, ...Object.fromEntries([...HELD, ...PARTS].map((p) => [p.need, null])), qk: false, analysis: ANALYSIS.NONE, compare: null };
       if (same && resultCovers(run, held, s.layer)) {
-        if (needs.qk && !resultCovers(run, { ...held, qk: true }, s.layer)) job.qk = makeQkRequest(run.runId);
-        if (needs.analysis && !resultCovers(run, { ...held, analysis: needs.analysis }, s.layer)) job.analyze = makeAnalyzeRequest(run.runId, needs.analysis);
-        if (needs.like && !resultCovers(run, { ...held, like: needs.like }, s.layer)) job.like = makeLikeRequest(run.runId, needs.like);
+        job.held = HELD.filter((p) => needs[p.need] && !p.covered(run, needs[p.need], s, held)).map((p) => ({ part: p, need: needs[p.need] }));
         job.base = run; // only the comparison may be missing: no new page run
       }
       return job;
@@ -132,38 +158,23 @@ export function createRuns(page) {
     async execute(job) {
       const engine = page.models.engine();
       let run = job.base || null;
-      if (run && (job.qk || job.analyze || job.like)) {
+      const timed = (part, out) => { if (part.ms && out && Number.isFinite(out.ms)) document.body.dataset[part.ms] = out.ms.toFixed(1); }; // worker time (tests print it)
+      if (run && job.held && job.held.length) {
         try {
-          if (job.qk) {
-            const out = await engine.qk(job.qk);
-            document.body.dataset.qkMs = out.ms.toFixed(1); // worker time (tests print it)
-            run = withQk(run, out);
-          }
-          if (job.analyze) {
-            const out = await engine.analyze(job.analyze);
-            document.body.dataset.analyzeMs = out.ms.toFixed(1); // worker time (tests print it)
-            run = withAnalysis(run, out);
-          }
-          if (job.like) {
-            const like = await engine.like(job.like);
-            document.body.dataset.likeMs = like.ms.toFixed(1); // worker time (tests print it)
-            run = { ...run, like };
+          for (const { part, need } of job.held) {
+            const out = await part.ask(engine, run, need, job);
+            timed(part, out);
+            run = part.into(run, out, need);
           }
         } catch { run = null; /* the worker ran the model since: run it again */ }
       }
       if (!run) run = await engine.run(job.request);
-      if (job.scores && !resultCovers(run, { scores: job.scores })) { // (the neuron view's head; rerun when stale)
-        const ask = (r) => engine.scores(makeScoresRequest(r.runId, job.scores));
-        const out = await ask(run).catch(async () => { run = await engine.run(job.request); return ask(run); });
-        run = withScores(run, out);
-      }
-      if (job.predict && !(run.predict && run.predict.key === predictKey(job.predict))) {
-        // the masked-LM head reads the run the worker holds: when another run
-        // replaced it since, this one is run again first
-        const ask = (r) => engine.predict(makePredictRequest(r.runId, job.predict));
-        const out = await ask(run).catch(async () => { run = await engine.run(job.request); return ask(run); });
-        document.body.dataset.predictMs = out.ms.toFixed(1); // worker time (tests print it)
-        run = { ...run, predict: { ...out, key: predictKey(job.predict) } };
+      for (const { part, need } of job.after) {
+        if (part.covered(run, need)) continue;
+        const ask = (r) => part.ask(engine, r, need, job);
+        const out = part.rerun ? await ask(run).catch(async () => { run = await engine.run(job.request); return ask(run); }) : await ask(run);
+        timed(part, out);
+        run = part.into(run, out, need);
       }
       if (job.compare && !(run.compare && run.compare.key === compareKey(job.compare.state))) {
         const s = job.compare.state;

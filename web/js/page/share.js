@@ -9,7 +9,7 @@ import { THEMES } from '../views/common.js';
 import { viewById } from '../views/index.js';
 import { stageToSVG, svgToPNG, download, titleLine } from './export.js';
 import { snapshotFromRun, encodeSnapshot, MAX_TOKENS, LINK_LIMITS } from '../lib/snapshot.js';
-import { shownMatrices, toCSV, toJSON, standaloneHtml } from '../lib/export_data.js';
+import { toCSV, toJSON, standaloneHtml } from '../lib/export_data.js';
 import { notice, clearNotice } from './notices.js';
 import { shownState, axisOf } from './draw.js';
 import { runLabels } from '../lib/tokens.js';
@@ -156,7 +156,8 @@ export function createShare(page) {
         const html = standaloneHtml(template, snap, `bertlens ${s.view} view: ${s.text}`, `${base}?${search}`);
         download(new Blob([html], { type: 'text/html' }), `${name}.html`);
       } else {
-        const shownM = (v.shown || shownMatrices)(run, s, page.views[s.view]); // (the chart: a view that keeps its own results)
+        if (!v.shown) throw new Error(`the ${v.label.toLowerCase()} has no numbers to export; save it as SVG or PNG`);
+        const shownM = v.shown(run, s, page.views[s.view]); // (the chart: a view that keeps its own results)
         const snap = page.boot.snapshot();
         // a listed model's entry; else the model's own name (a converted or Hub model, a bundle file)
         const model = page.models.entry() || (page.models.local() ? { id: '', name: page.models.name() } : snap ? snap.model : {});

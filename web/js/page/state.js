@@ -44,7 +44,7 @@ export const DEFAULTS = Object.freeze({
   text_b: '',
   model: '', // '' = the index's default model
   hub: '', // a Hugging Face Hub model, OWNER/NAME[@REV] (page/hub_load.js); wins over model
-  view: 'heatmap',
+  view: VIEW_IDS[0], // the registry's first view (views/index.js)
   layer: 0,
   head: 0, // integer or 'mean'
   mode: 'attn',

@@ -24,6 +24,7 @@
 // data = {K, labels[K], raw[K] (the pieces of each, for tooltips), segs[K], H, mats[H] (K*K each), selected[] (heads
 //         shown), filter, hasPair, valueName, vmax, notes[], title}
 
+import { shownMatrices } from '../lib/export_data.js';
 import {
   THEMES, tooltip, headColour, fmt, infoLine, linksTable, exportContext, chromeHeight,
   sliced, setAll,
@@ -199,6 +200,8 @@ export const descriptor = {
   label: 'Head view',
   size: ({ K }) => headFrame(K), // the embed frame (layout.js)
   controls: { layer: true, head: false, mean: false, words: true, mode: true, span: true },
+  // its export: one K x K matrix per shown head of the layer
+  shown: (run, s) => shownMatrices(run, s, { span: true, blocks: ({ H, block }) => (s.heads || [...Array(H).keys()]).map((h) => block(s.layer, h)) }),
   snapshot: { layers: 'shown', heads: 'all', draws: 'heads' }, // what a snapshot holds (lib/snapshot.js)
   // keep: draw only the strongest links carrying this share of each row (1: all above a floor).
   params: HEAD_PARAMS,

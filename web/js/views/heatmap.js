@@ -22,6 +22,7 @@
 // with data = {K, labels[K], segs[K]?, matrix Float32Array[K*K], valueName,
 //              notes[], title}
 
+import { shownMatrices } from '../lib/export_data.js';
 import {
   THEMES, sizeCanvas, tooltip, fmt, drawLegendBar, clip, exportable, cellMarks, SVG_MAX_CELLS,
   infoLine, linksTable, exportContext, chromeHeight,
@@ -367,6 +368,8 @@ export const descriptor = {
   label: 'Heatmap',
   size: ({ K }) => heatmapFrame(K), // the embed frame (layout.js)
   controls: { layer: true, head: true, mean: true, words: true, mode: true, span: true },
+  // its export: one K x K matrix, the layer's head or the mean of its heads
+  shown: (run, s) => shownMatrices(run, s, { span: true, blocks: ({ block }) => [block(s.layer, s.head)] }),
   snapshot: { layers: 'shown', heads: 'all', draws: 'head' }, // what a snapshot holds (lib/snapshot.js)
   // span: raw token indices summed as one (shift-click tokens; the head view
   // uses it too, controls.span).

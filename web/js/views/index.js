@@ -31,10 +31,18 @@
 //                 for {compare: key}
 //   snapshot      whether a snapshot (snapshot.js) can hold what it draws
 //   shown(run, s, chart) optional: the numbers an export (CSV/JSON) holds,
-//                 in export_data.js shownMatrices' form (blocks may carry a
-//                 name and extra fields); default shownMatrices; chart: the
-//                 view's chart (create's), for a view that keeps results of
-//                 its own (the Corpus view)
+//                 the view's own (no file outside views/ knows a view's
+//                 export): lib/export_data.js shownMatrices(run, s, how) with
+//                 the view's blocks, or a form of its own (blocks may carry a
+//                 name and extra fields); chart: the view's chart (create's),
+//                 for a view that keeps results of its own (the Corpus view);
+//                 a view without it has no CSV/JSON export
+//   runParts      optional: kinds of data of the view's own that a run is
+//                 given after it ran, as rows of page/runs.js's table ({need
+//                 (the needs() field that asks for it), covered(run, need),
+//                 ask(engine, run, need) (a worker message), into(run, out,
+//                 need), rerun (run the model again when the worker no longer
+//                 holds the run)}): a new kind needs no edit of the page
 //   (Export SVG/PNG take the element of class "stage" the chart draws: its
 //   SVG, canvases and HTML, page/export.js)
 //   enter(s)      optional: {patch, note} when the view is opened from the tabs

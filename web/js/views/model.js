@@ -15,6 +15,7 @@
 // data = {L, H, K, labels[K], mat(l, h) -> K*K Float32Array, layer, head,
 //         valueName, notes[], title, off Set('l/h') of heads switched off}
 
+import { shownMatrices } from '../lib/export_data.js';
 import { THEMES, sizeCanvas, tooltip, drawLegendBar, exportable, fmt, infoLine, linksTable, exportContext, chromeHeight,
   sliced, colourTable,
 } from './common.js';
@@ -356,6 +357,8 @@ export const descriptor = {
   label: 'Model view',
   size: ({ L, H }) => modelFrame({ layers: L, heads: H }), // the embed frame (layout.js)
   controls: { layer: false, head: false, mean: false, words: true, mode: true },
+  // its export: one K x K matrix per layer and head
+  shown: (run, s) => shownMatrices(run, s, { blocks: ({ L, H, block }) => [...Array(L).keys()].flatMap((l) => [...Array(H).keys()].map((h) => block(l, h))) }),
   snapshot: { layers: 'all', heads: 'all', draws: 'heads' }, // what a snapshot holds (lib/snapshot.js)
   needs: (s) => ({ norms: s.mode === 'norm' }),
   create: (ctx) => modelView().onOpen((layer, head) => (ctx.ablating && ctx.ablating() ? ctx.toggleAblate(layer, head) : ctx.openHead(layer, head))),

@@ -30,6 +30,7 @@
 //         score[R] (NaN: masked), weights[R] (the attention row shown,
 //         renormalized or not), norms[R] | null, notes[], title}
 
+import { shownMatrices } from '../lib/export_data.js';
 import {
   THEMES, tooltip, fmt, clip, infoLine, linksTable, exportContext, chromeHeight, setAll,
 } from './common.js';
@@ -255,11 +256,40 @@ function scoreNotes(sc, { T, d, masked, switchedOff }) {
 }
 
 /** The registry entry (views/index.js): what the page controller needs. */
+/** The Neuron view's export: one row, the query token's attention
+ *  (softmax) over the shown keys, or its value-weighted norms with
+ *  mode=norm; then, when the run holds the head's scores (run.scores), one
+ *  row per term of the score and one of the score (their sum), each with
+ *  its own "what" (masked keys: empty in CSV, null in JSON). */
+function neuronBlocks({ s, run, H, T, axis, src }) {
+  const head = s.head === 'mean' ? 0 : s.head;
+  const query = Math.min(s.query, T - 1);
+  const keep = axis.members.map((m) => m[0]);
+  const row = headMatrix(src[s.layer], H, T, head).subarray(query * T, query * T + T);
+  let values = keep.map((j) => row[j]);
+  if (s.mode !== 'norm' && s.hide && s.renorm) {
+    const sum = values.reduce((a, b) => a + b, 0) || 1;
+    values = values.map((v) => v / sum);
+  }
+  const blocks = [{ layer: s.layer, head, query, rows: [runLabels(run)[query]], cols: axis.labels, values }];
+  const sc = run.scores;
+  if (sc && sc.layer === s.layer && sc.head === head && (sc.query === null || sc.query === query)) {
+    const part = (a, what) => ({
+      layer: s.layer, head, query, what, rows: [runLabels(run)[query]], cols: axis.labels,
+      values: keep.map((j) => a[sc.query === null ? query * T + j : j]),
+    });
+    blocks.push(...sc.terms.map((t) => part(t.values, `score term ${t.name}: ${t.about}`)),
+      part(sc.scores, `score (the softmax's input${sc.terms.length > 1 ? `: ${sc.terms.map((t) => t.abbr).join(' + ')}` : ''})`));
+  }
+  return blocks;
+}
+
 export const descriptor = {
   id: 'neuron',
   label: 'Neuron view (q · k details)',
   size: ({ K }) => neuronFrame(K), // the embed frame (layout.js)
   controls: { layer: true, head: true, mean: false, words: false, mode: true },
+  shown: (run, s) => shownMatrices(run, s, { words: false, blocks: neuronBlocks }),
   snapshot: { layers: 'shown', heads: 'shown', draws: 'heads', qk: true, scores: true }, // what a snapshot holds (lib/snapshot.js)
   query: true, // the state's query token is this view's: the controller keeps it in range
   // scores: the shown head's scores and terms (src/scores.c), asked of the run
