@@ -511,8 +511,8 @@ int bl_predict_layer(const bl_mlm *h, bl_state *s, int32_t layer, const int32_t 
                      int32_t *token_rank, char *err, size_t errlen);
 
 /* ------------------------------------------------------------ task heads
- * A bundle may carry a fine-tuned task head instead (bundle.h, "task
- * head"): the head of a *ForSequenceClassification,
+ * A bundle may carry a fine-tuned task head instead (docs/bundle-format.md,
+ * "Task heads"): the head of a *ForSequenceClassification,
  * *ForTokenClassification or *ForQuestionAnswering checkpoint, run by
  * task_head.c on the encoder's final hidden states x [T][hidden] (what
  * bl_hidden(s, n_layers) returns; ModernBERT's after its final norm):

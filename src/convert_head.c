@@ -125,7 +125,7 @@ int bli_conv_head_zeros(const bli_conv *c, const char *name) {
 
 /* ------------------------------------------------------------ task heads
  * *ForSequenceClassification, *ForTokenClassification and
- * *ForQuestionAnswering (bundle.h, "task head"): which source tensors are
+ * *ForQuestionAnswering (docs/bundle-format.md, "Task heads"): which source tensors are
  * the head's dense layer (pooler), norm and output, per family, as each
  * transformers class computes it:
  *   BERT         pooler.dense + tanh on the first token, classifier
@@ -205,18 +205,17 @@ int bli_conv_stage_task(bli_conv *c, const bli_jv *cfg, char *err, size_t errlen
     if (!c->task_kind) return 0;
     const int modern = !strcmp(type, "modernbert");
     const task_recipe *r = NULL;
-    if (c->task_kind == BL_TASK_SEQUENCE) {
-        for (size_t i = 0; i < sizeof SEQ_RECIPES / sizeof *SEQ_RECIPES && !r; i++)
-            for (int k = 0; k < 4 && SEQ_RECIPES[i].types[k]; k++)
-                if (!strcmp(type, SEQ_RECIPES[i].types[k])) r = &SEQ_RECIPES[i];
-        if (!r) {
-            bli_set_err(err, errlen, "%s: bertlens does not know the classification head of model_type '%s'", arch,
-                        type);
-            return -1;
-        }
-    } else {
-        r = modern ? &MODERNBERT_TOKEN : c->task_kind == BL_TASK_TOKEN ? &TOKEN_RECIPE : &QA_RECIPE;
+    for (size_t i = 0; i < sizeof SEQ_RECIPES / sizeof *SEQ_RECIPES && !r; i++)
+        for (int k = 0; k < 4 && SEQ_RECIPES[i].types[k]; k++)
+            if (!strcmp(type, SEQ_RECIPES[i].types[k])) r = &SEQ_RECIPES[i];
+    if (!r) { /* a family whose heads bertlens does not know: the encoder alone, as before */
+        bli_conv_logf(c, "[head]   %s: the task heads of model_type '%s' are not known: its head is left out", arch,
+                      type);
+        c->task_kind = BL_TASK_NONE;
+        return 0;
     }
+    if (c->task_kind != BL_TASK_SEQUENCE)
+        r = modern ? &MODERNBERT_TOKEN : c->task_kind == BL_TASK_TOKEN ? &TOKEN_RECIPE : &QA_RECIPE;
     c->task_recipe = r;
     /* the dense layer's activation */
     const char *act_key = modern ? "classifier_activation" : !strcmp(type, "deberta-v2") ? "pooler_hidden_act" : NULL;
@@ -246,8 +245,11 @@ int bli_conv_stage_task(bli_conv *c, const bli_jv *cfg, char *err, size_t errlen
     int32_t n_labels = 0;
     if (c->task_kind != BL_TASK_QA) {
         if (!id2 || id2->type != BLI_JOBJ || !id2->n || id2->n > 100000) {
-            bli_set_err(err, errlen, "config.json: the task head's id2label (its class names) is missing");
-            return -1;
+            /* not a config save_pretrained wrote (it always writes id2label): the
+             * encoder alone, as before task heads */
+            bli_conv_logf(c, "[head]   %s without id2label in config.json: its head is left out", arch);
+            c->task_kind = BL_TASK_NONE;
+            return 0;
         }
         n_labels = (int32_t)id2->n;
         for (int32_t i = 0; i < n_labels; i++) {

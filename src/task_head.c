@@ -1,5 +1,5 @@
-/* task_head.c — a bundle's fine-tuned task head (bertlens.h "task heads",
- * bundle.h "task head"): sequence classification, token classification and
+/* task_head.c — a bundle's fine-tuned task head (bertlens.h "task heads";
+ * its tensors and metadata: docs/bundle-format.md "Task heads"): sequence classification, token classification and
  * question answering on the encoder's final hidden states, and the exact
  * gradient of one of its logits with respect to those hidden states.
  *
