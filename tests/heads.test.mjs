@@ -230,3 +230,14 @@ for (const g of REFS.grads ?? []) {
       assert.ok(d <= 1e-5 * scale + 1e-7, `max |Δgrad| ${d.toExponential(2)} (largest |grad| ${scale.toExponential(2)})`);
     });
 }
+
+test('predict refuses a question without its context, and --layers on a task head', { skip: IS_WASM && 'native only' }, () => {
+  const qa = REFS.checkpoints.find((c) => c.family === 'bert' && c.name === 'qa');
+  const r = spawnSync(BIN, ['predict', bundle(qa, 'f32'), 'Where?'], { encoding: 'utf8' });
+  assert.equal(r.status, 1);
+  assert.match(r.stderr, /question-answering head takes TEXT \(the question\) and TEXT_B \(the context\)/);
+  const seq = REFS.checkpoints.find((c) => c.family === 'bert' && c.name === 'seq');
+  const l = spawnSync(BIN, ['predict', '--layers', bundle(seq, 'f32'), 'A text.'], { encoding: 'utf8' });
+  assert.equal(l.status, 1);
+  assert.match(l.stderr, /--layers is for masked-LM heads/);
+});
