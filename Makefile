@@ -77,6 +77,11 @@ build/family_host: tests/c/family_host.c $(LIB_SRC) $(HDRS)
 	@mkdir -p build
 	$(CC) $(CFLAGS) $(NATIVE_SIMD) $(WARN) $(PTHREAD) -Isrc -o $@ $< $(LIB_SRC) -lm
 
+# The task head's backward (src/task_head.c) as a program, for tests/heads.test.mjs.
+build/task_head_host: tests/c/task_head_host.c $(LIB_SRC) $(HDRS)
+	@mkdir -p build
+	$(CC) $(CFLAGS) $(NATIVE_SIMD) $(WARN) $(PTHREAD) -Isrc -o $@ $< $(LIB_SRC) -lm
+
 # The static library for embedding: every library source, the public header only.
 LIB_OBJ := $(patsubst src/%.c,build/lib/%.o,$(LIB_SRC))
 lib: build/libbertlens.a build/include/bertlens.h
@@ -117,6 +122,11 @@ build/asan/hf_tok_host: tests/c/hf_tok_host.c $(LIB_SRC) $(HDRS)
 	  $(NATIVE_SIMD) $(WARN) $(PTHREAD) -Isrc -o $@ $< $(LIB_SRC) -lm
 
 build/asan/json_host: tests/c/json_host.c $(LIB_SRC) $(HDRS)
+	@mkdir -p build/asan
+	clang -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer \
+	  $(NATIVE_SIMD) $(WARN) $(PTHREAD) -Isrc -o $@ $< $(LIB_SRC) -lm
+
+build/asan/task_head_host: tests/c/task_head_host.c $(LIB_SRC) $(HDRS)
 	@mkdir -p build/asan
 	clang -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer \
 	  $(NATIVE_SIMD) $(WARN) $(PTHREAD) -Isrc -o $@ $< $(LIB_SRC) -lm
@@ -270,7 +280,7 @@ JS_TESTS = $(filter-out tests/fidelity.test.mjs,$(wildcard tests/*.test.mjs))
 # each file works in its own folder under build/ or the system temp folder.
 NODE_TEST := $(NODE) --test --test-concurrency=2
 
-test-native: build/bertlens build/kernel_host build/state_limits build/sizes_test build/hf_tok_host build/dtype_host build/family_host build/json_host
+test-native: build/bertlens build/kernel_host build/state_limits build/sizes_test build/hf_tok_host build/dtype_host build/family_host build/json_host build/task_head_host
 	$(PYTHON) tools/gen_unicode.py --check
 	$(PYTHON) tools/floors.py --check
 	BERTLENS_BACKEND=native $(NODE_TEST) $(JS_TESTS)
@@ -279,7 +289,7 @@ test-native: build/bertlens build/kernel_host build/state_limits build/sizes_tes
 	BERTLENS_BACKEND=native BERTLENS_SIMD=sse4.1 $(NODE_TEST) tests/kernels.test.mjs
 
 # The quick subsets under ASan + UBSan; the size limits as 32-bit programs.
-test-asan: build/asan/bertlens build/asan/kernel_host build/asan32/state_limits build/asan32/sizes_test build/asan/hf_tok_host build/asan/family_host build/asan/json_host
+test-asan: build/asan/bertlens build/asan/kernel_host build/asan32/state_limits build/asan32/sizes_test build/asan/hf_tok_host build/asan/family_host build/asan/json_host build/asan/task_head_host
 	BERTLENS_BACKEND=asan $(NODE_TEST) $(JS_TESTS)
 	BERTLENS_BACKEND=asan32 $(NODE_TEST) tests/limits.test.mjs
 

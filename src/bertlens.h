@@ -495,6 +495,72 @@ void bl_mlm_free(bl_mlm *h);
 int bl_predict(const bl_mlm *h, bl_state *s, const int32_t *ids, const int32_t *positions, int32_t n_pos, int32_t k,
                int32_t *top_ids, float *top_probs, float *token_prob, int32_t *token_rank, char *err, size_t errlen);
 
+/* The head's predictions from hidden states x [T][hidden] that the caller
+ * gives (positions index rows of x; T = bl_state_tokens(s), whose threads
+ * run the product): bl_predict on x instead of the final hidden states. */
+int bl_predict_hidden(const bl_mlm *h, bl_state *s, const float *x, const int32_t *ids, const int32_t *positions,
+                      int32_t n_pos, int32_t k, int32_t *top_ids, float *top_probs, float *token_prob,
+                      int32_t *token_rank, char *err, size_t errlen);
+/* A logit lens (mlm.c): what the head predicts from the output of layer
+ * `layer` (1..n_layers) of the last bl_forward of s, which must have kept
+ * every layer's hidden states (BL_KEEP_HIDDEN). ModernBERT: the output of a
+ * layer below the last goes through the encoder's final norm first (what
+ * the last layer's output already went through). Outputs as bl_predict. */
+int bl_predict_layer(const bl_mlm *h, bl_state *s, int32_t layer, const int32_t *ids, const int32_t *positions,
+                     int32_t n_pos, int32_t k, int32_t *top_ids, float *top_probs, float *token_prob,
+                     int32_t *token_rank, char *err, size_t errlen);
+
+/* ------------------------------------------------------------ task heads
+ * A bundle may carry a fine-tuned task head instead (docs/bundle-format.md,
+ * "Task heads"): the head of a *ForSequenceClassification,
+ * *ForTokenClassification or *ForQuestionAnswering checkpoint, run by
+ * task_head.c on the encoder's final hidden states x [T][hidden] (what
+ * bl_hidden(s, n_layers) returns; ModernBERT's after its final norm):
+ *   u = x[0] (pooling "first"), mean_t x[t] ("mean"), or each x[t] ("token")
+ *   u = act(W_d u + b_d)     when the head has a dense layer (a pooler)
+ *   u = LN(u) * g + b        when it has a norm (ModernBERT)
+ *   logits = W_o u + b_o     [C]
+ * Sequence classification: one row of C logits; token classification: T
+ * rows of C; question answering: T rows of 2 (start, end). */
+enum { BL_TASK_NONE = 0, BL_TASK_SEQUENCE = 1, BL_TASK_TOKEN = 2, BL_TASK_QA = 3 };
+/* How logits become probabilities: softmax (single-label), sigmoid per
+ * class (multi-label), none (regression: C = 1, the logit is the value). */
+enum { BL_PROBLEM_SINGLE = 0, BL_PROBLEM_MULTI = 1, BL_PROBLEM_REGRESSION = 2 };
+typedef struct bl_task_head bl_task_head;
+/* The task kind a bundle's metadata names (BL_TASK_NONE: it has none). */
+int32_t bl_model_task_kind(const bl_model *m);
+/* "sequence-classification", "token-classification", "question-answering"
+ * ("none" for BL_TASK_NONE or anything else). */
+const char *bl_task_kind_name(int32_t kind);
+/* The head of m, its metadata and tensors checked, its weights dequantized
+ * to f32 (f32 or quantized bundles alike); m outlives it. NULL with a reason
+ * (none, or malformed). */
+bl_task_head *bl_task_head_new(const bl_model *m, char *err, size_t errlen);
+void bl_task_head_free(bl_task_head *h);
+int32_t bl_task_head_kind(const bl_task_head *h);    /* BL_TASK_*                  */
+int32_t bl_task_head_problem(const bl_task_head *h); /* BL_PROBLEM_*               */
+int32_t bl_task_head_classes(const bl_task_head *h); /* C (question answering: 2)  */
+const char *bl_task_head_label(const bl_task_head *h, int32_t c); /* id2label[c]  */
+/* Rows of logits the head gives for T tokens: 1 (sequence) or T. */
+int32_t bl_task_head_rows(const bl_task_head *h, int32_t T);
+/* logits [rows][C] (bl_task_head_rows) from hidden [T][hidden]. 0 or -1. */
+int bl_task_head_forward(const bl_task_head *h, const float *hidden, int32_t T, float *logits, char *err,
+                         size_t errlen);
+/* probs [rows][C] from logits [rows][C] by the head's problem type
+ * (regression: a copy of the logits). */
+void bl_task_head_probs(const bl_task_head *h, const float *logits, int32_t rows, float *probs);
+/* The gradient of one logit with respect to the hidden states, exactly
+ * (in double, then stored as float): with hidden [T][hidden],
+ *   sequence classification   logit = logits[target_class] (position ignored)
+ *   token classification      logit = logits[position][target_class]
+ *   question answering        logit = the start (target_class 0) or the end
+ *                             (target_class 1) logit of token `position`
+ * d_hidden [T][hidden] receives d logit / d hidden (every row written: rows
+ * the logit does not read are 0), logit_out (may be NULL) the logit itself.
+ * 0, or -1 with a reason (a class or position out of range). */
+int bl_task_head_backward(const bl_task_head *h, const float *hidden, int32_t T, int32_t target_class,
+                          int32_t position, float *d_hidden, float *logit_out, char *err, size_t errlen);
+
 #ifdef __cplusplus
 }
 #endif

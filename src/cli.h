@@ -75,5 +75,7 @@ int bli_cmd_analyze(int argc, char **argv);               /* cli_embed.c   */
 int bli_cmd_bench(int argc, char **argv);                 /* cli_bench.c   */
 int bli_cmd_convert(int argc, char **argv);               /* cli_convert.c */
 int bli_cmd_predict(int argc, char **argv);               /* cli_predict.c */
+/* `bertlens info`'s task head line (cli_predict.c). */
+void bli_cli_info_task(const bl_model *m);
 
 #endif

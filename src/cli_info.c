@@ -105,6 +105,7 @@ int bli_cmd_info(int argc, char **argv) {
                       hi.tied ? "tied to the word embedding" : "stored");
     else
         bli_term_line(stdout, "mlm head     none (no masked-word predictions)");
+    bli_cli_info_task(m); /* task head (cli_predict.c) */
     bli_term_line(stdout, "metadata     %d entries", bl_model_n_meta(m));
     for (int i = 0; i < bl_model_n_meta(m); i++) {
         char val[256];

@@ -108,6 +108,11 @@ struct bli_conv {
     /* the masked-LM head (convert_head.c) */
     const char *head_act; /* its activation's bundle name               */
     int head_tied;        /* config.json's tie_word_embeddings (default 1) */
+    /* the task head (convert_head.c): its BL_TASK_* kind (0: none), its
+     * family's recipe (source tensor names), the dense layer's activation */
+    int task_kind;
+    const void *task_recipe;
+    const char *task_act;
 };
 
 /* One log line through the caller's callback (none: nothing). */
@@ -174,6 +179,10 @@ int bli_conv_rel_slice(const bli_conv *c, const char *name, char *src, size_t ca
  * what config.json says of the head (c->head_act, c->head_tied). */
 const char *bli_conv_head_name(const char *n);
 int bli_conv_stage_head(bli_conv *c, const bli_jv *cfg, char *err, size_t errlen);
+/* convert_head.c: the task head's tensors (task.*, bundle.h), planned by
+ * convert.c's bli_conv_plan through bli_conv_add_tensor (its add_ot). */
+int bli_conv_plan_task(bli_conv *c, char *err, size_t errlen);
+int bli_conv_add_tensor(bli_conv *c, const char *name, int64_t d0, int64_t d1, int dtype, char *err, size_t errlen);
 /* 1: the head tensor `name`, absent from the checkpoint, is made of zeros (ModernBERT's biases). */
 int bli_conv_head_zeros(const bli_conv *c, const char *name);
 /* The bert.* entries (convert_config.c), for both tokenizer paths (convert_vocab.c, convert_tokenizer.c). */

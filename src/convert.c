@@ -278,6 +278,10 @@ static int add_ot(bli_conv *c, const char *name, int64_t d0, int64_t d1, int dty
     return 0;
 }
 
+int bli_conv_add_tensor(bli_conv *c, const char *name, int64_t d0, int64_t d1, int dtype, char *err, size_t errlen) {
+    return add_ot(c, name, d0, d1, dtype, err, errlen); /* for the task head (convert_head.c) */
+}
+
 /* A tensor name of BL_TENSORS_*: per-layer names take the layer number. */
 static void layer_name(char *buf, size_t n, const char *fmt, int layer) { snprintf(buf, n, fmt, layer); }
 
@@ -338,7 +342,7 @@ int bli_conv_plan(bli_conv *c, char *err, size_t errlen) {
     }
     /* embeddings, projection, stored layers, the masked-LM head's (at most 6),
      * the relative and rotary families' own (at most 3 + one per layer) */
-    int n = 5 + 2 + 16 * c->fam.n_stored + 6 + 3 + c->cfg.n_layers;
+    int n = 5 + 2 + 16 * c->fam.n_stored + 6 + 3 + c->cfg.n_layers + 6 /* the task head's */;
     c->ot = calloc((size_t)n, sizeof *c->ot);
     if (!c->ot) {
         bli_set_err(err, errlen, "out of memory");
@@ -369,7 +373,7 @@ int bli_conv_plan(bli_conv *c, char *err, size_t errlen) {
             BL_TENSORS_MODERNBERT_LAYER(PLAN_ONE)
         }
     }
-    if (plan_head(c, err, errlen)) return -1;
+    if (bli_conv_plan_task(c, err, errlen) || plan_head(c, err, errlen)) return -1;
     /* Layout: header, metadata, table, data. */
     bli_jbuf prov = {0};
     provenance(c, &prov, "0000000000000000000000000000000000000000000000000000000000000000");

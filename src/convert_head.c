@@ -73,6 +73,8 @@ static const char *const HEAD_NAMES[][2] = {
     {"lm_head.decoder.bias", "head.decoder.bias"},
 };
 
+int bli_conv_stage_task(bli_conv *c, const bli_jv *cfg, char *err, size_t errlen);
+
 const char *bli_conv_head_name(const char *n) {
     for (size_t i = 0; i < sizeof HEAD_NAMES / sizeof *HEAD_NAMES; i++)
         if (!strcmp(n, HEAD_NAMES[i][0])) return HEAD_NAMES[i][1];
@@ -110,11 +112,239 @@ int bli_conv_stage_head(bli_conv *c, const bli_jv *cfg, char *err, size_t errlen
     }
     const bli_jv *legacy = bli_jget(cfg, "legacy");
     if (!strcmp(type, "deberta-v2") && legacy && !bli_jtruthy(legacy)) c->head_tied = 1;
-    return 0;
+    return bli_conv_stage_task(c, cfg, err, errlen);
 }
 
 int bli_conv_head_zeros(const bli_conv *c, const char *name) {
-    /* ModernBERT's head has no biases unless its config asks for them */
+    /* ModernBERT's heads have no biases unless its config asks for them
+     * (classifier_bias, norm_bias) */
     return c->fam.kind == BLI_FAM_MODERNBERT &&
-           (!strcmp(name, "head.transform.bias") || !strcmp(name, "head.ln.bias") || !strcmp(name, "head.decoder.bias"));
+           (!strcmp(name, "head.transform.bias") || !strcmp(name, "head.ln.bias") || !strcmp(name, "head.decoder.bias") ||
+            !strcmp(name, "task.dense.bias") || !strcmp(name, "task.norm.bias"));
+}
+
+/* ------------------------------------------------------------ task heads
+ * *ForSequenceClassification, *ForTokenClassification and
+ * *ForQuestionAnswering (docs/bundle-format.md, "Task heads"): which source tensors are
+ * the head's dense layer (pooler), norm and output, per family, as each
+ * transformers class computes it:
+ *   BERT         pooler.dense + tanh on the first token, classifier
+ *   ALBERT       pooler (a Linear) + tanh, classifier
+ *   DistilBERT   pre_classifier + ReLU, classifier
+ *   RoBERTa, XLM-R, CamemBERT, MPNet  classifier.dense + tanh, classifier.out_proj
+ *   ELECTRA      classifier.dense + GELU (erf), classifier.out_proj
+ *   DeBERTa-v2   pooler.dense + pooler_hidden_act (ContextPooler), classifier
+ *   ModernBERT   head.dense + classifier_activation + head.norm (first token
+ *                or mean, by classifier_pooling), classifier; token
+ *                classification and question answering run the same head
+ *                on every token, then classifier
+ * Token classification: classifier per token; question answering:
+ * qa_outputs per token (start, end). Names are after the converter's
+ * normalization (prefixes stripped; ModernBERT's head.dense / head.norm
+ * already named head.transform / head.ln by the masked-LM map above). */
+typedef struct {
+    const char *types[4]; /* model_type values */
+    const char *dense_w, *dense_b, *act, *out_w, *out_b;
+} task_recipe;
+
+static const task_recipe SEQ_RECIPES[] = {
+    {{"bert"}, "pooler.dense.weight", "pooler.dense.bias", "tanh", "classifier.weight", "classifier.bias"},
+    {{"albert"}, "pooler.weight", "pooler.bias", "tanh", "classifier.weight", "classifier.bias"},
+    {{"distilbert"}, "pre_classifier.weight", "pre_classifier.bias", "relu", "classifier.weight", "classifier.bias"},
+    {{"roberta", "xlm-roberta", "camembert", "mpnet"}, "classifier.dense.weight", "classifier.dense.bias", "tanh",
+     "classifier.out_proj.weight", "classifier.out_proj.bias"},
+    {{"electra"}, "classifier.dense.weight", "classifier.dense.bias", "gelu", "classifier.out_proj.weight",
+     "classifier.out_proj.bias"},
+    {{"deberta-v2"}, "pooler.dense.weight", "pooler.dense.bias", NULL /* pooler_hidden_act */, "classifier.weight",
+     "classifier.bias"},
+    {{"modernbert"}, "head.transform.weight", "head.transform.bias", NULL /* classifier_activation */,
+     "classifier.weight", "classifier.bias"},
+};
+static const task_recipe TOKEN_RECIPE = {{NULL}, NULL, NULL, NULL, "classifier.weight", "classifier.bias"};
+static const task_recipe QA_RECIPE = {{NULL}, NULL, NULL, NULL, "qa_outputs.weight", "qa_outputs.bias"};
+static const task_recipe MODERNBERT_TOKEN = {{"modernbert"}, "head.transform.weight", "head.transform.bias", NULL,
+                                             "classifier.weight", "classifier.bias"};
+
+/* transformers' ACT2FN name -> the bundle's task.activation, or NULL. */
+static const char *task_act(const char *a) {
+    static const char *const acts[][2] = {{"gelu", "gelu"},           {"gelu_new", "gelu_tanh"},
+                                          {"gelu_pytorch_tanh", "gelu_tanh"}, {"gelu_fast", "gelu_tanh"},
+                                          {"relu", "relu"},           {"tanh", "tanh"},
+                                          {"silu", "silu"},           {"swish", "silu"},
+                                          {"linear", "identity"},     {"identity", "identity"}};
+    for (size_t i = 0; a && i < sizeof acts / sizeof *acts; i++)
+        if (!strcmp(a, acts[i][0])) return acts[i][1];
+    return NULL;
+}
+
+static int ends_with(const char *s, const char *tail) {
+    size_t n = strlen(s), k = strlen(tail);
+    return n >= k && !strcmp(s + n - k, tail);
+}
+
+static void meta_f32(bli_conv *c, const char *key, float f) {
+    uint32_t bits;
+    memcpy(&bits, &f, 4);
+    bli_conv_meta_key(&c->meta, key, BL_META_F32);
+    bli_conv_put32(&c->meta, bits);
+    c->n_meta++;
+}
+
+/* config.json's task head: c->task_* set and its metadata (task.*) written,
+ * or nothing when architectures names no task class bertlens runs. */
+int bli_conv_stage_task(bli_conv *c, const bli_jv *cfg, char *err, size_t errlen) {
+    const bli_jv *archs = bli_jget(cfg, "architectures");
+    const bli_jv *mt = bli_jget(cfg, "model_type");
+    const char *type = mt && mt->type == BLI_JSTR ? mt->str : "";
+    const char *arch = archs && archs->type == BLI_JARR && archs->n && archs->items[0].type == BLI_JSTR
+                           ? archs->items[0].str : "";
+    c->task_kind = ends_with(arch, "ForSequenceClassification") ? BL_TASK_SEQUENCE
+                   : ends_with(arch, "ForTokenClassification")  ? BL_TASK_TOKEN
+                   : ends_with(arch, "ForQuestionAnswering")    ? BL_TASK_QA
+                                                                : BL_TASK_NONE;
+    if (!c->task_kind) return 0;
+    const int modern = !strcmp(type, "modernbert");
+    const task_recipe *r = NULL;
+    for (size_t i = 0; i < sizeof SEQ_RECIPES / sizeof *SEQ_RECIPES && !r; i++)
+        for (int k = 0; k < 4 && SEQ_RECIPES[i].types[k]; k++)
+            if (!strcmp(type, SEQ_RECIPES[i].types[k])) r = &SEQ_RECIPES[i];
+    if (!r) { /* a family whose heads bertlens does not know: the encoder alone, as before */
+        bli_conv_logf(c, "[head]   %s: the task heads of model_type '%s' are not known: its head is left out", arch,
+                      type);
+        c->task_kind = BL_TASK_NONE;
+        return 0;
+    }
+    if (c->task_kind != BL_TASK_SEQUENCE)
+        r = modern ? &MODERNBERT_TOKEN : c->task_kind == BL_TASK_TOKEN ? &TOKEN_RECIPE : &QA_RECIPE;
+    c->task_recipe = r;
+    /* the dense layer's activation */
+    const char *act_key = modern ? "classifier_activation" : !strcmp(type, "deberta-v2") ? "pooler_hidden_act" : NULL;
+    c->task_act = r->act;
+    if (act_key) {
+        const bli_jv *a = bli_jget(cfg, act_key);
+        const char *name = a && a->type == BLI_JSTR ? a->str : "gelu"; /* both classes' default */
+        if (!(c->task_act = task_act(name))) {
+            bli_set_err(err, errlen, "config.json: %s '%s' of the task head is not supported (gelu, gelu_new, "
+                        "gelu_pytorch_tanh, relu, tanh, silu, linear)", act_key, name);
+            return -1;
+        }
+    }
+    /* pooling */
+    const char *pool = c->task_kind != BL_TASK_SEQUENCE ? "token" : "first";
+    if (modern && c->task_kind == BL_TASK_SEQUENCE) {
+        const bli_jv *p = bli_jget(cfg, "classifier_pooling");
+        const char *v = p && p->type == BLI_JSTR ? p->str : "cls";
+        if (!strcmp(v, "mean")) pool = "mean";
+        else if (strcmp(v, "cls")) {
+            bli_set_err(err, errlen, "config.json: classifier_pooling '%s' is not cls or mean", v);
+            return -1;
+        }
+    }
+    /* labels: id2label by id (QA: none); problem_type */
+    const bli_jv *id2 = bli_jget(cfg, "id2label");
+    int32_t n_labels = 0;
+    if (c->task_kind != BL_TASK_QA) {
+        if (!id2 || id2->type != BLI_JOBJ || !id2->n || id2->n > 100000) {
+            /* not a config save_pretrained wrote (it always writes id2label): the
+             * encoder alone, as before task heads */
+            bli_conv_logf(c, "[head]   %s without id2label in config.json: its head is left out", arch);
+            c->task_kind = BL_TASK_NONE;
+            return 0;
+        }
+        n_labels = (int32_t)id2->n;
+        for (int32_t i = 0; i < n_labels; i++) {
+            char key[16];
+            snprintf(key, sizeof key, "%d", i);
+            const bli_jv *l = bli_jget(id2, key);
+            if (!l || l->type != BLI_JSTR || l->len >= 65536) {
+                bli_set_err(err, errlen, "config.json: id2label has no name for class %d of %d", i, n_labels);
+                return -1;
+            }
+        }
+    }
+    const bli_jv *pt = bli_jget(cfg, "problem_type");
+    const char *problem = pt && pt->type == BLI_JSTR ? pt->str : n_labels == 1 ? "regression"
+                                                                                : "single_label_classification";
+    if (c->task_kind != BL_TASK_SEQUENCE) problem = "single_label_classification";
+    if (strcmp(problem, "regression") && strcmp(problem, "single_label_classification") &&
+        strcmp(problem, "multi_label_classification")) {
+        bli_set_err(err, errlen, "config.json: problem_type '%s' is not regression, single_label_classification or "
+                    "multi_label_classification", problem);
+        return -1;
+    }
+    bli_conv_meta_str(&c->meta, "task.kind", bl_task_kind_name(c->task_kind)), c->n_meta++;
+    bli_conv_meta_str(&c->meta, "task.problem_type", problem), c->n_meta++;
+    bli_conv_meta_str(&c->meta, "task.pooling", pool), c->n_meta++;
+    if (r->dense_w) bli_conv_meta_str(&c->meta, "task.activation", c->task_act), c->n_meta++;
+    if (modern) {
+        const bli_jv *e = bli_jget(cfg, "norm_eps");
+        meta_f32(c, "task.norm_eps", e && e->type == BLI_JNUM ? (float)e->num : 1e-5f);
+    }
+    if (n_labels) {
+        bli_conv_meta_key(&c->meta, "task.labels", BL_META_STRARR);
+        bli_conv_put32(&c->meta, (uint32_t)n_labels);
+        for (int32_t i = 0; i < n_labels; i++) {
+            char key[16];
+            snprintf(key, sizeof key, "%d", i);
+            const bli_jv *l = bli_jget(id2, key);
+            bli_conv_put32(&c->meta, (uint32_t)l->len);
+            bli_json_raw(&c->meta, l->str, l->len);
+        }
+        c->n_meta++;
+    }
+    return 0;
+}
+
+/* Source tensor `from` renamed `to` (the later one when a name repeats): 1, 0 absent, -1 out of memory. */
+static int rename_source(bli_conv *c, const char *from, const char *to) {
+    for (int i = c->n_st; i-- > 0;)
+        if (!strcmp(c->st[i].name, from)) {
+            char *n = bli_conv_strdup(to);
+            if (!n) return -1;
+            free(c->st[i].name);
+            c->st[i].name = n;
+            return 1;
+        }
+    return 0;
+}
+
+int bli_conv_plan_task(bli_conv *c, char *err, size_t errlen) {
+    if (!c->task_kind) return 0;
+    const task_recipe *r = c->task_recipe;
+    const int modern = c->fam.kind == BLI_FAM_MODERNBERT;
+    const char *const map[][2] = {{r->dense_w, "task.dense.weight"}, {r->dense_b, "task.dense.bias"},
+                                  {modern ? "head.ln.weight" : NULL, "task.norm.weight"},
+                                  {modern ? "head.ln.bias" : NULL, "task.norm.bias"},
+                                  {r->out_w, "task.out.weight"},     {r->out_b, "task.out.bias"}};
+    for (int i = 0; i < 6; i++) {
+        if (!map[i][0]) continue;
+        const int got = rename_source(c, map[i][0], map[i][1]);
+        if (got < 0) {
+            bli_set_err(err, errlen, "out of memory");
+            return -1;
+        }
+        if (!got && !bli_conv_head_zeros(c, map[i][1])) {
+            bli_set_err(err, errlen, "the %s head needs the checkpoint's tensor '%s', which it does not have",
+                        bl_task_kind_name(c->task_kind), map[i][0]);
+            return -1;
+        }
+    }
+    const int64_t H = c->cfg.hidden;
+    int64_t C = 0;
+    for (int i = c->n_st; i-- > 0 && !C;)
+        if (!strcmp(c->st[i].name, "task.out.weight")) C = c->st[i].n_dims == 2 ? c->st[i].dims[0] : -1;
+    if (C < 1 || C > 100000) {
+        bli_set_err(err, errlen, "%s: not a [classes, %lld] matrix", r->out_w, (long long)H);
+        return -1;
+    }
+    if ((r->dense_w && (bli_conv_add_tensor(c, "task.dense.weight", H, H, c->dtype, err, errlen) ||
+                        bli_conv_add_tensor(c, "task.dense.bias", H, 0, BL_F32, err, errlen))) ||
+        (modern && (bli_conv_add_tensor(c, "task.norm.weight", H, 0, BL_F32, err, errlen) ||
+                    bli_conv_add_tensor(c, "task.norm.bias", H, 0, BL_F32, err, errlen))) ||
+        bli_conv_add_tensor(c, "task.out.weight", C, H, c->dtype, err, errlen) ||
+        bli_conv_add_tensor(c, "task.out.bias", C, 0, BL_F32, err, errlen))
+        return -1;
+    bli_conv_logf(c, "[head]   %s head: %lld outputs%s%s", bl_task_kind_name(c->task_kind), (long long)C,
+                  r->dense_w ? ", dense + " : "", r->dense_w ? c->task_act : "");
+    return 0;
 }

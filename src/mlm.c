@@ -160,6 +160,52 @@ static void gather(const dec_job *j, int n, int b, double *ex) {
 
 int bl_predict(const bl_mlm *h, bl_state *s, const int32_t *ids, const int32_t *positions, int32_t n_pos, int32_t k,
                int32_t *top_ids, float *top_probs, float *token_prob, int32_t *token_rank, char *err, size_t errlen) {
+    const float *x = h && s ? bl_hidden(s, bl_model_config(h->model)->n_layers) : NULL; /* [T][H] */
+    return bl_predict_hidden(h, s, x, ids, positions, n_pos, k, top_ids, top_probs, token_prob, token_rank, err,
+                             errlen);
+}
+
+int bl_predict_layer(const bl_mlm *h, bl_state *s, int32_t layer, const int32_t *ids, const int32_t *positions,
+                     int32_t n_pos, int32_t k, int32_t *top_ids, float *top_probs, float *token_prob,
+                     int32_t *token_rank, char *err, size_t errlen) {
+    if (!h || !s) {
+        bli_set_err(err, errlen, "bl_predict_layer: missing argument");
+        return -1;
+    }
+    const bl_config *c = bl_model_config(h->model);
+    if (layer < 1 || layer > c->n_layers) {
+        bli_set_err(err, errlen, "layer %d is out of range 1..%d", layer, c->n_layers);
+        return -1;
+    }
+    const float *x = bl_hidden(s, layer); /* [T][H] */
+    if (!x) {
+        bli_set_err(err, errlen, "the run did not keep layer %d's hidden states (BL_KEEP_HIDDEN)", layer);
+        return -1;
+    }
+    /* ModernBERT: a layer below the last through the encoder's final norm */
+    const bl_tensor *fn = bl_model_find_tensor(h->model, "encoder.final_norm.weight");
+    if (!fn || layer == c->n_layers)
+        return bl_predict_hidden(h, s, x, ids, positions, n_pos, k, top_ids, top_probs, token_prob, token_rank, err,
+                                 errlen);
+    const int32_t T = bl_state_tokens(s), H = h->H;
+    float *xn = bli_alloc(BLI_BYTES(sizeof(float), (uint64_t)T * H), 0, "the normed layer", err, errlen);
+    float *zeros = xn ? calloc((size_t)H, sizeof *zeros) : NULL; /* the norm has no bias */
+    if (!zeros) {
+        free(xn);
+        if (xn) bli_set_err(err, errlen, "out of memory");
+        return -1;
+    }
+    memcpy(xn, x, sizeof(float) * (size_t)T * H);
+    blk_layernorm(xn, NULL, T, H, (const float *)(const void *)fn->data, zeros, c->ln_eps);
+    const int rc = bl_predict_hidden(h, s, xn, ids, positions, n_pos, k, top_ids, top_probs, token_prob, token_rank,
+                                     err, errlen);
+    free(xn), free(zeros);
+    return rc;
+}
+
+int bl_predict_hidden(const bl_mlm *h, bl_state *s, const float *x, const int32_t *ids, const int32_t *positions,
+                      int32_t n_pos, int32_t k, int32_t *top_ids, float *top_probs, float *token_prob,
+                      int32_t *token_rank, char *err, size_t errlen) {
     if (!h || !s || !ids || (n_pos > 0 && (!positions || !top_ids || !top_probs || !token_prob || !token_rank))) {
         bli_set_err(err, errlen, "bl_predict: missing argument");
         return -1;
@@ -169,7 +215,6 @@ int bl_predict(const bl_mlm *h, bl_state *s, const int32_t *ids, const int32_t *
         return -1;
     }
     const int32_t T = bl_state_tokens(s), H = h->H, E = h->E, V = h->V;
-    const float *x = bl_hidden(s, bl_model_config(h->model)->n_layers); /* [T][H] */
     if (T < 1 || !x) {
         bli_set_err(err, errlen, "bl_predict: no forward pass with final hidden states to predict from");
         return -1;

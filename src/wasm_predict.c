@@ -1,10 +1,13 @@
-/* wasm_predict.c — the masked-LM head at the wasm boundary (blw_has_head,
- * blw_predict_json), over the model and the last run of wasm_api.c. The
- * worker's 'predict' message (web/js/engine/worker_predict.js) calls them.
+/* wasm_predict.c — the heads at the wasm boundary, over the model and the
+ * last run of wasm_api.c: the masked-LM head (blw_has_head,
+ * blw_predict_json; the worker's 'predict' message,
+ * web/js/engine/worker_predict.js, calls them), its logit lens
+ * (blw_lens_json) and a task head (blw_task_kind, blw_task_json).
  */
 #include "bertlens.h"
 #include "json.h"
 #include "wasm_api.h"
+#include "task_head.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -20,6 +23,8 @@
 static struct {
     bl_mlm *mlm;     /* the head of the model of load number `loads`  */
     unsigned loads;
+    bl_task_head *task; /* the task head of load number `task_loads`  */
+    unsigned task_loads;
 } p;
 
 /* 1 when the loaded model has a masked-LM head, 0 when not, -1: no model. */
@@ -153,5 +158,103 @@ EMSCRIPTEN_KEEPALIVE const char *blw_predict_json_was(const int32_t *positions, 
     bli_wasm_json(&b, &out);
 done:
     free(pos), free(ids), free(probs), free(tp), free(rank), free(scored);
+    return out;
+}
+
+/* ------------------------------------------------------------ task head */
+
+/* The loaded model's task head (bertlens.h BL_TASK_*: 0 none), -1: no model. */
+EMSCRIPTEN_KEEPALIVE int blw_task_kind(void) {
+    const bl_model *m = bli_wasm_model(NULL);
+    return m ? bl_model_task_kind(m) : -1;
+}
+
+/* The task head's output for the last blw_run (which computed the final
+ * hidden states), as `bertlens predict` prints it (task_head.h
+ * bli_task_json); text_b: the run's second text (question answering: the
+ * context, for the answer's text), or NULL. NULL + blw_error on failure. */
+EMSCRIPTEN_KEEPALIVE const char *blw_task_json(const char *text_b) {
+    char *err = bli_wasm_err();
+    unsigned loads;
+    const bl_model *m = bli_wasm_model(&loads);
+    const bl_tokens *tk = bli_wasm_run_tokens();
+    const float *x = m && tk ? bl_hidden(bli_wasm_state(), bl_model_config(m)->n_layers) : NULL;
+    if (!m || !tk || !x) {
+        snprintf(err, BLI_WASM_ERRLEN, "no run with final hidden states: call blw_run first (blw_set_final(1))");
+        return NULL;
+    }
+    if (p.task && p.task_loads != loads) {
+        bl_task_head_free(p.task);
+        p.task = NULL;
+    }
+    if (!p.task && !(p.task = bl_task_head_new(m, err, BLI_WASM_ERRLEN))) return NULL;
+    p.task_loads = loads;
+    bli_jbuf b = {0};
+    const char *out = NULL;
+    if (bli_task_json(&b, p.task, bl_model_tokenizer(m), tk, text_b, x, err, BLI_WASM_ERRLEN)) {
+        bli_jbuf_free(&b);
+        return NULL;
+    }
+    bli_wasm_json(&b, &out);
+    return out;
+}
+
+/* The masked-LM head's logit lens for the last blw_run, which kept every
+ * layer's hidden states (flags with BL_KEEP_HIDDEN): every token, k per
+ * position, at every layer (bl_predict_layer):
+ * {"layers":[{"layer","positions":[{"index","top":[{"id","token","prob"}]}]}]}
+ * as `bertlens predict --layers` prints them. NULL + blw_error on failure. */
+EMSCRIPTEN_KEEPALIVE const char *blw_lens_json(int k) {
+    char num[BLI_JSON_NUM_CHARS];
+    char *err = bli_wasm_err();
+    unsigned loads;
+    const bl_model *m = bli_wasm_model(&loads);
+    const bl_tokens *tk = bli_wasm_run_tokens();
+    if (!m || !tk) {
+        snprintf(err, BLI_WASM_ERRLEN, "no run to predict from: call blw_run first");
+        return NULL;
+    }
+    if (p.mlm && p.loads != loads) {
+        bl_mlm_free(p.mlm);
+        p.mlm = NULL;
+    }
+    if (!p.mlm && !(p.mlm = bl_mlm_new(m, err, BLI_WASM_ERRLEN))) return NULL;
+    p.loads = loads;
+    const int32_t V = bl_model_config(m)->vocab_size, L = bl_model_config(m)->n_layers, T = tk->n;
+    if (k < 1) k = 1;
+    if (k > V) k = V;
+    int32_t *pos = calloc((size_t)T, sizeof *pos), *ids = calloc((size_t)T * (size_t)k, sizeof *ids);
+    float *probs = calloc((size_t)T * (size_t)k, sizeof *probs), *tp = calloc((size_t)T, sizeof *tp);
+    int32_t *rank = calloc((size_t)T, sizeof *rank);
+    const char *out = NULL;
+    bli_jbuf b = {0};
+    if (!pos || !ids || !probs || !tp || !rank) {
+        snprintf(err, BLI_WASM_ERRLEN, "out of memory for %d predictions", T);
+        goto done;
+    }
+    for (int32_t t = 0; t < T; t++) pos[t] = t;
+    const bl_tokenizer *tok = bl_model_tokenizer(m);
+    bli_json_raw(&b, "{\"layers\":[", 11);
+    for (int32_t l = 1; l <= L; l++) {
+        if (bl_predict_layer(p.mlm, bli_wasm_state(), l, tk->ids, pos, T, k, ids, probs, tp, rank, err,
+                             BLI_WASM_ERRLEN))
+            goto done;
+        jprintf(&b, "%s{\"layer\":%d,\"positions\":[", l > 1 ? "," : "", l);
+        for (int32_t q = 0; q < T; q++) {
+            jprintf(&b, "%s{\"index\":%d,\"top\":[", q ? "," : "", q);
+            for (int r = 0; r < k; r++) {
+                jprintf(&b, "%s{\"id\":%d,\"token\":", r ? "," : "", ids[(size_t)q * k + r]);
+                jtoken(&b, tok, ids[(size_t)q * k + r]);
+                jprintf(&b, ",\"prob\":%s}", bli_json_num(num, (double)probs[(size_t)q * k + r]));
+            }
+            bli_json_raw(&b, "]}", 2);
+        }
+        bli_json_raw(&b, "]}", 2);
+    }
+    bli_json_raw(&b, "]}", 2);
+    bli_wasm_json(&b, &out);
+done:
+    if (!out) bli_jbuf_free(&b);
+    free(pos), free(ids), free(probs), free(tp), free(rank);
     return out;
 }

@@ -1,0 +1,243 @@
+// heads.test.mjs — fine-tuned task heads (src/task_head.c, src/convert_head.c,
+// `bertlens predict`, the wasm export blw_task_json) and the masked-LM
+// logit lens (`bertlens predict --layers`, blw_lens_json) against Hugging
+// Face on tiny random checkpoints of every family (tests/fixtures/heads/,
+// made by make.py with transformers 5):
+//   f32   sequence / token classification: every probability (softmax,
+//         sigmoid for multi-label) within 1e-5, regression's value within
+//         1e-5; question answering: start and end probabilities within
+//         1e-5 and the best span (start, end and its text) HF's
+//   q8    top-1 agreement reported (and loosely bounded)
+//   lens  each layer's top-5 identical to the model's head on
+//         hidden_states[l] (tests/fixtures/mlm/ checkpoints)
+//   backward (native programs only: tests/c/task_head_host.c)  d logit /
+//         d hidden of bl_task_head_backward against torch.autograd in
+//         float64, given the same hidden states
+//
+//   node --test tests/heads.test.mjs                           native (BERTLENS_BACKEND)
+//   BERTLENS_BACKEND=wasm node --test tests/heads.test.mjs     the wasm module
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { test } from 'node:test';
+import { BIN, BUILD_DIR, IS_WASM, QUICK, ROOT, loadWasm } from './lib/backend.mjs';
+import { loadBundle, putString, wasmError } from '../tools/wasm_node.mjs';
+
+const FIX = path.join(ROOT, 'tests/fixtures/heads');
+const REFS = JSON.parse(fs.readFileSync(path.join(FIX, 'refs.json'), 'utf8'));
+const MLM = path.join(ROOT, 'tests/fixtures/mlm');
+const MLM_REFS = JSON.parse(fs.readFileSync(path.join(MLM, 'refs.json'), 'utf8'));
+const OUT = path.join(ROOT, 'build/heads-test');
+const TOL = 1e-5;
+fs.mkdirSync(OUT, { recursive: true });
+
+function ok(cmd, argv) {
+  const r = spawnSync(cmd, argv, { cwd: ROOT, encoding: 'utf8', maxBuffer: 1 << 26 });
+  if (r.status !== 0) throw new Error(`${path.basename(cmd)} ${argv.join(' ')} failed (${r.status}):\n${r.stderr}${r.stdout}`);
+  return r;
+}
+
+/** One checkpoint folder: its head's files, the family's encoder shard and trained tokenizer. */
+function checkpoint(ck) {
+  const dir = path.join(OUT, `src-${ck.family}-${ck.name}`);
+  fs.rmSync(dir, { recursive: true, force: true });
+  fs.cpSync(path.join(FIX, ck.family, ck.name), dir, { recursive: true });
+  fs.copyFileSync(path.join(FIX, ck.family, 'encoder.safetensors'), path.join(dir, 'encoder.safetensors'));
+  const tok = path.join(ROOT, REFS.tokenizer[ck.family]);
+  for (const f of fs.readdirSync(tok))
+    if (f !== 'config.json' && f !== 'model.safetensors') fs.copyFileSync(path.join(tok, f), path.join(dir, f));
+  return dir;
+}
+
+const bundles = new Map();
+function bundle(ck, dt) {
+  const key = `${ck.family}-${ck.name}-${dt}`;
+  if (!bundles.has(key)) {
+    const src = bundles.get(`${ck.family}-${ck.name}-src`) ?? checkpoint(ck);
+    bundles.set(`${ck.family}-${ck.name}-src`, src);
+    const out = path.join(OUT, `${key}.blb`);
+    ok(BIN, ['convert', src, out, '--dtype', dt, '--name', key]);
+    bundles.set(key, out);
+  }
+  return bundles.get(key);
+}
+
+let wasm = null;
+async function wasmRun(file, texts, flags = 0) {
+  wasm ??= await loadWasm();
+  const M = wasm;
+  if (M.__loaded !== file) {
+    loadBundle(M, file);
+    M.__loaded = file;
+  }
+  const a = putString(M, texts[0]), b = texts[1] === undefined ? 0 : putString(M, texts[1]);
+  try {
+    if (M._blw_run(a, b, flags, -1) < 0) throw new Error(wasmError(M));
+  } finally {
+    M._free(a);
+  }
+  return { M, b };
+}
+
+/** The head's output for texts: `bertlens predict`'s JSON, or blw_task_json's. */
+async function predict(file, texts) {
+  if (!IS_WASM) return JSON.parse(ok(BIN, ['predict', file, ...texts]).stdout);
+  const { M, b } = await wasmRun(file, texts);
+  try {
+    assert.ok(M._blw_task_kind() > 0, 'blw_task_kind names the head');
+    const p = M._blw_task_json(b);
+    if (!p) throw new Error(wasmError(M));
+    return JSON.parse(M.UTF8ToString(p));
+  } finally {
+    if (b) M._free(b);
+  }
+}
+
+/** Every layer's top k through the masked-LM head: `predict --layers`, or blw_lens_json. */
+async function lens(file, texts, k) {
+  if (!IS_WASM) return JSON.parse(ok(BIN, ['predict', '--layers', '--top', String(k), file, ...texts]).stdout).layers;
+  const { M, b } = await wasmRun(file, texts, 8 /* BL_KEEP_HIDDEN */);
+  if (b) M._free(b);
+  const p = M._blw_lens_json(k);
+  if (!p) throw new Error(wasmError(M));
+  return JSON.parse(M.UTF8ToString(p)).layers;
+}
+
+const NAMES = { seq: 'sequence-classification', token: 'token-classification', qa: 'question-answering' };
+const maxDiff = (a, b) => a.reduce((m, x, i) => Math.max(m, Math.abs(x - b[i])), 0);
+const argmax = (x) => x.reduce((k, v, i) => (v > x[k] ? i : k), 0);
+const checkpoints = QUICK ? REFS.checkpoints.filter((c) => c.name === 'seq' || c.name === 'qa') : REFS.checkpoints;
+const worst = {};
+
+for (const ck of checkpoints) {
+  test(`${ck.family} ${ck.architecture} (${ck.name}): f32 within ${TOL} of Hugging Face`, async () => {
+    const file = bundle(ck, 'f32');
+    for (const c of ck.cases) {
+      const got = await predict(file, c.texts);
+      assert.equal(got.head, NAMES[ck.kind]);
+      assert.deepEqual(got.ids, c.ids, `${c.texts}: the tokenizer's ids`);
+      let d = 0;
+      if (ck.kind === 'seq') {
+        assert.deepEqual(got.labels, ck.labels);
+        assert.equal(got.problem_type, ck.problem_type);
+        if (ck.problem_type === 'regression') d = Math.abs(got.value - c.probs[0][0]);
+        else {
+          d = maxDiff(got.probs, c.probs[0]);
+          assert.equal(got.label, ck.labels[argmax(c.logits[0])]);
+        }
+      } else if (ck.kind === 'token') {
+        assert.deepEqual(got.labels, ck.labels);
+        assert.equal(got.positions.length, c.ids.length);
+        got.positions.forEach((p, t) => (d = Math.max(d, maxDiff(p.probs, c.probs[t]))));
+      } else {
+        d = Math.max(maxDiff(got.start_probs, c.start_probs), maxDiff(got.end_probs, c.end_probs));
+        assert.ok(got.span, `${c.texts}: a span`);
+        assert.deepEqual([got.span.start, got.span.end, got.span.text], [c.span.start, c.span.end, c.span.text],
+          `${c.texts}: the best span`);
+      }
+      worst[ck.family] = Math.max(worst[ck.family] ?? 0, d);
+      assert.ok(d <= TOL, `${c.texts}: max |Δp| ${d.toExponential(2)} > ${TOL}`);
+    }
+  });
+
+  // ALBERT's 16-wide embeddings are not whole 32-value blocks: no q8 bundle of it
+  const q8skip = (QUICK && 'quick run') || (ck.family === 'albert' && 'embedding_size 16 is no q8 block');
+  test(`${ck.family} ${ck.name}: q8 top-1 agreement`, { skip: q8skip }, async () => {
+    const file = bundle(ck, 'q8');
+    let agree = 0, n = 0;
+    for (const c of ck.cases) {
+      const got = await predict(file, c.texts);
+      if (ck.kind === 'seq') {
+        if (ck.problem_type === 'regression') continue;
+        n++, agree += argmax(got.logits) === argmax(c.logits[0]);
+      } else if (ck.kind === 'token') {
+        got.positions.forEach((p, t) => { n++, agree += argmax(p.logits) === argmax(c.logits[t]); });
+      } else {
+        n++, agree += got.span.start === c.span.start && got.span.end === c.span.end;
+      }
+    }
+    if (n) {
+      console.log(`# q8 ${ck.family}/${ck.name}: top-1 agreement ${agree}/${n}`);
+      assert.ok(agree >= n / 2, `q8 top-1 agreement ${agree}/${n}`);
+    }
+  });
+}
+
+test('report: max |Δprob| per family (f32)', () => {
+  for (const [f, d] of Object.entries(worst)) console.log(`# ${f}: max |Δp| ${d.toExponential(2)}`);
+});
+
+test('bertlens info names the task head and its labels', { skip: IS_WASM && 'native only' }, () => {
+  const ck = REFS.checkpoints.find((c) => c.family === 'roberta' && c.name === 'token');
+  assert.match(ok(BIN, ['info', bundle(ck, 'f32')]).stdout,
+    /task head +token-classification \(single-label, softmax\), 5 labels: O, B-PER, I-PER, B-LOC, I-LOC/);
+  const qa = REFS.checkpoints.find((c) => c.family === 'bert' && c.name === 'qa');
+  assert.match(ok(BIN, ['info', bundle(qa, 'f32')]).stdout, /task head +question-answering/);
+});
+
+/** The masked-LM fixture's folder, with its trained tokenizer copied in (tests/predict.test.mjs does the same). */
+function mlmBundle(fam) {
+  const out = path.join(OUT, `lens-${fam}.blb`);
+  if (fs.existsSync(out) && bundles.has(out)) return out;
+  let src = path.join(MLM, fam);
+  const tok = MLM_REFS.tokenizer && MLM_REFS.tokenizer[fam];
+  if (tok) {
+    src = path.join(OUT, `lens-src-${fam}`);
+    fs.rmSync(src, { recursive: true, force: true });
+    fs.cpSync(path.join(MLM, fam), src, { recursive: true });
+    fs.cpSync(path.join(ROOT, tok), src, { recursive: true });
+  }
+  ok(BIN, ['convert', src, out, '--dtype', 'f32', '--name', `lens-${fam}`]);
+  bundles.set(out, out);
+  return out;
+}
+
+for (const ref of REFS.lens) {
+  test(`logit lens ${ref.family}: every layer's top-5 is Hugging Face's`, async () => {
+    const layers = await lens(mlmBundle(ref.family), ref.texts, 5);
+    assert.equal(layers.length, ref.layers.length);
+    for (const [l, want] of ref.layers.entries()) {
+      assert.equal(layers[l].layer, want.layer);
+      for (const p of want.positions) {
+        const got = layers[l].positions.find((q) => q.index === p.index);
+        // a 5th and 6th within float rounding of each other may swap: then only the first 4 must agree
+        const k = p.gap > 1e-6 ? 5 : 4;
+        assert.deepEqual(got.top.slice(0, k).map((t) => t.id), p.top_ids.slice(0, k),
+          `layer ${want.layer}, token ${p.index}`);
+        assert.ok(maxDiff(got.top.map((t) => t.prob), p.top_probs) <= TOL, `layer ${want.layer}, token ${p.index}: probabilities`);
+      }
+    }
+  });
+}
+
+const HOST = path.join(BUILD_DIR, 'task_head_host');
+for (const g of REFS.grads ?? []) {
+  test(`backward ${g.family}/${g.name}: d logit / d hidden is torch.autograd's (float64)`,
+    { skip: IS_WASM && 'native programs only' }, () => {
+      const ck = REFS.checkpoints.find((c) => c.family === g.family && c.name === g.name);
+      const hid = path.join(OUT, `hidden-${g.family}-${g.name}.f32`);
+      fs.writeFileSync(hid, Buffer.from(g.hidden_f32, 'base64'));
+      const got = JSON.parse(ok(HOST, [bundle(ck, 'f32'), hid, String(g.T), String(g.target), String(g.position)]).stdout);
+      const H = got.grad.length / g.T;
+      // torch's gradient, zero outside the rows the logit reads
+      const want = new Float64Array(g.T * H);
+      g.grad_rows.forEach((t, r) => want.set(g.grad.slice(r * H, (r + 1) * H), t * H));
+      const scale = want.reduce((m, x) => Math.max(m, Math.abs(x)), 0);
+      assert.ok(scale > 0, 'a gradient that is not all zero');
+      assert.ok(Math.abs(got.logit - g.logit) <= 1e-5 * Math.max(1, Math.abs(g.logit)), `logit ${got.logit} vs ${g.logit}`);
+      const d = maxDiff(got.grad, Array.from(want));
+      assert.ok(d <= 1e-5 * scale + 1e-7, `max |Δgrad| ${d.toExponential(2)} (largest |grad| ${scale.toExponential(2)})`);
+    });
+}
+
+test('predict refuses a question without its context, and --layers on a task head', { skip: IS_WASM && 'native only' }, () => {
+  const qa = REFS.checkpoints.find((c) => c.family === 'bert' && c.name === 'qa');
+  const r = spawnSync(BIN, ['predict', bundle(qa, 'f32'), 'Where?'], { encoding: 'utf8' });
+  assert.equal(r.status, 1);
+  assert.match(r.stderr, /question-answering head takes TEXT \(the question\) and TEXT_B \(the context\)/);
+  const seq = REFS.checkpoints.find((c) => c.family === 'bert' && c.name === 'seq');
+  const l = spawnSync(BIN, ['predict', '--layers', bundle(seq, 'f32'), 'A text.'], { encoding: 'utf8' });
+  assert.equal(l.status, 1);
+  assert.match(l.stderr, /--layers is for masked-LM heads/);
+});
