@@ -80,6 +80,28 @@ int bli_hf_is_ws(uint32_t cp) {
     return bli_uc_gc(cp) == BL_GC_SPACE;
 }
 
+int bli_hf_flags(uint32_t c) {
+    int f = bli_uc_class(c);
+    if (c < 0xD800 || c > 0xDFFF) { /* surrogates never come out of a strict UTF-8 decode */
+        uint32_t d[BL_UC_MAX_DECOMP], l[BL_UC_MAX_LOWER];
+        if (bli_uc_decompose(c, d) != 1 || d[0] != c) f |= HF_F_DECOMP;
+        if (bli_uc_ccc(c)) f |= HF_F_CCC;
+        if (bli_uc_lower(c, l) != 1 || l[0] != c) f |= HF_F_LOWER;
+    }
+    if (bli_hf_is_ws(c)) f |= HF_F_WS;
+    return f;
+}
+
+uint8_t *bli_hf_bmp_new(void) {
+    uint8_t *t = malloc(2 * 0x10000);
+    if (t)
+        for (uint32_t c = 0; c < 0x10000; c++) {
+            t[c] = (uint8_t)bli_hf_flags(c);
+            t[0x10000 + c] = (uint8_t)(t[c] & HF_F_CCC ? bli_uc_ccc(c) : 0); /* classes are 0..254 */
+        }
+    return t;
+}
+
 int bli_hfdests_push(bli_hfdests *d, uint32_t cp, int32_t change) {
     if (d->n == d->cap) {
         int32_t cap = d->cap ? 2 * d->cap : 64;
