@@ -44,7 +44,7 @@ struct bli_hftok {
     bli_hfpretok pretok;
     bli_hfmodel model;
     added_tok *added; int32_t n_added;
-    uint8_t *bmp;                /* flags of the BMP (bli_hf_bmp_new) when a Bert step asks for them */
+    bli_hfbmp *bmp;              /* the BMP's table (bli_hf_bmp_new) when a Bert step asks for it */
     bli_hfac ac[2];              /* added tokens matched on the raw text [0] and, normalized, on the normalized [1] */
     int has_kind[2];             /* any added token of that kind */
     int32_t vocab_size;
@@ -234,20 +234,20 @@ void bli_hftok_free(bli_hftok *t) {
     free(t->single);
     free(t->pair);
     bli_jfree(t->json);
-    free(t->bmp);
+    bli_hf_bmp_free(t->bmp);
     free(t);
 }
 
-/* Hand the BMP flags table to every Bert normalizer and pre-tokenizer (built
+/* Hand the BMP's table to every Bert normalizer and pre-tokenizer (built
  * when there is one): their one-pass forms read it. */
-static int want_bmp_norm(bli_hfnorm *n, const uint8_t *bmp) {
+static int want_bmp_norm(bli_hfnorm *n, const bli_hfbmp *bmp) {
     int want = n->type == HF_N_BERT;
     if (want) n->bmp = bmp;
     for (int32_t k = 0; k < n->n_seq; k++) want |= want_bmp_norm(&n->seq[k], bmp);
     return want;
 }
 
-static int want_bmp_pretok(bli_hfpretok *p, const uint8_t *bmp) {
+static int want_bmp_pretok(bli_hfpretok *p, const bli_hfbmp *bmp) {
     int want = p->type == HF_PT_BERT;
     if (want) p->bmp = bmp;
     for (int32_t k = 0; k < p->n_seq; k++) want |= want_bmp_pretok(&p->seq[k], bmp);
@@ -507,7 +507,7 @@ static int split_added(const bli_hftok *t, bli_hfstr *s, int normalized, bli_hfs
                        int32_t *lcap) {
     int32_t n = s->n, start_off = 0;
     if (n == 0) return 0;
-    if (!t->has_kind[normalized]) return bli_hfsplits_take(out, s, -1);
+    if (!t->has_kind[normalized] || !bli_hfac_may_start(&t->ac[normalized], s)) return bli_hfsplits_take(out, s, -1);
     if (n > *lcap) {
         int32_t *p = realloc(*longest, (size_t)n * sizeof *p);
         if (!p) return -1;

@@ -91,6 +91,9 @@ int bli_hfac_build(bli_hfac *a, const uint32_t *const *cps, const int32_t *lens,
             else a->high |= 1ull << (cps[k][j] & 63);
         }
         if (a->best[node] < 0) a->best[node] = k;
+        const uint32_t c0 = cps[k][0];
+        if (c0 < 128) a->first_ascii[c0 >> 5] |= 1u << (c0 & 31);
+        else a->first_high |= 1ull << (c0 & 63);
     }
     a->n = n;
     for (uint32_t c = 0; c < 128; c++) a->root_ascii[c] = child_of(a, 0, c);
@@ -124,6 +127,14 @@ done:
     free(count);
     if (rc) bli_hfac_free(a);
     return rc;
+}
+
+int bli_hfac_may_start(const bli_hfac *a, const bli_hfstr *s) {
+    for (int32_t i = 0; i < s->n; i++) {
+        const uint32_t cp = s->c[i].cp;
+        if (cp < 128 ? a->first_ascii[cp >> 5] >> (cp & 31) & 1 : a->first_high >> (cp & 63) & 1) return 1;
+    }
+    return 0;
 }
 
 void bli_hfac_starts(const bli_hfac *a, const bli_hfstr *s, int32_t *longest) {

@@ -39,18 +39,31 @@ int bli_hf_utf8_to_cps(const char *s, size_t n, uint32_t **out, int32_t *count);
 int bli_hf_is_ws(uint32_t cp); /* White_Space: Rust's char::is_whitespace, regex \s */
 
 /* What BERT's normalizer and pre-tokenizer ask of a code point, as flags:
- * bli_hf_flags(c) for any, a table of the 65,536 BMP ones for the hot loops
- * (bli_hf_bmp_new: 64 KB, owned by the tokenizer that uses it). */
+ * bli_hf_flags(c) for any; for the hot loops, a table of the 65,536 BMP
+ * code points (bli_hf_bmp_new: ~260 KB, owned by the tokenizer that uses it)
+ * with their flags, combining classes and canonical decompositions. */
 #define HF_F_CLASS 0x07  /* bli_uc_class: BL_UC_*                 */
 #define HF_F_DECOMP 0x08 /* has a canonical decomposition          */
 #define HF_F_CCC 0x10    /* non-zero canonical combining class     */
 #define HF_F_LOWER 0x20  /* lower-casing changes it                */
 #define HF_F_WS 0x40     /* bli_hf_is_ws                           */
 int bli_hf_flags(uint32_t cp);
-uint8_t *bli_hf_bmp_new(void); /* [2][0x10000]: the flags, then the combining classes */
-static inline int bli_hf_flags_at(const uint8_t *bmp, uint32_t cp) { return cp < 0x10000 ? bmp[cp] : bli_hf_flags(cp); }
-static inline int bli_hf_ccc_at(const uint8_t *bmp, uint32_t cp) {
-    return cp < 0x10000 ? bmp[0x10000 + cp] : bli_uc_ccc(cp);
+typedef struct {
+    uint8_t flags[0x10000];
+    uint8_t ccc[0x10000];               /* classes are 0..254 */
+    uint16_t dix[0x10000];              /* 1 + index in dec of the decomposition, 0: none (or Hangul: computed) */
+    uint16_t lower[0x10000];            /* lower case when it is one BMP character, else 0 (bli_uc_lower) */
+    uint32_t (*dec)[BL_UC_MAX_DECOMP + 1]; /* [n_dec] {count, code points} */
+} bli_hfbmp;
+bli_hfbmp *bli_hf_bmp_new(void);
+void bli_hf_bmp_free(bli_hfbmp *b);
+static inline int bli_hf_flags_at(const bli_hfbmp *b, uint32_t cp) { return cp < 0x10000 ? b->flags[cp] : bli_hf_flags(cp); }
+static inline int bli_hf_ccc_at(const bli_hfbmp *b, uint32_t cp) { return cp < 0x10000 ? b->ccc[cp] : bli_uc_ccc(cp); }
+static inline int bli_hf_decompose_at(const bli_hfbmp *b, uint32_t cp, uint32_t out[BL_UC_MAX_DECOMP]) {
+    if (cp >= 0x10000 || !b->dix[cp]) return bli_uc_decompose(cp, out);
+    const uint32_t *d = b->dec[b->dix[cp] - 1];
+    for (uint32_t k = 0; k < d[0]; k++) out[k] = d[1 + k];
+    return (int)d[0];
 }
 
 /* tokenizers' NormalizedString::transform over the whole string: dest[k] is
@@ -93,7 +106,7 @@ typedef struct bli_hfnorm {
     uint8_t *charsmap; size_t charsmap_len;         /* Precompiled: the decoded blob */
     const uint32_t *trie; size_t trie_n;            /* [trie_n] units inside charsmap */
     const char *repl; size_t repl_len;              /* replacement strings, NUL-separated */
-    const uint8_t *bmp;                             /* BertNormalizer: the tokenizer's flags table (bli_hf_bmp_new) */
+    const bli_hfbmp *bmp;                           /* BertNormalizer: the tokenizer's table (bli_hf_bmp_new) */
 } bli_hfnorm;
 int bli_hfnorm_read(bli_hfnorm *n, const bli_jv *j, char *err, size_t errlen);
 void bli_hfnorm_free(bli_hfnorm *n);
@@ -120,7 +133,7 @@ typedef struct bli_hfpretok {
     uint32_t replacement; int prepend_scheme, split; /* Metaspace */
     int behavior, invert, individual_digits; /* Punctuation / Split / Digits */
     bli_hfpat pat;                   /* Split */
-    const uint8_t *bmp;              /* Bert: the tokenizer's flags table (bli_hf_bmp_new) */
+    const bli_hfbmp *bmp;            /* Bert: the tokenizer's table (bli_hf_bmp_new) */
 } bli_hfpretok;
 
 /* One piece of a text on its way through the pipeline: a normalized
@@ -161,6 +174,7 @@ typedef struct {
     uint32_t ascii[4];               /* bit c: ASCII character c is in some token (else the root follows it) */
     int32_t root_ascii[128];         /* the root's child along ASCII character c, or -1 */
     uint64_t high;                   /* bit c % 64: some token has a non-ASCII character c (a filter) */
+    uint32_t first_ascii[4]; uint64_t first_high; /* the same for the tokens' first characters */
 } bli_hfac;
 /* The automaton of tokens cps[k][0, lens[k]) (k: the index best[] gives;
  * empty ones never match; of two with the same content the first counts);
@@ -170,6 +184,8 @@ void bli_hfac_free(bli_hfac *a);
 /* longest[i] (i < s->n): the index of the longest token that starts at s's
  * character i, or -1 (the first listed among the longest). O(s->n). */
 void bli_hfac_starts(const bli_hfac *a, const bli_hfstr *s, int32_t *longest);
+/* 0 when no token can start anywhere in s (none of its characters begins one). */
+int bli_hfac_may_start(const bli_hfac *a, const bli_hfstr *s);
 
 /* -------------------------------------------------------------- models */
 

@@ -223,7 +223,7 @@ static int prepend(const bli_hfnorm *n, bli_hfstr *s) {
  * mark whose combining class is below the one before it (real text: almost
  * never), and the caller runs the steps. 0: done; -1: out of memory. */
 static int bert_fused(const bli_hfnorm *n, bli_hfstr *s, bli_hfstr *scratch) {
-    const uint8_t *bmp = n->bmp;
+    const bli_hfbmp *bmp = n->bmp;
     const int strip = n->strip_accents < 0 ? n->lowercase : n->strip_accents;
     enum { MOST = 3 * BL_UC_MAX_DECOMP * BL_UC_MAX_LOWER }; /* characters one makes */
     if (bli_hfstr_reserve(scratch, (int64_t)s->n + MOST)) return -1;
@@ -233,7 +233,7 @@ static int bert_fused(const bli_hfnorm *n, bli_hfstr *s, bli_hfstr *scratch) {
         if (scratch->cap - o < MOST && bli_hfstr_reserve(scratch, 2 * (int64_t)scratch->cap)) return -1;
         const bli_hfch ch = s->c[i];
         if (ch.cp < 0x80) { /* ASCII: no CJK, no decomposition, no mark; A-Z the only capitals */
-            const int k = bmp[ch.cp] & HF_F_CLASS;
+            const int k = bmp->flags[ch.cp] & HF_F_CLASS;
             uint32_t c = ch.cp;
             if (n->clean && k == BL_UC_REMOVE) continue;
             if (n->clean && k == BL_UC_SPACE) c = ' ';
@@ -245,14 +245,14 @@ static int bert_fused(const bli_hfnorm *n, bli_hfstr *s, bli_hfstr *scratch) {
         uint32_t piece[3] = {ch.cp, 0, 0};
         int f = bli_hf_flags_at(bmp, ch.cp), np = 1;
         if (n->clean && (f & HF_F_CLASS) == BL_UC_REMOVE) continue;
-        if (n->clean && (f & HF_F_CLASS) == BL_UC_SPACE) piece[0] = ' ', f = bmp[' '];
+        if (n->clean && (f & HF_F_CLASS) == BL_UC_SPACE) piece[0] = ' ', f = bmp->flags[' '];
         if (n->chinese && (f & HF_F_CLASS) == BL_UC_CJK) piece[0] = ' ', piece[1] = ch.cp, piece[2] = ' ', np = 3;
         for (int p = 0; p < np; p++) {
             uint32_t d[BL_UC_MAX_DECOMP];
             int nd = 1;
             d[0] = piece[p];
             int fp = p == 0 && np == 1 ? f : bli_hf_flags_at(bmp, d[0]);
-            if (strip && (fp & HF_F_DECOMP)) nd = bli_uc_decompose(d[0], d);
+            if (strip && (fp & HF_F_DECOMP)) nd = bli_hf_decompose_at(bmp, d[0], d);
             for (int k = 0; k < nd; k++) {
                 int fk = nd == 1 ? fp : bli_hf_flags_at(bmp, d[k]);
                 if (strip) {
@@ -261,7 +261,9 @@ static int bert_fused(const bli_hfnorm *n, bli_hfstr *s, bli_hfstr *scratch) {
                     last_cc = cc;
                     if ((fk & HF_F_CLASS) == BL_UC_MN) continue;
                 }
-                if (n->lowercase && (fk & HF_F_LOWER)) {
+                if (n->lowercase && (fk & HF_F_LOWER) && d[k] < 0x10000 && bmp->lower[d[k]]) {
+                    scratch->c[o++] = (bli_hfch){bmp->lower[d[k]], ch.o0, ch.o1};
+                } else if (n->lowercase && (fk & HF_F_LOWER)) {
                     uint32_t l[BL_UC_MAX_LOWER];
                     int nl = bli_uc_lower(d[k], l);
                     for (int q = 0; q < nl; q++) scratch->c[o++] = (bli_hfch){l[q], ch.o0, ch.o1};
