@@ -255,7 +255,8 @@ static int want_bmp_pretok(bli_hfpretok *p, const bli_hfbmp *bmp) {
 }
 
 static int attach_bmp(bli_hftok *t, char *err, size_t errlen) {
-    int want = (t->has_norm && want_bmp_norm(&t->norm, NULL)) | (t->has_pretok && want_bmp_pretok(&t->pretok, NULL));
+    int want = t->has_norm && want_bmp_norm(&t->norm, NULL);
+    if (t->has_pretok && want_bmp_pretok(&t->pretok, NULL)) want = 1;
     if (!want) return 0;
     if (!(t->bmp = bli_hf_bmp_new())) { bli_set_err(err, errlen, "out of memory"); return -1; }
     if (t->has_norm) want_bmp_norm(&t->norm, t->bmp);
