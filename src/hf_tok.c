@@ -44,6 +44,7 @@ struct bli_hftok {
     bli_hfpretok pretok;
     bli_hfmodel model;
     added_tok *added; int32_t n_added;
+    bli_hfbmp *bmp;              /* the BMP's table (bli_hf_bmp_new) when a Bert step asks for it */
     bli_hfac ac[2];              /* added tokens matched on the raw text [0] and, normalized, on the normalized [1] */
     int has_kind[2];             /* any added token of that kind */
     int32_t vocab_size;
@@ -233,7 +234,34 @@ void bli_hftok_free(bli_hftok *t) {
     free(t->single);
     free(t->pair);
     bli_jfree(t->json);
+    bli_hf_bmp_free(t->bmp);
     free(t);
+}
+
+/* Hand the BMP's table to every Bert normalizer and pre-tokenizer (built
+ * when there is one): their one-pass forms read it. */
+static int want_bmp_norm(bli_hfnorm *n, const bli_hfbmp *bmp) {
+    int want = n->type == HF_N_BERT;
+    if (want) n->bmp = bmp;
+    for (int32_t k = 0; k < n->n_seq; k++) want |= want_bmp_norm(&n->seq[k], bmp);
+    return want;
+}
+
+static int want_bmp_pretok(bli_hfpretok *p, const bli_hfbmp *bmp) {
+    int want = p->type == HF_PT_BERT;
+    if (want) p->bmp = bmp;
+    for (int32_t k = 0; k < p->n_seq; k++) want |= want_bmp_pretok(&p->seq[k], bmp);
+    return want;
+}
+
+static int attach_bmp(bli_hftok *t, char *err, size_t errlen) {
+    int want = t->has_norm && want_bmp_norm(&t->norm, NULL);
+    if (t->has_pretok && want_bmp_pretok(&t->pretok, NULL)) want = 1;
+    if (!want) return 0;
+    if (!(t->bmp = bli_hf_bmp_new())) { bli_set_err(err, errlen, "out of memory"); return -1; }
+    if (t->has_norm) want_bmp_norm(&t->norm, t->bmp);
+    if (t->has_pretok) want_bmp_pretok(&t->pretok, t->bmp);
+    return 0;
 }
 
 /* One automaton per kind of added token (hf_tok_added.c): the raw contents
@@ -305,7 +333,7 @@ bli_hftok *bli_hftok_load(const char *json, size_t len, char *err, size_t errlen
         t->has_pretok = 1;
         if (bli_hfpretok_read(&t->pretok, p, err, errlen)) goto fail;
     }
-    if (read_added(t, bli_jget(j, "added_tokens"), err, errlen)) goto fail;
+    if (attach_bmp(t, err, errlen) || read_added(t, bli_jget(j, "added_tokens"), err, errlen)) goto fail;
     /* normalized added tokens are matched by their normalized content */
     for (int32_t k = 0; k < t->n_added; k++) {
         added_tok *a = &t->added[k];
@@ -347,8 +375,46 @@ bli_hftok *bli_hftok_load(const char *json, size_t len, char *err, size_t errlen
         t->added_str[a->id - t->model.vocab.n] = s;
     }
     if (read_processor(t, bli_jget(j, "post_processor"), err, errlen)) goto fail;
+    t->model.space_ends = t->trim_offsets;
     bli_jfree(t->json);
     t->json = NULL;
+    return t;
+fail:
+    bli_hftok_free(t);
+    return NULL;
+}
+
+bli_hftok *bli_hftok_wordpiece(const char *const *vocab, const uint32_t *lens, int32_t n, const bl_tokenizer_opts *o,
+                               char *err, size_t errlen) {
+    bli_hftok *t = calloc(1, sizeof *t);
+    if (!t) { bli_set_err(err, errlen, "out of memory"); return NULL; }
+    if (bli_hfmodel_wordpiece(&t->model, vocab, lens, n, o->unk_id, o->max_chars_per_word, err, errlen)) goto fail;
+    t->vocab_size = n;
+    t->has_norm = t->has_pretok = 1;
+    t->norm.type = HF_N_BERT;
+    t->norm.clean = 1;
+    t->norm.chinese = o->chinese_chars != 0;
+    t->norm.strip_accents = o->strip_accents != 0;
+    t->norm.lowercase = o->lowercase != 0;
+    t->pretok.type = HF_PT_BERT;
+    const int32_t sp[5] = {o->unk_id, o->cls_id, o->sep_id, o->pad_id, o->mask_id};
+    t->added = calloc(5, sizeof *t->added);
+    if (!t->added) { bli_set_err(err, errlen, "out of memory"); goto fail; }
+    for (int k = 0; k < 5; k++) {
+        int32_t id = sp[k], dup = 0;
+        for (int q = 0; q < k; q++) dup |= sp[q] == id;
+        /* an empty string matches nothing; one that is not UTF-8 matches no text */
+        if (id < 0 || id >= n || dup || !lens[id]) continue;
+        added_tok *a = &t->added[t->n_added];
+        if (bli_hf_utf8_to_cps(vocab[id], lens[id], &a->cps, &a->n)) continue;
+        a->id = id;
+        a->special = 1;
+        t->n_added++;
+    }
+    if (attach_bmp(t, err, errlen) || build_added_automata(t, err, errlen)) goto fail;
+    t->proc = HF_P_BERT;
+    t->cls_id = o->cls_id;
+    t->sep_id = o->sep_id;
     return t;
 fail:
     bli_hftok_free(t);
@@ -413,10 +479,15 @@ static int decode(const char *text, size_t len, const char *which, bli_hfstr *s,
     const unsigned char *u = (const unsigned char *)text;
     int32_t n = 0;
     for (size_t i = 0; i < len;) {
-        uint32_t c;
-        size_t k = bli_utf8_next(u + i, len - i, &c, NULL, NULL);
+        uint32_t c = u[i];
+        int why;
+        size_t at, k = c < 0x80 ? 1 : bli_utf8_next(u + i, len - i, &c, &why, &at);
         if (!k) {
-            bli_set_err(err, errlen, "invalid UTF-8 in %s at byte %zu", which, i);
+            if (why == BLI_UTF8_BAD_LEAD || why == BLI_UTF8_BAD_CONT)
+                bli_set_err(err, errlen, "invalid UTF-8 in %s at byte %zu: %s 0x%02X", which, i + at,
+                            bli_utf8_why(why), u[i + at]);
+            else
+                bli_set_err(err, errlen, "invalid UTF-8 in %s at byte %zu: %s", which, i, bli_utf8_why(why));
             return -1;
         }
         s->c[n++] = (bli_hfch){c, (int32_t)i, (int32_t)(i + k)};
@@ -431,17 +502,24 @@ static int is_word_char(uint32_t c) { return bli_uc_is_word(c); }
 /* Split s around added tokens of the given `normalized` kind; pieces appended
  * to out (added ones with their id). tokenizers' find_matches: the
  * leftmost-longest matches of its automaton, each from the end of the last
- * one (bli_hfac_starts gives the longest token starting at each position). */
-static int split_added(const bli_hftok *t, bli_hfstr *s, int normalized, bli_hfsplits *out) {
+ * one (bli_hfac_starts gives the longest token starting at each position).
+ * s may be moved into out (bli_hfsplits_take). longest: work buffer. */
+static int split_added(const bli_hftok *t, bli_hfstr *s, int normalized, bli_hfsplits *out, int32_t **longest,
+                       int32_t *lcap) {
     int32_t n = s->n, start_off = 0;
-    if (!t->has_kind[normalized] || n == 0) return n ? bli_hfsplits_push(out, s, -1) : 0;
-    int32_t *longest = malloc((size_t)n * sizeof *longest);
-    if (!longest) return -1;
-    bli_hfac_starts(&t->ac[normalized], s, longest);
-    bli_hfstr piece = {0};
+    if (n == 0) return 0;
+    if (!t->has_kind[normalized] || !bli_hfac_may_start(&t->ac[normalized], s)) return bli_hfsplits_take(out, s, -1);
+    if (n > *lcap) {
+        int32_t *p = realloc(*longest, (size_t)n * sizeof *p);
+        if (!p) return -1;
+        *longest = p;
+        *lcap = n;
+    }
+    int32_t *lg = *longest;
+    bli_hfac_starts(&t->ac[normalized], s, lg);
     for (int32_t i = 0; i < n;) {
-        if (longest[i] < 0) { i++; continue; }
-        const added_tok *best = &t->added[longest[i]];
+        if (lg[i] < 0) { i++; continue; }
+        const added_tok *best = &t->added[lg[i]];
         int32_t blen = normalized && best->ncps ? best->nn : best->n;
         int32_t st = i, stop = i + blen;
         i = stop; /* the automaton moves past a match even when it is discarded */
@@ -459,31 +537,23 @@ static int split_added(const bli_hftok *t, bli_hfstr *s, int normalized, bli_hfs
             while (stop < n && bli_hf_is_ws(s->c[stop].cp)) stop++;
             i = stop;
         }
-        if (start_off < st) {
-            if (bli_hfstr_copy(&piece, s, start_off, st) || bli_hfsplits_push(out, &piece, -1)) goto oom;
-        }
-        if (bli_hfstr_copy(&piece, s, st, stop) || bli_hfsplits_push(out, &piece, best->id)) goto oom;
+        if (start_off < st && bli_hfsplits_push(out, s->c + start_off, st - start_off, -1)) return -1;
+        if (bli_hfsplits_push(out, s->c + st, stop - st, best->id)) return -1;
         start_off = stop;
     }
-    if (start_off < n) {
-        if (bli_hfstr_copy(&piece, s, start_off, n) || bli_hfsplits_push(out, &piece, -1)) goto oom;
-    }
-    free(longest);
-    bli_hfstr_free(s);
+    if (start_off == 0) return bli_hfsplits_take(out, s, -1); /* no match */
+    if (start_off < n && bli_hfsplits_push(out, s->c + start_off, n - start_off, -1)) return -1;
     return 0;
-oom:
-    free(longest);
-    bli_hfstr_free(&piece);
-    return -1;
 }
 
 static int encode_text(const bli_hftok *t, const char *text, size_t len, const char *which, bli_hftokens *out,
                        char *err, size_t errlen) {
-    bli_hfstr s = {0}, scratch = {0};
-    bli_hfsplits l1 = {0}, l2 = {0};
+    bli_hfstr s = {0}, w = {0}, scratch = {0};
+    bli_hfsplits l1 = {0}, l2 = {0}, l3 = {0};
+    bli_hfmwork mw = {0};
     char *buf = NULL;
     size_t bcap = 0;
-    int32_t *char_at = NULL;
+    int32_t *char_at = NULL, *longest = NULL, lcap = 0;
     int rc = -1;
     if (decode(text, len, which, &s, err, errlen)) goto done_noerr;
     /* byte -> code point index, for the final offset conversion */
@@ -491,31 +561,35 @@ static int encode_text(const bli_hftok *t, const char *text, size_t len, const c
     if (!char_at) goto done;
     for (int32_t i = 0; i < s.n; i++)
         for (int32_t b = s.c[i].o0; b < s.c[i].o1; b++) char_at[b] = i;
-    if (split_added(t, &s, 0, &l1)) goto done;
+    if (split_added(t, &s, 0, &l1, &longest, &lcap)) goto done;
     for (int32_t i = 0; i < l1.n; i++) {
+        const bli_hfstr piece = bli_hfsplit_str(&l1, i);
         if (l1.v[i].added_id >= 0) {
-            if (bli_hfsplits_push(&l2, &l1.v[i].s, l1.v[i].added_id)) goto done;
+            if (bli_hfsplits_push(&l2, piece.c, piece.n, l1.v[i].added_id)) goto done;
             continue;
         }
-        int nrc = t->has_norm ? bli_hfnorm_apply(&t->norm, &l1.v[i].s, &scratch) : 0;
+        if (bli_hfstr_copy(&w, &piece, 0, piece.n)) goto done;
+        int nrc = t->has_norm ? bli_hfnorm_apply(&t->norm, &w, &scratch) : 0;
         if (nrc == -2) { /* cannot happen in a file that loaded (its growth is checked there) */
             bli_set_err(err, errlen, "tokenizer: the normalizer made %s more than %d times longer", which,
                         HF_NORM_MAX_GROWTH);
             goto done_noerr;
         }
         if (nrc) goto done;
-        if (split_added(t, &l1.v[i].s, 1, &l2)) goto done;
+        if (split_added(t, &w, 1, &l2, &longest, &lcap)) goto done;
     }
-    if (t->has_pretok && bli_hfpretok_apply(&t->pretok, &l2, &scratch)) goto done;
-    for (int32_t w = 0; w < l2.n; w++) {
-        const bli_hfsplit *sp = &l2.v[w];
-        if (sp->added_id >= 0) {
-            bli_hftoken tk = {sp->added_id, sp->s.n ? sp->s.c[0].o0 : 0, sp->s.n ? sp->s.c[sp->s.n - 1].o1 : 0, w, 0, 0};
-            int64_t nb = bli_hfstr_utf8(&sp->s, 0, sp->s.n, &buf, &bcap);
-            if (nb < 0) goto done;
-            bli_hf_space_ends(buf, (size_t)nb, &tk.lead, &tk.trail);
+    if (t->has_pretok && bli_hfpretok_apply(&t->pretok, &l2, &l3, &scratch)) goto done;
+    for (int32_t k = 0; k < l2.n; k++) {
+        const bli_hfstr sp = bli_hfsplit_str(&l2, k);
+        if (l2.v[k].added_id >= 0) {
+            bli_hftoken tk = {l2.v[k].added_id, sp.n ? sp.c[0].o0 : 0, sp.n ? sp.c[sp.n - 1].o1 : 0, k, 0, 0};
+            if (t->trim_offsets) {
+                int64_t nb = bli_hfstr_utf8(&sp, 0, sp.n, &buf, &bcap);
+                if (nb < 0) goto done;
+                bli_hf_space_ends(buf, (size_t)nb, &tk.lead, &tk.trail);
+            }
             if (bli_hftokens_push(out, tk)) goto done;
-        } else if (bli_hfmodel_tokenize(&t->model, &sp->s, w, out, err, errlen)) {
+        } else if (bli_hfmodel_tokenize(&t->model, &sp, k, out, &mw, err, errlen)) {
             goto done_noerr;
         }
     }
@@ -535,12 +609,16 @@ static int encode_text(const bli_hftok *t, const char *text, size_t len, const c
 done:
     bli_set_err(err, errlen, "tokenizer: out of memory");
 done_noerr:
+    bli_hfmwork_free(&mw);
     free(char_at);
+    free(longest);
     free(buf);
     bli_hfstr_free(&s);
+    bli_hfstr_free(&w);
     bli_hfstr_free(&scratch);
     bli_hfsplits_free(&l1);
     bli_hfsplits_free(&l2);
+    bli_hfsplits_free(&l3);
     return rc;
 }
 

@@ -87,10 +87,16 @@ int bli_hfac_build(bli_hfac *a, const uint32_t *const *cps, const int32_t *lens,
                 add_child(a, node, cps[k][j], c);
             }
             node = c;
+            if (cps[k][j] < 128) a->ascii[cps[k][j] >> 5] |= 1u << (cps[k][j] & 31);
+            else a->high |= 1ull << (cps[k][j] & 63);
         }
         if (a->best[node] < 0) a->best[node] = k;
+        const uint32_t c0 = cps[k][0];
+        if (c0 < 128) a->first_ascii[c0 >> 5] |= 1u << (c0 & 31);
+        else a->first_high |= 1ull << (c0 & 63);
     }
     a->n = n;
+    for (uint32_t c = 0; c < 128; c++) a->root_ascii[c] = child_of(a, 0, c);
     /* failure links by increasing depth (a counting sort): a node's link is
      * its parent's link followed by its label, or shorter */
     count = calloc((size_t)max_depth + 2, sizeof *count);
@@ -123,10 +129,27 @@ done:
     return rc;
 }
 
+int bli_hfac_may_start(const bli_hfac *a, const bli_hfstr *s) {
+    for (int32_t i = 0; i < s->n; i++) {
+        const uint32_t cp = s->c[i].cp;
+        if (cp < 128 ? a->first_ascii[cp >> 5] >> (cp & 31) & 1 : a->first_high >> (cp & 63) & 1) return 1;
+    }
+    return 0;
+}
+
 void bli_hfac_starts(const bli_hfac *a, const bli_hfstr *s, int32_t *longest) {
     int32_t state = 0;
     for (int32_t i = s->n - 1; i >= 0; i--) {
         uint32_t cp = s->c[i].cp;
+        /* most text, no walk: a character in no token leads back to the
+         * root, an ASCII one at the root goes by the root's own table */
+        const int in_tokens = cp < 128 ? a->ascii[cp >> 5] >> (cp & 31) & 1 : a->high >> (cp & 63) & 1;
+        if (!in_tokens || (state == 0 && cp < 128)) {
+            int32_t c = in_tokens ? a->root_ascii[cp] : NO_CHILD;
+            state = c == NO_CHILD ? 0 : c;
+            longest[i] = a->best[state];
+            continue;
+        }
         for (;;) {
             int32_t c = child_of(a, state, cp);
             if (c != NO_CHILD) { state = c; break; }

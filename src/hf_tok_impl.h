@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #include "json_read.h"
+#include "unicode.h"
 
 #define HF_MAX_TEXT_BYTES (64u << 20) /* longer texts are refused: every index fits in int32 */
 /* What a file may ask for (docs/security.md, "Limits"); each refused at load
@@ -36,6 +37,34 @@ int32_t bli_hfstr_utf8_len(const bli_hfstr *s, int32_t from, int32_t to);
 int64_t bli_hfstr_utf8(const bli_hfstr *s, int32_t from, int32_t to, char **buf, size_t *cap);
 int bli_hf_utf8_to_cps(const char *s, size_t n, uint32_t **out, int32_t *count); /* hf_tok_text.c */
 int bli_hf_is_ws(uint32_t cp); /* White_Space: Rust's char::is_whitespace, regex \s */
+
+/* What BERT's normalizer and pre-tokenizer ask of a code point, as flags:
+ * bli_hf_flags(c) for any; for the hot loops, a table of the 65,536 BMP
+ * code points (bli_hf_bmp_new: ~260 KB, owned by the tokenizer that uses it)
+ * with their flags, combining classes and canonical decompositions. */
+#define HF_F_CLASS 0x07  /* bli_uc_class: BL_UC_*                 */
+#define HF_F_DECOMP 0x08 /* has a canonical decomposition          */
+#define HF_F_CCC 0x10    /* non-zero canonical combining class     */
+#define HF_F_LOWER 0x20  /* lower-casing changes it                */
+#define HF_F_WS 0x40     /* bli_hf_is_ws                           */
+int bli_hf_flags(uint32_t cp);
+typedef struct {
+    uint8_t flags[0x10000];
+    uint8_t ccc[0x10000];               /* classes are 0..254 */
+    uint16_t dix[0x10000];              /* 1 + index in dec of the decomposition, 0: none (or Hangul: computed) */
+    uint16_t lower[0x10000];            /* lower case when it is one BMP character, else 0 (bli_uc_lower) */
+    uint32_t (*dec)[BL_UC_MAX_DECOMP + 1]; /* [n_dec] {count, code points} */
+} bli_hfbmp;
+bli_hfbmp *bli_hf_bmp_new(void);
+void bli_hf_bmp_free(bli_hfbmp *b);
+static inline int bli_hf_flags_at(const bli_hfbmp *b, uint32_t cp) { return cp < 0x10000 ? b->flags[cp] : bli_hf_flags(cp); }
+static inline int bli_hf_ccc_at(const bli_hfbmp *b, uint32_t cp) { return cp < 0x10000 ? b->ccc[cp] : bli_uc_ccc(cp); }
+static inline int bli_hf_decompose_at(const bli_hfbmp *b, uint32_t cp, uint32_t out[BL_UC_MAX_DECOMP]) {
+    if (cp >= 0x10000 || !b->dix[cp]) return bli_uc_decompose(cp, out);
+    const uint32_t *d = b->dec[b->dix[cp] - 1];
+    for (uint32_t k = 0; k < d[0]; k++) out[k] = d[1 + k];
+    return (int)d[0];
+}
 
 /* tokenizers' NormalizedString::transform over the whole string: dest[k] is
  * a code point and its change (0 replaces the next old character, > 0 is
@@ -77,6 +106,7 @@ typedef struct bli_hfnorm {
     uint8_t *charsmap; size_t charsmap_len;         /* Precompiled: the decoded blob */
     const uint32_t *trie; size_t trie_n;            /* [trie_n] units inside charsmap */
     const char *repl; size_t repl_len;              /* replacement strings, NUL-separated */
+    const bli_hfbmp *bmp;                           /* BertNormalizer: the tokenizer's table (bli_hf_bmp_new) */
 } bli_hfnorm;
 int bli_hfnorm_read(bli_hfnorm *n, const bli_jv *j, char *err, size_t errlen);
 void bli_hfnorm_free(bli_hfnorm *n);
@@ -103,19 +133,33 @@ typedef struct bli_hfpretok {
     uint32_t replacement; int prepend_scheme, split; /* Metaspace */
     int behavior, invert, individual_digits; /* Punctuation / Split / Digits */
     bli_hfpat pat;                   /* Split */
+    const bli_hfbmp *bmp;            /* Bert: the tokenizer's table (bli_hf_bmp_new) */
 } bli_hfpretok;
 
 /* One piece of a text on its way through the pipeline: a normalized
- * string, or a finished added token (id >= 0). */
-typedef struct { bli_hfstr s; int32_t added_id; } bli_hfsplit;
-typedef struct { bli_hfsplit *v; int32_t n, cap; } bli_hfsplits;
+ * string, or a finished added token (id >= 0). A list keeps its pieces'
+ * characters one after the other in one pool (no allocation per piece):
+ * piece i is pool.c[v[i].off, v[i].off + v[i].n). */
+typedef struct { int32_t off, n, added_id; } bli_hfsplit;
+typedef struct { bli_hfsplit *v; int32_t n, cap; bli_hfstr pool; } bli_hfsplits;
 void bli_hfsplits_free(bli_hfsplits *l);
-int bli_hfsplits_push(bli_hfsplits *l, bli_hfstr *s, int32_t added_id); /* takes s (zeroed) */
+void bli_hfsplits_clear(bli_hfsplits *l); /* no pieces; the memory is kept */
+/* Append a piece: a copy of c[0, n) (not from l's own pool). */
+int bli_hfsplits_push(bli_hfsplits *l, const bli_hfch *c, int32_t n, int32_t added_id);
+/* Append all of *s as a piece; into an empty list it moves (s gets the
+ * list's old pool to reuse), else it is copied. */
+int bli_hfsplits_take(bli_hfsplits *l, bli_hfstr *s, int32_t added_id);
+/* Piece i as a string (borrowed: valid until the list changes; not to be grown or freed). */
+static inline bli_hfstr bli_hfsplit_str(const bli_hfsplits *l, int32_t i) {
+    bli_hfstr s = {l->pool.c + l->v[i].off, l->v[i].n, l->v[i].n};
+    return s;
+}
 
 int bli_hfpretok_read(bli_hfpretok *p, const bli_jv *j, char *err, size_t errlen);
 void bli_hfpretok_free(bli_hfpretok *p);
-/* Split every not-yet-tokenized split of *l (empty splits are dropped). */
-int bli_hfpretok_apply(const bli_hfpretok *p, bli_hfsplits *l, bli_hfstr *scratch);
+/* Split every not-yet-tokenized split of *l (empty splits are dropped); tmp
+ * is a second list to work in (its pieces are dropped). */
+int bli_hfpretok_apply(const bli_hfpretok *p, bli_hfsplits *l, bli_hfsplits *tmp, bli_hfstr *scratch);
 /* Split s by spans with a delimiter behavior, appending the non-empty pieces to out. */
 int bli_hf_split_by(const bli_hfstr *s, const bli_hfspans *spans, int behavior, bli_hfsplits *out);
 
@@ -127,6 +171,10 @@ typedef struct {
     int32_t *fail, *best;            /* [n] failure link; longest token ending at the node, or -1 */
     uint64_t *key; int32_t *child;   /* edges, open addressing: (node << 21 | cp) + 1 -> child; key 0 empty */
     uint32_t n_slots;
+    uint32_t ascii[4];               /* bit c: ASCII character c is in some token (else the root follows it) */
+    int32_t root_ascii[128];         /* the root's child along ASCII character c, or -1 */
+    uint64_t high;                   /* bit c % 64: some token has a non-ASCII character c (a filter) */
+    uint32_t first_ascii[4]; uint64_t first_high; /* the same for the tokens' first characters */
 } bli_hfac;
 /* The automaton of tokens cps[k][0, lens[k]) (k: the index best[] gives;
  * empty ones never match; of two with the same content the first counts);
@@ -136,6 +184,8 @@ void bli_hfac_free(bli_hfac *a);
 /* longest[i] (i < s->n): the index of the longest token that starts at s's
  * character i, or -1 (the first listed among the longest). O(s->n). */
 void bli_hfac_starts(const bli_hfac *a, const bli_hfstr *s, int32_t *longest);
+/* 0 when no token can start anywhere in s (none of its characters begins one). */
+int bli_hfac_may_start(const bli_hfac *a, const bli_hfstr *s);
 
 /* -------------------------------------------------------------- models */
 
@@ -143,7 +193,7 @@ typedef struct {
     char *pool; size_t pool_len;   /* every string, NUL-terminated */
     uint32_t *off, *len;           /* [n] */
     int32_t n;
-    uint32_t *slots; uint32_t n_slots; /* open addressing: id + 1, 0 empty */
+    uint64_t *slots; uint32_t n_slots; /* open addressing: FNV-1a << 32 | id + 1, 0 empty */
 } bli_hfvocab;
 int32_t bli_hfvocab_find(const bli_hfvocab *v, const char *s, size_t n);
 
@@ -154,6 +204,7 @@ typedef struct {
     /* BPE */
     uint64_t *merge_keys; uint32_t *merge_rank, *merge_new; uint32_t n_merge_slots; /* (a << 32 | b) hash */
     char *cont_prefix, *eow_suffix; /* NULL when absent */
+    size_t cont_len;               /* WordPiece: strlen(cont_prefix) */
     int byte_fallback, ignore_merges, fuse_unk;
     int32_t unk_id;                /* BPE/WordPiece: id of unk_token or -1; Unigram: unk_id or -1 */
     /* Unigram */
@@ -161,6 +212,7 @@ typedef struct {
     /* WordPiece */
     int32_t max_chars;
     int32_t max_piece;             /* longest vocabulary string in bytes */
+    int space_ends;                /* fill bli_hftoken's lead / trail (the post-processor trims offsets) */
 } bli_hfmodel;
 
 /* One token from the model or an added token: id, offsets (bytes of the
@@ -170,11 +222,25 @@ typedef struct { int32_t id, o0, o1, word, lead, trail; } bli_hftoken;
 typedef struct { bli_hftoken *v; int32_t n, cap; } bli_hftokens;
 int bli_hftokens_push(bli_hftokens *l, bli_hftoken t);
 
+/* A model's work buffers, kept from one split to the next (free with
+ * bli_hfmwork_free): the split's UTF-8 and each character's byte offset,
+ * WordPiece's hashes. */
+typedef struct {
+    char *u; size_t ucap;
+    int32_t *boff; size_t bcap; /* [n + 1] */
+    int32_t n, nb;
+} bli_hfsplitbuf;
+typedef struct { bli_hfsplitbuf b; uint32_t *hash; size_t hcap; } bli_hfmwork;
+void bli_hfmwork_free(bli_hfmwork *w);
+
 int bli_hfmodel_read(bli_hfmodel *m, const bli_jv *j, char *err, size_t errlen);
+/* WordPiece ("##" continuations) over vocab[i] of lens[i] bytes (NULL: ""). */
+int bli_hfmodel_wordpiece(bli_hfmodel *m, const char *const *vocab, const uint32_t *lens, int32_t n, int32_t unk_id,
+                          int32_t max_chars, char *err, size_t errlen);
 void bli_hfmodel_free(bli_hfmodel *m);
 /* Tokenize one split; tokens appended with word id `word`. */
-int bli_hfmodel_tokenize(const bli_hfmodel *m, const bli_hfstr *s, int32_t word, bli_hftokens *out, char *err,
-                         size_t errlen);
+int bli_hfmodel_tokenize(const bli_hfmodel *m, const bli_hfstr *s, int32_t word, bli_hftokens *out, bli_hfmwork *w,
+                         char *err, size_t errlen);
 /* Leading / trailing characters of a UTF-8 string that are 'Ġ' or White_Space. */
 void bli_hf_space_ends(const char *s, size_t n, int32_t *lead, int32_t *trail);
 

@@ -39,32 +39,27 @@ static uint32_t fnv1a(const char *s, size_t n) {
     return h;
 }
 
-/* Lookup with the string's hash already known (FNV-1a, extended byte by byte). */
+/* Lookup with the string's hash already known (FNV-1a, extended byte by
+ * byte): a slot holds the hash beside the id, so a probe reads the string
+ * only when the hashes agree. */
 static int32_t vocab_find_h(const bli_hfvocab *v, const char *s, size_t n, uint32_t h) {
     if (!v->n_slots) return -1;
     for (uint32_t i = h & (v->n_slots - 1);; i = (i + 1) & (v->n_slots - 1)) {
-        uint32_t e = v->slots[i];
+        uint64_t e = v->slots[i];
         if (!e) return -1;
-        int32_t id = (int32_t)e - 1;
-        if (v->len[id] == n && !memcmp(v->pool + v->off[id], s, n)) return id;
+        int32_t id = (int32_t)(uint32_t)e - 1;
+        if ((uint32_t)(e >> 32) == h && v->len[id] == n && !memcmp(v->pool + v->off[id], s, n)) return id;
     }
 }
 
-int32_t bli_hfvocab_find(const bli_hfvocab *v, const char *s, size_t n) {
-    if (!v->n_slots) return -1;
-    for (uint32_t i = fnv1a(s, n) & (v->n_slots - 1);; i = (i + 1) & (v->n_slots - 1)) {
-        uint32_t e = v->slots[i];
-        if (!e) return -1;
-        int32_t id = (int32_t)e - 1;
-        if (v->len[id] == n && !memcmp(v->pool + v->off[id], s, n)) return id;
-    }
-}
+int32_t bli_hfvocab_find(const bli_hfvocab *v, const char *s, size_t n) { return vocab_find_h(v, s, n, fnv1a(s, n)); }
 
-/* strings[i] (NULL: no token i). A string given twice maps to its last id,
- * as a Rust HashMap filled in order does. */
-static int vocab_build(bli_hfvocab *v, const bli_jv *const *strings, int32_t n, char *err, size_t errlen) {
+/* strs[i] of lens[i] bytes (NULL: no token i, its string ""). A string
+ * given twice maps to its last id, as a Rust HashMap filled in order does. */
+static int vocab_build(bli_hfvocab *v, const char *const *strs, const uint32_t *lens, int32_t n, char *err,
+                       size_t errlen) {
     size_t pool = 0;
-    for (int32_t i = 0; i < n; i++) pool += (strings[i] ? strings[i]->len : 0) + 1; /* a missing id: "" */
+    for (int32_t i = 0; i < n; i++) pool += (strs[i] ? lens[i] : 0) + 1;
     v->n = n;
     v->pool = malloc(pool + 1);
     v->off = calloc((size_t)n, sizeof *v->off);
@@ -80,27 +75,45 @@ static int vocab_build(bli_hfvocab *v, const bli_jv *const *strings, int32_t n, 
     size_t o = 0;
     for (int32_t i = 0; i < n; i++) {
         v->off[i] = (uint32_t)o;
-        if (!strings[i]) { v->pool[o++] = 0; v->len[i] = 0; continue; }
-        memcpy(v->pool + o, strings[i]->str, strings[i]->len);
-        v->len[i] = (uint32_t)strings[i]->len;
-        o += strings[i]->len;
+        if (!strs[i]) { v->pool[o++] = 0; v->len[i] = 0; continue; }
+        if (lens[i]) memcpy(v->pool + o, strs[i], lens[i]);
+        v->len[i] = lens[i];
+        o += lens[i];
         v->pool[o++] = 0;
     }
     v->pool_len = o;
     for (int32_t i = 0; i < n; i++) {
-        if (!strings[i]) continue;
+        if (!strs[i]) continue;
         const char *s = v->pool + v->off[i];
-        for (uint32_t k = fnv1a(s, v->len[i]) & (slots - 1);; k = (k + 1) & (slots - 1)) {
-            uint32_t e = v->slots[k];
-            if (!e) { v->slots[k] = (uint32_t)i + 1; break; }
-            int32_t id = (int32_t)e - 1;
+        const uint32_t h = fnv1a(s, v->len[i]);
+        const uint64_t mine = (uint64_t)h << 32 | ((uint32_t)i + 1);
+        for (uint32_t k = h & (slots - 1);; k = (k + 1) & (slots - 1)) {
+            uint64_t e = v->slots[k];
+            if (!e) { v->slots[k] = mine; break; }
+            int32_t id = (int32_t)(uint32_t)e - 1;
             if (v->len[id] == v->len[i] && !memcmp(v->pool + v->off[id], s, v->len[i])) {
-                v->slots[k] = (uint32_t)i + 1; /* later id wins */
+                v->slots[k] = mine; /* later id wins */
                 break;
             }
         }
     }
     return 0;
+}
+
+/* vocab_build over JSON strings (NULL: no token i). */
+static int vocab_build_jv(bli_hfvocab *v, const bli_jv *const *strings, int32_t n, char *err, size_t errlen) {
+    const char **strs = calloc((size_t)n + 1, sizeof *strs);
+    uint32_t *lens = calloc((size_t)n + 1, sizeof *lens);
+    int rc = -1;
+    if (!strs || !lens) bli_set_err(err, errlen, "tokenizer.json: out of memory for a vocabulary of %d", (int)n);
+    else {
+        for (int32_t i = 0; i < n; i++)
+            if (strings[i]) strs[i] = strings[i]->str, lens[i] = (uint32_t)strings[i]->len;
+        rc = vocab_build(v, strs, lens, n, err, errlen);
+    }
+    free(strs);
+    free(lens);
+    return rc;
 }
 
 /* ------------------------------------------------------------- tokens */
@@ -139,36 +152,44 @@ void bli_hf_space_ends(const char *s, size_t n, int32_t *lead, int32_t *trail) {
     *trail = cnt - 1 - last_non;
 }
 
-/* Work buffers for one split: UTF-8 and byte offset of every character. */
-typedef struct {
-    char *u; size_t ucap;
-    int32_t *boff; size_t bcap; /* [n + 1] */
-    int32_t n, nb;
-} splitbuf;
+typedef bli_hfsplitbuf splitbuf;
+
+/* Room for need elements of elem bytes in *p (capacity *cap, doubled). */
+static int room(void *p, size_t *cap, size_t need, size_t elem) {
+    if (need <= *cap) return 0;
+    size_t c = *cap < 64 ? 64 : 2 * *cap;
+    if (c < need) c = need;
+    if (c > SIZE_MAX / elem) return -1;
+    void *q = realloc(*(void **)p, c * elem);
+    if (!q) return -1;
+    *(void **)p = q;
+    *cap = c;
+    return 0;
+}
 
 static int splitbuf_fill(splitbuf *b, const bli_hfstr *s) {
-    if ((size_t)s->n + 1 > b->bcap) {
-        int32_t *p = realloc(b->boff, ((size_t)s->n + 1) * sizeof *p);
-        if (!p) return -1;
-        b->boff = p;
-        b->bcap = (size_t)s->n + 1;
-    }
-    int64_t nb = bli_hfstr_utf8(s, 0, s->n, &b->u, &b->ucap);
-    if (nb < 0) return -1;
+    if (room(&b->boff, &b->bcap, (size_t)s->n + 1, sizeof *b->boff) || room(&b->u, &b->ucap, 4 * (size_t)s->n + 1, 1))
+        return -1;
     int32_t o = 0;
     for (int32_t i = 0; i < s->n; i++) {
         b->boff[i] = o;
-        o += s->c[i].cp < 0x80 ? 1 : s->c[i].cp < 0x800 ? 2 : s->c[i].cp < 0x10000 ? 3 : 4;
+        const uint32_t c = s->c[i].cp;
+        if (c < 0x80) b->u[o++] = (char)c;
+        else if (c < 0x800) b->u[o] = (char)(0xC0 | c >> 6), b->u[o + 1] = (char)(0x80 | (c & 0x3F)), o += 2;
+        else o += (int32_t)bli_hf_utf8_put(b->u + o, c);
     }
+    b->u[o] = 0;
     b->boff[s->n] = o;
     b->n = s->n;
     b->nb = o;
     return 0;
 }
 
-static void splitbuf_free(splitbuf *b) {
-    free(b->u);
-    free(b->boff);
+void bli_hfmwork_free(bli_hfmwork *w) {
+    free(w->b.u);
+    free(w->b.boff);
+    free(w->hash);
+    memset(w, 0, sizeof *w);
 }
 
 /* Character index containing byte offset `byte` (byte < nb). */
@@ -199,7 +220,7 @@ static int emit(const bli_hfmodel *m, const bli_hfstr *s, const splitbuf *b, int
     } else {
         t.o0 = t.o1 = (s->n ? s->c[0].o0 : 0) + b0;
     }
-    if (id >= 0 && id < m->vocab.n) bli_hf_space_ends(m->vocab.pool + m->vocab.off[id], m->vocab.len[id], &t.lead, &t.trail);
+    if (m->space_ends && id >= 0 && id < m->vocab.n) bli_hf_space_ends(m->vocab.pool + m->vocab.off[id], m->vocab.len[id], &t.lead, &t.trail);
     else t.lead = t.trail = 0;
     return bli_hftokens_push(out, t);
 }
@@ -256,8 +277,9 @@ static cand heap_pop(cand *h, int32_t *n) {
     return top;
 }
 
-static int bpe(const bli_hfmodel *m, const bli_hfstr *s, int32_t word, bli_hftokens *out, char *err, size_t errlen) {
-    splitbuf b = {0};
+static int bpe(const bli_hfmodel *m, const bli_hfstr *s, int32_t word, bli_hftokens *out, bli_hfmwork *w, char *err,
+               size_t errlen) {
+    splitbuf b = w->b;
     symbol *sym = NULL;
     cand *heap = NULL;
     char *tmp = NULL;
@@ -353,7 +375,7 @@ done:
     free(heap);
     free(tmp);
     free(fb);
-    splitbuf_free(&b);
+    w->b = b;
     return rc;
 }
 
@@ -361,9 +383,9 @@ done:
 
 typedef struct { double score; int32_t start, id; } vnode; /* best path ending here; start -1 = none */
 
-static int unigram(const bli_hfmodel *m, const bli_hfstr *s, int32_t word, bli_hftokens *out, char *err,
-                   size_t errlen) {
-    splitbuf b = {0};
+static int unigram(const bli_hfmodel *m, const bli_hfstr *s, int32_t word, bli_hftokens *out, bli_hfmwork *w,
+                   char *err, size_t errlen) {
+    splitbuf b = w->b;
     vnode *best = NULL;
     int32_t *path = NULL;
     int rc = -1;
@@ -436,7 +458,7 @@ done:
     if (rc == -1) bli_set_err(err, errlen, "tokenizer: out of memory (Unigram)");
     free(best);
     free(path);
-    splitbuf_free(&b);
+    w->b = b;
     return rc ? -1 : 0;
 }
 
@@ -446,12 +468,22 @@ done:
 static int32_t vocab_find_2(const bli_hfvocab *v, uint32_t h, const char *pre, size_t pl, const char *piece, size_t n) {
     if (!v->n_slots) return -1;
     for (uint32_t i = h & (v->n_slots - 1);; i = (i + 1) & (v->n_slots - 1)) {
-        uint32_t e = v->slots[i];
+        uint64_t e = v->slots[i];
         if (!e) return -1;
-        int32_t id = (int32_t)e - 1;
+        int32_t id = (int32_t)(uint32_t)e - 1;
+        if ((uint32_t)(e >> 32) != h || v->len[id] != pl + n) continue;
         const char *str = v->pool + v->off[id];
-        if (v->len[id] == pl + n && !memcmp(str, pre, pl) && !memcmp(str + pl, piece, n)) return id;
+        if (!memcmp(str, pre, pl) && !memcmp(str + pl, piece, n)) return id;
     }
+}
+
+/* A WordPiece token: characters [c0, c1) of the split. */
+static int emit_chars(const bli_hfmodel *m, const bli_hfstr *s, int32_t id, int32_t c0, int32_t c1, int32_t word,
+                      bli_hftokens *out) {
+    bli_hftoken t = {id, s->c[c0].o0, s->c[c1 - 1].o1, word, 0, 0};
+    if (m->space_ends && id >= 0 && id < m->vocab.n)
+        bli_hf_space_ends(m->vocab.pool + m->vocab.off[id], m->vocab.len[id], &t.lead, &t.trail);
+    return bli_hftokens_push(out, t);
 }
 
 /* tokenizers' WordPiece: a word of more than max_input_chars_per_word
@@ -462,24 +494,25 @@ static int32_t vocab_find_2(const bli_hfvocab *v, uint32_t h, const char *pre, s
  * with its hash extended a character at a time: at most min(word, longest
  * entry) lookups per start, which load holds to HF_MAX_WORDPIECE_SPAN
  * whatever the word (bli_hfmodel_read), so a text costs linear time. */
-static int wordpiece(const bli_hfmodel *m, const bli_hfstr *s, int32_t word, bli_hftokens *out, char *err,
-                     size_t errlen) {
-    splitbuf b = {0};
-    uint32_t *hash = NULL;
+static int wordpiece(const bli_hfmodel *m, const bli_hfstr *s, int32_t word, bli_hftokens *out, bli_hfmwork *w,
+                     char *err, size_t errlen) {
+    splitbuf b = w->b;
     int rc = -1;
+    if (s->n > m->max_chars) { rc = emit_chars(m, s, m->unk_id, 0, s->n, word, out); goto done; }
     if (splitbuf_fill(&b, s)) goto done;
-    if (b.n > m->max_chars) { rc = emit(m, s, &b, m->unk_id, 0, b.nb, word, out); goto done; }
-    size_t plen = m->cont_prefix ? strlen(m->cont_prefix) : 0;
-    hash = malloc(((size_t)b.n + 1) * sizeof *hash);
-    if (!hash) goto done;
-    int32_t first = out->n;
+    if (room(&w->hash, &w->hcap, (size_t)b.n + 1, sizeof *w->hash)) goto done;
+    uint32_t *hash = w->hash;
+    const size_t plen = m->cont_len;
+    uint32_t h_pre = 2166136261u; /* FNV-1a of the prefix */
+    for (size_t x = 0; x < plen; x++) h_pre = (h_pre ^ (uint8_t)m->cont_prefix[x]) * 16777619u;
+    const int32_t first = out->n;
     for (int32_t st = 0; st < b.n;) {
         const char *pre = st > 0 && plen ? m->cont_prefix : "";
-        size_t pl = st > 0 ? plen : 0;
-        uint32_t h = 2166136261u;
-        for (size_t x = 0; x < pl; x++) h = (h ^ (uint8_t)pre[x]) * 16777619u;
+        const size_t pl = st > 0 ? plen : 0;
+        uint32_t h = st > 0 ? h_pre : 2166136261u;
         int32_t lim = st; /* hash[e] = hash of pre + [st, e), for the ends that fit */
-        while (lim < b.n && (int64_t)(b.boff[lim + 1] - b.boff[st]) + (int64_t)pl <= m->max_piece) {
+        const int32_t room = m->max_piece - (int32_t)pl + b.boff[st]; /* ends at byte <= room fit */
+        while (lim < b.n && b.boff[lim + 1] <= room) {
             for (int32_t x = b.boff[lim]; x < b.boff[lim + 1]; x++) h = (h ^ (uint8_t)b.u[x]) * 16777619u;
             hash[++lim] = h;
         }
@@ -490,27 +523,26 @@ static int wordpiece(const bli_hfmodel *m, const bli_hfstr *s, int32_t word, bli
         }
         if (id < 0) {
             out->n = first;
-            rc = emit(m, s, &b, m->unk_id, 0, b.nb, word, out);
+            rc = emit_chars(m, s, m->unk_id, 0, b.n, word, out);
             goto done;
         }
-        if (emit(m, s, &b, id, b.boff[st], b.boff[en], word, out)) goto done;
+        if (emit_chars(m, s, id, st, en, word, out)) goto done;
         st = en;
     }
     rc = 0;
 done:
     if (rc) bli_set_err(err, errlen, "tokenizer: out of memory (WordPiece)");
-    free(hash);
-    splitbuf_free(&b);
+    w->b = b;
     return rc;
 }
 
-int bli_hfmodel_tokenize(const bli_hfmodel *m, const bli_hfstr *s, int32_t word, bli_hftokens *out, char *err,
-                         size_t errlen) {
+int bli_hfmodel_tokenize(const bli_hfmodel *m, const bli_hfstr *s, int32_t word, bli_hftokens *out, bli_hfmwork *w,
+                         char *err, size_t errlen) {
     if (s->n == 0) return 0;
     switch (m->type) {
-    case HF_M_BPE: return bpe(m, s, word, out, err, errlen);
-    case HF_M_UNIGRAM: return unigram(m, s, word, out, err, errlen);
-    case HF_M_WORDPIECE: return wordpiece(m, s, word, out, err, errlen);
+    case HF_M_BPE: return bpe(m, s, word, out, w, err, errlen);
+    case HF_M_UNIGRAM: return unigram(m, s, word, out, w, err, errlen);
+    case HF_M_WORDPIECE: return wordpiece(m, s, word, out, w, err, errlen);
     }
     return -1;
 }
@@ -553,7 +585,7 @@ static int read_vocab_object(bli_hfmodel *m, const bli_jv *vocab, char *err, siz
         keys[e->ival].len = e->key_len;
         strs[e->ival] = &keys[e->ival];
     }
-    int rc = vocab_build(&m->vocab, strs, (int32_t)max_id + 1, err, errlen);
+    int rc = vocab_build_jv(&m->vocab, strs, (int32_t)max_id + 1, err, errlen);
     free(keys);
     free(strs);
     return rc;
@@ -676,6 +708,7 @@ int bli_hfmodel_read(bli_hfmodel *m, const bli_jv *j, char *err, size_t errlen) 
         const bli_jv *p = bli_jget(j, "continuing_subword_prefix"), *mc = bli_jget(j, "max_input_chars_per_word");
         m->cont_prefix = p && p->type == BLI_JSTR ? dup_str(p) : NULL;
         if (!p) m->cont_prefix = dup_str(&(bli_jv){.type = BLI_JSTR, .str = "##", .len = 2});
+        m->cont_len = m->cont_prefix ? strlen(m->cont_prefix) : 0;
         /* as tokenizers reads it (a usize; 0: every word is unk); absent: 100.
          * Past INT32_MAX it is the same as INT32_MAX: no word is that long. */
         if (mc && (mc->type != BLI_JNUM || !mc->is_int || mc->ival < 0)) {
@@ -721,7 +754,7 @@ int bli_hfmodel_read(bli_hfmodel *m, const bli_jv *j, char *err, size_t errlen) 
             m->scores[i] = e->items[1].num;
             if (m->scores[i] < m->min_score) m->min_score = m->scores[i];
         }
-        int rc = vocab_build(&m->vocab, strs, (int32_t)v->n, err, errlen);
+        int rc = vocab_build_jv(&m->vocab, strs, (int32_t)v->n, err, errlen);
         free(strs);
         if (rc) return -1;
         /* the lattice tries every piece length up to the longest at each
@@ -745,6 +778,24 @@ int bli_hfmodel_read(bli_hfmodel *m, const bli_jv *j, char *err, size_t errlen) 
     }
     bli_set_err(err, errlen, "tokenizer.json: model %.60s is not supported (BPE, Unigram, WordPiece are)", ty);
     return -1;
+}
+
+/* WordPiece over vocab[i] (lens[i] bytes): BERT's vocab.txt as a bundle
+ * stores it, "##" continuations. The caller checked the ids and limits
+ * (bl_tokenizer_new). */
+int bli_hfmodel_wordpiece(bli_hfmodel *m, const char *const *vocab, const uint32_t *lens, int32_t n, int32_t unk_id,
+                          int32_t max_chars, char *err, size_t errlen) {
+    memset(m, 0, sizeof *m);
+    m->type = HF_M_WORDPIECE;
+    m->unk_id = unk_id;
+    m->max_chars = max_chars;
+    m->cont_prefix = malloc(3);
+    if (!m->cont_prefix) { bli_set_err(err, errlen, "out of memory"); return -1; }
+    memcpy(m->cont_prefix, "##", 3);
+    m->cont_len = 2;
+    if (vocab_build(&m->vocab, vocab, lens, n, err, errlen)) return -1;
+    max_piece(m);
+    return 0;
 }
 
 void bli_hfmodel_free(bli_hfmodel *m) {

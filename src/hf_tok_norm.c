@@ -172,21 +172,26 @@ static int map_chars(bli_hfstr *s, bli_hfstr *scratch, int (*f)(const bli_hfnorm
     return 0;
 }
 
+/* BERT's class of c, from the tokenizer's table when it has one */
+static int bert_class(const bli_hfnorm *n, uint32_t c) {
+    return n->bmp ? bli_hf_flags_at(n->bmp, c) & HF_F_CLASS : bli_uc_class(c);
+}
+
 static int bert_clean(const bli_hfnorm *n, uint32_t c, uint32_t *out) {
-    int k = bli_uc_class(c);
+    int k = bert_class(n, c);
     if (k == BL_UC_REMOVE) return 0;
     out[0] = k == BL_UC_SPACE ? ' ' : c;
     return 1;
 }
 
 static int bert_chinese(const bli_hfnorm *n, uint32_t c, uint32_t *out) {
-    if (bli_uc_class(c) != BL_UC_CJK) { out[0] = c; return 1; }
+    if (bert_class(n, c) != BL_UC_CJK) { out[0] = c; return 1; }
     out[0] = ' ', out[1] = c, out[2] = ' ';
     return 3;
 }
 
 static int drop_mn(const bli_hfnorm *n, uint32_t c, uint32_t *out) {
-    if (bli_uc_class(c) == BL_UC_MN) return 0;
+    if (bert_class(n, c) == BL_UC_MN) return 0;
     out[0] = c;
     return 1;
 }
@@ -211,6 +216,70 @@ static int prepend(const bli_hfnorm *n, bli_hfstr *s) {
     return 0;
 }
 
+/* BertNormalizer in one pass, when that is the same as its steps one after
+ * the other: each step maps every character to characters with its
+ * alignment, except NFD's canonical reordering, which moves code points
+ * between characters. So the pass stops (returns 1, nothing changed) at a
+ * mark whose combining class is below the one before it (real text: almost
+ * never), and the caller runs the steps. 0: done; -1: out of memory. */
+static int bert_fused(const bli_hfnorm *n, bli_hfstr *s, bli_hfstr *scratch) {
+    const bli_hfbmp *bmp = n->bmp;
+    const int strip = n->strip_accents < 0 ? n->lowercase : n->strip_accents;
+    enum { MOST = 3 * BL_UC_MAX_DECOMP * BL_UC_MAX_LOWER }; /* characters one makes */
+    if (bli_hfstr_reserve(scratch, (int64_t)s->n + MOST)) return -1;
+    int32_t o = 0;
+    int last_cc = 0;
+    for (int32_t i = 0; i < s->n; i++) {
+        if (scratch->cap - o < MOST && bli_hfstr_reserve(scratch, 2 * (int64_t)scratch->cap)) return -1;
+        const bli_hfch ch = s->c[i];
+        if (ch.cp < 0x80) { /* ASCII: no CJK, no decomposition, no mark; A-Z the only capitals */
+            const int k = bmp->flags[ch.cp] & HF_F_CLASS;
+            uint32_t c = ch.cp;
+            if (n->clean && k == BL_UC_REMOVE) continue;
+            if (n->clean && k == BL_UC_SPACE) c = ' ';
+            else if (n->lowercase && c - 'A' < 26u) c += 32;
+            last_cc = 0;
+            scratch->c[o++] = (bli_hfch){c, ch.o0, ch.o1};
+            continue;
+        }
+        uint32_t piece[3] = {ch.cp, 0, 0};
+        int f = bli_hf_flags_at(bmp, ch.cp), np = 1;
+        if (n->clean && (f & HF_F_CLASS) == BL_UC_REMOVE) continue;
+        if (n->clean && (f & HF_F_CLASS) == BL_UC_SPACE) piece[0] = ' ', f = bmp->flags[' '];
+        if (n->chinese && (f & HF_F_CLASS) == BL_UC_CJK) piece[0] = ' ', piece[1] = ch.cp, piece[2] = ' ', np = 3;
+        for (int p = 0; p < np; p++) {
+            uint32_t d[BL_UC_MAX_DECOMP];
+            int nd = 1;
+            d[0] = piece[p];
+            int fp = p == 0 && np == 1 ? f : bli_hf_flags_at(bmp, d[0]);
+            if (strip && (fp & HF_F_DECOMP)) nd = bli_hf_decompose_at(bmp, d[0], d);
+            for (int k = 0; k < nd; k++) {
+                int fk = nd == 1 ? fp : bli_hf_flags_at(bmp, d[k]);
+                if (strip) {
+                    int cc = fk & HF_F_CCC ? bli_hf_ccc_at(bmp, d[k]) : 0;
+                    if (cc && last_cc > cc) return 1; /* NFD would reorder */
+                    last_cc = cc;
+                    if ((fk & HF_F_CLASS) == BL_UC_MN) continue;
+                }
+                if (n->lowercase && (fk & HF_F_LOWER) && d[k] < 0x10000 && bmp->lower[d[k]]) {
+                    scratch->c[o++] = (bli_hfch){bmp->lower[d[k]], ch.o0, ch.o1};
+                } else if (n->lowercase && (fk & HF_F_LOWER)) {
+                    uint32_t l[BL_UC_MAX_LOWER];
+                    int nl = bli_uc_lower(d[k], l);
+                    for (int q = 0; q < nl; q++) scratch->c[o++] = (bli_hfch){l[q], ch.o0, ch.o1};
+                } else {
+                    scratch->c[o++] = (bli_hfch){d[k], ch.o0, ch.o1};
+                }
+            }
+        }
+    }
+    scratch->n = o;
+    bli_hfstr t = *s;
+    *s = *scratch;
+    *scratch = t;
+    return 0;
+}
+
 static int precompiled_apply(const bli_hfnorm *n, bli_hfstr *s, bli_hfstr *scratch, int64_t budget);
 int32_t bli_hf_grapheme_end(const bli_hfstr *s, int32_t i);
 
@@ -226,6 +295,10 @@ static int norm_apply(const bli_hfnorm *n, bli_hfstr *s, bli_hfstr *scratch, int
         }
         return 0;
     case HF_N_BERT: {
+        if (n->bmp) {
+            int rc = bert_fused(n, s, scratch);
+            if (rc <= 0) return rc;
+        }
         if (n->clean && map_chars(s, scratch, bert_clean, n)) return -1;
         if (n->chinese && map_chars(s, scratch, bert_chinese, n)) return -1;
         int strip = n->strip_accents < 0 ? n->lowercase : n->strip_accents;

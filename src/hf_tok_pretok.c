@@ -36,34 +36,48 @@ static const uint16_t byte_char[256] = {
 /* --------------------------------------------------------------- splits */
 
 void bli_hfsplits_free(bli_hfsplits *l) {
-    for (int32_t i = 0; i < l->n; i++) bli_hfstr_free(&l->v[i].s);
     free(l->v);
+    bli_hfstr_free(&l->pool);
     memset(l, 0, sizeof *l);
 }
 
-int bli_hfsplits_push(bli_hfsplits *l, bli_hfstr *s, int32_t added_id) {
-    if (l->n == l->cap) {
-        int32_t cap = l->cap ? 2 * l->cap : 16;
-        if (cap > INT32_MAX / 64 || (size_t)cap > SIZE_MAX / sizeof *l->v) return -1;
-        bli_hfsplit *v = realloc(l->v, (size_t)cap * sizeof *v);
-        if (!v) return -1;
-        l->v = v;
-        l->cap = cap;
-    }
-    l->v[l->n].s = *s;
-    l->v[l->n++].added_id = added_id;
-    memset(s, 0, sizeof *s);
+void bli_hfsplits_clear(bli_hfsplits *l) {
+    l->n = 0;
+    l->pool.n = 0;
+}
+
+static int splits_room(bli_hfsplits *l) {
+    if (l->n < l->cap) return 0;
+    int32_t cap = l->cap ? 2 * l->cap : 16;
+    if (cap > INT32_MAX / 64 || (size_t)cap > SIZE_MAX / sizeof *l->v) return -1;
+    bli_hfsplit *v = realloc(l->v, (size_t)cap * sizeof *v);
+    if (!v) return -1;
+    l->v = v;
+    l->cap = cap;
+    return 0;
+}
+
+int bli_hfsplits_push(bli_hfsplits *l, const bli_hfch *c, int32_t n, int32_t added_id) {
+    if (splits_room(l) || bli_hfstr_reserve(&l->pool, (int64_t)l->pool.n + n + 1)) return -1;
+    if (n > 0) memcpy(l->pool.c + l->pool.n, c, (size_t)n * sizeof *c);
+    l->v[l->n++] = (bli_hfsplit){l->pool.n, n, added_id};
+    l->pool.n += n;
+    return 0;
+}
+
+int bli_hfsplits_take(bli_hfsplits *l, bli_hfstr *s, int32_t added_id) {
+    if (l->n > 0 || l->pool.n > 0) return bli_hfsplits_push(l, s->c, s->n, added_id);
+    if (splits_room(l)) return -1;
+    bli_hfstr old = l->pool;
+    l->pool = *s;
+    *s = old;
+    s->n = 0;
+    l->v[l->n++] = (bli_hfsplit){0, l->pool.n, added_id};
     return 0;
 }
 
 static int push_piece(const bli_hfstr *s, int32_t a, int32_t b, bli_hfsplits *out) {
-    if (b <= a) return 0;
-    bli_hfstr piece = {0};
-    if (bli_hfstr_copy(&piece, s, a, b) || bli_hfsplits_push(out, &piece, -1)) {
-        bli_hfstr_free(&piece);
-        return -1;
-    }
-    return 0;
+    return b <= a ? 0 : bli_hfsplits_push(out, s->c + a, b - a, -1);
 }
 
 int bli_hf_split_by(const bli_hfstr *s, const bli_hfspans *sp, int behavior, bli_hfsplits *out) {
@@ -208,22 +222,31 @@ static int prepend_char(bli_hfstr *s, uint32_t cp) {
     return 0;
 }
 
-/* Each character becomes the GPT-2 characters of its UTF-8 bytes, all with its alignment. */
-static int bytes_to_chars(bli_hfstr *s, bli_hfstr *scratch) {
-    if (bli_hfstr_reserve(scratch, 4 * (int64_t)s->n + 1)) return -1;
-    int32_t o = 0;
-    for (int32_t i = 0; i < s->n; i++) {
-        char b[4];
-        size_t k = bli_hf_utf8_put(b, s->c[i].cp);
-        for (size_t j = 0; j < k; j++) {
-            scratch->c[o] = s->c[i];
-            scratch->c[o++].cp = byte_char[(unsigned char)b[j]];
+/* In pieces [first, out->n) of out (the last ones, their characters the end
+ * of its pool), each character becomes the GPT-2 characters of its UTF-8
+ * bytes, all with its alignment. */
+static int bytes_to_chars(bli_hfsplits *out, int32_t first, bli_hfstr *scratch) {
+    if (first >= out->n) return 0;
+    const int32_t base = out->v[first].off, len = out->pool.n - base;
+    if (bli_hfstr_copy(scratch, &out->pool, base, out->pool.n) ||
+        bli_hfstr_reserve(&out->pool, (int64_t)base + 4 * (int64_t)len + 1))
+        return -1;
+    int32_t o = base;
+    for (int32_t k = first; k < out->n; k++) {
+        const bli_hfch *c = scratch->c + (out->v[k].off - base);
+        const int32_t n = out->v[k].n;
+        out->v[k].off = o;
+        for (int32_t i = 0; i < n; i++) {
+            char b[4];
+            size_t nb = bli_hf_utf8_put(b, c[i].cp);
+            for (size_t j = 0; j < nb; j++) {
+                out->pool.c[o] = c[i];
+                out->pool.c[o++].cp = byte_char[(unsigned char)b[j]];
+            }
         }
+        out->v[k].n = o - out->v[k].off;
     }
-    scratch->n = o;
-    bli_hfstr t = *s;
-    *s = *scratch;
-    *scratch = t;
+    out->pool.n = o;
     return 0;
 }
 
@@ -234,12 +257,26 @@ static int pretok_one(const bli_hfpretok *p, bli_hfstr *s, bli_hfsplits *out, bl
     int rc = 0;
     switch (p->type) {
     case HF_PT_BERT: {
+        if (p->bmp) { /* one pass: runs between White_Space and punctuation, each punctuation alone */
+            int32_t a = 0;
+            for (int32_t i = 0; i < s->n && !rc; i++) {
+                int f = bli_hf_flags_at(p->bmp, s->c[i].cp);
+                int punct = !(f & HF_F_WS) && (f & HF_F_CLASS) == BL_UC_PUNCT;
+                if (!(f & HF_F_WS) && !punct) continue;
+                rc = push_piece(s, a, i, out) || (punct && push_piece(s, i, i + 1, out));
+                a = i + 1;
+            }
+            rc = rc || push_piece(s, a, s->n, out);
+            break;
+        }
         bli_hfsplits mid = {0};
         pat.kind = HF_PAT_CHAR_WS;
         rc = bli_hfpat_find(&pat, s, &sp) || bli_hf_split_by(s, &sp, HF_B_REMOVED, &mid);
         pat.kind = HF_PAT_CHAR_PUNCT;
-        for (int32_t k = 0; k < mid.n && !rc; k++)
-            rc = bli_hfpat_find(&pat, &mid.v[k].s, &sp) || bli_hf_split_by(&mid.v[k].s, &sp, HF_B_ISOLATED, out);
+        for (int32_t k = 0; k < mid.n && !rc; k++) {
+            const bli_hfstr piece = bli_hfsplit_str(&mid, k);
+            rc = bli_hfpat_find(&pat, &piece, &sp) || bli_hf_split_by(&piece, &sp, HF_B_ISOLATED, out);
+        }
         bli_hfsplits_free(&mid);
         break;
     }
@@ -275,7 +312,7 @@ static int pretok_one(const bli_hfpretok *p, bli_hfstr *s, bli_hfsplits *out, bl
         } else {
             rc = push_piece(s, 0, s->n, out);
         }
-        for (int32_t k = first; k < out->n && !rc; k++) rc = bytes_to_chars(&out->v[k].s, scratch);
+        rc = rc || bytes_to_chars(out, first, scratch);
         break;
     }
     case HF_PT_METASPACE: {
@@ -300,24 +337,27 @@ static int pretok_one(const bli_hfpretok *p, bli_hfstr *s, bli_hfsplits *out, bl
     return rc ? -1 : 0;
 }
 
-int bli_hfpretok_apply(const bli_hfpretok *p, bli_hfsplits *l, bli_hfstr *scratch) {
+int bli_hfpretok_apply(const bli_hfpretok *p, bli_hfsplits *l, bli_hfsplits *tmp, bli_hfstr *scratch) {
     if (p->type == HF_PT_SEQUENCE) {
         for (int32_t k = 0; k < p->n_seq; k++)
-            if (bli_hfpretok_apply(&p->seq[k], l, scratch)) return -1;
+            if (bli_hfpretok_apply(&p->seq[k], l, tmp, scratch)) return -1;
         return 0;
     }
-    bli_hfsplits out = {0};
-    for (int32_t i = 0; i < l->n; i++) {
-        if (l->v[i].added_id >= 0) {
-            if (bli_hfsplits_push(&out, &l->v[i].s, l->v[i].added_id)) goto fail;
-            continue;
-        }
-        if (pretok_one(p, &l->v[i].s, &out, scratch)) goto fail;
+    /* ByteLevel and Metaspace change a piece before they split it: they get a copy */
+    const int edits = p->type == HF_PT_BYTELEVEL || p->type == HF_PT_METASPACE;
+    bli_hfstr own = {0};
+    bli_hfsplits_clear(tmp);
+    int rc = bli_hfstr_reserve(&tmp->pool, (int64_t)l->pool.n + 16); /* the pieces' characters, at least */
+    for (int32_t i = 0; i < l->n && !rc; i++) {
+        bli_hfstr piece = bli_hfsplit_str(l, i);
+        if (l->v[i].added_id >= 0) rc = bli_hfsplits_push(tmp, piece.c, piece.n, l->v[i].added_id);
+        else if (!edits) rc = pretok_one(p, &piece, tmp, scratch);
+        else rc = bli_hfstr_copy(&own, &piece, 0, piece.n) || pretok_one(p, &own, tmp, scratch);
     }
-    bli_hfsplits_free(l);
-    *l = out;
+    bli_hfstr_free(&own);
+    if (rc) return -1;
+    bli_hfsplits x = *l; /* the result in l, l's old memory in tmp */
+    *l = *tmp;
+    *tmp = x;
     return 0;
-fail:
-    bli_hfsplits_free(&out);
-    return -1;
 }

@@ -80,6 +80,48 @@ int bli_hf_is_ws(uint32_t cp) {
     return bli_uc_gc(cp) == BL_GC_SPACE;
 }
 
+int bli_hf_flags(uint32_t c) {
+    int f = bli_uc_class(c);
+    if (c < 0xD800 || c > 0xDFFF) { /* surrogates never come out of a strict UTF-8 decode */
+        uint32_t d[BL_UC_MAX_DECOMP], l[BL_UC_MAX_LOWER];
+        if (bli_uc_decompose(c, d) != 1 || d[0] != c) f |= HF_F_DECOMP;
+        if (bli_uc_ccc(c)) f |= HF_F_CCC;
+        if (bli_uc_lower(c, l) != 1 || l[0] != c) f |= HF_F_LOWER;
+    }
+    if (bli_hf_is_ws(c)) f |= HF_F_WS;
+    return f;
+}
+
+bli_hfbmp *bli_hf_bmp_new(void) {
+    bli_hfbmp *t = calloc(1, sizeof *t);
+    if (!t) return NULL;
+    int32_t n_dec = 0;
+    for (uint32_t c = 0; c < 0x10000; c++) {
+        t->flags[c] = (uint8_t)bli_hf_flags(c);
+        t->ccc[c] = (uint8_t)(t->flags[c] & HF_F_CCC ? bli_uc_ccc(c) : 0);
+        n_dec += (t->flags[c] & HF_F_DECOMP) && !(c >= 0xAC00 && c <= 0xD7A3);
+        uint32_t l[BL_UC_MAX_LOWER];
+        if ((t->flags[c] & HF_F_LOWER) && bli_uc_lower(c, l) == 1 && l[0] < 0x10000 && l[0]) t->lower[c] = (uint16_t)l[0];
+    }
+    t->dec = malloc(((size_t)n_dec + 1) * sizeof *t->dec);
+    if (!t->dec || n_dec >= 0xFFFF) {
+        bli_hf_bmp_free(t);
+        return NULL;
+    }
+    int32_t k = 0;
+    for (uint32_t c = 0; c < 0x10000; c++) {
+        if (!(t->flags[c] & HF_F_DECOMP) || (c >= 0xAC00 && c <= 0xD7A3)) continue; /* Hangul: arithmetic */
+        t->dec[k][0] = (uint32_t)bli_uc_decompose(c, &t->dec[k][1]);
+        t->dix[c] = (uint16_t)++k;
+    }
+    return t;
+}
+
+void bli_hf_bmp_free(bli_hfbmp *b) {
+    if (b) free(b->dec);
+    free(b);
+}
+
 int bli_hfdests_push(bli_hfdests *d, uint32_t cp, int32_t change) {
     if (d->n == d->cap) {
         int32_t cap = d->cap ? 2 * d->cap : 64;

@@ -36,6 +36,14 @@
 typedef struct bli_hftok bli_hftok;
 
 bli_hftok *bli_hftok_load(const char *json, size_t len, char *err, size_t errlen);
+/* BERT's tokenizer from its vocabulary (vocab.txt, as bl_tokenizer_new gets
+ * it) as the pipeline Hugging Face's BertTokenizerFast converts it to:
+ * BertNormalizer (clean-up, CJK padding, accents and lower-casing from o),
+ * BertPreTokenizer, WordPiece ("##", o->max_chars_per_word), the special ids
+ * of o with a non-empty string as added tokens matched on the raw text, and
+ * BertProcessing ([CLS] A [SEP] B [SEP]). The caller checked o's ids. */
+bli_hftok *bli_hftok_wordpiece(const char *const *vocab, const uint32_t *lens, int32_t n, const bl_tokenizer_opts *o,
+                               char *err, size_t errlen);
 void bli_hftok_free(bli_hftok *t);
 /* Model vocabulary plus added tokens: ids are < this. */
 int32_t bli_hftok_vocab_size(const bli_hftok *t);

@@ -2,11 +2,18 @@
 // built from the test corpus (prose in many scripts, code, URLs, emoji, random Unicode).
 //
 //   node tools/bench_tokenizer.mjs [--mb N] [--wasm build/wasm/bertlens.js] [--bin build/bertlens] [--bundle B]
+//                                  [--baseline REF | --no-baseline]
 //
 // wasm: blw_tokenize_json on the whole text in one call, then line by line.
 // native: `bertlens tokenize --jsonl` over the lines repeated --repeat times
 // (default 10, so the work dwarfs start-up), minus the time of the same
 // command on empty input (process start + bundle load).
+// Baseline: the same native measurement of REF's CLI, built in this run from
+// a `git worktree` of REF (build/bench-baseline/REF; kept for the next run),
+// the two binaries alternating, on the uncased bundle and on the cased one
+// (build/models/all-minilm-l6-v2-cased.q8.blb) when it is there. The default
+// REF is the last commit with BERT's own WordPiece tokenizer (tokenizer.c of
+// 688 lines, before it became a facade over the tokenizer.json pipeline).
 // Prints MB/s (MB = 10^6 bytes of UTF-8 input).
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -25,6 +32,9 @@ const WASM_JS = path.resolve(opt('--wasm', path.join(ROOT, 'build/wasm/bertlens.
 const BIN = path.resolve(opt('--bin', process.env.BERTLENS_BIN || path.join(ROOT, 'build/bertlens')));
 const BUNDLE = path.resolve(opt('--bundle', [path.join(ROOT, 'build/models/all-minilm-l6-v2.q8.blb'),
   path.join(ROOT, 'models/all-minilm-l6-v2.q8.blb.gz')].find((p) => fs.existsSync(p))));
+const CASED = path.join(ROOT, 'build/models/all-minilm-l6-v2-cased.q8.blb');
+const OLD_TOKENIZER = '1f5539f'; // the last commit whose tokenizer.c was BERT's own WordPiece
+const BASELINE = argv.includes('--no-baseline') ? null : opt('--baseline', OLD_TOKENIZER);
 
 // ~MB megabytes of lines, cycling through the corpus texts in a fixed order.
 const corpus = fs.readFileSync(path.join(ROOT, 'tests/corpus/tokenizer.jsonl'), 'utf8').split('\n').filter(Boolean)
@@ -73,16 +83,57 @@ if (fs.existsSync(WASM_JS)) {
 }
 
 // -------------------------------------------------------------- native
-if (fs.existsSync(BIN)) {
-  const input = (lines.map((l) => JSON.stringify(l)).join('\n') + '\n').repeat(REPEAT);
+const input = (lines.map((l) => JSON.stringify(l)).join('\n') + '\n').repeat(REPEAT);
+// Seconds per MB-sized pass of `bin tokenize --jsonl bundle`, start-up subtracted.
+function nativeTime(bin, bundle, runs = 3) {
   const run = (inp) => {
-    const r = spawnSync(BIN, ['tokenize', '--jsonl', BUNDLE], { input: inp, maxBuffer: 1 << 30 });
-    if (r.status !== 0) throw new Error(`${BIN}: ${r.stderr}`);
+    const r = spawnSync(bin, ['tokenize', '--jsonl', bundle], { input: inp, maxBuffer: 1 << 30 });
+    if (r.status !== 0) throw new Error(`${bin}: ${r.stderr}`);
   };
-  const base = best(3, () => run(''));
-  const full = best(3, () => run(input));
+  const base = best(runs, () => run(''));
+  const full = best(runs, () => run(input));
+  return { base, sec: Math.max(full - base, 1e-6) / REPEAT };
+}
+
+// REF's CLI, built once in a git worktree under build/bench-baseline.
+function baselineBin(ref) {
+  const git = (...a) => spawnSync('git', a, { cwd: ROOT, encoding: 'utf8' });
+  const hash = git('rev-parse', '--verify', '--short', `${ref}^{commit}`).stdout?.trim();
+  if (!hash) return { why: `${ref} is not a commit here` };
+  const dir = path.join(ROOT, 'build/bench-baseline', hash);
+  const bin = path.join(dir, 'build/bertlens');
+  if (!fs.existsSync(bin)) {
+    if (!fs.existsSync(dir)) {
+      const w = git('worktree', 'add', '--detach', dir, hash);
+      if (w.status !== 0) return { why: `git worktree add failed: ${w.stderr}` };
+    }
+    console.log(`building ${ref}'s CLI in ${path.relative(ROOT, dir)} ...`);
+    const m = spawnSync('make', ['build/bertlens'], { cwd: dir, encoding: 'utf8' });
+    if (m.status !== 0) return { why: `make build/bertlens of ${ref} failed: ${m.stderr.slice(-400)}` };
+  }
+  return { bin, hash };
+}
+
+if (fs.existsSync(BIN)) {
+  const { base, sec } = nativeTime(BIN, BUNDLE);
   console.log(`native (${path.relative(ROOT, BIN)}; start-up + bundle load ${(base * 1e3).toFixed(0)} ms subtracted)`);
-  row(`tokenize --jsonl (per ${mb.toFixed(2)} MB)`, Math.max(full - base, 1e-6) / REPEAT);
+  row(`tokenize --jsonl (per ${mb.toFixed(2)} MB)`, sec);
+  const old = BASELINE ? baselineBin(BASELINE) : null;
+  if (old && old.why) console.log(`baseline: ${old.why}`);
+  else if (old) {
+    console.log(`native vs ${BASELINE} (${old.hash}, built here; the two alternate, best of 3 rounds of 3)`);
+    for (const [name, bundle] of [['uncased', BUNDLE], ['cased', CASED]]) {
+      if (!fs.existsSync(bundle)) { console.log(`  ${name}: ${path.relative(ROOT, bundle)} missing (make test-models)`); continue; }
+      let now = Infinity, then = Infinity;
+      for (let i = 0; i < 3; i++) {
+        then = Math.min(then, nativeTime(old.bin, bundle).sec);
+        now = Math.min(now, nativeTime(BIN, bundle).sec);
+      }
+      row(`${name}: this tree`, now);
+      row(`${name}: ${BASELINE}`, then);
+      console.log(`  ${name}: this tree / ${BASELINE} = ${(now / then).toFixed(3)}`);
+    }
+  }
 } else {
   console.log(`native: ${BIN} missing (make native)`);
 }
