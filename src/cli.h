@@ -75,5 +75,6 @@ int bli_cmd_analyze(int argc, char **argv);               /* cli_embed.c   */
 int bli_cmd_bench(int argc, char **argv);                 /* cli_bench.c   */
 int bli_cmd_convert(int argc, char **argv);               /* cli_convert.c */
 int bli_cmd_predict(int argc, char **argv);               /* cli_predict.c */
+int bli_cmd_explain(int argc, char **argv);               /* cli_explain.c */
 
 #endif
