@@ -86,7 +86,7 @@ static void usage(FILE *f) {
             "  bertlens embed [--ablate ...|--keep ...] BUNDLE TEXT [TEXT...]   sentence embeddings, cosines\n"
             "  bertlens analyze BUNDLE TEXT [TEXT_B]   head features + classes, rollout\n"
             "  bertlens predict [--top K] [--positions I,J,...] BUNDLE TEXT [TEXT_B]   masked-word predictions (JSON)\n"
-            "  bertlens explain [--method grad-input|ig] [--steps M] [--target LABEL|N] [--heads] [--position P] BUNDLE TEXT [TEXT_B]\n"
+            "  bertlens explain [--method grad-input|ig] [--steps M] [--target LABEL|N] [--heads] [--position P] [--ablate ..|--keep ..] BUNDLE TEXT [TEXT_B]\n"
             "                      which tokens (and heads) drove the head's prediction (JSON)\n"
             "  bertlens corpus [--top N] BUNDLE FILE   every head over many inputs (a line each, TAB before B; - stdin)\n"
             "  bertlens bench [--tokens 16,128,512] [--runs N] [--flags attn|none] BUNDLE   forward-pass timings\n"
