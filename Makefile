@@ -28,7 +28,7 @@ PYTHON  ?= python3
 # The library: every src/*.c except the front ends and fuzz targets.
 LIB_SRC  := $(filter-out src/cli.c src/cli_%.c src/wasm_%.c src/fuzz_%.c,$(wildcard src/*.c))
 # The wasm front end; its test build adds the kernels' test entry points (blw_k_*).
-WASM_SRC := src/wasm_api.c src/wasm_convert.c src/wasm_predict.c src/wasm_corpus.c
+WASM_SRC := src/wasm_api.c src/wasm_convert.c src/wasm_predict.c src/wasm_corpus.c src/wasm_explain.c
 WASM_TEST_SRC := $(WASM_SRC) src/wasm_kernel_tests.c
 CLI_SRC  := src/cli.c $(wildcard src/cli_*.c)
 HDRS     := $(wildcard src/*.h)

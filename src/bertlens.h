@@ -560,6 +560,60 @@ void bl_task_head_probs(const bl_task_head *h, const float *logits, int32_t rows
  * 0, or -1 with a reason (a class or position out of range). */
 int bl_task_head_backward(const bl_task_head *h, const float *hidden, int32_t T, int32_t target_class,
                           int32_t position, float *d_hidden, float *logit_out, char *err, size_t errlen);
+/* ------------------------------------------------ gradients (backward.c)
+ * A reverse-mode pass through the encoder of every family, for token
+ * attributions (explain.c). */
+
+/* Word-embedding rows to run the next bl_forward from instead of the rows
+ * of ids: rows [T][E] (E: the embedding width, bl_word_width), borrowed
+ * until reset with NULL. Positions, token types and the embedding
+ * LayerNorm are applied to them as to the rows of ids (which bl_forward
+ * still takes: RoBERTa's position ids count its pad tokens). */
+void bl_state_set_word_rows(bl_state *s, const float *rows);
+/* E, the word embedding's width (hidden, or ALBERT's / ELECTRA's embedding size). */
+int32_t bl_word_width(const bl_state *s);
+/* out [T][E] = the word-embedding rows of ids (dequantized). */
+void bl_word_rows(const bl_state *s, const int32_t *ids, int32_t T, float *out);
+/* After a bl_forward of s (made with BL_KEEP_HIDDEN, with the final hidden
+ * states) on ids / type_ids (the same as given to it; its word rows those of
+ * bl_state_set_word_rows when set): d_word [T][E] = dF/d(word-embedding row
+ * of each token), from d_final [T][hidden] = dF/d(final hidden states), for
+ * any function F of the final hidden states. Each layer is recomputed from
+ * its input (bl_hidden) with the dequantized weights, so memory is one
+ * layer's; the head mask of s is respected. 0, or -1 with a reason. */
+int bl_backward(bl_state *s, const int32_t *ids, const int32_t *type_ids, const float *d_final, float *d_word,
+                char *err, size_t errlen);
+
+/* ------------------------------------------------ explanations (explain.c)
+ * Which tokens drove one logit of a head, and which heads it leans on. */
+typedef enum { BL_EXPLAIN_GRAD_INPUT = 0, BL_EXPLAIN_IG = 1 } bl_explain_method;
+typedef struct bl_explain_opts {
+    int32_t method;   /* bl_explain_method                                       */
+    int32_t steps;    /* IG: M (alpha = k/M, k = 0..M, trapezoid); 0: 32          */
+    int32_t position; /* the token whose prediction is explained; -1: the first mask
+                         (masked-LM), else the first token that is not special   */
+    int32_t target;   /* the class / word id; -1: the head's top one              */
+    int32_t heads;    /* 1: head effects too                                      */
+    void (*progress)(void *arg, int32_t done, int32_t total); /* head effects, or NULL */
+    void *progress_arg;
+} bl_explain_opts;
+typedef struct bl_explain {
+    int32_t T, position, target;
+    float *scores;     /* [T] the attribution of each token                           */
+    double logit;      /* the target's logit on the text                             */
+    double baseline;   /* its logit on the baseline rows (pad rows, specials kept)   */
+    double delta;      /* logit - baseline                                           */
+    double sum;        /* sum of scores (IG: completeness, sum ~ delta)              */
+    double prob;       /* the target's probability on the text                       */
+    float *heads;      /* [n_layers][n_heads] prob - prob with that head off, or NULL */
+} bl_explain;
+/* Explain the masked-LM head's logit of word target at position (opts) on
+ * ids / type_ids [T] of s's model (s: a state of at least T tokens made with
+ * BL_KEEP_HIDDEN; its head mask is replaced for head effects and cleared).
+ * 0, or -1 with a reason. */
+int bl_explain_mlm(bl_state *s, const int32_t *ids, const int32_t *type_ids, int32_t T, const bl_explain_opts *opts,
+                   bl_explain *out, char *err, size_t errlen);
+void bl_explain_free(bl_explain *e);
 
 #ifdef __cplusplus
 }

@@ -87,6 +87,8 @@ static void usage(FILE *f) {
             "  bertlens analyze BUNDLE TEXT [TEXT_B]   head features + classes, rollout\n"
             "  bertlens predict [--top K] [--positions I,J,...] [--layers] BUNDLE TEXT [TEXT_B]   the head's output: "
             "masked words (--layers: at every layer), classes, or a QA answer (JSON)\n"
+            "  bertlens explain [--method grad-input|ig] [--steps M] [--target LABEL|N] [--heads] [--position P] [--ablate ..|--keep ..] BUNDLE TEXT [TEXT_B]\n"
+            "                      which tokens (and heads) drove the head's prediction (JSON)\n"
             "  bertlens corpus [--top N] BUNDLE FILE   every head over many inputs (a line each, TAB before B; - stdin)\n"
             "  bertlens bench [--tokens 16,128,512] [--runs N] [--flags attn|none] BUNDLE   forward-pass timings\n"
             "  bertlens convert CHECKPOINT_DIR OUT.blb[.gz] [--dtype f32|f16|q8|q4|q8h|q9|q10|q11|q12] [--embed-dtype D] [--name N]\n"
@@ -114,6 +116,7 @@ int main(int argc, char **argv) {
     if (!strcmp(cmd, "bench")) return bli_cmd_bench(argc - 2, argv + 2);
     if (!strcmp(cmd, "convert")) return bli_cmd_convert(argc - 2, argv + 2);
     if (!strcmp(cmd, "predict")) return bli_cmd_predict(argc - 2, argv + 2);
+    if (!strcmp(cmd, "explain")) return bli_cmd_explain(argc - 2, argv + 2); /* cli_explain.c */
     if (!strcmp(cmd, "corpus")) return bli_cmd_corpus(argc - 2, argv + 2, bli_cli_threads(), bli_cli_low_memory(), bli_cli_read_bundle);
     if (!strcmp(cmd, "-h") || !strcmp(cmd, "--help") || !strcmp(cmd, "help")) {
         usage(stdout);

@@ -77,5 +77,6 @@ int bli_cmd_convert(int argc, char **argv);               /* cli_convert.c */
 int bli_cmd_predict(int argc, char **argv);               /* cli_predict.c */
 /* `bertlens info`'s task head line (cli_predict.c). */
 void bli_cli_info_task(const bl_model *m);
+int bli_cmd_explain(int argc, char **argv);               /* cli_explain.c */
 
 #endif

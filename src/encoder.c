@@ -113,7 +113,8 @@ static void task_embed(void *arg, int w, int n) {
     for (int32_t t = t0; t < t1; t++) {
         float *x = e + (size_t)t * E;
         const float *p = s->pos + (size_t)s->posid[t] * E, *ty = s->type + (size_t)(f->type_ids ? f->type_ids[t] : 0) * E;
-        blk_weight_row(&s->word, f->ids[t], x);
+        if (s->word_rows) memcpy(x, s->word_rows + (size_t)t * E, (size_t)E * sizeof(float)); /* bl_state_set_word_rows */
+        else blk_weight_row(&s->word, f->ids[t], x);
         for (int32_t i = 0; i < E; i++) x[i] += p[i] + ty[i];
     }
     blk_layernorm(e + (size_t)t0 * E, NULL, t1 - t0, E, s->emb_ln_g, s->emb_ln_b, s->c.ln_eps);
@@ -317,6 +318,10 @@ int bl_state_set_head_mask(bl_state *s, const uint8_t *mask) {
         s->n_masked += s->head_mask[i];
     }
     return s->n_masked;
+}
+
+void bl_state_set_word_rows(bl_state *s, const float *rows) {
+    if (s) s->word_rows = rows;
 }
 
 void bl_state_set_final(bl_state *s, int final) {

@@ -47,6 +47,8 @@ struct bl_state {
     uint8_t *head_mask;             /* [n_layers][H], 1 = masked (bl_state_set_head_mask) */
     int32_t n_masked;               /* heads masked (0: the unmasked path) */
     bli_famx *fx;                   /* relative / rotary families' extras (encoder_family.c), else NULL */
+    const float *word_rows;         /* [T][E] given word-embedding rows instead of word[id]
+                                       (bl_state_set_word_rows: explain.c's integrated gradients), or NULL */
 
     /* activations (compact: a [T][...] buffer holds T rows back to back) */
     float *x;        /* [T][hidden] residual stream                       */

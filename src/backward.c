@@ -1,0 +1,645 @@
+/* backward.c — a reverse-mode pass through the encoder: from dF/d(final
+ * hidden states) to dF/d(each token's word-embedding row), for any F of the
+ * final hidden states (explain.c: one logit of a head).
+ *
+ * The forward pass (encoder.c) keeps every layer's output (BL_KEEP_HIDDEN);
+ * the backward pass walks the layers from the last, and for each one
+ *   1. recomputes the layer from its input x = bl_hidden(s, l) with the
+ *      layer's weights dequantized to f32 (so f32 and quantized bundles both
+ *      work, and the gradient is that of the dequantized weights), keeping
+ *      what the derivatives need (q, k, v, the probabilities, the
+ *      LayerNorms' normalized rows and 1/sigma, the pre-activations);
+ *   2. pulls dy = dF/d(output) back to dx = dF/d(input).
+ * Memory is one layer's activations and weights, whatever the depth.
+ *
+ * BERT's layer (post-norm; DistilBERT, ELECTRA, RoBERTa, ALBERT, MPNet,
+ * DeBERTa run it with their own scores):
+ *   q, k, v = x Wq + bq, x Wk + bk, x Wv + bv       [T][H]
+ *   P_h     = softmax(scores_h(q, k))               [T][T], 0 for a masked head
+ *   c       = P v  (heads side by side)             [T][H]
+ *   y1      = LN1(x + c Wo + bo)                    [T][H]
+ *   u       = y1 W1 + b1,  f = act(u)               [T][I]
+ *   y       = LN2(y1 + f W2 + b2)                   [T][H]
+ * ModernBERT's (pre-norm, rotary, windows, GeGLU, final norm):
+ *   n  = LNa(x) (layer 0: x),  q, k, v = n W (no biases), q, k rotated
+ *   x1 = x + c Wo;  m = LNm(x1);  f = act(m Wi) * (m Wg);  y = x1 + f W2
+ *   last layer: y = LNf(y)
+ * Products with weights are blk_matmul on f32 copies: x W^T with W [n][k],
+ * dy W with its transpose [k][n]. The attention products (T x T x d per
+ * head) are plain loops.
+ *
+ * The family-specific scores (MPNet's bias, DeBERTa's c2p/p2c, ModernBERT's
+ * rotation and window) are in one section below, "Family scores".
+ */
+#include "encoder_types.h"
+#include "encoder_family.h"
+#include "error.h"
+#include "sizes.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ------------------------------------------------------------ weights */
+
+/* W [n][k] dequantized, its transpose [k][n], both as f32 weights for blk_matmul. */
+typedef struct {
+    float *w, *wt;  /* [n][k], [k][n] */
+    blk_weight f, t;
+    int32_t n, k;
+} mat;
+
+static int mat_load(mat *m, const blk_weight *src) {
+    const int32_t n = src->n, k = src->k;
+    m->n = n, m->k = k;
+    if (!(m->w = malloc((size_t)n * k * sizeof(float))) || !(m->wt = malloc((size_t)n * k * sizeof(float)))) return -1;
+    for (int32_t r = 0; r < n; r++) blk_weight_row(src, r, m->w + (size_t)r * k);
+    for (int32_t r = 0; r < n; r++)
+        for (int32_t c = 0; c < k; c++) m->wt[(size_t)c * n + r] = m->w[(size_t)r * k + c];
+    if (blk_weight_init(&m->f, BL_F32, n, k, (const uint8_t *)m->w) ||
+        blk_weight_init(&m->t, BL_F32, k, n, (const uint8_t *)m->wt) || blk_weight_pack(&m->f) ||
+        blk_weight_pack(&m->t))
+        return -1;
+    return 0;
+}
+
+static void mat_free(mat *m) {
+    blk_weight_free(&m->f);
+    blk_weight_free(&m->t);
+    free(m->w);
+    free(m->wt);
+    memset(m, 0, sizeof *m);
+}
+
+/* ---------------------------------------------------------- pieces */
+
+/* y [T][n] = LN(x [T][n]) * g + b, keeping xhat [T][n] and rstd [T]. */
+static void ln_fwd(float *y, const float *x, int32_t T, int32_t n, const float *g, const float *b, float eps,
+                   float *xhat, float *rstd) {
+    for (int32_t t = 0; t < T; t++) {
+        const float *xr = x + (size_t)t * n;
+        double mu = 0, var = 0;
+        for (int32_t i = 0; i < n; i++) mu += xr[i];
+        mu /= n;
+        for (int32_t i = 0; i < n; i++) var += (xr[i] - mu) * (xr[i] - mu);
+        var /= n;
+        const float r = (float)(1.0 / sqrt(var + eps));
+        rstd[t] = r;
+        for (int32_t i = 0; i < n; i++) {
+            const float xh = (float)((xr[i] - mu) * r);
+            xhat[(size_t)t * n + i] = xh;
+            if (y) y[(size_t)t * n + i] = xh * g[i] + (b ? b[i] : 0.0f);
+        }
+    }
+}
+
+/* dx [T][n] (=, or += when acc) from dy through y = LN(x) * g + b:
+ *   dx = rstd * (dy g - mean(dy g) - xhat * mean(dy g * xhat)) */
+static void ln_bwd(float *dx, const float *dy, const float *xhat, const float *rstd, const float *g, int32_t T,
+                   int32_t n, int acc) {
+    for (int32_t t = 0; t < T; t++) {
+        const float *d = dy + (size_t)t * n, *xh = xhat + (size_t)t * n;
+        double m1 = 0, m2 = 0;
+        for (int32_t i = 0; i < n; i++) {
+            const double dg = (double)d[i] * g[i];
+            m1 += dg;
+            m2 += dg * xh[i];
+        }
+        m1 /= n, m2 /= n;
+        float *o = dx + (size_t)t * n;
+        for (int32_t i = 0; i < n; i++) {
+            const float v = (float)(rstd[t] * ((double)d[i] * g[i] - m1 - xh[i] * m2));
+            o[i] = acc ? o[i] + v : v;
+        }
+    }
+}
+
+/* act(u) and act'(u) for bl_activation act. */
+static float act_f(float u, int32_t act) {
+    switch (act) {
+    case BL_ACT_RELU: return u > 0 ? u : 0;
+    case BL_ACT_GELU_TANH: {
+        const double c = 0.7978845608028654; /* sqrt(2 / pi) */
+        return (float)(0.5 * u * (1.0 + tanh(c * (u + 0.044715 * (double)u * u * u))));
+    }
+    default: return (float)(0.5 * u * (1.0 + erf(u * 0.7071067811865476)));
+    }
+}
+
+static float act_d(float u, int32_t act) {
+    switch (act) {
+    case BL_ACT_RELU: return u > 0 ? 1.0f : 0.0f;
+    case BL_ACT_GELU_TANH: {
+        const double c = 0.7978845608028654, x = u, th = tanh(c * (x + 0.044715 * x * x * x));
+        return (float)(0.5 * (1.0 + th) + 0.5 * x * (1.0 - th * th) * c * (1.0 + 3.0 * 0.044715 * x * x));
+    }
+    default: {
+        const double x = u;
+        return (float)(0.5 * (1.0 + erf(x * 0.7071067811865476)) + x * exp(-0.5 * x * x) * 0.3989422804014327);
+    }
+    }
+}
+
+static void add_to(float *y, const float *x, size_t n) {
+    for (size_t i = 0; i < n; i++) y[i] += x[i];
+}
+
+/* ------------------------------------------------------------ context */
+
+typedef struct {
+    bl_state *s;
+    int32_t T, H, I, NH, d, E;
+    mat wq, wk, wv, wo, w1, w2, wg; /* the layer's weights (wg: ModernBERT's gate) */
+    float *scratch;                 /* blk_matmul scratch                          */
+    /* recomputed forward of one layer */
+    float *q, *k, *v;      /* [T][H] (ModernBERT: rotated q, k)                */
+    float *P;              /* [NH][T][T] probabilities                          */
+    float *c;              /* [T][H] attention context                          */
+    float *n, *n_xh, *n_rs;/* ModernBERT: LNa(x) [T][H], its xhat, rstd [T]     */
+    float *y1, *xh1, *rs1; /* BERT: LN1 output, xhat [T][H], rstd [T];
+                              ModernBERT: x1, LNm's xhat, rstd                  */
+    float *m;              /* ModernBERT: LNm(x1) [T][H]                        */
+    float *u, *f, *gt;     /* [T][I] pre-activation, activation (x gate), gate  */
+    float *xh2, *rs2;      /* BERT: LN2's xhat [T][H], rstd [T]; ModernBERT: LNf's */
+    float *tmp;            /* [T][max(H, I, E)]                                 */
+    /* gradients */
+    float *dq, *dk, *dv, *dc; /* [T][H]                                         */
+    float *d1;                /* [T][H]                                         */
+    float *du;                /* [T][I]                                         */
+    float *dP;                /* [T][T]                                         */
+    /* family tables */
+    float *bias;           /* MPNet [NH][2T-1]                                  */
+    float *rel;            /* DeBERTa [rel_rows][H] LayerNorm'ed relative embeddings */
+    int32_t *idx, r0, nr;  /* DeBERTa relative row of i - j, rows used          */
+    float *pk, *pq;        /* DeBERTa [nr][H] this layer's projections of them  */
+    float *cs_g, *cs_l;    /* ModernBERT [T][d] rotary tables                   */
+    const float *final_g;  /* ModernBERT final norm [H]                          */
+    float *zeros;          /* [max(H, I)] absent biases                          */
+} bctx;
+
+static int is_kind(const bctx *b, int kind) { return b->s->fam.kind == kind; }
+
+/* =================================================== Family scores
+ * Everything that differs between the families' attention scores and
+ * layers: the tables they read (made once per backward), the logits of one
+ * head from q, k, and the pull-back of those logits' gradient into dq, dk. */
+
+static const float *f32_tensor(const bl_model *m, const char *name, int64_t n) {
+    const bl_tensor *t = bl_model_find_tensor(m, name);
+    if (!t || t->dtype != BL_F32) return NULL;
+    int64_t c = 1;
+    for (int i = 0; i < t->n_dims; i++) c *= t->dims[i];
+    return c == n ? (const float *)(const void *)t->data : NULL;
+}
+
+static int fam_tables(bctx *b, char *err, size_t errlen) {
+    bl_state *s = b->s;
+    const bl_model *m = s->model;
+    const bli_family *f = &s->fam;
+    const int32_t T = b->T, H = b->H, NH = b->NH, d = b->d;
+    if (f->kind == BLI_FAM_MPNET) {
+        const float *table = f32_tensor(m, "encoder.relative_attention_bias.weight", (int64_t)f->rel_rows * NH);
+        if (!table || !(b->bias = malloc(sizeof(float) * (size_t)NH * (2 * T - 1)))) goto missing;
+        bli_mpnet_bias(b->bias, table, NH, T, 32, 128);
+    }
+    if (f->kind == BLI_FAM_DEBERTA) {
+        const float *rel = f32_tensor(m, "encoder.rel_embeddings.weight", (int64_t)f->rel_rows * H);
+        if (!rel || !(b->rel = malloc(sizeof(float) * (size_t)f->rel_rows * H))) goto missing;
+        memcpy(b->rel, rel, sizeof(float) * (size_t)f->rel_rows * H);
+        if (f->rel_norm) {
+            const float *g = f32_tensor(m, "encoder.rel_embeddings.LayerNorm.weight", H),
+                        *bb = f32_tensor(m, "encoder.rel_embeddings.LayerNorm.bias", H);
+            if (!g || !bb) goto missing;
+            blk_layernorm(b->rel, NULL, f->rel_rows, H, g, bb, s->c.ln_eps);
+        }
+        const int32_t nr = bli_deberta_rel_rows(T, f->rel_buckets, f->rel_max);
+        if (!(b->idx = malloc(sizeof(int32_t) * (size_t)(2 * T - 1))) || !(b->pk = malloc(sizeof(float) * (size_t)nr * H)) ||
+            !(b->pq = malloc(sizeof(float) * (size_t)nr * H)))
+            goto missing;
+        bli_deberta_rel_index(b->idx, &b->r0, &b->nr, T, f->rel_buckets, f->rel_max);
+    }
+    if (f->kind == BLI_FAM_MODERNBERT) {
+        if (!(b->final_g = f32_tensor(m, "encoder.final_norm.weight", H)) ||
+            !(b->cs_g = malloc(sizeof(float) * (size_t)T * d)) || !(b->cs_l = malloc(sizeof(float) * (size_t)T * d)))
+            goto missing;
+        bli_rope_table(b->cs_g, T, d, f->rope_global);
+        bli_rope_table(b->cs_l, T, d, f->rope_local);
+    }
+    return 0;
+missing:
+    bli_set_err(err, errlen, "backward: the %s tables are missing or out of memory", f->name);
+    return -1;
+}
+
+/* ModernBERT: layer l attends globally (else within +-window). */
+static int global_layer(const bctx *b, int32_t l) {
+    return b->s->fam.global_every <= 1 || l % b->s->fam.global_every == 0;
+}
+
+/* DeBERTa: this layer's key / query projections of the relative rows. */
+static void fam_layer_begin(bctx *b, int32_t l) {
+    (void)l;
+    if (!is_kind(b, BLI_FAM_DEBERTA)) return;
+    const layer_weights *lw = bli_lw(b->s, l);
+    const float *in = b->rel + (size_t)b->r0 * b->H;
+    blk_matmul(b->pk, in, b->nr, &b->wk.f, lw->bk, b->scratch);
+    blk_matmul(b->pq, in, b->nr, &b->wq.f, lw->bq, b->scratch);
+}
+
+/* S [T][T] = the logits head h's softmax takes, from q, k; entries outside
+ * ModernBERT's window are -INFINITY. */
+static void fam_logits(bctx *b, int32_t l, int32_t h, float *S) {
+    const int32_t T = b->T, H = b->H, d = b->d, NH = b->NH;
+    const float *q = b->q + (size_t)h * d, *k = b->k + (size_t)h * d;
+    for (int32_t i = 0; i < T; i++)
+        for (int32_t j = 0; j < T; j++) {
+            float acc = 0;
+            for (int32_t e = 0; e < d; e++) acc += q[(size_t)i * H + e] * k[(size_t)j * H + e];
+            S[(size_t)i * T + j] = acc;
+        }
+    const bli_family *f = &b->s->fam;
+    switch (f->kind) {
+    case BLI_FAM_MPNET: {
+        const float div = sqrtf((float)d), *rel = b->bias + (size_t)h * (2 * T - 1);
+        for (int32_t i = 0; i < T; i++)
+            for (int32_t j = 0; j < T; j++) S[(size_t)i * T + j] = S[(size_t)i * T + j] / div + rel[j - i + T - 1];
+        break;
+    }
+    case BLI_FAM_DEBERTA: {
+        const unsigned on = (unsigned)f->rel_terms;
+        const int n_terms = !!(on & BLI_DEB_C2P) + !!(on & BLI_DEB_P2C);
+        const float scale = 1.0f / sqrtf((float)d * (float)(1 + n_terms));
+        const float *pk = b->pk + (size_t)h * d, *pq = b->pq + (size_t)h * d;
+        for (int32_t i = 0; i < T; i++)
+            for (int32_t j = 0; j < T; j++) {
+                const int32_t r = b->idx[i - j + T - 1];
+                float acc = S[(size_t)i * T + j];
+                if (on & BLI_DEB_C2P)
+                    for (int32_t e = 0; e < d; e++) acc += q[(size_t)i * H + e] * pk[(size_t)r * H + e];
+                if (on & BLI_DEB_P2C)
+                    for (int32_t e = 0; e < d; e++) acc += k[(size_t)j * H + e] * pq[(size_t)r * H + e];
+                S[(size_t)i * T + j] = acc * scale;
+            }
+        break;
+    }
+    default: {
+        const float scale = 1.0f / sqrtf((float)d);
+        const int32_t half = f->kind == BLI_FAM_MODERNBERT && !global_layer(b, l) ? f->window : -1;
+        for (int32_t i = 0; i < T; i++) {
+            int32_t j0, j1;
+            bli_window_of(i, T, half, &j0, &j1);
+            for (int32_t j = 0; j < T; j++)
+                S[(size_t)i * T + j] = j >= j0 && j < j1 ? S[(size_t)i * T + j] * scale : -INFINITY;
+        }
+    }
+    }
+    (void)NH;
+}
+
+/* dq, dk (head h's columns, +=) from dL [T][T] = dF/d(logits). */
+static void fam_logits_bwd(bctx *b, int32_t h, const float *dL) {
+    const int32_t T = b->T, H = b->H, d = b->d;
+    const float *q = b->q + (size_t)h * d, *k = b->k + (size_t)h * d;
+    float *dq = b->dq + (size_t)h * d, *dk = b->dk + (size_t)h * d;
+    const bli_family *f = &b->s->fam;
+    float scale = 1.0f / sqrtf((float)d);
+    unsigned on = 0;
+    if (f->kind == BLI_FAM_DEBERTA) {
+        on = (unsigned)f->rel_terms;
+        const int n_terms = !!(on & BLI_DEB_C2P) + !!(on & BLI_DEB_P2C);
+        scale = 1.0f / sqrtf((float)d * (float)(1 + n_terms));
+    }
+    if (f->kind == BLI_FAM_MPNET) scale = 1.0f / sqrtf((float)d); /* S / sqrt(d) + bias: the bias is a constant */
+    const float *pk = b->pk ? b->pk + (size_t)h * d : NULL, *pq = b->pq ? b->pq + (size_t)h * d : NULL;
+    for (int32_t i = 0; i < T; i++)
+        for (int32_t j = 0; j < T; j++) {
+            const float g = dL[(size_t)i * T + j] * scale;
+            if (g == 0.0f) continue;
+            const float *qi = q + (size_t)i * H, *kj = k + (size_t)j * H;
+            float *dqi = dq + (size_t)i * H, *dkj = dk + (size_t)j * H;
+            for (int32_t e = 0; e < d; e++) {
+                dqi[e] += g * kj[e];
+                dkj[e] += g * qi[e];
+            }
+            if (on) { /* c2p: q_i . pk[idx(i - j)];  p2c: k_j . pq[idx(i - j)] */
+                const int32_t r = b->idx[i - j + T - 1];
+                if (on & BLI_DEB_C2P)
+                    for (int32_t e = 0; e < d; e++) dqi[e] += g * pk[(size_t)r * H + e];
+                if (on & BLI_DEB_P2C)
+                    for (int32_t e = 0; e < d; e++) dkj[e] += g * pq[(size_t)r * H + e];
+            }
+        }
+}
+
+/* ModernBERT: rotate rows of x [T][H] (every head) by the layer's table,
+ * forward (sign 1) or back (sign -1: the transpose, for gradients). */
+static void rope(bctx *b, int32_t l, float *x, int sign) {
+    const int32_t T = b->T, H = b->H, d = b->d, hd = d / 2;
+    const float *cs = global_layer(b, l) ? b->cs_g : b->cs_l;
+    for (int32_t t = 0; t < T; t++) {
+        const float *c = cs + (size_t)t * d, *sn = c + hd;
+        for (int32_t h = 0; h < b->NH; h++) {
+            float *v = x + (size_t)t * H + (size_t)h * d;
+            for (int32_t i = 0; i < hd; i++) {
+                const float a = v[i], bb = v[hd + i], si = sign * sn[i];
+                v[i] = a * c[i] - bb * si;
+                v[hd + i] = bb * c[i] + a * si;
+            }
+        }
+    }
+}
+
+/* ============================================================ layers */
+
+/* Attention of layer l from q, k, v: P, c. */
+static void attn_fwd(bctx *b, int32_t l) {
+    const bl_state *s = b->s;
+    const int32_t T = b->T, H = b->H, d = b->d, NH = b->NH;
+    memset(b->c, 0, sizeof(float) * (size_t)T * H);
+    for (int32_t h = 0; h < NH; h++) {
+        float *P = b->P + (size_t)h * T * T;
+        if (s->n_masked && s->head_mask[(size_t)l * NH + h]) { /* switched off: probabilities x 0 */
+            memset(P, 0, sizeof(float) * (size_t)T * T);
+            continue;
+        }
+        fam_logits(b, l, h, P);
+        for (int32_t i = 0; i < T; i++) {
+            float *row = P + (size_t)i * T, mx = -INFINITY;
+            double sum = 0;
+            for (int32_t j = 0; j < T; j++) mx = row[j] > mx ? row[j] : mx;
+            for (int32_t j = 0; j < T; j++) sum += row[j] = row[j] == -INFINITY ? 0.0f : expf(row[j] - mx);
+            for (int32_t j = 0; j < T; j++) row[j] = (float)(row[j] / sum);
+            float *ci = b->c + (size_t)i * H + (size_t)h * d;
+            for (int32_t j = 0; j < T; j++) {
+                const float p = row[j];
+                if (p == 0.0f) continue;
+                const float *vj = b->v + (size_t)j * H + (size_t)h * d;
+                for (int32_t e = 0; e < d; e++) ci[e] += p * vj[e];
+            }
+        }
+    }
+}
+
+/* dq, dk, dv from dc through the attention of layer l. */
+static void attn_bwd(bctx *b, int32_t l) {
+    const bl_state *s = b->s;
+    const int32_t T = b->T, H = b->H, d = b->d, NH = b->NH;
+    const size_t n = (size_t)T * H;
+    memset(b->dq, 0, n * sizeof(float));
+    memset(b->dk, 0, n * sizeof(float));
+    memset(b->dv, 0, n * sizeof(float));
+    for (int32_t h = 0; h < NH; h++) {
+        if (s->n_masked && s->head_mask[(size_t)l * NH + h]) continue; /* no gradient through it */
+        const float *P = b->P + (size_t)h * T * T;
+        float *dP = b->dP; /* [T][T] dF/dP, then dF/d(logits) */
+        for (int32_t i = 0; i < T; i++) {
+            const float *dci = b->dc + (size_t)i * H + (size_t)h * d;
+            double dot = 0;
+            for (int32_t j = 0; j < T; j++) {
+                const float p = P[(size_t)i * T + j];
+                const float *vj = b->v + (size_t)j * H + (size_t)h * d;
+                float *dvj = b->dv + (size_t)j * H + (size_t)h * d;
+                float acc = 0;
+                for (int32_t e = 0; e < d; e++) {
+                    acc += dci[e] * vj[e];
+                    dvj[e] += p * dci[e];
+                }
+                dP[(size_t)i * T + j] = acc;
+                dot += (double)acc * p;
+            }
+            /* softmax: dL = P (dP - sum_j P dP) */
+            for (int32_t j = 0; j < T; j++)
+                dP[(size_t)i * T + j] = P[(size_t)i * T + j] * (float)(dP[(size_t)i * T + j] - dot);
+        }
+        fam_logits_bwd(b, h, dP);
+    }
+}
+
+/* dn += dq Wq + dk Wk + dv Wv (dn [T][H]). */
+static void qkv_bwd(bctx *b, float *dn) {
+    const int32_t T = b->T;
+    const size_t n = (size_t)T * b->H;
+    blk_matmul(b->tmp, b->dq, T, &b->wq.t, NULL, b->scratch);
+    add_to(dn, b->tmp, n);
+    blk_matmul(b->tmp, b->dk, T, &b->wk.t, NULL, b->scratch);
+    add_to(dn, b->tmp, n);
+    blk_matmul(b->tmp, b->dv, T, &b->wv.t, NULL, b->scratch);
+    add_to(dn, b->tmp, n);
+}
+
+/* Load layer l's weights (dequantized). */
+static int load_layer(bctx *b, int32_t l) {
+    const layer_weights *lw = bli_lw(b->s, l);
+    mat *ms[] = {&b->wq, &b->wk, &b->wv, &b->wo, &b->w1, &b->w2, &b->wg};
+    for (size_t i = 0; i < sizeof ms / sizeof *ms; i++) mat_free(ms[i]);
+    if (mat_load(&b->wq, &lw->wq) || mat_load(&b->wk, &lw->wk) || mat_load(&b->wv, &lw->wv) ||
+        mat_load(&b->wo, &lw->wo) || mat_load(&b->w1, &lw->w1) || mat_load(&b->w2, &lw->w2))
+        return -1;
+    if (is_kind(b, BLI_FAM_MODERNBERT)) {
+        char name[96];
+        snprintf(name, sizeof name, "encoder.layer.%d.intermediate.gate.weight", l);
+        const bl_tensor *t = bl_model_find_tensor(b->s->model, name);
+        blk_weight g;
+        if (!t || blk_weight_of_tensor(&g, t, b->I, b->H) || mat_load(&b->wg, &g)) return -1;
+    }
+    return 0;
+}
+
+/* BERT's layer l: dx [T][H] from dy [T][H] (dy is overwritten). */
+static void bert_layer(bctx *b, int32_t l, const float *x, float *dy, float *dx) {
+    const bl_state *s = b->s;
+    const layer_weights *lw = bli_lw(s, l);
+    const int32_t T = b->T, H = b->H, I = b->I, act = s->c.activation;
+    const float eps = s->c.ln_eps;
+    const size_t nh = (size_t)T * H, ni = (size_t)T * I;
+    /* forward */
+    blk_matmul(b->q, x, T, &b->wq.f, lw->bq, b->scratch);
+    blk_matmul(b->k, x, T, &b->wk.f, lw->bk, b->scratch);
+    blk_matmul(b->v, x, T, &b->wv.f, lw->bv, b->scratch);
+    fam_layer_begin(b, l);
+    attn_fwd(b, l);
+    blk_matmul(b->tmp, b->c, T, &b->wo.f, lw->bo, b->scratch);
+    add_to(b->tmp, x, nh);                                               /* x + c Wo + bo */
+    ln_fwd(b->y1, b->tmp, T, H, lw->ln1_g, lw->ln1_b, eps, b->xh1, b->rs1);
+    blk_matmul(b->u, b->y1, T, &b->w1.f, lw->b1, b->scratch);
+    for (size_t i = 0; i < ni; i++) b->f[i] = act_f(b->u[i], act);
+    blk_matmul(b->tmp, b->f, T, &b->w2.f, lw->b2, b->scratch);
+    add_to(b->tmp, b->y1, nh);                                           /* y1 + f W2 + b2 */
+    ln_fwd(NULL, b->tmp, T, H, lw->ln2_g, lw->ln2_b, eps, b->xh2, b->rs2);
+    /* backward */
+    ln_bwd(b->d1, dy, b->xh2, b->rs2, lw->ln2_g, T, H, 0);              /* d(y1 + f W2 + b2) */
+    blk_matmul(b->du, b->d1, T, &b->w2.t, NULL, b->scratch);             /* df */
+    for (size_t i = 0; i < ni; i++) b->du[i] *= act_d(b->u[i], act);     /* du */
+    blk_matmul(dy, b->du, T, &b->w1.t, NULL, b->scratch);                /* dy1 = du W1 ... */
+    add_to(dy, b->d1, nh);                                               /* ... + the residual */
+    ln_bwd(dx, dy, b->xh1, b->rs1, lw->ln1_g, T, H, 0);                  /* d(x + c Wo + bo) */
+    blk_matmul(b->dc, dx, T, &b->wo.t, NULL, b->scratch);                /* dc; dx holds the residual */
+    attn_bwd(b, l);
+    qkv_bwd(b, dx);
+}
+
+/* ModernBERT's layer l (pre-norm): dx from dy (overwritten). */
+static void modernbert_layer(bctx *b, int32_t l, const float *x, float *dy, float *dx) {
+    const bl_state *s = b->s;
+    const layer_weights *lw = bli_lw(s, l);
+    const int32_t T = b->T, H = b->H, I = b->I, act = s->c.activation, L = s->c.n_layers;
+    const float eps = s->c.ln_eps;
+    const size_t nh = (size_t)T * H, ni = (size_t)T * I;
+    /* forward */
+    const float *n = x;
+    if (l > 0) {
+        ln_fwd(b->n, x, T, H, lw->ln1_g, NULL, eps, b->n_xh, b->n_rs);
+        n = b->n;
+    }
+    blk_matmul(b->q, n, T, &b->wq.f, NULL, b->scratch);
+    blk_matmul(b->k, n, T, &b->wk.f, NULL, b->scratch);
+    blk_matmul(b->v, n, T, &b->wv.f, NULL, b->scratch);
+    rope(b, l, b->q, 1);
+    rope(b, l, b->k, 1);
+    attn_fwd(b, l);
+    blk_matmul(b->y1, b->c, T, &b->wo.f, NULL, b->scratch);
+    add_to(b->y1, x, nh);                                                /* x1 */
+    ln_fwd(b->m, b->y1, T, H, lw->ln2_g, NULL, eps, b->xh1, b->rs1);
+    blk_matmul(b->u, b->m, T, &b->w1.f, NULL, b->scratch);
+    blk_matmul(b->gt, b->m, T, &b->wg.f, NULL, b->scratch);
+    for (size_t i = 0; i < ni; i++) b->f[i] = act_f(b->u[i], act) * b->gt[i];
+    if (l + 1 == L) { /* y = LNf(x1 + f W2) */
+        blk_matmul(b->tmp, b->f, T, &b->w2.f, NULL, b->scratch);
+        add_to(b->tmp, b->y1, nh);
+        ln_fwd(NULL, b->tmp, T, H, b->final_g, NULL, eps, b->xh2, b->rs2);
+        ln_bwd(b->d1, dy, b->xh2, b->rs2, b->final_g, T, H, 0);
+        memcpy(dy, b->d1, nh * sizeof(float));
+    }
+    /* backward: dy = dF/d(x1 + f W2) */
+    blk_matmul(b->du, dy, T, &b->w2.t, NULL, b->scratch);               /* df [T][I] */
+    for (size_t i = 0; i < ni; i++) {
+        const float df = b->du[i];
+        b->f[i] = df * act_f(b->u[i], act);                            /* d gate */
+        b->du[i] = df * b->gt[i] * act_d(b->u[i], act);                /* d u    */
+    }
+    blk_matmul(b->d1, b->du, T, &b->w1.t, NULL, b->scratch);            /* dm */
+    blk_matmul(b->tmp, b->f, T, &b->wg.t, NULL, b->scratch);
+    add_to(b->d1, b->tmp, nh);
+    ln_bwd(dy, b->d1, b->xh1, b->rs1, lw->ln2_g, T, H, 1);             /* dx1 = dy + LNm'(dm) */
+    memcpy(dx, dy, nh * sizeof(float));                                  /* the residual */
+    blk_matmul(b->dc, dy, T, &b->wo.t, NULL, b->scratch);
+    attn_bwd(b, l);
+    rope(b, l, b->dq, -1);
+    rope(b, l, b->dk, -1);
+    if (l > 0) {
+        memset(b->d1, 0, nh * sizeof(float));
+        qkv_bwd(b, b->d1);                                               /* dn */
+        ln_bwd(dx, b->d1, b->n_xh, b->n_rs, lw->ln1_g, T, H, 1);
+    } else
+        qkv_bwd(b, dx);
+}
+
+/* ======================================================== embeddings */
+
+int32_t bl_word_width(const bl_state *s) { return s ? s->fam.embed : 0; }
+
+void bl_word_rows(const bl_state *s, const int32_t *ids, int32_t T, float *out) {
+    for (int32_t t = 0; t < T; t++) blk_weight_row(&s->word, ids[t], out + (size_t)t * s->fam.embed);
+}
+
+/* d_word [T][E] from dh0 [T][H] = dF/d(layer 0's input):
+ *   z = word + position + type;  e = LN(z);  h0 = e Wp + bp (fam.project) */
+static int embed_bwd(bctx *b, const int32_t *ids, const int32_t *type_ids, const float *dh0, float *d_word) {
+    bl_state *s = b->s;
+    const int32_t T = b->T, E = b->E;
+    float *z = malloc(sizeof(float) * (size_t)T * E), *xh = malloc(sizeof(float) * (size_t)T * E),
+          *rs = malloc(sizeof(float) * (size_t)T), *de = NULL;
+    mat wp = {0};
+    int rc = -1;
+    if (!z || !xh || !rs) goto out;
+    for (int32_t t = 0; t < T; t++) {
+        float *zr = z + (size_t)t * E;
+        if (s->word_rows) memcpy(zr, s->word_rows + (size_t)t * E, sizeof(float) * E);
+        else blk_weight_row(&s->word, ids[t], zr);
+        const float *p = s->pos + (size_t)s->posid[t] * E, *ty = s->type + (size_t)(type_ids ? type_ids[t] : 0) * E;
+        for (int32_t i = 0; i < E; i++) zr[i] += p[i] + ty[i];
+    }
+    ln_fwd(NULL, z, T, E, s->emb_ln_g, s->emb_ln_b, s->c.ln_eps, xh, rs);
+    if (s->fam.project) {
+        if (!(de = malloc(sizeof(float) * (size_t)T * E)) || mat_load(&wp, &s->proj_w)) goto out;
+        blk_matmul(de, dh0, T, &wp.t, NULL, b->scratch);
+        dh0 = de;
+    }
+    ln_bwd(d_word, dh0, xh, rs, s->emb_ln_g, T, E, 0);
+    rc = 0;
+out:
+    mat_free(&wp);
+    free(z), free(xh), free(rs), free(de);
+    return rc;
+}
+
+/* ============================================================ the pass */
+
+static void ctx_free(bctx *b) {
+    mat *ms[] = {&b->wq, &b->wk, &b->wv, &b->wo, &b->w1, &b->w2, &b->wg};
+    for (size_t i = 0; i < sizeof ms / sizeof *ms; i++) mat_free(ms[i]);
+    float *bufs[] = {b->scratch, b->q,  b->k,  b->v,  b->P,  b->c,    b->n,   b->n_xh, b->n_rs, b->y1,
+                     b->xh1,     b->rs1, b->m, b->u,  b->f,  b->gt,   b->xh2, b->rs2,  b->tmp,  b->dq,
+                     b->dk,      b->dv,  b->dc, b->d1, b->du, b->dP,  b->bias, b->rel, b->pk,   b->pq,
+                     b->cs_g,    b->cs_l};
+    for (size_t i = 0; i < sizeof bufs / sizeof *bufs; i++) free(bufs[i]);
+    free(b->idx);
+}
+
+int bl_backward(bl_state *s, const int32_t *ids, const int32_t *type_ids, const float *d_final, float *d_word,
+                char *err, size_t errlen) {
+    if (!s || !ids || !d_final || !d_word) {
+        bli_set_err(err, errlen, "bl_backward: missing argument");
+        return -1;
+    }
+    if (!s->T || !s->hidden || !s->has_final) {
+        bli_set_err(err, errlen, "bl_backward: no forward pass that kept every layer's hidden states");
+        return -1;
+    }
+    const bl_config *c = &s->c;
+    bctx b = {.s = s, .T = s->T, .H = c->hidden, .I = c->intermediate, .NH = c->n_heads, .E = s->fam.embed};
+    b.d = b.H / b.NH;
+    const int32_t T = b.T, H = b.H, I = b.I, E = b.E, NH = b.NH;
+    const int32_t W = H > I ? (H > E ? H : E) : (I > E ? I : E);
+    if (s->fam.notypes) type_ids = NULL;
+    const size_t th = (size_t)T * H, ti = (size_t)T * I;
+    int32_t rows = T;
+    if (s->fam.kind == BLI_FAM_DEBERTA) {
+        const int32_t nr = bli_deberta_rel_rows(T, s->fam.rel_buckets, s->fam.rel_max);
+        rows = nr > rows ? nr : rows;
+    }
+    struct {
+        float **p;
+        size_t n;
+    } bufs[] = {{&b.scratch, blk_matmul_scratch_floats(rows, W)},
+                {&b.q, th}, {&b.k, th}, {&b.v, th}, {&b.P, (size_t)NH * T * T}, {&b.c, th}, {&b.n, th},
+                {&b.n_xh, th}, {&b.n_rs, (size_t)T}, {&b.y1, th}, {&b.xh1, th}, {&b.rs1, (size_t)T}, {&b.m, th},
+                {&b.u, ti}, {&b.f, ti}, {&b.gt, ti}, {&b.xh2, th}, {&b.rs2, (size_t)T},
+                {&b.tmp, (size_t)T * W}, {&b.dq, th}, {&b.dk, th}, {&b.dv, th}, {&b.dc, th}, {&b.d1, th},
+                {&b.du, ti}, {&b.dP, (size_t)T * T}};
+    int rc = -1;
+    float *dy = malloc(th * sizeof(float)), *dx = malloc(th * sizeof(float));
+    for (size_t i = 0; i < sizeof bufs / sizeof *bufs; i++)
+        if (!(*bufs[i].p = malloc(bufs[i].n * sizeof(float)))) goto oom;
+    if (!dy || !dx) goto oom;
+    if (fam_tables(&b, err, errlen)) goto out;
+    memcpy(dy, d_final, th * sizeof(float));
+    for (int32_t l = c->n_layers - 1; l >= 0; l--) {
+        if (load_layer(&b, l)) goto oom;
+        const float *x = s->hidden + (size_t)l * th; /* the layer's input [T][H] */
+        if (is_kind(&b, BLI_FAM_MODERNBERT)) modernbert_layer(&b, l, x, dy, dx);
+        else bert_layer(&b, l, x, dy, dx);
+        float *t = dy;
+        dy = dx, dx = t;
+    }
+    if (embed_bwd(&b, ids, type_ids, dy, d_word)) goto oom;
+    rc = 0;
+    goto out;
+oom:
+    bli_set_err(err, errlen, "backward: out of memory for %d tokens", T);
+out:
+    ctx_free(&b);
+    free(dy), free(dx);
+    return rc;
+}

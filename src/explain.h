@@ -1,0 +1,36 @@
+/* explain.h — what explain.c explains: one logit of a head (internal).
+ *
+ * A target is a function of the final hidden states [T][hidden]: its logit,
+ * the gradient of that logit with respect to them (what bl_backward takes),
+ * and the probability the head gives it (for head effects). explain.c runs
+ * the methods on any target; the masked-LM head is one (explain.c,
+ * bli_target_mlm), a task head another (bl_task_head_backward adapts to it).
+ */
+#ifndef BL_EXPLAIN_H
+#define BL_EXPLAIN_H
+
+#include "bertlens.h"
+
+typedef struct bli_target {
+    void *ctx;
+    int32_t position, target; /* the token and the class / word explained */
+    /* The target's logit from final [T][hidden]. */
+    double (*logit)(void *ctx, const float *final, int32_t T);
+    /* d_final [T][hidden] = d logit / d final; returns the logit. */
+    double (*backward)(void *ctx, const float *final, int32_t T, float *d_final);
+    /* The head's probability of the target. */
+    double (*prob)(void *ctx, const float *final, int32_t T);
+    void (*free)(void *ctx);
+} bli_target;
+
+/* Run opts' method (and head effects) for target t on s, which ran nothing
+ * yet or anything: explain.c forwards it itself. */
+int bli_explain_run(bl_state *s, const int32_t *ids, const int32_t *type_ids, int32_t T, const bli_target *t,
+                    const bl_explain_opts *opts, bl_explain *out, char *err, size_t errlen);
+
+/* The explanation as JSON (explain_json.c): what `bertlens explain` prints. */
+typedef struct bli_jbuf bli_jbuf;
+void bli_explain_json(bli_jbuf *b, const bl_model *m, const int32_t *ids, const bl_explain *e,
+                      const bl_explain_opts *o);
+
+#endif
