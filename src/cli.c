@@ -1,17 +1,7 @@
 /* cli.c — build/bertlens, the native command-line front end.
  *
- *   bertlens info BUNDLE                               metadata + tensor summary
- *   bertlens tokenize BUNDLE TEXT [TEXT_B]             one JSON object
- *   bertlens tokenize --jsonl BUNDLE                   JSON lines in, JSON lines out
- *   bertlens attend [--layer N] [--qk] [--norms] [--scores] [--ablate L:H,..|--keep L:H,..] BUNDLE TEXT [TEXT_B]
- *   bertlens embed [--ablate L:H,..|--keep L:H,..] BUNDLE TEXT [TEXT...]
- *                                                      sentence embeddings (JSON lines)
- *   bertlens attend --npy DIR ... BUNDLE TEXT [TEXT_B] the same arrays as .npy files in DIR
- *   bertlens analyze BUNDLE TEXT [TEXT_B]              head features, rollout (JSON)
- *   bertlens predict [--top K] [--positions I,..] BUNDLE TEXT [TEXT_B]  the MLM head's top words (cli_predict.c)
- *   bertlens bench [--tokens 16,128,512] BUNDLE        forward-pass timings (JSON lines)
- *   bertlens convert CHECKPOINT_DIR OUT.blb[.gz] [--dtype ...]  Hugging Face -> bundle (cli_convert.c)
- *   bertlens test-attend ...                           internal: attend + test outputs
+ * COMMANDS below is the one list of commands: `bertlens help` prints it and
+ * main() dispatches through it, so the two cannot drift apart.
  *
  * BUNDLE may be plain (.blb) or gzip-compressed (.blb.gz). Any error: a
  * message on stderr and exit status 1.
@@ -70,33 +60,61 @@ static void take_low_memory_opt(int *argc, char **argv) {
 int bli_cmd_corpus(int argc, char **argv, int32_t threads, int low_memory,
                    int (*read)(const char *, void **, size_t *, char *, size_t)); /* cli_corpus.c */
 
+static int cmd_attend(int argc, char **argv) { return bli_cmd_attend(argc, argv, 0); }
+static int cmd_test_attend(int argc, char **argv) { return bli_cmd_attend(argc, argv, 1); }
+static int cmd_corpus(int argc, char **argv) {
+    return bli_cmd_corpus(argc, argv, bli_cli_threads(), bli_cli_low_memory(), bli_cli_read_bundle);
+}
+
+/* Each command: its name, the function that runs it (the arguments after
+ * the name) and its help, lines of "usage\n" (NULL: internal, not listed). */
+static const struct command {
+    const char *name;
+    int (*run)(int argc, char **argv);
+    const char *help;
+} COMMANDS[] = {
+    {"info", bli_cmd_info, "bertlens info BUNDLE   metadata, head and tensor summary (cli_info.c)\n"},
+    {"tokenize", bli_cmd_tokenize,
+     "bertlens tokenize BUNDLE TEXT [TEXT_B]   one JSON object (cli_info.c)\n"
+     "bertlens tokenize --jsonl BUNDLE        (JSON lines on stdin)\n"},
+    {"attend", cmd_attend,
+     "bertlens attend [--layer N] [--qk] [--norms] [--scores] [--ablate L:H,...|--keep L:H,...] [--npy DIR] BUNDLE TEXT [TEXT_B]\n"
+     "bertlens attend [options] --ids ID,... [--types T,...] BUNDLE   (token ids instead of a text; cli_attend.c)\n"
+     "    --ablate masks these heads (L:* a whole layer), --keep all but these\n"
+     "    --npy DIR writes DIR/attention_L<l>.npy (float32 [head][T][T]; norms_, queries_,\n"
+     "    keys_ likewise) and DIR/tokens.json instead of JSON on stdout\n"
+     "    --scores adds each head's pre-softmax scores and the terms they add up from\n"},
+    {"test-attend", cmd_test_attend, NULL}, /* attend plus test outputs, for the tests */
+    {"embed", bli_cmd_embed, "bertlens embed [--ablate ...|--keep ...] BUNDLE TEXT [TEXT...]   sentence embeddings, cosines (cli_embed.c)\n"},
+    {"analyze", bli_cmd_analyze, "bertlens analyze BUNDLE TEXT [TEXT_B]   head features + classes, rollout (cli_embed.c)\n"},
+    {"predict", bli_cmd_predict,
+     "bertlens predict [--top K] [--positions I,J,...] [--layers] BUNDLE TEXT [TEXT_B]   the head's output:\n"
+     "    masked words (--layers: at every layer), classes, or a QA answer (JSON; cli_predict.c)\n"},
+    {"explain", bli_cmd_explain,
+     "bertlens explain [--method grad-input|ig] [--steps M] [--target LABEL|N] [--heads] [--position P] [--ablate ..|--keep ..] BUNDLE TEXT [TEXT_B]\n"
+     "    which tokens (and heads) drove the head's prediction (JSON; cli_explain.c)\n"},
+    {"corpus", cmd_corpus, "bertlens corpus [--top N] BUNDLE FILE   every head over many inputs (a line each, TAB before B; - stdin; cli_corpus.c)\n"},
+    {"bench", bli_cmd_bench, "bertlens bench [--tokens 16,128,512] [--runs N] [--flags attn|none] BUNDLE   forward-pass timings (cli_bench.c)\n"},
+    {"convert", bli_cmd_convert,
+     "bertlens convert CHECKPOINT_DIR OUT.blb[.gz] [--dtype f32|f16|q8|q4|q8h|q9|q10|q11|q12] [--embed-dtype D] [--name N]\n"
+     "    [--license SPDX] [--cased]   Hugging Face checkpoint folder -> bundle (cli_convert.c)\n"},
+};
+#define N_COMMANDS ((int)(sizeof COMMANDS / sizeof COMMANDS[0]))
+
 static void usage(FILE *f) {
-    fprintf(f,
-            "bertlens %s — BERT attention from a bundle\n"
-            "usage:\n"
-            "  bertlens info BUNDLE\n"
-            "  bertlens tokenize BUNDLE TEXT [TEXT_B]\n"
-            "  bertlens tokenize --jsonl BUNDLE        (JSON lines on stdin)\n"
-            "  bertlens attend [--layer N] [--qk] [--norms] [--scores] [--ablate L:H,...|--keep L:H,...] [--npy DIR] BUNDLE TEXT [TEXT_B]\n"
-            "  bertlens attend [options] --ids ID,... [--types T,...] BUNDLE   (token ids instead of a text)\n"
-            "                      --ablate masks these heads (L:* a whole layer), --keep all but these\n"
-            "                      --npy DIR writes DIR/attention_L<l>.npy (float32 [head][T][T]; norms_, queries_,\n"
-            "                      keys_ likewise) and DIR/tokens.json instead of JSON on stdout\n"
-            "                      --scores adds each head's pre-softmax scores and the terms they add up from\n"
-            "  bertlens embed [--ablate ...|--keep ...] BUNDLE TEXT [TEXT...]   sentence embeddings, cosines\n"
-            "  bertlens analyze BUNDLE TEXT [TEXT_B]   head features + classes, rollout\n"
-            "  bertlens predict [--top K] [--positions I,J,...] [--layers] BUNDLE TEXT [TEXT_B]   the head's output: "
-            "masked words (--layers: at every layer), classes, or a QA answer (JSON)\n"
-            "  bertlens explain [--method grad-input|ig] [--steps M] [--target LABEL|N] [--heads] [--position P] [--ablate ..|--keep ..] BUNDLE TEXT [TEXT_B]\n"
-            "                      which tokens (and heads) drove the head's prediction (JSON)\n"
-            "  bertlens corpus [--top N] BUNDLE FILE   every head over many inputs (a line each, TAB before B; - stdin)\n"
-            "  bertlens bench [--tokens 16,128,512] [--runs N] [--flags attn|none] BUNDLE   forward-pass timings\n"
-            "  bertlens convert CHECKPOINT_DIR OUT.blb[.gz] [--dtype f32|f16|q8|q4|q8h|q9|q10|q11|q12] [--embed-dtype D] [--name N]\n"
-            "                  [--license SPDX] [--cased]   Hugging Face BERT folder -> bundle\n"
-            "  --threads N (any command): threads of the forward pass, default one per core\n"
-            "  --low-memory (any command): q8 weights held once, re-laid out in the bundle's bytes (as in the page);\n"
-            "                      natively their products then run on SSE4.1, slower than the default AVX2/AVX-512\n",
-            BL_VERSION);
+    fprintf(f, "bertlens %s — attention of BERT-family encoders from a bundle\nusage:\n", BL_VERSION);
+    for (int i = 0; i < N_COMMANDS; i++) {
+        const char *h = COMMANDS[i].help;
+        while (h && *h) { /* each line indented by two */
+            const char *nl = strchr(h, '\n');
+            fprintf(f, "  %.*s\n", (int)(nl - h), h);
+            h = nl + 1;
+        }
+    }
+    fputs("  --threads N (any command): threads of the forward pass, default one per core\n"
+          "  --low-memory (any command): q8 weights held once, re-laid out in the bundle's bytes (as in the page);\n"
+          "      natively their products then run on SSE4.1, slower than the default AVX2/AVX-512\n",
+          f);
 }
 
 int main(int argc, char **argv) {
@@ -107,17 +125,9 @@ int main(int argc, char **argv) {
         return 1;
     }
     const char *cmd = argv[1];
-    if (!strcmp(cmd, "info")) return bli_cmd_info(argc - 2, argv + 2);
-    if (!strcmp(cmd, "tokenize")) return bli_cmd_tokenize(argc - 2, argv + 2);
-    if (!strcmp(cmd, "attend")) return bli_cmd_attend(argc - 2, argv + 2, 0);
-    if (!strcmp(cmd, "test-attend")) return bli_cmd_attend(argc - 2, argv + 2, 1); /* internal, for tests */
-    if (!strcmp(cmd, "analyze")) return bli_cmd_analyze(argc - 2, argv + 2);
-    if (!strcmp(cmd, "embed")) return bli_cmd_embed(argc - 2, argv + 2);
-    if (!strcmp(cmd, "bench")) return bli_cmd_bench(argc - 2, argv + 2);
-    if (!strcmp(cmd, "convert")) return bli_cmd_convert(argc - 2, argv + 2);
-    if (!strcmp(cmd, "predict")) return bli_cmd_predict(argc - 2, argv + 2);
-    if (!strcmp(cmd, "explain")) return bli_cmd_explain(argc - 2, argv + 2); /* cli_explain.c */
-    if (!strcmp(cmd, "corpus")) return bli_cmd_corpus(argc - 2, argv + 2, bli_cli_threads(), bli_cli_low_memory(), bli_cli_read_bundle);
+    for (int i = 0; i < N_COMMANDS; i++) {
+        if (!strcmp(cmd, COMMANDS[i].name)) return COMMANDS[i].run(argc - 2, argv + 2);
+    }
     if (!strcmp(cmd, "-h") || !strcmp(cmd, "--help") || !strcmp(cmd, "help")) {
         usage(stdout);
         return 0;
