@@ -284,6 +284,7 @@
 #include "bertlens.h"
 #include "dtype.h"
 #include "error.h"
+#include "family.h"
 
 #define BL_BUNDLE_MAGIC "BERTLENS"
 #define BL_BUNDLE_VERSION 2u     /* the newest version this build reads and writes */
@@ -404,10 +405,8 @@ enum { BL_DTYPES_F32, BL_DTYPES_ANY };
 /* A model's family (bundle.h "Families"), read from its metadata by
  * bl_model_load; a BERT gives {BLI_FAM_BERT, "bert", E = hidden, project 0,
  * pos_rows = max_positions, pos_offset 0, pad_id -1, n_stored = n_layers}. */
-enum { BLI_FAM_BERT, BLI_FAM_ROBERTA, BLI_FAM_ELECTRA, BLI_FAM_ALBERT, BLI_FAM_MPNET, BLI_FAM_DEBERTA,
-       BLI_FAM_MODERNBERT };
 typedef struct bli_family {
-    int kind;           /* BLI_FAM_*: the layout the encoder runs          */
+    int kind;           /* BLI_FAM_* (family.h): the layout, whose traits the encoder runs */
     char name[24];      /* model.family ("bert" when absent)               */
     int32_t embed;      /* E: embedding width (hidden unless project)      */
     int project;        /* embeddings_project maps E -> hidden             */

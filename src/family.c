@@ -1,15 +1,82 @@
-/* family.c — the table of family.h: the model_types bertlens converts and
- * runs, each with its layout, and the ones it refuses, each with the reason
- * a user reads ("model_type 'gpt2' is a decoder: bertlens shows encoders"). */
+/* family.c — the table of family.h: every family's traits (FAMILY_TRAITS,
+ * one row per layout), the model_types bertlens converts and runs, and the
+ * ones it refuses, each with the reason a user reads ("model_type 'gpt2' is
+ * a decoder: bertlens shows encoders"). Adding a family is adding a row
+ * here (docs/adding-a-family.md). */
 #include "family.h"
-#include "bundle.h"
 
+#include <stddef.h>
 #include <string.h>
 
 #define DECODER "is a decoder: bertlens shows encoders (bidirectional attention over the whole input)"
 #define ENC_DEC "is an encoder-decoder: bertlens shows encoder-only models"
 #define VISION "is a vision model: bertlens shows text encoders"
 #define LATER "is an encoder bertlens does not run yet"
+
+/* A field left out is BERT's trait (every enum's 0, family.h): absolute
+ * positions, token types, normed embeddings, post-norm LayerNorm layers
+ * with biases, a plain feed-forward block; every row says what differs. */
+
+static const bli_family_traits FAMILY_TRAITS[BLI_FAM_N] = {
+    [BLI_FAM_BERT] = {.kind = BLI_FAM_BERT},
+    [BLI_FAM_ROBERTA] = {.kind = BLI_FAM_ROBERTA, .pad_positions = BLI_PAD_CONFIG},
+    [BLI_FAM_ELECTRA] = {.kind = BLI_FAM_ELECTRA, .project = BLI_PROJ_IF_NARROW},
+    [BLI_FAM_ALBERT] = {
+        .kind = BLI_FAM_ALBERT, .project = BLI_PROJ_ALWAYS, .embed_default = 128, .layer_groups = 1,
+        .names = (const bli_name_map[]){{"encoder.embedding_hidden_mapping_in.", "embeddings_project."}, {0}},
+        /* group g's one layer (inner_group_num 1) is stored layer g */
+        .layer_src = "encoder.albert_layer_groups.",
+        .layer_names = (const bli_name_map[]){
+            {"albert_layers.0.attention.query.", "attention.self.query."},
+            {"albert_layers.0.attention.key.", "attention.self.key."},
+            {"albert_layers.0.attention.value.", "attention.self.value."},
+            {"albert_layers.0.attention.dense.", "attention.output.dense."},
+            {"albert_layers.0.attention.LayerNorm.", "attention.output.LayerNorm."},
+            {"albert_layers.0.ffn_output.", "output.dense."},
+            {"albert_layers.0.ffn.", "intermediate.dense."},
+            {"albert_layers.0.full_layer_layer_norm.", "output.LayerNorm."},
+            {0}},
+    },
+    [BLI_FAM_MPNET] = {
+        .kind = BLI_FAM_MPNET, .positions = BLI_POS_BUCKETS, .pad_positions = BLI_PAD_ONE,
+        .types = BLI_TYPES_NONE,
+        .prefixes = (const char *const[]){"mpnet.", NULL},
+        .layer_src = "encoder.layer.",
+        .layer_names = (const bli_name_map[]){
+            {"attention.attn.q.", "attention.self.query."},   {"attention.attn.k.", "attention.self.key."},
+            {"attention.attn.v.", "attention.self.value."},   {"attention.attn.o.", "attention.output.dense."},
+            {"attention.LayerNorm.", "attention.output.LayerNorm."}, {0}},
+        .about = "relative position bias (32 buckets, shared)",
+    },
+    [BLI_FAM_DEBERTA] = {
+        .kind = BLI_FAM_DEBERTA, .positions = BLI_POS_DISENTANGLED, .types = BLI_TYPES_CONFIG_OR_NONE,
+        .prefixes = (const char *const[]){"deberta.", NULL},
+        .names = (const bli_name_map[]){{"encoder.LayerNorm.", "encoder.rel_embeddings.LayerNorm."}, {0}},
+        .layer_src = "encoder.layer.",
+        .layer_names = (const bli_name_map[]){
+            {"attention.self.query_proj.", "attention.self.query."},
+            {"attention.self.key_proj.", "attention.self.key."},
+            {"attention.self.value_proj.", "attention.self.value."}, {0}},
+    },
+    [BLI_FAM_MODERNBERT] = {
+        .kind = BLI_FAM_MODERNBERT, .positions = BLI_POS_ROTARY, .sliding = 1, .types = BLI_TYPES_NONE,
+        .layer = BLI_LAYER_PRE_NORM, .first_norm = 0, .final_norm = 1, .ffn = BLI_FFN_GATED, .absent_biases = 1,
+        .act_key = "hidden_activation", .eps_key = "norm_eps", .eps_default = 1e-5,
+        .must_be_false = (const char *const[]){"norm_bias", "attention_bias", "mlp_bias", NULL},
+        .names = (const bli_name_map[]){{"embeddings.tok_embeddings.", "embeddings.word_embeddings."},
+                                        {"embeddings.norm.", "embeddings.LayerNorm."},
+                                        {"final_norm.", "encoder.final_norm."}, {0}},
+        .layer_src = "layers.",
+        .layer_names = (const bli_name_map[]){
+            {"attn.Wo.", "attention.output.dense."}, {"attn_norm.", "attention.output.LayerNorm."},
+            {"mlp_norm.", "output.LayerNorm."}, {"mlp.Wo.", "output.dense."}, {0}},
+        .fused_qkv = "layers.%d.attn.Wqkv.", .fused_ffn = "layers.%d.mlp.Wi.", .fused_ffn_gate_first = 0,
+    },
+};
+
+const bli_family_traits *bli_traits(int kind) {
+    return &FAMILY_TRAITS[kind >= 0 && kind < BLI_FAM_N ? kind : BLI_FAM_BERT];
+}
 
 static const bli_family_info FAMILIES[] = {
     {"bert", BLI_FAM_BERT, "BERT"},
@@ -81,4 +148,10 @@ const bli_family_info *bli_family_find(const char *type) {
 
 const char *bli_family_list(void) {
     return "bert, distilbert, electra, roberta, xlm-roberta, camembert, albert, mpnet, deberta-v2, modernbert";
+}
+
+const char *bli_family_type(int i) {
+    for (size_t k = 0; k < sizeof FAMILIES / sizeof *FAMILIES; k++)
+        if (FAMILIES[k].kind >= 0 && i-- == 0) return FAMILIES[k].type;
+    return NULL;
 }
