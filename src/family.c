@@ -72,6 +72,19 @@ static const bli_family_traits FAMILY_TRAITS[BLI_FAM_N] = {
             {"mlp_norm.", "output.LayerNorm."}, {"mlp.Wo.", "output.dense."}, {0}},
         .fused_qkv = "layers.%d.attn.Wqkv.", .fused_ffn = "layers.%d.mlp.Wi.", .fused_ffn_gate_first = 0,
     },
+    /* nomic-embed-text: BERT's post-norm layers with rotary positions, a fused
+     * Wqkv, SwiGLU (fc12 activated, times fc11) and no biases in the linear
+     * layers; token types */
+    [BLI_FAM_NOMIC] = {
+        .kind = BLI_FAM_NOMIC, .positions = BLI_POS_ROTARY, .ffn = BLI_FFN_GATED, .absent_biases = 1,
+        .names = (const bli_name_map[]){{"emb_ln.", "embeddings.LayerNorm."}, {0}},
+        .layer_src = "encoder.layers.",
+        .layer_names = (const bli_name_map[]){
+            {"attn.out_proj.", "attention.output.dense."}, {"norm1.", "attention.output.LayerNorm."},
+            {"mlp.fc12.", "intermediate.dense."},           {"mlp.fc11.", "intermediate.gate."},
+            {"mlp.fc2.", "output.dense."},                  {"norm2.", "output.LayerNorm."}, {0}},
+        .fused_qkv = "encoder.layers.%d.attn.Wqkv.",
+    },
 };
 
 const bli_family_traits *bli_traits(int kind) {
@@ -89,9 +102,9 @@ static const bli_family_info FAMILIES[] = {
     {"mpnet", BLI_FAM_MPNET, "MPNet"},
     {"deberta-v2", BLI_FAM_DEBERTA, "DeBERTa-v2/v3"},
     {"modernbert", BLI_FAM_MODERNBERT, "ModernBERT"},
+    {"nomic_bert", BLI_FAM_NOMIC, "NomicBERT"},
     /* encoders still out of reach */
     {"deberta", -1, LATER " (DeBERTa v1's disentangled attention; DeBERTa-v2/v3 run)"},
-    {"nomic_bert", -1, LATER " (rotary positions, SwiGLU)"},
     {"new", -1, LATER " (this gte variant uses rotary positions)"},
     {"xlm-roberta-xl", -1, LATER " (pre-norm layers)"},
     {"roberta-prelayernorm", -1, LATER " (pre-norm layers)"},
@@ -147,7 +160,7 @@ const bli_family_info *bli_family_find(const char *type) {
 }
 
 const char *bli_family_list(void) {
-    return "bert, distilbert, electra, roberta, xlm-roberta, camembert, albert, mpnet, deberta-v2, modernbert";
+    return "bert, distilbert, electra, roberta, xlm-roberta, camembert, albert, mpnet, deberta-v2, modernbert, nomic_bert";
 }
 
 const char *bli_family_type(int i) {
