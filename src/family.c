@@ -85,6 +85,21 @@ static const bli_family_traits FAMILY_TRAITS[BLI_FAM_N] = {
             {"mlp.fc2.", "output.dense."},                  {"norm2.", "output.LayerNorm."}, {0}},
         .fused_qkv = "encoder.layers.%d.attn.Wqkv.",
     },
+    /* GTE v1.5 (gte-base-en-v1.5, model_type "new" on the Hub with remote
+     * code): post-norm layers, rotary positions, a fused q|k|v with biases,
+     * a gated feed-forward (up_gate_proj: the up half, then the activated
+     * gate half) without bias, token types when type_vocab_size > 0 */
+    [BLI_FAM_GTE] = {
+        .kind = BLI_FAM_GTE, .positions = BLI_POS_ROTARY, .types = BLI_TYPES_CONFIG_OR_NONE,
+        .ffn = BLI_FFN_GATED, .absent_biases = 1,
+        .prefixes = (const char *const[]){"new.", "gte.", NULL}, /* task models of both */
+        .layer_src = "encoder.layer.",
+        .layer_names = (const bli_name_map[]){
+            {"attention.o_proj.", "attention.output.dense."}, {"attn_ln.", "attention.output.LayerNorm."},
+            {"mlp.down_proj.", "output.dense."},              {"mlp_ln.", "output.LayerNorm."}, {0}},
+        .fused_qkv = "encoder.layer.%d.attention.qkv_proj.",
+        .fused_ffn = "encoder.layer.%d.mlp.up_gate_proj.", .fused_ffn_gate_first = 1,
+    },
 };
 
 const bli_family_traits *bli_traits(int kind) {
@@ -103,9 +118,10 @@ static const bli_family_info FAMILIES[] = {
     {"deberta-v2", BLI_FAM_DEBERTA, "DeBERTa-v2/v3"},
     {"modernbert", BLI_FAM_MODERNBERT, "ModernBERT"},
     {"nomic_bert", BLI_FAM_NOMIC, "NomicBERT"},
+    {"gte", BLI_FAM_GTE, "GTE v1.5"},
     /* encoders still out of reach */
+    {"new", -1, LATER " (the Hub's remote-code GTE config; transformers' own gte runs)"},
     {"deberta", -1, LATER " (DeBERTa v1's disentangled attention; DeBERTa-v2/v3 run)"},
-    {"new", -1, LATER " (this gte variant uses rotary positions)"},
     {"xlm-roberta-xl", -1, LATER " (pre-norm layers)"},
     {"roberta-prelayernorm", -1, LATER " (pre-norm layers)"},
     {"longformer", -1, LATER " (sliding-window and global attention)"},
@@ -160,7 +176,7 @@ const bli_family_info *bli_family_find(const char *type) {
 }
 
 const char *bli_family_list(void) {
-    return "bert, distilbert, electra, roberta, xlm-roberta, camembert, albert, mpnet, deberta-v2, modernbert, nomic_bert";
+    return "bert, distilbert, electra, roberta, xlm-roberta, camembert, albert, mpnet, deberta-v2, modernbert, nomic_bert, gte";
 }
 
 const char *bli_family_type(int i) {
