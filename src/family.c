@@ -100,6 +100,25 @@ static const bli_family_traits FAMILY_TRAITS[BLI_FAM_N] = {
         .fused_qkv = "encoder.layer.%d.attention.qkv_proj.",
         .fused_ffn = "encoder.layer.%d.mlp.up_gate_proj.", .fused_ffn_gate_first = 1,
     },
+    /* EuroBERT: Llama's layer as an encoder. Pre-norm RMSNorm layers (layer
+     * 0's too; the embeddings are not normed), rotary positions, SwiGLU
+     * (gate_proj activated, times up_proj), no biases, a final RMSNorm */
+    [BLI_FAM_EUROBERT] = {
+        .kind = BLI_FAM_EUROBERT, .positions = BLI_POS_ROTARY, .types = BLI_TYPES_NONE, .no_emb_norm = 1,
+        .layer = BLI_LAYER_PRE_NORM, .norm = BLI_NORM_RMS, .first_norm = 1, .final_norm = 1,
+        .ffn = BLI_FFN_GATED, .absent_biases = 1, .eps_key = "rms_norm_eps", .eps_default = 1e-5,
+        .must_be_false = (const char *const[]){"attention_bias", "mlp_bias", NULL},
+        .names = (const bli_name_map[]){{"embed_tokens.", "embeddings.word_embeddings."},
+                                        {"norm.", "encoder.final_norm."}, {0}},
+        .layer_src = "layers.",
+        .layer_names = (const bli_name_map[]){
+            {"self_attn.q_proj.", "attention.self.query."},  {"self_attn.k_proj.", "attention.self.key."},
+            {"self_attn.v_proj.", "attention.self.value."},  {"self_attn.o_proj.", "attention.output.dense."},
+            {"input_layernorm.", "attention.output.LayerNorm."}, {"post_attention_layernorm.", "output.LayerNorm."},
+            {"mlp.gate_proj.", "intermediate.dense."},       {"mlp.up_proj.", "intermediate.gate."},
+            {"mlp.down_proj.", "output.dense."}, {0}},
+        .about = "Llama-style layers",
+    },
 };
 
 const bli_family_traits *bli_traits(int kind) {
@@ -119,6 +138,7 @@ static const bli_family_info FAMILIES[] = {
     {"modernbert", BLI_FAM_MODERNBERT, "ModernBERT"},
     {"nomic_bert", BLI_FAM_NOMIC, "NomicBERT"},
     {"gte", BLI_FAM_GTE, "GTE v1.5"},
+    {"eurobert", BLI_FAM_EUROBERT, "EuroBERT"},
     /* encoders still out of reach */
     {"new", -1, LATER " (the Hub's remote-code GTE config; transformers' own gte runs)"},
     {"deberta", -1, LATER " (DeBERTa v1's disentangled attention; DeBERTa-v2/v3 run)"},
@@ -176,7 +196,7 @@ const bli_family_info *bli_family_find(const char *type) {
 }
 
 const char *bli_family_list(void) {
-    return "bert, distilbert, electra, roberta, xlm-roberta, camembert, albert, mpnet, deberta-v2, modernbert, nomic_bert, gte";
+    return "bert, distilbert, electra, roberta, xlm-roberta, camembert, albert, mpnet, deberta-v2, modernbert, nomic_bert, gte, eurobert";
 }
 
 const char *bli_family_type(int i) {

@@ -15,7 +15,7 @@
 
 /* The layouts: the index of each family's traits (family.c). */
 enum { BLI_FAM_BERT, BLI_FAM_ROBERTA, BLI_FAM_ELECTRA, BLI_FAM_ALBERT, BLI_FAM_MPNET, BLI_FAM_DEBERTA,
-       BLI_FAM_MODERNBERT, BLI_FAM_NOMIC, BLI_FAM_GTE, BLI_FAM_N };
+       BLI_FAM_MODERNBERT, BLI_FAM_NOMIC, BLI_FAM_GTE, BLI_FAM_EUROBERT, BLI_FAM_N };
 
 /* positions */
 enum {
