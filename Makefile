@@ -283,6 +283,7 @@ NODE_TEST := $(NODE) --test --test-concurrency=2
 test-native: build/bertlens build/kernel_host build/state_limits build/sizes_test build/hf_tok_host build/dtype_host build/family_host build/json_host build/task_head_host
 	$(PYTHON) tools/gen_unicode.py --check
 	$(PYTHON) tools/floors.py --check
+	$(PYTHON) tools/family_switches.py --check
 	BERTLENS_BACKEND=native $(NODE_TEST) $(JS_TESTS)
 	BERTLENS_BACKEND=native BERTLENS_SIMD=avx512 $(NODE_TEST) tests/kernels.test.mjs
 	BERTLENS_BACKEND=native BERTLENS_SIMD=avx2 $(NODE_TEST) tests/kernels.test.mjs

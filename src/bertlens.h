@@ -67,7 +67,8 @@ extern "C" {
 
 /* ---------------------------------------------------------------- model */
 
-typedef enum { BL_ACT_GELU = 0 /* exact erf GELU */, BL_ACT_GELU_TANH = 1, BL_ACT_RELU = 2 } bl_activation;
+typedef enum { BL_ACT_GELU = 0 /* exact erf GELU */, BL_ACT_GELU_TANH = 1, BL_ACT_RELU = 2,
+               BL_ACT_SILU = 3 /* x sigmoid(x): the encoder's feed-forward only */ } bl_activation;
 
 typedef struct bl_config {
     int32_t n_layers;          /* transformer blocks                      */

@@ -383,8 +383,9 @@ static int parse_config(bl_model *m, char *err, size_t errlen) {
     if (!strcmp(act, "gelu")) c->activation = BL_ACT_GELU;
     else if (!strcmp(act, "gelu_tanh")) c->activation = BL_ACT_GELU_TANH;
     else if (!strcmp(act, "relu")) c->activation = BL_ACT_RELU;
+    else if (!strcmp(act, "silu")) c->activation = BL_ACT_SILU;
     else {
-        bli_set_err(err, errlen, "unsupported activation '%s' (gelu, gelu_tanh, relu)", act);
+        bli_set_err(err, errlen, "unsupported activation '%s' (gelu, gelu_tanh, relu, silu)", act);
         return 0;
     }
     static const char *strs[] = {"source.name", "source.license", "source.sha256", "converter.version", "weights.dtype"};

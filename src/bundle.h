@@ -221,7 +221,7 @@
  *                     sliding layers (rope_parameters' full_attention and
  *                     sliding_attention, or global_rope_theta and
  *                     local_rope_theta)                                  F32
- *                     Layers are pre-norm (encoder_family.c bli_fam_rows):
+ *                     Layers are pre-norm (encoder.c task_rows):
  *                     attn.Wqkv's rows 0..H-1, H..2H-1, 2H..3H-1 are
  *                     attention.self.query/key/value.weight; attn.Wo is
  *                     attention.output.dense; attn_norm (layers >= 1) is
@@ -236,7 +236,18 @@
  *                     bias, layer 0's attention LayerNorm (unused: layer 0
  *                     reads the embeddings' norm), the token types and the
  *                     one position row are zeros.
- *   Activation "gelu_tanh" is ALBERT's gelu_new. A family's keys are refused
+ *   nomic_bert, gte, eurobert (the traits of src/family.c): model.rope_global
+ *                     alone (one theta, every layer global); no positions
+ *                     (one row of zeros); a gated feed-forward
+ *                     (encoder.layer.N.intermediate.gate.weight, the factor
+ *                     the activated intermediate.dense multiplies); biases
+ *                     the checkpoint lacks are zeros. eurobert: pre-norm
+ *                     RMSNorm layers (attention.output.LayerNorm before the
+ *                     attention, output.LayerNorm before the MLP, .weight
+ *                     only), no embedding norm (its tensors zeros), a final
+ *                     RMSNorm encoder.final_norm.weight; no token types.
+ *   Activation "gelu_tanh" is ALBERT's gelu_new; "silu" (x sigmoid(x)) runs
+ *   in the encoder's feed-forward block only. A family's keys are refused
  *   in a bundle of another family, and every tensor of the family's lists
  *   (BL_TENSORS_* below) is checked for presence, shape and dtype.
  *
@@ -284,6 +295,7 @@
 #include "bertlens.h"
 #include "dtype.h"
 #include "error.h"
+#include "family.h"
 
 #define BL_BUNDLE_MAGIC "BERTLENS"
 #define BL_BUNDLE_VERSION 2u     /* the newest version this build reads and writes */
@@ -404,10 +416,8 @@ enum { BL_DTYPES_F32, BL_DTYPES_ANY };
 /* A model's family (bundle.h "Families"), read from its metadata by
  * bl_model_load; a BERT gives {BLI_FAM_BERT, "bert", E = hidden, project 0,
  * pos_rows = max_positions, pos_offset 0, pad_id -1, n_stored = n_layers}. */
-enum { BLI_FAM_BERT, BLI_FAM_ROBERTA, BLI_FAM_ELECTRA, BLI_FAM_ALBERT, BLI_FAM_MPNET, BLI_FAM_DEBERTA,
-       BLI_FAM_MODERNBERT };
 typedef struct bli_family {
-    int kind;           /* BLI_FAM_*: the layout the encoder runs          */
+    int kind;           /* BLI_FAM_* (family.h): the layout, whose traits the encoder runs */
     char name[24];      /* model.family ("bert" when absent)               */
     int32_t embed;      /* E: embedding width (hidden unless project)      */
     int project;        /* embeddings_project maps E -> hidden             */

@@ -37,39 +37,43 @@ static int family_f32(const bl_model *m, const char *key, int want, float *out, 
     return 1;
 }
 
-/* The keys of the relative and rotary families (bundle.h "Families"). */
+/* The keys of the position traits (bundle.h "Families"). */
 static int parse_family_rel(bl_model *m, char *err, size_t errlen) {
     bli_family *f = &m->fam;
     const bl_config *c = &m->cfg;
-    const int k = f->kind, mp = k == BLI_FAM_MPNET, db = k == BLI_FAM_DEBERTA, mb = k == BLI_FAM_MODERNBERT;
-    int32_t v;
+    const bli_family_traits *tr = bli_traits(f->kind);
+    const int mp = tr->positions == BLI_POS_BUCKETS, db = tr->positions == BLI_POS_DISENTANGLED,
+              rot = tr->positions == BLI_POS_ROTARY, sl = rot && tr->sliding;
     if (family_u32(m, "model.rel_rows", mp || db, mp ? 32 : 2, mp ? 4096 : 2 * BL_MAX_POSITIONS, &f->rel_rows, err,
                    errlen) < 0 ||
         family_u32(m, "model.position_buckets", db, 0, BL_MAX_POSITIONS, &f->rel_buckets, err, errlen) < 0 ||
         family_u32(m, "model.max_relative_positions", db, 1, BL_MAX_POSITIONS, &f->rel_max, err, errlen) < 0 ||
         family_u32(m, "model.pos_att", db, 0, 3, &f->rel_terms, err, errlen) < 0 ||
         family_u32(m, "model.rel_norm", db, 0, 1, &f->rel_norm, err, errlen) < 0 ||
-        family_u32(m, "model.window", mb, 1, BL_MAX_POSITIONS, &f->window, err, errlen) < 0 ||
-        family_u32(m, "model.global_every", mb, 1, (uint32_t)c->n_layers, &f->global_every, err, errlen) < 0 ||
-        family_f32(m, "model.rope_global", mb, &f->rope_global, err, errlen) < 0 ||
-        family_f32(m, "model.rope_local", mb, &f->rope_local, err, errlen) < 0)
+        family_u32(m, "model.window", sl, 1, BL_MAX_POSITIONS, &f->window, err, errlen) < 0 ||
+        family_u32(m, "model.global_every", sl, 1, (uint32_t)c->n_layers, &f->global_every, err, errlen) < 0 ||
+        family_f32(m, "model.rope_global", rot, &f->rope_global, err, errlen) < 0 ||
+        family_f32(m, "model.rope_local", sl, &f->rope_local, err, errlen) < 0)
         return 0;
     if (db && f->rel_rows != 2 * (f->rel_buckets ? f->rel_buckets : f->rel_max)) {
         bli_set_err(err, errlen, "model.rel_rows %d is not twice the span (model.position_buckets %d, "
                     "model.max_relative_positions %d)", f->rel_rows, f->rel_buckets, f->rel_max);
         return 0;
     }
-    if (mb && c->hidden / c->n_heads % 2) {
-        bli_set_err(err, errlen, "a modernbert bundle needs an even head size (rotary pairs), not %d",
+    if (rot && c->hidden / c->n_heads % 2) {
+        bli_set_err(err, errlen, "a %s bundle needs an even head size (rotary pairs), not %d", f->name,
                     c->hidden / c->n_heads);
         return 0;
     }
-    if (db || mb) {
+    if (rot && !sl) { /* one theta, every layer global */
+        f->rope_local = f->rope_global;
+        f->global_every = 1;
+    }
+    if (db || rot) {
         f->nopos = 1;
         f->pos_rows = 1; /* one row of zeros, every token's */
     }
-    f->notypes = mp || mb || (db && c->type_vocab_size == 1);
-    (void)v;
+    f->notypes = tr->types == BLI_TYPES_NONE || (tr->types == BLI_TYPES_CONFIG_OR_NONE && c->type_vocab_size == 1);
     return 1;
 }
 
@@ -105,9 +109,9 @@ int bli_bundle_family(bl_model *m, char *err, size_t errlen) {
         f->kind = fi->kind;
         snprintf(f->name, sizeof f->name, "%s", fi->type);
     }
-    const int k = f->kind;
+    const bli_family_traits *tr = bli_traits(f->kind);
     int32_t v = 0;
-    int r = family_u32(m, "model.padding_idx", k == BLI_FAM_ROBERTA || k == BLI_FAM_MPNET, 0,
+    int r = family_u32(m, "model.padding_idx", tr->pad_positions != BLI_PAD_NONE, 0,
                        (uint32_t)f->pos_rows - 1, &v, err, errlen);
     if (r < 0) return 0;
     if (r) {
@@ -119,11 +123,11 @@ int bli_bundle_family(bl_model *m, char *err, size_t errlen) {
         f->pos_offset = v + 1;
         c->max_positions = f->pos_rows - f->pos_offset;
     }
-    r = family_u32(m, "model.embedding_size", k == BLI_FAM_ALBERT ? 1 : k == BLI_FAM_ELECTRA ? 2 : 0, 1,
+    r = family_u32(m, "model.embedding_size", tr->project == BLI_PROJ_ALWAYS ? 1 : tr->project ? 2 : 0, 1,
                    BL_MAX_HIDDEN, &v, err, errlen);
     if (r < 0) return 0;
     if (r) f->embed = v, f->project = 1;
-    r = family_u32(m, "model.layer_groups", k == BLI_FAM_ALBERT, 1, (uint32_t)c->n_layers, &v, err, errlen);
+    r = family_u32(m, "model.layer_groups", tr->layer_groups, 1, (uint32_t)c->n_layers, &v, err, errlen);
     if (r < 0) return 0;
     if (r) {
         if (c->n_layers % v) {
@@ -149,8 +153,8 @@ static const tensor_spec project_tensors[] = {BL_TENSORS_PROJECT(TENSOR_SPEC)};
 static const tensor_spec mpnet_tensors[] = {BL_TENSORS_MPNET(TENSOR_SPEC)};
 static const tensor_spec deberta_tensors[] = {BL_TENSORS_DEBERTA(TENSOR_SPEC)};
 static const tensor_spec deberta_norm_tensors[] = {BL_TENSORS_DEBERTA_NORM(TENSOR_SPEC)};
-static const tensor_spec modernbert_tensors[] = {BL_TENSORS_MODERNBERT(TENSOR_SPEC)};
-static const tensor_spec modernbert_layer_tensors[] = {BL_TENSORS_MODERNBERT_LAYER(TENSOR_SPEC)};
+static const tensor_spec final_norm_tensors[] = {BL_TENSORS_MODERNBERT(TENSOR_SPEC)};
+static const tensor_spec gate_layer_tensors[] = {BL_TENSORS_MODERNBERT_LAYER(TENSOR_SPEC)};
 #undef TENSOR_SPEC
 
 /* The tensors of list[0..n) (per layer l when the names take one). */
@@ -166,16 +170,17 @@ static int check_list(const bl_model *m, const tensor_spec *list, size_t n, int 
 }
 #define CHECK_LIST(list, l) check_list(m, list, sizeof list / sizeof *list, l, err, errlen)
 
-/* The relative and rotary families' own tensors (bundle.h). */
+/* The tensors of the traits beyond BERT's (bundle.h): the position tables,
+ * the final norm, the feed-forward gates. */
 static int check_tensors_rel(const bl_model *m, char *err, size_t errlen) {
-    const int k = m->fam.kind;
-    if (k == BLI_FAM_MPNET) return CHECK_LIST(mpnet_tensors, 0);
-    if (k == BLI_FAM_DEBERTA) return CHECK_LIST(deberta_tensors, 0) && (!m->fam.rel_norm || CHECK_LIST(deberta_norm_tensors, 0));
-    if (k == BLI_FAM_MODERNBERT) {
-        if (!CHECK_LIST(modernbert_tensors, 0)) return 0;
-        for (int l = 0; l < m->cfg.n_layers; l++)
-            if (!CHECK_LIST(modernbert_layer_tensors, l)) return 0;
-    }
+    const bli_family_traits *tr = bli_traits(m->fam.kind);
+    if (tr->positions == BLI_POS_BUCKETS && !CHECK_LIST(mpnet_tensors, 0)) return 0;
+    if (tr->positions == BLI_POS_DISENTANGLED &&
+        !(CHECK_LIST(deberta_tensors, 0) && (!m->fam.rel_norm || CHECK_LIST(deberta_norm_tensors, 0))))
+        return 0;
+    if (tr->final_norm && !CHECK_LIST(final_norm_tensors, 0)) return 0;
+    for (int l = 0; tr->ffn == BLI_FFN_GATED && l < m->cfg.n_layers; l++)
+        if (!CHECK_LIST(gate_layer_tensors, l)) return 0;
     return 1;
 }
 

@@ -48,16 +48,22 @@ static void family_line(const bl_model *m) {
     if (f->n_stored != c->n_layers && k < sizeof extra)
         k += (size_t)snprintf(extra + k, sizeof extra - k, ", %s shared by %d layers",
                               f->n_stored == 1 ? "one layer group" : "layer groups", c->n_layers);
-    if (f->kind == BLI_FAM_MPNET && k < sizeof extra)
-        k += (size_t)snprintf(extra + k, sizeof extra - k, ", relative position bias (32 buckets, shared)");
-    if (f->kind == BLI_FAM_DEBERTA && k < sizeof extra)
+    const bli_family_traits *tr = bli_traits(f->kind);
+    if (tr->about && k < sizeof extra) k += (size_t)snprintf(extra + k, sizeof extra - k, ", %s", tr->about);
+    if (tr->positions == BLI_POS_DISENTANGLED && k < sizeof extra)
         k += (size_t)snprintf(extra + k, sizeof extra - k, ", disentangled attention (%s%s%s, %d relative rows%s)",
                               f->rel_terms & 1 ? "c2p" : "", f->rel_terms == 3 ? "+" : "", f->rel_terms & 2 ? "p2c" : "",
                               f->rel_rows, f->rel_buckets ? ", log buckets" : "");
-    if (f->kind == BLI_FAM_MODERNBERT && k < sizeof extra)
+    if (tr->positions == BLI_POS_ROTARY && tr->sliding && k < sizeof extra)
         k += (size_t)snprintf(extra + k, sizeof extra - k,
                               ", rotary positions, global attention every %d layers, else a window of +-%d",
                               f->global_every, f->window);
+    else if (tr->positions == BLI_POS_ROTARY && k < sizeof extra)
+        k += (size_t)snprintf(extra + k, sizeof extra - k, ", rotary positions (theta %g)", (double)f->rope_global);
+    if (tr->layer == BLI_LAYER_PRE_NORM && k < sizeof extra)
+        k += (size_t)snprintf(extra + k, sizeof extra - k, ", pre-norm%s", tr->norm == BLI_NORM_RMS ? " (RMSNorm)" : "");
+    if (tr->ffn == BLI_FFN_GATED && k < sizeof extra)
+        k += (size_t)snprintf(extra + k, sizeof extra - k, ", gated feed-forward");
     bli_term_line(stdout, "family       %s%s", f->name, extra);
 }
 
@@ -70,7 +76,7 @@ int bli_cmd_info(int argc, char **argv) {
     if (bli_cli_open_bundle(argv[0], &cb)) return 1;
     const bl_model *m = cb.model;
     const bl_config *c = bl_model_config(m);
-    static const char *acts[] = {"gelu (erf)", "gelu (tanh)", "relu"};
+    static const char *acts[] = {"gelu (erf)", "gelu (tanh)", "relu", "silu"};
     bli_term_line(stdout, "bundle       %s (%zu bytes inflated, format v%d)", argv[0], cb.size,
                   bl_model_format_version(m));
     bli_term_line(stdout, "source       %s", bl_model_meta_str(m, "source.name"));

@@ -6,7 +6,7 @@
  *   convert_tokenizer.c    a tokenizer.json that is not BERT's WordPiece, kept whole
  *   convert_config.c       config.json's shape and sentence-transformers settings
  *   convert_family.c       the encoder family: its config keys, metadata, weight names
- *   convert_rel.c          the same for the relative and rotary families
+ *   convert_rel.c          the same for the position traits, zeros, fused weights
  *   convert_files.c        the checkpoint's files: wanted, found, parsed; config keys
  *   convert_safetensors.c  safetensors headers -> the source tensors
  *   convert_quant.c        one tensor: source dtype -> f32 -> the bundle's dtype
@@ -165,14 +165,12 @@ int bli_conv_stage_family(bli_conv *c, const bli_jv *cfg, const char *type, cons
 int bli_conv_family_shape(bli_conv *c, const bli_jv *cfg, char *err, size_t errlen);
 void bli_conv_meta_family(bli_conv *c);
 void bli_conv_family_rename(const bli_conv *c, char *n, size_t cap);
-/* convert_rel.c: the same stages for mpnet, deberta-v2 and modernbert
- * (bli_conv_rel_kind), and what convert.c asks of them: is bundle tensor
- * `name`, absent from the checkpoint, made of zeros (1); is it rows
- * row0 .. of source tensor src ([rows_src][K]) (1). */
-int bli_conv_rel_kind(int kind);
+/* convert_rel.c: the same stages for the position traits (relative,
+ * rotary; family.h), and what convert.c asks of the traits: is bundle
+ * tensor `name`, absent from the checkpoint, made of zeros (1); is it rows
+ * row0 .. of source tensor src ([rows_src][K] or [rows_src]) (1). */
 int bli_conv_rel_shape(bli_conv *c, const bli_jv *cfg, char *err, size_t errlen);
 void bli_conv_rel_meta(bli_conv *c);
-void bli_conv_rel_rename(const bli_conv *c, char *n, size_t cap);
 int bli_conv_rel_zeros(const bli_conv *c, const char *name);
 int bli_conv_rel_slice(const bli_conv *c, const char *name, char *src, size_t cap, int64_t *row0, int64_t *rows_src);
 /* convert_head.c: the bundle's head.* name of a source tensor (or NULL);

@@ -202,14 +202,17 @@ static int rel_slice(bli_conv *c, otensor *t, char *err, size_t errlen) {
     for (int i = c->n_st; i-- > 0;) {
         const stensor *s = &c->st[i];
         if (strcmp(s->name, src)) continue;
-        if (s->n_dims != 2 || s->dims[0] != rows || s->dims[1] != t->dims[1] || s->src == SRC_I64 ||
-            !bli_conv_src_size[s->src] || row0 + t->dims[0] > rows) {
-            bli_set_err(err, errlen, "%s: expected floating point of shape (%lld, %lld)", src, (long long)rows,
-                        (long long)t->dims[1]);
+        const int vec = t->n_dims == 1; /* a bias: rows of one value */
+        if (s->n_dims != t->n_dims || s->dims[0] != rows || (!vec && s->dims[1] != t->dims[1]) ||
+            s->src == SRC_I64 || !bli_conv_src_size[s->src] || row0 + t->dims[0] > rows) {
+            if (vec) bli_set_err(err, errlen, "%s: expected floating point of shape (%lld,)", src, (long long)rows);
+            else
+                bli_set_err(err, errlen, "%s: expected floating point of shape (%lld, %lld)", src, (long long)rows,
+                            (long long)t->dims[1]);
             return -1;
         }
         t->src = i;
-        t->skip = (uint64_t)row0 * (uint64_t)s->dims[1] * (uint64_t)bli_conv_src_size[s->src];
+        t->skip = (uint64_t)row0 * (uint64_t)(vec ? 1 : s->dims[1]) * (uint64_t)bli_conv_src_size[s->src];
         return 1;
     }
     return 0;
@@ -229,7 +232,7 @@ static int add_ot(bli_conv *c, const char *name, int64_t d0, int64_t d1, int dty
             t->src = i;
             break;
         }
-    if (t->src < 0 && bli_conv_rel_kind(c->fam.kind)) {
+    if (t->src < 0) { /* fused weights (family.h fused_qkv, fused_ffn) */
         const int r = rel_slice(c, t, err, errlen);
         if (r < 0) return -1;
         if (r) { /* a row slice */
@@ -358,20 +361,22 @@ int bli_conv_plan(bli_conv *c, char *err, size_t errlen) {
         BL_TENSORS_LAYER(PLAN_ONE)
     }
     l = 0;
-    if (c->fam.kind == BLI_FAM_MPNET) {
+    /* the traits' own tensors (family.h), in bundle.h's order */
+    const bli_family_traits *tr = bli_traits(c->fam.kind);
+    if (tr->positions == BLI_POS_BUCKETS) {
         BL_TENSORS_MPNET(PLAN_ONE)
     }
-    if (c->fam.kind == BLI_FAM_DEBERTA) {
+    if (tr->positions == BLI_POS_DISENTANGLED) {
         BL_TENSORS_DEBERTA(PLAN_ONE)
         if (c->fam.rel_norm) {
             BL_TENSORS_DEBERTA_NORM(PLAN_ONE)
         }
     }
-    if (c->fam.kind == BLI_FAM_MODERNBERT) {
+    if (tr->final_norm) {
         BL_TENSORS_MODERNBERT(PLAN_ONE)
-        for (l = 0; l < c->cfg.n_layers; l++) {
-            BL_TENSORS_MODERNBERT_LAYER(PLAN_ONE)
-        }
+    }
+    for (l = 0; tr->ffn == BLI_FFN_GATED && l < c->cfg.n_layers; l++) {
+        BL_TENSORS_MODERNBERT_LAYER(PLAN_ONE)
     }
     if (bli_conv_plan_task(c, err, errlen) || plan_head(c, err, errlen)) return -1;
     /* Layout: header, metadata, table, data. */
@@ -418,9 +423,9 @@ int bli_conv_source(const bli_conv *c, int t, int *w, uint64_t *off, uint64_t *n
     const otensor *o = &c->ot[t];
     *w = s->w;
     *off = s->off + o->skip;
-    /* a row slice (convert_rel.c) reads only its rows */
-    *n = o->skip || (s->n_dims == 2 && s->dims[0] != o->dims[0])
-             ? (uint64_t)o->dims[0] * (uint64_t)o->dims[1] * (uint64_t)bli_conv_src_size[s->src]
+    /* a row slice (convert_rel.c) reads only its rows (of one value for a bias) */
+    *n = o->skip || s->dims[0] != o->dims[0]
+             ? (uint64_t)o->dims[0] * (uint64_t)(o->n_dims == 2 ? o->dims[1] : 1) * (uint64_t)bli_conv_src_size[s->src]
              : s->nbytes;
     return 0;
 }

@@ -58,25 +58,26 @@ int bli_conv_stage_config(bli_conv *c, const bli_jv *cfg, char *err, size_t errl
      * XLM-RoBERTa, CamemBERT, ALBERT; every other model_type refused by name */
     if (bli_conv_stage_family(c, cfg, type, arch, err, errlen)) return -1;
     static const char *const acts[][2] = {
-        {"gelu", "gelu"}, {"gelu_new", "gelu_tanh"}, {"gelu_pytorch_tanh", "gelu_tanh"}, {"relu", "relu"}};
+        {"gelu", "gelu"}, {"gelu_new", "gelu_tanh"}, {"gelu_pytorch_tanh", "gelu_tanh"}, {"relu", "relu"},
+        {"silu", "silu"}, {"swish", "silu"}};
     /* DistilBERT: BERT's encoder under other names (bli_conv_distil_names), LayerNorm eps
      * 1e-12, no token types (DISTIL_TYPES rows of zeros). */
-    const int modern = c->fam.kind == BLI_FAM_MODERNBERT; /* its own names for the activation and eps */
+    const bli_family_traits *tr = bli_traits(c->fam.kind); /* its names for the activation and eps */
     const char *const *key = c->distil ? (const char *const[]){"n_layers", "n_heads", "dim", "hidden_dim", "activation"}
                                        : (const char *const[]){"num_hidden_layers", "num_attention_heads", "hidden_size",
                                                                "intermediate_size",
-                                                               modern ? "hidden_activation" : "hidden_act"};
+                                                               tr->act_key ? tr->act_key : "hidden_act"};
     const bli_jv *act = bli_jget(cfg, key[4]);
     const char *a = act ? (act->type == BLI_JSTR ? act->str : "(not a string)") : "gelu";
     c->activation = NULL;
-    for (int i = 0; i < 4; i++)
+    for (int i = 0; i < 6; i++)
         if (!strcmp(a, acts[i][0])) c->activation = acts[i][1];
     if (!c->activation) {
-        bli_set_err(err, errlen, "unsupported hidden_act '%s' (supported: gelu, gelu_new, gelu_pytorch_tanh, relu)",
+        bli_set_err(err, errlen, "unsupported hidden_act '%s' (supported: gelu, gelu_new, gelu_pytorch_tanh, relu, silu)",
                     a);
         return -1;
     }
-    const bli_jv *pet = c->distil ? NULL : bli_jget(cfg, "position_embedding_type");
+    const bli_jv *pet = c->distil || tr->positions != BLI_POS_ABSOLUTE ? NULL : bli_jget(cfg, "position_embedding_type");
     if (pet && (pet->type != BLI_JSTR || strcmp(pet->str, "absolute"))) {
         bli_set_err(err, errlen, "position_embedding_type '%s' is not supported (only 'absolute')",
                     pet->type == BLI_JSTR ? pet->str : "?");
@@ -92,14 +93,14 @@ int bli_conv_stage_config(bli_conv *c, const bli_jv *cfg, char *err, size_t errl
         cfg_int(cfg, "vocab_size", -1, BL_MIN_VOCAB, BL_MAX_VOCAB, "bert.vocab_size", &k->vocab_size, err, errlen))
         return -1;
     if (c->distil) k->type_vocab_size = DISTIL_TYPES;
-    /* MPNet and ModernBERT have no token types, DeBERTa-v3 has 0: one row of zeros (convert_rel.c) */
-    else if (c->fam.kind == BLI_FAM_MPNET || modern) k->type_vocab_size = 1;
-    else if (cfg_int(cfg, "type_vocab_size", 2, c->fam.kind == BLI_FAM_DEBERTA ? 0 : 1, BL_MAX_TYPE_VOCAB,
+    /* no token types (family.h BLI_TYPES_NONE), or 0 of them: one row of zeros (convert_rel.c) */
+    else if (tr->types == BLI_TYPES_NONE) k->type_vocab_size = 1;
+    else if (cfg_int(cfg, "type_vocab_size", 2, tr->types == BLI_TYPES_CONFIG_OR_NONE ? 0 : 1, BL_MAX_TYPE_VOCAB,
                      "bert.type_vocab_size", &k->type_vocab_size, err, errlen))
         return -1;
     if (!k->type_vocab_size) k->type_vocab_size = 1;
-    const bli_jv *eps = c->distil ? NULL : bli_jget(cfg, modern ? "norm_eps" : "layer_norm_eps");
-    double e = modern ? 1e-5 : 1e-12;
+    const bli_jv *eps = c->distil ? NULL : bli_jget(cfg, tr->eps_key ? tr->eps_key : "layer_norm_eps");
+    double e = tr->eps_default > 0 ? tr->eps_default : 1e-12;
     if (eps) {
         if (eps->type != BLI_JNUM) {
             bli_set_err(err, errlen, "config.json: layer_norm_eps must be a number");

@@ -1,9 +1,9 @@
-/* convert_rel.c — the converter's side of the families with relative or
- * rotary positions (bundle.h "Families": mpnet, deberta-v2, modernbert):
- * their config keys, metadata, weight names, the tensors made of zeros
- * (absent biases, token types, positions) and the row slices of fused
- * weights (ModernBERT's Wqkv and Wi). Called by convert_family.c and
- * convert.c at the points where every family's stage runs. */
+/* convert_rel.c — the converter's side of the position and layer traits
+ * (family.h): the config keys of relative and rotary positions, their
+ * metadata, the tensors made of zeros (absent biases, token types,
+ * positions) and the row slices of fused weights (a q|k|v projection, a
+ * W1|Wg feed-forward). Called by convert_family.c and convert.c at the
+ * points where every family's stage runs. */
 #include "conv_state.h"
 #include "encoder_family.h"
 #include "error.h"
@@ -12,9 +12,6 @@
 #include <stdio.h>
 #include <string.h>
 
-int bli_conv_rel_kind(int kind) {
-    return kind == BLI_FAM_MPNET || kind == BLI_FAM_DEBERTA || kind == BLI_FAM_MODERNBERT;
-}
 
 /* A boolean key (dflt when absent); a non-boolean is an error. */
 static int get_bool(const bli_jv *cfg, const char *key, int dflt, int *out, char *err, size_t errlen) {
@@ -65,18 +62,12 @@ static int att_terms(const bli_jv *v, int32_t *terms, char *err, size_t errlen) 
 int bli_conv_rel_shape(bli_conv *c, const bli_jv *cfg, char *err, size_t errlen) {
     bli_family *f = &c->fam;
     const bl_config *k = &c->cfg;
-    if (f->kind == BLI_FAM_MPNET) {
-        /* MPNetEmbeddings: padding_idx 1 whatever pad_token_id says */
-        f->pad_id = 1;
-        f->pos_offset = 2;
-        if (k->max_positions < 3) {
-            bli_set_err(err, errlen, "config.json: max_position_embeddings %d leaves no position", k->max_positions);
-            return -1;
-        }
+    const bli_family_traits *tr = bli_traits(f->kind);
+    if (tr->positions == BLI_POS_BUCKETS) {
         /* the encoder takes buckets 0..31 of a table of this many rows */
         if (bli_conv_int_key(cfg, "relative_attention_num_buckets", 32, 32, 4096, &f->rel_rows, err, errlen)) return -1;
     }
-    if (f->kind == BLI_FAM_DEBERTA) {
+    if (tr->positions == BLI_POS_DISENTANGLED) {
         int rel = 0, share = 0, biased = 1;
         int32_t conv = 0, emb = k->hidden, buckets, maxrel;
         if (get_bool(cfg, "relative_attention", 0, &rel, err, errlen) ||
@@ -106,44 +97,62 @@ int bli_conv_rel_shape(bli_conv *c, const bli_jv *cfg, char *err, size_t errlen)
         f->rel_norm = nr && nr->type == BLI_JSTR && strstr(nr->str, "layer_norm") != NULL;
         f->nopos = 1;
     }
-    if (f->kind == BLI_FAM_MODERNBERT) {
-        int nb = 0, ab = 0, mb = 0;
-        int32_t local, every;
-        if (get_bool(cfg, "norm_bias", 0, &nb, err, errlen) || get_bool(cfg, "attention_bias", 0, &ab, err, errlen) ||
-            get_bool(cfg, "mlp_bias", 0, &mb, err, errlen) ||
-            bli_conv_int_key(cfg, "local_attention", 128, 2, 2 * (int64_t)BL_MAX_POSITIONS, &local, err, errlen) ||
-            bli_conv_int_key(cfg, "global_attn_every_n_layers", 3, 1, BL_MAX_LAYERS, &every, err, errlen))
+    if (tr->positions == BLI_POS_ROTARY) {
+        int32_t local = 2, every = 1;
+        if (tr->sliding && (bli_conv_int_key(cfg, "local_attention", 128, 2, 2 * (int64_t)BL_MAX_POSITIONS, &local,
+                                             err, errlen) ||
+                            bli_conv_int_key(cfg, "global_attn_every_n_layers", 3, 1, BL_MAX_LAYERS, &every, err,
+                                             errlen)))
             return -1;
-        if (nb || ab || mb) {
-            bli_set_err(err, errlen, "model_type 'modernbert' with %s true: bertlens runs ModernBERT without biases, "
-                        "as released", nb ? "norm_bias" : ab ? "attention_bias" : "mlp_bias");
-            return -1;
-        }
-        /* the Hub's global_rope_theta / local_rope_theta, or newer
-         * transformers' rope_parameters {full_attention, sliding_attention} */
+        /* the Hub's global_rope_theta / local_rope_theta (sliding) or
+         * rope_theta, or newer transformers' rope_parameters: {rope_theta}, or
+         * {full_attention, sliding_attention} each with one */
         double tg, tl;
         const bli_jv *rp = bli_jget(cfg, "rope_parameters"), *rg = NULL, *rl = NULL;
         if (rp && rp->type == BLI_JOBJ) {
-            const bli_jv *g = bli_jget(rp, "full_attention"), *l = bli_jget(rp, "sliding_attention");
+            const bli_jv *g = tr->sliding ? bli_jget(rp, "full_attention") : rp,
+                         *l = tr->sliding ? bli_jget(rp, "sliding_attention") : NULL;
             rg = g && g->type == BLI_JOBJ ? bli_jget(g, "rope_theta") : NULL;
             rl = l && l->type == BLI_JOBJ ? bli_jget(l, "rope_theta") : NULL;
             const bli_jv *tg_ = g && g->type == BLI_JOBJ ? bli_jget(g, "rope_type") : NULL,
                          *tl_ = l && l->type == BLI_JOBJ ? bli_jget(l, "rope_type") : NULL;
-            for (const bli_jv *t = tg_; t; t = t == tg_ ? tl_ : NULL)
+            for (const bli_jv *t = tg_ ? tg_ : tl_; t; t = t == tg_ ? tl_ : NULL)
                 if (t->type != BLI_JSTR || strcmp(t->str, "default")) {
-                    bli_set_err(err, errlen, "model_type 'modernbert': rope_type '%s': bertlens runs the default "
-                                "rotary embedding", t->type == BLI_JSTR ? t->str : "?");
+                    bli_set_err(err, errlen, "model_type '%s': rope_type '%s': bertlens runs the default "
+                                "rotary embedding", f->name, t->type == BLI_JSTR ? t->str : "?");
                     return -1;
                 }
         }
-        if (!rg) rg = bli_jget(cfg, "global_rope_theta");
+        if (!rg) rg = bli_jget(cfg, tr->sliding ? "global_rope_theta" : "rope_theta");
         if (!rl) rl = bli_jget(cfg, "local_rope_theta");
-        if (get_num(rg, "global_rope_theta", 160000.0, &tg, err, errlen) ||
+        if (get_num(rg, tr->sliding ? "global_rope_theta" : "rope_theta", tr->sliding ? 160000.0 : 10000.0, &tg, err,
+                    errlen) ||
             get_num(rl, "local_rope_theta", 10000.0, &tl, err, errlen))
             return -1;
+        /* rotary on every dimension of a head: a partial rotation is refused */
+        static const char *const partial[] = {"partial_rotary_factor", "rotary_emb_fraction"};
+        for (int i = 0; i < 2; i++) {
+            const bli_jv *v = bli_jget(cfg, partial[i]);
+            if (v && v->type == BLI_JNUM && v->num != 1.0) {
+                bli_set_err(err, errlen, "model_type '%s': %s %g: bertlens rotates every dimension of a head",
+                            f->name, partial[i], v->num);
+                return -1;
+            }
+        }
+        if (!tr->sliding) tl = tg;
+        int32_t kv, hd;
+        if (bli_conv_int_key(cfg, "num_key_value_heads", k->n_heads, 1, BL_MAX_HEADS, &kv, err, errlen) ||
+            bli_conv_int_key(cfg, "head_dim", k->hidden / k->n_heads, 1, BL_MAX_HIDDEN, &hd, err, errlen))
+            return -1;
+        if (kv != k->n_heads || hd * k->n_heads != k->hidden) {
+            bli_set_err(err, errlen, "model_type '%s': %s: bertlens runs one key and value head per query head, "
+                        "of hidden_size / num_attention_heads", f->name,
+                        kv != k->n_heads ? "num_key_value_heads differs from num_attention_heads" : "head_dim");
+            return -1;
+        }
         /* layer_types, when given, decides which layers are global; it must
          * be the pattern every n-th layer from 0 (the encoder's rule) */
-        const bli_jv *lt = bli_jget(cfg, "layer_types");
+        const bli_jv *lt = tr->sliding ? bli_jget(cfg, "layer_types") : NULL;
         if (lt && lt->type == BLI_JARR) {
             if ((int64_t)lt->n != k->n_layers) {
                 bli_set_err(err, errlen, "config.json: layer_types has %zu entries for %d layers", lt->n, k->n_layers);
@@ -166,12 +175,13 @@ int bli_conv_rel_shape(bli_conv *c, const bli_jv *cfg, char *err, size_t errlen)
             }
         }
         f->global_every = every;
-        f->window = local / 2;
+        f->window = tr->sliding ? local / 2 : 0;
         f->rope_global = (float)tg;
         f->rope_local = (float)tl;
         f->nopos = 1;
         if (k->hidden / k->n_heads % 2) {
-            bli_set_err(err, errlen, "model_type 'modernbert': head size %d is odd (rotary pairs)", k->hidden / k->n_heads);
+            bli_set_err(err, errlen, "model_type '%s': head size %d is odd (rotary pairs)", f->name,
+                        k->hidden / k->n_heads);
             return -1;
         }
     }
@@ -188,135 +198,77 @@ static void meta_f32(bli_conv *c, const char *key, float v) {
 
 void bli_conv_rel_meta(bli_conv *c) {
     const bli_family *f = &c->fam;
-    if (f->kind == BLI_FAM_MPNET) {
-        bli_conv_meta_u32(c, "model.padding_idx", (uint32_t)f->pad_id);
-        bli_conv_meta_u32(c, "model.rel_rows", (uint32_t)f->rel_rows);
-    }
-    if (f->kind == BLI_FAM_DEBERTA) {
+    const bli_family_traits *tr = bli_traits(f->kind);
+    if (tr->positions == BLI_POS_BUCKETS) bli_conv_meta_u32(c, "model.rel_rows", (uint32_t)f->rel_rows);
+    if (tr->positions == BLI_POS_DISENTANGLED) {
         bli_conv_meta_u32(c, "model.rel_rows", (uint32_t)f->rel_rows);
         bli_conv_meta_u32(c, "model.position_buckets", (uint32_t)f->rel_buckets);
         bli_conv_meta_u32(c, "model.max_relative_positions", (uint32_t)f->rel_max);
         bli_conv_meta_u32(c, "model.pos_att", (uint32_t)f->rel_terms);
         bli_conv_meta_u32(c, "model.rel_norm", (uint32_t)f->rel_norm);
     }
-    if (f->kind == BLI_FAM_MODERNBERT) {
+    if (tr->positions == BLI_POS_ROTARY && tr->sliding) {
         bli_conv_meta_u32(c, "model.window", (uint32_t)f->window);
         bli_conv_meta_u32(c, "model.global_every", (uint32_t)f->global_every);
-        meta_f32(c, "model.rope_global", f->rope_global);
-        meta_f32(c, "model.rope_local", f->rope_local);
     }
-}
-
-/* Source names (prefix stripped) -> the bundle's, by prefix of the rest. */
-static const char *const MPNET_SUB[][2] = {
-    {"attention.attn.q.", "attention.self.query."},   {"attention.attn.k.", "attention.self.key."},
-    {"attention.attn.v.", "attention.self.value."},   {"attention.attn.o.", "attention.output.dense."},
-    {"attention.LayerNorm.", "attention.output.LayerNorm."},
-};
-static const char *const DEBERTA_SUB[][2] = {
-    {"attention.self.query_proj.", "attention.self.query."},
-    {"attention.self.key_proj.", "attention.self.key."},
-    {"attention.self.value_proj.", "attention.self.value."},
-};
-static const char *const MODERNBERT_SUB[][2] = {
-    {"attn.Wo.", "attention.output.dense."},
-    {"attn_norm.", "attention.output.LayerNorm."},
-    {"mlp_norm.", "output.LayerNorm."},
-    {"mlp.Wo.", "output.dense."},
-};
-
-static void sub_layer(char *n, size_t cap, const char *pre, const char *const (*sub)[2], size_t nsub,
-                      const char *outpre) {
-    int l, used = 0;
-    char fmt[64];
-    snprintf(fmt, sizeof fmt, "%s%%d.%%n", pre);
-    if (sscanf(n, fmt, &l, &used) != 1 || !used) return;
-    const char *rest = n + used;
-    for (size_t i = 0; i < nsub; i++)
-        if (!strncmp(rest, sub[i][0], strlen(sub[i][0]))) {
-            char out[512];
-            snprintf(out, sizeof out, "%s%d.%s%s", outpre, l, sub[i][1], rest + strlen(sub[i][0]));
-            if (strlen(out) < cap) memcpy(n, out, strlen(out) + 1);
-            return;
-        }
-}
-
-void bli_conv_rel_rename(const bli_conv *c, char *n, size_t cap) {
-    const int kind = c->fam.kind;
-    /* the task models' prefixes (MPNetForMaskedLM, DebertaV2For*) */
-    static const char *const pre[] = {"mpnet.", "deberta."};
-    for (int i = 0; i < 2; i++)
-        if (!strncmp(n, pre[i], strlen(pre[i]))) memmove(n, n + strlen(pre[i]), strlen(n + strlen(pre[i])) + 1);
-    if (kind == BLI_FAM_MPNET)
-        sub_layer(n, cap, "encoder.layer.", MPNET_SUB, sizeof MPNET_SUB / sizeof *MPNET_SUB, "encoder.layer.");
-    if (kind == BLI_FAM_DEBERTA) {
-        if (!strncmp(n, "encoder.LayerNorm.", 18)) {
-            char out[512];
-            snprintf(out, sizeof out, "encoder.rel_embeddings.LayerNorm.%s", n + 18);
-            if (strlen(out) < cap) memcpy(n, out, strlen(out) + 1);
-            return;
-        }
-        sub_layer(n, cap, "encoder.layer.", DEBERTA_SUB, sizeof DEBERTA_SUB / sizeof *DEBERTA_SUB, "encoder.layer.");
-    }
-    if (kind == BLI_FAM_MODERNBERT) {
-        static const char *const whole[][2] = {{"embeddings.tok_embeddings.weight", "embeddings.word_embeddings.weight"},
-                                               {"embeddings.norm.weight", "embeddings.LayerNorm.weight"},
-                                               {"final_norm.weight", "encoder.final_norm.weight"}};
-        for (size_t i = 0; i < 3; i++)
-            if (!strcmp(n, whole[i][0])) {
-                if (strlen(whole[i][1]) < cap) memcpy(n, whole[i][1], strlen(whole[i][1]) + 1);
-                return;
-            }
-        sub_layer(n, cap, "layers.", MODERNBERT_SUB, sizeof MODERNBERT_SUB / sizeof *MODERNBERT_SUB,
-                  "encoder.layer.");
-    }
-}
-
-/* Does `suffix` end name (after "encoder.layer.N.")? */
-static int layer_is(const char *name, const char *suffix) {
-    int l, used = 0;
-    return sscanf(name, "encoder.layer.%d.%n", &l, &used) == 1 && used && !strcmp(name + used, suffix);
+    if (tr->positions == BLI_POS_ROTARY) meta_f32(c, "model.rope_global", f->rope_global);
+    if (tr->positions == BLI_POS_ROTARY && tr->sliding) meta_f32(c, "model.rope_local", f->rope_local);
 }
 
 int bli_conv_rel_zeros(const bli_conv *c, const char *name) {
-    const int kind = c->fam.kind;
-    if (!bli_conv_rel_kind(kind)) return 0;
-    /* no token types (MPNet, ModernBERT; DeBERTa with type_vocab_size 0),
-     * no absolute positions (DeBERTa, ModernBERT): one row of zeros */
-    if (!strcmp(name, "embeddings.token_type_embeddings.weight")) return 1; /* only asked when absent */
+    const bli_family_traits *tr = bli_traits(c->fam.kind);
+    /* no token types, no absolute positions: one row of zeros */
+    if (tr->types != BLI_TYPES_CONFIG && !strcmp(name, "embeddings.token_type_embeddings.weight"))
+        return 1; /* only asked when absent */
     if (c->fam.nopos && !strcmp(name, "embeddings.position_embeddings.weight")) return 1;
-    if (kind != BLI_FAM_MODERNBERT) return 0;
-    /* ModernBERT has no biases at all; layer 0 has no attention norm (the
-     * encoder never reads that one: its input is the embeddings' norm) */
-    static const char *const none[] = {"attention.self.query.bias", "attention.self.key.bias",
-                                       "attention.self.value.bias", "attention.output.dense.bias",
-                                       "attention.output.LayerNorm.bias", "intermediate.dense.bias",
-                                       "output.dense.bias", "output.LayerNorm.bias"};
-    if (!strcmp(name, "embeddings.LayerNorm.bias")) return 1;
-    for (size_t i = 0; i < sizeof none / sizeof *none; i++)
-        if (layer_is(name, none[i])) return 1;
-    return !strcmp(name, "encoder.layer.0.attention.output.LayerNorm.weight");
+    if (!tr->absent_biases) return 0;
+    /* a family without (some) biases: those it lacks are zeros; and the
+     * norms the encoder never reads (no embedding norm; pre-norm layer 0
+     * without an attention norm, its input being the embeddings' norm) */
+    int l, used = 0;
+    const size_t n = strlen(name);
+    if (n > 5 && !strcmp(name + n - 5, ".bias") &&
+        (!strncmp(name, "embeddings.LayerNorm.", 21) ||
+         (sscanf(name, "encoder.layer.%d.%n", &l, &used) == 1 && used)))
+        return 1;
+    if (tr->no_emb_norm && !strcmp(name, "embeddings.LayerNorm.weight")) return 1;
+    return tr->layer == BLI_LAYER_PRE_NORM && !tr->first_norm &&
+           !strcmp(name, "encoder.layer.0.attention.output.LayerNorm.weight");
+}
+
+/* name is "encoder.layer.N." + one of subs: its N and which one (-1: none). */
+static int layer_part(const char *name, const char *const *subs, int n, int *l) {
+    int used = 0;
+    if (sscanf(name, "encoder.layer.%d.%n", l, &used) != 1 || !used) return -1;
+    for (int i = 0; i < n; i++)
+        if (!strcmp(name + used, subs[i])) return i;
+    return -1;
 }
 
 int bli_conv_rel_slice(const bli_conv *c, const char *name, char *src, size_t cap, int64_t *row0, int64_t *rows_src) {
-    if (c->fam.kind != BLI_FAM_MODERNBERT) return 0;
+    const bli_family_traits *tr = bli_traits(c->fam.kind);
     const int64_t H = c->cfg.hidden, I = c->cfg.intermediate;
+    char pre[96];
+    int l, i;
     static const char *const qkv[] = {"attention.self.query.weight", "attention.self.key.weight",
-                                      "attention.self.value.weight"};
-    int l, used = 0;
-    if (sscanf(name, "encoder.layer.%d.%n", &l, &used) != 1 || !used) return 0;
-    for (int i = 0; i < 3; i++)
-        if (!strcmp(name + used, qkv[i])) {
-            /* Wqkv [3][heads][d] outputs: q rows 0..H-1, k, then v */
-            snprintf(src, cap, "layers.%d.attn.Wqkv.weight", l);
-            *row0 = i * H;
-            *rows_src = 3 * H;
-            return 1;
-        }
-    if (!strcmp(name + used, "intermediate.dense.weight") || !strcmp(name + used, "intermediate.gate.weight")) {
-        /* Wi's outputs: the input half, then the gate half (chunk(2)) */
-        snprintf(src, cap, "layers.%d.mlp.Wi.weight", l);
-        *row0 = name[used + 13] == 'g' ? I : 0;
+                                      "attention.self.value.weight", "attention.self.query.bias",
+                                      "attention.self.key.bias", "attention.self.value.bias"};
+    if (tr->fused_qkv && (i = layer_part(name, qkv, 6, &l)) >= 0) {
+        /* Wqkv [3][heads][d] outputs: q rows 0..H-1, k, then v */
+        snprintf(pre, sizeof pre, tr->fused_qkv, l);
+        snprintf(src, cap, "%s%s", pre, i < 3 ? "weight" : "bias");
+        *row0 = i % 3 * H;
+        *rows_src = 3 * H;
+        return 1;
+    }
+    static const char *const ffn[] = {"intermediate.dense.weight", "intermediate.gate.weight",
+                                      "intermediate.dense.bias", "intermediate.gate.bias"};
+    if (tr->fused_ffn && (i = layer_part(name, ffn, 4, &l)) >= 0) {
+        /* W1|Wg's outputs: two halves (chunk(2)), the gate's first or second */
+        const int gate = i % 2;
+        snprintf(pre, sizeof pre, tr->fused_ffn, l);
+        snprintf(src, cap, "%s%s", pre, i < 2 ? "weight" : "bias");
+        *row0 = gate == tr->fused_ffn_gate_first ? 0 : I;
         *rows_src = 2 * I;
         return 1;
     }

@@ -88,14 +88,21 @@ typedef struct {
     atomic_int next;  /* heads task: the next head to claim */
 } fwd_task;
 
-/* q, k, v rows [t0, t1) of layer l = x Wq^T + bq, x Wk^T + bk, x Wv^T + bv (x packed once). */
+/* q, k, v rows [t0, t1) of layer l = x Wq^T + bq, x Wk^T + bk, x Wv^T + bv
+ * (x packed once); pre-norm layers project N1(x), made in x2. */
 static void qkv_rows(bl_state *s, int32_t l, int32_t t0, int32_t t1, float *scratch) {
     const layer_weights *w = bli_lw(s, l);
     const size_t o = (size_t)t0 * s->c.hidden;
+    const float *in = s->x + o;
+    if (s->tr->layer == BLI_LAYER_PRE_NORM && (l > 0 || s->tr->first_norm)) {
+        memcpy(s->x2 + o, in, (size_t)(t1 - t0) * s->c.hidden * sizeof(float));
+        bli_fam_norm(s, s->x2 + o, NULL, t1 - t0, w->ln1_g, w->ln1_b);
+        in = s->x2 + o;
+    }
     float *const y[3] = {s->q + o, s->k + o, s->v + o};
     const blk_weight *const ws[3] = {&w->wq, &w->wk, &w->wv};
     const float *const bs[3] = {w->bq, w->bk, w->bv};
-    blk_matmul_shared(3, y, s->x + o, t1 - t0, ws, bs, -1, scratch);
+    blk_matmul_shared(3, y, in, t1 - t0, ws, bs, -1, scratch);
     bli_fam_qk_rows(s, l, t0, t1); /* rotary positions (encoder_family.h) */
 }
 
@@ -117,7 +124,7 @@ static void task_embed(void *arg, int w, int n) {
         else blk_weight_row(&s->word, f->ids[t], x);
         for (int32_t i = 0; i < E; i++) x[i] += p[i] + ty[i];
     }
-    blk_layernorm(e + (size_t)t0 * E, NULL, t1 - t0, E, s->emb_ln_g, s->emb_ln_b, s->c.ln_eps);
+    if (!s->tr->no_emb_norm) blk_layernorm(e + (size_t)t0 * E, NULL, t1 - t0, E, s->emb_ln_g, s->emb_ln_b, s->c.ln_eps);
     float *x = s->x + (size_t)t0 * H;
     if (s->fam.project) blk_matmul(x, s->emb + (size_t)t0 * E, t1 - t0, &s->proj_w, s->proj_b, scratch);
     if (s->hidden) memcpy(s->hidden + (size_t)t0 * H, x, (size_t)(t1 - t0) * H * 4);
@@ -187,8 +194,12 @@ static void task_heads(void *arg, int w, int n) {
     }
 }
 
-/* Rows: the rest of layer l, then layer l + 1's q, k, v.
- *   x2 = LN(x + ctx Wo + bo);  x = LN(x2 + act(x2 W1 + b1) W2 + b2) */
+/* Rows: the rest of layer l, then layer l + 1's q, k, v. The family's
+ * layer trait (family.h) places the norms; its norm and feed-forward blocks
+ * are encoder_family.c's:
+ *   post-norm  x2 = N1(x + ctx Wo + bo);  x = N2(x2 + ffn(x2))
+ *   pre-norm   x += ctx Wo + bo;  x += ffn(N2(x));  after the last layer
+ *              x = Nfinal(x); the next layer projects N1(x) (qkv_rows). */
 static void task_rows(void *arg, int w, int n) {
     fwd_task *f = arg;
     bl_state *s = f->s;
@@ -199,15 +210,23 @@ static void task_rows(void *arg, int w, int n) {
     bli_rows_of(f->T, w, n, &t0, &t1);
     if (t0 >= t1) return;
     const int32_t R = t1 - t0;
+    const size_t nr = (size_t)R * H;
     float *scratch = s->scratch + (size_t)w * s->nscratch;
-    if (bli_fam_rows(s, l, f->T, t0, t1, scratch)) return; /* pre-norm layers (encoder_family.h) */
-    float *x = s->x + (size_t)t0 * H, *x2 = s->x2 + (size_t)t0 * H, *ffn = s->ffn + (size_t)t0 * c->intermediate;
+    float *x = s->x + (size_t)t0 * H, *x2 = s->x2 + (size_t)t0 * H;
     blk_matmul(x2, s->ctx + (size_t)t0 * H, R, &lw->wo, lw->bo, scratch);
-    blk_layernorm(x2, x, R, H, lw->ln1_g, lw->ln1_b, c->ln_eps);
-    blk_matmul_act(ffn, x2, R, &lw->w1, lw->b1, c->activation, scratch);
-    blk_matmul(x, ffn, R, &lw->w2, lw->b2, scratch);
-    blk_layernorm(x, x2, R, H, lw->ln2_g, lw->ln2_b, c->ln_eps);
-    if (s->hidden) memcpy(s->hidden + ((size_t)(l + 1) * f->T + t0) * H, x, (size_t)R * H * 4);
+    if (s->tr->layer == BLI_LAYER_PRE_NORM) {
+        for (size_t i = 0; i < nr; i++) x[i] += x2[i];
+        memcpy(x2, x, nr * sizeof(float));
+        bli_fam_norm(s, x2, NULL, R, lw->ln2_g, lw->ln2_b);
+        bli_fam_ffn(s, l, x2, x2, t0, t1, scratch);
+        for (size_t i = 0; i < nr; i++) x[i] += x2[i];
+        if (l + 1 == c->n_layers) bli_fam_final_norm(s, x, R);
+    } else {
+        bli_fam_norm(s, x2, x, R, lw->ln1_g, lw->ln1_b);
+        bli_fam_ffn(s, l, x, x2, t0, t1, scratch);
+        bli_fam_norm(s, x, x2, R, lw->ln2_g, lw->ln2_b);
+    }
+    if (s->hidden) memcpy(s->hidden + ((size_t)(l + 1) * f->T + t0) * H, x, nr * sizeof(float));
     if (l + 1 < c->n_layers) qkv_rows(s, l + 1, t0, t1, scratch);
 }
 

@@ -15,7 +15,7 @@
 #include <string.h>
 
 struct bli_famx {
-    int kind;                 /* BLI_FAM_* */
+    int pos;                  /* the positions trait, BLI_POS_* (family.h) */
     int32_t T;                /* tokens of the tables below (this forward) */
     /* MPNet */
     const float *rel_table;   /* [rel_rows][NH] relative_attention_bias   */
@@ -27,11 +27,12 @@ struct bli_famx {
     int32_t nr_cap;           /* rows pk, pq hold (bli_fam_reserve)       */
     float *pk, *pq;           /* [nr_cap][hidden] them projected by layer l's key / query */
     int32_t pl;               /* the layer pk, pq belong to               */
-    /* ModernBERT */
+    /* rotary positions */
     float *rope_g, *rope_l;   /* [max_tokens][d] cos | sin tables, global and local theta */
-    blk_weight *wg;           /* [n_layers] GeGLU gate [intermediate][hidden] */
+    /* gated feed-forward, final norm */
+    blk_weight *wg;           /* [n_layers] the gates Wg [intermediate][hidden] */
     const float *final_g;     /* [hidden] final norm (no bias)            */
-    float *zeros;             /* [max(hidden, intermediate)] the absent biases */
+    float *zeros;             /* [max(hidden, intermediate)] the final norm's bias */
     float *gate;              /* [max_tokens][intermediate] x Wg          */
 };
 
@@ -47,23 +48,24 @@ static const bl_tensor *find(const bl_model *m, const char *name, int64_t d0, in
 
 int bli_fam_init(bl_state *s, const bl_model *m, char *err, size_t errlen) {
     const bli_family *f = &s->fam;
+    const bli_family_traits *tr = s->tr = bli_traits(f->kind);
     s->fx = NULL;
-    if (f->kind != BLI_FAM_MPNET && f->kind != BLI_FAM_DEBERTA && f->kind != BLI_FAM_MODERNBERT) return 0;
+    if (tr->positions == BLI_POS_ABSOLUTE && tr->ffn == BLI_FFN_PLAIN && !tr->final_norm) return 0; /* BERT's */
     bli_famx *x = calloc(1, sizeof *x);
     if (!x) {
         bli_set_err(err, errlen, "out of memory");
         return -1;
     }
     s->fx = x;
-    x->kind = f->kind;
+    x->pos = tr->positions;
     x->pl = -1;
-    const int32_t H = s->c.hidden;
-    if (f->kind == BLI_FAM_MPNET) {
+    const int32_t H = s->c.hidden, I = s->c.intermediate, L = s->c.n_layers;
+    if (x->pos == BLI_POS_BUCKETS) {
         const bl_tensor *t = find(m, "encoder.relative_attention_bias.weight", f->rel_rows, s->c.n_heads, err, errlen);
         if (!t) return -1;
         x->rel_table = (const float *)t->data;
     }
-    if (f->kind == BLI_FAM_DEBERTA) {
+    if (x->pos == BLI_POS_DISENTANGLED) {
         const bl_tensor *t = find(m, "encoder.rel_embeddings.weight", f->rel_rows, H, err, errlen);
         if (!t) return -1;
         x->rel = bli_alloc(BLI_BYTES(sizeof(float), f->rel_rows, H), 0, "the relative embeddings", err, errlen);
@@ -76,12 +78,17 @@ int bli_fam_init(bl_state *s, const bl_model *m, char *err, size_t errlen) {
             blk_layernorm(x->rel, NULL, f->rel_rows, H, (const float *)g->data, (const float *)b->data, s->c.ln_eps);
         }
     }
-    if (f->kind == BLI_FAM_MODERNBERT) {
-        const int32_t I = s->c.intermediate, L = s->c.n_layers;
+    if (!(x->zeros = calloc((size_t)(H > I ? H : I), sizeof(float)))) {
+        bli_set_err(err, errlen, "out of memory");
+        return -1;
+    }
+    if (tr->final_norm) {
         const bl_tensor *g = find(m, "encoder.final_norm.weight", H, 0, err, errlen);
         if (!g) return -1;
         x->final_g = (const float *)g->data;
-        if (!(x->zeros = calloc((size_t)(H > I ? H : I), sizeof(float))) || !(x->wg = calloc((size_t)L, sizeof *x->wg))) {
+    }
+    if (tr->ffn == BLI_FFN_GATED) {
+        if (!(x->wg = calloc((size_t)L, sizeof *x->wg))) {
             bli_set_err(err, errlen, "out of memory");
             return -1;
         }
@@ -130,7 +137,7 @@ static int32_t rel_rows_max(const bl_state *s, int32_t T) {
 }
 
 size_t bli_fam_scratch_floats(const bl_state *s, int32_t T) {
-    if (!s->fx || s->fx->kind != BLI_FAM_DEBERTA) return 0;
+    if (!s->fx || s->fx->pos != BLI_POS_DISENTANGLED) return 0;
     const int32_t nr = rel_rows_max(s, T), d = s->c.hidden / s->c.n_heads;
     const size_t a = bli_deberta_scratch_floats(T, nr, d), b = blk_matmul_scratch_floats(nr, s->c.hidden);
     return a > b ? a : b;
@@ -143,23 +150,25 @@ int bli_fam_reserve(bl_state *s, int32_t T, char *err, size_t errlen) {
     const int32_t NH = s->c.n_heads, H = s->c.hidden, d = H / NH, R = 2 * T - 1;
     char what[96];
     snprintf(what, sizeof what, "%d tokens: the relative positions", T);
-    if (x->kind == BLI_FAM_MPNET && !(x->bias = bli_alloc(BLI_BYTES(sizeof(float), NH, R), 0, what, err, errlen)))
+    if (x->pos == BLI_POS_BUCKETS && !(x->bias = bli_alloc(BLI_BYTES(sizeof(float), NH, R), 0, what, err, errlen)))
         return -1;
-    if (x->kind == BLI_FAM_DEBERTA) {
+    if (x->pos == BLI_POS_DISENTANGLED) {
         const int32_t nr = x->nr_cap = rel_rows_max(s, T);
         if (!(x->idx = bli_alloc(BLI_BYTES(sizeof(int32_t), R), 0, what, err, errlen)) ||
             !(x->pk = bli_alloc(BLI_BYTES(sizeof(float), nr, H), 0, what, err, errlen)) ||
             !(x->pq = bli_alloc(BLI_BYTES(sizeof(float), nr, H), 0, what, err, errlen)))
             return -1;
     }
-    if (x->kind == BLI_FAM_MODERNBERT) {
+    if (x->pos == BLI_POS_ROTARY) {
         snprintf(what, sizeof what, "%d tokens: the rotary tables", T);
         if (!(x->rope_g = bli_alloc(BLI_BYTES(sizeof(float), T, d), 0, what, err, errlen)) ||
             !(x->rope_l = bli_alloc(BLI_BYTES(sizeof(float), T, d), 0, what, err, errlen)))
             return -1;
         bli_rope_table(x->rope_g, T, d, s->fam.rope_global);
         bli_rope_table(x->rope_l, T, d, s->fam.rope_local);
-        snprintf(what, sizeof what, "%d tokens: the GeGLU gates", T);
+    }
+    if (s->tr->ffn == BLI_FFN_GATED) {
+        snprintf(what, sizeof what, "%d tokens: the feed-forward gates", T);
         if (!(x->gate = bli_alloc(BLI_BYTES(sizeof(float), T, s->c.intermediate), 0, what, err, errlen))) return -1;
     }
     return 0;
@@ -170,8 +179,8 @@ int bli_fam_forward_begin(bl_state *s, int32_t T, char *err, size_t errlen) {
     if (!x) return 0;
     x->T = T;
     x->pl = -1;
-    if (x->kind == BLI_FAM_MPNET) bli_mpnet_bias(x->bias, x->rel_table, s->c.n_heads, T, 32, 128);
-    if (x->kind == BLI_FAM_DEBERTA) {
+    if (x->pos == BLI_POS_BUCKETS) bli_mpnet_bias(x->bias, x->rel_table, s->c.n_heads, T, 32, 128);
+    if (x->pos == BLI_POS_DISENTANGLED) {
         bli_deberta_rel_index(x->idx, &x->r0, &x->nr, T, s->fam.rel_buckets, s->fam.rel_max);
         /* the rows projected per layer go into pk, pq: never past them */
         if (x->nr > x->nr_cap || x->r0 < 0 || (int64_t)x->r0 + x->nr > s->fam.rel_rows) {
@@ -215,20 +224,21 @@ static void task_rel_rows(void *arg, int w, int n) {
 
 void bli_fam_layer_begin(bl_state *s, int32_t l) {
     bli_famx *x = s->fx;
-    if (!x || x->kind != BLI_FAM_DEBERTA) return;
+    if (!x || x->pos != BLI_POS_DISENTANGLED) return;
     /* ALBERT-style sharing does not apply here: each layer has its projections */
     rel_task r = {s, l};
     bli_pool_run(s->pool, task_rel_rows, &r);
     x->pl = l;
 }
 
-/* ModernBERT: layer l is global when l % global_every == 0. */
+/* Rotary: layer l is global when l % global_every == 0 (every layer without
+ * the sliding trait: global_every 1). */
 static int global_layer(const bli_family *f, int32_t l) { return f->global_every <= 1 || l % f->global_every == 0; }
 static int is_global(const bl_state *s, int32_t l) { return global_layer(&s->fam, l); }
 
 void bli_fam_qk_rows(bl_state *s, int32_t l, int32_t t0, int32_t t1) {
     bli_famx *x = s->fx;
-    if (!x || x->kind != BLI_FAM_MODERNBERT) return;
+    if (!x || x->pos != BLI_POS_ROTARY) return;
     const int32_t H = s->c.hidden, NH = s->c.n_heads, d = H / NH;
     const float *cs = is_global(s, l) ? x->rope_g : x->rope_l;
     bli_rope_rows(s->q, H, t0, t1, NH, d, cs);
@@ -242,12 +252,12 @@ void bli_fam_softmax(bl_state *s, int32_t l, int32_t h, float *a, int32_t T, flo
         blk_softmax(a, T, T, 1.0f / sqrtf((float)d));
         return;
     }
-    switch (x->kind) {
-    case BLI_FAM_MPNET:
+    switch (x->pos) {
+    case BLI_POS_BUCKETS:
         bli_rel_bias_add(a, T, sqrtf((float)d), x->bias + (size_t)h * (2 * T - 1));
         blk_softmax(a, T, T, 1.0f);
         break;
-    case BLI_FAM_DEBERTA: {
+    case BLI_POS_DISENTANGLED: {
         const unsigned terms = (unsigned)s->fam.rel_terms;
         const int n_terms = !!(terms & BLI_DEB_C2P) + !!(terms & BLI_DEB_P2C);
         bli_deberta_add(a, T, s->q + (size_t)h * d, s->k + (size_t)h * d, H, x->pk + (size_t)h * d,
@@ -255,7 +265,7 @@ void bli_fam_softmax(bl_state *s, int32_t l, int32_t h, float *a, int32_t T, flo
         blk_softmax(a, T, T, 1.0f / sqrtf((float)d * (float)(1 + n_terms)));
         break;
     }
-    case BLI_FAM_MODERNBERT:
+    case BLI_POS_ROTARY:
         bli_softmax_window(a, T, 1.0f / sqrtf((float)d), is_global(s, l) ? -1 : s->fam.window);
         break;
     default:
@@ -287,14 +297,14 @@ void bli_fam_score_terms(const bli_family *f, const bl_config *c, int32_t l, bl_
     memset(out, 0, sizeof *out);
     out->window = -1;
     (void)c;
-    switch (f->kind) {
-    case BLI_FAM_MPNET:
+    switch (bli_traits(f->kind)->positions) {
+    case BLI_POS_BUCKETS:
         term(out, "q·k/√d", "q·k/√d", "the query's dot product with the key, over √d");
         term(out, "relative position bias", "bias",
              "a learned number per head for the bucket of the key's offset j − i from the query (32 buckets: "
              "exact within 8 tokens, logarithmic to 128), the same in every layer");
         break;
-    case BLI_FAM_DEBERTA: {
+    case BLI_POS_DISENTANGLED: {
         int n;
         const unsigned on = deberta_terms(f, &n);
         const char *div = n == 2 ? "√(3d)" : n == 1 ? "√(2d)" : "√d";
@@ -315,7 +325,7 @@ void bli_fam_score_terms(const bli_family *f, const bl_config *c, int32_t l, bl_
         }
         break;
     }
-    case BLI_FAM_MODERNBERT:
+    case BLI_POS_ROTARY:
         term(out, "q·k/√d", "q·k/√d",
              "the dot product of the query and the key, both rotated by their positions (RoPE), so that it also "
              "depends on their distance; over √d");
@@ -333,8 +343,8 @@ void bli_fam_scores(bl_state *s, int32_t l, int32_t h, const float *q, const flo
     bli_famx *x = s->fx;
     float scale = 1.0f / sqrtf((float)d);
     int32_t half = -1; /* keys beyond it masked (ModernBERT's local layers) */
-    switch (x ? x->kind : BLI_FAM_BERT) {
-    case BLI_FAM_MPNET: {
+    switch (x ? x->pos : BLI_POS_ABSOLUTE) {
+    case BLI_POS_BUCKETS: {
         /* bli_rel_bias_add: a[i][j] / sqrt(d) + bias[j - i + T - 1] */
         const float div = sqrtf((float)d), *rel = x->bias + (size_t)h * (2 * T - 1);
         if (terms)
@@ -346,7 +356,7 @@ void bli_fam_scores(bl_state *s, int32_t l, int32_t h, const float *q, const flo
         bli_rel_bias_add(scores, T, div, rel);
         return;
     }
-    case BLI_FAM_DEBERTA: {
+    case BLI_POS_DISENTANGLED: {
         int n_rel;
         const unsigned on = deberta_terms(&s->fam, &n_rel);
         scale = 1.0f / sqrtf((float)d * (float)(1 + n_rel));
@@ -371,7 +381,7 @@ void bli_fam_scores(bl_state *s, int32_t l, int32_t h, const float *q, const flo
         for (size_t i = 0; i < (size_t)(1 + n_rel) * n; i++) terms[i] *= scale;
         break;
     }
-    case BLI_FAM_MODERNBERT:
+    case BLI_POS_ROTARY:
         if (!is_global(s, l)) half = s->fam.window;
         break;
     default:
@@ -379,7 +389,7 @@ void bli_fam_scores(bl_state *s, int32_t l, int32_t h, const float *q, const flo
     }
     /* the softmax's scale (blk_softmax(a, T, T, scale): exp(scale * a)) */
     for (size_t i = 0; i < n; i++) scores[i] *= scale;
-    if (terms && (!x || x->kind != BLI_FAM_DEBERTA)) memcpy(terms, scores, n * sizeof(float));
+    if (terms && (!x || x->pos != BLI_POS_DISENTANGLED)) memcpy(terms, scores, n * sizeof(float));
     if (half >= 0) {
         const int n_terms = terms ? 1 : 0;
         for (int32_t i = 0; i < T; i++) {
@@ -392,42 +402,46 @@ void bli_fam_scores(bl_state *s, int32_t l, int32_t h, const float *q, const flo
     }
 }
 
-/* ModernBERT's layer after its heads, pre-norm (rows [t0, t1)):
- *   x += ctx Wo;  x += (gelu(n Wi_in) * (n Wi_gate)) Wo2,  n = LN_mlp(x)
- * then the next layer's q, k, v from LN_attn(x) (rotated), or after the
- * last layer x = LN_final(x): the last hidden state. Norms have no bias;
- * layer 0 has no attention norm (the embeddings' norm is its input).
- * Returns 0 for the other families (encoder.c's BERT rows run). */
-int bli_fam_rows(bl_state *s, int32_t l, int32_t T, int32_t t0, int32_t t1, float *scratch) {
-    bli_famx *x = s->fx;
-    if (!x || x->kind != BLI_FAM_MODERNBERT) return 0;
-    const bl_config *c = &s->c;
-    const int32_t H = c->hidden, I = c->intermediate, R = t1 - t0;
-    const layer_weights *lw = bli_lw(s, l);
-    float *xr = s->x + (size_t)t0 * H, *x2 = s->x2 + (size_t)t0 * H, *ffn = s->ffn + (size_t)t0 * I,
-          *gate = x->gate + (size_t)t0 * I;
-    const size_t n = (size_t)R * H;
-    blk_matmul(x2, s->ctx + (size_t)t0 * H, R, &lw->wo, NULL, scratch);
-    for (size_t i = 0; i < n; i++) xr[i] += x2[i];
-    memcpy(x2, xr, n * sizeof(float));
-    blk_layernorm(x2, NULL, R, H, lw->ln2_g, x->zeros, c->ln_eps);
-    blk_matmul_act(ffn, x2, R, &lw->w1, NULL, c->activation, scratch);
-    blk_matmul(gate, x2, R, &x->wg[l], NULL, scratch);
-    for (size_t i = 0; i < (size_t)R * I; i++) ffn[i] *= gate[i];
-    blk_matmul(x2, ffn, R, &lw->w2, NULL, scratch);
-    for (size_t i = 0; i < n; i++) xr[i] += x2[i];
-    if (l + 1 == c->n_layers) blk_layernorm(xr, NULL, R, H, x->final_g, x->zeros, c->ln_eps);
-    if (s->hidden) memcpy(s->hidden + ((size_t)(l + 1) * T + t0) * H, xr, n * sizeof(float));
-    if (l + 1 < c->n_layers) {
-        const layer_weights *nw = bli_lw(s, l + 1);
-        memcpy(x2, xr, n * sizeof(float));
-        blk_layernorm(x2, NULL, R, H, nw->ln1_g, x->zeros, c->ln_eps);
-        const size_t o = (size_t)t0 * H;
-        float *const y[3] = {s->q + o, s->k + o, s->v + o};
-        const blk_weight *const ws[3] = {&nw->wq, &nw->wk, &nw->wv};
-        const float *const bs[3] = {NULL, NULL, NULL};
-        blk_matmul_shared(3, y, x2, R, ws, bs, -1, scratch);
-        bli_fam_qk_rows(s, l + 1, t0, t1);
+/* ------------------------------------------------------------- blocks
+ * The norm and feed-forward traits (family.h), each once; encoder.c's
+ * layer (post-norm or pre-norm) calls them on its rows. */
+
+/* RMSNorm rows of x [R][n] in place, x = x + res first when res is given:
+ * x * g / sqrt(mean(x^2) + eps) (Llama's, the mean in double). */
+static void rms_norm(float *x, const float *res, int32_t R, int32_t n, const float *g, float eps) {
+    for (int32_t r = 0; r < R; r++) {
+        float *xr = x + (size_t)r * n;
+        if (res)
+            for (int32_t i = 0; i < n; i++) xr[i] += res[(size_t)r * n + i];
+        double ss = 0.0;
+        for (int32_t i = 0; i < n; i++) ss += (double)xr[i] * xr[i];
+        const float inv = 1.0f / sqrtf((float)(ss / n) + eps);
+        for (int32_t i = 0; i < n; i++) xr[i] = g[i] * (xr[i] * inv);
     }
-    return 1;
+}
+
+void bli_fam_norm(const bl_state *s, float *x, const float *res, int32_t R, const float *g, const float *b) {
+    if (s->tr && s->tr->norm == BLI_NORM_RMS) rms_norm(x, res, R, s->c.hidden, g, s->c.ln_eps);
+    else blk_layernorm(x, res, R, s->c.hidden, g, b, s->c.ln_eps);
+}
+
+void bli_fam_final_norm(const bl_state *s, float *x, int32_t R) {
+    if (s->fx && s->fx->final_g) bli_fam_norm(s, x, NULL, R, s->fx->final_g, s->fx->zeros);
+}
+
+void bli_fam_ffn(bl_state *s, int32_t l, float *y, const float *in, int32_t t0, int32_t t1, float *scratch) {
+    const layer_weights *lw = bli_lw(s, l);
+    const int32_t I = s->c.intermediate, R = t1 - t0, act = s->c.activation;
+    const size_t n = (size_t)R * I;
+    float *ffn = s->ffn + (size_t)t0 * I;
+    /* SiLU is not one of the kernels' activations: applied here */
+    blk_matmul_act(ffn, in, R, &lw->w1, lw->b1, act == BL_ACT_SILU ? -1 : act, scratch);
+    if (act == BL_ACT_SILU)
+        for (size_t i = 0; i < n; i++) ffn[i] = ffn[i] / (1.0f + expf(-ffn[i]));
+    if (s->tr && s->tr->ffn == BLI_FFN_GATED) {
+        float *gate = s->fx->gate + (size_t)t0 * I;
+        blk_matmul(gate, in, R, &s->fx->wg[l], NULL, scratch);
+        for (size_t i = 0; i < n; i++) ffn[i] *= gate[i];
+    }
+    blk_matmul(y, ffn, R, &lw->w2, lw->b2, scratch);
 }

@@ -11,7 +11,8 @@
  *
  * Files: encoder_rel.c (MPNet's bucketed bias, DeBERTa's disentangled
  * terms), encoder_rope.c (RoPE, the sliding window, GeGLU), encoder_family.c
- * (the hooks below, which the forward pass calls).
+ * (the hooks below, which the forward pass calls, switching on the
+ * family's traits, family.h; and the norm and feed-forward blocks).
  */
 #ifndef BL_ENCODER_FAMILY_H
 #define BL_ENCODER_FAMILY_H
@@ -153,8 +154,16 @@ typedef struct bl_score_info bl_score_info;
 typedef struct bli_family bli_family;
 typedef struct bl_config bl_config;
 void bli_fam_score_terms(const bli_family *f, const bl_config *c, int32_t l, bl_score_info *out);
-/* The rest of layer l for rows [t0, t1) when the family's layer is not
- * BERT's (ModernBERT: pre-norm, GeGLU, final norm): 1 done, 0 run BERT's. */
-int bli_fam_rows(bl_state *s, int32_t l, int32_t T, int32_t t0, int32_t t1, float *scratch);
+/* The blocks of the norm and feed-forward traits (family.h), which
+ * encoder.c's layers call on rows of hidden width:
+ * bli_fam_norm: x [R][hidden] = N(x + res) (res NULL: N(x)), N the family's
+ *   LayerNorm (g, b) or RMSNorm (g; b unread).
+ * bli_fam_final_norm: x = Nfinal(x) for the families with a final norm.
+ * bli_fam_ffn: rows [t0, t1) of y [T][hidden] = the feed-forward block of
+ *   layer l on rows of in (a block of R = t1 - t0 rows, may be y):
+ *   act(in W1 + b1) [* (in Wg)] W2 + b2, through s->ffn's rows t0..t1. */
+void bli_fam_norm(const bl_state *s, float *x, const float *res, int32_t R, const float *g, const float *b);
+void bli_fam_final_norm(const bl_state *s, float *x, int32_t R);
+void bli_fam_ffn(bl_state *s, int32_t l, float *y, const float *in, int32_t t0, int32_t t1, float *scratch);
 
 #endif

@@ -178,7 +178,7 @@ bl_state *bl_state_new(const bl_model *m, int32_t max_tokens, unsigned flags, ch
     const bl_config *c = bl_model_config(m);
     if (c->n_layers <= 0 || c->n_heads <= 0 || c->hidden <= 0 || c->hidden % c->n_heads || c->intermediate <= 0 ||
         c->max_positions <= 0 || c->type_vocab_size <= 0 || c->vocab_size <= 0 || c->activation < BL_ACT_GELU ||
-        c->activation > BL_ACT_RELU) {
+        c->activation > BL_ACT_SILU) {
         bli_set_err(err, errlen, "unsupported model configuration");
         return NULL;
     }

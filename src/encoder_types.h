@@ -27,6 +27,7 @@ struct bl_state {
     const bl_model *model; /* the model it runs (borrowed; outlives the state) */
     bl_config c;
     bli_family fam;      /* the model's family (bundle.h): embeddings, positions, stored layers */
+    const bli_family_traits *tr; /* its traits (family.h), set by bli_fam_init */
     int32_t max_tokens;  /* capacity of every buffer below                */
     unsigned flags;      /* BL_KEEP_* bits                                */
     int no_final;        /* bl_state_set_final(s, 0): skip the last layer's rows */

@@ -176,7 +176,7 @@ EMSCRIPTEN_KEEPALIVE const char *blw_info_json(void) {
         set_error("no model loaded");
         return NULL;
     }
-    static const char *acts[] = {"gelu", "gelu_tanh", "relu"};
+    static const char *acts[] = {"gelu", "gelu_tanh", "relu", "silu"};
     const bl_config *c = bl_model_config(g.model);
     bli_jbuf b = {0};
     jb_printf(&b, "{\"config\":{\"n_layers\":%d,\"n_heads\":%d,\"hidden\":%d,\"intermediate\":%d,", c->n_layers,
@@ -184,7 +184,7 @@ EMSCRIPTEN_KEEPALIVE const char *blw_info_json(void) {
     jb_printf(&b, "\"max_positions\":%d,\"type_vocab_size\":%d,\"vocab_size\":%d,", c->max_positions,
               c->type_vocab_size, c->vocab_size);
     jb_printf(&b, "\"ln_eps\":%.9g,\"activation\":\"%s\"},\"meta\":{", (double)c->ln_eps,
-              c->activation >= 0 && c->activation <= 2 ? acts[c->activation] : "?");
+              c->activation >= 0 && c->activation <= 3 ? acts[c->activation] : "?");
     char val[512];
     for (int i = 0; i < bl_model_n_meta(g.model); i++) {
         if (i) bli_json_raw(&b, ",", 1);

@@ -22,7 +22,7 @@ import { floats, loadBundle, putInts, wasmError } from '../tools/wasm_node.mjs';
 const FIX = path.join(ROOT, 'tests/fixtures/families');
 // The families bertlens runs: every one of make.py's (what the converter
 // refuses, and why, is tests/families_rel.test.mjs's and the decoder test's below).
-const FAMILIES = ['roberta', 'xlm-roberta', 'camembert', 'electra', 'albert', 'mpnet', 'deberta-v2', 'deberta-v2-buckets', 'modernbert'];
+const FAMILIES = ['roberta', 'xlm-roberta', 'camembert', 'electra', 'albert', 'mpnet', 'deberta-v2', 'deberta-v2-buckets', 'modernbert', 'nomic-bert', 'gte', 'eurobert'];
 const TOL_ATTN = 1e-5;   // f32: attention probabilities, max |d|
 const TOL_HIDDEN = 1e-4; // f32: last hidden state, max |d|
 // Quantized bundles: max |d| of the attention over every case (measured on
