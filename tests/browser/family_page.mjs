@@ -22,14 +22,17 @@ export function checkpointCopy(name, ...from) {
 /** A fresh copy of tests/fixtures/families/<family>. */
 export const checkpoint = (family) => checkpointCopy(family, `families/${family}`);
 
-/** Convert dir in the page (the directory picker); returns the saved bundle's bytes. */
-export async function convertInPage(page, base, dir) {
+/** Convert dir in the page (the directory picker) to dtype (the converter's
+ *  choice beside it; q8 its default); returns the saved bundle's bytes. */
+export async function convertInPage(page, base, dir, dtype = 'q8') {
   await page.goto(`${base}?view=heatmap`);
   await ready(page);
+  if (dtype !== 'q8') await page.selectOption('#convert-dtype', dtype);
   await page.evaluate(() => { document.body.dataset.state = 'loading'; });
   await page.setInputFiles('#checkpoint-input', dir, { timeout: 120000 });
   await ready(page);
   // (named by its folder and its weights' hash: its config.json has no _name_or_path, lib/model_names.js)
   assert.match(await page.textContent('#notices'), new RegExp(`Converted ${path.basename(dir)}-[0-9a-f]{8} in this page`));
+  if (dtype !== 'q8') assert.match(await page.textContent('#notices'), new RegExp(`in this page \\(\\d+ tensors, ${dtype}\\)`), `converted to ${dtype}`);
   return zlib.gunzipSync((await download(page, '#save-converted')).bytes);
 }

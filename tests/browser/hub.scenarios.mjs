@@ -26,6 +26,12 @@ const ID = 'bertlens-test/tiny-mlm';
 // Chromium reports refused requests on the console; these scenarios make them on purpose.
 const EXPECTED_ERRORS = /Failed to load resource|Access-Control-Allow-Origin|CORS policy|Content Security Policy|net::ERR_/;
 
+// issue 33: a EuroBERT checkpoint (tests/fixtures/families/eurobert: Llama-style,
+// byte-level tokenizer.json, no vocab.txt) from the Hub, once for the three new families.
+const EURO = path.join(ROOT, 'tests', 'fixtures', 'families', 'eurobert');
+const EURO_ID = 'bertlens-test/eurobert-tiny';
+const folderFiles = (dir) => Object.fromEntries(fs.readdirSync(dir).map((f) => [f, fs.readFileSync(path.join(dir, f))]));
+
 const tinyFiles = () => Object.fromEntries(fs.readdirSync(TINY).map((f) => [f, fs.readFileSync(path.join(TINY, f))]));
 
 let shared = null;
@@ -48,6 +54,7 @@ function setup() {
       'bertlens-test/elsewhere': { files, redirect: stray.url.replace(/\/$/, '') },
       [BIG_ID]: { files: big },
       [DEEP_ID]: { files: bertRepo({ layers: 24, hidden: 32, heads: 4, inter: 64, vocab: 300 }) },
+      [EURO_ID]: { files: folderFiles(EURO) },
     });
     const index = JSON.parse(fs.readFileSync(path.join(ROOT, 'models', 'index.json'), 'utf8'));
     const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'bertlens-hub-index-'));
@@ -63,7 +70,10 @@ function setup() {
     const native = path.join(tmp, 'tiny-mlm.blb');
     const conv = spawnSync(BIN, ['convert', TINY, native, '--name', ID], { encoding: 'utf8' });
     if (conv.status !== 0) throw new Error(`bertlens convert: ${conv.stderr}`);
-    return { hub, tinyBlob: tiny.lfs['model.safetensors'].key, site: site.url, policy, native, stray: stray.url, bigSize: big['model.safetensors'].size };
+    const euro = path.join(tmp, 'eurobert.blb');
+    const conv2 = spawnSync(BIN, ['convert', EURO, euro, '--name', EURO_ID], { encoding: 'utf8' });
+    if (conv2.status !== 0) throw new Error(`bertlens convert: ${conv2.stderr}`);
+    return { hub, euro, tinyBlob: tiny.lfs['model.safetensors'].key, site: site.url, policy, native, stray: stray.url, bigSize: big['model.safetensors'].size };
   })();
   return shared;
 }
@@ -340,3 +350,22 @@ scenario('hub: memory while loading a bert-large-wide checkpoint from the Hub (p
   const convBar = LAYERS >= 12 ? MEMORY_BAR : 2;
   assert.ok(conv.inc <= convBar * bundle, `conversion: peak +${MB(conv.inc)} for a ${MB(bundle)} bundle (bar ${convBar}x)`);
 }, { timeout: 600000, allowConsoleErrors: EXPECTED_ERRORS });
+
+scenario('hub: ?hub= converts a EuroBERT checkpoint (issue 33) from the (fake) Hub: bertlens convert\'s bytes, Hugging Face\'s tokens, the CLI\'s attention', async ({ page, shot }) => {
+  const { site, euro } = await setup();
+  const ref = JSON.parse(fs.readFileSync(path.join(ROOT, 'tests', 'browser', 'families.ref.json'), 'utf8')).eurobert;
+  await page.goto(`${site}?hub=${encodeURIComponent(EURO_ID)}&view=heatmap&text=${encodeURIComponent(ref.text)}&text_b=${encodeURIComponent(ref.text_b)}`);
+  await ready(page);
+  assert.match(await page.textContent('#model-info'), /^bertlens-test\/eurobert-tiny \(Hugging Face Hub, [0-9a-f]{7}\) · 3 layers × 4 heads, hidden 32/);
+  assert.match(await page.textContent('#notices'), /Converted bertlens-test\/eurobert-tiny from the Hugging Face Hub in this page \(\d+ tensors, q8\)/);
+  const saved = await download(page, '#save-converted');
+  assert.ok(Buffer.compare(zlib.gunzipSync(saved.bytes), fs.readFileSync(euro)) === 0, 'saved Hub model = bertlens convert output');
+  assert.match(await page.textContent('#token-info'), new RegExp(`^${ref.tokens.length} tokens`));
+  let worst = 0;
+  for (const [layer, head] of [[0, 0], [2, 3]]) {
+    worst = Math.max(worst, await sameAttentionAs(page, { bundle: euro, texts: [ref.text, ref.text_b], layer, head, tol: 5e-4 }));
+  }
+  console.log(`#   EuroBERT from the Hub: ${ref.tokens.length} tokens, attention vs bertlens attend max |d| ${worst.toExponential(2)}`);
+  await page.evaluate(() => window.scrollTo(0, 0)); // (the export button scrolled the page: the toolbar sticks)
+  await shot(page, 'hub-eurobert');
+}, { allowConsoleErrors: EXPECTED_ERRORS });
