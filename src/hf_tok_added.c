@@ -14,7 +14,7 @@
  * compared at every position, 1,500 tokens of 64 characters: 5.3 s on
  * 100,000 characters).
  */
-#include "hf_tok_impl.h"
+#include "hf_tok_added.h"
 
 #include <stdint.h>
 #include <stdlib.h>

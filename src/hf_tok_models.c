@@ -20,7 +20,7 @@
  *             unk when a piece is missing or it is longer than
  *             max_input_chars_per_word characters (0: every split).
  */
-#include "hf_tok_impl.h"
+#include "hf_tok_models.h"
 #include "error.h"
 
 #include <stdint.h>

@@ -8,7 +8,7 @@
  * the alignment of the LAST character of the match; Strip's right side
  * compares a character index with a byte length, as tokenizers does).
  */
-#include "hf_tok_impl.h"
+#include "hf_tok_norm.h"
 #include "error.h"
 #include "unicode.h"
 

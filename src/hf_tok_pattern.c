@@ -17,7 +17,7 @@
  * longest of them, GPT-2's); a String pattern of any length is searched in
  * linear time (KMP).
  */
-#include "hf_tok_impl.h"
+#include "hf_tok_pattern.h"
 #include "error.h"
 #include "unicode.h"
 

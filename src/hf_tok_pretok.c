@@ -3,7 +3,7 @@
  * Split, Sequence) and the splits they produce; the split patterns they
  * match are in hf_tok_pattern.c.
  */
-#include "hf_tok_impl.h"
+#include "hf_tok_pretok.h"
 #include "error.h"
 #include "unicode.h"
 

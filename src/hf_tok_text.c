@@ -5,7 +5,7 @@
  * patterns and pre-tokenizers (hf_tok_norm.c, hf_tok_pattern.c,
  * hf_tok_pretok.c).
  */
-#include "hf_tok_impl.h"
+#include "hf_tok_text.h"
 #include "error.h"
 #include "unicode.h"
 #include "utf8.h"

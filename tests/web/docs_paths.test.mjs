@@ -57,7 +57,9 @@ function exists(p) {
 
 const cliSource = fs.readdirSync(path.join(ROOT, 'src')).filter((f) => /^cli.*\.c$/.test(f))
   .map((f) => fs.readFileSync(path.join(ROOT, 'src', f), 'utf8')).join('\n');
-const COMMANDS = new Set([...fs.readFileSync(path.join(ROOT, 'src/cli.c'), 'utf8').matchAll(/!strcmp\(cmd, "([\w-]+)"\)/g)].map((m) => m[1]));
+// src/cli.c's table of commands: rows {"name", function, help}, and the help words its main() knows
+const CLI_C = fs.readFileSync(path.join(ROOT, 'src/cli.c'), 'utf8');
+const COMMANDS = new Set([...CLI_C.matchAll(/^\s*\{"([\w-]+)", \w+,/gm), ...CLI_C.matchAll(/!strcmp\(cmd, "([\w-]+)"\)/g)].map((m) => m[1]));
 const makefile = fs.readFileSync(path.join(ROOT, 'Makefile'), 'utf8');
 const TARGETS = new Set([...makefile.matchAll(/^([\w./%-]+(?:[ \t]+[\w./%-]+)*)[ \t]*:(?!=)/gm)].flatMap((m) => m[1].split(/\s+/)));
 
