@@ -28,6 +28,11 @@ typedef struct bli_target {
 int bli_explain_run(bl_state *s, const int32_t *ids, const int32_t *type_ids, int32_t T, const bli_target *t,
                     const bl_explain_opts *opts, bl_explain *out, char *err, size_t errlen);
 
+/* NULL when bl_backward differentiates every trait of s's family (family.h),
+ * else the first trait it does not, in words ("RMSNorm"): explain refuses
+ * such a family by that name rather than give wrong numbers (backward.c). */
+const char *bli_backward_refuses(const bl_state *s);
+
 /* The explanation as JSON (explain_json.c): what `bertlens explain` prints. */
 typedef struct bli_jbuf bli_jbuf;
 void bli_explain_json(bli_jbuf *b, const bl_model *m, const int32_t *ids, const bl_explain *e,
