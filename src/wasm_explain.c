@@ -44,7 +44,7 @@ EMSCRIPTEN_KEEPALIVE const char *blw_explain_json(int method, int steps, int pos
     bl_explain e;
     if (bl_explain_mlm(s, tk->ids, tk->type_ids, tk->n, &o, &e, err, BLI_WASM_ERRLEN)) return NULL;
     bli_jbuf j = {0};
-    bli_explain_json(&j, m, tk->ids, &e, &o);
+    bli_explain_json(&j, m, tk->ids, &e, &o, NULL);
     bl_explain_free(&e);
     /* the state holds the run again (the explanation ran other inputs) */
     if (bl_forward(s, tk->ids, tk->type_ids, tk->n, -1, err, BLI_WASM_ERRLEN)) {

@@ -222,3 +222,45 @@ test('explain refuses the families whose traits backward does not differentiate'
     assert.match(r.stderr, /not differentiated yet/, fam);
   }
 });
+
+// Task heads (tests/fixtures/heads, assembled as tests/heads.test.mjs does):
+// the target is the predicted class (token classification: at the first
+// token that is not special), grad-input and IG (M = 8) within the same bound
+// of torch.autograd float64 (tests/fixtures/explain/make.py --heads).
+const HEADS = path.join(ROOT, 'tests/fixtures/heads');
+const HEAD_REFS = JSON.parse(fs.readFileSync(path.join(HEADS, 'refs.json'), 'utf8'));
+const EXPLAIN_HEADS = JSON.parse(fs.readFileSync(path.join(ROOT, 'tests/fixtures/explain/refs-heads.json'), 'utf8'));
+
+function headBundle(fam, name) {
+  const dir = path.join(OUT, `src-head-${fam}-${name}`);
+  fs.rmSync(dir, { recursive: true, force: true });
+  fs.cpSync(path.join(HEADS, fam, name), dir, { recursive: true });
+  fs.copyFileSync(path.join(HEADS, fam, 'encoder.safetensors'), path.join(dir, 'encoder.safetensors'));
+  const tok = path.join(ROOT, HEAD_REFS.tokenizer[fam]);
+  for (const f of fs.readdirSync(tok))
+    if (f !== 'config.json' && f !== 'model.safetensors') fs.copyFileSync(path.join(tok, f), path.join(dir, f));
+  const out = path.join(OUT, `head-${fam}-${name}.blb`);
+  ok(BIN, ['convert', dir, out, '--dtype', 'f32', '--name', `explain-${fam}-${name}`]);
+  return out;
+}
+
+for (const c of EXPLAIN_HEADS.cases) {
+  test(`${c.family}/${c.name} head: grad-input and IG match torch.autograd (float64)`, { skip: IS_WASM && 'native only (blw_explain_json runs the masked-LM head)' }, (t) => {
+    const file = headBundle(c.family, c.name);
+    for (const method of ['grad-input', 'ig']) {
+      const argv = ['explain', '--method', method, '--steps', String(EXPLAIN_HEADS.steps), file, ...c.texts];
+      const got = JSON.parse(ok(BIN, argv).stdout);
+      assert.deepEqual(got.ids, c.ids);
+      assert.equal(got.position, c.position);
+      assert.equal(got.target, c.target);
+      assert.equal(got.label, c.label);
+      const w = within(got.scores, method === 'ig' ? c.ig : c.grad_input);
+      t.diagnostic(`${method}: max err ${w.err.toExponential(2)} (${w.rel.toExponential(2)} of max|score|)`);
+      assert.ok(w.worst <= 1, `${c.family}/${c.name} ${method}: ${w.err} over the bound`);
+      if (method === 'ig') assert.ok(Math.abs(got.delta - c.delta) < 1e-4, `delta ${got.delta} vs ${c.delta}`);
+    }
+    // --target by label gives the same class
+    const byLabel = JSON.parse(ok(BIN, ['explain', '--target', c.label, file, ...c.texts]).stdout);
+    assert.equal(byLabel.target, c.target);
+  });
+}
