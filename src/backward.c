@@ -33,6 +33,7 @@
  */
 #include "encoder_types.h"
 #include "encoder_family.h"
+#include "explain.h"
 #include "error.h"
 #include "sizes.h"
 
@@ -178,7 +179,32 @@ typedef struct {
     float *zeros;          /* [max(H, I)] absent biases                          */
 } bctx;
 
-static int is_kind(const bctx *b, int kind) { return b->s->fam.kind == kind; }
+/* The traits the blocks below read (family.h). */
+static int positions(const bctx *b) { return b->s->tr->positions; }
+static int pre_norm(const bctx *b) { return b->s->tr->layer == BLI_LAYER_PRE_NORM; }
+
+/* NULL when the pass differentiates every trait of s's family, else the
+ * first one it does not, in words. The blocks: BERT's post-norm layer with
+ * a plain feed-forward block and absolute, bucketed (MPNet) or disentangled
+ * (DeBERTa) positions; ModernBERT's pre-norm layer with rotary positions, a
+ * gated feed-forward block, no norm on layer 0's input and a final norm; both
+ * with LayerNorm and normed embeddings. */
+const char *bli_backward_refuses(const bl_state *s) {
+    const bli_family_traits *tr = s->tr;
+    if (tr->norm != BLI_NORM_LAYER) return "RMSNorm";
+    if (tr->no_emb_norm) return "embeddings without a norm";
+    if (tr->layer == BLI_LAYER_PRE_NORM) {
+        if (tr->positions != BLI_POS_ROTARY) return "a pre-norm layer without rotary positions";
+        if (tr->ffn != BLI_FFN_GATED) return "a pre-norm layer with a plain feed-forward block";
+        if (tr->first_norm) return "a pre-norm layer 0 that norms its input";
+        if (!tr->final_norm) return "a pre-norm stack without a final norm";
+    } else {
+        if (tr->positions == BLI_POS_ROTARY) return "rotary positions in a post-norm layer";
+        if (tr->ffn != BLI_FFN_PLAIN) return "a gated feed-forward block in a post-norm layer";
+        if (tr->final_norm) return "a final norm after post-norm layers";
+    }
+    return NULL;
+}
 
 /* =================================================== Family scores
  * Everything that differs between the families' attention scores and
@@ -198,12 +224,12 @@ static int fam_tables(bctx *b, char *err, size_t errlen) {
     const bl_model *m = s->model;
     const bli_family *f = &s->fam;
     const int32_t T = b->T, H = b->H, NH = b->NH, d = b->d;
-    if (f->kind == BLI_FAM_MPNET) {
+    if (positions(b) == BLI_POS_BUCKETS) {
         const float *table = f32_tensor(m, "encoder.relative_attention_bias.weight", (int64_t)f->rel_rows * NH);
         if (!table || !(b->bias = malloc(sizeof(float) * (size_t)NH * (2 * T - 1)))) goto missing;
         bli_mpnet_bias(b->bias, table, NH, T, 32, 128);
     }
-    if (f->kind == BLI_FAM_DEBERTA) {
+    if (positions(b) == BLI_POS_DISENTANGLED) {
         const float *rel = f32_tensor(m, "encoder.rel_embeddings.weight", (int64_t)f->rel_rows * H);
         if (!rel || !(b->rel = malloc(sizeof(float) * (size_t)f->rel_rows * H))) goto missing;
         memcpy(b->rel, rel, sizeof(float) * (size_t)f->rel_rows * H);
@@ -219,9 +245,9 @@ static int fam_tables(bctx *b, char *err, size_t errlen) {
             goto missing;
         bli_deberta_rel_index(b->idx, &b->r0, &b->nr, T, f->rel_buckets, f->rel_max);
     }
-    if (f->kind == BLI_FAM_MODERNBERT) {
-        if (!(b->final_g = f32_tensor(m, "encoder.final_norm.weight", H)) ||
-            !(b->cs_g = malloc(sizeof(float) * (size_t)T * d)) || !(b->cs_l = malloc(sizeof(float) * (size_t)T * d)))
+    if (s->tr->final_norm && !(b->final_g = f32_tensor(m, "encoder.final_norm.weight", H))) goto missing;
+    if (positions(b) == BLI_POS_ROTARY) {
+        if (!(b->cs_g = malloc(sizeof(float) * (size_t)T * d)) || !(b->cs_l = malloc(sizeof(float) * (size_t)T * d)))
             goto missing;
         bli_rope_table(b->cs_g, T, d, f->rope_global);
         bli_rope_table(b->cs_l, T, d, f->rope_local);
@@ -232,15 +258,15 @@ missing:
     return -1;
 }
 
-/* ModernBERT: layer l attends globally (else within +-window). */
+/* Sliding rotary (ModernBERT): layer l attends globally (else within +-window). */
 static int global_layer(const bctx *b, int32_t l) {
-    return b->s->fam.global_every <= 1 || l % b->s->fam.global_every == 0;
+    return !b->s->tr->sliding || b->s->fam.global_every <= 1 || l % b->s->fam.global_every == 0;
 }
 
 /* DeBERTa: this layer's key / query projections of the relative rows. */
 static void fam_layer_begin(bctx *b, int32_t l) {
     (void)l;
-    if (!is_kind(b, BLI_FAM_DEBERTA)) return;
+    if (positions(b) != BLI_POS_DISENTANGLED) return;
     const layer_weights *lw = bli_lw(b->s, l);
     const float *in = b->rel + (size_t)b->r0 * b->H;
     blk_matmul(b->pk, in, b->nr, &b->wk.f, lw->bk, b->scratch);
@@ -259,14 +285,14 @@ static void fam_logits(bctx *b, int32_t l, int32_t h, float *S) {
             S[(size_t)i * T + j] = acc;
         }
     const bli_family *f = &b->s->fam;
-    switch (f->kind) {
-    case BLI_FAM_MPNET: {
+    switch (positions(b)) {
+    case BLI_POS_BUCKETS: {
         const float div = sqrtf((float)d), *rel = b->bias + (size_t)h * (2 * T - 1);
         for (int32_t i = 0; i < T; i++)
             for (int32_t j = 0; j < T; j++) S[(size_t)i * T + j] = S[(size_t)i * T + j] / div + rel[j - i + T - 1];
         break;
     }
-    case BLI_FAM_DEBERTA: {
+    case BLI_POS_DISENTANGLED: {
         const unsigned on = (unsigned)f->rel_terms;
         const int n_terms = !!(on & BLI_DEB_C2P) + !!(on & BLI_DEB_P2C);
         const float scale = 1.0f / sqrtf((float)d * (float)(1 + n_terms));
@@ -285,7 +311,7 @@ static void fam_logits(bctx *b, int32_t l, int32_t h, float *S) {
     }
     default: {
         const float scale = 1.0f / sqrtf((float)d);
-        const int32_t half = f->kind == BLI_FAM_MODERNBERT && !global_layer(b, l) ? f->window : -1;
+        const int32_t half = !global_layer(b, l) ? f->window : -1;
         for (int32_t i = 0; i < T; i++) {
             int32_t j0, j1;
             bli_window_of(i, T, half, &j0, &j1);
@@ -305,12 +331,12 @@ static void fam_logits_bwd(bctx *b, int32_t h, const float *dL) {
     const bli_family *f = &b->s->fam;
     float scale = 1.0f / sqrtf((float)d);
     unsigned on = 0;
-    if (f->kind == BLI_FAM_DEBERTA) {
+    if (positions(b) == BLI_POS_DISENTANGLED) {
         on = (unsigned)f->rel_terms;
         const int n_terms = !!(on & BLI_DEB_C2P) + !!(on & BLI_DEB_P2C);
         scale = 1.0f / sqrtf((float)d * (float)(1 + n_terms));
     }
-    if (f->kind == BLI_FAM_MPNET) scale = 1.0f / sqrtf((float)d); /* S / sqrt(d) + bias: the bias is a constant */
+    /* buckets: S / sqrt(d) + bias, the bias a constant: the plain scale */
     const float *pk = b->pk ? b->pk + (size_t)h * d : NULL, *pq = b->pq ? b->pq + (size_t)h * d : NULL;
     for (int32_t i = 0; i < T; i++)
         for (int32_t j = 0; j < T; j++) {
@@ -436,7 +462,7 @@ static int load_layer(bctx *b, int32_t l) {
     if (mat_load(&b->wq, &lw->wq) || mat_load(&b->wk, &lw->wk) || mat_load(&b->wv, &lw->wv) ||
         mat_load(&b->wo, &lw->wo) || mat_load(&b->w1, &lw->w1) || mat_load(&b->w2, &lw->w2))
         return -1;
-    if (is_kind(b, BLI_FAM_MODERNBERT)) {
+    if (b->s->tr->ffn == BLI_FFN_GATED) {
         char name[96];
         snprintf(name, sizeof name, "encoder.layer.%d.intermediate.gate.weight", l);
         const bl_tensor *t = bl_model_find_tensor(b->s->model, name);
@@ -489,23 +515,23 @@ static void modernbert_layer(bctx *b, int32_t l, const float *x, float *dy, floa
     /* forward */
     const float *n = x;
     if (l > 0) {
-        ln_fwd(b->n, x, T, H, lw->ln1_g, NULL, eps, b->n_xh, b->n_rs);
+        ln_fwd(b->n, x, T, H, lw->ln1_g, lw->ln1_b, eps, b->n_xh, b->n_rs);
         n = b->n;
     }
-    blk_matmul(b->q, n, T, &b->wq.f, NULL, b->scratch);
-    blk_matmul(b->k, n, T, &b->wk.f, NULL, b->scratch);
-    blk_matmul(b->v, n, T, &b->wv.f, NULL, b->scratch);
+    blk_matmul(b->q, n, T, &b->wq.f, lw->bq, b->scratch); /* biases: zeros where absent */
+    blk_matmul(b->k, n, T, &b->wk.f, lw->bk, b->scratch);
+    blk_matmul(b->v, n, T, &b->wv.f, lw->bv, b->scratch);
     rope(b, l, b->q, 1);
     rope(b, l, b->k, 1);
     attn_fwd(b, l);
-    blk_matmul(b->y1, b->c, T, &b->wo.f, NULL, b->scratch);
+    blk_matmul(b->y1, b->c, T, &b->wo.f, lw->bo, b->scratch);
     add_to(b->y1, x, nh);                                                /* x1 */
-    ln_fwd(b->m, b->y1, T, H, lw->ln2_g, NULL, eps, b->xh1, b->rs1);
-    blk_matmul(b->u, b->m, T, &b->w1.f, NULL, b->scratch);
+    ln_fwd(b->m, b->y1, T, H, lw->ln2_g, lw->ln2_b, eps, b->xh1, b->rs1);
+    blk_matmul(b->u, b->m, T, &b->w1.f, lw->b1, b->scratch);
     blk_matmul(b->gt, b->m, T, &b->wg.f, NULL, b->scratch);
     for (size_t i = 0; i < ni; i++) b->f[i] = act_f(b->u[i], act) * b->gt[i];
     if (l + 1 == L) { /* y = LNf(x1 + f W2) */
-        blk_matmul(b->tmp, b->f, T, &b->w2.f, NULL, b->scratch);
+        blk_matmul(b->tmp, b->f, T, &b->w2.f, lw->b2, b->scratch);
         add_to(b->tmp, b->y1, nh);
         ln_fwd(NULL, b->tmp, T, H, b->final_g, NULL, eps, b->xh2, b->rs2);
         ln_bwd(b->d1, dy, b->xh2, b->rs2, b->final_g, T, H, 0);
@@ -605,7 +631,12 @@ int bl_backward(bl_state *s, const int32_t *ids, const int32_t *type_ids, const 
     if (s->fam.notypes) type_ids = NULL;
     const size_t th = (size_t)T * H, ti = (size_t)T * I;
     int32_t rows = T;
-    if (s->fam.kind == BLI_FAM_DEBERTA) {
+    const char *why = bli_backward_refuses(s);
+    if (why) {
+        bli_set_err(err, errlen, "backward: the gradient through %s (%s) is not differentiated yet", why, s->fam.name);
+        return -1;
+    }
+    if (positions(&b) == BLI_POS_DISENTANGLED) {
         const int32_t nr = bli_deberta_rel_rows(T, s->fam.rel_buckets, s->fam.rel_max);
         rows = nr > rows ? nr : rows;
     }
@@ -628,7 +659,7 @@ int bl_backward(bl_state *s, const int32_t *ids, const int32_t *type_ids, const 
     for (int32_t l = c->n_layers - 1; l >= 0; l--) {
         if (load_layer(&b, l)) goto oom;
         const float *x = s->hidden + (size_t)l * th; /* the layer's input [T][H] */
-        if (is_kind(&b, BLI_FAM_MODERNBERT)) modernbert_layer(&b, l, x, dy, dx);
+        if (pre_norm(&b)) modernbert_layer(&b, l, x, dy, dx);
         else bert_layer(&b, l, x, dy, dx);
         float *t = dy;
         dy = dx, dx = t;

@@ -92,6 +92,27 @@ int bli_cmd_explain(int argc, char **argv) {
     bl_state *s = NULL;
     bl_explain e = {0};
     bli_jbuf jb = {0};
+    bl_task_head *th = NULL;
+    if (bl_model_task_kind(m) != BL_TASK_NONE) { /* the bundle's task head is the target */
+        if (!(th = bl_task_head_new(m, err, sizeof err))) {
+            bli_term_line(stderr, "bertlens: explain: %s", err);
+            goto out;
+        }
+        if (target) { /* a class index, or its label */
+            const int32_t C = bl_task_head_classes(th);
+            if (!number(target, 0, C - 1, &v)) o.target = (int32_t)v;
+            for (int32_t k = 0; k < C && o.target < 0; k++) {
+                const char *l = bl_task_head_label(th, k);
+                if (l && !strcmp(l, target)) o.target = k;
+            }
+            if (o.target < 0) {
+                bli_term_line(stderr, "bertlens: explain: --target %s is neither a class index nor a label of the head",
+                              target);
+                goto out;
+            }
+            target = NULL;
+        }
+    }
     if (target) { /* a word id, or the word as the vocabulary spells it */
         if (!number(target, 0, c->vocab_size - 1, &v)) o.target = (int32_t)v;
         else {
@@ -118,11 +139,12 @@ int bli_cmd_explain(int argc, char **argv) {
         goto out;
     }
     if (bli_cli_apply_heads(s, ablate, keep)) goto out;
-    if (bl_explain_mlm(s, toks.ids, toks.type_ids, toks.n, &o, &e, err, sizeof err)) {
+    if (th ? bli_explain_task(s, th, toks.ids, toks.type_ids, toks.n, &o, &e, err, sizeof err)
+           : bl_explain_mlm(s, toks.ids, toks.type_ids, toks.n, &o, &e, err, sizeof err)) {
         bli_term_line(stderr, "bertlens: %s", err);
         goto out;
     }
-    bli_explain_json(&jb, m, toks.ids, &e, &o);
+    bli_explain_json(&jb, m, toks.ids, &e, &o, th ? bl_task_head_label(th, e.target) : NULL);
     if (jb.oom) {
         fprintf(stderr, "bertlens: out of memory\n");
         goto out;
@@ -134,6 +156,7 @@ out:
     bli_jbuf_free(&jb);
     bl_explain_free(&e);
     bl_state_free(s);
+    bl_task_head_free(th);
     bl_tokens_free(&toks);
     bli_cli_close_bundle(&cb);
     return rc;

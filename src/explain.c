@@ -315,6 +315,11 @@ int bl_explain_mlm(bl_state *s, const int32_t *ids, const int32_t *type_ids, int
         bli_set_err(err, errlen, "bl_explain_mlm: missing argument");
         return -1;
     }
+    const char *why = bli_backward_refuses(s);
+    if (why) { /* before the head: a family the pass cannot follow is refused by its trait */
+        bli_set_err(err, errlen, "explain: %s is not differentiated yet (the reverse-mode pass, src/backward.c)", why);
+        return -1;
+    }
     const bl_model *md = bl_state_model(s);
     const bl_tokenizer *tk = bl_model_tokenizer(md);
     mlm_target *m = mlm_new(md, err, errlen);

@@ -28,9 +28,22 @@ typedef struct bli_target {
 int bli_explain_run(bl_state *s, const int32_t *ids, const int32_t *type_ids, int32_t T, const bli_target *t,
                     const bl_explain_opts *opts, bl_explain *out, char *err, size_t errlen);
 
-/* The explanation as JSON (explain_json.c): what `bertlens explain` prints. */
+/* NULL when bl_backward differentiates every trait of s's family (family.h),
+ * else the first trait it does not, in words ("RMSNorm"): explain refuses
+ * such a family by that name rather than give wrong numbers (backward.c). */
+const char *bli_backward_refuses(const bl_state *s);
+
+/* Explain task head h's logit (explain_task.c): sequence classification
+ * (opts' target, default the predicted class) or token classification (at
+ * opts' position, default the first token that is not special). Question
+ * answering: -1 with a reason (not wrapped yet). */
+int bli_explain_task(bl_state *s, const bl_task_head *h, const int32_t *ids, const int32_t *type_ids, int32_t T,
+                     const bl_explain_opts *o, bl_explain *out, char *err, size_t errlen);
+
+/* The explanation as JSON (explain_json.c): what `bertlens explain` prints;
+ * "label": `label`, or NULL: the target word of the vocabulary (masked-LM). */
 typedef struct bli_jbuf bli_jbuf;
 void bli_explain_json(bli_jbuf *b, const bl_model *m, const int32_t *ids, const bl_explain *e,
-                      const bl_explain_opts *o);
+                      const bl_explain_opts *o, const char *label);
 
 #endif

@@ -24,7 +24,7 @@ static void num(bli_jbuf *b, double x) {
 static void key(bli_jbuf *b, const char *k) { bli_json_raw(b, k, strlen(k)); }
 
 void bli_explain_json(bli_jbuf *b, const bl_model *m, const int32_t *ids, const bl_explain *e,
-                      const bl_explain_opts *o) {
+                      const bl_explain_opts *o, const char *label) {
     const bl_tokenizer *tk = bl_model_tokenizer(m);
     const bl_config *c = bl_model_config(m);
     key(b, "{\"ids\":[");
@@ -42,7 +42,8 @@ void bli_explain_json(bli_jbuf *b, const bl_model *m, const int32_t *ids, const 
     key(b, ",\"target\":");
     bli_json_int(b, e->target);
     key(b, ",\"label\":");
-    tok(b, tk, e->target);
+    if (label) bli_json_string(b, label, strlen(label));
+    else tok(b, tk, e->target);
     key(b, o->method == BL_EXPLAIN_IG ? ",\"method\":\"ig\",\"steps\":" : ",\"method\":\"grad-input\",\"steps\":");
     bli_json_int(b, o->method == BL_EXPLAIN_IG ? (o->steps > 0 ? o->steps : 32) : 0);
     key(b, ",\"scores\":[");

@@ -15,7 +15,8 @@
 #define EMSCRIPTEN_KEEPALIVE
 #endif
 
-/* Explain the masked-LM head's prediction for the text of the last blw_run,
+/* Explain the bundle's task head (sequence / token classification;
+ * explain_task.c), else its masked-LM head's prediction, for the text of the last blw_run,
  * which must have kept every layer's hidden states (flags BL_KEEP_HIDDEN =
  * 8) and the final ones (blw_set_final(1), the default). method 0
  * grad-input, 1 ig (steps M, 0: 32); position -1: the first mask; target
@@ -42,10 +43,17 @@ EMSCRIPTEN_KEEPALIVE const char *blw_explain_json(int method, int steps, int pos
                          .target = target,
                          .heads = heads ? 1 : 0};
     bl_explain e;
-    if (bl_explain_mlm(s, tk->ids, tk->type_ids, tk->n, &o, &e, err, BLI_WASM_ERRLEN)) return NULL;
+    bl_task_head *th = NULL; /* the bundle's task head is the target when it has one */
+    if (bl_model_task_kind(m) != BL_TASK_NONE && !(th = bl_task_head_new(m, err, BLI_WASM_ERRLEN))) return NULL;
+    if (th ? bli_explain_task(s, th, tk->ids, tk->type_ids, tk->n, &o, &e, err, BLI_WASM_ERRLEN)
+           : bl_explain_mlm(s, tk->ids, tk->type_ids, tk->n, &o, &e, err, BLI_WASM_ERRLEN)) {
+        bl_task_head_free(th);
+        return NULL;
+    }
     bli_jbuf j = {0};
-    bli_explain_json(&j, m, tk->ids, &e, &o);
+    bli_explain_json(&j, m, tk->ids, &e, &o, th ? bl_task_head_label(th, e.target) : NULL);
     bl_explain_free(&e);
+    bl_task_head_free(th);
     /* the state holds the run again (the explanation ran other inputs) */
     if (bl_forward(s, tk->ids, tk->type_ids, tk->n, -1, err, BLI_WASM_ERRLEN)) {
         bli_jbuf_free(&j);
