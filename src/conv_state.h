@@ -108,6 +108,7 @@ struct bli_conv {
     /* the masked-LM head (convert_head.c) */
     const char *head_act; /* its activation's bundle name               */
     int head_tied;        /* config.json's tie_word_embeddings (default 1) */
+    int head_no_biases;   /* its family's head_no_biases (family.h)          */
     /* the task head (convert_head.c): its BL_TASK_* kind (0: none), its
      * family's recipe (source tensor names), the dense layer's activation */
     int task_kind;
