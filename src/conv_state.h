@@ -9,6 +9,9 @@
  *   convert_rel.c          the same for the position traits, zeros, fused weights
  *   convert_files.c        the checkpoint's files: wanted, found, parsed; config keys
  *   convert_safetensors.c  safetensors headers -> the source tensors
+ *   convert_head_names.c   the head tensors' names (below safetensors)
+ *   convert_tensors.c      one bundle tensor planned from its source (bli_conv_add_tensor)
+ *   convert_head.c         the masked-LM and task heads' config and recipes
  *   convert_quant.c        one tensor: source dtype -> f32 -> the bundle's dtype
  *   sha256.c, dtype.h      source.sha256, the f16 codec
  */
@@ -108,6 +111,7 @@ struct bli_conv {
     /* the masked-LM head (convert_head.c) */
     const char *head_act; /* its activation's bundle name               */
     int head_tied;        /* config.json's tie_word_embeddings (default 1) */
+    int head_no_biases;   /* its family's head_no_biases (family.h)          */
     /* the task head (convert_head.c): its BL_TASK_* kind (0: none), its
      * family's recipe (source tensor names), the dense layer's activation */
     int task_kind;
@@ -173,15 +177,18 @@ int bli_conv_rel_shape(bli_conv *c, const bli_jv *cfg, char *err, size_t errlen)
 void bli_conv_rel_meta(bli_conv *c);
 int bli_conv_rel_zeros(const bli_conv *c, const char *name);
 int bli_conv_rel_slice(const bli_conv *c, const char *name, char *src, size_t cap, int64_t *row0, int64_t *rows_src);
-/* convert_head.c: the bundle's head.* name of a source tensor (or NULL);
- * what config.json says of the head (c->head_act, c->head_tied). */
+/* convert_head_names.c: the bundle's head.* name of a source tensor (or NULL). */
 const char *bli_conv_head_name(const char *n);
+/* convert_head.c: what config.json says of the head (c->head_act, c->head_tied). */
 int bli_conv_stage_head(bli_conv *c, const bli_jv *cfg, char *err, size_t errlen);
 /* convert_head.c: the task head's tensors (task.*, bundle.h), planned by
- * convert.c's bli_conv_plan through bli_conv_add_tensor (its add_ot). */
+ * convert.c's bli_conv_plan through bli_conv_add_tensor. */
 int bli_conv_plan_task(bli_conv *c, char *err, size_t errlen);
+/* convert_tensors.c: bundle tensor `name`, [d0] (d1 0) or [d0][d1], of
+ * bundle dtype `dtype`, appended to c->ot from its source tensor (or a row
+ * slice of a fused one, or zeros the traits allow): 0, or -1 with a reason. */
 int bli_conv_add_tensor(bli_conv *c, const char *name, int64_t d0, int64_t d1, int dtype, char *err, size_t errlen);
-/* 1: the head tensor `name`, absent from the checkpoint, is made of zeros (ModernBERT's biases). */
+/* convert_head_names.c: 1: the head tensor `name`, absent from the checkpoint, is made of zeros (head_no_biases). */
 int bli_conv_head_zeros(const bli_conv *c, const char *name);
 /* The bert.* entries (convert_config.c), for both tokenizer paths (convert_vocab.c, convert_tokenizer.c). */
 void bli_conv_meta_config(bli_conv *c);

@@ -1,103 +1,36 @@
-/* convert_head.c — the converter's masked-LM head (bundle.h, "masked-LM
- * head"): the checkpoints' head tensor names -> the bundle's head.* names
- * (applied with the other name normalizations, convert_safetensors.c), and
- * what config.json says of the head (tied decoder, activation). Planning
- * the head's tensors and metadata is convert.c's plan_head. tools/convert.py
- * does the same (HEAD_NAMES, head_names), byte for byte.
+/* convert_head.c — the converter's heads: what config.json says of the
+ * masked-LM head (tied decoder, activation; bundle.h, "masked-LM head") and
+ * the task head (its family's recipe, family.h; its metadata and tensors).
+ * The head tensors' names are convert_head_names.c's; planning the
+ * masked-LM head's tensors is convert.c's plan_head.
  */
 #include "conv_state.h"
 #include "error.h"
+#include "family.h"
 
 #include <string.h>
 
-/* Source name (after the prefixes are stripped) -> bundle name. Families
- * whose encoder the converter does not take yet never reach their rows. */
-static const char *const HEAD_NAMES[][2] = {
-    /* BERT (BertForMaskedLM, BertForPreTraining): cls.predictions.*. The
-     * decoder's own bias is what the head adds; transformers 4 tied it to
-     * cls.predictions.bias, 5 ties it only with tie_word_embeddings, so an
-     * untied checkpoint may hold two different ones: both map to
-     * head.decoder.bias, and the later in the file (decoder.bias: safetensors
-     * headers are sorted) wins, in both converters. */
-    {"cls.predictions.transform.dense.weight", "head.transform.weight"},
-    {"cls.predictions.transform.dense.bias", "head.transform.bias"},
-    {"cls.predictions.transform.LayerNorm.weight", "head.ln.weight"},
-    {"cls.predictions.transform.LayerNorm.bias", "head.ln.bias"},
-    {"cls.predictions.decoder.weight", "head.decoder.weight"},
-    {"cls.predictions.bias", "head.decoder.bias"},
-    {"cls.predictions.decoder.bias", "head.decoder.bias"},
-    /* DistilBertForMaskedLM */
-    {"vocab_transform.weight", "head.transform.weight"},
-    {"vocab_transform.bias", "head.transform.bias"},
-    {"vocab_layer_norm.weight", "head.ln.weight"},
-    {"vocab_layer_norm.bias", "head.ln.bias"},
-    {"vocab_projector.weight", "head.decoder.weight"},
-    {"vocab_projector.bias", "head.decoder.bias"},
-    /* ElectraForMaskedLM (the generator) */
-    {"generator_predictions.dense.weight", "head.transform.weight"},
-    {"generator_predictions.dense.bias", "head.transform.bias"},
-    {"generator_predictions.LayerNorm.weight", "head.ln.weight"},
-    {"generator_predictions.LayerNorm.bias", "head.ln.bias"},
-    {"generator_lm_head.weight", "head.decoder.weight"},
-    {"generator_lm_head.bias", "head.decoder.bias"},
-    /* DebertaV2ForMaskedLM (legacy false; a legacy one has BERT's cls.predictions.*):
-     * the decoder is always the word embedding */
-    {"lm_predictions.lm_head.dense.weight", "head.transform.weight"},
-    {"lm_predictions.lm_head.dense.bias", "head.transform.bias"},
-    {"lm_predictions.lm_head.LayerNorm.weight", "head.ln.weight"},
-    {"lm_predictions.lm_head.LayerNorm.bias", "head.ln.bias"},
-    {"lm_predictions.lm_head.bias", "head.decoder.bias"},
-    /* ModernBertForMaskedLM: head.dense, head.norm, decoder (top level; the
-     * biases classifier_bias, norm_bias, decoder_bias may be absent: zeros) */
-    {"head.dense.weight", "head.transform.weight"},
-    {"head.dense.bias", "head.transform.bias"},
-    {"head.norm.weight", "head.ln.weight"},
-    {"head.norm.bias", "head.ln.bias"},
-    {"decoder.weight", "head.decoder.weight"},
-    {"decoder.bias", "head.decoder.bias"},
-    /* AlbertForMaskedLM: predictions.* (E = embedding_size; decoder.bias as BERT's) */
-    {"predictions.dense.weight", "head.transform.weight"},
-    {"predictions.dense.bias", "head.transform.bias"},
-    {"predictions.LayerNorm.weight", "head.ln.weight"},
-    {"predictions.LayerNorm.bias", "head.ln.bias"},
-    {"predictions.decoder.weight", "head.decoder.weight"},
-    {"predictions.bias", "head.decoder.bias"},
-    {"predictions.decoder.bias", "head.decoder.bias"},
-    /* RobertaForMaskedLM, XLM-R, CamemBERT, MPNetForMaskedLM: lm_head.* (decoder.bias as BERT's) */
-    {"lm_head.dense.weight", "head.transform.weight"},
-    {"lm_head.dense.bias", "head.transform.bias"},
-    {"lm_head.layer_norm.weight", "head.ln.weight"},
-    {"lm_head.layer_norm.bias", "head.ln.bias"},
-    {"lm_head.decoder.weight", "head.decoder.weight"},
-    {"lm_head.bias", "head.decoder.bias"},
-    {"lm_head.decoder.bias", "head.decoder.bias"},
-};
-
 int bli_conv_stage_task(bli_conv *c, const bli_jv *cfg, char *err, size_t errlen);
 
-const char *bli_conv_head_name(const char *n) {
-    for (size_t i = 0; i < sizeof HEAD_NAMES / sizeof *HEAD_NAMES; i++)
-        if (!strcmp(n, HEAD_NAMES[i][0])) return HEAD_NAMES[i][1];
-    return NULL;
+/* The traits of config.json's model_type (the table's row: ELECTRA
+ * base/large run as BERT's layout, their heads stay ELECTRA's). */
+static const bli_family_traits *head_traits(const bli_conv *c, const bli_jv *cfg) {
+    const bli_jv *mt = bli_jget(cfg, "model_type");
+    const bli_family_info *fi = bli_family_find(mt && mt->type == BLI_JSTR ? mt->str : NULL);
+    return bli_traits(fi && fi->kind >= 0 ? fi->kind : c->fam.kind);
 }
 
 int bli_conv_stage_head(bli_conv *c, const bli_jv *cfg, char *err, size_t errlen) {
-    const bli_jv *mt = bli_jget(cfg, "model_type");
-    const char *type = mt && mt->type == BLI_JSTR ? mt->str : "";
+    const bli_family_traits *tr = head_traits(c, cfg);
     /* ELECTRA's generator and RoBERTa's and MPNet's lm_head apply erf GELU
-     * whatever hidden_act says; BERT's, DistilBERT's and ALBERT's head the
-     * encoder's. */
-    static const char *const gelu_heads[] = {"electra", "roberta", "xlm-roberta", "camembert", "mpnet"};
-    c->head_act = c->activation;
-    for (size_t i = 0; i < sizeof gelu_heads / sizeof *gelu_heads; i++)
-        if (!strcmp(type, gelu_heads[i])) c->head_act = "gelu";
+     * whatever hidden_act says (head_gelu); BERT's, DistilBERT's and
+     * ALBERT's head the encoder's. */
+    c->head_act = tr->head_gelu ? "gelu" : c->activation;
+    c->head_no_biases = tr->head_no_biases;
     const bli_jv *tie = bli_jget(cfg, "tie_word_embeddings"); /* transformers' default: tied */
     c->head_tied = tie ? bli_jtruthy(tie) : 1;
-    /* DeBERTa-v2/v3's lm_predictions head multiplies by the word embedding
-     * whatever tie_word_embeddings says (legacy false, transformers' default
-     * for new configs is true: then cls.predictions.* as BERT's) */
-    if (!strcmp(type, "modernbert")) { /* its own activation key */
-        const bli_jv *ca = bli_jget(cfg, "classifier_activation");
+    if (tr->head_act_key) { /* its own activation key (ModernBERT's classifier_activation) */
+        const bli_jv *ca = bli_jget(cfg, tr->head_act_key);
         const char *a = ca && ca->type == BLI_JSTR ? ca->str : "gelu";
         static const char *const acts[][2] = {
             {"gelu", "gelu"}, {"gelu_new", "gelu_tanh"}, {"gelu_pytorch_tanh", "gelu_tanh"}, {"relu", "relu"}};
@@ -105,65 +38,29 @@ int bli_conv_stage_head(bli_conv *c, const bli_jv *cfg, char *err, size_t errlen
         for (int i = 0; i < 4; i++)
             if (!strcmp(a, acts[i][0])) c->head_act = acts[i][1];
         if (!c->head_act) {
-            bli_set_err(err, errlen, "config.json: classifier_activation '%s' of the masked-LM head is not supported "
-                        "(gelu, gelu_new, gelu_pytorch_tanh, relu)", a);
+            bli_set_err(err, errlen, "config.json: %s '%s' of the masked-LM head is not supported "
+                        "(gelu, gelu_new, gelu_pytorch_tanh, relu)", tr->head_act_key, a);
             return -1;
         }
     }
+    /* DeBERTa-v2/v3's lm_predictions head multiplies by the word embedding
+     * whatever tie_word_embeddings says (legacy false, transformers' default
+     * for new configs is true: then cls.predictions.* as BERT's) */
     const bli_jv *legacy = bli_jget(cfg, "legacy");
-    if (!strcmp(type, "deberta-v2") && legacy && !bli_jtruthy(legacy)) c->head_tied = 1;
+    if (tr->head_tied_legacy && legacy && !bli_jtruthy(legacy)) c->head_tied = 1;
     return bli_conv_stage_task(c, cfg, err, errlen);
-}
-
-int bli_conv_head_zeros(const bli_conv *c, const char *name) {
-    /* ModernBERT's heads have no biases unless its config asks for them
-     * (classifier_bias, norm_bias) */
-    return c->fam.kind == BLI_FAM_MODERNBERT &&
-           (!strcmp(name, "head.transform.bias") || !strcmp(name, "head.ln.bias") || !strcmp(name, "head.decoder.bias") ||
-            !strcmp(name, "task.dense.bias") || !strcmp(name, "task.norm.bias"));
 }
 
 /* ------------------------------------------------------------ task heads
  * *ForSequenceClassification, *ForTokenClassification and
- * *ForQuestionAnswering (docs/bundle-format.md, "Task heads"): which source tensors are
- * the head's dense layer (pooler), norm and output, per family, as each
- * transformers class computes it:
- *   BERT         pooler.dense + tanh on the first token, classifier
- *   ALBERT       pooler (a Linear) + tanh, classifier
- *   DistilBERT   pre_classifier + ReLU, classifier
- *   RoBERTa, XLM-R, CamemBERT, MPNet  classifier.dense + tanh, classifier.out_proj
- *   ELECTRA      classifier.dense + GELU (erf), classifier.out_proj
- *   DeBERTa-v2   pooler.dense + pooler_hidden_act (ContextPooler), classifier
- *   ModernBERT   head.dense + classifier_activation + head.norm (first token
- *                or mean, by classifier_pooling), classifier; token
- *                classification and question answering run the same head
- *                on every token, then classifier
- * Token classification: classifier per token; question answering:
- * qa_outputs per token (start, end). Names are after the converter's
- * normalization (prefixes stripped; ModernBERT's head.dense / head.norm
- * already named head.transform / head.ln by the masked-LM map above). */
-typedef struct {
-    const char *types[4]; /* model_type values */
-    const char *dense_w, *dense_b, *act, *out_w, *out_b;
-} task_recipe;
-
-static const task_recipe SEQ_RECIPES[] = {
-    {{"bert"}, "pooler.dense.weight", "pooler.dense.bias", "tanh", "classifier.weight", "classifier.bias"},
-    {{"albert"}, "pooler.weight", "pooler.bias", "tanh", "classifier.weight", "classifier.bias"},
-    {{"distilbert"}, "pre_classifier.weight", "pre_classifier.bias", "relu", "classifier.weight", "classifier.bias"},
-    {{"roberta", "xlm-roberta", "camembert", "mpnet"}, "classifier.dense.weight", "classifier.dense.bias", "tanh",
-     "classifier.out_proj.weight", "classifier.out_proj.bias"},
-    {{"electra"}, "classifier.dense.weight", "classifier.dense.bias", "gelu", "classifier.out_proj.weight",
-     "classifier.out_proj.bias"},
-    {{"deberta-v2"}, "pooler.dense.weight", "pooler.dense.bias", NULL /* pooler_hidden_act */, "classifier.weight",
-     "classifier.bias"},
-    {{"modernbert"}, "head.transform.weight", "head.transform.bias", NULL /* classifier_activation */,
-     "classifier.weight", "classifier.bias"},
-};
-static const task_recipe TOKEN_RECIPE = {{NULL}, NULL, NULL, NULL, "classifier.weight", "classifier.bias"};
-static const task_recipe QA_RECIPE = {{NULL}, NULL, NULL, NULL, "qa_outputs.weight", "qa_outputs.bias"};
-static const task_recipe MODERNBERT_TOKEN = {{"modernbert"}, "head.transform.weight", "head.transform.bias", NULL,
-                                             "classifier.weight", "classifier.bias"};
+ * *ForQuestionAnswering (docs/bundle-format.md, "Task heads"): which source
+ * tensors are the head's dense layer (pooler), norm and output is each
+ * family's recipe (family.c: seq_head, token_head, qa_head; DistilBERT's
+ * distil_seq_head). Token classification and question answering without a
+ * recipe: classifier / qa_outputs per token. Names are after the
+ * converter's normalization (prefixes stripped). */
+static const bli_head_recipe TOKEN_RECIPE = {.out_w = "classifier.weight", .out_b = "classifier.bias"};
+static const bli_head_recipe QA_RECIPE = {.out_w = "qa_outputs.weight", .out_b = "qa_outputs.bias"};
 
 /* transformers' ACT2FN name -> the bundle's task.activation, or NULL. */
 static const char *task_act(const char *a) {
@@ -196,6 +93,7 @@ int bli_conv_stage_task(bli_conv *c, const bli_jv *cfg, char *err, size_t errlen
     const bli_jv *archs = bli_jget(cfg, "architectures");
     const bli_jv *mt = bli_jget(cfg, "model_type");
     const char *type = mt && mt->type == BLI_JSTR ? mt->str : "";
+    const bli_family_traits *tr = head_traits(c, cfg);
     const char *arch = archs && archs->type == BLI_JARR && archs->n && archs->items[0].type == BLI_JSTR
                            ? archs->items[0].str : "";
     c->task_kind = ends_with(arch, "ForSequenceClassification") ? BL_TASK_SEQUENCE
@@ -203,22 +101,18 @@ int bli_conv_stage_task(bli_conv *c, const bli_jv *cfg, char *err, size_t errlen
                    : ends_with(arch, "ForQuestionAnswering")    ? BL_TASK_QA
                                                                 : BL_TASK_NONE;
     if (!c->task_kind) return 0;
-    const int modern = !strcmp(type, "modernbert");
-    const task_recipe *r = NULL;
-    for (size_t i = 0; i < sizeof SEQ_RECIPES / sizeof *SEQ_RECIPES && !r; i++)
-        for (int k = 0; k < 4 && SEQ_RECIPES[i].types[k]; k++)
-            if (!strcmp(type, SEQ_RECIPES[i].types[k])) r = &SEQ_RECIPES[i];
+    const bli_head_recipe *r = c->distil && tr->distil_seq_head ? tr->distil_seq_head : tr->seq_head;
     if (!r) { /* a family whose heads bertlens does not know: the encoder alone, as before */
         bli_conv_logf(c, "[head]   %s: the task heads of model_type '%s' are not known: its head is left out", arch,
                       type);
         c->task_kind = BL_TASK_NONE;
         return 0;
     }
-    if (c->task_kind != BL_TASK_SEQUENCE)
-        r = modern ? &MODERNBERT_TOKEN : c->task_kind == BL_TASK_TOKEN ? &TOKEN_RECIPE : &QA_RECIPE;
+    if (c->task_kind == BL_TASK_TOKEN) r = tr->token_head ? tr->token_head : &TOKEN_RECIPE;
+    if (c->task_kind == BL_TASK_QA) r = tr->qa_head ? tr->qa_head : &QA_RECIPE;
     c->task_recipe = r;
     /* the dense layer's activation */
-    const char *act_key = modern ? "classifier_activation" : !strcmp(type, "deberta-v2") ? "pooler_hidden_act" : NULL;
+    const char *act_key = r->act_key;
     c->task_act = r->act;
     if (act_key) {
         const bli_jv *a = bli_jget(cfg, act_key);
@@ -231,12 +125,12 @@ int bli_conv_stage_task(bli_conv *c, const bli_jv *cfg, char *err, size_t errlen
     }
     /* pooling */
     const char *pool = c->task_kind != BL_TASK_SEQUENCE ? "token" : "first";
-    if (modern && c->task_kind == BL_TASK_SEQUENCE) {
-        const bli_jv *p = bli_jget(cfg, "classifier_pooling");
+    if (r->pool_key) {
+        const bli_jv *p = bli_jget(cfg, r->pool_key);
         const char *v = p && p->type == BLI_JSTR ? p->str : "cls";
         if (!strcmp(v, "mean")) pool = "mean";
         else if (strcmp(v, "cls")) {
-            bli_set_err(err, errlen, "config.json: classifier_pooling '%s' is not cls or mean", v);
+            bli_set_err(err, errlen, "config.json: %s '%s' is not cls or mean", r->pool_key, v);
             return -1;
         }
     }
@@ -276,10 +170,7 @@ int bli_conv_stage_task(bli_conv *c, const bli_jv *cfg, char *err, size_t errlen
     bli_conv_meta_str(&c->meta, "task.problem_type", problem), c->n_meta++;
     bli_conv_meta_str(&c->meta, "task.pooling", pool), c->n_meta++;
     if (r->dense_w) bli_conv_meta_str(&c->meta, "task.activation", c->task_act), c->n_meta++;
-    if (modern) {
-        const bli_jv *e = bli_jget(cfg, "norm_eps");
-        meta_f32(c, "task.norm_eps", e && e->type == BLI_JNUM ? (float)e->num : 1e-5f);
-    }
+    if (r->norm_w) meta_f32(c, "task.norm_eps", c->ln_eps); /* the encoder's norms' (eps_key) */
     if (n_labels) {
         bli_conv_meta_key(&c->meta, "task.labels", BL_META_STRARR);
         bli_conv_put32(&c->meta, (uint32_t)n_labels);
@@ -310,11 +201,9 @@ static int rename_source(bli_conv *c, const char *from, const char *to) {
 
 int bli_conv_plan_task(bli_conv *c, char *err, size_t errlen) {
     if (!c->task_kind) return 0;
-    const task_recipe *r = c->task_recipe;
-    const int modern = c->fam.kind == BLI_FAM_MODERNBERT;
+    const bli_head_recipe *r = c->task_recipe;
     const char *const map[][2] = {{r->dense_w, "task.dense.weight"}, {r->dense_b, "task.dense.bias"},
-                                  {modern ? "head.ln.weight" : NULL, "task.norm.weight"},
-                                  {modern ? "head.ln.bias" : NULL, "task.norm.bias"},
+                                  {r->norm_w, "task.norm.weight"},   {r->norm_b, "task.norm.bias"},
                                   {r->out_w, "task.out.weight"},     {r->out_b, "task.out.bias"}};
     for (int i = 0; i < 6; i++) {
         if (!map[i][0]) continue;
@@ -339,7 +228,7 @@ int bli_conv_plan_task(bli_conv *c, char *err, size_t errlen) {
     }
     if ((r->dense_w && (bli_conv_add_tensor(c, "task.dense.weight", H, H, c->dtype, err, errlen) ||
                         bli_conv_add_tensor(c, "task.dense.bias", H, 0, BL_F32, err, errlen))) ||
-        (modern && (bli_conv_add_tensor(c, "task.norm.weight", H, 0, BL_F32, err, errlen) ||
+        (r->norm_w && (bli_conv_add_tensor(c, "task.norm.weight", H, 0, BL_F32, err, errlen) ||
                     bli_conv_add_tensor(c, "task.norm.bias", H, 0, BL_F32, err, errlen))) ||
         bli_conv_add_tensor(c, "task.out.weight", C, H, c->dtype, err, errlen) ||
         bli_conv_add_tensor(c, "task.out.bias", C, 0, BL_F32, err, errlen))

@@ -17,10 +17,44 @@
  * positions, token types, normed embeddings, post-norm LayerNorm layers
  * with biases, a plain feed-forward block; every row says what differs. */
 
+/* Task heads (bli_head_recipe): the sequence-classification heads of the
+ * transformers classes. Token classification and question answering are
+ * classifier / qa_outputs per token unless a row says otherwise. */
+/* BertForSequenceClassification: the pooler (first token) + tanh */
+static const bli_head_recipe BERT_SEQ = {"pooler.dense.weight", "pooler.dense.bias", "tanh", .out_w = "classifier.weight",
+                                         .out_b = "classifier.bias"};
+/* DistilBertForSequenceClassification: pre_classifier + ReLU */
+static const bli_head_recipe DISTIL_SEQ = {"pre_classifier.weight", "pre_classifier.bias", "relu",
+                                           .out_w = "classifier.weight", .out_b = "classifier.bias"};
+/* AlbertForSequenceClassification: its pooler is a Linear */
+static const bli_head_recipe ALBERT_SEQ = {"pooler.weight", "pooler.bias", "tanh", .out_w = "classifier.weight",
+                                           .out_b = "classifier.bias"};
+/* RobertaClassificationHead (and MPNet's): classifier.dense + tanh, out_proj */
+static const bli_head_recipe ROBERTA_SEQ = {"classifier.dense.weight", "classifier.dense.bias", "tanh",
+                                            .out_w = "classifier.out_proj.weight", .out_b = "classifier.out_proj.bias"};
+/* ElectraClassificationHead: the same with GELU (erf) */
+static const bli_head_recipe ELECTRA_SEQ = {"classifier.dense.weight", "classifier.dense.bias", "gelu",
+                                            .out_w = "classifier.out_proj.weight", .out_b = "classifier.out_proj.bias"};
+/* DeBERTa-v2's ContextPooler: pooler.dense + pooler_hidden_act */
+static const bli_head_recipe DEBERTA_SEQ = {"pooler.dense.weight", "pooler.dense.bias", .act_key = "pooler_hidden_act",
+                                            .out_w = "classifier.weight", .out_b = "classifier.bias"};
+/* ModernBertPredictionHead (head.dense, head.norm: the masked-LM map names
+ * them head.transform, head.ln) with classifier_activation, pooled by
+ * classifier_pooling; token classification and question answering run the
+ * same head on every token, then classifier */
+static const bli_head_recipe MODERNBERT_SEQ = {"head.transform.weight", "head.transform.bias", NULL,
+                                               "classifier_activation", "head.ln.weight", "head.ln.bias",
+                                               "classifier_pooling", "classifier.weight", "classifier.bias"};
+static const bli_head_recipe MODERNBERT_TOKEN = {"head.transform.weight", "head.transform.bias", NULL,
+                                                 "classifier_activation", "head.ln.weight", "head.ln.bias", NULL,
+                                                 "classifier.weight", "classifier.bias"};
+
 static const bli_family_traits FAMILY_TRAITS[BLI_FAM_N] = {
-    [BLI_FAM_BERT] = {.kind = BLI_FAM_BERT},
-    [BLI_FAM_ROBERTA] = {.kind = BLI_FAM_ROBERTA, .pad_positions = BLI_PAD_CONFIG},
-    [BLI_FAM_ELECTRA] = {.kind = BLI_FAM_ELECTRA, .project = BLI_PROJ_IF_NARROW},
+    [BLI_FAM_BERT] = {.kind = BLI_FAM_BERT, .seq_head = &BERT_SEQ, .distil_seq_head = &DISTIL_SEQ},
+    [BLI_FAM_ROBERTA] = {.kind = BLI_FAM_ROBERTA, .pad_positions = BLI_PAD_CONFIG, .head_gelu = 1,
+                         .seq_head = &ROBERTA_SEQ},
+    [BLI_FAM_ELECTRA] = {.kind = BLI_FAM_ELECTRA, .project = BLI_PROJ_IF_NARROW, .head_gelu = 1,
+                         .seq_head = &ELECTRA_SEQ},
     [BLI_FAM_ALBERT] = {
         .kind = BLI_FAM_ALBERT, .project = BLI_PROJ_ALWAYS, .embed_default = 128, .layer_groups = 1,
         .names = (const bli_name_map[]){{"encoder.embedding_hidden_mapping_in.", "embeddings_project."}, {0}},
@@ -36,6 +70,7 @@ static const bli_family_traits FAMILY_TRAITS[BLI_FAM_N] = {
             {"albert_layers.0.ffn.", "intermediate.dense."},
             {"albert_layers.0.full_layer_layer_norm.", "output.LayerNorm."},
             {0}},
+        .seq_head = &ALBERT_SEQ,
     },
     [BLI_FAM_MPNET] = {
         .kind = BLI_FAM_MPNET, .positions = BLI_POS_BUCKETS, .pad_positions = BLI_PAD_ONE,
@@ -47,6 +82,7 @@ static const bli_family_traits FAMILY_TRAITS[BLI_FAM_N] = {
             {"attention.attn.v.", "attention.self.value."},   {"attention.attn.o.", "attention.output.dense."},
             {"attention.LayerNorm.", "attention.output.LayerNorm."}, {0}},
         .about = "relative position bias (32 buckets, shared)",
+        .head_gelu = 1, .seq_head = &ROBERTA_SEQ,
     },
     [BLI_FAM_DEBERTA] = {
         .kind = BLI_FAM_DEBERTA, .positions = BLI_POS_DISENTANGLED, .types = BLI_TYPES_CONFIG_OR_NONE,
@@ -57,6 +93,7 @@ static const bli_family_traits FAMILY_TRAITS[BLI_FAM_N] = {
             {"attention.self.query_proj.", "attention.self.query."},
             {"attention.self.key_proj.", "attention.self.key."},
             {"attention.self.value_proj.", "attention.self.value."}, {0}},
+        .head_tied_legacy = 1, .seq_head = &DEBERTA_SEQ,
     },
     [BLI_FAM_MODERNBERT] = {
         .kind = BLI_FAM_MODERNBERT, .positions = BLI_POS_ROTARY, .sliding = 1, .types = BLI_TYPES_NONE,
@@ -71,6 +108,8 @@ static const bli_family_traits FAMILY_TRAITS[BLI_FAM_N] = {
             {"attn.Wo.", "attention.output.dense."}, {"attn_norm.", "attention.output.LayerNorm."},
             {"mlp_norm.", "output.LayerNorm."}, {"mlp.Wo.", "output.dense."}, {0}},
         .fused_qkv = "layers.%d.attn.Wqkv.", .fused_ffn = "layers.%d.mlp.Wi.", .fused_ffn_gate_first = 0,
+        .head_act_key = "classifier_activation", .head_no_biases = 1, .seq_head = &MODERNBERT_SEQ,
+        .token_head = &MODERNBERT_TOKEN, .qa_head = &MODERNBERT_TOKEN,
     },
     /* nomic-embed-text: BERT's post-norm layers with rotary positions, a fused
      * Wqkv, SwiGLU (fc12 activated, times fc11) and no biases in the linear

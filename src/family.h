@@ -55,6 +55,18 @@ typedef struct bli_name_map {
     const char *from, *to;
 } bli_name_map;
 
+/* A task head's recipe (convert_head.c, docs/bundle-format.md "Task heads"):
+ * the source tensors (after the converter's name map) of its dense layer,
+ * norm and output, as the transformers class computes them. */
+typedef struct bli_head_recipe {
+    const char *dense_w, *dense_b; /* the dense layer, or NULL: none           */
+    const char *act;      /* its activation (bundle name), or NULL: act_key's   */
+    const char *act_key;  /* config.json's key of it (default gelu), or NULL    */
+    const char *norm_w, *norm_b; /* a norm after the activation, or NULL        */
+    const char *pool_key; /* config.json's cls|mean key, or NULL: first token    */
+    const char *out_w, *out_b; /* the output layer                              */
+} bli_head_recipe;
+
 typedef struct bli_family_traits {
     int kind;           /* BLI_FAM_*: this row's index                                   */
     /* positions */
@@ -92,6 +104,15 @@ typedef struct bli_family_traits {
     const char *fused_ffn;   /* the same for a [2 intermediate][hidden] W1|Wg, or NULL   */
     int fused_ffn_gate_first; /* its first half is the gate (the un-activated factor)    */
     const char *about;       /* `bertlens info`'s words for what sets it apart, or NULL  */
+    /* heads (convert_head.c) */
+    int head_gelu;           /* the masked-LM head applies erf GELU whatever hidden_act says */
+    const char *head_act_key; /* the masked-LM head's own activation key (NULL: the encoder's) */
+    int head_tied_legacy;    /* legacy false in config.json ties the decoder (DeBERTa-v2)  */
+    int head_no_biases;      /* the heads' biases (and norm's) may be absent: zeros        */
+    const bli_head_recipe *seq_head;   /* *ForSequenceClassification, or NULL: not known */
+    const bli_head_recipe *token_head; /* *ForTokenClassification (NULL: classifier)     */
+    const bli_head_recipe *qa_head;    /* *ForQuestionAnswering (NULL: qa_outputs)       */
+    const bli_head_recipe *distil_seq_head; /* DistilBERT's (its layout is BERT's)       */
 } bli_family_traits;
 
 typedef struct bli_family_info {

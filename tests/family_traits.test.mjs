@@ -58,6 +58,15 @@ const HANDLERS = {
   fused_ffn: { yes: ['convert_rel.c'] },
   fused_ffn_gate_first: { yes: ['convert_rel.c'] },
   about: { yes: ['cli_info.c'] },
+  // the heads (convert_head.c: the masked-LM head's config, the task heads' recipes)
+  head_gelu: { yes: ['convert_head.c'] },
+  head_act_key: { yes: ['convert_head.c'] },
+  head_tied_legacy: { yes: ['convert_head.c'] },
+  head_no_biases: { yes: ['convert_head.c'] },
+  seq_head: { yes: ['convert_head.c'] },
+  token_head: { yes: ['convert_head.c'] },
+  qa_head: { yes: ['convert_head.c'] },
+  distil_seq_head: { yes: ['convert_head.c'] },
 };
 
 /** The rows of FAMILY_TRAITS: kind -> { field: value text }. */
