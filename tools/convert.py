@@ -435,7 +435,7 @@ DISTIL_TYPES = 2
 
 
 # Masked-LM heads: source names (prefixes stripped) -> the bundle's head.*
-# names (bundle.h, "masked-LM head"; the C converter's src/convert_head.c).
+# names (bundle.h, "masked-LM head"; the C converter's src/convert_head_names.c).
 HEAD_NAMES = {
     "cls.predictions.transform.dense.weight": "head.transform.weight",
     "cls.predictions.transform.dense.bias": "head.transform.bias",
@@ -443,7 +443,7 @@ HEAD_NAMES = {
     "cls.predictions.transform.LayerNorm.bias": "head.ln.bias",
     "cls.predictions.decoder.weight": "head.decoder.weight",
     "cls.predictions.bias": "head.decoder.bias",
-    "cls.predictions.decoder.bias": "head.decoder.bias",  # the later one in the file wins (src/convert_head.c)
+    "cls.predictions.decoder.bias": "head.decoder.bias",  # the later one in the file wins (src/convert_head_names.c)
     "vocab_transform.weight": "head.transform.weight",
     "vocab_transform.bias": "head.transform.bias",
     "vocab_layer_norm.weight": "head.ln.weight",
