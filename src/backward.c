@@ -117,7 +117,7 @@ static void ln_bwd(float *dx, const float *dy, const float *xhat, const float *r
 }
 
 /* act(u) and act'(u) for bl_activation act. */
-static float act_f(float u, int32_t act) {
+float bli_act_f(float u, int32_t act) {
     switch (act) {
     case BL_ACT_RELU: return u > 0 ? u : 0;
     case BL_ACT_GELU_TANH: {
@@ -128,7 +128,7 @@ static float act_f(float u, int32_t act) {
     }
 }
 
-static float act_d(float u, int32_t act) {
+float bli_act_d(float u, int32_t act) {
     switch (act) {
     case BL_ACT_RELU: return u > 0 ? 1.0f : 0.0f;
     case BL_ACT_GELU_TANH: {
@@ -489,14 +489,14 @@ static void bert_layer(bctx *b, int32_t l, const float *x, float *dy, float *dx)
     add_to(b->tmp, x, nh);                                               /* x + c Wo + bo */
     ln_fwd(b->y1, b->tmp, T, H, lw->ln1_g, lw->ln1_b, eps, b->xh1, b->rs1);
     blk_matmul(b->u, b->y1, T, &b->w1.f, lw->b1, b->scratch);
-    for (size_t i = 0; i < ni; i++) b->f[i] = act_f(b->u[i], act);
+    for (size_t i = 0; i < ni; i++) b->f[i] = bli_act_f(b->u[i], act);
     blk_matmul(b->tmp, b->f, T, &b->w2.f, lw->b2, b->scratch);
     add_to(b->tmp, b->y1, nh);                                           /* y1 + f W2 + b2 */
     ln_fwd(NULL, b->tmp, T, H, lw->ln2_g, lw->ln2_b, eps, b->xh2, b->rs2);
     /* backward */
     ln_bwd(b->d1, dy, b->xh2, b->rs2, lw->ln2_g, T, H, 0);              /* d(y1 + f W2 + b2) */
     blk_matmul(b->du, b->d1, T, &b->w2.t, NULL, b->scratch);             /* df */
-    for (size_t i = 0; i < ni; i++) b->du[i] *= act_d(b->u[i], act);     /* du */
+    for (size_t i = 0; i < ni; i++) b->du[i] *= bli_act_d(b->u[i], act);     /* du */
     blk_matmul(dy, b->du, T, &b->w1.t, NULL, b->scratch);                /* dy1 = du W1 ... */
     add_to(dy, b->d1, nh);                                               /* ... + the residual */
     ln_bwd(dx, dy, b->xh1, b->rs1, lw->ln1_g, T, H, 0);                  /* d(x + c Wo + bo) */
@@ -529,7 +529,7 @@ static void modernbert_layer(bctx *b, int32_t l, const float *x, float *dy, floa
     ln_fwd(b->m, b->y1, T, H, lw->ln2_g, lw->ln2_b, eps, b->xh1, b->rs1);
     blk_matmul(b->u, b->m, T, &b->w1.f, lw->b1, b->scratch);
     blk_matmul(b->gt, b->m, T, &b->wg.f, NULL, b->scratch);
-    for (size_t i = 0; i < ni; i++) b->f[i] = act_f(b->u[i], act) * b->gt[i];
+    for (size_t i = 0; i < ni; i++) b->f[i] = bli_act_f(b->u[i], act) * b->gt[i];
     if (l + 1 == L) { /* y = LNf(x1 + f W2) */
         blk_matmul(b->tmp, b->f, T, &b->w2.f, lw->b2, b->scratch);
         add_to(b->tmp, b->y1, nh);
@@ -541,8 +541,8 @@ static void modernbert_layer(bctx *b, int32_t l, const float *x, float *dy, floa
     blk_matmul(b->du, dy, T, &b->w2.t, NULL, b->scratch);               /* df [T][I] */
     for (size_t i = 0; i < ni; i++) {
         const float df = b->du[i];
-        b->f[i] = df * act_f(b->u[i], act);                            /* d gate */
-        b->du[i] = df * b->gt[i] * act_d(b->u[i], act);                /* d u    */
+        b->f[i] = df * bli_act_f(b->u[i], act);                            /* d gate */
+        b->du[i] = df * b->gt[i] * bli_act_d(b->u[i], act);                /* d u    */
     }
     blk_matmul(b->d1, b->du, T, &b->w1.t, NULL, b->scratch);            /* dm */
     blk_matmul(b->tmp, b->f, T, &b->wg.t, NULL, b->scratch);

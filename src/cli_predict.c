@@ -29,6 +29,18 @@ static void token_json(const bl_tokenizer *tk, int32_t id) {
     else fputs("null", stdout);
 }
 
+/* "top":[{"id","token","prob"}, ...] of one position's k words. */
+static void top_json(const bl_tokenizer *tk, const int32_t *ids, const float *probs, long k) {
+    char num[BLI_JSON_NUM_CHARS];
+    printf("\"top\":[");
+    for (long r = 0; r < k; r++) {
+        printf("%s{\"id\":%d,\"token\":", r ? "," : "", ids[r]);
+        token_json(tk, ids[r]);
+        printf(",\"prob\":%s}", bli_json_num(num, (double)probs[r]));
+    }
+    printf("]");
+}
+
 static int usage(void) {
     fprintf(stderr, "usage: bertlens predict [--top K] [--positions I,J,...] [--layers] BUNDLE TEXT [TEXT_B]\n");
     return 1;
@@ -176,14 +188,9 @@ int bli_cmd_predict(int argc, char **argv) {
     for (int q = 0; q < n_pos; q++) {
         printf("%s{\"index\":%d,\"token\":", q ? "," : "", pos[q]);
         token_json(tk, toks.ids[pos[q]]);
-        printf(",\"token_prob\":%s,\"top\":[", bli_json_num(num, (double)tok_p[q]));
-        for (long r = 0; r < k; r++) {
-            int32_t id = top_ids[(size_t)q * k + r];
-            printf("%s{\"id\":%d,\"token\":", r ? "," : "", id);
-            token_json(tk, id);
-            printf(",\"prob\":%s}", bli_json_num(num, (double)top_p[(size_t)q * k + r]));
-        }
-        printf("]}");
+        printf(",\"token_prob\":%s,", bli_json_num(num, (double)tok_p[q]));
+        top_json(tk, top_ids + (size_t)q * k, top_p + (size_t)q * k, k);
+        printf("}");
     }
     printf("]");
     for (int32_t l = 1; layers && l <= c->n_layers; l++) {
@@ -194,14 +201,9 @@ int bli_cmd_predict(int argc, char **argv) {
         }
         printf("%s{\"layer\":%d,\"positions\":[", l == 1 ? ",\"layers\":[" : ",", l);
         for (int q = 0; q < n_pos; q++) {
-            printf("%s{\"index\":%d,\"top\":[", q ? "," : "", pos[q]);
-            for (long r = 0; r < k; r++) {
-                int32_t id = top_ids[(size_t)q * k + r];
-                printf("%s{\"id\":%d,\"token\":", r ? "," : "", id);
-                token_json(tk, id);
-                printf(",\"prob\":%s}", bli_json_num(num, (double)top_p[(size_t)q * k + r]));
-            }
-            printf("]}");
+            printf("%s{\"index\":%d,", q ? "," : "", pos[q]);
+            top_json(tk, top_ids + (size_t)q * k, top_p + (size_t)q * k, k);
+            printf("}");
         }
         printf(l == c->n_layers ? "]}]" : "]}");
     }

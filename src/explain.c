@@ -40,30 +40,6 @@ typedef struct {
     float *pre, *a, *xh, *row; /* [E] work                               */
 } mlm_target;
 
-static float act_f(float u, int32_t act) {
-    switch (act) {
-    case BL_ACT_RELU: return u > 0 ? u : 0;
-    case BL_ACT_GELU_TANH: {
-        const double c = 0.7978845608028654;
-        return (float)(0.5 * u * (1.0 + tanh(c * (u + 0.044715 * (double)u * u * u))));
-    }
-    default: return (float)(0.5 * u * (1.0 + erf(u * 0.7071067811865476)));
-    }
-}
-
-static float act_d(float u, int32_t act) {
-    switch (act) {
-    case BL_ACT_RELU: return u > 0 ? 1.0f : 0.0f;
-    case BL_ACT_GELU_TANH: {
-        const double c = 0.7978845608028654, x = u, th = tanh(c * (x + 0.044715 * x * x * x));
-        return (float)(0.5 * (1.0 + th) + 0.5 * x * (1.0 - th * th) * c * (1.0 + 3.0 * 0.044715 * x * x));
-    }
-    default: {
-        const double x = u;
-        return (float)(0.5 * (1.0 + erf(x * 0.7071067811865476)) + x * exp(-0.5 * x * x) * 0.3989422804014327);
-    }
-    }
-}
 
 /* n = LN(act(Wt x + bt)) into m->row (keeping pre, a, xhat); returns 1/sigma. */
 static double mlm_transform(mlm_target *m, const float *x) {
@@ -73,7 +49,7 @@ static double mlm_transform(mlm_target *m, const float *x) {
         double acc = m->bt[e];
         for (int32_t i = 0; i < H; i++) acc += (double)m->wt[(size_t)e * H + i] * x[i];
         m->pre[e] = (float)acc;
-        m->a[e] = act_f(m->pre[e], m->act);
+        m->a[e] = bli_act_f(m->pre[e], m->act);
         mu += m->a[e];
     }
     mu /= E;
@@ -115,7 +91,7 @@ static double mlm_backward(void *ctx, const float *final, int32_t T, float *d_fi
     float *dx = d_final + (size_t)m->p * H;
     for (int32_t e = 0; e < E; e++) {
         const double da = r * ((double)m->wd[e] * m->g[e] - m1 - m->xh[e] * m2);
-        const float dp = (float)(da * act_d(m->pre[e], m->act));
+        const float dp = (float)(da * bli_act_d(m->pre[e], m->act));
         for (int32_t i = 0; i < H; i++) dx[i] += dp * m->wt[(size_t)e * H + i];
     }
     return logit;

@@ -28,6 +28,12 @@ typedef struct bli_target {
 int bli_explain_run(bl_state *s, const int32_t *ids, const int32_t *type_ids, int32_t T, const bli_target *t,
                     const bl_explain_opts *opts, bl_explain *out, char *err, size_t errlen);
 
+/* act(u) and its derivative act'(u) for bl_activation act (ReLU, erf GELU,
+ * tanh GELU), in double inside (backward.c): the encoder's feed-forward and
+ * the heads' dense layers differentiate with the same two. */
+float bli_act_f(float u, int32_t act);
+float bli_act_d(float u, int32_t act);
+
 /* NULL when bl_backward differentiates every trait of s's family (family.h),
  * else the first trait it does not, in words ("RMSNorm"): explain refuses
  * such a family by that name rather than give wrong numbers (backward.c). */

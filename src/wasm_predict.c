@@ -27,6 +27,25 @@ static struct {
     unsigned task_loads;
 } p;
 
+/* The model and tokens of the last blw_run, with the masked-LM head of
+ * that model made (or kept from before): 1, or 0 with err set. */
+static int run_head(const bl_model **m, const bl_tokens **tk, char *err) {
+    unsigned loads;
+    *m = bli_wasm_model(&loads);
+    *tk = bli_wasm_run_tokens();
+    if (!*m || !*tk) {
+        snprintf(err, BLI_WASM_ERRLEN, "no run to predict from: call blw_run first");
+        return 0;
+    }
+    if (p.mlm && p.loads != loads) {
+        bl_mlm_free(p.mlm);
+        p.mlm = NULL;
+    }
+    if (!p.mlm && !(p.mlm = bl_mlm_new(*m, err, BLI_WASM_ERRLEN))) return 0;
+    p.loads = loads;
+    return 1;
+}
+
 /* 1 when the loaded model has a masked-LM head, 0 when not, -1: no model. */
 EMSCRIPTEN_KEEPALIVE int blw_has_head(void) {
     const bl_model *m = bli_wasm_model(NULL);
@@ -74,19 +93,9 @@ EMSCRIPTEN_KEEPALIVE const char *blw_predict_json_was(const int32_t *positions, 
                                                       const int32_t *was, int n_was) {
     char num[BLI_JSON_NUM_CHARS]; /* a float as JSON (json.h) */
     char *err = bli_wasm_err();
-    unsigned loads;
-    const bl_model *m = bli_wasm_model(&loads);
-    const bl_tokens *tk = bli_wasm_run_tokens();
-    if (!m || !tk) {
-        snprintf(err, BLI_WASM_ERRLEN, "no run to predict from: call blw_run first");
-        return NULL;
-    }
-    if (p.mlm && p.loads != loads) {
-        bl_mlm_free(p.mlm);
-        p.mlm = NULL;
-    }
-    if (!p.mlm && !(p.mlm = bl_mlm_new(m, err, BLI_WASM_ERRLEN))) return NULL;
-    p.loads = loads;
+    const bl_model *m;
+    const bl_tokens *tk;
+    if (!run_head(&m, &tk, err)) return NULL;
     const int32_t V = bl_model_config(m)->vocab_size;
     if (k < 1) k = 1;
     if (k > V) k = V;
@@ -207,19 +216,9 @@ EMSCRIPTEN_KEEPALIVE const char *blw_task_json(const char *text_b) {
 EMSCRIPTEN_KEEPALIVE const char *blw_lens_json(int k) {
     char num[BLI_JSON_NUM_CHARS];
     char *err = bli_wasm_err();
-    unsigned loads;
-    const bl_model *m = bli_wasm_model(&loads);
-    const bl_tokens *tk = bli_wasm_run_tokens();
-    if (!m || !tk) {
-        snprintf(err, BLI_WASM_ERRLEN, "no run to predict from: call blw_run first");
-        return NULL;
-    }
-    if (p.mlm && p.loads != loads) {
-        bl_mlm_free(p.mlm);
-        p.mlm = NULL;
-    }
-    if (!p.mlm && !(p.mlm = bl_mlm_new(m, err, BLI_WASM_ERRLEN))) return NULL;
-    p.loads = loads;
+    const bl_model *m;
+    const bl_tokens *tk;
+    if (!run_head(&m, &tk, err)) return NULL;
     const int32_t V = bl_model_config(m)->vocab_size, L = bl_model_config(m)->n_layers, T = tk->n;
     if (k < 1) k = 1;
     if (k > V) k = V;
