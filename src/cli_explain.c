@@ -139,12 +139,12 @@ int bli_cmd_explain(int argc, char **argv) {
         goto out;
     }
     if (bli_cli_apply_heads(s, ablate, keep)) goto out;
-    if (th ? bli_explain_task(s, th, toks.ids, toks.type_ids, toks.n, &o, &e, err, sizeof err)
+    if (th ? bli_explain_task(s, th, &toks, &o, &e, err, sizeof err)
            : bl_explain_mlm(s, toks.ids, toks.type_ids, toks.n, &o, &e, err, sizeof err)) {
         bli_term_line(stderr, "bertlens: %s", err);
         goto out;
     }
-    bli_explain_json(&jb, m, toks.ids, &e, &o, th ? bl_task_head_label(th, e.target) : NULL);
+    bli_explain_json(&jb, m, toks.ids, &e, &o, !th ? NULL : bl_task_head_kind(th) == BL_TASK_QA ? "answer span" : bl_task_head_label(th, e.target));
     if (jb.oom) {
         fprintf(stderr, "bertlens: out of memory\n");
         goto out;

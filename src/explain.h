@@ -39,12 +39,13 @@ float bli_act_d(float u, int32_t act);
  * such a family by that name rather than give wrong numbers (backward.c). */
 const char *bli_backward_refuses(const bl_state *s);
 
-/* Explain task head h's logit (explain_task.c): sequence classification
- * (opts' target, default the predicted class) or token classification (at
- * opts' position, default the first token that is not special). Question
- * answering: -1 with a reason (not wrapped yet). */
-int bli_explain_task(bl_state *s, const bl_task_head *h, const int32_t *ids, const int32_t *type_ids, int32_t T,
-                     const bl_explain_opts *o, bl_explain *out, char *err, size_t errlen);
+/* Explain task head h's logit (explain_task.c) on the tokens toks:
+ * sequence classification (opts' target, default the predicted class),
+ * token classification (at opts' position, default the first token that is
+ * not special) or question answering (start_logits[s] + end_logits[e] of
+ * the best span, bli_qa_best_span: out->position = s, out->target = e). */
+int bli_explain_task(bl_state *s, const bl_task_head *h, const bl_tokens *toks, const bl_explain_opts *o,
+                     bl_explain *out, char *err, size_t errlen);
 
 /* The explanation as JSON (explain_json.c): what `bertlens explain` prints;
  * "label": `label`, or NULL: the target word of the vocabulary (masked-LM). */

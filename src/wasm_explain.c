@@ -45,13 +45,13 @@ EMSCRIPTEN_KEEPALIVE const char *blw_explain_json(int method, int steps, int pos
     bl_explain e;
     bl_task_head *th = NULL; /* the bundle's task head is the target when it has one */
     if (bl_model_task_kind(m) != BL_TASK_NONE && !(th = bl_task_head_new(m, err, BLI_WASM_ERRLEN))) return NULL;
-    if (th ? bli_explain_task(s, th, tk->ids, tk->type_ids, tk->n, &o, &e, err, BLI_WASM_ERRLEN)
+    if (th ? bli_explain_task(s, th, tk, &o, &e, err, BLI_WASM_ERRLEN)
            : bl_explain_mlm(s, tk->ids, tk->type_ids, tk->n, &o, &e, err, BLI_WASM_ERRLEN)) {
         bl_task_head_free(th);
         return NULL;
     }
     bli_jbuf j = {0};
-    bli_explain_json(&j, m, tk->ids, &e, &o, th ? bl_task_head_label(th, e.target) : NULL);
+    bli_explain_json(&j, m, tk->ids, &e, &o, !th ? NULL : bl_task_head_kind(th) == BL_TASK_QA ? "answer span" : bl_task_head_label(th, e.target));
     bl_explain_free(&e);
     bl_task_head_free(th);
     /* the state holds the run again (the explanation ran other inputs) */
