@@ -23,6 +23,7 @@ import { test } from 'node:test';
 import crypto from 'node:crypto';
 import zlib from 'node:zlib';
 import { BIN, IS_WASM, QUICK, loadWasm, nativeTest, wasmTest } from './lib/backend.mjs';
+import { ok } from './lib/checkpoints.mjs';
 
 const ROOT = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..');
 const PYTHON = process.env.PYTHON || 'python3';
@@ -50,11 +51,6 @@ function sameCheckpoint(f) {
 
 function run(cmd, argv, opts = {}) {
   return spawnSync(cmd, argv, { cwd: ROOT, encoding: 'utf8', maxBuffer: 1 << 26, ...opts });
-}
-function ok(cmd, argv) {
-  const r = run(cmd, argv);
-  if (r.status !== 0) throw new Error(`${cmd} ${argv.join(' ')} failed (${r.status}):\n${r.stderr}${r.stdout}`);
-  return r;
 }
 const bytes = (f) => (f.endsWith('.gz') ? zlib.gunzipSync(fs.readFileSync(f)) : fs.readFileSync(f));
 

@@ -26,37 +26,19 @@ import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
-import { BIN, IS_WASM, QUICK, ROOT, loadWasm } from './lib/backend.mjs';
-import { loadBundle, putString, wasmError } from '../tools/wasm_node.mjs';
+import { BIN, IS_WASM, QUICK, ROOT } from './lib/backend.mjs';
+import { HEADS_DIR, convert, headCheckpoint, mlmCheckpoint, ok, wasmHolding } from './lib/checkpoints.mjs';
+import { putString, wasmError } from '../tools/wasm_node.mjs';
 
-const MLM = path.join(ROOT, 'tests/fixtures/mlm');
-const MLM_REFS = JSON.parse(fs.readFileSync(path.join(MLM, 'refs.json'), 'utf8'));
 const REFS = JSON.parse(fs.readFileSync(path.join(ROOT, 'tests/fixtures/explain/refs.json'), 'utf8'));
 const OUT = path.join(ROOT, `build/explain-test-${process.env.BERTLENS_BACKEND || 'native'}`);
 fs.mkdirSync(OUT, { recursive: true });
 
-function ok(cmd, argv) {
-  const r = spawnSync(cmd, argv, { cwd: ROOT, encoding: 'utf8', maxBuffer: 1 << 26 });
-  if (r.status !== 0) throw new Error(`${path.basename(cmd)} ${argv.join(' ')} failed (${r.status}):\n${r.stderr}${r.stdout}`);
-  return r;
-}
-
 /** The family's bundle in dtype dt, converted with its tokenizer (as predict.test.mjs). */
 function bundle(fam, dt) {
-  let src = path.join(MLM, fam);
-  const tok = MLM_REFS.tokenizer[fam];
-  if (tok) {
-    src = path.join(OUT, `src-${fam}`);
-    fs.rmSync(src, { recursive: true, force: true });
-    fs.cpSync(path.join(MLM, fam), src, { recursive: true });
-    fs.cpSync(path.join(ROOT, tok), src, { recursive: true });
-  }
-  const out = path.join(OUT, `${fam}-${dt}.blb`);
-  ok(BIN, ['convert', src, out, '--dtype', dt, '--name', `explain-${fam}`]);
-  return out;
+  return convert(mlmCheckpoint(fam, OUT), path.join(OUT, `${fam}-${dt}.blb`), dt, `explain-${fam}`);
 }
 
-let wasm = null;
 /** The explanation JSON: `bertlens explain` or blw_explain_json. */
 async function explain(file, texts, { method = 'grad-input', heads = false, ablate = null, target = -1, steps = REFS.steps } = {}) {
   if (!IS_WASM) {
@@ -66,12 +48,7 @@ async function explain(file, texts, { method = 'grad-input', heads = false, abla
     if (ablate) argv.push('--ablate', ablate);
     return JSON.parse(ok(BIN, [...argv, file, ...texts]).stdout);
   }
-  wasm ??= await loadWasm();
-  const M = wasm;
-  if (M.__loaded !== file) {
-    loadBundle(M, file);
-    M.__loaded = file;
-  }
+  const M = await wasmHolding(file);
   const { n_layers: L, n_heads: NH } = JSON.parse(M.UTF8ToString(M._blw_info_json())).config;
   let maskPtr = 0;
   if (ablate) { /* one head "l:h" */
@@ -229,21 +206,12 @@ test('explain refuses the families whose traits backward does not differentiate'
 // logit plus its end logit, position = start, target = end), grad-input and
 // IG (M = 8) within the same bound
 // of torch.autograd float64 (tests/fixtures/explain/make.py --heads).
-const HEADS = path.join(ROOT, 'tests/fixtures/heads');
-const HEAD_REFS = JSON.parse(fs.readFileSync(path.join(HEADS, 'refs.json'), 'utf8'));
+const HEAD_REFS = JSON.parse(fs.readFileSync(path.join(HEADS_DIR, 'refs.json'), 'utf8'));
 const EXPLAIN_HEADS = JSON.parse(fs.readFileSync(path.join(ROOT, 'tests/fixtures/explain/refs-heads.json'), 'utf8'));
 
 function headBundle(fam, name) {
-  const dir = path.join(OUT, `src-head-${fam}-${name}`);
-  fs.rmSync(dir, { recursive: true, force: true });
-  fs.cpSync(path.join(HEADS, fam, name), dir, { recursive: true });
-  fs.copyFileSync(path.join(HEADS, fam, 'encoder.safetensors'), path.join(dir, 'encoder.safetensors'));
-  const tok = path.join(ROOT, HEAD_REFS.tokenizer[fam]);
-  for (const f of fs.readdirSync(tok))
-    if (f !== 'config.json' && f !== 'model.safetensors') fs.copyFileSync(path.join(tok, f), path.join(dir, f));
-  const out = path.join(OUT, `head-${fam}-${name}.blb`);
-  ok(BIN, ['convert', dir, out, '--dtype', 'f32', '--name', `explain-${fam}-${name}`]);
-  return out;
+  const dir = headCheckpoint({ family: fam, name }, HEAD_REFS.tokenizer, OUT);
+  return convert(dir, path.join(OUT, `head-${fam}-${name}.blb`), 'f32', `explain-${fam}-${name}`);
 }
 
 for (const c of EXPLAIN_HEADS.cases) {

@@ -21,56 +21,31 @@ import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
-import { BIN, BUILD_DIR, IS_WASM, QUICK, ROOT, loadWasm } from './lib/backend.mjs';
-import { loadBundle, putString, wasmError } from '../tools/wasm_node.mjs';
+import { BIN, BUILD_DIR, IS_WASM, QUICK, ROOT } from './lib/backend.mjs';
+import { convert, headCheckpoint, mlmCheckpoint, ok, wasmHolding } from './lib/checkpoints.mjs';
+import { putString, wasmError } from '../tools/wasm_node.mjs';
 
 const FIX = path.join(ROOT, 'tests/fixtures/heads');
 const REFS = JSON.parse(fs.readFileSync(path.join(FIX, 'refs.json'), 'utf8'));
-const MLM = path.join(ROOT, 'tests/fixtures/mlm');
-const MLM_REFS = JSON.parse(fs.readFileSync(path.join(MLM, 'refs.json'), 'utf8'));
 const OUT = path.join(ROOT, 'build/heads-test');
 const TOL = 1e-5;
 fs.mkdirSync(OUT, { recursive: true });
-
-function ok(cmd, argv) {
-  const r = spawnSync(cmd, argv, { cwd: ROOT, encoding: 'utf8', maxBuffer: 1 << 26 });
-  if (r.status !== 0) throw new Error(`${path.basename(cmd)} ${argv.join(' ')} failed (${r.status}):\n${r.stderr}${r.stdout}`);
-  return r;
-}
-
-/** One checkpoint folder: its head's files, the family's encoder shard and trained tokenizer. */
-function checkpoint(ck) {
-  const dir = path.join(OUT, `src-${ck.family}-${ck.name}`);
-  fs.rmSync(dir, { recursive: true, force: true });
-  fs.cpSync(path.join(FIX, ck.family, ck.name), dir, { recursive: true });
-  fs.copyFileSync(path.join(FIX, ck.family, 'encoder.safetensors'), path.join(dir, 'encoder.safetensors'));
-  const tok = path.join(ROOT, REFS.tokenizer[ck.family]);
-  for (const f of fs.readdirSync(tok))
-    if (f !== 'config.json' && f !== 'model.safetensors') fs.copyFileSync(path.join(tok, f), path.join(dir, f));
-  return dir;
-}
 
 const bundles = new Map();
 function bundle(ck, dt) {
   const key = `${ck.family}-${ck.name}-${dt}`;
   if (!bundles.has(key)) {
-    const src = bundles.get(`${ck.family}-${ck.name}-src`) ?? checkpoint(ck);
+    const src = bundles.get(`${ck.family}-${ck.name}-src`) ?? headCheckpoint(ck, REFS.tokenizer, OUT);
     bundles.set(`${ck.family}-${ck.name}-src`, src);
     const out = path.join(OUT, `${key}.blb`);
-    ok(BIN, ['convert', src, out, '--dtype', dt, '--name', key]);
+    convert(src, out, dt, key);
     bundles.set(key, out);
   }
   return bundles.get(key);
 }
 
-let wasm = null;
 async function wasmRun(file, texts, flags = 0) {
-  wasm ??= await loadWasm();
-  const M = wasm;
-  if (M.__loaded !== file) {
-    loadBundle(M, file);
-    M.__loaded = file;
-  }
+  const M = await wasmHolding(file);
   const a = putString(M, texts[0]), b = texts[1] === undefined ? 0 : putString(M, texts[1]);
   try {
     if (M._blw_run(a, b, flags, -1) < 0) throw new Error(wasmError(M));
@@ -176,19 +151,11 @@ test('bertlens info names the task head and its labels', { skip: IS_WASM && 'nat
   assert.match(ok(BIN, ['info', bundle(qa, 'f32')]).stdout, /task head +question-answering/);
 });
 
-/** The masked-LM fixture's folder, with its trained tokenizer copied in (tests/predict.test.mjs does the same). */
+/** The masked-LM fixture's bundle (f32), converted once. */
 function mlmBundle(fam) {
   const out = path.join(OUT, `lens-${fam}.blb`);
   if (fs.existsSync(out) && bundles.has(out)) return out;
-  let src = path.join(MLM, fam);
-  const tok = MLM_REFS.tokenizer && MLM_REFS.tokenizer[fam];
-  if (tok) {
-    src = path.join(OUT, `lens-src-${fam}`);
-    fs.rmSync(src, { recursive: true, force: true });
-    fs.cpSync(path.join(MLM, fam), src, { recursive: true });
-    fs.cpSync(path.join(ROOT, tok), src, { recursive: true });
-  }
-  ok(BIN, ['convert', src, out, '--dtype', 'f32', '--name', `lens-${fam}`]);
+  convert(mlmCheckpoint(fam, OUT), out, 'f32', `lens-${fam}`);
   bundles.set(out, out);
   return out;
 }

@@ -18,50 +18,25 @@ import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
-import { BIN, IS_WASM, ROOT, loadWasm } from './lib/backend.mjs';
-import { loadBundle, putString, wasmError } from '../tools/wasm_node.mjs';
+import { BIN, IS_WASM, ROOT } from './lib/backend.mjs';
+import { MLM_DIR, convert, mlmCheckpoint, mlmRefsJson, ok, wasmHolding } from './lib/checkpoints.mjs';
+import { putString, wasmError } from '../tools/wasm_node.mjs';
 
-const FIX = path.join(ROOT, 'tests/fixtures/mlm');
-const REFS = JSON.parse(fs.readFileSync(path.join(FIX, 'refs.json'), 'utf8'));
+const FIX = MLM_DIR;
+const REFS = mlmRefsJson();
 const OUT = path.join(ROOT, 'build/predict-test');
 const TOL = 1e-5;
 fs.mkdirSync(OUT, { recursive: true });
 
-function ok(cmd, argv) {
-  const r = spawnSync(cmd, argv, { cwd: ROOT, encoding: 'utf8', maxBuffer: 1 << 26 });
-  if (r.status !== 0) throw new Error(`${path.basename(cmd)} ${argv.join(' ')} failed (${r.status}):\n${r.stderr}${r.stdout}`);
-  return r;
-}
-
-/** The checkpoint folder of a family: the fixture's, or (roberta, albert)
- *  a copy with its trained tokenizer from tests/fixtures/hf_tokenizers/. */
-function checkpoint(fam) {
-  const tok = REFS.tokenizer && REFS.tokenizer[fam];
-  if (!tok) return path.join(FIX, fam);
-  const dir = path.join(OUT, `src-${fam}`);
-  fs.rmSync(dir, { recursive: true, force: true });
-  fs.cpSync(path.join(FIX, fam), dir, { recursive: true });
-  fs.cpSync(path.join(ROOT, tok), dir, { recursive: true });
-  return dir;
-}
-
 /** The family's bundle in dtype dt (converted once per run). */
 function bundle(fam, dt) {
-  const out = path.join(OUT, `${fam}-${dt}.blb`);
-  ok(BIN, ['convert', checkpoint(fam), out, '--dtype', dt, '--name', `mlm-${fam}`]);
-  return out;
+  return convert(mlmCheckpoint(fam, OUT), path.join(OUT, `${fam}-${dt}.blb`), dt, `mlm-${fam}`);
 }
 
 /** Predictions of every token of texts: the JSON of `bertlens predict`. */
-let wasm = null;
 async function predict(file, texts) {
   if (!IS_WASM) return JSON.parse(ok(BIN, ['predict', '--top', String(REFS.k), file, ...texts]).stdout);
-  wasm ??= await loadWasm();
-  const M = wasm;
-  if (M.__loaded !== file) {
-    loadBundle(M, file);
-    M.__loaded = file;
-  }
+  const M = await wasmHolding(file);
   const a = putString(M, texts[0]), b = texts[1] === undefined ? 0 : putString(M, texts[1]);
   try {
     if (M._blw_run(a, b, 0, -1) < 0) throw new Error(wasmError(M));
@@ -160,11 +135,8 @@ test('--positions limits the product to those tokens; bad positions are refused'
 // (tests/fixtures/mlm/was.json, made by was.py).
 const WAS = JSON.parse(fs.readFileSync(path.join(FIX, 'was.json'), 'utf8'));
 test('blw_predict_json_was: the masked-out word\'s probability and rank as Hugging Face\'s, every family', { skip: !IS_WASM && 'the wasm export' }, async () => {
-  wasm ??= await loadWasm();
-  const M = wasm;
   for (const w of WAS.families) {
-    const file = bundle(w.family, 'f32');
-    if (M.__loaded !== file) { loadBundle(M, file); M.__loaded = file; }
+    const M = await wasmHolding(bundle(w.family, 'f32'));
     const a = putString(M, w.masked_text);
     try { if (M._blw_run(a, 0, 0, -1) < 0) throw new Error(wasmError(M)); } finally { M._free(a); }
     const ask = (pairs) => {

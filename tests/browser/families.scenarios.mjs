@@ -20,8 +20,8 @@
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { scenario, ready, typeText, clickAndRedraw, ROOT } from './harness.mjs';
-import { BIN, run, download, sameAttention as sameAttentionAs } from './page_vs_cli.mjs';
+import { scenario, typeText, clickAndRedraw, ROOT } from './harness.mjs';
+import { BIN, run, download, sameAttention as sameAttentionAs, shownHead, worstCell } from './page_vs_cli.mjs';
 import { checkpoint, convertInPage } from './family_page.mjs';
 import { VIEW_LIST } from '../../web/js/views/index.js';
 
@@ -46,18 +46,9 @@ const HF_TOL = { f32: 1e-5, f16: 1e-3, q10: 5e-3, q8: 2e-2 };
  *  Hugging Face's (ref.attn): the same tokens, every weight within tol.
  *  Returns the largest difference. */
 async function sameAsHF(page, ref, layer, head, tol) {
-  await page.selectOption('#layer', String(layer));
-  await page.selectOption('#head', String(head));
-  await ready(page);
-  const j = JSON.parse((await download(page, '#export-json')).bytes.toString('utf8'));
-  assert.equal(j.blocks[0].layer, layer);
-  assert.equal(j.blocks[0].head, head);
-  assert.deepEqual(j.tokens, ref.tokens, 'Hugging Face\'s tokens');
-  const want = ref.attn[`${layer},${head}`];
-  const shown = j.blocks[0].values;
-  assert.equal(shown.length, want.length);
-  let worst = 0;
-  want.forEach((row, i) => row.forEach((v, k) => { worst = Math.max(worst, Math.abs(v - shown[i][k])); }));
+  const { tokens, values } = await shownHead(page, layer, head);
+  assert.deepEqual(tokens, ref.tokens, 'Hugging Face\'s tokens');
+  const worst = worstCell(values, ref.attn[`${layer},${head}`]);
   assert.ok(worst < tol, `layer ${layer} head ${head}: max |shown - Hugging Face| ${worst} (bound ${tol})`);
   return worst;
 }

@@ -43,23 +43,34 @@ export async function download(page, sel) {
   return { name: dl.suggestedFilename(), bytes: fs.readFileSync(await dl.path()) };
 }
 
-/** Layer `layer`, head `head` of the page's heatmap (JSON export) against
- *  `bertlens attend --layer` on bundle for texts [text, text_b?]: the same
- *  tokens, every weight within tol. Returns the largest difference. */
-export async function sameAttention(page, { bundle, texts, layer, head, tol }) {
+/** Layer `layer`, head `head` as the page's heatmap shows it (its JSON
+ *  export): {tokens, values [T][T]}. */
+export async function shownHead(page, layer, head) {
   await page.selectOption('#layer', String(layer));
   await page.selectOption('#head', String(head));
   await ready(page);
   const j = JSON.parse((await download(page, '#export-json')).bytes.toString('utf8'));
   assert.equal(j.blocks[0].layer, layer);
   assert.equal(j.blocks[0].head, head);
-  const shown = j.blocks[0].values;
-  const ref = JSON.parse(run(BIN, ['attend', '--layer', String(layer), bundle, ...texts.filter((t) => t != null)]).stdout);
-  assert.deepEqual(j.tokens, ref.tokens);
-  const want = ref.attentions[0][head];
+  return { tokens: j.tokens, values: j.blocks[0].values };
+}
+
+/** The largest |shown - want| of two T x T matrices (same size asserted). */
+export function worstCell(shown, want) {
   assert.equal(shown.length, want.length, 'tokens');
   let worst = 0;
   want.forEach((row, i) => row.forEach((v, k) => { worst = Math.max(worst, Math.abs(v - shown[i][k])); }));
+  return worst;
+}
+
+/** Layer `layer`, head `head` of the page's heatmap against
+ *  `bertlens attend --layer` on bundle for texts [text, text_b?]: the same
+ *  tokens, every weight within tol. Returns the largest difference. */
+export async function sameAttention(page, { bundle, texts, layer, head, tol }) {
+  const { tokens, values } = await shownHead(page, layer, head);
+  const ref = JSON.parse(run(BIN, ['attend', '--layer', String(layer), bundle, ...texts.filter((t) => t != null)]).stdout);
+  assert.deepEqual(tokens, ref.tokens);
+  const worst = worstCell(values, ref.attentions[0][head]);
   assert.ok(worst < tol, `layer ${layer} head ${head}: max |shown - bertlens attend| ${worst}`);
   return worst;
 }
