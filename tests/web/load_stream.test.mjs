@@ -1,7 +1,8 @@
 // load_stream.test.mjs — the two ways a bundle reaches the engine without a
 // whole copy of it in JS (issue 22's memory bar): engine.js load({stream,
-// size}) feeds a ReadableStream (a kept copy in Cache Storage) to the
-// worker piece by piece ('load_begin' / 'load_chunk' / 'load_end'), and
+// size}) hands a ReadableStream (a kept copy in Cache Storage) to the
+// worker, which reads it into the heap ('load_stream', worker_init.js
+// streamIn: the same reader as a 'take' of a kept copy), and
 // load({converted: true, gen}) hands the bundle the converter holds in the
 // worker to the engine in place ('load_converted', blw_conv_load). The
 // model so loaded runs as the same bundle loaded from an ArrayBuffer;
@@ -110,11 +111,6 @@ test('a streamed bundle runs as the same bundle loaded whole; bad streams are re
     assert.equal(r.restored, true, `${what}: the model before is still loaded`);
     assert.deepEqual(await runOf(eng), wantA, `${what}: A still runs`);
   }
-  // chunks out of order are refused at the worker too
-  await eng.call('load_begin', { size: a.length });
-  await assert.rejects(eng.call('load_chunk', { offset: 10, bytes: new ArrayBuffer(5) }), /do not follow the 0 of/);
-  await assert.rejects(eng.call('load_end'), /no streamed bundle/);
-  assert.deepEqual(await runOf(eng), wantA, 'A still runs');
 });
 
 test('the converted bundle the worker holds becomes the model in place, and is then the converter\'s no more', async () => {

@@ -37,7 +37,7 @@ test('deadlines: the floor for tiny work, more for more work, none for init', ()
   // bytes: a 360 MB bundle
   assert.ok(deadlineMs(workOf('load', { bytes: new ArrayBuffer(1 << 20) })) > LIMITS.floorMs);
   assert.equal(workOf('load_converted', {}, { hint: { bytes: 360e6 } }).bytes, 360e6);
-  assert.equal(workOf('load_end', {}, { pendingBytes: 5e6 }).bytes, 5e6);
+  assert.equal(workOf('load_stream', { size: 5e6 }, { hint: { bytes: 5e6 } }).bytes, 5e6);
 });
 
 /** A stand-in Worker: the test answers (or not) what the engine posts. */

@@ -5,7 +5,6 @@ import { WORKER_PROTOCOL, checkResult } from '../lib/protocol.js';
 import { ASSETS } from './assets.js';
 import { LIMITS, workOf, deadlineMs, formatMs } from './watchdog.js';
 
-const LOAD_PIECE = 4 << 20; // bytes per 'load_chunk' of a streamed bundle
 
 // (module (func (result v128) i32.const 0 i8x16.splat)) — validates only
 // where the engine implements wasm SIMD128.
@@ -41,8 +40,7 @@ export class EngineCrash extends Error {
 
 const DOING = {
   conv: 'while converting the checkpoint',
-  load: 'while loading the model', load_begin: 'while loading the model', load_chunk: 'while loading the model',
-  load_end: 'while loading the model', load_converted: 'while loading the model', take: 'while loading the model',
+  load: 'while loading the model', load_stream: 'while loading the model', load_converted: 'while loading the model', take: 'while loading the model',
   run: 'while running the model', qk: 'while reading queries and keys', analyze: 'while analysing the heads',
   like: 'while comparing heads', compare: 'while comparing runs', predict: 'while predicting words',
   'corpus-add': 'while running the corpus',
@@ -68,7 +66,6 @@ export class Engine {
     this.model = null; // config of the model the worker holds
     this.laidOut = false; // its weights laid out by a first run
     this.lastT = 0; // tokens of the last run
-    this.pendingBytes = 0; // a bundle streamed in or converted, not yet loaded
     this.memory = 0; // the worker's wasm memory after its last answer
     this.worker.onmessage = (ev) => {
       const m = ev.data || {};
@@ -115,7 +112,7 @@ export class Engine {
   learn(type, result) {
     if (type === 'take' && result) result = result.load; // the load it ended with
     if (!result) return;
-    if (result.info) { this.model = result.info.config; this.laidOut = false; this.pendingBytes = 0; }
+    if (result.info) { this.model = result.info.config; this.laidOut = false; }
     if (type === 'run' && Number.isInteger(result.T)) { this.laidOut = true; this.lastT = result.T; }
   }
 
@@ -151,8 +148,7 @@ export class Engine {
   call(type, args = {}, transfer = [], hint = null, onProgress = null) {
     if (this.dead) return Promise.reject(this.dead);
     const id = this.nextId++;
-    if (type === 'load_begin') this.pendingBytes = Number(args.size) || 0;
-    const ms = deadlineMs(workOf(type, args, { model: this.model, laidOut: this.laidOut, lastT: this.lastT, pendingBytes: this.pendingBytes, hint }), this.limits);
+    const ms = deadlineMs(workOf(type, args, { model: this.model, laidOut: this.laidOut, lastT: this.lastT, hint }), this.limits);
     return new Promise((resolve, reject) => {
       this.pending.set(id, { resolve, reject, type, ms, timer: 0, started: false, onProgress });
       this.worker.postMessage({ id, type, ...args }, transfer);
@@ -178,8 +174,8 @@ export class Engine {
   /** Hand a bundle to the worker: a decompressed bundle (ArrayBuffer,
    *  transferred); {converted: true}: the one the converter holds in the
    *  worker (convert.js {hold: true}; gen: its conversion), taken in place; {stream, size}: a
-   *  ReadableStream of size bytes (a kept copy in Cache Storage), fed in
-   *  pieces so it is never whole in JS. Resolves to {info}, or {error,
+   *  ReadableStream of size bytes (a kept copy in Cache Storage), read by
+   *  the worker so it is never whole in JS. Resolves to {info}, or {error,
    *  restored} (restored: the model loaded before is still loaded). */
   load(src) {
     if (src instanceof ArrayBuffer) return this.call('load', { bytes: src }, [src]);
@@ -188,72 +184,11 @@ export class Engine {
     return Promise.reject(new Error('nothing to load'));
   }
 
-  async loadStream(stream, size) {
-    // A byte stream (Cache Storage's bodies) is read into one reused
-    // buffer (BYOB), another chunk by chunk, and copied into pieces of
-    // LOAD_PIECE bytes for the worker, which hands each piece's buffer back
-    // for the next: buffers that crossed threads are freed only by a
-    // garbage collection, so new ones would pile up the bundle's size.
-    let reader, byob = false;
-    try {
-      reader = stream.getReader({ mode: 'byob' });
-      byob = true;
-    } catch {
-      reader = stream.getReader();
-    }
-    let at = 0; // bytes sent
-    let left = new Uint8Array(0); // of the last chunk, not yet copied (default reader)
-    let scratch = new ArrayBuffer(1 << 20); // what a BYOB read fills (reused)
-    const more = () => new Error(`it has more than the ${size} bytes stored`);
-    try {
-      await this.call('load_begin', { size });
-      let ended = false;
-      let spare = null; // the last piece's buffer, back from the worker
-      while (!ended) {
-        const n = Math.min(LOAD_PIECE, size - at);
-        const piece = spare && spare.byteLength === n ? spare : new ArrayBuffer(n);
-        spare = null;
-        let filled = 0;
-        while (filled < piece.byteLength) {
-          if (byob) { // into the reused scratch, then copied (see hub_range.js BodyReader.take)
-            const { done, value } = await reader.read(new Uint8Array(scratch, 0, Math.min(scratch.byteLength, piece.byteLength - filled)));
-            if (value) {
-              scratch = value.buffer;
-              new Uint8Array(piece, filled, value.byteLength).set(value);
-              filled += value.byteLength;
-            }
-            if (done) { ended = true; break; }
-          } else {
-            if (!left.length) {
-              const { done, value } = await reader.read();
-              if (done) { ended = true; break; }
-              left = value;
-            }
-            const k = Math.min(left.length, piece.byteLength - filled);
-            new Uint8Array(piece, filled, k).set(left.subarray(0, k));
-            filled += k;
-            left = left.subarray(k);
-          }
-        }
-        if (filled) {
-          const bytes = filled === piece.byteLength ? piece : piece.slice(0, filled);
-          spare = (await this.call('load_chunk', { offset: at, bytes }, [bytes])).buffer;
-          at += filled;
-        }
-        if (at === size && !ended) { // the stream must end here
-          if (left.length) throw more();
-          const { done, value } = await reader.read(byob ? new Uint8Array(1) : undefined);
-          if (!done || (value && value.byteLength)) throw more();
-          ended = true;
-        }
-      }
-    } catch (e) {
-      reader.cancel().catch(() => {});
-      if (this.dead) return { error: this.dead.message, restored: false };
-      const { restored } = await this.call('load_abort').catch(() => ({ restored: false }));
-      return { error: `the kept copy could not be read (${String((e && e.message) || e)})`, restored };
-    }
-    return this.call('load_end');
+  /** The stream goes to the worker (transferred), which reads it into
+   *  the heap itself (worker_init.js streamIn): one message, whatever the size. */
+  loadStream(stream, size) {
+    return this.call('load_stream', { stream, size }, [stream], { bytes: Number(size) || 0 })
+      .catch((e) => ({ error: this.dead ? this.dead.message : String((e && e.message) || e), restored: false }));
   }
 
   /** A model taken into the engine by the worker in one request

@@ -46,10 +46,10 @@ function tokensOf(config, a, b) {
  *  bytes, text} (rates in LIMITS), or null for no deadline ('init' fetches
  *  and compiles the engine over the network). ctx: {model (the config of
  *  the model the worker holds), laidOut (its weights laid out by a run
- *  already), lastT (tokens of the last run), pendingBytes (a streamed or
- *  converted bundle waiting for its load), hint (the caller's own work)}. */
+ *  already), lastT (tokens of the last run), hint (the caller's own work:
+ *  a streamed or converted bundle's bytes)}. */
 export function workOf(type, args = {}, ctx = {}) {
-  const { model = null, laidOut = true, lastT = 0, pendingBytes = 0, hint = null } = ctx;
+  const { model = null, laidOut = true, lastT = 0, hint = null } = ctx;
   const w = { flops: 0, params: 0, bytes: 0, text: 0 };
   const forward = (a, b, passes = 1) => {
     const T = tokensOf(model, a, b);
@@ -60,8 +60,6 @@ export function workOf(type, args = {}, ctx = {}) {
   switch (type) {
     case 'init': case 'take': return null; // (take: a download, as long as the network needs)
     case 'load': w.bytes += byteLength(args.bytes); break;
-    case 'load_chunk': w.bytes += byteLength(args.bytes); break;
-    case 'load_end': case 'load_converted': w.bytes += pendingBytes; break;
     case 'conv': w.bytes += byteLength(args.bytes); if (args.fn === 'read') w.bytes += Number(args.args && args.args[1]) || 0; break;
     case 'run': {
       const r = args.request || {};

@@ -1,9 +1,9 @@
 // worker_init.js — part of the engine worker (web/js/worker.js lists its
 // parts): the 'init' message (start the wasm module, threaded when the page
 // can) and 'load' (hand a decompressed bundle to blw_load), or the same
-// streamed: 'load_begin' {size}, 'load_chunk' {offset, bytes} in order,
-// 'load_end' (or 'load_abort'), so a kept bundle goes from the page's
-// stream into the heap without a whole copy of it in JS.
+// read from a stream: 'load_stream' {stream, size} (and worker_take.js's
+// kept copies, streamIn), so a kept bundle goes into the heap without a
+// whole copy of it in JS.
 /* global createBertlens, importScripts, handle, loadEpoch, WORKER_PROTOCOL_VERSION, P, mod, info, lastError, loadBytes, loaded */
 
 /** Threads for the pthreads build: one per core (navigator.hardwareConcurrency),
@@ -70,12 +70,7 @@ function dropIncoming() {
   incoming = null;
 }
 
-handle('load_begin', ({ size }) => {
-  loadEpoch++; // a take in flight (worker_take.js) loads nothing now
-  return beginIncoming(size);
-});
-
-/** Room for a streamed bundle of size bytes (also worker_take.js's). */
+/** Room for a streamed bundle of size bytes. */
 function beginIncoming(size) {
   dropIncoming();
   if (!Number.isSafeInteger(size) || size < 24) throw new Error(`a bundle of ${size} bytes is not a bundle`);
@@ -83,28 +78,11 @@ function beginIncoming(size) {
   const p = mod._malloc(size);
   if (!p) throw new Error(`Out of memory allocating ${size} bytes for the model.`);
   incoming = { p: p >>> 0, size, at: 0 };
-  return 0;
 }
-
-handle('load_chunk', ({ offset, bytes }) => {
-  if (!incoming) throw new Error('no streamed bundle is being loaded');
-  const u8 = new Uint8Array(bytes);
-  if (offset !== incoming.at || u8.length > incoming.size - offset) {
-    const want = incoming;
-    dropIncoming();
-    throw new Error(`bytes ${offset}+${u8.length} do not follow the ${want.at} of ${want.size} received`);
-  }
-  mod.HEAPU8.set(u8, incoming.p + offset);
-  incoming.at += u8.length;
-  // the buffer goes back for the next piece (engine.js loadStream): one that
-  // came in a message is freed only by a garbage collection
-  return [{ at: incoming.at, buffer: bytes }, [bytes]];
-});
 
 /** The streamed bundle, complete and of the size its header declares
  *  (src/bundle.h: "BERTLENS", u64 file_size at 16), to blw_load. */
-handle('load_end', () => {
-  if (!incoming) throw new Error('no streamed bundle is being loaded');
+function endIncoming() {
   const { p, size, at } = incoming;
   if (at !== size) {
     dropIncoming();
@@ -119,9 +97,54 @@ handle('load_end', () => {
   }
   incoming = null;
   return loaded(mod._blw_load(p, size)); // takes p (and frees it when it refuses the bundle)
-});
+}
 
-handle('load_abort', () => {
-  dropIncoming();
-  return { restored: info !== null };
+/** The size bytes of stream (a kept copy's body) into the heap and to
+ *  blw_load, never whole in JS: {info} or {error, restored} (the model
+ *  loaded before is still loaded). A byte stream is read into one reused
+ *  scratch buffer (a buffer a read hands back is freed only by a garbage
+ *  collection). current(): this load is still the latest; when it is not
+ *  the read stops and throws {superseded: true}. */
+async function streamIn(stream, size, current) {
+  try {
+    beginIncoming(size);
+  } catch (e) {
+    stream.cancel().catch(() => {});
+    return { error: e.message, restored: info !== null };
+  }
+  let reader, byob = false;
+  try {
+    reader = stream.getReader({ mode: 'byob' });
+    byob = true;
+  } catch {
+    reader = stream.getReader();
+  }
+  let scratch = new ArrayBuffer(1 << 20);
+  try {
+    for (;;) {
+      let value, done;
+      if (byob) ({ done, value } = await reader.read(new Uint8Array(scratch)));
+      else ({ done, value } = await reader.read());
+      if (!current() || !incoming) throw Object.assign(new Error('a newer load replaced this one'), { superseded: true });
+      if (value && value.byteLength) {
+        if (value.byteLength > incoming.size - incoming.at) throw new Error(`it has more than the ${incoming.size} bytes stored`);
+        mod.HEAPU8.set(value, incoming.p + incoming.at);
+        incoming.at += value.byteLength;
+        if (byob) scratch = value.buffer;
+      }
+      if (done) break;
+    }
+  } catch (e) {
+    reader.cancel().catch(() => {});
+    if (e.superseded) throw e;
+    dropIncoming();
+    return { error: `the kept copy could not be read (${String((e && e.message) || e)})`, restored: info !== null };
+  }
+  return endIncoming();
+}
+
+// A stream handed over by the page (transferred): engine.js load({stream, size}).
+handle('load_stream', ({ stream, size }) => {
+  const epoch = ++loadEpoch; // a take in flight (worker_take.js) loads nothing now
+  return streamIn(stream, size, () => epoch === loadEpoch);
 });
