@@ -43,7 +43,7 @@ DEFAULT_MODEL := models/all-minilm-l6-v2.q10.blb.gz
 NATIVE_SIMD ?= $(if $(filter x86_64%,$(shell $(CC) -dumpmachine)),-msse4.1)
 
 .PHONY: all native lib test-embed wasm wasm-relaxed test-wasm-relaxed site serve test bench fuzz test-fuzz-corpora models setup clean wheel test-notebook test-notebook-lab \
-        test-native test-asan test-wasm test-web test-browser test-models test-fidelity test-one \
+        test-native test-asan test-wasm test-web test-browser test-models test-fidelity test-one test-builds \
         check-tools check-site-tools
 
 all: site
@@ -51,44 +51,51 @@ all: site
 # ------------------------------------------------------------------ native
 native: build/bertlens
 
-build/bertlens: $(LIB_SRC) $(CLI_SRC) $(HDRS)
-	@mkdir -p build
-	$(CC) $(CFLAGS) $(NATIVE_SIMD) $(WARN) $(PTHREAD) -o $@ $(LIB_SRC) $(CLI_SRC) -lz -lm
-
-# The kernels' test entry points (src/wasm_kernel_tests.c's blw_k_*) as a native
-# program, for tests/kernels.test.mjs on the native backends.
-build/kernel_host: tests/c/kernel_host.c $(LIB_SRC) $(WASM_TEST_SRC) $(HDRS)
-	@mkdir -p build
-	$(CC) $(CFLAGS) $(NATIVE_SIMD) $(WARN) $(PTHREAD) -o $@ $< $(LIB_SRC) $(WASM_TEST_SRC) -lm
-
-# The tokenizer.json pipeline (src/hf_tokenizer.h) as a program, for
-# tests/hf_tokenizer.test.mjs.
-build/hf_tok_host: tests/c/hf_tok_host.c $(LIB_SRC) $(HDRS)
-	@mkdir -p build
-	$(CC) $(CFLAGS) $(NATIVE_SIMD) $(WARN) $(PTHREAD) -Isrc -o $@ $< $(LIB_SRC) -lm
-
-# The JSON reader (src/json_read.h) as a program, for tests/json_read.test.mjs.
-build/json_host: tests/c/json_host.c $(LIB_SRC) $(HDRS)
-	@mkdir -p build
-	$(CC) $(CFLAGS) $(NATIVE_SIMD) $(WARN) $(PTHREAD) -Isrc -o $@ $< $(LIB_SRC) -lm
-
-# The family pieces (src/encoder_family.h) as a program, for tests/family_ops.test.mjs.
-build/family_host: tests/c/family_host.c $(LIB_SRC) $(HDRS)
-	@mkdir -p build
-	$(CC) $(CFLAGS) $(NATIVE_SIMD) $(WARN) $(PTHREAD) -Isrc -o $@ $< $(LIB_SRC) -lm
-
-# The task head's backward (src/task_head.c) as a program, for tests/heads.test.mjs.
-build/task_head_host: tests/c/task_head_host.c $(LIB_SRC) $(HDRS)
-	@mkdir -p build
-	$(CC) $(CFLAGS) $(NATIVE_SIMD) $(WARN) $(PTHREAD) -Isrc -o $@ $< $(LIB_SRC) -lm
-
-# The static library for embedding: every library source, the public header only.
+# Each source is compiled once per kind of build (build/lib/ native,
+# build/asan/obj/, build/wasm/obj/, build/wasm-mt/obj/), and every program of
+# that kind links the same objects: the CLI and the eight test hosts no
+# longer compile the library nine times over (`make -j` builds them side by side).
 LIB_OBJ := $(patsubst src/%.c,build/lib/%.o,$(LIB_SRC))
-lib: build/libbertlens.a build/include/bertlens.h
+CLI_OBJ := $(patsubst src/%.c,build/lib/%.o,$(CLI_SRC))
+KT_OBJ  := $(patsubst src/%.c,build/lib/%.o,$(WASM_TEST_SRC))
 
 build/lib/%.o: src/%.c $(HDRS)
 	@mkdir -p build/lib
 	$(CC) $(CFLAGS) $(NATIVE_SIMD) $(WARN) $(PTHREAD) -c -o $@ $<
+
+build/bertlens: $(LIB_OBJ) $(CLI_OBJ)
+	@mkdir -p build
+	$(CC) $(CFLAGS) $(PTHREAD) -o $@ $^ -lz -lm
+
+# The kernels' test entry points (src/wasm_kernel_tests.c's blw_k_*) as a native
+# program, for tests/kernels.test.mjs on the native backends.
+build/kernel_host: tests/c/kernel_host.c $(LIB_OBJ) $(KT_OBJ) $(HDRS)
+	@mkdir -p build
+	$(CC) $(CFLAGS) $(NATIVE_SIMD) $(WARN) $(PTHREAD) -o $@ $< $(LIB_OBJ) $(KT_OBJ) -lm
+
+# The tokenizer.json pipeline (src/hf_tokenizer.h) as a program, for
+# tests/hf_tokenizer.test.mjs.
+build/hf_tok_host: tests/c/hf_tok_host.c $(LIB_OBJ) $(HDRS)
+	@mkdir -p build
+	$(CC) $(CFLAGS) $(NATIVE_SIMD) $(WARN) $(PTHREAD) -Isrc -o $@ $< $(LIB_OBJ) -lm
+
+# The JSON reader (src/json_read.h) as a program, for tests/json_read.test.mjs.
+build/json_host: tests/c/json_host.c $(LIB_OBJ) $(HDRS)
+	@mkdir -p build
+	$(CC) $(CFLAGS) $(NATIVE_SIMD) $(WARN) $(PTHREAD) -Isrc -o $@ $< $(LIB_OBJ) -lm
+
+# The family pieces (src/encoder_family.h) as a program, for tests/family_ops.test.mjs.
+build/family_host: tests/c/family_host.c $(LIB_OBJ) $(HDRS)
+	@mkdir -p build
+	$(CC) $(CFLAGS) $(NATIVE_SIMD) $(WARN) $(PTHREAD) -Isrc -o $@ $< $(LIB_OBJ) -lm
+
+# The task head's backward (src/task_head.c) as a program, for tests/heads.test.mjs.
+build/task_head_host: tests/c/task_head_host.c $(LIB_OBJ) $(HDRS)
+	@mkdir -p build
+	$(CC) $(CFLAGS) $(NATIVE_SIMD) $(WARN) $(PTHREAD) -Isrc -o $@ $< $(LIB_OBJ) -lm
+
+# The static library for embedding: every library object, the public header only.
+lib: build/libbertlens.a build/include/bertlens.h
 
 build/libbertlens.a: $(LIB_OBJ)
 	rm -f $@
@@ -105,44 +112,31 @@ build/embed_example: tests/c/embed_example.c build/libbertlens.a build/include/b
 test-embed: build/embed_example build/bertlens
 	$(NODE) --test tests/c/*.test.mjs
 
-# AddressSanitizer + UndefinedBehaviorSanitizer build of the same CLI.
-build/asan/bertlens: $(LIB_SRC) $(CLI_SRC) $(HDRS)
-	@mkdir -p build/asan
-	clang -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer \
-	  $(NATIVE_SIMD) $(WARN) $(PTHREAD) -o $@ $(LIB_SRC) $(CLI_SRC) -lz -lm
+# AddressSanitizer + UndefinedBehaviorSanitizer build of the same CLI and hosts.
+ASAN_CC  := clang -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+ASAN_OBJ := $(patsubst src/%.c,build/asan/obj/%.o,$(LIB_SRC))
+ASAN_HOSTS := hf_tok_host json_host task_head_host family_host
 
-build/asan/kernel_host: tests/c/kernel_host.c $(LIB_SRC) $(WASM_TEST_SRC) $(HDRS)
-	@mkdir -p build/asan
-	clang -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer \
-	  $(NATIVE_SIMD) $(WARN) $(PTHREAD) -o $@ $< $(LIB_SRC) $(WASM_TEST_SRC) -lm
+build/asan/obj/%.o: src/%.c $(HDRS)
+	@mkdir -p build/asan/obj
+	$(ASAN_CC) $(NATIVE_SIMD) $(WARN) $(PTHREAD) -c -o $@ $<
 
-build/asan/hf_tok_host: tests/c/hf_tok_host.c $(LIB_SRC) $(HDRS)
-	@mkdir -p build/asan
-	clang -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer \
-	  $(NATIVE_SIMD) $(WARN) $(PTHREAD) -Isrc -o $@ $< $(LIB_SRC) -lm
+build/asan/bertlens: $(ASAN_OBJ) $(patsubst src/%.c,build/asan/obj/%.o,$(CLI_SRC))
+	$(ASAN_CC) $(PTHREAD) -o $@ $^ -lz -lm
 
-build/asan/json_host: tests/c/json_host.c $(LIB_SRC) $(HDRS)
-	@mkdir -p build/asan
-	clang -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer \
-	  $(NATIVE_SIMD) $(WARN) $(PTHREAD) -Isrc -o $@ $< $(LIB_SRC) -lm
+build/asan/kernel_host: tests/c/kernel_host.c $(ASAN_OBJ) $(patsubst src/%.c,build/asan/obj/%.o,$(WASM_TEST_SRC)) $(HDRS)
+	$(ASAN_CC) $(NATIVE_SIMD) $(WARN) $(PTHREAD) -o $@ $(filter %.c %.o,$^) -lm
 
-build/asan/task_head_host: tests/c/task_head_host.c $(LIB_SRC) $(HDRS)
-	@mkdir -p build/asan
-	clang -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer \
-	  $(NATIVE_SIMD) $(WARN) $(PTHREAD) -Isrc -o $@ $< $(LIB_SRC) -lm
-
-build/asan/family_host: tests/c/family_host.c $(LIB_SRC) $(HDRS)
-	@mkdir -p build/asan
-	clang -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer \
-	  $(NATIVE_SIMD) $(WARN) $(PTHREAD) -Isrc -o $@ $< $(LIB_SRC) -lm
+$(addprefix build/asan/,$(ASAN_HOSTS)): build/asan/%: tests/c/%.c $(ASAN_OBJ) $(HDRS)
+	$(ASAN_CC) $(NATIVE_SIMD) $(WARN) $(PTHREAD) -Isrc -o $@ $< $(ASAN_OBJ) -lm
 
 # Limits of issue 23 (tests/limits.test.mjs): a state made the page's way
 # (tests/c/state_limits.c) and the size helper (src/sizes.h) at its wrap
 # points, natively and as 32-bit ASan programs, where size_t has 32 bits as
 # in wasm32 (clang -m32: gcc-multilib, tools/setup.sh).
-build/state_limits: tests/c/state_limits.c $(LIB_SRC) $(HDRS)
+build/state_limits: tests/c/state_limits.c $(LIB_OBJ) $(HDRS)
 	@mkdir -p build
-	$(CC) $(CFLAGS) $(NATIVE_SIMD) $(WARN) $(PTHREAD) -o $@ $< $(LIB_SRC) -lm
+	$(CC) $(CFLAGS) $(NATIVE_SIMD) $(WARN) $(PTHREAD) -o $@ $< $(LIB_OBJ) -lm
 
 build/sizes_test: tests/c/sizes_test.c tests/c/check.h src/sizes.h src/error.h
 	@mkdir -p build
@@ -188,18 +182,33 @@ wasm: build/wasm/bertlens.js build/wasm/bertlens-mt.js
 # blw_k_* name in its glue fails the build.
 NO_TEST_EXPORTS = @! grep -q '_blw_k_' $@ || { echo "$@ exports kernel-test entry points (blw_k_*): they belong in src/wasm_kernel_tests.c" >&2; rm -f $@; exit 1; }
 
-build/wasm/bertlens.js: $(LIB_SRC) $(WASM_SRC) $(HDRS)
+# Objects: the single-threaded builds (page and test) share build/wasm/obj/;
+# the pthreads build compiles with -pthread (atomics) into build/wasm-mt/obj/.
+EMCOMPILE := -O3 -msimd128 -std=c11
+WASM_OBJ    := $(patsubst src/%.c,build/wasm/obj/%.o,$(LIB_SRC) $(WASM_SRC))
+WASM_KT_OBJ := $(patsubst src/%.c,build/wasm/obj/%.o,$(LIB_SRC) $(WASM_TEST_SRC))
+WASM_MT_OBJ := $(patsubst src/%.c,build/wasm-mt/obj/%.o,$(LIB_SRC) $(WASM_SRC))
+
+build/wasm/obj/%.o: src/%.c $(HDRS)
+	@mkdir -p build/wasm/obj
+	$(EMCC) $(EMCOMPILE) -c -o $@ $<
+
+build/wasm-mt/obj/%.o: src/%.c $(HDRS)
+	@mkdir -p build/wasm-mt/obj
+	$(EMCC) $(EMCOMPILE) -pthread -c -o $@ $<
+
+build/wasm/bertlens.js: $(WASM_OBJ)
 	@mkdir -p build/wasm
 	@case "$(WASM_EXPORTS)" in *_blw_load*) ;; *) echo "tools/wasm_exports.sh found no blw_* exports in $(WASM_SRC)" >&2; exit 1;; esac
-	$(EMCC) $(EMFLAGS) -o $@ $(LIB_SRC) $(WASM_SRC)
+	$(EMCC) $(EMFLAGS) -o $@ $(WASM_OBJ)
 	@test -s build/wasm/bertlens.wasm || { echo "emcc wrote no build/wasm/bertlens.wasm" >&2; rm -f $@; exit 1; }
 	$(NO_TEST_EXPORTS)
 
 # The test build (tests/kernels.test.mjs): the same module plus the kernels'
 # test entry points (blw_k_*, src/wasm_kernel_tests.c).
-build/wasm-test/bertlens.js: $(LIB_SRC) $(WASM_TEST_SRC) $(HDRS)
+build/wasm-test/bertlens.js: $(WASM_KT_OBJ)
 	@mkdir -p build/wasm-test
-	$(EMCC) $(filter-out -sEXPORTED_FUNCTIONS=%,$(EMFLAGS)) -sEXPORTED_FUNCTIONS=$(WASM_TEST_EXPORTS) -o $@ $(LIB_SRC) $(WASM_TEST_SRC)
+	$(EMCC) $(filter-out -sEXPORTED_FUNCTIONS=%,$(EMFLAGS)) -sEXPORTED_FUNCTIONS=$(WASM_TEST_EXPORTS) -o $@ $(WASM_KT_OBJ)
 	@test -s build/wasm-test/bertlens.wasm || { echo "emcc wrote no build/wasm-test/bertlens.wasm" >&2; rm -f $@; exit 1; }
 
 # Relaxed-SIMD variant (optional; not part of `make test` or the site):
@@ -235,9 +244,9 @@ test-wasm-relaxed: build/wasm-relaxed/bertlens.js
 
 # The glue's Workers load bertlens-mt.worker.js, CommonJS: in Node it must
 # not be read as an ES module (this repository's package.json says "module").
-build/wasm/bertlens-mt.js: $(LIB_SRC) $(WASM_SRC) $(HDRS)
+build/wasm/bertlens-mt.js: $(WASM_MT_OBJ)
 	@mkdir -p build/wasm
-	$(EMCC) $(EMFLAGS_MT) -o $@ $(LIB_SRC) $(WASM_SRC)
+	$(EMCC) $(EMFLAGS_MT) -o $@ $(WASM_MT_OBJ)
 	$(NO_TEST_EXPORTS)
 	@test -s build/wasm/bertlens-mt.wasm -a -s build/wasm/bertlens-mt.worker.js || { echo "emcc wrote no build/wasm/bertlens-mt.wasm / .worker.js" >&2; rm -f $@; exit 1; }
 	echo '{"type": "commonjs"}' > build/wasm/package.json
@@ -268,7 +277,17 @@ check-site-tools:
 test-models:
 	$(PYTHON) tools/make_models.py --test
 
-test: check-tools native test-models test-native test-embed test-asan test-fuzz-corpora wasm test-wasm test-fidelity site test-web test-browser test-notebook
+# Everything the tests run, built first with one job per core (then the
+# tests run in order, each file runner using the cores itself).
+JOBS ?= $(shell nproc 2>/dev/null || echo 2)
+test-builds:
+	$(MAKE) -j$(JOBS) build/bertlens build/kernel_host build/state_limits build/sizes_test build/hf_tok_host \
+	  build/dtype_host build/family_host build/json_host build/task_head_host build/embed_example \
+	  build/asan/bertlens build/asan/kernel_host build/asan32/state_limits build/asan32/sizes_test \
+	  $(addprefix build/asan/,$(ASAN_HOSTS)) $(addprefix build/fuzz/,$(FUZZ_TARGETS)) \
+	  build/wasm/bertlens.js build/wasm/bertlens-mt.js build/wasm-test/bertlens.js
+
+test: check-tools test-builds native test-models test-native test-embed test-asan test-fuzz-corpora wasm test-wasm test-fidelity site test-web test-browser test-notebook
 	@echo "ALL TESTS PASSED"
 
 # Every tests/*.test.mjs is a node:test file that runs on the backend

@@ -58,15 +58,31 @@ fs.mkdirSync(OUT, { recursive: true });
 ok(PYTHON, ['tools/make_random_bert.py', OUT, '--family', 'all']);
 fs.cpSync(path.join(ROOT, 'tests/fixtures/tiny-bert'), path.join(OUT, 'tiny-bert'), { recursive: true });
 
-/** The reference bundle of convert.py for (dir, args), once per test run. */
-const refs = new Map();
+/** The reference bundle of convert.py for (dir, args). Kept under
+ *  build/convert-refs/ by the sha256 of convert.py, the folder's name, the arguments and every
+ *  file of dir (names and bytes), so the native and the wasm runs (and a
+ *  rerun) ask the slow Python converter once for the same inputs. */
+const REF_CACHE = path.join(ROOT, 'build/convert-refs');
 function reference(dir, args, out) {
-  const key = JSON.stringify([dir, args, out.endsWith('.gz')]);
-  if (!refs.has(key)) {
+  const h = crypto.createHash('sha256');
+  h.update(fs.readFileSync(path.join(ROOT, 'tools/convert.py')));
+  h.update(JSON.stringify([path.basename(dir), args, out.endsWith('.gz')]));
+  const walk = (sub) => {
+    for (const e of fs.readdirSync(path.join(dir, sub), { withFileTypes: true }).sort((a, b) => (a.name < b.name ? -1 : 1))) {
+      const rel = path.join(sub, e.name);
+      if (e.isDirectory()) walk(rel);
+      else h.update(`\0${rel}\0`).update(fs.readFileSync(path.join(dir, rel)));
+    }
+  };
+  walk('');
+  const kept = path.join(REF_CACHE, h.digest('hex') + (out.endsWith('.gz') ? '.blb.gz' : '.blb'));
+  if (!fs.existsSync(kept)) {
     ok(PYTHON, ['tools/convert.py', dir, out, ...args]);
-    refs.set(key, bytes(out));
+    fs.mkdirSync(REF_CACHE, { recursive: true });
+    fs.copyFileSync(out, kept + '.part');
+    fs.renameSync(kept + '.part', kept);
   }
-  return refs.get(key);
+  return bytes(kept);
 }
 
 /** First differing byte, for a readable failure. */
