@@ -182,7 +182,7 @@ EMFLAGS := -O3 -msimd128 -std=c11 -sMODULARIZE=1 -sEXPORT_NAME=createBertlens \
 MT_POOL := 'Math.max(1,Module["pthreadPoolSize"]||Math.min(7,((typeof navigator=="object"&&navigator.hardwareConcurrency)||2)-1))'
 EMFLAGS_MT := $(EMFLAGS) -pthread -sPTHREAD_POOL_SIZE=$(MT_POOL) -sPTHREAD_POOL_SIZE_STRICT=2 -sMAXIMUM_MEMORY=2GB -Wno-pthreads-mem-growth
 
-wasm: build/wasm/bertlens.js build/wasm/bertlens-mt.js
+wasm: build/wasm/bertlens.js build/wasm/bertlens-mt.js build/wasm/analyze.wasm
 
 # The page's module exports wasm_api.c's functions and nothing for tests: a
 # blw_k_* name in its glue fails the build.

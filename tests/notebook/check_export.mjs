@@ -85,7 +85,8 @@ try {
     }
     // The tabs of views drawn from the attention's analyses (the viewer
     // computes them with the engine's C, lib/attn_analyze.js): offered by
-    // head_view / model_view, drawn offline; not by neuron_view (one head).
+    // head_view / model_view / neuron_view (every layer's attention), drawn
+    // offline; not by show()'s kept snapshot of one view.
     const offered = await frame.evaluate(() => ['overview', 'rollout'].map((v) => !document.querySelector(`#view-tabs button[data-view="${v}"]`).hidden));
     assert.deepEqual(offered, [!!expected[i].tabs, !!expected[i].tabs], `output ${i}: the overview and rollout tabs`);
     if (expected[i].tabs) {
@@ -104,6 +105,13 @@ try {
         if (v === 'overview') {
           const [, L, H] = got.title.match(/(\d+) layers × (\d+) heads/) || [];
           assert.ok(L && got.heads === L * H, `output ${i}: overview "${got.title}" with ${got.heads} heads drawn`);
+          // "heads like this one": the distances computed from the snapshot too
+          await frame.evaluate(() => { document.body.dataset.state = 'loading'; });
+          await frame.selectOption('#view select.ov-rank', 'like');
+          await frame.waitForFunction(() => ['ready', 'error', 'needs-model'].includes(document.body.dataset.state), null, { timeout: 30000 });
+          const like = await frame.evaluate(() => ({ state: document.body.dataset.state, notes: document.querySelector('#view p.view-notes').textContent }));
+          assert.equal(like.state, 'ready', `output ${i}: overview ranked by likeness`);
+          assert.match(like.notes, /Jensen–Shannon distance/);
         } else {
           assert.match(got.title, /^Rollout/);
           assert.ok(got.canvas, `output ${i}: the rollout's heatmap`);
