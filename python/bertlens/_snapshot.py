@@ -174,7 +174,9 @@ def pack(att: Attention, state: Dict[str, Any], model: Dict[str, Any], type_ids:
     # [SEP] roles (src/analyze.c bl_token_roles_text) and the page's words
     meta["special"] = [is_special(t) for t in att.tokens]
     if att.causal:
-        meta["causal"] = True  # a decoder's masked keys (snapshot.js: views draw them as masked)
+        meta["causal"] = True
+    if att.heads != list(range(att.n_heads)) or att.layers != list(range(len(att.layers))):
+        meta["partial"] = True  # a selection (include_*): no rollout, which needs every head of the first layers  # a decoder's masked keys (snapshot.js: views draw them as masked)
     if qk is not None:
         meta["scores"] = _scores(qk, T, att.causal)
     meta_bytes = json.dumps(meta, ensure_ascii=False, separators=(",", ":")).encode("utf-8")

@@ -229,3 +229,38 @@ json.dump({"text": out.data, "rollout": out_r}, sys.stdout)
   // every tab the snapshot draws: overview and rollout among them
   for (const view of ['overview', 'rollout']) assert.ok(snapshotCovers(snap, { ...snap.state, view }, viewById(view).snapshot).ok);
 });
+
+test('a selection of heads or layers (include_heads, include_layers) draws the overview of those heads, not a rollout', async () => {
+  const code = `
+import sys, json, numpy as np
+sys.path.insert(0, ${JSON.stringify(path.join(ROOT, 'python'))})
+import bertlens._views as views
+from bertlens import model_view
+views.output_html = lambda text, **kw: text
+rng = np.random.default_rng(5)
+def soft(x):
+    e = np.exp(x - x.max(-1, keepdims=True))
+    return (e / e.sum(-1, keepdims=True)).astype(np.float32)
+att = [soft(rng.normal(size=(1, 4, 6, 6))) for _ in range(3)]
+toks = ["[CLS]", "a", "b", ",", "c", "[SEP]"]
+out = {}
+for name, kw in {"all": {}, "prefix": {"include_layers": [0, 1]}, "layers": {"include_layers": [1, 2]}, "heads": {"include_heads": [0, 2]}}.items():
+    out[name] = model_view(att, toks, html_action="return", **kw).data
+json.dump(out, sys.stdout)
+`;
+  const r = spawnSync(PYTHON, ['-c', code], { encoding: 'utf8', maxBuffer: 1 << 28 });
+  assert.equal(r.status, 0, r.stderr);
+  const texts = JSON.parse(r.stdout);
+  const covers = async (name, view) => {
+    const snap = await decodeSnapshot(texts[name], FILE_LIMITS);
+    return snapshotCovers(snap, { ...snap.state, view }, viewById(view).snapshot);
+  };
+  for (const name of ['all', 'prefix', 'layers', 'heads']) assert.ok((await covers(name, 'overview')).ok, `${name}: overview`);
+  assert.ok((await covers('all', 'rollout')).ok);
+  assert.ok((await covers('prefix', 'rollout')).ok, 'the first layers: their rollout is the model\'s');
+  for (const name of ['layers', 'heads']) {
+    const c = await covers(name, 'rollout');
+    assert.equal(c.ok, false, `${name}: no rollout`);
+    assert.match(c.why, /selection/);
+  }
+});
