@@ -176,7 +176,7 @@ EMFLAGS := -O3 -msimd128 -std=c11 -sMODULARIZE=1 -sEXPORT_NAME=createBertlens \
 MT_POOL := 'Math.max(1,Module["pthreadPoolSize"]||Math.min(7,((typeof navigator=="object"&&navigator.hardwareConcurrency)||2)-1))'
 EMFLAGS_MT := $(EMFLAGS) -pthread -sPTHREAD_POOL_SIZE=$(MT_POOL) -sPTHREAD_POOL_SIZE_STRICT=2 -sMAXIMUM_MEMORY=2GB -Wno-pthreads-mem-growth
 
-wasm: build/wasm/bertlens.js build/wasm/bertlens-mt.js
+wasm: build/wasm/bertlens.js build/wasm/bertlens-mt.js build/wasm/analyze.wasm
 
 # The page's module exports wasm_api.c's functions and nothing for tests: a
 # blw_k_* name in its glue fails the build.
@@ -251,10 +251,22 @@ build/wasm/bertlens-mt.js: $(WASM_MT_OBJ)
 	@test -s build/wasm/bertlens-mt.wasm -a -s build/wasm/bertlens-mt.worker.js || { echo "emcc wrote no build/wasm/bertlens-mt.wasm / .worker.js" >&2; rm -f $@; exit 1; }
 	echo '{"type": "commonjs"}' > build/wasm/package.json
 
+# The analyses of attention given without a model (src/wasm_attn.c: head
+# features and classes, rollout, heads compared; analyze.c's functions), a
+# standalone module with no glue (~42 KB; one import) that the viewer page
+# (dist/viewer.html, the notebook outputs) carries to draw the heads overview
+# and the rollout from a snapshot's attention. The library is linked whole;
+# wasm-ld keeps what the four entry points reach.
+ANALYZE_EXPORTS := $(shell tools/wasm_exports.sh src/wasm_attn.c)
+build/wasm/analyze.wasm: $(LIB_SRC) src/wasm_attn.c $(HDRS)
+	@mkdir -p build/wasm
+	$(EMCC) -O3 -msimd128 -std=c11 --no-entry -sSTANDALONE_WASM=1 -sALLOW_MEMORY_GROWTH=1 -sMAXIMUM_MEMORY=4GB \
+	  -sINITIAL_MEMORY=16MB -sFILESYSTEM=0 -sEXPORTED_FUNCTIONS=$(ANALYZE_EXPORTS) -o $@ src/wasm_attn.c $(LIB_SRC)
+
 # -------------------------------------------------------------------- site
 site: dist/.stamp
 
-dist/.stamp: build/wasm/bertlens.js build/wasm/bertlens-mt.js $(WEB_SRC) models/index.json $(wildcard models/*.blb.gz) tools/build_site.mjs tools/inline_page.mjs node_modules/.package-lock.json
+dist/.stamp: build/wasm/bertlens.js build/wasm/bertlens-mt.js build/wasm/analyze.wasm $(WEB_SRC) models/index.json $(wildcard models/*.blb.gz) tools/build_site.mjs tools/inline_page.mjs node_modules/.package-lock.json
 	$(NODE) tools/build_site.mjs
 	@touch $@
 

@@ -351,3 +351,62 @@ fail:
     bl_analysis_free(out);
     return -1;
 }
+
+/* ------------------------------------------------ without a model (notebooks) */
+
+void bl_token_roles_text(const char *const *tokens, const uint8_t *special, int32_t T, uint8_t *roles) {
+    for (int32_t t = 0; t < T; t++) {
+        const int sp = special && special[t];
+        const int closing = sp && t > 0 && special[T - 1] && !strcmp(tokens[t], tokens[T - 1]);
+        roles[t] = (uint8_t)((sp && t == 0 ? BL_ROLE_CLS : 0) | (closing ? BL_ROLE_SEP : 0) |
+                             (tokens[t] && all_punct(tokens[t]) ? BL_ROLE_PUNCT : 0));
+    }
+}
+
+int bl_analyze_attention(const float *attn, const float *norms, int32_t L, int32_t NH, int32_t T,
+                         const uint8_t *roles, const int32_t *segments, int what, bl_analysis *out, char *err,
+                         size_t errlen) {
+    if (!out) {
+        bli_set_err(err, errlen, "bl_analyze_attention: no output");
+        return -1;
+    }
+    memset(out, 0, sizeof *out);
+    if (!attn || L < 1 || NH < 1 || T < 1) {
+        bli_set_err(err, errlen, "bl_analyze_attention: no attention");
+        return -1;
+    }
+    char rwhat[64];
+    snprintf(rwhat, sizeof rwhat, "the rollout of %d layers x %d tokens", L, T);
+    /* the attention [L][NH][T][T] was allocated by the caller; its size in 64 bits first (sizes.h) */
+    if (!bli_size_ok(BLI_BYTES(sizeof(float), (uint64_t)L * NH, T, T), "the attention", err, errlen)) return -1;
+    const size_t TT = (size_t)T * T;
+    const int with_rollout = what == BL_ANALYZE_ROLLOUT, with_norms = with_rollout && norms;
+    const uint64_t lmats = BLI_BYTES(sizeof(float), L, T, T);
+    float *mix = NULL, *mix_norm = NULL; /* [L][T][T] mean / sum over heads, as bl_analyze */
+    if (!(out->heads = bli_alloc(BLI_BYTES(sizeof *out->heads, L, NH), 0, "head features", err, errlen)) ||
+        (with_rollout && (!(mix = bli_alloc(lmats, 0, rwhat, err, errlen)) ||
+                          !(out->rollout = bli_alloc(lmats, 0, rwhat, err, errlen)))) ||
+        (with_norms && (!(mix_norm = bli_alloc(lmats, 0, rwhat, err, errlen)) ||
+                        !(out->rollout_norm = bli_alloc(lmats, 0, rwhat, err, errlen)))))
+        goto fail;
+    out->n_layers = L;
+    out->n_heads = NH;
+    out->T = T;
+    out->pair = is_pair(segments, T);
+    for (int32_t k = 0; k < L * NH; k++) bl_head_analyze(attn + (size_t)k * TT, T, roles, segments, &out->heads[k]);
+    for (int32_t l = 0; l < L; l++) {
+        const size_t at = (size_t)l * TT;
+        if (mix) sum_heads(mix + at, attn + at * NH, NH, TT, NH, 0, TT);
+        if (mix_norm) sum_heads(mix_norm + at, norms + at * NH, NH, TT, 1.0, 0, TT);
+    }
+    if (with_rollout && rollout_on(NULL, mix, L, T, 0, out->rollout, err, errlen)) goto fail;
+    if (with_norms && rollout_on(NULL, mix_norm, L, T, 1, out->rollout_norm, err, errlen)) goto fail;
+    free(mix);
+    free(mix_norm);
+    return 0;
+fail:
+    free(mix);
+    free(mix_norm);
+    bl_analysis_free(out);
+    return -1;
+}

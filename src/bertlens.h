@@ -447,6 +447,21 @@ enum { BL_ANALYZE_HEADS = 0, BL_ANALYZE_ROLLOUT = 1 };
 int bl_analyze(const bl_state *s, const int32_t *ids, const int32_t *type_ids, int what, bl_analysis *out,
                char *err, size_t errlen);
 void bl_analysis_free(bl_analysis *a);
+/* bl_analyze without a model (a notebook's attention, the viewer page):
+ * the same features, classes and rollouts of attention attn [L][NH][T][T]
+ * (norms [L][NH][T][T] or NULL: then no rollout_norm) with token roles
+ * roles [T] (bl_token_roles_text) and segments [T] (or NULL). One thread;
+ * the numbers are bl_analyze's for the same matrices, bit for bit. */
+int bl_analyze_attention(const float *attn, const float *norms, int32_t L, int32_t NH, int32_t T,
+                         const uint8_t *roles, const int32_t *segments, int what, bl_analysis *out, char *err,
+                         size_t errlen);
+/* Token roles from the token strings alone, when no model is at hand:
+ * [CLS] = a special token in the first place, [SEP] = a special token
+ * spelled as the last token (the template's closing [SEP] / </s> and its
+ * copies: not [MASK] or [UNK]), punctuation by bl_token_roles's rule.
+ * tokens: T NUL-terminated UTF-8 strings; special [T]: 1 for the model's
+ * special tokens (NULL: none). */
+void bl_token_roles_text(const char *const *tokens, const uint8_t *special, int32_t T, uint8_t *roles);
 
 /* Comparing two runs head by head (the page's ablation, minimal-pair and
  * two-model comparisons; the heads overview's "heads like this one"). For

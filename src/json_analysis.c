@@ -33,7 +33,7 @@ static void jmatrices(bli_jbuf *b, const float *x, int32_t L, int32_t T) {
 void bli_json_analysis(bli_jbuf *b, const bl_tokenizer *tk, const int32_t *ids, const bl_analysis *a, int with_rollout) {
     bli_json_raw(b, "{\"tokens\":[", 11);
     for (int32_t t = 0; t < a->T; t++) {
-        const char *s = bl_token_str(tk, ids[t]);
+        const char *s = tk && ids ? bl_token_str(tk, ids[t]) : NULL; /* (no model: "") */
         if (t) bli_json_raw(b, ",", 1);
         bli_json_string(b, s ? s : "", s ? strlen(s) : 0);
     }

@@ -4,7 +4,9 @@ by byte; tests/web/notebook_snapshot.test.mjs decodes what this module writes
 with the page's decoder).
 
 Only what the notebook needs is written: attention blocks (8-bit), no norms,
-no q/k vectors, and the meta JSON (state, model, tokens, type and word ids).
+no q/k vectors, and the meta JSON (state, model, tokens, type and word ids,
+special-token flags). The heads overview and the rollout are computed from
+these blocks by the viewer page (build/wasm/analyze.wasm: the engine's C).
 """
 from __future__ import annotations
 
@@ -168,8 +170,13 @@ def pack(att: Attention, state: Dict[str, Any], model: Dict[str, Any], type_ids:
     }
     if n_a is not None:
         meta["n_a"] = int(n_a)
+    # the template's tokens by their spelling: the heads overview's [CLS] and
+    # [SEP] roles (src/analyze.c bl_token_roles_text) and the page's words
+    meta["special"] = [is_special(t) for t in att.tokens]
     if att.causal:
-        meta["causal"] = True  # a decoder's masked keys (snapshot.js: views draw them as masked)
+        meta["causal"] = True
+    if att.heads != list(range(att.n_heads)) or att.layers != list(range(len(att.layers))):
+        meta["partial"] = True  # a selection (include_*): no rollout, which needs every head of the first layers  # a decoder's masked keys (snapshot.js: views draw them as masked)
     if qk is not None:
         meta["scores"] = _scores(qk, T, att.causal)
     meta_bytes = json.dumps(meta, ensure_ascii=False, separators=(",", ":")).encode("utf-8")

@@ -83,6 +83,43 @@ try {
       await root.screenshot({ path: path.join(SHOTS, `notebook-export-${i}-heatmap.png`) });
       console.log(`ok   output ${i}: causal heatmap, masked cells drawn as such`);
     }
+    // The tabs of views drawn from the attention's analyses (the viewer
+    // computes them with the engine's C, lib/attn_analyze.js): offered by
+    // head_view / model_view / neuron_view (every layer's attention), drawn
+    // offline; not by show()'s kept snapshot of one view.
+    const offered = await frame.evaluate(() => ['overview', 'rollout'].map((v) => !document.querySelector(`#view-tabs button[data-view="${v}"]`).hidden));
+    assert.deepEqual(offered, [!!expected[i].tabs, !!expected[i].tabs], `output ${i}: the overview and rollout tabs`);
+    if (expected[i].tabs) {
+      for (const v of ['overview', 'rollout']) {
+        await frame.evaluate(() => { document.body.dataset.state = 'loading'; });
+        await frame.click(`#view-tabs button[data-view="${v}"]`);
+        await frame.waitForFunction((id) => ['ready', 'error', 'needs-model'].includes(document.body.dataset.state) && document.getElementById('view').dataset.view === id, v, { timeout: 30000 });
+        const got = await frame.evaluate(() => ({
+          state: document.body.dataset.state,
+          title: (document.querySelector('#view .view-title') || {}).textContent || '',
+          heads: document.querySelectorAll('#view g.ov-head').length,
+          canvas: !!document.querySelector('#view canvas.hm-cells'),
+          notices: document.getElementById('notices') ? document.getElementById('notices').textContent : '',
+        }));
+        assert.equal(got.state, 'ready', `output ${i} ${v}: ${got.state} ${got.notices}`);
+        if (v === 'overview') {
+          const [, L, H] = got.title.match(/(\d+) layers × (\d+) heads/) || [];
+          assert.ok(L && got.heads === L * H, `output ${i}: overview "${got.title}" with ${got.heads} heads drawn`);
+          // "heads like this one": the distances computed from the snapshot too
+          await frame.evaluate(() => { document.body.dataset.state = 'loading'; });
+          await frame.selectOption('#view select.ov-rank', 'like');
+          await frame.waitForFunction(() => ['ready', 'error', 'needs-model'].includes(document.body.dataset.state), null, { timeout: 30000 });
+          const like = await frame.evaluate(() => ({ state: document.body.dataset.state, notes: document.querySelector('#view p.view-notes').textContent }));
+          assert.equal(like.state, 'ready', `output ${i}: overview ranked by likeness`);
+          assert.match(like.notes, /Jensen–Shannon distance/);
+        } else {
+          assert.match(got.title, /^Rollout/);
+          assert.ok(got.canvas, `output ${i}: the rollout's heatmap`);
+        }
+        await root.screenshot({ path: path.join(SHOTS, `notebook-export-${i}-${v}.png`) });
+        console.log(`ok   output ${i}: ${v} drawn offline from the snapshot (${got.title})`);
+      }
+    }
   }
   await page.screenshot({ path: path.join(SHOTS, 'notebook-export.png'), fullPage: true });
   assert.deepEqual(outside, [], 'requests that were not files');

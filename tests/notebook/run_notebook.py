@@ -133,8 +133,11 @@ def main():
     with open(os.path.join(OUT, "bertlens.html"), "w", encoding="utf-8") as f:
         f.write(body)
     with open(os.path.join(OUT, "expected.json"), "w", encoding="utf-8") as f:
-        json.dump([dict(json.load(open(os.path.join(FIX, f"{c}.json"), encoding="utf-8")), causal=c == "gpt2-causal")
-                   for c in ("bert-pair", "roberta", "gpt2-causal", "bert-pair")]
+        # tabs: the views drawn from analyses of the snapshot's attention
+        # (heads overview, rollout: the viewer's analyze.wasm), offered by
+        # every output holding every layer's attention (neuron_view's too)
+        json.dump([dict(json.load(open(os.path.join(FIX, f"{c}.json"), encoding="utf-8")), causal=c == "gpt2-causal",
+                        tabs=True) for c in ("bert-pair", "roberta", "gpt2-causal", "bert-pair")]
                   + [{"tokens": SHOW_TOKENS}, json.load(open(os.path.join(FIX, "roberta-show.json"), encoding="utf-8"))], f)
     print(f"exported {os.path.join(OUT, 'bertlens.html')} ({len(body) / 1024:.0f} KB)")
 

@@ -378,6 +378,21 @@ class Output(unittest.TestCase):
         self.assertIn("height:500px", ret(bertlens.head_view, attention(), TOKENS))
         bertlens.configure(height=0)
 
+    def test_the_page_carries_the_analyses_module(self):
+        # the heads overview and rollout tabs: the viewer computes them from
+        # the snapshot with analyze.wasm (tests/web/notebook_analyses.test.mjs
+        # checks its numbers); the snapshot says which tokens are special
+        page = _html.asset_bytes("viewer.html").decode("utf-8")
+        m = re.search(r'<script type="application/octet-stream" id="bertlens-analyze-wasm">([^<]*)</script>', page)
+        self.assertTrue(m, "viewer.html carries build/wasm/analyze.wasm")
+        wasm = base64.b64decode(m.group(1))
+        self.assertEqual(wasm[:4], b"\0asm")
+        for name in (b"blw_attn_analyze", b"blw_attn_rollout", b"blw_attn_compare"):
+            self.assertIn(name, wasm)
+        toks = ["[CLS]", "the", ",", "[SEP]", "it", "[SEP]"]
+        meta = snapshot_of(ret(bertlens.head_view, attention(T=6), toks, sentence_b_start=4))["meta"]
+        self.assertEqual(meta["special"], [True, False, False, True, False, True])
+
     def test_package_conventions(self):
         self.assertRegex(bertlens.__version__, r"^\d+\.\d+\.\d+")
         self.assertTrue(bertlens.head_view.__doc__ and bertlens.model_view.__doc__)

@@ -11,13 +11,14 @@ import { fileURLToPath } from 'node:url';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 
-/** Stand-ins for both engine builds (make wasm): one thread, and pthreads (-mt). */
+/** Stand-ins for both engine builds (make wasm): one thread, and pthreads (-mt); and the analyses module. */
 function fakeEngine(dir) {
   for (const b of ['bertlens', 'bertlens-mt']) {
     fs.writeFileSync(path.join(dir, `${b}.js`), `var createBertlens = function () {}; // ${b}\n`);
     fs.writeFileSync(path.join(dir, `${b}.wasm`), Buffer.from([0, 0x61, 0x73, 0x6d, 1, 0, 0, 0, b.length]));
   }
   fs.writeFileSync(path.join(dir, 'bertlens-mt.worker.js'), '"use strict"; // pthread Worker\n');
+  fs.writeFileSync(path.join(dir, 'analyze.wasm'), Buffer.from([0, 0x61, 0x73, 0x6d, 1, 0, 0, 0])); // the viewer's analyses (Makefile)
 }
 
 test('build_site writes a self-consistent, content-hashed dist', () => {

@@ -147,6 +147,7 @@ test('the published CSP allows exactly the Hub\'s hosts; a model list naming ano
     fs.writeFileSync(path.join(wasm, `${b}.wasm`), Buffer.from([0, 0x61, 0x73, 0x6d, 1, 0, 0, 0]));
   }
   fs.writeFileSync(path.join(wasm, 'bertlens-mt.worker.js'), '"use strict";\n');
+  fs.writeFileSync(path.join(wasm, 'analyze.wasm'), Buffer.from([0, 0x61, 0x73, 0x6d, 1, 0, 0, 0])); // (viewer.html's analyses)
   const metaOf = (dist) => fs.readFileSync(path.join(dist, 'index.html'), 'utf8').match(/http-equiv="Content-Security-Policy" content="([^"]+)"/)[1].replace(/&#39;|&apos;/g, "'");
   try {
     const build = (name, env) => {

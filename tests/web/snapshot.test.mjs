@@ -203,7 +203,7 @@ test('inputs longer than 64 tokens are refused with a reason', () => {
   const long = { ...run, T: MAX_TOKENS + 1, tokens: new Array(MAX_TOKENS + 1).fill('a') };
   assert.throws(() => snapshotFromRun(long, base, model), (e) => e instanceof SnapshotError && /at most 64/.test(e.message));
   assert.throws(() => snapshotFromRun({ ...run, q: null }, { ...base, view: 'neuron' }, model), /query\/key/);
-  assert.throws(() => snapshotFromRun(run, { ...base, view: 'overview' }, model), /no snapshot form/);
+  assert.throws(() => snapshotFromRun(run, { ...base, view: 'compare' }, model), /no snapshot form/);
 });
 
 test('damaged, cut, foreign and unknown-version snapshots give a clear error', async () => {

@@ -13,6 +13,10 @@
 //   pca         URL of the Corpus view's PCA module worker
 //               (engine/pca_worker.js); absent: the PCA runs in slices on
 //               the main thread (the one-file pages)
+//   analyses    absent, or a function returning the bytes of
+//               build/wasm/analyze.wasm (viewer.html): a snapshot's
+//               attention then gets the heads overview's and the rollout's
+//               analyses without the model (lib/attn_analyze.js)
 export const ASSETS = {
   engine: true,
   worker: 'js/worker.js',

@@ -80,6 +80,11 @@ export { snapshotPlan, snapshotCovers } from './snapshot_plan.js';
 // true when every weight above the diagonal is a masked 0 (no query sees a
 // later key), so views can draw those cells as masked. Present but not a
 // boolean: a SnapshotError.
+// partial (optional; written by python/bertlens for include_layers /
+// include_heads): the blocks are a selection of the model's heads, not every
+// head of its first L layers, so what mixes every head through the layers
+// (the rollout: a spec with `whole`, snapshot_plan.js) is not drawn from it.
+// Present but not a boolean: a SnapshotError.
 // Rounding error: attention within 0.5/255 of the model's value; a norm
 // within s·0.5/255; q/k within c/2. Bad input throws SnapshotError with a
 // sentence a reader understands; nothing here aborts the page.
@@ -223,6 +228,7 @@ export function packSnapshot(o, limits = LINK_LIMITS) {
     ...(o.nA != null ? { n_a: o.nA } : {}),
     ...(o.scores ? { scores: checkScores(o.scores, T, o.L, o.H) } : {}),
     ...(o.causal ? { causal: true } : {}),
+    ...(o.partial ? { partial: true } : {}),
   }));
   w.u32(meta.length);
   w.bytes(meta);
@@ -326,8 +332,10 @@ export function unpackSnapshot(bytes, limits = LINK_LIMITS) {
     special: meta.special === undefined ? null : meta.special,
     nA: meta.n_a === undefined ? null : meta.n_a,
     causal: meta.causal === undefined ? false : meta.causal,
+    partial: meta.partial === undefined ? false : meta.partial,
   };
   if (typeof o.causal !== 'boolean') throw new SnapshotError('its causal flag is not true or false');
+  if (typeof o.partial !== 'boolean') throw new SnapshotError('its partial flag is not true or false');
   checkSizes(o, limits);
   o.limits = limits; // (runFromSnapshot's budget)
   o.predict = meta.predict === undefined ? null : checkPredict(meta.predict, T);

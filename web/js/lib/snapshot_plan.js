@@ -13,6 +13,10 @@
 //           head of the layer for the mean), 'heads' every head stored
 //   qk      true: also the q/k vectors of the state's layer and head, and
 //           its attention in either mode (plus norms in norm mode)
+//   whole   true: the drawing mixes every head of every layer up to the
+//           state's (the rollout), so a snapshot of a selection of the
+//           model's heads or layers (o.partial, python/bertlens include_*)
+//           does not hold it
 //   scores  true: also the row of pre-softmax scores and their terms of
 //           the state's layer, head and query (snapshot_scores.js)
 // e.g. the heatmap {layers: 'shown', heads: 'all', draws: 'head'}, the model
@@ -54,6 +58,7 @@ export function snapshotCovers(o, s, spec) {
   if ((s.ablate || '') !== (o.state.ablate || '')) return { ok: false, why: 'numbers with other heads switched off' };
   if (!spec || typeof spec !== 'object') return { ok: false, why: `the ${s.view} view` };
   if (spec.predict) return predictCovers(o, s);
+  if (spec.whole && o.partial) return { ok: false, why: 'every head of the model\'s layers (it was given a selection of them)' };
   const src = s.mode === 'norm' ? o.norms : o.attn;
   const have = new Set(src.map((b) => b.layer * 256 + b.head));
   const has = (l, h) => have.has(l * 256 + h);

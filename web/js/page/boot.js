@@ -10,6 +10,8 @@ import { pageSnapshotText, pageSnapshotSource, offerModel, clearOffer, startEmbe
 import { notice, notices, fail, setPageState } from './notices.js';
 import { textKey } from './draw.js';
 import { viewById } from '../views/index.js';
+import { mergeNeeds, ANALYSIS } from '../lib/protocol.js';
+import { createAttnAnalyzer } from '../lib/attn_analyze.js';
 
 const d3 = globalThis.d3;
 const $ = (id) => document.getElementById(id);
@@ -73,6 +75,11 @@ export function createBoot(page) {
       return false;
     }
     const s = { ...checked.state, embed: page.store.get().embed };
+    // A view drawn from analyses of the attention (heads overview, rollout)
+    // on a page without the analyses module (ASSETS.analyses: only the
+    // viewer has it) runs live, as it would without the snapshot.
+    const need = mergeNeeds(viewById(s.view).needs(s));
+    if (!ASSETS.analyses && ASSETS.engine !== false && (need.analysis !== ANALYSIS.NONE || need.like)) return false;
     decoded.state = s; // what snapshotCovers compares with: the checked state
     snap = decoded;
     page.store.start(withSpanOf(s));
@@ -103,8 +110,10 @@ export function createBoot(page) {
     const run = page.runs.currentFor(s);
     if (run) { page.drawing.draw(run); return; }
     if (liveStarted) return; // the model is on its way; then everything runs live
+    if (await analysesStep(s)) return;
     setPageState('needs-model');
-    const { why } = snapshotCovers(snap, s, viewById(s.view).snapshot);
+    const covers = snapshotCovers(snap, s, viewById(s.view).snapshot);
+    const why = covers.ok ? 'the analyses this view draws (this page computes them with the model)' : covers.why;
     let bytes = snap.model.bytes;
     // viewer.html (standalone export) has no engine; a static notebook output no model
     const canLoad = ASSETS.engine !== false && !(pageNotebook() && pageNotebook().static);
@@ -119,6 +128,38 @@ export function createBoot(page) {
       setPageState('loading');
       startLive().catch((e) => fail('fatal', `Unexpected error: ${e.message}`));
     } : null, canLoad ? '' : pageSnapshotSource());
+  }
+
+  /** Snapshot mode without the model, where the page carries the analyses
+   *  module (ASSETS.analyses: viewer.html): a view that needs the analyses
+   *  of attention the snapshot holds (the heads overview, the rollout) gets
+   *  them computed from it (lib/attn_analyze.js: the engine's C). True when
+   *  the snapshot's run now answers the state (and was drawn). */
+  let analyzer = null;
+  async function analysesStep(s) {
+    const v = viewById(s.view);
+    const run = page.runs.last();
+    if (!ASSETS.analyses || !run || !run.snapshot || !v.snapshot || !snapshotCovers(snap, s, v.snapshot).ok) return false;
+    const need = mergeNeeds(v.needs(s));
+    if (need.analysis === ANALYSIS.NONE && !need.like) return false;
+    try {
+      setPageState('loading');
+      analyzer = analyzer || createAttnAnalyzer(ASSETS.analyses());
+      const an = await analyzer;
+      let next = run;
+      const rollout = need.analysis >= ANALYSIS.ROLLOUT;
+      if ((need.analysis >= ANALYSIS.HEADS && !run.analysis) || (rollout && !run.rollout)) next = { ...next, ...an.analyze(run, rollout) };
+      if (need.like) next = { ...next, like: an.like(run, need.like) };
+      if (page.runs.last() !== run) return true; // (another step took over)
+      page.runs.useRun(next, page.store.get());
+    } catch (e) {
+      notice('analyses', 'error', `The analyses could not be computed from the snapshot: ${e.message}`);
+      return false;
+    }
+    const now = page.runs.currentFor(page.store.get());
+    if (now) page.drawing.draw(now);
+    else if (page.store.get() !== s) return snapshotStep().then(() => true);
+    return !!now;
   }
 
   return {

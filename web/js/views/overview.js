@@ -282,7 +282,8 @@ export const descriptor = {
     return { width: 720, height: Math.min(1400, 230 + L * cell + 60) };
   },
   controls: { layer: true, head: true, mean: false, words: false, mode: false },
-  snapshot: false,
+  // a snapshot of every head's attention; the analyses come from it (page/boot.js, lib/attn_analyze.js)
+  snapshot: { layers: 'all', heads: 'all', draws: 'heads' },
   axis: false,
   needs: (s) => ({ analysis: ANALYSIS.HEADS, like: s.rank === 'like' ? [s.layer, s.head === 'mean' ? 0 : s.head] : null }),
   params: [

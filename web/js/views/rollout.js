@@ -27,7 +27,8 @@ export const descriptor = {
   label: 'Rollout',
   size: ({ K }) => heatmapFrame(K), // drawn as a heatmap
   controls: { layer: true, head: false, mean: false, words: true, mode: true },
-  snapshot: false,
+  // a snapshot of every head's attention; the rollout comes from it (page/boot.js, lib/attn_analyze.js)
+  snapshot: { layers: 'all', heads: 'all', draws: 'heads', whole: true },
   needs: (s) => ({ norms: s.mode === 'norm', analysis: ANALYSIS.ROLLOUT }),
   // No head is shown: the neuron view opens on the head of this layer that
   // gives the selected cell the most (neuron.js enter).
