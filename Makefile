@@ -256,12 +256,13 @@ build/wasm/bertlens-mt.js: $(WASM_MT_OBJ)
 # standalone module with no glue (~42 KB; one import) that the viewer page
 # (dist/viewer.html, the notebook outputs) carries to draw the heads overview
 # and the rollout from a snapshot's attention. The library is linked whole;
-# wasm-ld keeps what the four entry points reach.
+# wasm-ld keeps what the four entry points reach (the page's objects, build/wasm/obj/).
 ANALYZE_EXPORTS := $(shell tools/wasm_exports.sh src/wasm_attn.c)
-build/wasm/analyze.wasm: $(LIB_SRC) src/wasm_attn.c $(HDRS)
+ANALYZE_OBJ := $(patsubst src/%.c,build/wasm/obj/%.o,src/wasm_attn.c $(LIB_SRC))
+build/wasm/analyze.wasm: $(ANALYZE_OBJ)
 	@mkdir -p build/wasm
 	$(EMCC) -O3 -msimd128 -std=c11 --no-entry -sSTANDALONE_WASM=1 -sALLOW_MEMORY_GROWTH=1 -sMAXIMUM_MEMORY=4GB \
-	  -sINITIAL_MEMORY=16MB -sFILESYSTEM=0 -sEXPORTED_FUNCTIONS=$(ANALYZE_EXPORTS) -o $@ src/wasm_attn.c $(LIB_SRC)
+	  -sINITIAL_MEMORY=16MB -sFILESYSTEM=0 -sEXPORTED_FUNCTIONS=$(ANALYZE_EXPORTS) -o $@ $(ANALYZE_OBJ)
 
 # -------------------------------------------------------------------- site
 site: dist/.stamp
@@ -297,7 +298,7 @@ test-builds:
 	  build/dtype_host build/family_host build/json_host build/task_head_host build/embed_example \
 	  build/asan/bertlens build/asan/kernel_host build/asan32/state_limits build/asan32/sizes_test \
 	  $(addprefix build/asan/,$(ASAN_HOSTS)) $(addprefix build/fuzz/,$(FUZZ_TARGETS)) \
-	  build/wasm/bertlens.js build/wasm/bertlens-mt.js build/wasm-test/bertlens.js
+	  build/wasm/bertlens.js build/wasm/bertlens-mt.js build/wasm-test/bertlens.js build/wasm/analyze.wasm
 
 test: check-tools test-builds native test-models test-native test-embed test-asan test-fuzz-corpora wasm test-wasm test-fidelity site test-web test-browser test-notebook
 	@echo "ALL TESTS PASSED"
