@@ -60,6 +60,7 @@ import { descriptor as neuron } from './neuron.js';
 import { descriptor as overview } from './overview.js';
 import { descriptor as rollout } from './rollout.js';
 import { descriptor as predict } from './predictions.js';
+import { descriptor as decision } from './decision.js';
 import { descriptor as compare } from './compare.js';
 import { descriptor as corpus } from './corpus.js';
 
@@ -71,6 +72,7 @@ export const VIEW_LIST = Object.freeze([
   overview,
   rollout,
   predict,
+  decision,
   compare,
   corpus,
 ]);
