@@ -30,6 +30,7 @@ import { scenario, ready, typeText, ROOT } from './harness.mjs';
 import { download } from './page_vs_cli.mjs';
 import { convertInPage } from './family_page.mjs';
 import { launchChromium } from './server.mjs';
+import { tokenLabel } from '../../web/js/lib/tokens.js';
 
 const BIN = path.join(ROOT, 'build/bertlens');
 const HEADS = path.join(ROOT, 'tests/fixtures/heads');
@@ -153,6 +154,22 @@ scenario('decision: a sequence classifier converted in the page shows HF\'s prob
   const jh = JSON.parse((await download(page, '#export-json')).bytes.toString('utf8')).blocks.find((b) => /^head effects/.test(b.name));
   assert.ok(jh && jh.values.length === 2, 'the export carries the grid');
   await shot(page, 'decision-grid');
+  // in "Switch heads off" mode a cell switches that head off (Compare's ablation) and the view runs again
+  await page.click('.abl-toggle');
+  await page.evaluate(() => { document.body.dataset.state = 'loading'; });
+  await page.click('.dv-cell[data-layer="0"][data-head="1"]');
+  await ready(page);
+  assert.match(decodeURIComponent(page.url()), /ablate=0:1/);
+  const offProbs = await probsOf(page);
+  const cliOff = JSON.parse(spawnSync(BIN, ['explain', '--ablate', '0:1', file, ...x.texts], { encoding: 'utf8' }).stdout);
+  assert.ok(Math.abs(offProbs[cliOff.target][1] - cliOff.prob) <= 1e-5, `the output with the head off is the CLI's (${offProbs[cliOff.target][1]} vs ${cliOff.prob})`);
+  within(await scoresOf(page), cliOff.scores, 'grad-input with the head off');
+  await page.click('.dv-start');
+  await page.waitForFunction(() => document.querySelectorAll('.dv-cell[data-effect]').length === 4 && !document.querySelector('progress.dv-progress'));
+  const offCell = await page.$eval('.dv-cell[data-layer="0"][data-head="1"]', (e) => [e.getAttribute('aria-label'), Number(e.dataset.effect)]);
+  assert.match(offCell[0], /switched off/);
+  assert.equal(offCell[1], 0, 'a head already off changes nothing');
+  await page.click('.abl-toggle');
   // a cell opens that head in the heatmap
   await page.evaluate(() => { document.body.dataset.state = 'loading'; });
   await page.click('.dv-cell[data-layer="1"][data-head="0"]');
@@ -273,3 +290,34 @@ scenario('decision at 390 px: a classifier\'s view fits the phone width', async 
   assert.ok(over <= 0, `no sideways scroll (${over} px)`);
   await shot(page, 'decision-seq-390');
 }, { viewport: { width: 390, height: 844 } });
+
+scenario('decision: a masked-LM\'s guesses at the blank and its logit lens (HF\'s top words at every layer), attributions as torch', async ({ page, base, shot }) => {
+  const MREFS = JSON.parse(fs.readFileSync(path.join(ROOT, 'tests/fixtures/explain/refs.json'), 'utf8'));
+  const lensRef = REFS.lens.find((l) => l.family === 'bert');
+  const x = MREFS.families.find((f) => f.family === 'bert').cases.find((c) => JSON.stringify(c.texts) === JSON.stringify(lensRef.texts));
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'bertlens-dec-'));
+  const file = path.join(dir, 'tiny-mlm.blb');
+  const conv = spawnSync(BIN, ['convert', path.join(ROOT, 'tests/fixtures/mlm/bert'), file, '--dtype', 'f32', '--name', 'tiny-mlm'], { encoding: 'utf8' });
+  assert.equal(conv.status, 0, conv.stderr);
+  await page.goto(`${base}?view=decision`);
+  await ready(page);
+  await page.evaluate(() => { document.body.dataset.state = 'loading'; });
+  await page.setInputFiles('#file-input', file);
+  await ready(page);
+  await typeText(page, '#text-b', x.texts[1]);
+  await typeText(page, '#text-a', x.texts[0]);
+  // the CLI's lens names HF's top ids at every layer; the page shows the CLI's words
+  const cli = JSON.parse(spawnSync(BIN, ['predict', '--layers', '--top', '5', file, ...x.texts], { encoding: 'utf8' }).stdout);
+  const rows = await page.$$eval('table.dv-lens tbody tr', (tr) => tr.map((r) => [Number(r.dataset.layer), [...r.querySelectorAll('td')].map((td) => td.textContent)]));
+  assert.equal(rows.length, lensRef.layers.length, 'a row per layer');
+  for (const [layer, cells] of rows) {
+    const want = lensRef.layers.find((l) => l.layer === layer).positions.find((p) => p.index === x.position);
+    const mine = cli.layers.find((l) => l.layer === layer).positions.find((p) => p.index === x.position).top;
+    assert.deepEqual(mine.map((e) => e.id), want.top_ids, `layer ${layer}: the CLI's top ids are HF's`);
+    cells.forEach((c, r) => assert.ok(c.startsWith(`${tokenLabel(mine[r].token, 'wordpiece')} `), `layer ${layer} #${r + 1}: ${c} vs ${mine[r].token}`));
+  }
+  within(await scoresOf(page), x.grad_input, 'masked-LM grad-input');
+  assert.equal(await page.$$eval('.dv-blank', (b) => b.length), 1);
+  await shot(page, 'decision-mlm');
+  fs.rmSync(dir, { recursive: true, force: true });
+});

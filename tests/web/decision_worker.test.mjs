@@ -123,8 +123,13 @@ test('decision-heads: one layer per message, as Hugging Face\'s forward-hook abl
     r.result.effects.forEach((v, h) => { worst = Math.max(worst, Math.abs(v - c.heads[l][h])); });
   }
   assert.ok(worst <= 1e-5, `head effects: max |Δ| ${worst} vs Hugging Face`);
-  // still the page's run: a stale id is refused, the held one is not
-  const stale = await send('decision-heads', { request: makeDecisionHeadsRequest(run.runId + 1, { a: c.texts[0], kind: d.kind, position: 1, target: 1, layer: 0 }) });
+  // the state held the page's run all along: a read of it is answered
+  assert.equal((await send('qk', { request: { runId: run.runId } })).ok, true);
+  // a layer asked for a run the state no longer holds is computed from its texts; the state then holds none of the page's runs
+  const other = await send('decision-heads', { request: makeDecisionHeadsRequest(run.runId - 1, { a: c.texts[0], b: c.texts[1] ?? null, kind: d.kind, position: d.explain.position, target: d.explain.target, layer: 0 }) });
+  assert.equal(other.ok, true, other.error);
+  assert.ok(other.result.effects.every((v, h) => Math.abs(v - c.heads[0][h]) <= 1e-5));
+  const stale = await send('qk', { request: { runId: run.runId } });
   assert.equal(stale.ok, false);
   assert.match(stale.error, /stale/);
 });

@@ -14,8 +14,8 @@
 //                     One message per layer, so the page shows progress
 //                     between layers and cancels by not asking for the next
 //                     (a worker busy in one C call cannot hear a cancel).
-// Both read the run the state holds (heldRun) and leave the state holding
-// that run again: the page's other views read it afterwards.
+// 'decision' reads the run the state holds (heldRun); both leave the state
+// holding the page's run again when it held it before: its other views read it.
 /* global handle, P, mod, info, runCount, lastFlags, cstring, lastError, heldRun, setMask */
 
 /** BL_TASK_* of src/bertlens.h (blw_task_kind). */
@@ -105,7 +105,11 @@ handle('decision', ({ request }) => {
 
 handle('decision-heads', ({ request }) => {
   const { runId, a, b = null, kind, position, target, layer, mask = [] } = request;
-  heldRun(runId);
+  if (!info) throw new Error('No model is loaded.');
+  // Each head's run is made here from the texts and mask, so the page's run
+  // need not be the one the state holds (a comparison may have run the
+  // model since); when it is, the state holds it again afterwards.
+  const held = runId === runCount;
   const t0 = performance.now();
   const L = info.config.n_layers, H = info.config.n_heads;
   if (!(Number.isInteger(layer) && layer >= 0 && layer < L)) throw new Error(`there is no layer ${layer} (this model has ${L})`);
@@ -124,7 +128,8 @@ handle('decision-heads', ({ request }) => {
     });
   } finally {
     setMask(mask, L, H); // the page's heads off again, and its run back in the state
-    rerunHeld(a, b);
+    if (held) rerunHeld(a, b);
+    else runCount++; // the state holds none of the page's runs now: reads of them are refused
   }
   return { runId: runCount, layer, effects, ms: performance.now() - t0 };
 });

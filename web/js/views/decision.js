@@ -19,7 +19,7 @@
 // run it was computed for (run.decision.heads): exports and snapshots carry it.
 
 import { THEMES, tooltip, infoLine, exportContext, linksTable } from './common.js';
-import { runLabels } from '../lib/tokens.js';
+import { runLabels, tokenLabel, piecesOf } from '../lib/tokens.js';
 import { fitAblate } from '../lib/compare.js';
 import { makeDecisionRequest, makeDecisionHeadsRequest, checkDecision, checkDecisionHeads, decisionKey } from '../lib/protocol.js';
 import {
@@ -68,7 +68,7 @@ export function decisionView() {
     }
     if (data.snapshot) body.append('p').attr('class', 'dv-snapshot').text(SNAPSHOT_LINE);
     const onAt = (t) => { if (!data.snapshot) act.update({ at: t }); };
-    drawOutput(body, D, { labels: data.labels, run: data.run, s: data.s, theme, onAt });
+    drawOutput(body, D, { labels: data.labels, word: data.word, run: data.run, s: data.s, theme, onAt });
     drawAttribution(body, D, { labels: data.labels, theme, onAt, clickable: !data.snapshot && (D.kind === 'token-classification' || D.kind === 'masked-lm') });
     body.append('div').attr('class', 'dv-grid-box');
     grid();
@@ -218,6 +218,7 @@ export const descriptor = {
     const kind = has ? KIND_NAMES[D.kind] : '';
     return {
       D, run, s, labels: runLabels(run), snapshot: !!run.snapshot,
+      word: (piece) => tokenLabel(piece, piecesOf(run), !!(D && D.mlm && piece === D.mlm.mask)), // a guessed piece as a word ("Ġcat" reads "␣cat")
       gridKey: `${run.runId}/${decisionKey(decisionNeed(s))}/${s.ablate || ''}`,
       title: has ? `Decision — the ${kind} head: ${headline(D)}` : 'Decision — this model has no task head',
       info: !has || !D.attr ? ''

@@ -31,7 +31,7 @@ function bars(sel, rows, theme) {
 }
 
 /** The head's output: D the record, labels the token labels, run the run. */
-export function drawOutput(sel, D, { labels, run, s, theme, onAt }) {
+export function drawOutput(sel, D, { labels, word, run, s, theme, onAt }) {
   const box = sel.append('section').attr('class', 'dv-output').attr('data-kind', D.kind);
   box.append('h3').attr('class', 'dv-h').style('font-size', '1rem').style('margin', '4px 0').text('What the model outputs');
   if (D.seq) {
@@ -80,7 +80,7 @@ export function drawOutput(sel, D, { labels, run, s, theme, onAt }) {
     if (!D.mlm.blanks.length) box.append('p').attr('class', 'dv-empty').text(`No blank in the text: type ${D.mlm.mask || 'the mask token'} where the model should guess.`);
     for (const b of D.mlm.blanks) {
       box.append('h4').attr('class', 'dv-blank').style('margin', '6px 0 2px').text(`Position ${b.index}: the model's guesses`);
-      bars(box, b.top.map((e, r) => ({ name: e.token, p: e.prob, strong: r === 0 })), theme);
+      bars(box, b.top.map((e, r) => ({ name: word(e.token), p: e.prob, strong: r === 0 })), theme);
     }
     const at = D.attr ? D.attr.position : D.mlm.blanks.length ? D.mlm.blanks[0].index : -1;
     const rows = D.mlm.lens.filter((l) => l.index === at);
@@ -93,7 +93,7 @@ export function drawOutput(sel, D, { labels, run, s, theme, onAt }) {
       for (const l of rows) {
         const tr = body.append('tr').attr('data-layer', l.layer);
         tr.append('th').attr('scope', 'row').style('text-align', 'left').style('padding-right', '8px').text(l.layer);
-        for (const e of l.top.slice(0, 3)) tr.append('td').style('padding', '1px 8px 1px 0').text(`${e.token} ${pct(e.prob)}`);
+        for (const e of l.top.slice(0, 3)) tr.append('td').style('padding', '1px 8px 1px 0').text(`${word(e.token)} ${pct(e.prob)}`);
       }
     }
   }
