@@ -289,6 +289,21 @@ scenario('decision at 390 px: a classifier\'s view fits the phone width', async 
   const over = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
   assert.ok(over <= 0, `no sideways scroll (${over} px)`);
   await shot(page, 'decision-seq-390');
+  // the dark theme: the same numbers, the grid drawn
+  await page.evaluate(() => { document.body.dataset.state = 'loading'; });
+  await page.click('#theme-toggle');
+  await ready(page);
+  within(await scoresOf(page), x.grad_input, 'roberta grad-input, dark');
+  await page.click('.dv-start');
+  await page.waitForFunction(() => document.querySelectorAll('.dv-cell[data-effect]').length === 4 && !document.querySelector('progress.dv-progress'));
+  await shot(page, 'decision-seq-390-dark');
+  // SVG and PNG exports draw the stage: the labels and the grid are in them
+  const svg = (await download(page, '#export-svg')).bytes.toString('utf8');
+  assert.match(svg, /^<\?xml|^<svg/);
+  for (const label of REFS.checkpoints.find((k) => k.family === 'roberta' && k.name === 'seq').labels) assert.ok(svg.includes(label), `the SVG names ${label}`);
+  const png = (await download(page, '#export-png')).bytes;
+  assert.deepEqual([...png.subarray(1, 4)], [0x50, 0x4e, 0x47], 'a PNG');
+  fs.writeFileSync(path.join(ROOT, 'build/screenshots/decision-export.png'), png);
 }, { viewport: { width: 390, height: 844 } });
 
 scenario('decision: a masked-LM\'s guesses at the blank and its logit lens (HF\'s top words at every layer), attributions as torch', async ({ page, base, shot }) => {

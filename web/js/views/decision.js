@@ -187,7 +187,7 @@ export function decisionView() {
 export const descriptor = {
   id: 'decision',
   label: 'Decision',
-  size: ({ K: n, L, H }) => ({ width: 640, height: Math.min(1200, 420 + 14 * n + (L || 12) * 18 + (H ? 0 : 0)) }),
+  size: ({ K: n, L }) => ({ width: 640, height: Math.min(1200, 420 + 14 * n + (L || 12) * 18) }), // output, tokens, the grid's rows
   controls: { layer: false, head: false, mean: false, words: false, mode: false },
   axis: false,
   params: PARAMS,
