@@ -334,5 +334,12 @@ scenario('decision: a masked-LM\'s guesses at the blank and its logit lens (HF\'
   within(await scoresOf(page), x.grad_input, 'masked-LM grad-input');
   assert.equal(await page.$$eval('.dv-blank', (b) => b.length), 1);
   await shot(page, 'decision-mlm');
+  // another of the top words as the target: the picker, in the URL; the CLI's numbers for that word
+  const second = await page.$eval('#dv-target', (sel) => sel.options[2].value);
+  await choose(page, '#dv-target', second);
+  assert.match(page.url(), new RegExp(`target=${second}`));
+  const cliT = JSON.parse(spawnSync(BIN, ['explain', '--target', second, file, ...x.texts], { encoding: 'utf8' }).stdout);
+  assert.equal(cliT.target, Number(second));
+  within(await scoresOf(page), cliT.scores, `grad-input for word id ${second}`);
   fs.rmSync(dir, { recursive: true, force: true });
 });

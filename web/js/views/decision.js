@@ -89,7 +89,7 @@ export function decisionView() {
     const box = root.selectAll('div.dv-controls').data([null]).join('div').attr('class', 'dv-controls')
       .style('display', 'flex').style('gap', '12px').style('flex-wrap', 'wrap').style('margin', '4px 0');
     // rebuilt only when what it offers changes: a redraw keeps the focused control in place
-    const offer = !D || D.kind === 'none' ? '' : JSON.stringify([D.kind, D.labels, D.method === 'ig', data.snapshot]);
+    const offer = !D || D.kind === 'none' ? '' : JSON.stringify([D.kind, D.labels, D.method === 'ig', data.snapshot, D.mlm && D.attr ? [D.attr.position, (D.mlm.blanks.find((b) => b.index === D.attr.position) || { top: [] }).top.map((e) => e.id)] : null]);
     if (box.attr('data-offer') === offer) {
       if (D) {
         box.select('#dv-method').property('value', D.method);
@@ -118,6 +118,10 @@ export function decisionView() {
       pick('Target', 'dv-target', [{ value: -1, text: 'the predicted label' }, ...D.labels.map((text, value) => ({ value, text }))], data.s.target, (v) => act.update({ target: Number(v) }));
     } else if (D.labels && D.token) {
       pick('Target', 'dv-target', [{ value: -1, text: 'the predicted label' }, ...D.labels.map((text, value) => ({ value, text }))], data.s.target, (v) => act.update({ target: Number(v) }));
+    } else if (D.mlm && D.attr) { // a masked-LM: one of the top words at the explained position
+      const at = D.mlm.blanks.find((b) => b.index === D.attr.position);
+      const words = at ? at.top.filter((e) => e.id !== undefined) : [];
+      if (words.length) pick('Target', 'dv-target', [{ value: -1, text: 'the top word' }, ...words.map((e) => ({ value: e.id, text: data.word(e.token) }))], data.s.target, (v) => act.update({ target: Number(v) }));
     }
   }
 

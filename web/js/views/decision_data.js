@@ -13,8 +13,8 @@
 //            value: number | null, pred} | null
 //    token: {probs: [T][C]} | null          (per token, softmax over labels)
 //    qa:    {start: [T], end: [T], span: {start, end, text, prob} | null} | null
-//    mlm:   {mask: string | null, blanks: [{index, top: [{token, prob}]}],
-//            lens: [{layer, index, top: [{token, prob}]}]} | null
+//    mlm:   {mask: string | null, blanks: [{index, top: [{id, token, prob}]}],
+//            lens: [{layer, index, top: [{id, token, prob}]}]} | null
 //    attr:  {position, target, label, scores: [T], logit, delta, sum, prob} | null
 //    attrError: string | null (why there is no attribution, in words)
 //    heads: [L][H] | null}  (head effects: p_target − p_target with it off)
@@ -23,6 +23,7 @@ import { DECISION_METHODS, DECISION_KINDS, MAX_IG_STEPS, decisionKey } from '../
 
 export const MAX_WORD = 200; // characters of a stored token or label
 const MAX_LABELS = 1000;
+const MAX_ID = 2 ** 31 - 1; // a vocabulary id
 
 export const METHOD_NAMES = Object.freeze({ 'grad-input': 'Gradient × input', ig: 'Integrated gradients' });
 export const KIND_NAMES = Object.freeze({
@@ -34,13 +35,14 @@ export const NO_HEAD_LINE = 'This model has no task head and no masked-language-
 
 // ------------------------------------------------------------- parameters
 
-const intParam = (lo, hi) => (raw) => (/^-?\d{1,5}$/.test(String(raw)) && Number(raw) >= lo && Number(raw) <= hi ? Number(raw) : null);
+const intParam = (lo, hi) => (raw) => (/^-?\d{1,10}$/.test(String(raw)) && Number(raw) >= lo && Number(raw) <= hi ? Number(raw) : null);
 
 /** The view's URL parameters (descriptor.params). */
 export const PARAMS = Object.freeze([
   { key: 'method', def: 'grad-input', parse: (raw) => (DECISION_METHODS.includes(raw) ? raw : null), expect: DECISION_METHODS.join(' or ') },
   { key: 'steps', def: 32, parse: intParam(1, MAX_IG_STEPS), expect: `a whole number of integrated-gradients steps, 1 to ${MAX_IG_STEPS}` },
-  { key: 'target', def: -1, parse: intParam(-1, 9999), expect: 'a label index (-1: the predicted label)' },
+  // a label index, or for a masked-LM the vocabulary id of the word to explain
+  { key: 'target', def: -1, parse: intParam(-1, MAX_ID), expect: 'a label index or word id (-1: the predicted one)' },
   { key: 'at', def: -1, perText: true, parse: intParam(-1, 9999), expect: 'a token position (-1: the default)',
     within: (v, { T }) => (v >= T ? `at=${v} names a token past its ${T}` : null) },
 ]);
@@ -69,7 +71,7 @@ export function decisionRecord(out, s) {
     D.qa = { start: h.start_probs.slice(), end: h.end_probs.slice(), span: h.span ? { start: h.span.start, end: h.span.end, text: h.span.text ?? '', prob: h.span.prob } : null };
   } else if (out.kind === 'masked-lm') {
     const w = out.words || { positions: [] };
-    const top = (t) => t.map((e) => ({ token: e.token ?? '', prob: e.prob }));
+    const top = (t) => t.map((e) => ({ id: e.id, token: e.token ?? '', prob: e.prob }));
     D.mlm = {
       mask: w.mask_token ?? null,
       blanks: w.positions.map((p) => ({ index: p.index, top: top(p.top) })),
@@ -175,7 +177,7 @@ export function checkRecord(raw, { T, L, H }) {
   if (!DECISION_KINDS.includes(raw.kind)) bad('kind', raw.kind, `one of ${DECISION_KINDS.join(', ')}`);
   if (!DECISION_METHODS.includes(raw.method)) bad('method', raw.method, DECISION_METHODS.join(' or '));
   if (!isInt(raw.steps, 1, MAX_IG_STEPS)) bad('steps', raw.steps, `a whole number 1 to ${MAX_IG_STEPS}`);
-  if (!isInt(raw.target, -1, 9999)) bad('target', raw.target, 'a label index or -1');
+  if (!isInt(raw.target, -1, MAX_ID)) bad('target', raw.target, 'a label index, a word id or -1');
   if (!isInt(raw.at, -1, T - 1)) bad('at', raw.at, `a token index below ${T} or -1`);
   const D = { kind: raw.kind, method: raw.method, steps: raw.steps, target: raw.target, at: raw.at, labels: null, seq: null, token: null, qa: null, mlm: null, attr: null, attrError: null, heads: null };
   const needs = (field, when) => { if (when && !isObj(raw[field])) bad(field, raw[field], 'an object'); };
@@ -207,7 +209,7 @@ export function checkRecord(raw, { T, L, H }) {
   if (raw.kind === 'masked-lm') {
     const m = raw.mlm;
     if (m.mask !== null && !isText(m.mask)) bad('mlm.mask', m.mask, 'a token or null');
-    const top = (field, t) => list(field, t, null, (e) => isObj(e) && isText(e.token) && isProb(e.prob), '{token, prob} entries').map((e) => ({ token: e.token, prob: e.prob }));
+    const top = (field, t) => list(field, t, null, (e) => isObj(e) && isInt(e.id, 0, MAX_ID) && isText(e.token) && isProb(e.prob), '{id, token, prob} entries').map((e) => ({ id: e.id, token: e.token, prob: e.prob }));
     const blanks = list('mlm.blanks', m.blanks, null, (b) => isObj(b) && isInt(b.index, 0, T - 1), 'blanks {index, top}').map((b, i) => ({ index: b.index, top: top(`mlm.blanks[${i}].top`, b.top) }));
     const lens = list('mlm.lens', m.lens, null, (b) => isObj(b) && isInt(b.layer, 1, L) && isInt(b.index, 0, T - 1), 'lens rows {layer, index, top}').map((b, i) => ({ layer: b.layer, index: b.index, top: top(`mlm.lens[${i}].top`, b.top) }));
     D.mlm = { mask: m.mask, blanks, lens };
