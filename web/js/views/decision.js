@@ -51,6 +51,7 @@ export function decisionView() {
 
   function view(root, data) {
     last = { root, data };
+    if (job && job.running && job.key !== data.gridKey) job.cancel = true; // another run or choice: its grid is no longer shown
     tooltip.hide();
     root.selectAll('div.view-title').data([null]).join('div').attr('class', 'view-title').text(data.title);
     infoLine(root).set(data.info);
