@@ -150,3 +150,18 @@ test('decision-heads on a classifier with a head switched off: as `bertlens expl
   }
   assert.ok(worst <= 1e-5, `head effects: max |Δ| ${worst} vs the CLI`);
 });
+
+test('decision: a regression head (DistilBERT, num_labels 1) gives its value as Hugging Face and an attribution of it; head effects run', async () => {
+  const ck = REFS.checkpoints.find((k) => k.family === 'distilbert' && k.name === 'seq-regression');
+  const c = ck.cases[0];
+  const { send, config } = await workerWith(bundleOf('distilbert', 'seq-regression'));
+  const { run, d } = await runAndDecide(send, c.texts, { method: 'ig', steps: 8 });
+  assert.equal(d.head.problem_type, 'regression');
+  assert.ok(Math.abs(d.head.value - c.probs[0][0]) <= 1e-5, `value ${d.head.value} vs HF ${c.probs[0][0]}`);
+  assert.equal(d.explain.scores.length, c.ids.length);
+  const cli = JSON.parse(ok(['explain', '--method', 'ig', '--steps', '8', '--heads', bundleOf('distilbert', 'seq-regression'), ...c.texts]));
+  assert.ok(d.explain.scores.every((v, i) => Math.abs(v - cli.scores[i]) <= 1e-5), 'IG as the CLI');
+  const r = await send('decision-heads', { request: makeDecisionHeadsRequest(run.runId, { a: c.texts[0], kind: d.kind, position: d.explain.position, target: d.explain.target, layer: config.n_layers - 1 }) });
+  assert.equal(r.ok, true, r.error);
+  r.result.effects.forEach((v, h) => assert.ok(Math.abs(v - cli.heads[config.n_layers - 1][h]) <= 1e-5, `head ${h}: ${v} vs ${cli.heads[config.n_layers - 1][h]}`));
+});
