@@ -165,3 +165,19 @@ test('decision: a regression head (DistilBERT, num_labels 1) gives its value as 
   assert.equal(r.ok, true, r.error);
   r.result.effects.forEach((v, h) => assert.ok(Math.abs(v - cli.heads[config.n_layers - 1][h]) <= 1e-5, `head ${h}: ${v} vs ${cli.heads[config.n_layers - 1][h]}`));
 });
+
+test('decision: a masked-LM\'s logit lens at the blank only, each layer\'s top 5 Hugging Face\'s (tests/fixtures/heads/refs.json lens)', async () => {
+  const ref = REFS.lens.find((l) => l.family === 'bert');
+  const out = path.join(OUT, 'mlm-bert.blb');
+  ok(['convert', path.join(ROOT, 'tests/fixtures/mlm/bert'), out, '--dtype', 'f32', '--name', 'mlm-bert']);
+  const { send, config } = await workerWith(out);
+  const { d } = await runAndDecide(send, ref.texts, {});
+  const blank = d.words.positions.map((p) => p.index);
+  assert.equal(blank.length, 1, 'one blank');
+  assert.equal(d.lens.length, config.n_layers);
+  for (const l of d.lens) {
+    assert.deepEqual(l.positions.map((p) => p.index), blank, `layer ${l.layer}: the blank only`);
+    const want = ref.layers.find((r) => r.layer === l.layer).positions.find((p) => p.index === blank[0]);
+    assert.deepEqual(l.positions[0].top.map((e) => e.id), want.top_ids, `layer ${l.layer}: HF's top 5`);
+  }
+});

@@ -77,7 +77,7 @@ export function workOf(type, args = {}, ctx = {}) {
     case 'decision': { // two runs, a forward and backward per attribution step (~3 passes), the lens
       const r = args.request || {};
       const passes = 2 + 3 * (r.method === 'ig' ? (r.steps || 32) + 1 : 1);
-      w.flops += passes * forwardFlops(model, lastT) + 2 * (1 + ((model && model.n_layers) || 0)) * lastT * ((model && model.hidden) || 0) * ((model && model.vocab_size) || 0);
+      w.flops += passes * forwardFlops(model, lastT) + 2 * (1 + ((model && model.n_layers) || 0)) * lastT * ((model && model.hidden) || 0) * ((model && model.vocab_size) || 0); // (the lens: at most every token)
       break;
     }
     case 'decision-heads': // one run per head of the layer, and two more

@@ -65,6 +65,17 @@ function wordsNow(positions, k, was = []) {
   }
 }
 
+/** The logit lens (blw_lens_json_at) at token positions `at` only. */
+function lensAt(at, k) {
+  const p = mod._malloc(at.length * 4);
+  try {
+    mod.HEAP32.set(at, p >>> 2);
+    return jsonOf(mod._blw_lens_json_at(p, at.length, k), 'no logit lens');
+  } finally {
+    mod._free(p);
+  }
+}
+
 /** The probability of the target (`bertlens explain`'s "prob") for the run
  *  in the state: kind's head, target {position, target, end}. */
 function targetProb(kind, t, b) {
@@ -92,9 +103,8 @@ handle('decision', ({ request }) => {
   if (kind !== 'none') head = taskNow(b);
   else {
     words = wordsNow(position >= 0 ? [position] : [], k);
-    const at = new Set(words.positions.map((q) => q.index)); // the blanks (and the position asked)
-    const all = jsonOf(mod._blw_lens_json(k), 'no logit lens');
-    lens = all.layers.map((l) => ({ layer: l.layer, positions: l.positions.filter((q) => at.has(q.index)) }));
+    const at = words.positions.map((q) => q.index); // the blanks (and the position asked)
+    lens = at.length ? lensAt(at, k).layers : [];
   }
   const p = mod._blw_explain_json(method === 'ig' ? 1 : 0, steps, position, target, 0);
   if (p) explain = JSON.parse(mod.UTF8ToString(p));
