@@ -213,7 +213,15 @@ EMSCRIPTEN_KEEPALIVE const char *blw_task_json(const char *text_b) {
  * position, at every layer (bl_predict_layer):
  * {"layers":[{"layer","positions":[{"index","top":[{"id","token","prob"}]}]}]}
  * as `bertlens predict --layers` prints them. NULL + blw_error on failure. */
-EMSCRIPTEN_KEEPALIVE const char *blw_lens_json(int k) {
+const char *blw_lens_json_at(const int32_t *positions, int n_pos, int k);
+
+EMSCRIPTEN_KEEPALIVE const char *blw_lens_json(int k) { return blw_lens_json_at(NULL, 0, k); }
+
+/* The same at positions[0..n_pos) only (in the order given; each must be a
+ * token of the run), or every token when positions is NULL: the page's
+ * Decision view asks for the blanks alone (the head over the whole
+ * vocabulary at every token and layer is most of the lens's work). */
+EMSCRIPTEN_KEEPALIVE const char *blw_lens_json_at(const int32_t *positions, int n_pos, int k) {
     char num[BLI_JSON_NUM_CHARS];
     char *err = bli_wasm_err();
     const bl_model *m;
@@ -231,16 +239,31 @@ EMSCRIPTEN_KEEPALIVE const char *blw_lens_json(int k) {
         snprintf(err, BLI_WASM_ERRLEN, "out of memory for %d predictions", T);
         goto done;
     }
-    for (int32_t t = 0; t < T; t++) pos[t] = t;
+    int32_t n = T; /* positions asked: pos[0..n) */
+    if (positions) {
+        if (n_pos < 0 || n_pos > T) {
+            snprintf(err, BLI_WASM_ERRLEN, "%d lens positions asked for a run of %d tokens", n_pos, T);
+            goto done;
+        }
+        n = n_pos;
+        for (int32_t q = 0; q < n; q++) {
+            if (positions[q] < 0 || positions[q] >= T) {
+                snprintf(err, BLI_WASM_ERRLEN, "no token %d in a run of %d tokens", positions[q], T);
+                goto done;
+            }
+            pos[q] = positions[q];
+        }
+    } else
+        for (int32_t t = 0; t < T; t++) pos[t] = t;
     const bl_tokenizer *tok = bl_model_tokenizer(m);
     bli_json_raw(&b, "{\"layers\":[", 11);
     for (int32_t l = 1; l <= L; l++) {
-        if (bl_predict_layer(p.mlm, bli_wasm_state(), l, tk->ids, pos, T, k, ids, probs, tp, rank, err,
+        if (bl_predict_layer(p.mlm, bli_wasm_state(), l, tk->ids, pos, n, k, ids, probs, tp, rank, err,
                              BLI_WASM_ERRLEN))
             goto done;
         jprintf(&b, "%s{\"layer\":%d,\"positions\":[", l > 1 ? "," : "", l);
-        for (int32_t q = 0; q < T; q++) {
-            jprintf(&b, "%s{\"index\":%d,\"top\":[", q ? "," : "", q);
+        for (int32_t q = 0; q < n; q++) {
+            jprintf(&b, "%s{\"index\":%d,\"top\":[", q ? "," : "", pos[q]);
             for (int r = 0; r < k; r++) {
                 jprintf(&b, "%s{\"id\":%d,\"token\":", r ? "," : "", ids[(size_t)q * k + r]);
                 jtoken(&b, tok, ids[(size_t)q * k + r]);

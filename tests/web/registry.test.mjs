@@ -20,6 +20,8 @@ test('every descriptor has what the controller asks for', () => {
     // false, or the spec of what its snapshot holds (lib/snapshot.js)
     if (v.snapshot !== false) {
       assert.ok((v.snapshot.layers === 'none' && v.snapshot.predict === true) // the predicted words only (snapshot_predict.js)
+        // the view's own record only (snapshot.js view_data): it makes it and judges it
+        || (v.snapshot.layers === 'none' && typeof v.snapshot.data?.fromRun === 'function' && typeof v.snapshot.data?.covers === 'function')
         || (['shown', 'all'].includes(v.snapshot.layers) && ['shown', 'all'].includes(v.snapshot.heads)
         && ['head', 'heads'].includes(v.snapshot.draws)), `${v.id}.snapshot: ${JSON.stringify(v.snapshot)}`);
     }

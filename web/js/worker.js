@@ -3,7 +3,7 @@
 // Emscripten glue (MODULARIZE, factory createBertlens) is loaded with
 // importScripts.
 //
-// Messages in:  {id, type: 'init'|'load'|'load_stream'|'load_converted'|'take'|'run'|'conv'|'like'|'analyze'|'qk'|'scores'|'compare'|'predict', ...}   (see engine.js)
+// Messages in:  {id, type: 'init'|'load'|'load_stream'|'load_converted'|'take'|'run'|'conv'|'like'|'analyze'|'qk'|'scores'|'compare'|'predict'|'decision'|'decision-heads', ...}   (see engine.js)
 // Messages out: {id, ok: true, result, memory} or {id, ok: false, error, fatal, memory};
 // before its answer, a handler may send {id, progress} events ('take')
 // (fatal: the engine cannot go on, e.g. a wasm trap; memory: the wasm
@@ -39,6 +39,7 @@ const WORKER_PARTS = [
   'engine/worker_compare.js', // compare
   'engine/worker_conv.js', // conv
   'engine/worker_predict.js', // predict
+  'engine/worker_decision.js', // decision, decision-heads (the Decision view)
   'engine/worker_corpus.js', // corpus-begin, corpus-add, corpus-result, corpus-end
   'engine/worker_take.js', // take (a model fetched, converted, kept and loaded here)
 ];

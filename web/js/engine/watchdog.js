@@ -72,6 +72,15 @@ export function workOf(type, args = {}, ctx = {}) {
     case 'predict': // the masked-LM head over every token, for the whole vocabulary
       w.flops += forwardFlops(model, lastT) + 2 * lastT * ((model && model.hidden) || 0) * ((model && model.vocab_size) || 0);
       break;
+    case 'decision': { // two runs, a forward and backward per attribution step (~3 passes), the lens
+      const r = args.request || {};
+      const passes = 2 + 3 * (r.method === 'ig' ? (r.steps || 32) + 1 : 1);
+      w.flops += passes * forwardFlops(model, lastT) + 2 * (1 + ((model && model.n_layers) || 0)) * lastT * ((model && model.hidden) || 0) * ((model && model.vocab_size) || 0); // (the lens: at most every token)
+      break;
+    }
+    case 'decision-heads': // one run per head of the layer, and two more
+      w.flops += (((model && model.n_heads) || 0) + 3) * forwardFlops(model, lastT);
+      break;
     case 'corpus-add': { // a batch of lines ('\n' between, TAB before B): a forward each
       const lines = typeof args.lines === 'string' ? args.lines.split('\n')
         : new TextDecoder().decode(args.lines || new Uint8Array(0)).split('\n');

@@ -57,8 +57,11 @@ export const WORKER_PROTOCOL = Object.freeze({ version: PROTOCOL_VERSION, KEEP, 
  *  analysis: ANALYSIS.HEADS}; several needs merge to the widest. */
 export function mergeNeeds(...list) {
   const out = { norms: false, qk: false, analysis: ANALYSIS.NONE, like: null, embed: false, compare: null, predict: null, scores: null };
+  const known = new Set(Object.keys(out));
   for (const n of list) {
     if (!n) continue;
+    // a view's own kinds of data (descriptor.runParts, page/runs.js) pass through
+    for (const key of Object.keys(n)) if (!known.has(key)) out[key] = out[key] || n[key] || null;
     out.embed = out.embed || !!n.embed;
     out.compare = out.compare || n.compare || null;
     out.norms = out.norms || !!n.norms;
@@ -264,3 +267,69 @@ export function checkResult(r) {
   }
   return r;
 }
+
+// ------------------------------------------------------------- decisions
+// The Decision view asks the worker (engine/worker_decision.js) what the
+// held run's head outputs and which tokens drove it ('decision'), and one
+// layer at a time for the head-effects grid ('decision-heads'), so the page
+// can show progress and stop between layers.
+
+export const DECISION_METHODS = Object.freeze(['grad-input', 'ig']);
+/** Heads the worker reports (src/bertlens.h BL_TASK_*, or the masked-LM head). */
+export const DECISION_KINDS = Object.freeze(['none', 'sequence-classification', 'token-classification', 'question-answering', 'masked-lm']);
+export const MAX_IG_STEPS = 256;
+
+const isIndex = (v) => Number.isInteger(v) && v >= -1 && v < 2 ** 31;
+
+/** The head's output and the attribution of target `target` (a label
+ *  index, or -1: the predicted one) at token `position` (token
+ *  classification, masked-LM; -1: the default) by `method` ('grad-input' or
+ *  'ig' with `steps` steps) for the worker's run runId, whose texts are a, b. */
+export function makeDecisionRequest(runId, { a, b = null, method = 'grad-input', steps = 32, target = -1, position = -1, k = 5 }) {
+  if (!Number.isInteger(runId)) throw new TypeError('decision request: runId must be an integer');
+  if (typeof a !== 'string' || (b !== null && typeof b !== 'string')) throw new TypeError('decision request: texts a, b must be strings (b may be null)');
+  if (!DECISION_METHODS.includes(method)) throw new RangeError(`decision request: method must be one of ${DECISION_METHODS.join(', ')}`);
+  if (!Number.isInteger(steps) || steps < 1 || steps > MAX_IG_STEPS) throw new RangeError(`decision request: steps must be 1..${MAX_IG_STEPS}`);
+  if (!isIndex(target) || !isIndex(position)) throw new RangeError('decision request: target and position must be indices or -1');
+  if (!Number.isInteger(k) || k < 1 || k > 100) throw new RangeError('decision request: k must be 1..100');
+  return { runId, a, b, method, steps, target, position, k };
+}
+
+/** One layer of head effects: p_target with every head minus p_target with
+ *  head (layer, h) off too, for each h; kind, position, target: the
+ *  decision's (its explain's target and position; question answering:
+ *  position = the span's start, target = its end); mask: the heads the
+ *  page switched off ([[layer, head]]). */
+export function makeDecisionHeadsRequest(runId, { a, b = null, kind, position, target, layer, mask = [] }) {
+  if (!Number.isInteger(runId)) throw new TypeError('decision-heads request: runId must be an integer');
+  if (typeof a !== 'string' || (b !== null && typeof b !== 'string')) throw new TypeError('decision-heads request: texts a, b must be strings (b may be null)');
+  if (!DECISION_KINDS.includes(kind) || kind === 'none') throw new RangeError(`decision-heads request: no head kind ${kind}`);
+  if (![position, target, layer].every((v) => Number.isInteger(v) && v >= 0)) throw new RangeError('decision-heads request: position, target and layer must be indices');
+  if (!Array.isArray(mask)) throw new TypeError('decision-heads request: mask must be a list of [layer, head] pairs');
+  mask.forEach(checkHead);
+  return { runId, a, b, kind, position, target, layer, mask: mask.map(([l, h]) => [l, h]) };
+}
+
+const isNums = (v, n) => Array.isArray(v) && (n === undefined || v.length === n) && v.every((x) => typeof x === 'number');
+
+/** Throw when a 'decision' answer does not have its shape (worker_decision.js). */
+export function checkDecision(out) {
+  if (!out || typeof out !== 'object' || !Number.isInteger(out.runId)) throw new Error('the model worker sent no decision');
+  if (!DECISION_KINDS.includes(out.kind)) throw new Error(`the model worker named no known head (${String(out.kind).slice(0, 40)})`);
+  const e = out.explain;
+  if (e !== null && !(e && isNums(e.scores) && Array.isArray(e.tokens) && e.tokens.length === e.scores.length && Number.isInteger(e.target) && Number.isInteger(e.position))) {
+    throw new Error('the model worker\'s attribution is malformed');
+  }
+  const h = out.head;
+  if (out.kind !== 'none' && out.kind !== 'masked-lm' && !(h && typeof h === 'object' && h.head === out.kind)) throw new Error('the model worker\'s head output is malformed');
+  return out;
+}
+
+/** Throw when a 'decision-heads' answer is not one layer of H effects. */
+export function checkDecisionHeads(out, layer, H) {
+  if (!out || out.layer !== layer || !isNums(out.effects, H)) throw new Error(`the model worker's head effects for layer ${layer} are malformed`);
+  return out;
+}
+
+/** What a decision need is known by in run.decision.key. */
+export const decisionKey = (d) => `${d.method}/${d.steps}/${d.target}/${d.position}`;

@@ -147,7 +147,7 @@ export function snapshotFromRun(run, state, model = {}, spec = null, limits = LI
   }
   return {
     T, L, H, d,
-    state: pickState(state),
+    state: pickState(state, spec),
     model: { id: model.id || state.model || '', name: model.name || '', bytes: Number(model.bytes) || 0 },
     tokens: run.tokens.slice(), typeIds: Array.from(run.typeIds), wordIds: Array.from(run.wordIds),
     offsets: run.offsets && run.offsets.length === T ? run.offsets.map(([a, b]) => [a, b]) : null,
@@ -159,14 +159,31 @@ export function snapshotFromRun(run, state, model = {}, spec = null, limits = LI
     attn: take(run.attn, 'attn'), norms: take(run.norms, 'norms'), qk,
     predict: spec && spec.predict ? predictFromRun(run.predict, state) : null,
     scores: spec && spec.scores ? scoresFromRun(run.scores, state, T) : null,
+    viewData: spec && spec.data ? viewDataOf(spec.data.fromRun, run, state) : null,
   };
 }
 
 // ablate: the heads switched off in the run the numbers come from (compare.js).
 const STATE_KEYS = ['view', 'layer', 'head', 'mode', 'query', 'hide', 'renorm', 'words', 'filter', 'heads', 'theme', 'text', 'text_b', 'model', 'ablate', 'mask'];
-function pickState(s) {
+// (and the view's own parameters its spec names: spec.state)
+function pickState(s, spec = null) {
   const o = {};
-  for (const k of STATE_KEYS) if (s[k] !== undefined) o[k] = s[k];
+  for (const k of [...STATE_KEYS, ...((spec && spec.state) || [])]) if (s[k] !== undefined) o[k] = s[k];
+  return o;
+}
+
+/** A view's own data for its snapshot (spec.data.fromRun): plain JSON, at
+ *  most MAX_VIEW_DATA characters; the view checks it when it reads it back
+ *  (spec.data.covers, the view's drawing). */
+const MAX_VIEW_DATA = 1 << 20;
+function viewDataOf(fromRun, run, state) {
+  let o;
+  try {
+    o = fromRun(run, state);
+  } catch (e) {
+    throw new SnapshotError(String((e && e.message) || e));
+  }
+  if (!o || typeof o !== 'object' || Array.isArray(o) || JSON.stringify(o).length > MAX_VIEW_DATA) throw new SnapshotError('the view\'s data does not fit a snapshot');
   return o;
 }
 
@@ -228,7 +245,11 @@ export function packSnapshot(o, limits = LINK_LIMITS) {
     ...(o.nA != null ? { n_a: o.nA } : {}),
     ...(o.scores ? { scores: checkScores(o.scores, T, o.L, o.H) } : {}),
     ...(o.causal ? { causal: true } : {}),
+<<<<<<< HEAD
     ...(o.partial ? { partial: true } : {}),
+=======
+    ...(o.viewData ? { view_data: o.viewData } : {}),
+>>>>>>> h-decision
   }));
   w.u32(meta.length);
   w.bytes(meta);
@@ -340,6 +361,9 @@ export function unpackSnapshot(bytes, limits = LINK_LIMITS) {
   o.limits = limits; // (runFromSnapshot's budget)
   o.predict = meta.predict === undefined ? null : checkPredict(meta.predict, T);
   o.scores = meta.scores === undefined ? null : checkScores(meta.scores, T, L, H);
+  // view_data (optional; a view's own record, spec.data): an object here, checked field by field by its view
+  if (meta.view_data !== undefined && (!meta.view_data || typeof meta.view_data !== 'object' || Array.isArray(meta.view_data))) throw new SnapshotError('its view data is not an object');
+  o.viewData = meta.view_data === undefined ? null : meta.view_data;
   const n = T * T;
   o.attn = readBlocks(r, L, H, 'attention');
   checkBudget(o, false, limits); // before any block is allocated (again as each part is known)
@@ -443,9 +467,10 @@ export function runFromSnapshot(o) {
     special: o.special || null,
     ...(o.causal ? { causal: true } : {}), // a decoder's attention (python/bertlens): keys after the query are masked
     // (a predictions-only snapshot holds no attention: L missing layers)
-    T, L, H, d, attn: fill(o.attn) || (o.predict ? new Array(L).fill(null) : null), norms: fill(o.norms), q, k,
+    T, L, H, d, attn: fill(o.attn) || (o.predict || o.viewData ? new Array(L).fill(null) : null), norms: fill(o.norms), q, k,
     ...(o.predict ? { predict: predictRun(o.predict) } : {}),
     ...(o.scores ? { scores: scoresRun(o.scores) } : {}),
+    ...(o.viewData ? { viewData: o.viewData } : {}),
     ms: 0, snapshot: o,
   };
 }

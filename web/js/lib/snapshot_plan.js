@@ -59,6 +59,7 @@ export function snapshotCovers(o, s, spec) {
   if (!spec || typeof spec !== 'object') return { ok: false, why: `the ${s.view} view` };
   if (spec.predict) return predictCovers(o, s);
   if (spec.whole && o.partial) return { ok: false, why: 'every head of the model\'s layers (it was given a selection of them)' };
+  if (spec.data) return spec.data.covers(o, s); // a view's own record (snapshot.js view_data)
   const src = s.mode === 'norm' ? o.norms : o.attn;
   const have = new Set(src.map((b) => b.layer * 256 + b.head));
   const has = (l, h) => have.has(l * 256 + h);

@@ -77,7 +77,10 @@ export function createRuns(page) {
     if (!run || lastKey !== runKeyOf(s)) return null;
     const v = viewById(s.view);
     if (run.snapshot && !(v.snapshot && snapshotCovers(run.snapshot, s, v.snapshot).ok)) return null;
-    return resultCovers(run, run.snapshot ? v.needs(s) : needsOf(s), s.layer) ? run : null;
+    const needs = run.snapshot ? v.needs(s) : needsOf(s);
+    if (!resultCovers(run, needs, s.layer)) return null;
+    // a view's own kinds of data (descriptor.runParts): a snapshot's are its spec's to judge (above)
+    return run.snapshot || PARTS.every((p) => !needs[p.need] || p.covered(run, needs[p.need], s)) ? run : null;
   }
 
   // Comparisons (compare.js): the partner run, on this engine or on a second

@@ -30,6 +30,8 @@
 //                 may carry run.compare (compare_runs.js) when needs() asked
 //                 for {compare: key}
 //   snapshot      whether a snapshot (snapshot.js) can hold what it draws
+//                 (spec.data {fromRun, covers}: a record of the view's own,
+//                 the snapshot's view_data; spec.state: its params kept)
 //   shown(run, s, chart) optional: the numbers an export (CSV/JSON) holds,
 //                 the view's own (no file outside views/ knows a view's
 //                 export): lib/export_data.js shownMatrices(run, s, how) with
@@ -60,6 +62,7 @@ import { descriptor as neuron } from './neuron.js';
 import { descriptor as overview } from './overview.js';
 import { descriptor as rollout } from './rollout.js';
 import { descriptor as predict } from './predictions.js';
+import { descriptor as decision } from './decision.js';
 import { descriptor as compare } from './compare.js';
 import { descriptor as corpus } from './corpus.js';
 
@@ -71,6 +74,7 @@ export const VIEW_LIST = Object.freeze([
   overview,
   rollout,
   predict,
+  decision,
   compare,
   corpus,
 ]);
