@@ -18,6 +18,7 @@
  * bundles); its backward puts d logit / d x_p in row p of d_final.
  */
 #include "explain.h"
+#include "encoder_types.h"
 #include "error.h"
 #include "kernels.h"
 
@@ -250,23 +251,31 @@ int bli_explain_run(bl_state *s, const int32_t *ids, const int32_t *type_ids, in
     }
     out->delta = out->logit - out->baseline;
     for (int32_t i = 0; i < T; i++) out->sum += out->scores[i];
-    if (o->heads) { /* one forward per head; each is threaded (the state's pool) */
+    if (o->heads) {
+        /* Switching off head h of layer l leaves layers 0..l-1 as they were:
+         * rerun only layers l..L-1 from the kept input of layer l
+         * (bli_forward_from), on the state's threads. Layers from the last
+         * down, so the inputs of layers <= l stay the text's: on average
+         * (L + 1) / 2 layers a head, not L. Then the text's run again. */
         if (!(out->heads = malloc(sizeof(float) * (size_t)LH))) {
             bli_set_err(err, errlen, "out of memory");
             goto out;
         }
-        for (int32_t i = 0; i < LH; i++) {
-            const uint8_t was = mask[i];
-            mask[i] = 1;
-            bl_state_set_head_mask(s, mask);
-            mask[i] = was;
-            fin = run(s, ids, type_ids, T, NULL, err, errlen);
-            if (!fin) break;
-            out->heads[i] = (float)(out->prob - t->prob(t->ctx, fin, T));
-            if (o->progress) o->progress(o->progress_arg, i + 1, LH);
-        }
+        const int32_t L = c->n_layers, NH = c->n_heads;
+        int32_t done = 0, bad = 0;
+        for (int32_t l = L - 1; l >= 0 && !bad; l--)
+            for (int32_t h = 0; h < NH && !bad; h++) {
+                const int32_t i = l * NH + h;
+                const uint8_t was = mask[i];
+                mask[i] = 1;
+                bl_state_set_head_mask(s, mask);
+                mask[i] = was;
+                if ((bad = bli_forward_from(s, l, err, errlen) != 0)) break;
+                out->heads[i] = (float)(out->prob - t->prob(t->ctx, bl_hidden(s, L), T));
+                if (o->progress) o->progress(o->progress_arg, ++done, LH);
+            }
         bl_state_set_head_mask(s, mask);
-        if (!fin) goto out;
+        if (bad || !run(s, ids, type_ids, T, NULL, err, errlen)) goto out;
     }
     rc = 0;
 out:
