@@ -695,8 +695,12 @@ int bl_backward(bl_state *s, const int32_t *ids, const int32_t *type_ids, const 
         const int32_t nr = bli_deberta_rel_rows(T, s->fam.rel_buckets, s->fam.rel_max);
         rows = nr > rows ? nr : rows;
     }
-    /* blk_matmul_nt: the products dy W (N = k, K = n of W) and the attention's */
+    /* blk_matmul_nt: the attention's products, and (scalar builds) dy W (N = k, K = n of W) */
+#if BLK_SIMD
+    const int32_t nk[][2] = {{T, b.d}, {b.d, T}};
+#else
     const int32_t nk[][2] = {{H, H}, {H, I}, {I, H}, {E, H}, {T, b.d}, {b.d, T}};
+#endif
     size_t nts = 0;
     for (size_t i = 0; i < sizeof nk / sizeof *nk; i++) {
         const size_t f = blk_matmul_nt_scratch_floats(nk[i][0], nk[i][1]);
