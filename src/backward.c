@@ -156,7 +156,14 @@ typedef struct {
     mat wg;                /* ModernBERT's gate, dequantized                    */
     float *scratch;        /* blk_matmul scratch                                */
     float *ntscr;          /* blk_matmul_nt scratch                             */
-    float *wbuf;           /* one weight dequantized, [n][k] or in panels (dy_w) */
+    float *wbuf;           /* SIMD: the layer's weights in panels, one after the
+                              other (an arena, emptied per layer: dy_w lays a
+                              weight out once for every step of a batch);
+                              scalar: one weight dequantized [n][k]          */
+    size_t nwbuf, used;    /* floats in wbuf, laid out so far               */
+    const blk_weight *pw[8]; /* the weights laid out in wbuf ...            */
+    float *pp[8];          /* ... and where                                 */
+    int npw;
     float *wrow;           /* [8][max(H, I, E) + 8] 8 rows of it                */
     float *tt;             /* [T][T] a transposed block                         */
     /* recomputed forward of one layer */
@@ -199,7 +206,14 @@ static void dy_w(bctx *b, float *dx, const float *dy, int32_t rows, const blk_we
     const int32_t n = w->n, k = w->k;
 #if BLK_SIMD
     const int32_t np = (k + BL_PANEL - 1) / BL_PANEL;
-    float *pf = b->wbuf, *row = b->wrow;
+    float *pf = NULL, *row = b->wrow;
+    for (int i = 0; i < b->npw; i++)
+        if (b->pw[i] == w) pf = b->pp[i];
+    if (pf) goto mul; /* laid out for an earlier step of the batch */
+    if (b->npw == 8 || b->used + (size_t)np * BL_PANEL * n > b->nwbuf) b->npw = 0, b->used = 0; /* (not reached) */
+    pf = b->wbuf + b->used;
+    b->used += (size_t)np * BL_PANEL * n;
+    b->pw[b->npw] = w, b->pp[b->npw++] = pf;
     if (w->pq8 && w->dtype == BL_Q8) { /* q8 in panels: 8 x 8 blocks, each 64 bytes in a row */
         for (int32_t P = 0; P < n / BL_PANEL; P++) {
             const int8_t *qp = w->pq8 + (size_t)P * k * BL_PANEL;   /* [k/2][8][2] */
@@ -237,6 +251,9 @@ mul:;
     blk_matmul_nt(dx, k, dy, n, rows, b->wbuf, 1, k, k, n, b->ntscr);
 #endif
 }
+
+/* A new layer: the weights laid out so far are not its. */
+static void panels_reset(bctx *b) { b->npw = 0, b->used = 0; }
 
 /* out [n] = act'(u) for u [n] (tmp [n]: work). erf GELU with the forward
  * pass's vector erf and exp: 0.5 (1 + erf(u / sqrt 2)) + u phi(u). */
@@ -629,7 +646,8 @@ void bl_word_rows(const bl_state *s, const int32_t *ids, int32_t T, float *out) 
 
 /* d_word [T][E] from dh0 [T][H] = dF/d(layer 0's input):
  *   z = word + position + type;  e = LN(z);  h0 = e Wp + bp (fam.project) */
-static int embed_bwd(bctx *b, const int32_t *ids, const int32_t *type_ids, const float *dh0, float *d_word) {
+static int embed_bwd(bctx *b, const int32_t *ids, const int32_t *type_ids, const float *word_rows, const float *dh0,
+                     float *d_word) {
     bl_state *s = b->s;
     const int32_t T = b->T, E = b->E;
     float *z = malloc(sizeof(float) * (size_t)T * E), *xh = malloc(sizeof(float) * (size_t)T * E),
@@ -638,7 +656,7 @@ static int embed_bwd(bctx *b, const int32_t *ids, const int32_t *type_ids, const
     if (!z || !xh || !rs) goto out;
     for (int32_t t = 0; t < T; t++) {
         float *zr = z + (size_t)t * E;
-        if (s->word_rows) memcpy(zr, s->word_rows + (size_t)t * E, sizeof(float) * E);
+        if (word_rows) memcpy(zr, word_rows + (size_t)t * E, sizeof(float) * E);
         else blk_weight_row(&s->word, ids[t], zr);
         const float *p = s->pos + (size_t)s->posid[t] * E, *ty = s->type + (size_t)(type_ids ? type_ids[t] : 0) * E;
         for (int32_t i = 0; i < E; i++) zr[i] += p[i] + ty[i];
@@ -668,14 +686,16 @@ static void ctx_free(bctx *b) {
     free(b->idx);
 }
 
-int bl_backward(bl_state *s, const int32_t *ids, const int32_t *type_ids, const float *d_final, float *d_word,
-                char *err, size_t errlen) {
-    if (!s || !ids || !d_final || !d_word) {
+/* bl_backward for G runs of the same tokens at once (explain.c: a batch of
+ * IG's steps): run g's layer inputs hid[g] ([L + 1][T][hidden], as
+ * bl_hidden keeps them), word rows rows[g] ([T][E], or NULL: those of ids),
+ * d_final[g] -> d_word[g]. Layer by layer, each layer's weights are laid
+ * out in panels once for all G runs. */
+int bli_backward_steps(bl_state *s, int32_t G, const int32_t *ids, const int32_t *type_ids, const float *const *hid,
+                       const float *const *word_rows, const float *const *d_final, float *const *d_word, char *err,
+                       size_t errlen) {
+    if (!s || !ids || G < 1 || !hid || !d_final || !d_word) {
         bli_set_err(err, errlen, "bl_backward: missing argument");
-        return -1;
-    }
-    if (!s->T || !s->hidden || !s->has_final) {
-        bli_set_err(err, errlen, "bl_backward: no forward pass that kept every layer's hidden states");
         return -1;
     }
     const bl_config *c = &s->c;
@@ -698,47 +718,75 @@ int bl_backward(bl_state *s, const int32_t *ids, const int32_t *type_ids, const 
     /* blk_matmul_nt: the attention's products, and (scalar builds) dy W (N = k, K = n of W) */
 #if BLK_SIMD
     const int32_t nk[][2] = {{T, b.d}, {b.d, T}};
+    /* the panels of one layer's weights (Wq, Wk, Wv, Wo, W1, W2, the gate), or the projection's */
+#define R8(x) ((size_t)((x) + BL_PANEL - 1) / BL_PANEL * BL_PANEL)
+    size_t wmax = 4 * R8(H) * H + R8(H) * I + R8(I) * H + (s->tr->ffn == BLI_FFN_GATED ? R8(H) * I : 0);
+    wmax = R8(E) * H > wmax ? R8(E) * H : wmax;
+#undef R8
 #else
     const int32_t nk[][2] = {{H, H}, {H, I}, {I, H}, {E, H}, {T, b.d}, {b.d, T}};
+    const size_t wmax = (size_t)(I > E ? I : E) * (H > I ? H : I);
 #endif
     size_t nts = 0;
     for (size_t i = 0; i < sizeof nk / sizeof *nk; i++) {
         const size_t f = blk_matmul_nt_scratch_floats(nk[i][0], nk[i][1]);
         nts = f > nts ? f : nts;
     }
-    const size_t wmax = (size_t)((I > E ? I : E) + BL_PANEL) * ((H > I ? H : I) + BL_PANEL); /* panels pad */
+    b.nwbuf = wmax;
     struct {
         float **p;
         size_t n;
-    } bufs[] = {{&b.scratch, blk_matmul_scratch_floats(rows, W)}, {&b.ntscr, nts}, {&b.wbuf, wmax}, {&b.wrow, (size_t)BL_PANEL * (W + BL_PANEL)},
-                {&b.tt, (size_t)T * T},
+    } bufs[] = {{&b.scratch, blk_matmul_scratch_floats(rows, W)}, {&b.ntscr, nts}, {&b.wbuf, wmax},
+                {&b.wrow, (size_t)BL_PANEL * (W + BL_PANEL)}, {&b.tt, (size_t)T * T},
                 {&b.q, th}, {&b.k, th}, {&b.v, th}, {&b.P, (size_t)NH * T * T}, {&b.c, th}, {&b.n, th},
                 {&b.n_xh, th}, {&b.n_rs, (size_t)T}, {&b.y1, th}, {&b.xh1, th}, {&b.rs1, (size_t)T}, {&b.m, th},
                 {&b.u, ti}, {&b.f, ti}, {&b.gt, ti}, {&b.xh2, th}, {&b.rs2, (size_t)T},
                 {&b.tmp, (size_t)T * W}, {&b.dq, th}, {&b.dk, th}, {&b.dv, th}, {&b.dc, th}, {&b.d1, th},
                 {&b.du, ti}, {&b.dP, (size_t)T * T}};
     int rc = -1;
-    float *dy = malloc(th * sizeof(float)), *dx = malloc(th * sizeof(float));
+    float *dys = malloc(2 * (size_t)G * th * sizeof(float)); /* [G][2][T][H]: each run's dy, dx */
     for (size_t i = 0; i < sizeof bufs / sizeof *bufs; i++)
         if (!(*bufs[i].p = malloc(bufs[i].n * sizeof(float)))) goto oom;
-    if (!dy || !dx) goto oom;
+    if (!dys) goto oom;
     if (fam_tables(&b, err, errlen)) goto out;
-    memcpy(dy, d_final, th * sizeof(float));
+    for (int32_t g = 0; g < G; g++) memcpy(dys + 2 * (size_t)g * th, d_final[g], th * sizeof(float));
     for (int32_t l = c->n_layers - 1; l >= 0; l--) {
         if (load_layer(&b, l)) goto oom;
-        const float *x = s->hidden + (size_t)l * th; /* the layer's input [T][H] */
-        if (pre_norm(&b)) modernbert_layer(&b, l, x, dy, dx);
-        else bert_layer(&b, l, x, dy, dx);
-        float *t = dy;
-        dy = dx, dx = t;
+        panels_reset(&b);
+        for (int32_t g = 0; g < G; g++) {
+            /* run g's dy is in slot (L - 1 - l) % 2 of its pair, dx goes to the other */
+            float *dy = dys + (2 * (size_t)g + (size_t)((c->n_layers - 1 - l) % 2)) * th,
+                  *dx = dys + (2 * (size_t)g + (size_t)((c->n_layers - l) % 2)) * th;
+            const float *x = hid[g] + (size_t)l * th; /* the layer's input [T][H] */
+            if (pre_norm(&b)) modernbert_layer(&b, l, x, dy, dx);
+            else bert_layer(&b, l, x, dy, dx);
+        }
     }
-    if (embed_bwd(&b, ids, type_ids, dy, d_word)) goto oom;
+    panels_reset(&b);
+    for (int32_t g = 0; g < G; g++)
+        if (embed_bwd(&b, ids, type_ids, word_rows ? word_rows[g] : NULL,
+                      dys + (2 * (size_t)g + (size_t)(c->n_layers % 2)) * th, d_word[g]))
+            goto oom;
     rc = 0;
     goto out;
 oom:
     bli_set_err(err, errlen, "backward: out of memory for %d tokens", T);
 out:
     ctx_free(&b);
-    free(dy), free(dx);
+    free(dys);
     return rc;
+}
+
+int bl_backward(bl_state *s, const int32_t *ids, const int32_t *type_ids, const float *d_final, float *d_word,
+                char *err, size_t errlen) {
+    if (!s || !ids || !d_final || !d_word) {
+        bli_set_err(err, errlen, "bl_backward: missing argument");
+        return -1;
+    }
+    if (!s->T || !s->hidden || !s->has_final) {
+        bli_set_err(err, errlen, "bl_backward: no forward pass that kept every layer's hidden states");
+        return -1;
+    }
+    const float *hid = s->hidden, *rows = s->word_rows;
+    return bli_backward_steps(s, 1, ids, type_ids, &hid, &rows, &d_final, &d_word, err, errlen);
 }

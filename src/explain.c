@@ -281,15 +281,42 @@ int bli_explain_run(bl_state *s, const int32_t *ids, const int32_t *type_ids, in
         if (bad) goto out;
     }
     if (o->method == BL_EXPLAIN_IG) { /* steps k = 0..M-1 (k = M above) */
+        /* Batches of G steps: each step's forward pass (its hidden states
+         * copied aside), then one backward for the batch, which lays each
+         * layer's weights out once for all G (bli_backward_steps). G: as
+         * many as 64 MB of hidden states hold, at most 8. */
+        const size_t hsz = (size_t)(c->n_layers + 1) * T * H, th = (size_t)T * H;
+        int32_t G = (int32_t)(((size_t)64 << 20) / (hsz * sizeof(float)));
+        G = G < 1 ? 1 : G > 8 ? 8 : G > M ? M : G;
+        float *hb = malloc(sizeof(float) * hsz * G), *rb = malloc(sizeof(float) * te * G),
+              *db = malloc(sizeof(float) * th * G), *gb = malloc(sizeof(float) * te * G);
+        const float *hp[8], *rp[8], *dp[8];
+        float *gp[8];
+        int bad = !hb || !rb || !db || !gb;
+        if (bad) bli_set_err(err, errlen, "out of memory");
         text = 0;
-        for (int32_t k = 0; k < M; k++) {
-            const float a = (float)k / (float)M, w = k == 0 ? 0.5f : 1.0f;
-            for (size_t i = 0; i < te; i++) rows[i] = e0[i] + a * (e[i] - e0[i]);
-            if (!(fin = run(s, ids, type_ids, T, rows, err, errlen))) goto out;
-            t->backward(t->ctx, fin, T, df);
-            if (bl_backward(s, ids, type_ids, df, g, err, errlen)) goto out;
-            for (size_t i = 0; i < te; i++) acc[i] += w * g[i];
+        for (int32_t k0 = 0; k0 < M && !bad; k0 += G) {
+            const int32_t n = M - k0 < G ? M - k0 : G;
+            for (int32_t j = 0; j < n && !bad; j++) {
+                const float a = (float)(k0 + j) / (float)M;
+                float *r = rb + te * j;
+                for (size_t i = 0; i < te; i++) r[i] = e0[i] + a * (e[i] - e0[i]);
+                if (!(fin = run(s, ids, type_ids, T, r, err, errlen))) {
+                    bad = 1;
+                    break;
+                }
+                t->backward(t->ctx, fin, T, db + th * j);
+                memcpy(hb + hsz * j, bl_hidden(s, 0), sizeof(float) * hsz);
+                hp[j] = hb + hsz * j, rp[j] = r, dp[j] = db + th * j, gp[j] = gb + te * j;
+            }
+            if (bad || (bad = bli_backward_steps(s, n, ids, type_ids, hp, rp, dp, gp, err, errlen) != 0)) break;
+            for (int32_t j = 0; j < n; j++) {
+                const float w = k0 + j == 0 ? 0.5f : 1.0f;
+                for (size_t i = 0; i < te; i++) acc[i] += w * gp[j][i];
+            }
         }
+        free(hb), free(rb), free(db), free(gb);
+        if (bad) goto out;
         for (int32_t i = 0; i < T; i++) {
             double sc = 0;
             for (int32_t j = 0; j < E; j++) {
