@@ -11,11 +11,11 @@
 // tokens with [CLS] and [SEP]. One thread.
 //   native  build/bertlens --threads 1 explain --time: one process per run;
 //           the forward pass (every layer's attention kept, as the page runs
-//           it; median of 3 after a warm-up) and the explanation, timed inside
+//           it; median of 5 after a warm-up) and the explanation, timed inside
 //           (wall and the process's CPU time), and its peak resident memory
 //           (getrusage) after the forward passes and at the end
 //   wasm    build/wasm/bertlens.js in this Node process: blw_run with the
-//           attention and hidden states kept (flags 9; median of 3 after a
+//           attention and hidden states kept (flags 9; median of 5 after a
 //           warm-up), then blw_explain_json on that run; the wasm heap size
 //           (it only grows) after the forward passes and after each method
 // Methods: grad-input; ig with --steps (32); heads (--heads with
@@ -93,7 +93,7 @@ function methodArgs(m, steps) {
 }
 
 function nativeRun(file, text, m, steps) {
-  const r = sh(NATIVE, ['--threads', '1', 'explain', '--time', ...methodArgs(m, steps), file, text]);
+  const r = sh(NATIVE, ['--threads', '1', 'explain', '--time', '--time-runs', '5', ...methodArgs(m, steps), file, text]);
   const line = r.stderr.trim().split('\n').filter((l) => l.startsWith('{')).pop();
   const t = JSON.parse(line), out = JSON.parse(r.stdout);
   return { T: out.ids.length, fwd: t.forward_ms, ex: t.explain_ms, fwdCpu: t.forward_cpu_ms, exCpu: t.explain_cpu_ms,
@@ -115,7 +115,7 @@ async function wasmSession(file, text) {
   const forward = () => {
     runText();
     const w = [], c = [];
-    for (let r = 0; r < 3; r++) {
+    for (let r = 0; r < 5; r++) {
       const t0 = performance.now(), c0 = cpuMs();
       runText();
       w.push(performance.now() - t0), c.push(cpuMs() - c0);
