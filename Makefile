@@ -386,10 +386,12 @@ test-notebook-lab: $(WHEEL)
 # the relaxed-SIMD build too where clang-19 is installed (bench.mjs skips a missing or stale one).
 # bench_native.py: the native CLI (AVX-512 and AVX2 paths) against onnxruntime and
 # PyTorch on the same machine (issue 27's bars); it skips what is not installed.
+# bench_explain.mjs: explain (grad-input, ig, --heads) in forward passes, native and wasm (issue 34).
 bench: native wasm site test-models $(if $(wildcard /usr/lib/llvm-19/bin/clang),wasm-relaxed)
 	$(NODE) tools/bench.mjs
 	$(NODE) tools/bench_threads.mjs
 	$(NODE) tools/bench_families.mjs
+	PYTHON=$(PYTHON) $(NODE) tools/bench_explain.mjs
 	$(PYTHON) tools/bench_native.py
 
 # -------------------------------------------------------------------- fuzz

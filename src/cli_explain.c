@@ -9,6 +9,13 @@
  * (--position P: at token P); --target takes a word id or the word itself.
  * --heads adds [L][H] head effects (progress on stderr). --ablate / --keep
  * (as attend takes them) explain the model with those heads switched off.
+ * --time (tools/bench_explain.mjs): first times --time-runs forward passes
+ * of the text that keep every layer's attention (as the page runs them;
+ * median), then the explanation, and prints on stderr one JSON line
+ * {"forward_ms", "explain_ms", "forward_cpu_ms", "explain_cpu_ms",
+ * "rss_forward_mb", "rss_peak_mb"}: wall and CPU (the process's, every
+ * thread) times, and the process's peak resident memory after the forward
+ * passes and at the end (getrusage).
  */
 #include "cli.h"
 #include "explain.h"
@@ -17,10 +24,61 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+
+static double now_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+/* CPU time of the whole process (every thread), ms: on a shared machine
+ * the ratio of CPU times holds where wall times swing with the load. */
+static double cpu_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+static double peak_rss_mb(void) {
+    struct rusage ru;
+    return getrusage(RUSAGE_SELF, &ru) ? -1.0 : ru.ru_maxrss / 1024.0; /* KiB on Linux */
+}
+
+static int cmp_double(const void *a, const void *b) {
+    const double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static double median(double *x, int n) {
+    qsort(x, (size_t)n, sizeof *x, cmp_double);
+    return n % 2 ? x[n / 2] : 0.5 * (x[n / 2 - 1] + x[n / 2]);
+}
+
+/* The medians of runs forward passes of toks that keep every layer's
+ * attention: wall and CPU ms into med[2]; 0, or -1 (err). */
+static int time_forward(const bl_model *m, const bl_tokens *toks, int runs, double med[2], char *err, size_t errlen) {
+    bl_state *s = bli_cli_new_state(m, toks->n, BL_KEEP_ATTN, err, errlen);
+    double *ms = malloc(sizeof(double) * 2 * (size_t)runs);
+    int rc = -1;
+    if (!s || !ms || bl_forward(s, toks->ids, toks->type_ids, toks->n, -1, err, errlen)) goto out; /* warm-up */
+    for (int r = 0; r < runs; r++) {
+        const double t0 = now_ms(), c0 = cpu_ms();
+        if (bl_forward(s, toks->ids, toks->type_ids, toks->n, -1, err, errlen)) goto out;
+        ms[r] = now_ms() - t0, ms[runs + r] = cpu_ms() - c0;
+    }
+    med[0] = median(ms, runs), med[1] = median(ms + runs, runs);
+    rc = 0;
+out:
+    free(ms);
+    bl_state_free(s);
+    return rc;
+}
 
 static int usage(void) {
     fprintf(stderr, "usage: bertlens explain [--method grad-input|ig] [--steps M] [--target LABEL|N] [--heads] "
-                    "[--position P] [--ablate L:H,..|--keep L:H,..] BUNDLE TEXT [TEXT_B]\n");
+                    "[--position P] [--ablate L:H,..|--keep L:H,..] [--time [--time-runs N]] BUNDLE TEXT [TEXT_B]\n");
     return 1;
 }
 
@@ -41,11 +99,15 @@ static void progress(void *arg, int32_t done, int32_t total) {
 int bli_cmd_explain(int argc, char **argv) {
     bl_explain_opts o = {.method = BL_EXPLAIN_GRAD_INPUT, .steps = 32, .position = -1, .target = -1};
     const char *target = NULL, *ablate = NULL, *keep = NULL;
-    int i = 0;
+    int i = 0, timed = 0, time_runs = 3;
     long v;
     for (; i < argc && argv[i][0] == '-' && argv[i][1] == '-'; i++) {
         if (!strcmp(argv[i], "--heads")) {
             o.heads = 1;
+            continue;
+        }
+        if (!strcmp(argv[i], "--time")) {
+            timed = 1;
             continue;
         }
         const int hr = bli_cli_heads_opt(argc, argv, &i, &ablate, &keep);
@@ -72,6 +134,12 @@ int bli_cmd_explain(int argc, char **argv) {
                 return 1;
             }
             o.position = (int32_t)v;
+        } else if (!strcmp(a, "--time-runs")) {
+            if (number(val, 1, 1000, &v)) {
+                fprintf(stderr, "bertlens: explain: --time-runs takes a number of runs, 1..1000\n");
+                return 1;
+            }
+            time_runs = (int)v;
         } else if (!strcmp(a, "--target")) {
             target = val;
         } else {
@@ -133,16 +201,31 @@ int bli_cmd_explain(int argc, char **argv) {
         goto out;
     }
     if (toks.truncated) fprintf(stderr, "bertlens: note: the input was truncated to %d tokens\n", toks.n);
-    o.progress = o.heads ? progress : NULL;
+    o.progress = o.heads && !timed ? progress : NULL;
+    double fwd[2] = {0, 0}, rss_fwd = 0, t0 = 0, c0 = 0;
+    if (timed) {
+        if (time_forward(m, &toks, time_runs, fwd, err, sizeof err)) {
+            bli_term_line(stderr, "bertlens: %s", err);
+            goto out;
+        }
+        rss_fwd = peak_rss_mb();
+    }
     if (!(s = bli_cli_new_state(m, toks.n, BL_KEEP_HIDDEN, err, sizeof err))) {
         bli_term_line(stderr, "bertlens: %s", err);
         goto out;
     }
     if (bli_cli_apply_heads(s, ablate, keep)) goto out;
+    t0 = now_ms(), c0 = cpu_ms();
     if (th ? bli_explain_task(s, th, &toks, &o, &e, err, sizeof err)
            : bl_explain_mlm(s, toks.ids, toks.type_ids, toks.n, &o, &e, err, sizeof err)) {
         bli_term_line(stderr, "bertlens: %s", err);
         goto out;
+    }
+    if (timed) {
+        const double ex_ms = now_ms() - t0, ex_cpu = cpu_ms() - c0;
+        fprintf(stderr, "{\"forward_ms\":%.1f,\"explain_ms\":%.1f,\"forward_cpu_ms\":%.1f,\"explain_cpu_ms\":%.1f,"
+                        "\"rss_forward_mb\":%.1f,\"rss_peak_mb\":%.1f}\n",
+                fwd[0], ex_ms, fwd[1], ex_cpu, rss_fwd, peak_rss_mb());
     }
     bli_explain_json(&jb, m, toks.ids, &e, &o, !th ? NULL : bl_task_head_kind(th) == BL_TASK_QA ? "answer span" : bl_task_head_label(th, e.target));
     if (jb.oom) {

@@ -281,6 +281,37 @@ int bl_forward(bl_state *s, const int32_t *ids, const int32_t *type_ids, int32_t
     return 0;
 }
 
+/* Rows: q, k, v of layer f->l from x (bli_forward_from). */
+static void task_qkv(void *arg, int w, int n) {
+    fwd_task *f = arg;
+    int32_t t0, t1;
+    bli_rows_of(f->T, w, n, &t0, &t1);
+    if (t0 < t1) qkv_rows(f->s, f->l, t0, t1, f->s->scratch + (size_t)w * f->s->nscratch);
+}
+
+int bli_forward_from(bl_state *s, int32_t l0, char *err, size_t errlen) {
+    const int32_t T = s ? s->T : 0, L = s ? s->c.n_layers : 0;
+    if (!T || !s->hidden || l0 < 0 || l0 >= L) {
+        bli_set_err(err, errlen, "bli_forward_from: no forward that kept the hidden states, or layer %d out of range", l0);
+        return -1;
+    }
+    const size_t th = (size_t)T * s->c.hidden;
+    memcpy(s->x, s->hidden + (size_t)l0 * th, th * sizeof(float));
+    fwd_task f = {.s = s, .T = T, .l = l0};
+    s->T = 0;
+    bli_pool_run(s->pool, task_qkv, &f);
+    for (int32_t l = l0; l < L; l++) {
+        f.l = l;
+        atomic_store_explicit(&f.next, 0, memory_order_relaxed);
+        bli_fam_layer_begin(s, l);
+        bli_pool_run(s->pool, task_heads, &f);
+        if (l + 1 < L || !s->no_final) bli_pool_run(s->pool, task_rows, &f);
+    }
+    s->T = T;
+    s->has_final = !s->no_final;
+    return 0;
+}
+
 bli_nt_fn bli_attn_product(const bl_state *s, int32_t l, int32_t T) {
     /* Quantized weights: the attention products on 13-bit integers too
      * (blk_matmul_nt_q, ~1e-4 of the largest value, invisible next to the

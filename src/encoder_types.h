@@ -89,6 +89,13 @@ typedef void (*bli_nt_fn)(float *, int32_t, const float *, int32_t, int32_t, con
                           int32_t, float *);
 bli_nt_fn bli_attn_product(const bl_state *s, int32_t l, int32_t T);
 
+/* Rerun layers l0..n_layers-1 of the last bl_forward of s from its kept
+ * input of layer l0 (bl_hidden(s, l0); the state made with BL_KEEP_HIDDEN),
+ * under the state's current head mask: bit for bit what bl_forward gives
+ * when nothing below layer l0 differs (explain.c's head effects switch off
+ * a head of layer l0). 0, or -1 (err). */
+int bli_forward_from(bl_state *s, int32_t l0, char *err, size_t errlen);
+
 /* encoder_weights.c: bind the bundle's tensors (bundle.h lists, per family),
  * free them, and the value norms' Gram matrices. */
 int bli_enc_build_weights(bl_state *s, const bl_model *m, char *err, size_t errlen);

@@ -18,6 +18,7 @@
  * bundles); its backward puts d logit / d x_p in row p of d_final.
  */
 #include "explain.h"
+#include "encoder_types.h"
 #include "error.h"
 #include "kernels.h"
 
@@ -123,6 +124,22 @@ static double mlm_prob(void *ctx, const float *final, int32_t T) {
     return p;
 }
 
+/* The top word at the position (bli_target.pick). */
+static int mlm_pick(void *ctx, const float *final, int32_t T, int32_t *position, int32_t *target, char *err,
+                    size_t errlen) {
+    mlm_target *m = ctx;
+    (void)T, (void)position;
+    double *lg = malloc(sizeof(double) * (size_t)m->V);
+    if (!lg) {
+        bli_set_err(err, errlen, "out of memory");
+        return -1;
+    }
+    *target = m->w = mlm_all(m, final, lg);
+    blk_weight_row(&m->dec, m->w, m->wd);
+    free(lg);
+    return 0;
+}
+
 static void mlm_free(void *ctx) {
     mlm_target *m = ctx;
     if (!m) return;
@@ -194,12 +211,12 @@ int bli_explain_run(bl_state *s, const int32_t *ids, const int32_t *type_ids, in
     out->T = T, out->position = t->position, out->target = t->target;
     float *e = malloc(sizeof(float) * te), *e0 = malloc(sizeof(float) * te), *rows = malloc(sizeof(float) * te),
           *g = malloc(sizeof(float) * te), *acc = calloc(te, sizeof(float)),
-          *df = malloc(sizeof(float) * (size_t)T * H);
+          *df = malloc(sizeof(float) * (size_t)T * H), *fin0 = malloc(sizeof(float) * (size_t)T * H);
     out->scores = calloc((size_t)T, sizeof(float));
-    int rc = -1;
+    int rc = -1, text = 0; /* text: the state holds the text's run */
     const float *fin;
     uint8_t *mask = NULL;
-    if (!e || !e0 || !rows || !g || !acc || !df || !out->scores) {
+    if (!e || !e0 || !rows || !g || !acc || !df || !fin0 || !out->scores) {
         bli_set_err(err, errlen, "out of memory");
         goto out;
     }
@@ -220,17 +237,86 @@ int bli_explain_run(bl_state *s, const int32_t *ids, const int32_t *type_ids, in
         const int32_t id = bl_token_is_special(tk, ids[i]) || sp.pad < 0 ? ids[i] : sp.pad;
         bl_word_rows(s, &id, 1, e0 + (size_t)i * E);
     }
+    /* the baseline's final hidden states (its logit once the target is known) */
     if (!(fin = run(s, ids, type_ids, T, e0, err, errlen))) goto out;
-    out->baseline = t->logit(t->ctx, fin, T);
-    if (o->method == BL_EXPLAIN_IG) {
-        for (int32_t k = 0; k <= M; k++) {
-            const float a = (float)k / (float)M, w = (k == 0 || k == M) ? 0.5f : 1.0f;
-            for (size_t i = 0; i < te; i++) rows[i] = e0[i] + a * (e[i] - e0[i]);
-            if (!(fin = run(s, ids, type_ids, T, rows, err, errlen))) goto out;
-            t->backward(t->ctx, fin, T, df);
-            if (bl_backward(s, ids, type_ids, df, g, err, errlen)) goto out;
-            for (size_t i = 0; i < te; i++) acc[i] += w * g[i];
+    memcpy(fin0, fin, sizeof(float) * (size_t)T * H);
+    /* the text: the target, its logit, probability and gradient (grad x
+     * input; IG's step k = M, where the path reaches e itself) */
+    if (!(fin = run(s, ids, type_ids, T, NULL, err, errlen))) goto out;
+    text = 1;
+    if (t->pick && t->pick(t->ctx, fin, T, &out->position, &out->target, err, errlen)) goto out;
+    out->logit = t->backward(t->ctx, fin, T, df);
+    out->prob = t->prob(t->ctx, fin, T);
+    out->baseline = t->logit(t->ctx, fin0, T);
+    if (bl_backward(s, ids, type_ids, df, g, err, errlen)) goto out;
+    if (o->method != BL_EXPLAIN_IG)
+        for (int32_t i = 0; i < T; i++) out->scores[i] = (float)dot(g + (size_t)i * E, e + (size_t)i * E, E);
+    else
+        for (size_t i = 0; i < te; i++) acc[i] = 0.5f * g[i];
+    if (o->heads) {
+        /* Switching off head h of layer l leaves layers 0..l-1 as they were:
+         * rerun only layers l..L-1 from the kept input of layer l
+         * (bli_forward_from), on the state's threads. Layers from the last
+         * down, so the inputs of layers <= l stay the text's: on average
+         * (L + 1) / 2 layers a head, not L. */
+        if (!(out->heads = malloc(sizeof(float) * (size_t)LH))) {
+            bli_set_err(err, errlen, "out of memory");
+            goto out;
         }
+        const int32_t L = c->n_layers, NH = c->n_heads;
+        int32_t done = 0, bad = 0;
+        text = 0;
+        for (int32_t l = L - 1; l >= 0 && !bad; l--)
+            for (int32_t h = 0; h < NH && !bad; h++) {
+                const int32_t i = l * NH + h;
+                const uint8_t was = mask[i];
+                mask[i] = 1;
+                bl_state_set_head_mask(s, mask);
+                mask[i] = was;
+                if ((bad = bli_forward_from(s, l, err, errlen) != 0)) break;
+                out->heads[i] = (float)(out->prob - t->prob(t->ctx, bl_hidden(s, L), T));
+                if (o->progress) o->progress(o->progress_arg, ++done, LH);
+            }
+        bl_state_set_head_mask(s, mask);
+        if (bad) goto out;
+    }
+    if (o->method == BL_EXPLAIN_IG) { /* steps k = 0..M-1 (k = M above) */
+        /* Batches of G steps: each step's forward pass (its hidden states
+         * copied aside), then one backward for the batch, which lays each
+         * layer's weights out once for all G (bli_backward_steps). G: as
+         * many as 64 MB of hidden states hold, at most 8. */
+        const size_t hsz = (size_t)(c->n_layers + 1) * T * H, th = (size_t)T * H;
+        int32_t G = (int32_t)(((size_t)64 << 20) / (hsz * sizeof(float)));
+        G = G < 1 ? 1 : G > 8 ? 8 : G > M ? M : G;
+        float *hb = malloc(sizeof(float) * hsz * G), *rb = malloc(sizeof(float) * te * G),
+              *db = malloc(sizeof(float) * th * G), *gb = malloc(sizeof(float) * te * G);
+        const float *hp[8], *rp[8], *dp[8];
+        float *gp[8];
+        int bad = !hb || !rb || !db || !gb;
+        if (bad) bli_set_err(err, errlen, "out of memory");
+        text = 0;
+        for (int32_t k0 = 0; k0 < M && !bad; k0 += G) {
+            const int32_t n = M - k0 < G ? M - k0 : G;
+            for (int32_t j = 0; j < n && !bad; j++) {
+                const float a = (float)(k0 + j) / (float)M;
+                float *r = rb + te * j;
+                for (size_t i = 0; i < te; i++) r[i] = e0[i] + a * (e[i] - e0[i]);
+                if (!(fin = run(s, ids, type_ids, T, r, err, errlen))) {
+                    bad = 1;
+                    break;
+                }
+                t->backward(t->ctx, fin, T, db + th * j);
+                memcpy(hb + hsz * j, bl_hidden(s, 0), sizeof(float) * hsz);
+                hp[j] = hb + hsz * j, rp[j] = r, dp[j] = db + th * j, gp[j] = gb + te * j;
+            }
+            if (bad || (bad = bli_backward_steps(s, n, ids, type_ids, hp, rp, dp, gp, err, errlen) != 0)) break;
+            for (int32_t j = 0; j < n; j++) {
+                const float w = k0 + j == 0 ? 0.5f : 1.0f;
+                for (size_t i = 0; i < te; i++) acc[i] += w * gp[j][i];
+            }
+        }
+        free(hb), free(rb), free(db), free(gb);
+        if (bad) goto out;
         for (int32_t i = 0; i < T; i++) {
             double sc = 0;
             for (int32_t j = 0; j < E; j++) {
@@ -240,40 +326,15 @@ int bli_explain_run(bl_state *s, const int32_t *ids, const int32_t *type_ids, in
             out->scores[i] = (float)sc;
         }
     }
-    /* the text itself: its logit, probability, and grad x input */
-    if (!(fin = run(s, ids, type_ids, T, NULL, err, errlen))) goto out;
-    out->logit = t->backward(t->ctx, fin, T, df);
-    out->prob = t->prob(t->ctx, fin, T);
-    if (o->method != BL_EXPLAIN_IG) {
-        if (bl_backward(s, ids, type_ids, df, g, err, errlen)) goto out;
-        for (int32_t i = 0; i < T; i++) out->scores[i] = (float)dot(g + (size_t)i * E, e + (size_t)i * E, E);
-    }
     out->delta = out->logit - out->baseline;
     for (int32_t i = 0; i < T; i++) out->sum += out->scores[i];
-    if (o->heads) { /* one forward per head; each is threaded (the state's pool) */
-        if (!(out->heads = malloc(sizeof(float) * (size_t)LH))) {
-            bli_set_err(err, errlen, "out of memory");
-            goto out;
-        }
-        for (int32_t i = 0; i < LH; i++) {
-            const uint8_t was = mask[i];
-            mask[i] = 1;
-            bl_state_set_head_mask(s, mask);
-            mask[i] = was;
-            fin = run(s, ids, type_ids, T, NULL, err, errlen);
-            if (!fin) break;
-            out->heads[i] = (float)(out->prob - t->prob(t->ctx, fin, T));
-            if (o->progress) o->progress(o->progress_arg, i + 1, LH);
-        }
-        bl_state_set_head_mask(s, mask);
-        if (!fin) goto out;
-    }
+    if (!text && !run(s, ids, type_ids, T, NULL, err, errlen)) goto out; /* the text's run again */
     rc = 0;
 out:
     if (mask) bl_state_set_head_mask(s, mask);
     free(mask);
     bl_state_set_word_rows(s, NULL);
-    free(e), free(e0), free(rows), free(g), free(acc), free(df);
+    free(e), free(e0), free(rows), free(g), free(acc), free(df), free(fin0);
     if (rc) bl_explain_free(out);
     return rc;
 }
@@ -301,7 +362,6 @@ int bl_explain_mlm(bl_state *s, const int32_t *ids, const int32_t *type_ids, int
     mlm_target *m = mlm_new(md, err, errlen);
     if (!m) return -1;
     int rc = -1;
-    double *lg = NULL;
     /* the position: asked, else the first mask, else the first token that is not special */
     int32_t p = o->position;
     if (p < 0) {
@@ -323,20 +383,12 @@ int bl_explain_mlm(bl_state *s, const int32_t *ids, const int32_t *type_ids, int
         bli_set_err(err, errlen, "target %d is out of range 0..%d (the vocabulary)", w, m->V - 1);
         goto out;
     }
-    if (w < 0) { /* the top word at the position */
-        const float *fin = run(s, ids, type_ids, T, NULL, err, errlen);
-        if (!fin || !(lg = malloc(sizeof(double) * (size_t)m->V))) {
-            if (fin) bli_set_err(err, errlen, "out of memory");
-            goto out;
-        }
-        w = mlm_all(m, fin, lg);
-    }
     m->w = w;
-    blk_weight_row(&m->dec, w, m->wd);
-    bli_target t = {m, p, w, mlm_logit, mlm_backward, mlm_prob, mlm_free};
+    if (w >= 0) blk_weight_row(&m->dec, w, m->wd);
+    bli_target t = {.ctx = m, .position = p, .target = w, .logit = mlm_logit, .backward = mlm_backward, .prob = mlm_prob,
+                    .free = mlm_free, .pick = w < 0 ? mlm_pick : NULL};
     rc = bli_explain_run(s, ids, type_ids, T, &t, o, out, err, errlen);
 out:
-    free(lg);
     mlm_free(m);
     return rc;
 }

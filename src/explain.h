@@ -20,11 +20,22 @@ typedef struct bli_target {
     double (*backward)(void *ctx, const float *final, int32_t T, float *d_final);
     /* The head's probability of the target. */
     double (*prob)(void *ctx, const float *final, int32_t T);
+    /* NULL, or: choose the position and target from the text's final
+     * hidden states (the predicted class, the top word, the best span),
+     * setting *position and *target; 0, or -1 with a reason. explain.c
+     * calls it after the text's forward pass, before anything else reads
+     * position or target, so the target costs no forward pass of its own. */
+    int (*pick)(void *ctx, const float *final, int32_t T, int32_t *position, int32_t *target, char *err,
+                size_t errlen);
     void (*free)(void *ctx);
 } bli_target;
 
 /* Run opts' method (and head effects) for target t on s, which ran nothing
- * yet or anything: explain.c forwards it itself. */
+ * yet or anything: explain.c forwards it itself, and leaves s holding the
+ * text's run (its hidden states, the head mask as it was) when it succeeds.
+ * Forward passes: grad-input 2 (the baseline, the text) and one backward;
+ * ig M + 3 and M + 1 backwards; head effects (L + 1) / 2 layers per head
+ * and one more. */
 int bli_explain_run(bl_state *s, const int32_t *ids, const int32_t *type_ids, int32_t T, const bli_target *t,
                     const bl_explain_opts *opts, bl_explain *out, char *err, size_t errlen);
 
@@ -33,6 +44,15 @@ int bli_explain_run(bl_state *s, const int32_t *ids, const int32_t *type_ids, in
  * the heads' dense layers differentiate with the same two. */
 float bli_act_f(float u, int32_t act);
 float bli_act_d(float u, int32_t act);
+
+/* bl_backward for G runs of the same tokens (a batch of IG's steps;
+ * backward.c): run g's kept hidden states hid[g] ([L + 1][T][hidden]),
+ * word rows word_rows[g] ([T][E]; word_rows or an entry NULL: those of ids),
+ * d_final[g] [T][hidden] -> d_word[g] [T][E]. s: its last forward of T
+ * tokens (the mask, positions and tables of the runs). */
+int bli_backward_steps(bl_state *s, int32_t G, const int32_t *ids, const int32_t *type_ids, const float *const *hid,
+                       const float *const *word_rows, const float *const *d_final, float *const *d_word, char *err,
+                       size_t errlen);
 
 /* NULL when bl_backward differentiates every trait of s's family (family.h),
  * else the first trait it does not, in words ("RMSNorm"): explain refuses

@@ -19,6 +19,8 @@ typedef struct {
     int32_t D;             /* hidden width */
     float *logits, *probs; /* [rows][C] */
     float *d2;             /* question answering: [T][hidden], the end logit's gradient */
+    const bl_tokens *toks;   /* the text's (question answering: the span must lie in the context) */
+    const bl_tokenizer *tk;
     char *err;
     size_t errlen;
 } task_target;
@@ -69,6 +71,37 @@ static double task_prob(void *ctx, const float *final, int32_t T) {
     return k->probs[(size_t)(k->rows > 1 ? k->pos : 0) * k->C + k->cls];
 }
 
+/* bli_target.pick: question answering, the best span of this input (its
+ * start and end); else the predicted class (at the position). */
+static int task_pick(void *ctx, const float *final, int32_t T, int32_t *position, int32_t *target, char *err,
+                     size_t errlen) {
+    task_target *k = ctx;
+    if (task_fwd(k, final, T)) return -1;
+    if (k->qa) {
+        float *se = malloc(sizeof(float) * 2 * (size_t)T);
+        if (!se) {
+            bli_set_err(err, errlen, "out of memory");
+            return -1;
+        }
+        for (int32_t i = 0; i < T; i++) se[i] = k->logits[(size_t)i * 2], se[T + i] = k->logits[(size_t)i * 2 + 1];
+        int32_t a, b;
+        const int none = bli_qa_best_span(se, se + T, k->toks, k->tk, BLI_QA_MAX_SPAN, &a, &b);
+        free(se);
+        if (none) {
+            bli_set_err(err, errlen, "explain: the context has no token an answer could start at");
+            return -1;
+        }
+        *position = k->pos = a, *target = k->cls = b;
+        return 0;
+    }
+    const float *row = k->logits + (size_t)(k->rows > 1 ? k->pos : 0) * k->C;
+    int32_t c = 0;
+    for (int32_t j = 1; j < k->C; j++)
+        if (row[j] > row[c]) c = j;
+    *target = k->cls = c;
+    return 0;
+}
+
 static void task_free(void *ctx) { (void)ctx; }
 
 int bli_explain_task(bl_state *s, const bl_task_head *h, const bl_tokens *toks, const bl_explain_opts *o,
@@ -105,46 +138,15 @@ int bli_explain_task(bl_state *s, const bl_task_head *h, const bl_tokens *toks, 
         bli_set_err(err, errlen, "out of memory");
         goto out;
     }
-    int32_t c = o->target;
-    if (k.qa) { /* the best span of this input: its start and end */
-        const size_t n = (size_t)T * (size_t)k.D;
-        float *se = malloc(sizeof(float) * 2 * (size_t)T);
-        if (!se || !(k.d2 = malloc(sizeof(float) * n))) {
-            free(se);
-            bli_set_err(err, errlen, "out of memory");
-            goto out;
-        }
-        bl_state_set_word_rows(s, NULL);
-        if (bl_forward(s, ids, type_ids, T, -1, err, errlen)) {
-            free(se);
-            goto out;
-        }
-        const float *fin = bl_hidden(s, bl_model_config(bl_state_model(s))->n_layers);
-        if (!fin || task_fwd(&k, fin, T)) {
-            free(se);
-            goto out;
-        }
-        for (int32_t i = 0; i < T; i++) se[i] = k.logits[(size_t)i * 2], se[T + i] = k.logits[(size_t)i * 2 + 1];
-        int32_t a, b;
-        const int none = bli_qa_best_span(se, se + T, toks, bl_model_tokenizer(bl_state_model(s)), BLI_QA_MAX_SPAN, &a, &b);
-        free(se);
-        if (none) {
-            bli_set_err(err, errlen, "explain: the context has no token an answer could start at");
-            goto out;
-        }
-        p = a, c = b;
-    } else if (c < 0) { /* the predicted class */
-        bl_state_set_word_rows(s, NULL);
-        if (bl_forward(s, ids, type_ids, T, -1, err, errlen)) goto out;
-        const float *fin = bl_hidden(s, bl_model_config(bl_state_model(s))->n_layers);
-        if (!fin || task_fwd(&k, fin, T)) goto out;
-        const float *row = k.logits + (size_t)(k.rows > 1 ? p : 0) * k.C;
-        c = 0;
-        for (int32_t j = 1; j < k.C; j++)
-            if (row[j] > row[c]) c = j;
+    k.toks = toks, k.tk = bl_model_tokenizer(bl_state_model(s));
+    if (k.qa && !(k.d2 = malloc(sizeof(float) * (size_t)T * (size_t)k.D))) {
+        bli_set_err(err, errlen, "out of memory");
+        goto out;
     }
+    const int32_t c = o->target;
     k.pos = p, k.cls = c;
-    bli_target t = {&k, p, c, task_logit, task_backward, task_prob, task_free};
+    bli_target t = {.ctx = &k, .position = p, .target = c, .logit = task_logit, .backward = task_backward,
+                    .prob = task_prob, .free = task_free, .pick = k.qa || c < 0 ? task_pick : NULL};
     rc = bli_explain_run(s, ids, type_ids, T, &t, o, out, err, errlen);
 out:
     free(k.logits), free(k.probs), free(k.d2);

@@ -54,11 +54,8 @@ EMSCRIPTEN_KEEPALIVE const char *blw_explain_json(int method, int steps, int pos
     bli_explain_json(&j, m, tk->ids, &e, &o, !th ? NULL : bl_task_head_kind(th) == BL_TASK_QA ? "answer span" : bl_task_head_label(th, e.target));
     bl_explain_free(&e);
     bl_task_head_free(th);
-    /* the state holds the run again (the explanation ran other inputs) */
-    if (bl_forward(s, tk->ids, tk->type_ids, tk->n, -1, err, BLI_WASM_ERRLEN)) {
-        bli_jbuf_free(&j);
-        return NULL;
-    }
+    /* the state holds the run again: bli_explain_run ends with the text's
+     * forward pass (under the run's head mask) */
     const char *out;
     bli_wasm_json(&j, &out);
     return out;
