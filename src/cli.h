@@ -35,6 +35,12 @@ int32_t bli_cli_threads(void);
 /* bl_state_new on the --threads count. */
 bl_state *bli_cli_new_state(const bl_model *m, int32_t max_tokens, unsigned flags, char *err, size_t errlen);
 
+/* Clocks of the timing commands (bench, explain --time), ms: wall time
+ * (monotonic) and the CPU time of the whole process (every thread; on a
+ * shared machine the ratio of CPU times holds where wall times swing). */
+double bli_cli_now_ms(void);
+double bli_cli_cpu_ms(void);
+
 /* JSON on stdout: a token string (json.h's escaping; NULL: ""), and n
  * floats as a list, %.9g (round-trips f32). */
 void bli_cli_json_str(const char *s);

@@ -21,19 +21,6 @@
  * line back {"T", "ms", "cpu_ms" (the process's CPU time, every thread), "simd"}
  * (tools/bench.mjs alternates these with wasm runs; tools/bench_native.py with its peers). */
 
-static double now_ms(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
-
-/* CPU time of the whole process (every thread), ms. */
-static double cpu_ms(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
-
 static int cmp_double(const void *a, const void *b) {
     double x = *(const double *)a, y = *(const double *)b;
     return x < y ? -1 : x > y;
@@ -83,13 +70,13 @@ static int bench_forward(bench_ctx *b, int32_t T, double *ms, double *cpu) {
     }
     b->ids[0] = 101;     /* [CLS] */
     b->ids[T - 1] = 102; /* [SEP] */
-    double t0 = now_ms(), c0 = cpu_ms();
+    double t0 = bli_cli_now_ms(), c0 = bli_cli_cpu_ms();
     if (bl_forward(b->s, b->ids, NULL, T, 0, err, sizeof err)) {
         bli_term_line(stderr, "bertlens: %s", err);
         return 1;
     }
-    *ms = now_ms() - t0;
-    if (cpu) *cpu = cpu_ms() - c0;
+    *ms = bli_cli_now_ms() - t0;
+    if (cpu) *cpu = bli_cli_cpu_ms() - c0;
     return 0;
 }
 

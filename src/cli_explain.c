@@ -27,20 +27,6 @@
 #include <sys/resource.h>
 #include <time.h>
 
-static double now_ms(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
-
-/* CPU time of the whole process (every thread), ms: on a shared machine
- * the ratio of CPU times holds where wall times swing with the load. */
-static double cpu_ms(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
-
 static double peak_rss_mb(void) {
     struct rusage ru;
     return getrusage(RUSAGE_SELF, &ru) ? -1.0 : ru.ru_maxrss / 1024.0; /* KiB on Linux */
@@ -64,9 +50,9 @@ static int time_forward(const bl_model *m, const bl_tokens *toks, int runs, doub
     int rc = -1;
     if (!s || !ms || bl_forward(s, toks->ids, toks->type_ids, toks->n, -1, err, errlen)) goto out; /* warm-up */
     for (int r = 0; r < runs; r++) {
-        const double t0 = now_ms(), c0 = cpu_ms();
+        const double t0 = bli_cli_now_ms(), c0 = bli_cli_cpu_ms();
         if (bl_forward(s, toks->ids, toks->type_ids, toks->n, -1, err, errlen)) goto out;
-        ms[r] = now_ms() - t0, ms[runs + r] = cpu_ms() - c0;
+        ms[r] = bli_cli_now_ms() - t0, ms[runs + r] = bli_cli_cpu_ms() - c0;
     }
     med[0] = median(ms, runs), med[1] = median(ms + runs, runs);
     rc = 0;
@@ -215,14 +201,14 @@ int bli_cmd_explain(int argc, char **argv) {
         goto out;
     }
     if (bli_cli_apply_heads(s, ablate, keep)) goto out;
-    t0 = now_ms(), c0 = cpu_ms();
+    t0 = bli_cli_now_ms(), c0 = bli_cli_cpu_ms();
     if (th ? bli_explain_task(s, th, &toks, &o, &e, err, sizeof err)
            : bl_explain_mlm(s, toks.ids, toks.type_ids, toks.n, &o, &e, err, sizeof err)) {
         bli_term_line(stderr, "bertlens: %s", err);
         goto out;
     }
     if (timed) {
-        const double ex_ms = now_ms() - t0, ex_cpu = cpu_ms() - c0;
+        const double ex_ms = bli_cli_now_ms() - t0, ex_cpu = bli_cli_cpu_ms() - c0;
         fprintf(stderr, "{\"forward_ms\":%.1f,\"explain_ms\":%.1f,\"forward_cpu_ms\":%.1f,\"explain_cpu_ms\":%.1f,"
                         "\"rss_forward_mb\":%.1f,\"rss_peak_mb\":%.1f}\n",
                 fwd[0], ex_ms, fwd[1], ex_cpu, rss_fwd, peak_rss_mb());
