@@ -376,8 +376,8 @@ $(WHEEL): dist/.stamp $(PY_SRC)
 # browser (test-notebook-lab). pip needs PyPI; about 7 minutes in all here.
 test-notebook: $(WHEEL)
 	BERTLENS_WHEEL=$(WHEEL) $(PYTHON) tests/notebook/test_package.py
-	BERTLENS_NB_EXTRA=jupyterlab tests/notebook/run.sh $(WHEEL)
-	tests/notebook/run_lab.sh $(WHEEL) build/notebook/venv
+	tests/notebook/run.sh $(WHEEL)
+	tests/notebook/run_lab.sh $(WHEEL)
 
 test-notebook-lab: $(WHEEL)
 	tests/notebook/run_lab.sh $(WHEEL)

@@ -15,8 +15,6 @@ OUT=build/notebook
 PYTHON=${PYTHON:-python3}
 rm -rf "$OUT"
 "$PYTHON" -m venv "$OUT/venv"
-# BERTLENS_NB_EXTRA: more packages for the same venv (make test-notebook adds
-# jupyterlab, so that run_lab.sh reuses this venv instead of a second pip run).
-"$OUT/venv/bin/pip" install -q --disable-pip-version-check "$WHEEL" nbclient ipykernel nbconvert ${BERTLENS_NB_EXTRA:-}
+"$OUT/venv/bin/pip" install -q --disable-pip-version-check "$WHEEL" nbclient ipykernel nbconvert
 "$OUT/venv/bin/python" tests/notebook/run_notebook.py "$OUT"
 node tests/notebook/check_export.mjs "$OUT/bertlens.html" "$OUT/expected.json"

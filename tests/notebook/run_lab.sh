@@ -2,19 +2,13 @@
 # run_lab.sh — the JupyterLab scenario (tests/notebook/jupyterlab.mjs) in a
 # fresh virtual environment holding the wheel and JupyterLab from PyPI.
 #
-#   tests/notebook/run_lab.sh build/wheel/bertlens-<version>-py3-none-any.whl [VENV]
-#
-# VENV: a virtual environment that already holds the wheel and JupyterLab
-# (make test-notebook passes run.sh's); without it, a fresh one is made.
+#   tests/notebook/run_lab.sh build/wheel/bertlens-<version>-py3-none-any.whl
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-WHEEL=${1:?usage: tests/notebook/run_lab.sh WHEEL [VENV]}
-VENV=${2:-}
+WHEEL=${1:?usage: tests/notebook/run_lab.sh WHEEL}
+VENV=build/jlab/venv
 PYTHON=${PYTHON:-python3}
-if [ -z "$VENV" ]; then
-  VENV=build/jlab/venv
-  rm -rf build/jlab
-  "$PYTHON" -m venv "$VENV"
-  "$VENV/bin/pip" install -q --disable-pip-version-check "$WHEEL" jupyterlab
-fi
+rm -rf build/jlab
+"$PYTHON" -m venv "$VENV"
+"$VENV/bin/pip" install -q --disable-pip-version-check "$WHEEL" jupyterlab
 node tests/notebook/jupyterlab.mjs "$VENV"
