@@ -245,11 +245,8 @@ export function packSnapshot(o, limits = LINK_LIMITS) {
     ...(o.nA != null ? { n_a: o.nA } : {}),
     ...(o.scores ? { scores: checkScores(o.scores, T, o.L, o.H) } : {}),
     ...(o.causal ? { causal: true } : {}),
-<<<<<<< HEAD
     ...(o.partial ? { partial: true } : {}),
-=======
     ...(o.viewData ? { view_data: o.viewData } : {}),
->>>>>>> h-decision
   }));
   w.u32(meta.length);
   w.bytes(meta);
