@@ -173,6 +173,19 @@ test('NomicBERT, GTE, EuroBERT heads: info names them; explain refuses them in w
   }
 });
 
+test('convert refuses a classifier_pooling the family\'s head does not have, naming the ones it has', { skip: IS_WASM && 'native only' }, () => {
+  fs.mkdirSync(path.join(OUT, 'bad-pooling'), { recursive: true });
+  for (const [fam, known] of [['eurobert', 'late, bos, mean'], ['modernbert', 'cls, mean']]) {
+    const ck = REFS.checkpoints.find((c) => c.family === fam && c.name === 'seq');
+    const dir = headCheckpoint(ck, REFS.tokenizer, path.join(OUT, 'bad-pooling'));
+    const cfg = JSON.parse(fs.readFileSync(path.join(dir, 'config.json'), 'utf8'));
+    fs.writeFileSync(path.join(dir, 'config.json'), JSON.stringify({ ...cfg, classifier_pooling: 'max' }));
+    const r = spawnSync(BIN, ['convert', dir, path.join(OUT, `bad-pooling-${fam}.blb`)], { encoding: 'utf8' });
+    assert.equal(r.status, 1, fam);
+    assert.match(r.stderr, new RegExp(`classifier_pooling 'max' is not supported \\(${known}\\)`), fam);
+  }
+});
+
 /** The masked-LM fixture's bundle (f32), converted once. */
 function mlmBundle(fam) {
   const out = path.join(OUT, `lens-${fam}.blb`);
