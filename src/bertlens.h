@@ -532,10 +532,12 @@ int bl_predict_layer(const bl_mlm *h, bl_state *s, int32_t layer, const int32_t 
  * *ForTokenClassification or *ForQuestionAnswering checkpoint, run by
  * task_head.c on the encoder's final hidden states x [T][hidden] (what
  * bl_hidden(s, n_layers) returns; ModernBERT's after its final norm):
- *   u = x[0] (pooling "first"), mean_t x[t] ("mean"), or each x[t] ("token")
+ *   u = x[0] (pooling "first"), mean_t x[t] ("mean"), or each x[t] ("token",
+ *       "late")
  *   u = act(W_d u + b_d)     when the head has a dense layer (a pooler)
  *   u = LN(u) * g + b        when it has a norm (ModernBERT)
- *   logits = W_o u + b_o     [C]
+ *   logits = W_o u + b_o     [C]; "late" (EuroBERT): the mean over t of the
+ *                            logits of each x[t], one row
  * Sequence classification: one row of C logits; token classification: T
  * rows of C; question answering: T rows of 2 (start, end). */
 enum { BL_TASK_NONE = 0, BL_TASK_SEQUENCE = 1, BL_TASK_TOKEN = 2, BL_TASK_QA = 3 };

@@ -123,16 +123,23 @@ int bli_conv_stage_task(bli_conv *c, const bli_jv *cfg, char *err, size_t errlen
             return -1;
         }
     }
-    /* pooling */
+    /* pooling: the recipe's pool_key, its values mapped onto task.pooling
+     * (ModernBERT cls|mean, EuroBERT late|bos|mean; the first is the default) */
     const char *pool = c->task_kind != BL_TASK_SEQUENCE ? "token" : "first";
-    if (r->pool_key) {
+    if (r->pool_key && r->pools) {
         const bli_jv *p = bli_jget(cfg, r->pool_key);
-        const char *v = p && p->type == BLI_JSTR ? p->str : "cls";
-        if (!strcmp(v, "mean")) pool = "mean";
-        else if (strcmp(v, "cls")) {
-            bli_set_err(err, errlen, "config.json: %s '%s' is not cls or mean", r->pool_key, v);
+        const char *v = p && p->type == BLI_JSTR ? p->str : r->pools[0].from;
+        const bli_name_map *m = r->pools;
+        while (m->from && strcmp(m->from, v)) m++;
+        if (!m->from) {
+            char known[128] = "";
+            for (m = r->pools; m->from; m++)
+                snprintf(known + strlen(known), sizeof known - strlen(known), "%s%s", m == r->pools ? "" : ", ",
+                         m->from);
+            bli_set_err(err, errlen, "config.json: %s '%s' is not supported (%s)", r->pool_key, v, known);
             return -1;
         }
+        pool = m->to;
     }
     /* labels: id2label by id (QA: none); problem_type */
     const bli_jv *id2 = bli_jget(cfg, "id2label");

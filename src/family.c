@@ -40,14 +40,25 @@ static const bli_head_recipe DEBERTA_SEQ = {"pooler.dense.weight", "pooler.dense
                                             .out_w = "classifier.weight", .out_b = "classifier.bias"};
 /* ModernBertPredictionHead (head.dense, head.norm: the masked-LM map names
  * them head.transform, head.ln) with classifier_activation, pooled by
- * classifier_pooling; token classification and question answering run the
- * same head on every token, then classifier */
-static const bli_head_recipe MODERNBERT_SEQ = {"head.transform.weight", "head.transform.bias", NULL,
-                                               "classifier_activation", "head.ln.weight", "head.ln.bias",
-                                               "classifier_pooling", "classifier.weight", "classifier.bias"};
-static const bli_head_recipe MODERNBERT_TOKEN = {"head.transform.weight", "head.transform.bias", NULL,
-                                                 "classifier_activation", "head.ln.weight", "head.ln.bias", NULL,
-                                                 "classifier.weight", "classifier.bias"};
+ * classifier_pooling ("cls", the default, or "mean"); token classification
+ * and question answering run the same head on every token, then classifier */
+static const bli_head_recipe MODERNBERT_SEQ = {
+    "head.transform.weight", "head.transform.bias", .act_key = "classifier_activation", .norm_w = "head.ln.weight",
+    .norm_b = "head.ln.bias", .pool_key = "classifier_pooling",
+    .pools = (const bli_name_map[]){{"cls", "first"}, {"mean", "mean"}, {0}}, .out_w = "classifier.weight",
+    .out_b = "classifier.bias"};
+static const bli_head_recipe MODERNBERT_TOKEN = {"head.transform.weight", "head.transform.bias",
+                                                 .act_key = "classifier_activation", .norm_w = "head.ln.weight",
+                                                 .norm_b = "head.ln.bias", .out_w = "classifier.weight",
+                                                 .out_b = "classifier.bias"};
+/* EuroBertForSequenceClassification: dense + nn.GELU (erf), classifier, by
+ * classifier_pooling: "late" (the default: the head on every token, its
+ * logits averaged), "bos" (the first token) or "mean" (the tokens averaged
+ * first). Token classification: classifier per token. */
+static const bli_head_recipe EUROBERT_SEQ = {
+    "dense.weight", "dense.bias", "gelu", .pool_key = "classifier_pooling",
+    .pools = (const bli_name_map[]){{"late", "late"}, {"bos", "first"}, {"mean", "mean"}, {0}},
+    .out_w = "classifier.weight", .out_b = "classifier.bias"};
 
 static const bli_family_traits FAMILY_TRAITS[BLI_FAM_N] = {
     [BLI_FAM_BERT] = {.kind = BLI_FAM_BERT, .seq_head = &BERT_SEQ, .distil_seq_head = &DISTIL_SEQ},
@@ -123,6 +134,8 @@ static const bli_family_traits FAMILY_TRAITS[BLI_FAM_N] = {
             {"mlp.fc12.", "intermediate.dense."},           {"mlp.fc11.", "intermediate.gate."},
             {"mlp.fc2.", "output.dense."},                  {"norm2.", "output.LayerNorm."}, {0}},
         .fused_qkv = "encoder.layers.%d.attn.Wqkv.",
+        /* NomicBertFor*Classification: nomic_bert.*; BERT's pooler + tanh */
+        .prefixes = (const char *const[]){"nomic_bert.", NULL}, .seq_head = &BERT_SEQ,
     },
     /* GTE v1.5 (gte-base-en-v1.5, model_type "new" on the Hub with remote
      * code): post-norm layers, rotary positions, a fused q|k|v with biases,
@@ -138,6 +151,7 @@ static const bli_family_traits FAMILY_TRAITS[BLI_FAM_N] = {
             {"mlp.down_proj.", "output.dense."},              {"mlp_ln.", "output.LayerNorm."}, {0}},
         .fused_qkv = "encoder.layer.%d.attention.qkv_proj.",
         .fused_ffn = "encoder.layer.%d.mlp.up_gate_proj.", .fused_ffn_gate_first = 1,
+        .seq_head = &BERT_SEQ, /* GtePooler: BERT's pooler + tanh */
     },
     /* EuroBERT: Llama's layer as an encoder. Pre-norm RMSNorm layers (layer
      * 0's too; the embeddings are not normed), rotary positions, SwiGLU
@@ -156,7 +170,7 @@ static const bli_family_traits FAMILY_TRAITS[BLI_FAM_N] = {
             {"input_layernorm.", "attention.output.LayerNorm."}, {"post_attention_layernorm.", "output.LayerNorm."},
             {"mlp.gate_proj.", "intermediate.dense."},       {"mlp.up_proj.", "intermediate.gate."},
             {"mlp.down_proj.", "output.dense."}, {0}},
-        .about = "Llama-style layers",
+        .about = "Llama-style layers", .seq_head = &EUROBERT_SEQ,
     },
 };
 

@@ -63,7 +63,9 @@ typedef struct bli_head_recipe {
     const char *act;      /* its activation (bundle name), or NULL: act_key's   */
     const char *act_key;  /* config.json's key of it (default gelu), or NULL    */
     const char *norm_w, *norm_b; /* a norm after the activation, or NULL        */
-    const char *pool_key; /* config.json's cls|mean key, or NULL: first token    */
+    const char *pool_key; /* config.json's pooling key, or NULL: first token     */
+    const bli_name_map *pools; /* pool_key's values -> task.pooling (first, mean,
+                                  late), NULL-ended; the first is the default   */
     const char *out_w, *out_b; /* the output layer                              */
 } bli_head_recipe;
 

@@ -20,7 +20,10 @@
 
 #define PI 3.14159265358979323846
 
-enum { POOL_FIRST, POOL_MEAN, POOL_TOKEN };
+/* the head's input: the first token, the tokens' mean, each token (token
+ * classification, QA), or each token with the logits averaged (EuroBERT's
+ * classifier_pooling "late": one row of logits, the mean of T) */
+enum { POOL_FIRST, POOL_MEAN, POOL_TOKEN, POOL_LATE };
 enum { ACT_IDENTITY, ACT_TANH, ACT_GELU, ACT_GELU_TANH, ACT_RELU, ACT_SILU };
 
 struct bl_task_head {
@@ -124,13 +127,13 @@ bl_task_head *bl_task_head_new(const bl_model *m, char *err, size_t errlen) {
     h->kind = kind;
     h->H = bl_model_config(m)->hidden;
     static const char *const problems[] = {"single_label_classification", "multi_label_classification", "regression"};
-    static const char *const pools[] = {"first", "mean", "token"};
+    static const char *const pools[] = {"first", "mean", "token", "late"};
     static const char *const acts[] = {"identity", "tanh", "gelu", "gelu_tanh", "relu", "silu"};
     h->problem = pick(bl_model_meta_str(m, "task.problem_type"), problems, 3);
-    h->pool = pick(bl_model_meta_str(m, "task.pooling"), pools, 3);
+    h->pool = pick(bl_model_meta_str(m, "task.pooling"), pools, 4);
     if (h->problem < 0 || h->pool < 0) {
         bli_set_err(err, errlen, "task.problem_type (single_label_classification, multi_label_classification, "
-                    "regression) or task.pooling (first, mean, token) is missing or unknown");
+                    "regression) or task.pooling (first, mean, token, late) is missing or unknown");
         goto fail;
     }
     if ((kind == BL_TASK_SEQUENCE) != (h->pool != POOL_TOKEN)) {
@@ -296,7 +299,7 @@ static void input_row(const bl_task_head *h, const float *hidden, int32_t T, int
         for (int32_t i = 0; i < H; i++) r->u[i] /= T;
         return;
     }
-    const float *x = hidden + (size_t)(h->pool == POOL_FIRST ? 0 : t) * H;
+    const float *x = hidden + (size_t)(h->pool == POOL_FIRST ? 0 : t) * H; /* token, late: row t */
     for (int32_t i = 0; i < H; i++) r->u[i] = x[i];
 }
 
@@ -320,6 +323,22 @@ int bl_task_head_forward(const bl_task_head *h, const float *hidden, int32_t T, 
         return -1;
     }
     double *l = m + 5 * (size_t)h->H; /* [C] (the 6th H block and C more) */
+    if (h->pool == POOL_LATE) { /* every token through the head, the logits averaged in double */
+        double *acc = calloc((size_t)h->C, sizeof(double));
+        if (!acc) {
+            free(m);
+            bli_set_err(err, errlen, "out of memory");
+            return -1;
+        }
+        for (int32_t t = 0; t < T; t++) {
+            input_row(h, hidden, T, t, &r);
+            row_forward(h, &r, l);
+            for (int32_t c = 0; c < h->C; c++) acc[c] += l[c];
+        }
+        for (int32_t c = 0; c < h->C; c++) logits[c] = (float)(acc[c] / T);
+        free(acc), free(m);
+        return 0;
+    }
     const int32_t rows = bl_task_head_rows(h, T);
     for (int32_t t = 0; t < rows; t++) {
         input_row(h, hidden, T, t, &r);
@@ -350,6 +369,33 @@ void bl_task_head_probs(const bl_task_head *h, const float *logits, int32_t rows
 
 /* ------------------------------------------------------------ backward */
 
+/* g [H] = d logits[target] / d r->u for the row row_forward just ran
+ * (g2 [H]: scratch). */
+static void row_backward(const bl_task_head *h, const row_buf *r, int32_t target, double *g, double *g2) {
+    const int32_t H = h->H;
+    /* d logit / d o = W_o[target] */
+    for (int32_t i = 0; i < H; i++) g[i] = h->wo[(size_t)target * H + i];
+    if (h->norm) { /* d/dv of LN: rstd (dy - mean(dy) - xh mean(dy xh)), dy = g * d/do */
+        double m1 = 0, m2 = 0;
+        for (int32_t i = 0; i < H; i++) {
+            g[i] *= h->g[i];
+            m1 += g[i];
+            m2 += g[i] * r->xh[i];
+        }
+        m1 /= H, m2 /= H;
+        for (int32_t i = 0; i < H; i++) g[i] = r->rstd * (g[i] - m1 - r->xh[i] * m2);
+    }
+    if (h->dense) { /* through act, then W_d^T */
+        for (int32_t i = 0; i < H; i++) g[i] *= act_df(h->act, r->z[i]);
+        for (int32_t j = 0; j < H; j++) g2[j] = 0;
+        for (int32_t i = 0; i < H; i++) {
+            const float *w = h->wd + (size_t)i * H;
+            for (int32_t j = 0; j < H; j++) g2[j] += g[i] * w[j];
+        }
+        memcpy(g, g2, sizeof(double) * (size_t)H);
+    }
+}
+
 int bl_task_head_backward(const bl_task_head *h, const float *hidden, int32_t T, int32_t target_class,
                           int32_t position, float *d_hidden, float *logit_out, char *err, size_t errlen) {
     if (!h || !hidden || !d_hidden || T < 1) {
@@ -374,32 +420,25 @@ int bl_task_head_backward(const bl_task_head *h, const float *hidden, int32_t T,
         return -1;
     }
     double *l = m + 5 * (size_t)H, *g2 = g + H;
+    memset(d_hidden, 0, sizeof(float) * (size_t)T * H);
+    if (h->pool == POOL_LATE) { /* logit = mean_t head(x[t])[target]: each row's gradient / T */
+        double sum = 0;
+        for (int32_t t = 0; t < T; t++) {
+            input_row(h, hidden, T, t, &r);
+            row_forward(h, &r, l);
+            sum += l[target_class];
+            row_backward(h, &r, target_class, g, g2);
+            for (int32_t i = 0; i < H; i++) d_hidden[(size_t)t * H + i] = (float)(g[i] / T);
+        }
+        if (logit_out) *logit_out = (float)(sum / T);
+        free(m), free(g);
+        return 0;
+    }
     const int32_t row = h->kind == BL_TASK_SEQUENCE ? 0 : position;
     input_row(h, hidden, T, row, &r);
     row_forward(h, &r, l);
     if (logit_out) *logit_out = (float)l[target_class];
-    /* d logit / d o = W_o[target] */
-    for (int32_t i = 0; i < H; i++) g[i] = h->wo[(size_t)target_class * H + i];
-    if (h->norm) { /* d/dv of LN: rstd (dy - mean(dy) - xh mean(dy xh)), dy = g * d/do */
-        double m1 = 0, m2 = 0;
-        for (int32_t i = 0; i < H; i++) {
-            g[i] *= h->g[i];
-            m1 += g[i];
-            m2 += g[i] * r.xh[i];
-        }
-        m1 /= H, m2 /= H;
-        for (int32_t i = 0; i < H; i++) g[i] = r.rstd * (g[i] - m1 - r.xh[i] * m2);
-    }
-    if (h->dense) { /* through act, then W_d^T */
-        for (int32_t i = 0; i < H; i++) g[i] *= act_df(h->act, r.z[i]);
-        for (int32_t j = 0; j < H; j++) g2[j] = 0;
-        for (int32_t i = 0; i < H; i++) {
-            const float *w = h->wd + (size_t)i * H;
-            for (int32_t j = 0; j < H; j++) g2[j] += g[i] * w[j];
-        }
-        memcpy(g, g2, sizeof(double) * (size_t)H);
-    }
-    memset(d_hidden, 0, sizeof(float) * (size_t)T * H);
+    row_backward(h, &r, target_class, g, g2);
     if (h->pool == POOL_MEAN) {
         for (int32_t t = 0; t < T; t++)
             for (int32_t i = 0; i < H; i++) d_hidden[(size_t)t * H + i] = (float)(g[i] / T);

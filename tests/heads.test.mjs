@@ -151,6 +151,41 @@ test('bertlens info names the task head and its labels', { skip: IS_WASM && 'nat
   assert.match(ok(BIN, ['info', bundle(qa, 'f32')]).stdout, /task head +question-answering/);
 });
 
+// NomicBERT, GTE and EuroBERT: heads that predict (above), whose explanation
+// the reverse-mode pass refuses by the trait it lacks (src/backward.c), in a
+// sentence, not with wrong numbers
+test('NomicBERT, GTE, EuroBERT heads: info names them; explain refuses them in words', { skip: IS_WASM && 'native only' }, () => {
+  const cases = [
+    ['nomic-bert', 'seq', /task head +sequence-classification \(single-label, softmax\), 3 labels: negative, neutral, positive/,
+      /rotary positions in a post-norm layer/],
+    ['gte', 'token', /task head +token-classification \(single-label, softmax\), 5 labels: O, B-PER, I-PER, B-LOC, I-LOC/,
+      /rotary positions in a post-norm layer/],
+    ['eurobert', 'seq', /task head +sequence-classification \(single-label, softmax\), 3 labels: negative, neutral, positive[^]*task\.pooling +late/,
+      /RMSNorm/],
+  ];
+  for (const [fam, name, info, why] of cases) {
+    const file = bundle(REFS.checkpoints.find((c) => c.family === fam && c.name === name), 'f32');
+    assert.match(ok(BIN, ['info', file]).stdout, info, fam);
+    const r = spawnSync(BIN, ['explain', file, 'Anna lives in Paris.'], { encoding: 'utf8' });
+    assert.equal(r.status, 1, fam);
+    assert.match(r.stderr, /^bertlens: explain: .* is not differentiated yet \(the reverse-mode pass, src\/backward\.c\)\n$/, fam);
+    assert.match(r.stderr, why, fam);
+  }
+});
+
+test('convert refuses a classifier_pooling the family\'s head does not have, naming the ones it has', { skip: IS_WASM && 'native only' }, () => {
+  fs.mkdirSync(path.join(OUT, 'bad-pooling'), { recursive: true });
+  for (const [fam, known] of [['eurobert', 'late, bos, mean'], ['modernbert', 'cls, mean']]) {
+    const ck = REFS.checkpoints.find((c) => c.family === fam && c.name === 'seq');
+    const dir = headCheckpoint(ck, REFS.tokenizer, path.join(OUT, 'bad-pooling'));
+    const cfg = JSON.parse(fs.readFileSync(path.join(dir, 'config.json'), 'utf8'));
+    fs.writeFileSync(path.join(dir, 'config.json'), JSON.stringify({ ...cfg, classifier_pooling: 'max' }));
+    const r = spawnSync(BIN, ['convert', dir, path.join(OUT, `bad-pooling-${fam}.blb`)], { encoding: 'utf8' });
+    assert.equal(r.status, 1, fam);
+    assert.match(r.stderr, new RegExp(`classifier_pooling 'max' is not supported \\(${known}\\)`), fam);
+  }
+});
+
 /** The masked-LM fixture's bundle (f32), converted once. */
 function mlmBundle(fam) {
   const out = path.join(OUT, `lens-${fam}.blb`);
