@@ -25,11 +25,9 @@ import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { pathToFileURL } from 'node:url';
-import { scenario, ready, typeText, ROOT } from './harness.mjs';
+import { scenario, ready, typeText, openAsStranger, ROOT } from './harness.mjs';
 import { download } from './page_vs_cli.mjs';
 import { convertInPage } from './family_page.mjs';
-import { launchChromium } from './server.mjs';
 import { tokenLabel } from '../../web/js/lib/tokens.js';
 
 const BIN = path.join(ROOT, 'build/bertlens');
@@ -213,42 +211,17 @@ scenario('decision snapshot: the embed code and the standalone file redraw it wi
   await page.click('.dv-start');
   await page.waitForFunction(() => document.querySelectorAll('.dv-cell[data-effect]').length === 4 && !document.querySelector('progress.dv-progress'));
   const live = { probs: await probsOf(page), scores: await scoresOf(page) };
-  await page.evaluate(() => { document.getElementById('share-text').value = ''; });
-  await page.click('#copy-embed');
-  await page.waitForFunction(() => document.getElementById('share-text').value !== '');
-  const snip = await page.inputValue('#share-text');
-  const m = snip.match(/src="([^"]+)"/);
-  assert.ok(m && m[1].includes('#s='), `an instant (snapshot) embed: ${snip.slice(0, 200)}`);
-  const link = m[1].replace(/&amp;/g, '&');
-  const [dl] = await Promise.all([page.waitForEvent('download'), page.click('#export-html')]);
-  const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'bertlens-dec-')), 'decision.html');
-  fs.writeFileSync(file, fs.readFileSync(await dl.path(), 'utf8'));
-  const { context, profile } = await launchChromium();
-  await context.route(/\/models\/|\.blb/, (r) => r.fulfill({ status: 404, body: 'gone' }));
-  try {
-    for (const [what, url] of [['embed', link], ['standalone file', pathToFileURL(file).href]]) {
-      const p = await context.newPage();
-      const errors = [];
-      p.on('pageerror', (e) => errors.push(e.message));
-      await p.goto(url);
-      await ready(p);
-      await p.waitForSelector('.dv-prob');
-      const got = { probs: await probsOf(p), scores: await scoresOf(p) };
-      assert.deepEqual(got.probs.map((q) => q[0]), live.probs.map((q) => q[0]), `${what}: labels`);
-      got.probs.forEach((q, i) => assert.ok(Math.abs(q[1] - live.probs[i][1]) < 1e-6, `${what}: probability ${i}`));
-      got.scores.forEach((v, i) => assert.ok(Math.abs(v - live.scores[i]) < 1e-6, `${what}: score ${i}`));
-      assert.equal(await p.$$eval('.dv-cell[data-effect]', (c) => c.length), 4, `${what}: the head grid`);
-      assert.match(await p.textContent('.dv-snapshot'), /snapshot/);
-      assert.ok(await p.$eval('#dv-method', (s) => s.disabled), `${what}: the method switch is off`);
-      assert.deepEqual(errors, [], what);
-      await shot(p, `decision-snapshot-${what.split(' ')[0]}`);
-      await p.close();
-    }
-  } finally {
-    await context.close();
-    fs.rmSync(profile, { recursive: true, force: true });
-    fs.rmSync(path.dirname(file), { recursive: true, force: true });
-  }
+  await openAsStranger(page, async (p, what) => {
+    await p.waitForSelector('.dv-prob');
+    const got = { probs: await probsOf(p), scores: await scoresOf(p) };
+    assert.deepEqual(got.probs.map((q) => q[0]), live.probs.map((q) => q[0]), `${what}: labels`);
+    got.probs.forEach((q, i) => assert.ok(Math.abs(q[1] - live.probs[i][1]) < 1e-6, `${what}: probability ${i}`));
+    got.scores.forEach((v, i) => assert.ok(Math.abs(v - live.scores[i]) < 1e-6, `${what}: score ${i}`));
+    assert.equal(await p.$$eval('.dv-cell[data-effect]', (c) => c.length), 4, `${what}: the head grid`);
+    assert.match(await p.textContent('.dv-snapshot'), /snapshot/);
+    assert.ok(await p.$eval('#dv-method', (sel) => sel.disabled), `${what}: the method switch is off`);
+    await shot(p, `decision-snapshot-${what.split(' ')[0]}`);
+  });
 });
 
 for (const [w, h] of [[1280, 720], [390, 844]]) {

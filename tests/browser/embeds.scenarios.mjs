@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { scenario, ready, settled, typeText, fx, DIST, SHOTS, ROOT } from './harness.mjs';
+import { scenario, ready, settled, typeText, copied, fx, DIST, SHOTS, ROOT } from './harness.mjs';
 import { launchChromium, serve, netlifyHeaders } from './server.mjs';
 
 const PAIR = { text: fx.text, text_b: fx.text_b };
@@ -19,13 +19,6 @@ async function open(page, base, params = {}) {
   await ready(page);
 }
 
-/** Click "Copy link" / "Copy embed code" and return what it offers. */
-async function copied(page, sel) {
-  await page.evaluate(() => { document.getElementById('share-text').value = ''; });
-  await page.click(sel);
-  await page.waitForFunction(() => document.getElementById('share-text').value !== '');
-  return page.inputValue('#share-text');
-}
 
 async function download(page, sel) {
   const [dl] = await Promise.all([page.waitForEvent('download'), page.click(sel)]);

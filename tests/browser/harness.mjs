@@ -33,8 +33,9 @@
 
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { serve, netlifyHeaders, launchChromium } from './server.mjs';
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -227,4 +228,49 @@ export async function runScenario(s) {
     if (profile) fs.rmSync(profile, { recursive: true, force: true });
   }
   return { name, ok: !error, ms: Date.now() - t0, error };
+}
+
+/** Click "Copy link" / "Copy embed code" (sel) and return what it offers. */
+export async function copied(page, sel) {
+  await page.evaluate(() => { document.getElementById('share-text').value = ''; });
+  await page.click(sel);
+  await page.waitForFunction(() => document.getElementById('share-text').value !== '');
+  return page.inputValue('#share-text');
+}
+
+/** What the page offers a reader who never visited: its instant embed
+ *  ("Copy embed code", a snapshot in the link) and its "Download HTML"
+ *  file, each opened in a fresh Chromium profile where the model files
+ *  answer 404. check(p, what) runs on each page once it is ready ('embed',
+ *  'standalone file'); a page error fails it. Returns {link, html, refused
+ *  (the model requests answered 404)}. */
+export async function openAsStranger(page, check) {
+  const snip = await copied(page, '#copy-embed');
+  const m = snip.match(/src="([^"]+)"/);
+  assert.ok(m && m[1].includes('#s='), `an instant (snapshot) embed: ${snip.slice(0, 200)}`);
+  const link = m[1].replace(/&amp;/g, '&');
+  const [dl] = await Promise.all([page.waitForEvent('download'), page.click('#export-html')]);
+  const html = fs.readFileSync(await dl.path(), 'utf8');
+  const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'bertlens-stranger-')), 'page.html');
+  fs.writeFileSync(file, html);
+  const { context, profile } = await launchChromium();
+  const refused = [];
+  await context.route(/\/models\/|\.blb/, (r) => { refused.push(r.request().url()); return r.fulfill({ status: 404, body: 'gone' }); });
+  try {
+    for (const [what, url] of [['embed', link], ['standalone file', pathToFileURL(file).href]]) {
+      const p = await context.newPage();
+      const errors = [];
+      p.on('pageerror', (e) => errors.push(e.message));
+      await p.goto(url);
+      await ready(p);
+      await check(p, what);
+      assert.deepEqual(errors, [], what);
+      await p.close();
+    }
+  } finally {
+    await context.close();
+    fs.rmSync(profile, { recursive: true, force: true });
+    fs.rmSync(path.dirname(file), { recursive: true, force: true });
+  }
+  return { link, html, refused };
 }

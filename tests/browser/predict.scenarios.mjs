@@ -14,9 +14,7 @@ import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { pathToFileURL } from 'node:url';
-import { scenario, ready, settled, typeText, ROOT } from './harness.mjs';
-import { launchChromium } from './server.mjs';
+import { scenario, ready, settled, typeText, openAsStranger, ROOT } from './harness.mjs';
 
 const REFS = JSON.parse(fs.readFileSync(path.join(ROOT, 'tests/fixtures/mlm/refs.json'), 'utf8'));
 const CASE = REFS.families.find((f) => f.family === 'bert').cases[0]; // "The capital of France is [MASK]."
@@ -104,13 +102,6 @@ const cardsOf = (page) => page.$$eval('.pv-card', (cards) => cards.map((c) => [c
   [...c.querySelectorAll('.pv-top li')].map((li) => [li.querySelector('.pv-word-label').textContent, li.querySelector('.pv-prob').textContent]),
   c.querySelector('.pv-actual').textContent]));
 
-/** Click a share button and return what it offers (share-text). */
-async function copied(page, sel) {
-  await page.evaluate(() => { document.getElementById('share-text').value = ''; });
-  await page.click(sel);
-  await page.waitForFunction(() => document.getElementById('share-text').value !== '');
-  return page.inputValue('#share-text');
-}
 
 scenario('predictions snapshot: the embed code and the standalone file draw the same words with the model files unreachable', async ({ page, base, shot }) => {
   await predictWithHead(page, base);
@@ -122,37 +113,12 @@ scenario('predictions snapshot: the embed code and the standalone file draw the 
   const at = CASE.tokens.indexOf('[MASK]');
   assert.deepEqual(live.map((c) => Number(c[0])), [cap, at]);
   assert.equal(live[1][1][0][0], CASE.positions[at].top_tokens[0], 'live top-1 at [MASK] is Hugging Face\'s');
-  const snip = await copied(page, '#copy-embed');
-  const m = snip.match(/src="([^"]+)"/);
-  assert.ok(m && m[1].includes('#s='), `an instant (snapshot) embed: ${snip.slice(0, 200)}`);
-  const link = m[1].replace(/&amp;/g, '&');
-  const [dl] = await Promise.all([page.waitForEvent('download'), page.click('#export-html')]);
-  const html = fs.readFileSync(await dl.path(), 'utf8');
-  const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'bertlens-predict-')), 'predictions.html');
-  fs.writeFileSync(file, html);
-  // A reader who never visited: a fresh profile; the model files answer 404.
-  const { context, profile } = await launchChromium();
-  const refused = [];
-  await context.route(/\/models\/|\.blb/, (r) => { refused.push(r.request().url()); return r.fulfill({ status: 404, body: 'gone' }); });
-  try {
-    for (const [what, url] of [['embed', link], ['standalone file', pathToFileURL(file).href]]) {
-      const p = await context.newPage();
-      const errors = [];
-      p.on('pageerror', (e) => errors.push(e.message));
-      await p.goto(url);
-      await ready(p);
-      await p.waitForSelector('.pv-card');
-      assert.deepEqual(await cardsOf(p), live, `${what}: the same words, probabilities, ranks`);
-      assert.match(await p.textContent('.pv-snapshot'), /snapshot.*switched off/s, `${what}: says it is a snapshot`);
-      assert.ok(await p.$eval('.pv-tok button.pv-word', (b) => b.disabled), `${what}: masking is off`);
-      assert.deepEqual(errors, [], what);
-      await shot(p, `predict-snapshot-${what.split(' ')[0]}`);
-      await p.close();
-    }
-    console.log(`#   ${live.length} cards drawn from a ${link.split('#s=')[1].length}-character snapshot and a ${(html.length / 1024).toFixed(0)} KB file; model requests refused: ${refused.length}`);
-  } finally {
-    await context.close();
-    fs.rmSync(profile, { recursive: true, force: true });
-    fs.rmSync(path.dirname(file), { recursive: true, force: true });
-  }
+  const { link, html, refused } = await openAsStranger(page, async (p, what) => {
+    await p.waitForSelector('.pv-card');
+    assert.deepEqual(await cardsOf(p), live, `${what}: the same words, probabilities, ranks`);
+    assert.match(await p.textContent('.pv-snapshot'), /snapshot.*switched off/s, `${what}: says it is a snapshot`);
+    assert.ok(await p.$eval('.pv-tok button.pv-word', (b) => b.disabled), `${what}: masking is off`);
+    await shot(p, `predict-snapshot-${what.split(' ')[0]}`);
+  });
+  console.log(`#   ${live.length} cards drawn from a ${link.split('#s=')[1].length}-character snapshot and a ${(html.length / 1024).toFixed(0)} KB file; model requests refused: ${refused.length}`);
 });
