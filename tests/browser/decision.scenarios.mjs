@@ -237,6 +237,11 @@ for (const [w, h] of [[1280, 720], [390, 844]]) {
   }, { viewport: { width: w, height: h } });
 }
 
+// Families whose traits the reverse-mode pass does not follow yet
+// (src/backward.c bli_backward_refuses; tests/explain.test.mjs checks the
+// CLI's refusal): their heads run, attributions are refused with a reason.
+const NO_BACKWARD = new Set(['nomic-bert', 'gte', 'eurobert']);
+
 scenario('decision: every family\'s sequence classifier, converted in the page, shows HF\'s probabilities (and torch\'s attributions where refs exist)', async ({ page, base, shot }) => {
   const done = [];
   for (const ck of REFS.checkpoints.filter((k) => k.name === 'seq')) {
@@ -247,7 +252,10 @@ scenario('decision: every family\'s sequence classifier, converted in the page, 
     const dp = Math.max(...probs.map((p, i) => Math.abs(p[1] - c.probs[0][i])));
     assert.ok(dp <= 1e-5, `${ck.family}: max |page - HF| probability ${dp}`);
     const x = xrefOf(ck.family, 'seq');
-    if (x && JSON.stringify(x.texts) === JSON.stringify(c.texts)) within(await scoresOf(page), x.grad_input, `${ck.family} grad-input`);
+    if (NO_BACKWARD.has(ck.family)) { // the output, and a sentence saying why there are no attributions
+      assert.equal((await scoresOf(page)).length, 0, `${ck.family}: no scores`);
+      assert.match(await page.textContent('.dv-attr-none'), /not differentiated yet/, `${ck.family}: says why`);
+    } else if (x && JSON.stringify(x.texts) === JSON.stringify(c.texts)) within(await scoresOf(page), x.grad_input, `${ck.family} grad-input`);
     else assert.equal((await scoresOf(page)).length, c.ids.length, `${ck.family}: a score per token`);
     if (ck.family === 'deberta-v3') await shot(page, 'decision-family-deberta');
     done.push(`${ck.family} ${dp.toExponential(1)}`);
