@@ -240,9 +240,9 @@ void bli_cli_info_task(const bl_model *m) {
     if (bl_task_head_kind(h) == BL_TASK_QA)
         bli_term_line(stdout, "task head    question-answering (start and end of the answer): bertlens predict");
     else
-        bli_term_line(stdout, "task head    %s (%s), %d labels: %s: bertlens predict",
+        bli_term_line(stdout, "task head    %s (%s), %d label%s: %s: bertlens predict",
                       bl_task_kind_name(bl_task_head_kind(h)), problems[bl_task_head_problem(h)],
-                      bl_task_head_classes(h), b.data ? b.data : "");
+                      bl_task_head_classes(h), bl_task_head_classes(h) == 1 ? "" : "s", b.data ? b.data : "");
     bli_jbuf_free(&b);
     bl_task_head_free(h);
 }

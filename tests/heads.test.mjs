@@ -149,6 +149,8 @@ test('bertlens info names the task head and its labels', { skip: IS_WASM && 'nat
     /task head +token-classification \(single-label, softmax\), 5 labels: O, B-PER, I-PER, B-LOC, I-LOC/);
   const qa = REFS.checkpoints.find((c) => c.family === 'bert' && c.name === 'qa');
   assert.match(ok(BIN, ['info', bundle(qa, 'f32')]).stdout, /task head +question-answering/);
+  const reg = REFS.checkpoints.find((c) => c.family === 'distilbert' && c.name === 'seq-regression');
+  assert.match(ok(BIN, ['info', bundle(reg, 'f32')]).stdout, /task head +sequence-classification \(regression\), 1 label: score:/);
 });
 
 // NomicBERT, GTE and EuroBERT: heads that predict (above), whose explanation
