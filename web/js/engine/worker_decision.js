@@ -16,24 +16,10 @@
 //                     (a worker busy in one C call cannot hear a cancel).
 // 'decision' reads the run the state holds (heldRun); both leave the state
 // holding the page's run again when it held it before: its other views read it.
-/* global handle, P, mod, info, runCount, lastFlags, cstring, lastError, heldRun, setMask */
+/* global handle, mod, info, runCount, cstring, lastError, heldRun, setMask, rerunHeld, maskedWords */
 
 /** BL_TASK_* of src/bertlens.h (blw_task_kind). */
 const TASK_KINDS = ['none', 'sequence-classification', 'token-classification', 'question-answering'];
-
-/** Run texts a, b again into the state (the held run's texts, head mask
- *  `mask` or the held one), keeping every layer's hidden states when
- *  `hidden`: the run the page holds is the same numbers again. */
-function rerunHeld(a, b, { hidden = false, flags = lastFlags } = {}) {
-  const pa = cstring(a), pb = b ? cstring(b) : 0;
-  try {
-    mod._blw_set_final(1);
-    if (mod._blw_run(pa, pb, flags | P.KEEP.QK_ALL | (hidden ? P.KEEP.HIDDEN : 0), -1) < 0) throw new Error(lastError('the model run failed'));
-  } finally {
-    mod._free(pa);
-    if (pb) mod._free(pb);
-  }
-}
 
 /** A JSON answer of the C API (a pointer), or throw its error. */
 function jsonOf(p, what) {
@@ -54,15 +40,7 @@ function taskNow(b) {
 /** The masked-LM head's top k at `positions` and every mask token, with
  *  `was` pairs [position, id] (the id whose probability is reported). */
 function wordsNow(positions, k, was = []) {
-  const n = positions.length;
-  const p = mod._malloc(Math.max(1, n + 2 * was.length) * 4);
-  try {
-    if (n) mod.HEAP32.set(positions, p >>> 2);
-    if (was.length) mod.HEAP32.set(was.flat(), (p >>> 2) + n);
-    return jsonOf(mod._blw_predict_json_was(n ? p : 0, n, k, 1, was.length ? p + 4 * n : 0, was.length), 'no predictions');
-  } finally {
-    mod._free(p);
-  }
+  return jsonOf(maskedWords(positions, k, true, was), 'no predictions');
 }
 
 /** The logit lens (blw_lens_json_at) at token positions `at` only. */

@@ -2,7 +2,7 @@
 // parts; tools/worker_source.mjs joins them into one classic script). What
 // every message handler shares: the module, the loaded model, the run the
 // wasm state still holds, and copying in and out of the wasm heap.
-/* exported P, mod, info, runCount, lastT, lastFlags, cstring, lastError, floats, putLayers, loadBytes, loaded, setMask, heldRun, embeddingNow */
+/* exported P, mod, info, runCount, lastT, lastFlags, cstring, lastError, floats, putLayers, loadBytes, loaded, setMask, heldRun, embeddingNow, rerunHeld, maskedWords */
 
 let P = null; // WORKER_PROTOCOL from the page ('init')
 let mod = null; // the Emscripten module
@@ -89,4 +89,35 @@ function embeddingNow() {
   const p = mod._blw_embedding();
   if (!p) throw new Error(lastError('no sentence embedding'));
   return floats(p, info.config.hidden);
+}
+
+/** Run texts a, b again into the state (the held run's texts, with the head
+ *  mask the state has), keeping the final hidden states, and every layer's
+ *  when `hidden`: the run the page holds is the same numbers again. */
+function rerunHeld(a, b, { hidden = false, flags = lastFlags } = {}) {
+  const pa = cstring(a), pb = b ? cstring(b) : 0;
+  try {
+    mod._blw_set_final(1);
+    if (mod._blw_run(pa, pb, flags | P.KEEP.QK_ALL | (hidden ? P.KEEP.HIDDEN : 0), -1) < 0) throw new Error(lastError('the model run failed'));
+  } finally {
+    mod._free(pa);
+    if (pb) mod._free(pb);
+  }
+}
+
+/** The masked-LM head's top k at token `positions` of the run in the state
+ *  (and at every mask token when `masks`; no positions and no masks: every
+ *  token), with `was` pairs [position, id] whose probability and rank are
+ *  reported (src/wasm_predict.c blw_predict_json_was): the JSON's pointer,
+ *  0 when the run kept no final hidden states. */
+function maskedWords(positions, k, masks, was = []) {
+  const n = positions.length;
+  const p = mod._malloc(Math.max(1, n + 2 * was.length) * 4);
+  try {
+    if (n) mod.HEAP32.set(positions, p >>> 2);
+    if (was.length) mod.HEAP32.set(was.flat(), (p >>> 2) + n);
+    return mod._blw_predict_json_was(n ? p : 0, n, k, masks ? 1 : 0, was.length ? p + 4 * n : 0, was.length);
+  } finally {
+    mod._free(p);
+  }
 }
