@@ -230,6 +230,21 @@ static void task_rows(void *arg, int w, int n) {
     if (l + 1 < c->n_layers) qkv_rows(s, l + 1, t0, t1, scratch);
 }
 
+/* Layers l0..L-1 of the run f (its layer l0's q, k, v already made), then
+ * the state holds a run of f->T tokens (bl_forward, bli_forward_from). */
+static void run_layers(bl_state *s, fwd_task *f, int32_t l0) {
+    const int32_t L = s->c.n_layers;
+    for (int32_t l = l0; l < L; l++) {
+        f->l = l;
+        atomic_store_explicit(&f->next, 0, memory_order_relaxed);
+        bli_fam_layer_begin(s, l);
+        bli_pool_run(s->pool, task_heads, f);
+        if (l + 1 < L || !s->no_final) bli_pool_run(s->pool, task_rows, f);
+    }
+    s->T = f->T;
+    s->has_final = !s->no_final;
+}
+
 int bl_forward(bl_state *s, const int32_t *ids, const int32_t *type_ids, int32_t T, int32_t qk_layer, char *err,
                size_t errlen) {
     if (!s || !ids) {
@@ -269,15 +284,7 @@ int bl_forward(bl_state *s, const int32_t *ids, const int32_t *type_ids, int32_t
 
     fwd_task f = {.s = s, .ids = ids, .type_ids = type_ids, .T = T, .l = 0};
     bli_pool_run(s->pool, task_embed, &f);
-    for (int32_t l = 0; l < L; l++) {
-        f.l = l;
-        atomic_store_explicit(&f.next, 0, memory_order_relaxed);
-        bli_fam_layer_begin(s, l);
-        bli_pool_run(s->pool, task_heads, &f);
-        if (l + 1 < L || !s->no_final) bli_pool_run(s->pool, task_rows, &f);
-    }
-    s->T = T;
-    s->has_final = !s->no_final;
+    run_layers(s, &f, 0);
     return 0;
 }
 
@@ -300,15 +307,7 @@ int bli_forward_from(bl_state *s, int32_t l0, char *err, size_t errlen) {
     fwd_task f = {.s = s, .T = T, .l = l0};
     s->T = 0;
     bli_pool_run(s->pool, task_qkv, &f);
-    for (int32_t l = l0; l < L; l++) {
-        f.l = l;
-        atomic_store_explicit(&f.next, 0, memory_order_relaxed);
-        bli_fam_layer_begin(s, l);
-        bli_pool_run(s->pool, task_heads, &f);
-        if (l + 1 < L || !s->no_final) bli_pool_run(s->pool, task_rows, &f);
-    }
-    s->T = T;
-    s->has_final = !s->no_final;
+    run_layers(s, &f, l0);
     return 0;
 }
 
