@@ -290,6 +290,46 @@ static void task_analyze(void *arg, int w, int n) {
     }
 }
 
+/* out's head features [L][NH] and, with_rollout, its rollouts' buffers and
+ * the head sums they are made from (*mix, and *mix_norm with_norms:
+ * [L][T][T]); the sizes checked in 64 bits first (sizes.h). -1: nothing kept. */
+static int analysis_begin(bl_analysis *out, int32_t L, int32_t NH, int32_t T, const int32_t *segments,
+                          int with_rollout, int with_norms, float **mix, float **mix_norm, char *err, size_t errlen) {
+    char rwhat[64];
+    snprintf(rwhat, sizeof rwhat, "the rollout of %d layers x %d tokens", L, T);
+    const uint64_t lmats = BLI_BYTES(sizeof(float), L, T, T);
+    *mix = *mix_norm = NULL;
+    if (with_rollout && !bli_size_ok(lmats, rwhat, err, errlen)) return -1;
+    if (!(out->heads = bli_alloc(BLI_BYTES(sizeof *out->heads, L, NH), 0, "head features", err, errlen)) ||
+        (with_rollout && (!(*mix = bli_alloc(lmats, 0, rwhat, err, errlen)) ||
+                          !(out->rollout = bli_alloc(lmats, 0, rwhat, err, errlen)))) ||
+        (with_norms && (!(*mix_norm = bli_alloc(lmats, 0, rwhat, err, errlen)) ||
+                        !(out->rollout_norm = bli_alloc(lmats, 0, rwhat, err, errlen))))) {
+        free(*mix);
+        free(*mix_norm);
+        *mix = *mix_norm = NULL;
+        bl_analysis_free(out);
+        return -1;
+    }
+    out->n_layers = L;
+    out->n_heads = NH;
+    out->T = T;
+    out->pair = is_pair(segments, T);
+    return 0;
+}
+
+/* The rollouts of out from the head sums mix, mix_norm (either NULL: none),
+ * which it frees. -1: out freed too. */
+static int analysis_end(bli_pool *pool, bl_analysis *out, float *mix, float *mix_norm, char *err, size_t errlen) {
+    const int32_t L = out->n_layers, T = out->T;
+    const int bad = (mix && rollout_on(pool, mix, L, T, 0, out->rollout, err, errlen)) ||
+                    (mix_norm && rollout_on(pool, mix_norm, L, T, 1, out->rollout_norm, err, errlen));
+    free(mix);
+    free(mix_norm);
+    if (bad) bl_analysis_free(out);
+    return bad ? -1 : 0;
+}
+
 int bl_analyze(const bl_state *s, const int32_t *ids, const int32_t *type_ids, int what, bl_analysis *out,
                char *err, size_t errlen) {
     if (!out) {
@@ -311,45 +351,26 @@ int bl_analyze(const bl_state *s, const int32_t *ids, const int32_t *type_ids, i
     }
     const int with_rollout = what == BL_ANALYZE_ROLLOUT;
     const int with_norms = with_rollout && bl_norms(s, 0) != NULL;
-    char rwhat[64];
-    snprintf(rwhat, sizeof rwhat, "the rollout of %d layers x %d tokens", L, T);
-    /* [L][T][T] in 64 bits first: the state's attention is L * NH times
-     * larger and passed the same check, but the rollouts are checked here
-     * on their own (sizes.h) */
-    const uint64_t lmats = BLI_BYTES(sizeof(float), L, T, T);
-    if (with_rollout && !bli_size_ok(lmats, rwhat, err, errlen)) return -1;
+    /* the rollouts [L][T][T] are checked on their own (the state's attention,
+     * L * NH times larger, passed the same check when it was made) */
+    float *mix, *mix_norm; /* [L][T][T] mean / sum over heads */
     uint8_t *roles = malloc((size_t)T);
-    float *mix = NULL, *mix_norm = NULL; /* [L][T][T] mean / sum over heads */
-    if (!roles || !(out->heads = bli_alloc(BLI_BYTES(sizeof *out->heads, L, NH), 0, "head features", err, errlen)) ||
-        (with_rollout && (!(mix = bli_alloc(lmats, 0, rwhat, err, errlen)) ||
-                          !(out->rollout = bli_alloc(lmats, 0, rwhat, err, errlen)))) ||
-        (with_norms && (!(mix_norm = bli_alloc(lmats, 0, rwhat, err, errlen)) ||
-                        !(out->rollout_norm = bli_alloc(lmats, 0, rwhat, err, errlen))))) {
-        if (!roles) bli_set_err(err, errlen, "out of memory analysing %d tokens", T);
-        goto fail;
+    if (!roles) {
+        bli_set_err(err, errlen, "out of memory analysing %d tokens", T);
+        return -1;
     }
-    if (bl_token_roles(m, ids, T, roles, err, errlen)) goto fail;
-    out->n_layers = L;
-    out->n_heads = NH;
-    out->T = T;
-    out->pair = is_pair(type_ids, T);
+    if (bl_token_roles(m, ids, T, roles, err, errlen) ||
+        analysis_begin(out, L, NH, T, type_ids, with_rollout, with_norms, &mix, &mix_norm, err, errlen)) {
+        free(roles);
+        return -1;
+    }
     bli_pool *pool = bli_state_pool(s);
     analyze_task a = {.s = s, .roles = roles, .segments = type_ids, .heads = out->heads, .mix = mix,
                       .mix_norm = mix_norm, .T = T, .L = L, .NH = NH};
     atomic_init(&a.next, 0);
     bli_pool_run(pool, task_analyze, &a);
-    if (with_rollout && rollout_on(pool, mix, L, T, 0, out->rollout, err, errlen)) goto fail;
-    if (with_norms && rollout_on(pool, mix_norm, L, T, 1, out->rollout_norm, err, errlen)) goto fail;
     free(roles);
-    free(mix);
-    free(mix_norm);
-    return 0;
-fail:
-    free(roles);
-    free(mix);
-    free(mix_norm);
-    bl_analysis_free(out);
-    return -1;
+    return analysis_end(pool, out, mix, mix_norm, err, errlen);
 }
 
 /* ------------------------------------------------ without a model (notebooks) */
@@ -375,38 +396,17 @@ int bl_analyze_attention(const float *attn, const float *norms, int32_t L, int32
         bli_set_err(err, errlen, "bl_analyze_attention: no attention");
         return -1;
     }
-    char rwhat[64];
-    snprintf(rwhat, sizeof rwhat, "the rollout of %d layers x %d tokens", L, T);
     /* the attention [L][NH][T][T] was allocated by the caller; its size in 64 bits first (sizes.h) */
     if (!bli_size_ok(BLI_BYTES(sizeof(float), (uint64_t)L * NH, T, T), "the attention", err, errlen)) return -1;
     const size_t TT = (size_t)T * T;
     const int with_rollout = what == BL_ANALYZE_ROLLOUT, with_norms = with_rollout && norms;
-    const uint64_t lmats = BLI_BYTES(sizeof(float), L, T, T);
-    float *mix = NULL, *mix_norm = NULL; /* [L][T][T] mean / sum over heads, as bl_analyze */
-    if (!(out->heads = bli_alloc(BLI_BYTES(sizeof *out->heads, L, NH), 0, "head features", err, errlen)) ||
-        (with_rollout && (!(mix = bli_alloc(lmats, 0, rwhat, err, errlen)) ||
-                          !(out->rollout = bli_alloc(lmats, 0, rwhat, err, errlen)))) ||
-        (with_norms && (!(mix_norm = bli_alloc(lmats, 0, rwhat, err, errlen)) ||
-                        !(out->rollout_norm = bli_alloc(lmats, 0, rwhat, err, errlen)))))
-        goto fail;
-    out->n_layers = L;
-    out->n_heads = NH;
-    out->T = T;
-    out->pair = is_pair(segments, T);
+    float *mix, *mix_norm; /* [L][T][T] mean / sum over heads, as bl_analyze */
+    if (analysis_begin(out, L, NH, T, segments, with_rollout, with_norms, &mix, &mix_norm, err, errlen)) return -1;
     for (int32_t k = 0; k < L * NH; k++) bl_head_analyze(attn + (size_t)k * TT, T, roles, segments, &out->heads[k]);
     for (int32_t l = 0; l < L; l++) {
         const size_t at = (size_t)l * TT;
         if (mix) sum_heads(mix + at, attn + at * NH, NH, TT, NH, 0, TT);
         if (mix_norm) sum_heads(mix_norm + at, norms + at * NH, NH, TT, 1.0, 0, TT);
     }
-    if (with_rollout && rollout_on(NULL, mix, L, T, 0, out->rollout, err, errlen)) goto fail;
-    if (with_norms && rollout_on(NULL, mix_norm, L, T, 1, out->rollout_norm, err, errlen)) goto fail;
-    free(mix);
-    free(mix_norm);
-    return 0;
-fail:
-    free(mix);
-    free(mix_norm);
-    bl_analysis_free(out);
-    return -1;
+    return analysis_end(NULL, out, mix, mix_norm, err, errlen);
 }
