@@ -18,25 +18,27 @@ SHELL := /bin/bash
 .DELETE_ON_ERROR:
 CC      ?= cc
 CFLAGS  ?= -O2 -g
-WARN    := -Wall -Wextra -Wno-unused-parameter -std=c11 -D_POSIX_C_SOURCE=200809L
-# The forward pass's thread pool (src/threads.c) uses POSIX threads.
+WARN    := -Isrc -Wall -Wextra -Wno-unused-parameter -std=c11 -D_POSIX_C_SOURCE=200809L
+# The forward pass's thread pool (src/base/threads.c) uses POSIX threads.
 PTHREAD := -pthread
 EMCC    := NODE_PATH=/usr/share/nodejs emcc
 NODE    := node
 PYTHON  ?= python3
 
-# The library: every src/*.c except the front ends and fuzz targets.
-LIB_SRC  := $(filter-out src/cli.c src/cli_%.c src/wasm_%.c src/fuzz_%.c,$(wildcard src/*.c))
+# src/ has one folder per subsystem (docs/architecture.md draws their floors).
+# The library: every source below the front ends (cli/, wasm/) and the fuzz targets.
+SRC_DIRS := base text kernels families format model analysis convert
+LIB_SRC  := $(foreach d,$(SRC_DIRS),$(wildcard src/$(d)/*.c))
 # The wasm front end; its test build adds the kernels' test entry points (blw_k_*).
-WASM_SRC := src/wasm_api.c src/wasm_convert.c src/wasm_predict.c src/wasm_corpus.c src/wasm_explain.c
-WASM_TEST_SRC := $(WASM_SRC) src/wasm_kernel_tests.c
-CLI_SRC  := src/cli.c $(wildcard src/cli_*.c)
-HDRS     := $(wildcard src/*.h)
+WASM_SRC := src/wasm/wasm_api.c src/wasm/wasm_convert.c src/wasm/wasm_predict.c src/wasm/wasm_corpus.c src/wasm/wasm_explain.c
+WASM_TEST_SRC := $(WASM_SRC) src/wasm/wasm_kernel_tests.c
+CLI_SRC  := $(wildcard src/cli/*.c)
+HDRS     := $(wildcard src/*.h src/*/*.h)
 WEB_SRC  := $(shell find web -type f 2>/dev/null)
 
 DEFAULT_MODEL := models/all-minilm-l6-v2.q10.blb.gz
 
-# x86-64: the SIMD kernels (src/simd_x86.h, SSE4.1; AVX2+FMA and AVX-512
+# x86-64: the SIMD kernels (src/kernels/simd_x86.h, SSE4.1; AVX2+FMA and AVX-512
 # (+VNNI) micro-kernels chosen at run time, BERTLENS_SIMD=sse4.1|avx2|avx512
 # caps the choice). Empty elsewhere: the scalar kernels. NATIVE_SIMD= on
 # the command line builds the scalar reference path.
@@ -60,36 +62,36 @@ CLI_OBJ := $(patsubst src/%.c,build/lib/%.o,$(CLI_SRC))
 KT_OBJ  := $(patsubst src/%.c,build/lib/%.o,$(WASM_TEST_SRC))
 
 build/lib/%.o: src/%.c $(HDRS)
-	@mkdir -p build/lib
+	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(NATIVE_SIMD) $(WARN) $(PTHREAD) -c -o $@ $<
 
 build/bertlens: $(LIB_OBJ) $(CLI_OBJ)
 	@mkdir -p build
 	$(CC) $(CFLAGS) $(PTHREAD) -o $@ $^ -lz -lm
 
-# The kernels' test entry points (src/wasm_kernel_tests.c's blw_k_*) as a native
+# The kernels' test entry points (src/wasm/wasm_kernel_tests.c's blw_k_*) as a native
 # program, for tests/kernels.test.mjs on the native backends.
 build/kernel_host: tests/c/kernel_host.c $(LIB_OBJ) $(KT_OBJ) $(HDRS)
 	@mkdir -p build
 	$(CC) $(CFLAGS) $(NATIVE_SIMD) $(WARN) $(PTHREAD) -o $@ $< $(LIB_OBJ) $(KT_OBJ) -lm
 
-# The tokenizer.json pipeline (src/hf_tokenizer.h) as a program, for
+# The tokenizer.json pipeline (src/text/hf_tokenizer.h) as a program, for
 # tests/hf_tokenizer.test.mjs.
 build/hf_tok_host: tests/c/hf_tok_host.c $(LIB_OBJ) $(HDRS)
 	@mkdir -p build
 	$(CC) $(CFLAGS) $(NATIVE_SIMD) $(WARN) $(PTHREAD) -Isrc -o $@ $< $(LIB_OBJ) -lm
 
-# The JSON reader (src/json_read.h) as a program, for tests/json_read.test.mjs.
+# The JSON reader (src/text/json_read.h) as a program, for tests/json_read.test.mjs.
 build/json_host: tests/c/json_host.c $(LIB_OBJ) $(HDRS)
 	@mkdir -p build
 	$(CC) $(CFLAGS) $(NATIVE_SIMD) $(WARN) $(PTHREAD) -Isrc -o $@ $< $(LIB_OBJ) -lm
 
-# The family pieces (src/encoder_family.h) as a program, for tests/family_ops.test.mjs.
+# The family pieces (src/model/encoder_family.h) as a program, for tests/family_ops.test.mjs.
 build/family_host: tests/c/family_host.c $(LIB_OBJ) $(HDRS)
 	@mkdir -p build
 	$(CC) $(CFLAGS) $(NATIVE_SIMD) $(WARN) $(PTHREAD) -Isrc -o $@ $< $(LIB_OBJ) -lm
 
-# The task head's backward (src/task_head.c) as a program, for tests/heads.test.mjs.
+# The task head's backward (src/model/task_head.c) as a program, for tests/heads.test.mjs.
 build/task_head_host: tests/c/task_head_host.c $(LIB_OBJ) $(HDRS)
 	@mkdir -p build
 	$(CC) $(CFLAGS) $(NATIVE_SIMD) $(WARN) $(PTHREAD) -Isrc -o $@ $< $(LIB_OBJ) -lm
@@ -118,7 +120,7 @@ ASAN_OBJ := $(patsubst src/%.c,build/asan/obj/%.o,$(LIB_SRC))
 ASAN_HOSTS := hf_tok_host json_host task_head_host family_host
 
 build/asan/obj/%.o: src/%.c $(HDRS)
-	@mkdir -p build/asan/obj
+	@mkdir -p $(@D)
 	$(ASAN_CC) $(NATIVE_SIMD) $(WARN) $(PTHREAD) -c -o $@ $<
 
 build/asan/bertlens: $(ASAN_OBJ) $(patsubst src/%.c,build/asan/obj/%.o,$(CLI_SRC))
@@ -131,19 +133,19 @@ $(addprefix build/asan/,$(ASAN_HOSTS)): build/asan/%: tests/c/%.c $(ASAN_OBJ) $(
 	$(ASAN_CC) $(NATIVE_SIMD) $(WARN) $(PTHREAD) -Isrc -o $@ $< $(ASAN_OBJ) -lm
 
 # Limits of issue 23 (tests/limits.test.mjs): a state made the page's way
-# (tests/c/state_limits.c) and the size helper (src/sizes.h) at its wrap
+# (tests/c/state_limits.c) and the size helper (src/base/sizes.h) at its wrap
 # points, natively and as 32-bit ASan programs, where size_t has 32 bits as
 # in wasm32 (clang -m32: gcc-multilib, tools/setup.sh).
 build/state_limits: tests/c/state_limits.c $(LIB_OBJ) $(HDRS)
 	@mkdir -p build
 	$(CC) $(CFLAGS) $(NATIVE_SIMD) $(WARN) $(PTHREAD) -o $@ $< $(LIB_OBJ) -lm
 
-build/sizes_test: tests/c/sizes_test.c tests/c/check.h src/sizes.h src/error.h
+build/sizes_test: tests/c/sizes_test.c tests/c/check.h src/base/sizes.h src/base/error.h
 	@mkdir -p build
 	$(CC) $(CFLAGS) $(WARN) -o $@ $<
 
-# src/dtype.h's f16 codec as a program, for tests/test_dtype.py (against numpy).
-build/dtype_host: tests/c/dtype_host.c src/dtype.h src/bertlens.h
+# src/base/dtype.h's f16 codec as a program, for tests/test_dtype.py (against numpy).
+build/dtype_host: tests/c/dtype_host.c src/base/dtype.h src/bertlens.h
 	@mkdir -p build
 	$(CC) $(CFLAGS) $(WARN) -o $@ $<
 
@@ -152,7 +154,7 @@ build/asan32/state_limits: tests/c/state_limits.c $(LIB_SRC) $(HDRS)
 	@mkdir -p build/asan32
 	$(ASAN32) $(NATIVE_SIMD) $(WARN) $(PTHREAD) -o $@ $< $(LIB_SRC) -lm
 
-build/asan32/sizes_test: tests/c/sizes_test.c tests/c/check.h src/sizes.h src/error.h
+build/asan32/sizes_test: tests/c/sizes_test.c tests/c/check.h src/base/sizes.h src/base/error.h
 	@mkdir -p build/asan32
 	$(ASAN32) $(WARN) -o $@ $<
 
@@ -180,21 +182,21 @@ wasm: build/wasm/bertlens.js build/wasm/bertlens-mt.js build/wasm/analyze.wasm
 
 # The page's module exports wasm_api.c's functions and nothing for tests: a
 # blw_k_* name in its glue fails the build.
-NO_TEST_EXPORTS = @! grep -q '_blw_k_' $@ || { echo "$@ exports kernel-test entry points (blw_k_*): they belong in src/wasm_kernel_tests.c" >&2; rm -f $@; exit 1; }
+NO_TEST_EXPORTS = @! grep -q '_blw_k_' $@ || { echo "$@ exports kernel-test entry points (blw_k_*): they belong in src/wasm/wasm_kernel_tests.c" >&2; rm -f $@; exit 1; }
 
 # Objects: the single-threaded builds (page and test) share build/wasm/obj/;
 # the pthreads build compiles with -pthread (atomics) into build/wasm-mt/obj/.
-EMCOMPILE := -O3 -msimd128 -std=c11
+EMCOMPILE := -Isrc -O3 -msimd128 -std=c11
 WASM_OBJ    := $(patsubst src/%.c,build/wasm/obj/%.o,$(LIB_SRC) $(WASM_SRC))
 WASM_KT_OBJ := $(patsubst src/%.c,build/wasm/obj/%.o,$(LIB_SRC) $(WASM_TEST_SRC))
 WASM_MT_OBJ := $(patsubst src/%.c,build/wasm-mt/obj/%.o,$(LIB_SRC) $(WASM_SRC))
 
 build/wasm/obj/%.o: src/%.c $(HDRS)
-	@mkdir -p build/wasm/obj
+	@mkdir -p $(@D)
 	$(EMCC) $(EMCOMPILE) -c -o $@ $<
 
 build/wasm-mt/obj/%.o: src/%.c $(HDRS)
-	@mkdir -p build/wasm-mt/obj
+	@mkdir -p $(@D)
 	$(EMCC) $(EMCOMPILE) -pthread -c -o $@ $<
 
 build/wasm/bertlens.js: $(WASM_OBJ)
@@ -205,14 +207,14 @@ build/wasm/bertlens.js: $(WASM_OBJ)
 	$(NO_TEST_EXPORTS)
 
 # The test build (tests/kernels.test.mjs): the same module plus the kernels'
-# test entry points (blw_k_*, src/wasm_kernel_tests.c).
+# test entry points (blw_k_*, src/wasm/wasm_kernel_tests.c).
 build/wasm-test/bertlens.js: $(WASM_KT_OBJ)
 	@mkdir -p build/wasm-test
 	$(EMCC) $(filter-out -sEXPORTED_FUNCTIONS=%,$(EMFLAGS)) -sEXPORTED_FUNCTIONS=$(WASM_TEST_EXPORTS) -o $@ $(WASM_KT_OBJ)
 	@test -s build/wasm-test/bertlens.wasm || { echo "emcc wrote no build/wasm-test/bertlens.wasm" >&2; rm -f $@; exit 1; }
 
 # Relaxed-SIMD variant (optional; not part of `make test` or the site):
-# f32x4.relaxed_madd (F32_MADD in src/kernels_impl.h) in the f32 and q8 tiles.
+# f32x4.relaxed_madd (F32_MADD in src/kernels/kernels_impl.h) in the f32 and q8 tiles.
 # Emscripten 3.1.6's clang (14) and Binaryen (108) predate the final
 # relaxed-SIMD opcodes, so: clang-19 (apt-get install clang-19 lld-19) under
 # the -14 names Debian's emcc calls, objects linked at -O1 (no wasm-opt) with
@@ -230,11 +232,11 @@ $(RELAXED_LLVM)/.stamp:
 	@touch $@
 
 build/wasm-relaxed/bertlens.js: $(LIB_SRC) $(WASM_TEST_SRC) $(HDRS) $(RELAXED_LLVM)/.stamp
-	@mkdir -p build/wasm-relaxed/obj
 	@for f in $(LIB_SRC) $(WASM_TEST_SRC); do \
+	  o=build/wasm-relaxed/obj/$${f#src/}; mkdir -p $$(dirname $$o); \
 	  echo "clang-19 -mrelaxed-simd $$f"; \
-	  EM_LLVM_ROOT=$(CURDIR)/$(RELAXED_LLVM) $(EMCC) -O3 -msimd128 -mrelaxed-simd -std=c11 -c \
-	    -o build/wasm-relaxed/obj/$$(basename $$f .c).o $$f || exit 1; done
+	  EM_LLVM_ROOT=$(CURDIR)/$(RELAXED_LLVM) $(EMCC) -Isrc -O3 -msimd128 -mrelaxed-simd -std=c11 -c \
+	    -o $${o%.c}.o $$f || exit 1; done
 	EMCC_READ_METADATA=python EM_LLVM_ROOT=$(CURDIR)/$(RELAXED_LLVM) $(EMCC) -O1 -msimd128 -mrelaxed-simd \
 	  $(EMLINK) -sWASM_BIGINT -o $@ $(patsubst src/%.c,build/wasm-relaxed/obj/%.o,$(LIB_SRC) $(WASM_TEST_SRC))
 
@@ -251,14 +253,14 @@ build/wasm/bertlens-mt.js: $(WASM_MT_OBJ)
 	@test -s build/wasm/bertlens-mt.wasm -a -s build/wasm/bertlens-mt.worker.js || { echo "emcc wrote no build/wasm/bertlens-mt.wasm / .worker.js" >&2; rm -f $@; exit 1; }
 	echo '{"type": "commonjs"}' > build/wasm/package.json
 
-# The analyses of attention given without a model (src/wasm_attn.c: head
+# The analyses of attention given without a model (src/wasm/wasm_attn.c: head
 # features and classes, rollout, heads compared; analyze.c's functions), a
 # standalone module with no glue (~42 KB; one import) that the viewer page
 # (dist/viewer.html, the notebook outputs) carries to draw the heads overview
 # and the rollout from a snapshot's attention. The library is linked whole;
 # wasm-ld keeps what the four entry points reach (the page's objects, build/wasm/obj/).
-ANALYZE_EXPORTS := $(shell tools/wasm_exports.sh src/wasm_attn.c)
-ANALYZE_OBJ := $(patsubst src/%.c,build/wasm/obj/%.o,src/wasm_attn.c $(LIB_SRC))
+ANALYZE_EXPORTS := $(shell tools/wasm_exports.sh src/wasm/wasm_attn.c)
+ANALYZE_OBJ := $(patsubst src/%.c,build/wasm/obj/%.o,src/wasm/wasm_attn.c $(LIB_SRC))
 build/wasm/analyze.wasm: $(ANALYZE_OBJ)
 	@mkdir -p build/wasm
 	$(EMCC) -O3 -msimd128 -std=c11 --no-entry -sSTANDALONE_WASM=1 -sALLOW_MEMORY_GROWTH=1 -sMAXIMUM_MEMORY=4GB \
@@ -406,9 +408,9 @@ FUZZ_TARGETS := bundle tokenizer convert hftok forward
 FUZZ_CC := clang -O1 -g -fsanitize=fuzzer,address,undefined -DFUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION $(NATIVE_SIMD) $(WARN) $(PTHREAD)
 FUZZ_OBJ := $(patsubst src/%.c,build/fuzz/obj/%.o,$(LIB_SRC))
 build/fuzz/obj/%.o: src/%.c $(HDRS)
-	@mkdir -p build/fuzz/obj
+	@mkdir -p $(@D)
 	$(FUZZ_CC) -c -o $@ $<
-build/fuzz/%: src/fuzz_%.c $(FUZZ_OBJ) $(HDRS)
+build/fuzz/%: src/fuzz/fuzz_%.c $(FUZZ_OBJ) $(HDRS)
 	$(FUZZ_CC) -o $@ $< $(FUZZ_OBJ) -lm
 
 # Each target for FUZZ_SECONDS on both cores (-fork), new inputs kept in

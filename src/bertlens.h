@@ -107,7 +107,7 @@ const char *bl_model_meta_key(const bl_model *m, int i);
 void bl_model_meta_format(const bl_model *m, int i, char *buf, size_t buflen);
 
 /* Tensor table access, for `bertlens info` and the encoder. */
-/* Q8H, Q9..Q12: 8..12-bit integers, one float16 scale per block (src/bundle.h). */
+/* Q8H, Q9..Q12: 8..12-bit integers, one float16 scale per block (src/format/bundle.h). */
 typedef enum {
     BL_F32 = 0, BL_F16 = 1, BL_Q8 = 2, BL_Q4 = 3, BL_Q8H = 4, BL_Q9 = 5, BL_Q10 = 6, BL_Q11 = 7, BL_Q12 = 8,
     BL_N_DTYPES = 9
@@ -125,7 +125,7 @@ typedef struct bl_tensor {
     int32_t layout;         /* BL_LAYOUT_*: how data is laid out now       */
 } bl_tensor;
 
-/* A tensor's bytes as src/bundle.h stores them, or (q8 matrices after
+/* A tensor's bytes as src/format/bundle.h stores them, or (q8 matrices after
  * bl_model_pack_in_place) re-laid out into the SIMD kernels' panels. */
 enum { BL_LAYOUT_BUNDLE = 0, BL_LAYOUT_Q8_PANELS = 1 };
 

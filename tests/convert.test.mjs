@@ -1,4 +1,4 @@
-// convert.test.mjs — `bertlens convert` (C, src/convert.c) against the
+// convert.test.mjs — `bertlens convert` (C, src/convert/convert.c) against the
 // reference converter tools/convert.py: the same bundle bytes for every
 // checkpoint family and dtype (q8h, q9..q12 too), and clear errors (never a crash) for bad input.
 //

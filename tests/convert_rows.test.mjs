@@ -1,6 +1,6 @@
 // convert_rows.test.mjs — the page's converter (web/js/engine/convert.js in
 // the worker) feeds large 2-D tensors in chunks of rows ('tensor_rows',
-// src/convert_quant.c bli_conv_tensor_rows), so a bert-large embedding
+// src/convert/convert_quant.c bli_conv_tensor_rows), so a bert-large embedding
 // matrix is never whole in JS nor in the wasm heap. With the chunk size
 // forced small, every 2-D tensor of these checkpoints goes by rows (the
 // last chunk shorter than the others), and the bundle must be the bytes of

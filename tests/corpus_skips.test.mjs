@@ -25,8 +25,8 @@ import { loadBundle, wasmError } from '../tools/wasm_node.mjs';
 const BUNDLE = path.join(ROOT, 'tests/fuzz/bundle/tiny-q8.blb');
 const OUT = path.join(ROOT, 'build/corpus-skips');
 fs.mkdirSync(OUT, { recursive: true });
-// (read from its one definition; 10000 when src/corpus.h has none, as before the cap)
-const MAX_LISTED = Number(/#define BL_CORPUS_MAX_SKIPPED (\d+)/.exec(fs.readFileSync(path.join(ROOT, 'src/corpus.h'), 'utf8'))?.[1] ?? 10000);
+// (read from its one definition; 10000 when src/analysis/corpus.h has none, as before the cap)
+const MAX_LISTED = Number(/#define BL_CORPUS_MAX_SKIPPED (\d+)/.exec(fs.readFileSync(path.join(ROOT, 'src/analysis/corpus.h'), 'utf8'))?.[1] ?? 10000);
 const MB = 1 << 20;
 
 // A cycle of 8 lines: 5 bad (empty, 0xFF, whitespace only, empty, a lone

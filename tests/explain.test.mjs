@@ -1,6 +1,6 @@
 // explain.test.mjs — token attributions and head effects (`bertlens explain`,
-// src/explain.c over the reverse-mode pass src/backward.c, and the wasm
-// export blw_explain_json, src/wasm_explain.c) against the same quantities
+// src/analysis/explain.c over the reverse-mode pass src/model/backward.c, and the wasm
+// export blw_explain_json, src/wasm/wasm_explain.c) against the same quantities
 // computed with torch.autograd in float64 (tests/fixtures/explain/make.py)
 // on the masked-LM fixture of every family (tests/fixtures/mlm/<family>,
 // converted here to f32 bundles as tests/predict.test.mjs converts them):
@@ -185,7 +185,7 @@ test('explain refuses what it cannot explain', { skip: IS_WASM && 'native only' 
 });
 
 // The families whose blocks the reverse-mode pass does not follow yet are
-// refused by the trait it lacks (src/backward.c, bli_backward_refuses), not
+// refused by the trait it lacks (src/model/backward.c, bli_backward_refuses), not
 // explained with wrong numbers; checked before the head (their fixtures,
 // tests/fixtures/families, have none).
 test('explain refuses the families whose traits backward does not differentiate', { skip: IS_WASM && 'native only' }, () => {

@@ -1,7 +1,7 @@
 // families_rel.test.mjs — what tests/families.test.mjs (every layer's
 // attention within 1e-5 of Hugging Face, every dtype) leaves out of the
 // families with relative or rotary positions (mpnet, deberta-v2, modernbert;
-// src/encoder_family.h, src/convert_rel.c):
+// src/model/encoder_family.h, src/convert/convert_rel.c):
 //   - ModernBERT's two config forms (the Hub's global_rope_theta /
 //     local_rope_theta / global_attn_every_n_layers and newer transformers'
 //     layer_types / rope_parameters) give the same model, and each key moves

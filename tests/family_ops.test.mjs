@@ -1,5 +1,5 @@
 // The attention and position pieces of the encoder families beyond BERT
-// (src/encoder_family.h: encoder_rel.c, encoder_rope.c) against the
+// (src/model/encoder_family.h: encoder_rel.c, encoder_rope.c) against the
 // Hugging Face modules they reproduce, one piece at a time, within 1e-5:
 //   MPNet       relative_position_bucket on -600..600; MPNetSelfAttention's
 //               probabilities with the encoder's shared bucketed bias

@@ -1,4 +1,4 @@
-// family_traits.test.mjs — every family src/family.c lists is handled
+// family_traits.test.mjs — every family src/families/family.c lists is handled
 // (issue 33, docs/adding-a-family.md): a family is a row of traits, and a
 // trait a row declares must be implemented where it matters.
 //
@@ -19,7 +19,10 @@ import path from 'node:path';
 import { test } from 'node:test';
 import { ROOT } from './lib/backend.mjs';
 
-const src = (f) => fs.readFileSync(path.join(ROOT, 'src', f), 'utf8');
+// a source by its file name, in whichever folder of src/ it lives
+const SOURCES = new Map(fs.readdirSync(path.join(ROOT, 'src'), { recursive: true }).map((f) => [path.basename(f), f]));
+const srcPath = (f) => SOURCES.get(f) ?? f;
+const src = (f) => fs.readFileSync(path.join(ROOT, 'src', srcPath(f)), 'utf8');
 const LOADER = ['bundle_family.c'];
 
 // trait field -> { value or 'yes': files, each of which must read it }
@@ -119,7 +122,7 @@ test('every trait a family declares is read by the blocks that implement it', ()
       for (const f of files) {
         const text = src(f);
         const ok = key === 'yes' ? reads(f, field) : text.includes(value) && reads(f, field);
-        if (!ok) missing.push(`${kind}: .${field} = ${value}: src/${f} does not read it`);
+        if (!ok) missing.push(`${kind}: .${field} = ${value}: src/${srcPath(f)} does not read it`);
       }
     }
   }
@@ -146,7 +149,7 @@ test('every family the table runs is checked against Hugging Face', () => {
   const typeOf = (f) => JSON.parse(fs.readFileSync(path.join(dir, f, 'config.json'), 'utf8')).model_type;
   const tested = new Set(listed.map(typeOf));
   const elsewhere = new Set(['bert', 'distilbert']); // build/models: encoder, predict, fidelity tests
-  for (const t of table) assert.ok(tested.has(t) || elsewhere.has(t), `model_type '${t}' is listed in src/family.c but no ` +
+  for (const t of table) assert.ok(tested.has(t) || elsewhere.has(t), `model_type '${t}' is listed in src/families/family.c but no ` +
     'tests/fixtures/families/ checkpoint of it is in families.test.mjs FAMILIES');
   // and the list the converter prints names each of them
   const list = /bli_family_list\(void\) \{\s*return "([^"]+)"/.exec(src('family.c'))[1].split(', ');

@@ -1,4 +1,4 @@
-// heads.test.mjs — fine-tuned task heads (src/task_head.c, src/convert_head.c,
+// heads.test.mjs — fine-tuned task heads (src/model/task_head.c, src/convert/convert_head.c,
 // `bertlens predict`, the wasm export blw_task_json) and the masked-LM
 // logit lens (`bertlens predict --layers`, blw_lens_json) against Hugging
 // Face on tiny random checkpoints of every family (tests/fixtures/heads/,
@@ -154,7 +154,7 @@ test('bertlens info names the task head and its labels', { skip: IS_WASM && 'nat
 });
 
 // NomicBERT, GTE and EuroBERT: heads that predict (above), whose explanation
-// the reverse-mode pass refuses by the trait it lacks (src/backward.c), in a
+// the reverse-mode pass refuses by the trait it lacks (src/model/backward.c), in a
 // sentence, not with wrong numbers
 test('NomicBERT, GTE, EuroBERT heads: info names them; explain refuses them in words', { skip: IS_WASM && 'native only' }, () => {
   const cases = [

@@ -1,4 +1,4 @@
-// tokenizer.json pipeline (src/hf_tok*.c) vs Hugging Face: for every kind of
+// tokenizer.json pipeline (src/text/hf_tok*.c) vs Hugging Face: for every kind of
 // tokenizer in tests/fixtures/hf_tokenizers/ (trained there and saved through
 // transformers' own classes by make_fixtures.py), every corpus line must give
 // exactly the ids, type ids, offsets (UTF-16), word ids and truncated flag

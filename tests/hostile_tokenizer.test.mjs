@@ -1,5 +1,5 @@
 // hostile_tokenizer.test.mjs — crafted tokenizer.json files (issue 31): what
-// the tokenizer.json pipeline (src/hf_tok*.c) loads it runs as Hugging Face
+// the tokenizer.json pipeline (src/text/hf_tok*.c) loads it runs as Hugging Face
 // does, in bounded time and memory; what it cannot run within its limits it
 // refuses at load, naming the limit.
 //
@@ -98,7 +98,7 @@ for (const [name, rows] of byFile) {
   });
 }
 
-// A bundle's own WordPiece (src/tokenizer.c, the bundle's
+// A bundle's own WordPiece (src/text/tokenizer.c, the bundle's
 // tokenizer.max_chars_per_word) honours the limit as tokenizers does too:
 // the same vocabulary and pipeline as wordpiece_zero.json and
 // wordpiece_long.json, the same tokens (max_chars_per_word 0 was refused,

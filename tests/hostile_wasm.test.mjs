@@ -1,6 +1,6 @@
 // hostile_wasm.test.mjs — the crafted tokenizer.json files of issue 31 in the
 // wasm build, the way the page meets them: a Hub repository converted by the
-// page's converter (web/js/engine/convert.js, the C of src/convert*.c in
+// page's converter (web/js/engine/convert.js, the C of src/convert/convert*.c in
 // wasm), and a bundle that carries the file.
 //
 //   BERTLENS_BACKEND=wasm node --test tests/hostile_wasm.test.mjs      build/wasm/bertlens.js
@@ -59,7 +59,7 @@ const POSITIONS = 1024;    // the tiny checkpoints' (tiny_checkpoint.mjs): no re
 const CPU_S = 5;           // 100 KB of text, in the child's CPU time (natively < 1 s: hostile_tokenizer.test.mjs)
 // ... but unigram_cap, the worst case at the 256-byte piece cap (every run of
 // 1..256 'a' a piece), compares up to 256 x 257 / 2 bytes per character in
-// the lattice's vocabulary lookups (src/hf_tok_models.c unigram: each piece
+// the lattice's vocabulary lookups (src/text/hf_tok_models.c unigram: each piece
 // found is memcmp'd whole): 0.26 s natively, 2-4 s in wasm on a loaded
 // machine (emscripten's memcmp goes byte by byte). Before the fixes it took
 // as long (the cap made no difference to it), so its own bound loses no check.
@@ -68,7 +68,7 @@ const CHILD_LIMIT_S = 60;  // one file, both paths: a few seconds (a hang: kille
 
 // A BERT-shaped tokenizer.json (WordPiece model, BertNormalizer,
 // BertPreTokenizer) goes to the bundle's own WordPiece only when it is
-// exactly BERT's pipeline (src/convert_tokenizer.c bert_wordpiece), and the
+// exactly BERT's pipeline (src/convert/convert_tokenizer.c bert_wordpiece), and the
 // converter refuses what the tokenizer.json pipeline refuses whichever path
 // runs it: before, such files lost their template and added tokens
 // (template_repeat, template_copies, wordpiece_span, added_* failed here).

@@ -1,4 +1,4 @@
-// json_read.test.mjs — the JSON reader (src/json_read.c) on hostile files
+// json_read.test.mjs — the JSON reader (src/text/json_read.c) on hostile files
 // (issue 31: a 64 MB tokenizer.json, the Hub loader's cap, took 2.4 GB):
 //
 //  - what it reads, written back by build/json_host --dump, is what
@@ -28,7 +28,7 @@ import { BACKEND, IS_ASAN, ROOT, WASM_JS, host, missing, nativeTest, wasmTest } 
 const OUT = path.join(ROOT, 'build/json-read');
 fs.mkdirSync(OUT, { recursive: true });
 const HOST = host('json_host');
-const FACTOR = 8; // src/json_read.h BLI_JSON_MEM_FACTOR
+const FACTOR = 8; // src/text/json_read.h BLI_JSON_MEM_FACTOR
 const SLACK_KB = 1024; // the reader's own 64 KB, the allocator's and getrusage's granularity
 
 // ------------------------------------------------------------ the files

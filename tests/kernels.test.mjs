@@ -21,7 +21,7 @@ import { createNativeKernels } from './lib/native_kernels.mjs';
 const TOL_MATMUL_F32 = 1e-5;   // |d| / sum_k |x_k w_k| (summation order only)
 const TOL_MATMUL_F16 = 1e-5;   // same, weights converted to f32 at pack time
 const TOL_MATMUL_Q8 = 1e-4;    // |d| / (max|x| sum_k |w_k|): 15-bit activations, beyond the group rounding below
-// Scale groups (src/kernels.c, blk_weight_pack): a group of qg 32-blocks of a
+// Scale groups (src/kernels/kernels.c, blk_weight_pack): a group of qg 32-blocks of a
 // row on one scale s', the smallest with sum |round(w / s')| <= QG_L1 and
 // |round(w / s')| <= 32767; each weight moves by at most s' / 2, so an output
 // may move by max|x| * sum over groups of (values * s' / 2) beyond TOL_MATMUL_Q8.
@@ -56,7 +56,7 @@ if (NATIVE) after(close);
 section('the build runs its SIMD kernels, at the level this CPU has', () => {
 check(M._blw_simd() === 1, `the ${NATIVE ? 'native' : 'wasm'} build uses SIMD (else this test compares scalar with scalar)`);
 if (NATIVE) {
-  // The run-time choice (src/kernels.c, blk_x86_level): the best level this
+  // The run-time choice (src/kernels/kernels.c, blk_x86_level): the best level this
   // CPU has (Linux /proc/cpuinfo flags), capped by $BERTLENS_SIMD.
   const name = M.simdName(), levels = ['sse4.1', 'avx2+fma', 'avx512', 'avx512+vnni'];
   console.log(`native SIMD kernels: ${name}`);
@@ -88,7 +88,7 @@ function note(name, v) { worst[name] = Math.max(worst[name] || 0, v); }
 // ---------------------------------------------------------------- matmul
 // The scale groups the pack chose for a weight (blw_k_qgroup) and, per row,
 // the most its outputs may move per unit of max|x|: sum over groups of
-// (values * s' / 2), s' bounded as in src/kernels.c (group_scale).
+// (values * s' / 2), s' bounded as in src/kernels/kernels.c (group_scale).
 const grouped = {}; // dtype -> [weights packed with qg > 1, of them with a shorter last group]
 function groupBound(dtype, deq, N, K, pw) {
   const qg = M._blw_k_qgroup(dtype, N, K, pw), nb = K / 32, out = new Float64Array(N);

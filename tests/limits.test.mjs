@@ -33,9 +33,9 @@ const OUT = path.join(ROOT, 'build/limits');
 const PYTHON = process.env.PYTHON || 'python3';
 
 // The cap the loader puts on tokenizer.max_chars_per_word, read from its one definition.
-const BUNDLE_H = fs.readFileSync(path.join(ROOT, 'src/bundle.h'), 'utf8');
+const BUNDLE_H = fs.readFileSync(path.join(ROOT, 'src/format/bundle.h'), 'utf8');
 const MAX_CHARS = Number(/#define BL_MAX_CHARS_PER_WORD (\d+)u/.exec(BUNDLE_H)?.[1]);
-assert.ok(MAX_CHARS >= 100, 'src/bundle.h defines BL_MAX_CHARS_PER_WORD');
+assert.ok(MAX_CHARS >= 100, 'src/format/bundle.h defines BL_MAX_CHARS_PER_WORD');
 
 // ------------------------------------------------------------- bundles
 const GEN = path.join(ROOT, 'tests/lib/limit_bundles.py');

@@ -1,5 +1,5 @@
-// predict.test.mjs — masked-word predictions (`bertlens predict`, src/mlm.c,
-// and the wasm export blw_predict_json, src/wasm_predict.c) against Hugging
+// predict.test.mjs — masked-word predictions (`bertlens predict`, src/model/mlm.c,
+// and the wasm export blw_predict_json, src/wasm/wasm_predict.c) against Hugging
 // Face's AutoModelForMaskedLM on tiny random checkpoints with their MLM
 // heads (tests/fixtures/mlm/, made by make.py with transformers): BERT
 // (tied decoder), BERT with a stored decoder, DistilBERT, the ELECTRA

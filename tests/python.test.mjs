@@ -61,7 +61,7 @@ for (const [file, what] of [
   });
 }
 
-test('tests/test_dtype.py: the f16 codec (src/dtype.h) against numpy float16', { skip: needs('native') }, () => {
+test('tests/test_dtype.py: the f16 codec (src/base/dtype.h) against numpy float16', { skip: needs('native') }, () => {
   const r = spawnSync(PYTHON, ['tests/test_dtype.py'], { cwd: ROOT, encoding: 'utf8', env: { ...process.env, BERTLENS_DTYPE_HOST: host('dtype_host') } });
   console.log(`${(r.stdout || '').trim().split('\n').pop()}`);
   assert.equal(r.status, 0, `${r.stdout}${r.stderr}`);

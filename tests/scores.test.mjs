@@ -1,5 +1,5 @@
 // scores.test.mjs — every head's pre-softmax scores and their terms
-// (`bertlens attend --scores`, blw_scores; src/scores.c) against Hugging
+// (`bertlens attend --scores`, blw_scores; src/analysis/scores.c) against Hugging
 // Face, every family: tests/fixtures/scores/make.py ran each checkpoint
 // (the families' tiny random ones, the tiny BERT, a DistilBERT) on a pair of
 // texts and recorded the attention and, term by term, what the model adds

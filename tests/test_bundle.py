@@ -308,7 +308,7 @@ class Converter(unittest.TestCase):
         self.assertIn(b"only BERT checkpoints", r.stderr)
 
     def test_quantizers_roundtrip(self):
-        # Decode the bytes by the layout written in src/bundle.h and compare
+        # Decode the bytes by the layout written in src/format/bundle.h and compare
         # with the original: error within half a quantization step (q4: one
         # step at the clamped +8 end), measured relative to each block's max.
         rng = np.random.default_rng(1)
@@ -326,7 +326,7 @@ class Converter(unittest.TestCase):
         self.assertLessEqual((np.abs(nib * scale - w.reshape(-1, 32)) / blocks).max(), 1 / 8 * 1.01)
 
     def test_qn_roundtrip(self):
-        # QN bytes decoded by the layout of src/bundle.h, written here apart
+        # QN bytes decoded by the layout of src/format/bundle.h, written here apart
         # from fidelity.qn_unpack: the high plane times 2^E plus E low bits
         # read one at a time from the bit stream, scales from their two byte
         # planes. Error within half a step of each block's float16 scale.

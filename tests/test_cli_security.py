@@ -10,7 +10,7 @@
     declares, or declares more than a bundle may be, is refused as "too large"
     within seconds, without inflating the rest.
   - Converter/loader agreement: for generated configs at and just past each
-    limit of the loader (src/bundle.c), both converters (tools/convert.py and
+    limit of the loader (src/format/bundle.c), both converters (tools/convert.py and
     `bertlens convert`) refuse with the loader's words, or the bundle they
     write loads.
 

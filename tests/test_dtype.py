@@ -1,4 +1,4 @@
-"""src/dtype.h's binary16 codec (build/dtype_host) against numpy's float16.
+"""src/base/dtype.h's binary16 codec (build/dtype_host) against numpy's float16.
 
   f16 -> f32  every one of the 65536 halves, bit for bit (NaNs: NaN, sign kept)
   f32 -> f16  round to nearest even, overflow to infinity: every 4099th bit

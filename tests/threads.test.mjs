@@ -1,4 +1,4 @@
-// threads.test.mjs — the forward pass split over threads (src/threads.c,
+// threads.test.mjs — the forward pass split over threads (src/base/threads.c,
 // bl_state_set_threads) gives bit for bit the results of one thread:
 // attention, value-weighted norms, queries/keys and every layer's hidden
 // states, f32/q8/q4 bundles, with and without masked heads, at token counts

@@ -4,7 +4,7 @@
 // tokenizer_config.json) and the tokenizers library (which runs
 // tokenizer.json) tokenize alike, the converted bundle gives those tokens;
 // where they differ, the converter refuses the folder naming the setting
-// (src/convert_tok_agree.c). Crafted folders and both libraries' tokens:
+// (src/convert/convert_tok_agree.c). Crafted folders and both libraries' tokens:
 // tests/fixtures/tok_settings/cases.json (make.py, transformers 5.24). Also
 // WordPiece's max_input_chars_per_word 0: every word [UNK], as tokenizer.json
 // says (issue 32).

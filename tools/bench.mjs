@@ -225,7 +225,7 @@ class Bertlens {
 class NativeBench {
   constructor(bin, bundlePath, flags, threads = 1) {
     // one thread by default, as the single-threaded wasm build it alternates
-    // with (--threads: src/cli.c; bench_threads passes N for its mt×N peer)
+    // with (--threads: src/cli/cli.c; bench_threads passes N for its mt×N peer)
     this.child = spawn(bin, ['--threads', String(threads), 'bench', '--stdin', '--flags', flags ? 'attn' : 'none', bundlePath],
       { stdio: ['pipe', 'pipe', 'inherit'] });
     this.waiting = [];
@@ -379,7 +379,7 @@ async function relaxedVsPlain(opt, factory, wasmBinary, results, note) {
   console.log(`\n== relaxed SIMD (${rel(opt.relaxed)}) vs SIMD128 (${rel(opt.wasm)}), attention kept, runs alternating`);
   const js = join(opt.relaxed, 'bertlens.js'), wasm = join(opt.relaxed, 'bertlens.wasm');
   if (!existsSync(js) || !existsSync(wasm)) { note(`${rel(opt.relaxed)} missing (make wasm-relaxed): relaxed section skipped`); return; }
-  const src = join(ROOT, 'src'), newest = Math.max(...readdirSync(src).filter((f) => /\.[ch]$/.test(f)).map((f) => statSync(join(src, f)).mtimeMs));
+  const src = join(ROOT, 'src'), newest = Math.max(...readdirSync(src, { recursive: true }).filter((f) => /\.[ch]$/.test(f)).map((f) => statSync(join(src, f)).mtimeMs));
   if (statSync(wasm).mtimeMs < newest) { note(`${rel(opt.relaxed)} is older than src/ (make wasm-relaxed): relaxed section skipped`); return; }
   if (!relaxedSimd()) { note('this V8 does not run relaxed SIMD: relaxed section skipped'); return; }
   const rFactory = loadFactory(js), rBinary = new Uint8Array(readFileSync(wasm));

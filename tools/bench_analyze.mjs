@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// bench_analyze.mjs — the analysis at 512 tokens in wasm (src/analyze.c
+// bench_analyze.mjs — the analysis at 512 tokens in wasm (src/analysis/analyze.c
 // through blw_analyze_json): head features alone (blw_analyze_json(0)) and
 // the two rollouts (blw_analyze_json(2) minus that), after one blw_run of a
 // 512-token text with attention and norms kept. Given several builds it

@@ -136,7 +136,7 @@ if (!fs.existsSync(D3)) die('node_modules/d3 is missing: run `npm ci`.');
 {
   const SRC = path.join(ROOT, 'src');
   // what the Makefile builds the wasm from: every .c and .h but the CLI's and the fuzzers'
-  const sources = fs.readdirSync(SRC).filter((f) => /\.(c|h)$/.test(f) && !/^(cli|fuzz_)/.test(f));
+  const sources = fs.readdirSync(SRC, { recursive: true }).filter((f) => /\.(c|h)$/.test(f) && !/^(cli|fuzz)\//.test(f));
   const built = WASM_FILES.map((f) => path.join(WASM_DIR, f));
   for (const f of built) if (fs.statSync(f).size === 0) die(`${path.relative(ROOT, f)} is empty: run \`make wasm\`.`);
   const oldest = Math.min(...built.map((f) => fs.statSync(f).mtimeMs));

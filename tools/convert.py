@@ -11,7 +11,7 @@ needs torch), vocab.txt or tokenizer.json, and optionally
 tokenizer_config.json. sentence-transformers folders (weights in the root or
 in 0_Transformer/) work too; their sentence_bert_config.json max_seq_length,
 when present, becomes the bundle key sentence.max_seq_length (where `bertlens
-embed` truncates). The bundle format is specified in src/bundle.h.
+embed` truncates). The bundle format is specified in src/format/bundle.h.
 
 Stages: config -> vocab -> [calib] -> tensors -> [fidelity] -> write. One log
 line per tensor with its dtype and the quantization error (max |w - w'|,
@@ -23,7 +23,7 @@ inputs (fp32 model, float64), instead of round-to-nearest. The file format
 does not change.
 --heldout: the bundle's dequantized weights and the source's fp32 weights run
 the same numpy forward on these inputs; the attention figures are stored in
-the bundle's metadata (fidelity.* keys, src/bundle.h).
+the bundle's metadata (fidelity.* keys, src/format/bundle.h).
 Both sets are JSON lines with "ids" and "type_ids" (tests/corpus/fidelity_*.jsonl).
 Needs only numpy (and torch for .bin checkpoints).
 """
@@ -50,14 +50,14 @@ HEADER_SIZE = 96
 ALIGN = 64
 QBLOCK = 32
 DTYPES = {"f32": 0, "f16": 1, "q8": 2, "q4": 3, "q8h": 4, "q9": 5, "q10": 6, "q11": 7, "q12": 8}
-QN_BITS = {"q8h": 8, "q9": 9, "q10": 10, "q11": 11, "q12": 12}  # src/bundle.h, QN layouts
+QN_BITS = {"q8h": 8, "q9": 9, "q10": 10, "q11": 11, "q12": 12}  # src/format/bundle.h, QN layouts
 GPTQ_DTYPES = ("q8",) + tuple(QN_BITS)  # rounded with GPTQ when --calib is given
 META_U32, META_I32, META_F32, META_STR, META_STRARR = range(5)
 
 
 SHARD_INDEX = "model.safetensors.index.json"
 
-# What the bundle loader accepts (src/bundle.h BL_MAX_*): the converter
+# What the bundle loader accepts (src/format/bundle.h BL_MAX_*): the converter
 # refuses anything else before writing, in the loader's words.
 MAX_LAYERS, MAX_HEADS, MAX_HIDDEN, MAX_INTERMEDIATE = 64, 128, 8192, 32768
 MAX_POSITIONS, MAX_TYPE_VOCAB, MIN_VOCAB, MAX_VOCAB = 8192, 64, 5, 1000000
@@ -384,7 +384,7 @@ def encode(w, dtype, name="weight"):
         return w.astype("<f4").tobytes(), w
     if dtype == "f16":
         h = w.astype("<f2")
-        if not np.all(np.isfinite(h)):  # as src/convert_quant.c: never write an inf the loader refuses
+        if not np.all(np.isfinite(h)):  # as src/convert/convert_quant.c: never write an inf the loader refuses
             big = float(w.ravel()[np.argmax(~np.isfinite(h.ravel()))])
             raise ConvertError(f"{name}: weight {big:g} overflows float16 (largest 65504): convert with another dtype")
         return h.tobytes(), h.astype(np.float32)
@@ -435,7 +435,7 @@ DISTIL_TYPES = 2
 
 
 # Masked-LM heads: source names (prefixes stripped) -> the bundle's head.*
-# names (bundle.h, "masked-LM head"; the C converter's src/convert_head_names.c).
+# names (bundle.h, "masked-LM head"; the C converter's src/convert/convert_head_names.c).
 HEAD_NAMES = {
     "cls.predictions.transform.dense.weight": "head.transform.weight",
     "cls.predictions.transform.dense.bias": "head.transform.bias",
@@ -443,7 +443,7 @@ HEAD_NAMES = {
     "cls.predictions.transform.LayerNorm.bias": "head.ln.bias",
     "cls.predictions.decoder.weight": "head.decoder.weight",
     "cls.predictions.bias": "head.decoder.bias",
-    "cls.predictions.decoder.bias": "head.decoder.bias",  # the later one in the file wins (src/convert_head_names.c)
+    "cls.predictions.decoder.bias": "head.decoder.bias",  # the later one in the file wins (src/convert/convert_head_names.c)
     "vocab_transform.weight": "head.transform.weight",
     "vocab_transform.bias": "head.transform.bias",
     "vocab_layer_norm.weight": "head.ln.weight",

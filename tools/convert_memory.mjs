@@ -8,7 +8,7 @@
 // Native: maximum resident set size (/usr/bin/time -v) of `bertlens convert`
 // (q8 and f32) and of `bertlens attend` at 128 and 512 tokens.
 // Wasm (what the page's worker holds): the module's linear memory after the
-// conversion (src/convert.c via web/js/engine/convert.js, reading the files slice by
+// conversion (src/convert/convert.c via web/js/engine/convert.js, reading the files slice by
 // slice as the page reads File objects), and after loading the bundle and
 // running 128 and 512 tokens with every layer's attention kept. Wasm memory
 // only grows, so each figure is the peak so far.

@@ -21,7 +21,7 @@ gptq_q8(w, hessian, block)
     column order, Hessians rounded to float32 before use.
 gptq_qn(w, hessian, bits, block), qn_rtn(w, bits, block)
     The same into the QN layouts (q8h, q9..q12: 8..12-bit integers, float16
-    block scales); qn_pack / qn_unpack write and read their bytes (src/bundle.h).
+    block scales); qn_pack / qn_unpack write and read their bytes (src/format/bundle.h).
 qn_fixed, gptq_qn_fixed, qn_level_scales, qn_with_scales, tensor_step,
 embed_step, hot_rows
     Other choices of QN block scales (one step per tensor, finer rows), used
@@ -285,7 +285,7 @@ def qn_dequant(q, scale, block=32):
 
 
 def qn_pack(q, scale, bits):
-    """QN bytes (src/bundle.h): the high plane int8 q >> (bits-8) (arithmetic
+    """QN bytes (src/format/bundle.h): the high plane int8 q >> (bits-8) (arithmetic
     shift: floor), then the low plane of the bits-8 low bits of every element
     as one little-endian bit stream (element n at bits n*(bits-8) ...), then
     the low bytes and then the high bytes of the float16 scales."""

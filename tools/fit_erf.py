@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""fit_erf.py — the rational approximation of erf in src/kernels_impl.h (v_erf).
+"""fit_erf.py — the rational approximation of erf in src/kernels/kernels_impl.h (v_erf).
 
     python3 tools/fit_erf.py [M N C]        (numpy only; defaults 6 4 3.92)
 

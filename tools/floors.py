@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """floors.py - the floors of src/, drawn from the code itself.
 
-    python3 tools/floors.py            the rooms by floor, top first, and any circle
-    python3 tools/floors.py --check    exit 1 when a circle exists (make test runs this)
+    python3 tools/floors.py            the folders, then the rooms, by floor, top first, and any circle
+    python3 tools/floors.py --check    exit 1 when a circle exists between rooms or between
+                                       folders (make test runs this)
 
 A room is a C source with the header of the same name (bundle.c + bundle.h);
 a header with no source of its name (bundle_impl.h, conv_state.h) is a room
@@ -15,6 +16,12 @@ is one above the highest room it stands on, so with no circle every arrow runs
 down. A circle is a set of rooms that stand on each other (a strongly
 connected component of more than one room); it is printed with the names that
 tie each pair, so it can be cut where it is.
+
+src/ has a folder per subsystem (base/, text/, kernels/, families/, format/,
+model/, analysis/, convert/, and the front ends cli/, wasm/, fuzz/), with
+bertlens.h, the public header, alone at its top. Folder A stands on folder B
+when a room of A stands on a room of B; the folders must have floors too, so
+a room only ever reaches down or across its own folder.
 
 Needs cc and nm (binutils), nothing else: every source is compiled once,
 -O0, into a temporary folder (about 20 s on 2 cores).
@@ -62,13 +69,25 @@ def symbols(c_file, tmp):
     return defined, undefined
 
 
+def folder_of(path):
+    """A file's folder under src/ ('' for the public header at its top)."""
+    return os.path.dirname(os.path.relpath(path, SRC))
+
+
 def graph():
-    files = sorted(f for f in os.listdir(SRC) if f.endswith(('.c', '.h')))
-    rooms = sorted({room_of(f) for f in files})
-    edges = {r: {} for r in rooms}  # edges[a][b] = [names that tie a to b]
-    sources_of = {room_of(f) for f in files if f.endswith('.c')}
+    """(rooms, edges, folder of each room); files are paths under src/, rooms named by file name."""
+    files = sorted(os.path.relpath(os.path.join(d, f), SRC)
+                   for d, _, fs in os.walk(SRC) for f in fs if f.endswith(('.c', '.h')))
+    folder = {}
     for f in files:
-        a = room_of(f)
+        r, d = room_of(os.path.basename(f)), os.path.dirname(f)
+        if folder.setdefault(r, d) != d:  # a room is one name: its source and header share a folder
+            raise SystemExit(f'floors.py: {r} is in both src/{folder[r]}/ and src/{d}/')
+    rooms = sorted(folder)
+    edges = {r: {} for r in rooms}  # edges[a][b] = [names that tie a to b]
+    sources_of = {room_of(os.path.basename(f)) for f in files if f.endswith('.c')}
+    for f in files:
+        a = room_of(os.path.basename(f))
         for inc in includes(os.path.join(SRC, f)):
             b = room_of(os.path.basename(inc))
             # a header with a source of its name stands for that source: an
@@ -81,16 +100,27 @@ def graph():
     owner = {}
     for f, (defined, _) in syms.items():
         for s in defined:
-            owner.setdefault(s, set()).add(room_of(f))
+            owner.setdefault(s, set()).add(room_of(os.path.basename(f)))
     for f, (_, undefined) in syms.items():
-        a = room_of(f)
+        a = room_of(os.path.basename(f))
         for s in undefined:
             o = owner.get(s)
             if o and len(o) == 1:  # a name only one room defines (not the fuzz targets' shared entry point)
                 b = next(iter(o))
                 if b != a:
                     edges[a].setdefault(b, []).append(s)
-    return rooms, edges
+    return rooms, edges, folder
+
+
+def folder_graph(edges, folder):
+    """Folders and the arrows between them: fedges[A][B] = ['room_a -> room_b', ...]."""
+    names = sorted(set(folder.values()))
+    fedges = {f: {} for f in names}
+    for a, bs in edges.items():
+        for b in bs:
+            if folder[a] != folder[b]:
+                fedges[folder[a]].setdefault(folder[b], []).append(f'{a} -> {b}')
+    return names, fedges
 
 
 def circles(rooms, edges):
@@ -156,13 +186,27 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     ap.add_argument('--check', action='store_true', help='exit 1 when src/ has a circle')
     args = ap.parse_args()
-    rooms, edges = graph()
+    rooms, edges, folder = graph()
     circ = circles(rooms, edges)
     fl = floors(rooms, edges, circ)
+    names, fedges = folder_graph(edges, folder)
+    fcirc = circles(names, fedges)
+    ffl = floors(names, fedges, fcirc)
+    label = lambda f: (f or '(top)') + '/'
     if not args.check:
+        for f in range(max(ffl.values()), 0, -1):
+            print(f'{f:3d}  ' + '  '.join(label(n) for n in names if ffl[n] == f))
+        print()
         for f in range(max(fl.values()), 0, -1):
-            print(f'{f:3d}  ' + '  '.join(r for r in rooms if fl[r] == f))
+            print(f'{f:3d}  ' + '  '.join(f'{folder[r]}/{r}'.lstrip('/') for r in rooms if fl[r] == f))
     n_edges = sum(len(e) for e in edges.values())
+    print(f'src/: {len(names)} folders on {max(ffl.values())} floors, {len(fcirc)} circles between folders')
+    for comp in fcirc:
+        print('folder circle: ' + ' <-> '.join(label(f) for f in comp))
+        for a in comp:
+            for b in comp:
+                if b in fedges[a]:
+                    print(f'  {label(a)} -> {label(b)}: ' + ', '.join(fedges[a][b][:6]))
     print(f'src/: {len(rooms)} rooms, {n_edges} arrows, {max(fl.values())} floors, {len(circ)} circles')
     for comp in circ:
         print('circle: ' + ' <-> '.join(comp))
@@ -171,7 +215,7 @@ def main():
                 if b in edges[a]:
                     names = sorted(set(edges[a][b]))
                     print(f'  {a} -> {b}: ' + ', '.join(names[:6]) + (f' and {len(names) - 6} more' if len(names) > 6 else ''))
-    return 1 if args.check and circ else 0
+    return 1 if args.check and (circ or fcirc) else 0
 
 
 if __name__ == '__main__':

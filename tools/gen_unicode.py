@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""Generate src/unicode_tables.c: the Unicode data the tokenizers need.
+"""Generate src/text/unicode_tables.c: the Unicode data the tokenizers need.
 
-    python3 tools/gen_unicode.py             # rewrite src/unicode_tables.c
+    python3 tools/gen_unicode.py             # rewrite src/text/unicode_tables.c
     python3 tools/gen_unicode.py --check     # exit 1 if the committed file is stale
     python3 tools/gen_unicode.py --probe-hf  # compare with Hugging Face `tokenizers`
                                              # over every code point (needs PyPI tokenizers)
@@ -56,9 +56,9 @@ import os
 import sys
 import unicodedata as ud
 
-OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'src', 'unicode_tables.c')
+OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'src', 'text', 'unicode_tables.c')
 
-# Classes (must match src/unicode.h).
+# Classes (must match src/text/unicode.h).
 OTHER, REMOVE, SPACE, PUNCT, MN, CJK = range(6)
 CLASS_NAMES = ['OTHER', 'REMOVE', 'SPACE', 'PUNCT', 'MN', 'CJK']
 
@@ -780,7 +780,7 @@ def main():
     if '--check' in sys.argv:
         with open(OUT, encoding='utf-8') as f:
             same = f.read() == text
-        print('src/unicode_tables.c is %s' % ('up to date' if same else 'STALE'))
+        print('src/text/unicode_tables.c is %s' % ('up to date' if same else 'STALE'))
         sys.exit(0 if same else 1)
     with open(OUT, 'w', encoding='utf-8') as f:
         f.write(text)

@@ -45,7 +45,7 @@ class ModelError(ValueError):
 # ------------------------------------------------------------------ models
 
 def _bundle_header(raw: bytes, name: str) -> Dict[str, int]:
-    """The checks of src/bundle.h's header a file must pass to be a bundle."""
+    """The checks of src/format/bundle.h's header a file must pass to be a bundle."""
     if len(raw) < 96 or raw[:8] != b"BERTLENS":
         raise ModelError(f"{name} is not a bertlens bundle (no BERTLENS header); pass a .blb or .blb.gz "
                          "file, or a Hugging Face checkpoint folder")

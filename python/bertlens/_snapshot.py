@@ -171,7 +171,7 @@ def pack(att: Attention, state: Dict[str, Any], model: Dict[str, Any], type_ids:
     if n_a is not None:
         meta["n_a"] = int(n_a)
     # the template's tokens by their spelling: the heads overview's [CLS] and
-    # [SEP] roles (src/analyze.c bl_token_roles_text) and the page's words
+    # [SEP] roles (src/analysis/analyze.c bl_token_roles_text) and the page's words
     meta["special"] = [is_special(t) for t in att.tokens]
     if att.causal:
         meta["causal"] = True

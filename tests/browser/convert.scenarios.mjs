@@ -1,6 +1,6 @@
 // convert.scenarios.mjs — bring your own BERT (issue 13): a Hugging Face
 // checkpoint folder given to the page (directory picker, or its files
-// dropped) is converted in the page's worker (src/convert.c in wasm), loaded,
+// dropped) is converted in the page's worker (src/convert/convert.c in wasm), loaded,
 // kept in Cache Storage and saved as .blb.gz. The saved bundle must hold the
 // bytes `bertlens convert` writes for the same folder (itself checked against
 // tools/convert.py by tests/convert.test.mjs), and the attention shown must be

@@ -238,7 +238,7 @@ for (const [w, h] of [[1280, 720], [390, 844]]) {
 }
 
 // Families whose traits the reverse-mode pass does not follow yet
-// (src/backward.c bli_backward_refuses; tests/explain.test.mjs checks the
+// (src/model/backward.c bli_backward_refuses; tests/explain.test.mjs checks the
 // CLI's refusal): their heads run, attributions are refused with a reason.
 const NO_BACKWARD = new Set(['nomic-bert', 'gte', 'eurobert']);
 

@@ -120,7 +120,7 @@ export function hostileRepos() {
   }), 'a cat and a bat');
 
   // (e) One +inf weight. The converter refuses it ("contains NaN or
-  // infinity": src/convert_quant.c checks every source value), so no Hub
+  // infinity": src/convert/convert_quant.c checks every source value), so no Hub
   // repository can put an infinite scale into the page's q8 bundle; the
   // forward pass that never ends comes from a bundle file with an +inf
   // scale (infScaleBundle below).
@@ -164,7 +164,7 @@ export function hostileRepos() {
 }
 
 /** Bundle bytes with the `which`-th block scale of tensor `name` (q8 or q4:
- *  src/bundle.h, the float32 scales after the values) set to `value`, and
+ *  src/format/bundle.h, the float32 scales after the values) set to `value`, and
  *  the tensor's, table's and header's CRCs made good again: a bundle the
  *  loader takes as intact. */
 export function withScale(bundle, name, value, which = 0) {

@@ -1,4 +1,4 @@
-/* dtype_host.c — src/dtype.h's binary16 codec as a program, for
+/* dtype_host.c — src/base/dtype.h's binary16 codec as a program, for
  * tests/test_dtype.py (which holds it against numpy):
  *
  *   dtype_host h2f IN OUT   IN: uint16 halves  -> OUT: float32 (bli_f16_to_f32)
@@ -6,7 +6,7 @@
  *   dtype_host d2h IN OUT   IN: float64        -> OUT: uint16  (bli_f64_to_f16)
  *
  * Raw little-endian arrays; exit status 1 with a message on any error. */
-#include "../../src/dtype.h"
+#include "../../src/base/dtype.h"
 
 #include <stdio.h>
 #include <stdlib.h>

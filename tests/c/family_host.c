@@ -1,4 +1,4 @@
-/* family_host.c — runs the family pieces of src/encoder_family.h on inputs
+/* family_host.c — runs the family pieces of src/model/encoder_family.h on inputs
  * given as text on stdin and prints what they compute, for
  * tests/family_ops.test.mjs (which holds the Hugging Face references).
  *
@@ -17,8 +17,8 @@
  *   geglu T HID I  x[T*HID] wi[2I*HID] wo[HID*I]     -> y[T*HID]
  */
 #include "bertlens.h"
-#include "encoder_family.h"
-#include "kernels.h"
+#include "model/encoder_family.h"
+#include "kernels/kernels.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -1,4 +1,4 @@
-/* hf_tok_host.c — the tokenizer.json pipeline (src/hf_tokenizer.h) as a
+/* hf_tok_host.c — the tokenizer.json pipeline (src/text/hf_tokenizer.h) as a
  * program, for tests/hf_tokenizer.test.mjs:
  *
  *     build/hf_tok_host [--stats] TOKENIZER_JSON MAX_LENGTH < lines.jsonl
@@ -22,9 +22,9 @@
  * checks the Unicode facts the normalizers' output bound rests on
  * (bli_hfnorm_facts) over every code point: exit 0, or 1 and the exception.
  */
-#include "hf_tok_impl.h"
-#include "hf_tokenizer.h"
-#include "json.h"
+#include "text/hf_tok_impl.h"
+#include "text/hf_tokenizer.h"
+#include "text/json.h"
 
 #include <stdio.h>
 #include <stdlib.h>

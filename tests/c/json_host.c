@@ -1,4 +1,4 @@
-/* json_host.c — the JSON reader (src/json_read.h) as a program, for
+/* json_host.c — the JSON reader (src/text/json_read.h) as a program, for
  * tests/json_read.test.mjs:
  *
  *   json_host FILE           one line: {"ok":true|false,"bytes":N,"values":V,
@@ -10,8 +10,8 @@
  * rss_* are the process's peak resident size (VmHWM, see peak_kb) after the
  * file is read and after bli_jparse: their difference is the most the reader
  * held at once. cpu_s is the CPU time of bli_jparse alone. */
-#include "json.h"
-#include "json_read.h"
+#include "text/json.h"
+#include "text/json_read.h"
 
 #include <stdio.h>
 #include <stdlib.h>

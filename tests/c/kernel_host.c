@@ -1,4 +1,4 @@
-/* kernel_host.c — the blw_k_* kernel entry points of src/wasm_api.c, built
+/* kernel_host.c — the blw_k_* kernel entry points of src/wasm/wasm_api.c, built
  * natively, driven by tests/kernels.test.mjs --native over two FIFOs.
  *
  *   build/kernel_host REQUEST_FIFO RESPONSE_FIFO
@@ -12,7 +12,7 @@
  * 3 matmul_nt, 4 layernorm, 5 softmax, 6 activate, 7 erf, 8 exp,
  * 9 simd name (written as a C string at heap offset 0), 10 qgroup, 11 matmul_panels.
  * Exits 0 at end of input, 1 on a malformed request. */
-#include "../../src/kernels.h"
+#include "../../src/kernels/kernels.h"
 
 #include <stdio.h>
 #include <stdlib.h>

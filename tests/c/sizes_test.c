@@ -1,10 +1,10 @@
-/* sizes_test.c — src/sizes.h at the points where 32-bit size arithmetic
+/* sizes_test.c — src/base/sizes.h at the points where 32-bit size arithmetic
  * wraps (2^31, 2^32) and 64-bit arithmetic overflows, built natively
  * (build/sizes_test) and as a 32-bit ASan program (build/asan32/sizes_test),
  * run by tests/limits.test.mjs. Prints one line per failed check, then
  * "sizes_test: N checks, M failed (size_t of B bits, cap C)"; exit 1 if any
  * failed (tests/c/check.h). */
-#include "../../src/sizes.h"
+#include "../../src/base/sizes.h"
 
 #include <stdio.h>
 #include <string.h>

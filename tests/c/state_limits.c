@@ -7,7 +7,7 @@
  *
  * Tokenizes TEXT with the bundle's tokenizer, makes a state for the next
  * power of two >= T tokens (at least 64, at most max_positions: the page's
- * rounding, src/wasm_api.c ensure_state) keeping attention, runs it, and
+ * rounding, src/wasm/wasm_api.c ensure_state) keeping attention, runs it, and
  * prints one JSON line:
  *   {"T":N,"capacity":C,"refused":"reason"}      the state was refused
  *   {"T":N,"capacity":C,"ran":true,"max_dev":x}  it ran; x = max over every

@@ -1,4 +1,4 @@
-/* task_head_host.c — bl_task_head_backward (src/task_head.c) on hidden
+/* task_head_host.c — bl_task_head_backward (src/model/task_head.c) on hidden
  * states given in a file, for tests/heads.test.mjs (which holds torch's
  * float64 gradients of the same head on the same hidden states).
  *

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Seeds for src/fuzz_convert.c (tests/fuzz/convert/): small checkpoints in
+"""Seeds for src/fuzz/fuzz_convert.c (tests/fuzz/convert/): small checkpoints in
 the target's input format (two option bytes, then config.json, vocab.txt,
 tokenizer.json, tokenizer_config.json, sentence_bert_config.json and
 model.safetensors separated by SEP). Deterministic: rerunning rewrites the

@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """Seeds of every family for the fuzz targets of issue 31 (make fuzz):
 
-  tests/fuzz/hftok/    src/fuzz_hftok.c: a tokenizer.json and texts
-  tests/fuzz/convert/  src/fuzz_convert.c: a checkpoint of each family (fam-*)
-  tests/fuzz/forward/  src/fuzz_forward.c: its bundle in several dtypes
+  tests/fuzz/hftok/    src/fuzz/fuzz_hftok.c: a tokenizer.json and texts
+  tests/fuzz/convert/  src/fuzz/fuzz_convert.c: a checkpoint of each family (fam-*)
+  tests/fuzz/forward/  src/fuzz/fuzz_forward.c: its bundle in several dtypes
 
 Each family's checkpoint (tests/fixtures/families/<family>/, random weights
 saved by transformers, its tokenizer trained and saved by transformers) is

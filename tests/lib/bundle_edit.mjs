@@ -1,5 +1,5 @@
 // bundle_edit.mjs — read a bundle into its parts and write parts back into a
-// bundle (src/bundle.h, byte by byte: sections, alignment, every CRC), so a
+// bundle (src/format/bundle.h, byte by byte: sections, alignment, every CRC), so a
 // test can change one float, one dtype or one metadata entry of a good
 // bundle and hand the loader a file whose only fault is that change.
 //

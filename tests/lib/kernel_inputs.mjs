@@ -1,9 +1,9 @@
 // kernel_inputs.mjs — the random inputs of tests/kernels.test.mjs: a seeded
 // generator (mulberry32: the same numbers on every run and machine) and
-// weights in each bundle dtype's layout, written from the spec (src/bundle.h),
+// weights in each bundle dtype's layout, written from the spec (src/format/bundle.h),
 // with the values they stand for.
 export const BL_F32 = 0, BL_F16 = 1, BL_Q8 = 2, BL_Q4 = 3, BL_Q8H = 4, BL_Q12 = 8;
-export const QN = [4, 5, 6, 7, 8]; // q8h, q9, q10, q11, q12: dtype - 4 + 8 bits (src/bundle.h)
+export const QN = [4, 5, 6, 7, 8]; // q8h, q9, q10, q11, q12: dtype - 4 + 8 bits (src/format/bundle.h)
 
 let seed = 12345;
 export function rand() { // mulberry32
@@ -20,7 +20,7 @@ function randomHalf(lo, hi) {
   return { bits: (sign << 15) | (exp << 10) | man, value: (sign ? -1 : 1) * 2 ** (exp - 15) * (1 + man / 1024) };
 }
 
-// QN layout (src/bundle.h), written from the spec: int8 high plane q >> E,
+// QN layout (src/format/bundle.h), written from the spec: int8 high plane q >> E,
 // the E low bits as a little-endian bit stream, then the low and the high
 // bytes of the float16 block scales. Integers cover [-qmax, qmax] with both
 // ends present in every row (q12: the int32 block sums' worst case).

@@ -1,4 +1,4 @@
-// native_kernels.mjs — the kernel entry points of src/wasm_api.c (blw_k_*),
+// native_kernels.mjs — the kernel entry points of src/wasm/wasm_api.c (blw_k_*),
 // compiled natively into build/kernel_host (tests/c/kernel_host.c), behind the
 // same interface as the wasm module: _malloc/_free, HEAPU8/HEAPF32 and
 // synchronous _blw_k_* calls, so tests/kernels.test.mjs runs unchanged on

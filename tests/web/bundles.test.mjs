@@ -11,7 +11,7 @@ import { loadListedBundle, gunzipIfNeeded, declaredSize, DeliveryError, MAX_BUND
 
 const sha = (b) => createHash('sha256').update(b).digest('hex');
 
-/** A stand-in bundle: the 96-byte header of src/bundle.h (magic, version,
+/** A stand-in bundle: the 96-byte header of src/format/bundle.h (magic, version,
  *  alignment, file_size) and `size - 96` bytes of a pattern. Only its first
  *  24 bytes matter to bundles.js; the engine stand-in compares bytes. */
 function fakeBundle(size = 4096, declared = size) {

@@ -1,5 +1,5 @@
 // corpus_run.test.mjs — the page's corpus run (issue 25 item 2:
-// web/js/engine/corpus_run.js -> worker.js 'corpus-*' -> src/wasm_corpus.c)
+// web/js/engine/corpus_run.js -> worker.js 'corpus-*' -> src/wasm/wasm_corpus.c)
 // against `bertlens corpus` (the CLI, native) on the same corpus: the
 // corpus of tests/fixtures/corpus_cmd/ (pairs, punctuation, a long input, a
 // one-token input, empty, blank and invalid UTF-8 lines). Means within 1e-6,

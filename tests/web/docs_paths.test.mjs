@@ -6,7 +6,7 @@
 //     file or folder of the repository (except on a line that says the path
 //     is "a new file", as a how-to's example does);
 //   - in code (`spans` and fenced blocks), every `bertlens COMMAND` must be a
-//     command src/cli.c dispatches, and every --option written after it must
+//     command src/cli/cli.c dispatches, and every --option written after it must
 //     be a string the CLI sources (src/cli*.c) parse;
 //   - in code, every `make TARGET` must be a target of the Makefile.
 // Generated places (build/, dist/) are not checked: they exist after a build.
@@ -55,10 +55,10 @@ function exists(p) {
   return walk(ROOT, 0);
 }
 
-const cliSource = fs.readdirSync(path.join(ROOT, 'src')).filter((f) => /^cli.*\.c$/.test(f))
-  .map((f) => fs.readFileSync(path.join(ROOT, 'src', f), 'utf8')).join('\n');
-// src/cli.c's table of commands: rows {"name", function, help}, and the help words its main() knows
-const CLI_C = fs.readFileSync(path.join(ROOT, 'src/cli.c'), 'utf8');
+const cliSource = fs.readdirSync(path.join(ROOT, 'src/cli')).filter((f) => /\.c$/.test(f))
+  .map((f) => fs.readFileSync(path.join(ROOT, 'src/cli', f), 'utf8')).join('\n');
+// src/cli/cli.c's table of commands: rows {"name", function, help}, and the help words its main() knows
+const CLI_C = fs.readFileSync(path.join(ROOT, 'src/cli/cli.c'), 'utf8');
 const COMMANDS = new Set([...CLI_C.matchAll(/^\s*\{"([\w-]+)", \w+,/gm), ...CLI_C.matchAll(/!strcmp\(cmd, "([\w-]+)"\)/g)].map((m) => m[1]));
 const makefile = fs.readFileSync(path.join(ROOT, 'Makefile'), 'utf8');
 const TARGETS = new Set([...makefile.matchAll(/^([\w./%-]+(?:[ \t]+[\w./%-]+)*)[ \t]*:(?!=)/gm)].flatMap((m) => m[1].split(/\s+/)));
@@ -111,9 +111,9 @@ test('the checks see drift: a made-up path, command, option and target are caugh
   assert.deepEqual(pathsIn('see src/no_such_file.c, and web/js/views/\n// src/mine.c, a new file'), ['src/no_such_file.c', 'web/js/views/']);
   assert.equal(exists('src/no_such_file.c'), false);
   assert.equal(exists('web/js/views/'), true);
-  assert.equal(exists('src/kernels_*.c'), true);
-  assert.ok(expandBraces('src/{cli,tokenizer}.c').every(exists));
-  assert.equal(expandBraces('src/{cli,nope}.c').every(exists), false);
+  assert.equal(exists('src/kernels/kernels_*.c'), true);
+  assert.ok(expandBraces('src/cli/{cli,cli_info}.c').every(exists));
+  assert.equal(expandBraces('src/cli/{cli,nope}.c').every(exists), false);
   const { cli, make } = usesIn('run `bertlens frobnicate --x`, then `bertlens attend --qk`; `make nothing-here test`\n'
     + 'prose: bertlens q8 is faster, make it so\n```\n$ build/bertlens info b.blb\n```');
   assert.deepEqual(cli.map((u) => u.cmd), ['frobnicate', 'attend', 'info']);

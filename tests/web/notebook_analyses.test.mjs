@@ -1,6 +1,6 @@
 // The heads overview and the rollout of a notebook output (python/bertlens):
 // the viewer page computes them from the snapshot's attention with the
-// engine's own C (src/wasm_attn.c -> analyze.c, build/wasm/analyze.wasm,
+// engine's own C (src/wasm/wasm_attn.c -> analyze.c, build/wasm/analyze.wasm,
 // web/js/lib/attn_analyze.js). Checked against the engine's analyses of a
 // live run (`bertlens analyze`) on the attention that run produced
 // (`bertlens attend --npy`), for BERT, MiniLM and every family's tiny

@@ -320,7 +320,7 @@ test('scores requests: one head\'s scores and terms of the held run, as attend -
 });
 
 // Comparing two runs (compare view, head ablation, heads overview): per-head
-// Jensen–Shannon distance and max |Δ| in C (src/analyze.c bl_head_compare,
+// Jensen–Shannon distance and max |Δ| in C (src/analysis/analyze.c bl_head_compare,
 // wasm blw_head_compare), against numpy on Hugging Face attention
 // (tests/fixtures/compare/, tests/fixtures/compare/make.py: unmasked vs
 // masked runs of tests/fixtures/ablation/).

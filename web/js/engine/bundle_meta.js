@@ -1,4 +1,4 @@
-// bundle_meta.js — string entries of a bundle's metadata (src/bundle.h:
+// bundle_meta.js — string entries of a bundle's metadata (src/format/bundle.h:
 // header, then typed key/value entries), read by slices through
 // read(start, end) -> Promise<Uint8Array> (the converter's bundle held in
 // the worker, convert.js {hold}; or a Uint8Array's subarray), skipping the

@@ -1,7 +1,7 @@
 // bundles_gzip.js — unpacking a bundle (bundles.js): gzip with the
 // browser's DecompressionStream, bounded so that a few MB of gzip cannot
 // become gigabytes in memory, and what an inflated bundle starts with
-// (src/bundle.h: the magic and the declared file_size).
+// (src/format/bundle.h: the magic and the declared file_size).
 
 import { DeliveryError, rawText, formatBytes } from './bundles_errors.js';
 
@@ -14,7 +14,7 @@ export function isGzip(u8) {
 // 2 GB in the threaded one) beside the buffers of a run, so 2 GiB is
 // already more than it could hold; nothing larger is worth unpacking.
 export const MAX_BUNDLE_BYTES = 2 ** 31;
-// src/bundle.h: an inflated bundle starts "BERTLENS", and its u64
+// src/format/bundle.h: an inflated bundle starts "BERTLENS", and its u64
 // file_size at offset 16 is the whole file's length.
 const MAGIC = [0x42, 0x45, 0x52, 0x54, 0x4c, 0x45, 0x4e, 0x53];
 const SIZE_END = 24; // bytes needed to read magic and file_size

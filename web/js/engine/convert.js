@@ -1,6 +1,6 @@
 // convert.js — a Hugging Face BERT checkpoint folder -> a bertlens bundle, in
 // the browser (and in Node for the tests). The conversion itself is C
-// (src/convert.c, the code of `bertlens convert`) inside the wasm module; this
+// (src/convert/convert.c, the code of `bertlens convert`) inside the wasm module; this
 // file feeds it: the small files whole, each safetensors header, then every
 // weight file once, in order, for its sha256 and, on the way, every tensor's
 // bytes one at a time (File.slice, or HTTP ranges: hub.js), so a 440 MB
@@ -197,8 +197,8 @@ export const PAGE_DTYPES = Object.freeze(['q8', 'q10', 'f16', 'f32']);
 // q8 and the QN dtypes (q10) store weights in blocks of 32 numbers along a
 // row (BL_QBLOCK, src/bertlens.h): a checkpoint whose rows are not whole
 // blocks (hidden 48, a 16-wide ALBERT embedding) cannot use them, and the
-// converter says so (src/convert.c add_ot); f16 overflows on a weight past
-// 65504 (src/convert_quant.c). Those are the refusals a fallback answers.
+// converter says so (src/convert/convert.c add_ot); f16 overflows on a weight past
+// 65504 (src/convert/convert_quant.c). Those are the refusals a fallback answers.
 const BLOCKED = /is not a multiple of 32: cannot use (q\d+h?|q8h)/;
 const F16_OVERFLOW = /overflows float16/;
 

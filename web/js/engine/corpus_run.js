@@ -1,5 +1,5 @@
 // corpus_run.js — a corpus run in the page (issue 25): the inputs go to the
-// model worker in small batches (engine/worker_corpus.js, src/wasm_corpus.c),
+// model worker in small batches (engine/worker_corpus.js, src/wasm/wasm_corpus.c),
 // one batch at a time, so the page stays responsive, shows progress after
 // each batch and can stop between two. The forward pass of each input runs
 // on the worker's threads (the pthreads build: every core the page was given).

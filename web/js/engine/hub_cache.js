@@ -8,7 +8,7 @@
 // and read back as a stream the engine takes piece by piece
 // (engine.js load({stream, size})), which checks that the stream has the
 // size stored beside it and the size the bundle's header declares; the
-// engine then checks every CRC (src/bundle.c) as it loads it, and a copy it
+// engine then checks every CRC (src/format/bundle.c) as it loads it, and a copy it
 // refuses is evicted (hub_load.js). No sha256 here: hashing a bert-large
 // bundle in the page (crypto.subtle copies its input) would add its whole
 // size to the page's peak memory. At most MAX_KEPT models are kept (the

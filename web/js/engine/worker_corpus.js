@@ -1,5 +1,5 @@
 // worker_corpus.js — part of the engine worker (web/js/worker.js lists its
-// parts): a corpus run (issue 25), batch by batch, on src/wasm_corpus.c.
+// parts): a corpus run (issue 25), batch by batch, on src/wasm/wasm_corpus.c.
 //   'corpus-begin'  {topN, qkLayer, qkHead}  a new run (qkLayer -1: no q/k)
 //   'corpus-add'    {lines, firstLine}       one batch: lines as the CLI reads
 //                   them ('\n' between, TAB before sentence B); resolves to

@@ -1,12 +1,12 @@
 // worker_decision.js — part of the engine worker (web/js/worker.js lists its
 // parts): what the held run's model decides and why (the Decision view).
 //   'decision'        the head's output and the tokens' attributions:
-//                     the task head's (src/wasm_predict.c blw_task_json:
+//                     the task head's (src/wasm/wasm_predict.c blw_task_json:
 //                     sequence / token classification, question answering),
 //                     else the masked-LM head's words at the blanks and the
 //                     logit lens there (blw_predict_json, blw_lens_json), and
 //                     grad-input or integrated gradients for one target
-//                     (src/wasm_explain.c blw_explain_json)
+//                     (src/wasm/wasm_explain.c blw_explain_json)
 //   'decision-heads'  one layer of the head-effects grid: for each head h of
 //                     that layer, p_target with every head − p_target with
 //                     head (layer, h) switched off too (on top of the heads

@@ -108,7 +108,7 @@ function rerunHeld(a, b, { hidden = false, flags = lastFlags } = {}) {
 /** The masked-LM head's top k at token `positions` of the run in the state
  *  (and at every mask token when `masks`; no positions and no masks: every
  *  token), with `was` pairs [position, id] whose probability and rank are
- *  reported (src/wasm_predict.c blw_predict_json_was): the JSON's pointer,
+ *  reported (src/wasm/wasm_predict.c blw_predict_json_was): the JSON's pointer,
  *  0 when the run kept no final hidden states. */
 function maskedWords(positions, k, masks, was = []) {
   const n = positions.length;

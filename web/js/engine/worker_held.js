@@ -40,7 +40,7 @@ handle('qk', ({ request }) => {
   return [{ ...out, runId, ms: performance.now() - t0 }, transfer];
 });
 
-// One head's pre-softmax scores and the terms they add up from (src/scores.c
+// One head's pre-softmax scores and the terms they add up from (src/analysis/scores.c
 // through blw_scores), from the q/k every run keeps: the neuron view asks
 // for the head it shows. {runId, layer, head, window, scores, terms: [{name,
 // abbr, about, values}], ms}, every array [T][T], NaN where masked.

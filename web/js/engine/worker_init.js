@@ -81,7 +81,7 @@ function beginIncoming(size) {
 }
 
 /** The streamed bundle, complete and of the size its header declares
- *  (src/bundle.h: "BERTLENS", u64 file_size at 16), to blw_load. */
+ *  (src/format/bundle.h: "BERTLENS", u64 file_size at 16), to blw_load. */
 function endIncoming() {
   const { p, size, at } = incoming;
   if (at !== size) {

@@ -1,6 +1,6 @@
 // worker_predict.js — part of the engine worker (web/js/worker.js lists its
 // parts): 'predict', the masked-LM head's top-k words at token positions of
-// the last run (src/wasm_predict.c blw_predict_json). A run made without the
+// the last run (src/wasm/wasm_predict.c blw_predict_json). A run made without the
 // final hidden states (the page skips them when no view reads them) is run
 // again on the same texts, mask and flags, so it stays the held run.
 /* global handle, mod, runCount, lastError, heldRun, rerunHeld, maskedWords */

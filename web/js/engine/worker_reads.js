@@ -5,7 +5,7 @@
 /* global P, mod, floats, lastError */
 /* exported compareHeads, likeDistances, queriesKeys, analyzeState */
 
-/** Heads compared in C (src/analyze.c bl_head_compare through
+/** Heads compared in C (src/analysis/analyze.c bl_head_compare through
  *  blw_head_compare): n heads of [T][T] at heap pointer pa (stride aStride
  *  floats; 0: the same head for all) against n heads at pb. Returns
  *  {js, maxAbs} (Float64Array [n] each: Jensen–Shannon distance, base 2,
@@ -57,7 +57,7 @@ function queriesKeys(L, H, T, d, transfer, only = -1) {
   return { q, k };
 }
 
-/** Analyses (src/analyze.c) of the run in the wasm state, as the result's
+/** Analyses (src/analysis/analyze.c) of the run in the wasm state, as the result's
  *  fields {analysis, rollout, rolloutNorm}: features and classes per head; with ANALYSIS.ROLLOUT every layer's rollout as floats
  *  (blw_rollout, not through JSON), and the norm-based one when the run
  *  kept norms (flags has KEEP.NORMS). Their buffers go on `transfer`. */

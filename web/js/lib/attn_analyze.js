@@ -2,7 +2,7 @@
 // (a snapshot drawn by the viewer page: a notebook output of python/bertlens,
 // a standalone export): the heads overview's features, classes and "heads
 // like this one", and the rollouts, computed by the engine's own C
-// (src/analyze.c through src/wasm_attn.c, build/wasm/analyze.wasm: a
+// (src/analysis/analyze.c through src/wasm/wasm_attn.c, build/wasm/analyze.wasm: a
 // standalone module of ~42 KB with no glue), so they are the numbers a live
 // run gets for the same matrices. Plain ES module, no DOM; tested by
 // tests/web/notebook_analyses.test.mjs against `bertlens analyze`.

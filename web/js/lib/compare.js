@@ -23,7 +23,7 @@
 // match, else words (data.js word merging, Clark et al.'s rule) when the word
 // counts match; otherwise no per-head difference is possible (the embedding
 // comparison still is). The distances themselves are computed in C
-// (src/analyze.c bl_head_compare, via the worker's 'compare' message).
+// (src/analysis/analyze.c bl_head_compare, via the worker's 'compare' message).
 
 import { tokenAxis, headMatrix } from './data.js';
 

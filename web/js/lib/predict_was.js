@@ -7,7 +7,7 @@
 // the word, ID the word's token id (what the model would have had to
 // predict), WORD the characters replaced (percent-encoded, so no ',' or ':'),
 // at most 64 entries, positions increasing. The worker ranks ID at AT
-// (src/wasm_predict.c blw_predict_json_was) only while the run has the mask
+// (src/wasm/wasm_predict.c blw_predict_json_was) only while the run has the mask
 // token there; the parameter belongs to the text it was made on (views'
 // params perText: typing a new text drops it, page/toolbar.js).
 

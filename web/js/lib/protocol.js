@@ -21,7 +21,7 @@
 //   like      (only when asked) [layer, head]: the result's `like` holds the
 //             Jensen–Shannon distance of every head to that one (the heads
 //             overview's "heads like this one"), computed in the worker
-//             (src/analyze.c bl_head_compare)
+//             (src/analysis/analyze.c bl_head_compare)
 //   mask      (only when set) [[layer, head], ...]: heads switched off for
 //             this run (blw_set_head_mask; Hugging Face's head_mask meaning)
 //   embed     (only when asked) the result's `embeddings` holds the
@@ -40,7 +40,7 @@
 // (makeQkRequest) does the same for every layer's queries and keys (the
 // neuron view), which the worker keeps in the state of every run, and a
 // scores request (makeScoresRequest) for one head's pre-softmax scores and
-// the terms they add up from (src/scores.c), which the neuron view shows:
+// the terms they add up from (src/analysis/scores.c), which the neuron view shows:
 // asked when it is shown or its layer, head or run changes, never per run.
 
 export const PROTOCOL_VERSION = 8;
@@ -177,7 +177,7 @@ export function withScores(run, out) {
  *  worker's run runId, whose texts are a and b (engine/worker_predict.js).
  *  was: [[position, id]] of words the page masked: at such a position (still
  *  the mask token) the probability and rank given are those of the word id
- *  that was there (src/wasm_predict.c blw_predict_json_was). */
+ *  that was there (src/wasm/wasm_predict.c blw_predict_json_was). */
 export function makePredictRequest(runId, { a, b = null, positions = null, masked = false, k = 5, was = [] }) {
   if (!Number.isInteger(runId)) throw new TypeError('predict request: runId must be an integer');
   if (positions !== null && !(Array.isArray(positions) && positions.every((i) => Number.isInteger(i) && i >= 0))) throw new RangeError('predict request: positions must be token indices');
@@ -218,7 +218,7 @@ export function resultCovers(run, needs, layer) {
  *  self, next, segment, confidence, class}]} (src/analyze.h); rollout /
  *  rolloutNorm one Float32Array [T][T] per layer; like null or {of: [layer,
  *  head], dist: Float64Array [L][H]} (Jensen–Shannon distance, base 2, mean
- *  over rows, src/analyze.c bl_head_compare); mask the heads switched off
+ *  over rows, src/analysis/analyze.c bl_head_compare); mask the heads switched off
  *  (null: none); embeddings null or one Float32Array [hidden] per text
  *  encoded alone; runId the worker's count of runs. */
 export const RESULT_FIELDS = Object.freeze([

@@ -15,7 +15,7 @@
 //                   "token_prob": 0..1, "token_rank": 1..2^31-1,
 //                   "top": [{"id": 0..2^31-1, "token": string | null,
 //                            "prob": 0..1}, ... at most k]}, ... at most T]}
-// as the worker's predict answer has them (src/wasm_predict.c). A link is
+// as the worker's predict answer has them (src/wasm/wasm_predict.c). A link is
 // anyone's JSON: checkPredict refuses any other type, range or count with a
 // SnapshotError naming the field; strings stay data (the view sets them as
 // text, never as HTML) and are at most MAX_WORD characters.

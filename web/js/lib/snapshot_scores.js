@@ -1,7 +1,7 @@
 // snapshot_scores.js — the scores a snapshot (snapshot.js) carries for a view
 // whose snapshot spec says `scores: true` (the neuron view): the row it
 // shows, one query of one head, of the pre-softmax scores and of each term
-// they add up from (src/scores.c, through the worker's 'scores' answer), so
+// they add up from (src/analysis/scores.c, through the worker's 'scores' answer), so
 // an embed or a standalone file shows the model's own numbers without the
 // model. Plain ES module, no DOM; names no view.
 //

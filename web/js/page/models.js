@@ -148,7 +148,7 @@ export function createModels(page) {
       },
     },
     // A Hugging Face BERT folder becomes a bundle in the model worker
-    // (convert.js, src/convert.c), is kept in Cache Storage (bundles.js
+    // (convert.js, src/convert/convert.c), is kept in Cache Storage (bundles.js
     // storeConverted), loaded like a bundle file, and can be saved.
     checkpoint: {
       async take(src, seq, accept) {
@@ -371,7 +371,7 @@ export function createModels(page) {
       meta['fidelity.attn_max'] ? `attention within ${meta['fidelity.attn_max']} of full precision` : null,
     ].filter(Boolean);
     $('model-info').textContent = bits.join(' · ');
-    // The converter measured this on held-out texts (src/bundle.h, fidelity.*).
+    // The converter measured this on held-out texts (src/format/bundle.h, fidelity.*).
     $('model-info').title = meta['fidelity.attn_max']
       ? `On the converter's held-out texts, no attention weight shown differs from the full-precision (fp32) model's by more than ${meta['fidelity.attn_max']}; the key each row attends to most agrees in at least ${meta['fidelity.argmax'] || '?'} % of rows.`
       : '';

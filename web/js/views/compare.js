@@ -9,7 +9,7 @@
 //     embedding figures (one sentence: cosine of A's and B's embeddings; a
 //     pair: the cosine of its two texts encoded separately, in A and in B)
 //   - a layer × head grid coloured by Jensen–Shannon distance (computed in C,
-//     src/analyze.c bl_head_compare); switched-off heads crossed; click
+//     src/analysis/analyze.c bl_head_compare); switched-off heads crossed; click
 //     selects the head drawn below
 //   - the difference B − A of one head (or the layer's mean) as a
 //     diverging heatmap with its legend, and the most changed heads ranked.
@@ -320,7 +320,7 @@ export const descriptor = {
         ...(env.cmpFileName ? [{ id: LOCAL_MODEL, name: `file: ${env.cmpFileName}` }] : [])],
       cmp: { text: s.cmp_text, text_b: s.cmp_text_b, model: s.cmp_model },
       page: { text: s.text, text_b: s.text_b || '' },
-      notes: ['Jensen–Shannon distance (base 2, 0 = the same map, 1 = nothing in common) per query row, mean over rows; computed in C (src/analyze.c). A switched-off head\'s attention is all zeros: it is crossed out and not ranked.'],
+      notes: ['Jensen–Shannon distance (base 2, 0 = the same map, 1 = nothing in common) per query row, mean over rows; computed in C (src/analysis/analyze.c). A switched-off head\'s attention is all zeros: it is crossed out and not ranked.'],
       lines: [], error: null, js: null,
     };
     if (!c || c.error) return { ...base, error: c ? c.error : 'No comparison yet.' };

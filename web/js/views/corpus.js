@@ -2,7 +2,7 @@
 // many texts. The reader pastes inputs (one per line, a TAB before sentence
 // B), drops or opens a .txt/.tsv/.csv/.jsonl file (lib/corpus_parse.js) or
 // opens the sample corpus (lib/corpus_sample.js); the run goes to the model
-// worker in batches (engine/corpus_run.js -> src/wasm_corpus.c, the same C as
+// worker in batches (engine/corpus_run.js -> src/wasm/wasm_corpus.c, the same C as
 // `bertlens corpus`), with a progress bar, inputs/s and Cancel. The results
 // (views/corpus_chart.js): class shares per layer, the head grid ranked by a
 // feature, the chosen head's strongest examples (a click or Enter opens the

@@ -1,7 +1,7 @@
 // corpus_qk.js — the Corpus view's joint query/key map (issue 25 item 2,
 // after AttentionViz): every token of the corpus as two points, its query
 // and its key vector of one head (the model's own q and k, kept by the
-// corpus run: src/wasm_corpus.c), projected to 2-D together by PCA
+// corpus run: src/wasm/wasm_corpus.c), projected to 2-D together by PCA
 // (lib/corpus_pca.js, deterministic), in a module worker
 // (engine/pca_worker.js) so the main thread is never held; where no module
 // worker can start (the one-file page, an old browser) in slices here.

@@ -1,5 +1,5 @@
 // decision.js — the Decision view: what the model's head decides and why.
-// For a bundle with a task head (src/task_head.c) it shows the head's output
+// For a bundle with a task head (src/model/task_head.c) it shows the head's output
 // (label probabilities; a label per token; the answer in the context), for
 // a masked-LM bundle its guesses at each blank and layer by layer (the logit
 // lens); then the tokens coloured by attribution (gradient × input or

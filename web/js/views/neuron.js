@@ -1,6 +1,6 @@
 // neuron.js — the neuron view: how one head turns one query token's vector
 // into its attention row. Columns, from the layer's real q/k vectors and the
-// engine's scores (src/scores.c, asked of the worker for the head shown):
+// engine's scores (src/analysis/scores.c, asked of the worker for the head shown):
 //   key k_j | q × k_j (element-wise) | each term of the score | score | softmax (| ‖α f(x)‖)
 // The terms are the family's, named as its paper names them (q·k/√d;
 // MPNet's relative position bias; DeBERTa's c2c, c2p, p2c), the score is
@@ -238,7 +238,7 @@ function scoresRow(run, layer, head, query) {
 }
 
 /** What the score adds up from and why, in words (the engine's own
- *  sentences, src/encoder_family.c), what is masked, and the softmax. */
+ *  sentences, src/model/encoder_family.c), what is masked, and the softmax. */
 function scoreNotes(sc, { T, d, masked, switchedOff }) {
   const t = sc.terms;
   const named = (x) => (x.abbr !== x.name ? `${x.name} (${x.abbr})` : x.name);
@@ -292,7 +292,7 @@ export const descriptor = {
   shown: (run, s) => shownMatrices(run, s, { words: false, blocks: neuronBlocks }),
   snapshot: { layers: 'shown', heads: 'shown', draws: 'heads', qk: true, scores: true }, // what a snapshot holds (lib/snapshot.js)
   query: true, // the state's query token is this view's: the controller keeps it in range
-  // scores: the shown head's scores and terms (src/scores.c), asked of the run
+  // scores: the shown head's scores and terms (src/analysis/scores.c), asked of the run
   needs: (s) => ({ norms: s.mode === 'norm', qk: true, scores: [s.layer, s.head === 'mean' ? 0 : s.head] }),
   create: (ctx) => neuronView().onQuery((q) => ctx.update({ query: q })),
   // key: the key of the cell it was opened from, when that chart showed all

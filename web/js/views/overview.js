@@ -1,7 +1,7 @@
 // overview.js — the heads overview: every layer × head as one glyph, coloured
 // by its Kovaleva et al. (2019) pattern class and sized by its confidence
 // (mean over rows of the row's largest weight). The features come from the
-// C analysis (src/analyze.c bl_analyze through blw_analyze_json; the JS only
+// C analysis (src/analysis/analyze.c bl_analyze through blw_analyze_json; the JS only
 // draws). Rank the heads by any feature and keep only those reaching a
 // threshold ("heads that attend to the previous token": rank by prev, at
 // least 0.5), or rank them by how alike their attention maps are to the
@@ -304,7 +304,7 @@ export const descriptor = {
     const head = s.head === 'mean' ? 0 : s.head;
     let dist = null;
     if (s.rank === 'like') {
-      // From the worker (src/analyze.c bl_head_compare); needs() asks for them.
+      // From the worker (src/analysis/analyze.c bl_head_compare); needs() asks for them.
       if (!(run.like && run.like.of[0] === s.layer && run.like.of[1] === head)) throw new Error('the run holds no distances to this head');
       dist = run.like.dist;
     }

@@ -210,7 +210,7 @@ export function headColour(h) {
   return HEAD_PALETTE[((h % HEAD_PALETTE.length) + HEAD_PALETTE.length) % HEAD_PALETTE.length];
 }
 
-// The pattern classes (Kovaleva et al. 2019; src/analyze.c, the heads
+// The pattern classes (Kovaleva et al. 2019; src/analysis/analyze.c, the heads
 // overview and `bertlens corpus`), one colour each, the same in every view
 // that draws them (views/overview.js, views/corpus_chart.js). Chosen as the
 // head palette was: every colour of a 15-step sRGB grid with >= 3:1 against

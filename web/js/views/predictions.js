@@ -2,7 +2,7 @@
 // for each mask token of the text (and each position the learner asked for,
 // the view's mask= parameter) the k most probable words with probability
 // bars, and the actual token's probability and rank. The numbers come from
-// the C head (src/mlm.c through the worker's 'predict' message,
+// the C head (src/model/mlm.c through the worker's 'predict' message,
 // engine/worker_predict.js; needs() asks for them, lib/protocol.js).
 //
 // A click, tap or Enter on a token replaces it in the text with the model's

@@ -1,5 +1,5 @@
 // rollout.js — attention rollout (Abnar & Zuidema 2020) of one layer as a
-// heatmap. The C side computes it (src/analyze.c, bl_analyze; the worker
+// heatmap. The C side computes it (src/analysis/analyze.c, bl_analyze; the worker
 // copies it out with blw_rollout): Ã_l = ½ · mean over heads of A_l + ½ · I,
 // R_0 = Ã_0, R_l = Ã_l · R_(l−1). The norm-based rollout uses the
 // value-weighted norms summed over heads (rows normalized) in place of the

@@ -1,0 +1,270 @@
+/* kernels.c — the kernels' shared part and their dispatch (see kernels.h):
+ * packing weights for the SIMD paths (blk_weight_pack), scratch sizes,
+ * which implementation runs (blk_simd_name), and, in a scalar build, the
+ * un-suffixed kernels as the scalar references.
+ *
+ * The kernels live in one file per instruction set, as in ggml's CPU backend:
+ *   kernels_weight.c   a weight as the bundle stores it: wrapping and
+ *                      dequantizing (blk_weight_init, blk_weight_row)
+ *   kernels_ref.c      scalar references, always compiled (the tests compare
+ *                      every other path with them)
+ *   kernels_simd128.c  wasm SIMD128; on x86-64 the same source is the SSE4.1
+ *                      path, through the intrinsic shim src/kernels/simd_x86.h
+ *   kernels_x86.c      x86-64 AVX2+FMA micro-kernels, chosen at run time
+ *   kernels_avx512.c   x86-64 AVX-512 (F, BW; VNNI) micro-kernels, at run time
+ *   kernels_impl.h     what they share: constants, the inline vector helpers
+ */
+#include "kernels_impl.h"
+#include "bertlens.h"
+#include "format/bundle.h"
+#include "base/dtype.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ------------------------------------------------------------ weights */
+
+#if BLK_SIMD && !defined(__wasm_simd128__)
+static int blk_x86_state = -1; /* -1: not decided yet */
+/* The x86-64 kernels that run: the best the CPU has (the AVX-512 level needs
+ * F and BW; VNNI adds vpdpwssd), capped by the environment's
+ * BERTLENS_SIMD=sse4.1|avx2|avx512 (tests compare each path with the scalar
+ * one; avx512 means AVX-512 without VNNI). Decided once; relaxed atomics
+ * since any thread may ask first. */
+int blk_x86_level(void) {
+    int level = __atomic_load_n(&blk_x86_state, __ATOMIC_RELAXED);
+    if (level < 0) {
+        const char *env = getenv("BERTLENS_SIMD");
+        int cap = BLK_X86_AVX512_VNNI;
+        if (env && !strcmp(env, "sse4.1")) cap = BLK_X86_SSE41;
+        else if (env && !strcmp(env, "avx2")) cap = BLK_X86_AVX2;
+        else if (env && !strcmp(env, "avx512")) cap = BLK_X86_AVX512;
+        __builtin_cpu_init();
+        level = BLK_X86_SSE41;
+        if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
+            level = BLK_X86_AVX2;
+            if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw"))
+                level = __builtin_cpu_supports("avx512vnni") ? BLK_X86_AVX512_VNNI : BLK_X86_AVX512;
+        }
+        if (level > cap) level = cap;
+        __atomic_store_n(&blk_x86_state, level, __ATOMIC_RELAXED);
+    }
+    return level;
+}
+#endif
+
+const char *blk_simd_name(void) {
+#if defined(__wasm_simd128__)
+    return "wasm-simd128";
+#elif BLK_SIMD
+    static const char *const names[] = {"sse4.1", "avx2+fma", "avx512", "avx512+vnni"};
+    return names[blk_x86_level()];
+#else
+    return "scalar";
+#endif
+}
+
+void blk_weight_free(blk_weight *w) {
+    free(w->pf);
+    free(w->pq);
+    free(w->ps);
+    w->pf = NULL;
+    w->pq = NULL;
+    w->ps = NULL;
+}
+
+#if BLK_SIMD
+/* Integer value of element (r, i) of a q8/q4/QN weight. */
+static int qvalue(const blk_weight *w, int32_t r, int32_t i) {
+    if (w->dtype == BL_Q8) return ((const int8_t *)w->data)[(size_t)r * w->k + i];
+    if (w->dtype != BL_Q4) return blk_qn_value(w, r, i);
+    int32_t b = i / BL_QBLOCK, j = i % BL_QBLOCK;
+    uint8_t byte = w->data[(size_t)r * w->k / 2 + b * 16 + (j & 15)];
+    return (int)(j < 16 ? byte & 15 : byte >> 4) - 8;
+}
+
+/* ---- integer panels with scale groups
+ * The SIMD kernels multiply 15-bit activations (|x| <= QX_MAX, one scale per
+ * row) by int16 weights, sum in int32 and convert to float once per scale
+ * group. The bundle has one scale per 32-block, and converting after every
+ * block costs ~5 % of a quantized forward pass (A/B in one process). So
+ * where it adds little error, blk_weight_pack puts qg blocks of a row on one
+ * common scale s' (w' = round(w / s'), w = q * s_b the bundle's value):
+ * the int32 sum of a group is at most QX_MAX * sum |w'|, so s' is the
+ * smallest scale with sum |w'| <= QG_L1 (and |w'| <= 32767); the rounding
+ * adds at most s' / 2 to each weight. qg is chosen per matrix: the fewest
+ * groups whose rounding noise (s'^2 / 12 per value) stays within QG_NOISE
+ * of the bundle's own (s_b^2 / 12 per value); qg = 1 keeps the bundle's
+ * integers and scales exactly. Measured on all-MiniLM-L6-v2: q8 gets one
+ * group per row of a 384-wide input (qg 12), q10 groups of 3 blocks. */
+#define QG_L1 131072.0 /* (2^31 - 1) / QX_MAX = 131080.0: int32 sums cannot overflow */
+#define QG_NOISE 0.015625 /* 1/64: +0.4 % (q8) and +0.8 % (q10) mean attention error on the fidelity corpus */
+
+/* Smallest s' for values w[0..n) with sum |round(w / s')| <= QG_L1 and
+ * max |round(w / s')| <= 32767; L = sum |w|. 0 for an all-zero group, NaN
+ * for a group holding an inf or NaN (q4/q8 products can overflow a float
+ * even from finite scales): no integer holds it, so pack_groups stores 0s
+ * under a NaN scale and the products come out NaN, as in float, instead of
+ * this loop never ending (issue 31: the sum of NaNs is never <= QG_L1).
+ * For finite values the start is already within one rounding of the bound;
+ * after a few nudges s doubles, and once s > 2 amax every w' is 0: the loop
+ * ends for any finite input. */
+static double group_scale(const float *w, int32_t n, double L, double amax) {
+    if (!isfinite(L) || !isfinite(amax)) return NAN;
+    if (amax <= 0) return 0;
+    double s = L / (QG_L1 - 0.5 * n); /* sum |w'| <= L / s + n / 2 */
+    if (s < amax / 32767.0) s = amax / 32767.0;
+    for (int tries = 0;; tries++) { /* float rounding: check the sum itself */
+        double sum = 0;
+        for (int32_t i = 0; i < n; i++) sum += fabs(nearbyint(w[i] / s));
+        if (sum <= QG_L1) return s;
+        s *= tries < 16 ? 1.0 + 1e-6 : 2.0;
+    }
+}
+
+/* Fill w->pq, w->ps, w->qg from a q8/q4/QN weight (see above). -1 out of memory. */
+static int pack_groups(blk_weight *w) {
+    const int32_t n = w->n, k = w->k, nb = k / BL_QBLOCK, np = (n + BL_PANEL - 1) / BL_PANEL;
+    double *l1 = malloc((size_t)n * nb * sizeof(double)); /* per row and block: s_b * sum |q| */
+    float *row = malloc((size_t)k * sizeof(float));
+    if (!l1 || !row) {
+        free(l1), free(row);
+        return -1;
+    }
+    double noise_bundle = 0;
+    for (int32_t r = 0; r < n; r++)
+        for (int32_t b = 0; b < nb; b++) {
+            double s = blk_qscale(w, r, b), a = 0;
+            for (int i = 0; i < BL_QBLOCK; i++) a += abs(qvalue(w, r, b * BL_QBLOCK + i));
+            l1[(size_t)r * nb + b] = s * a;
+            noise_bundle += s * s * BL_QBLOCK;
+        }
+    int32_t qg = 1;
+    for (int32_t ng = 1; ng < nb; ng++) { /* fewest groups first; s' estimated from the l1 bound */
+        int32_t g = (nb + ng - 1) / ng;
+        double noise = 0;
+        for (int32_t r = 0; r < n; r++)
+            for (int32_t b0 = 0; b0 < nb; b0 += g) {
+                int32_t nv = (b0 + g <= nb ? g : nb - b0) * BL_QBLOCK;
+                double L = 0;
+                for (int32_t b = b0; b < b0 + g && b < nb; b++) L += l1[(size_t)r * nb + b];
+                double s = L / (QG_L1 - 0.5 * nv);
+                noise += s * s * nv;
+            }
+        if (noise <= QG_NOISE * noise_bundle) {
+            qg = g;
+            break;
+        }
+    }
+    free(l1);
+    const int32_t ngr = (nb + qg - 1) / qg;
+    w->qg = qg;
+    w->pq = calloc((size_t)np * k * BL_PANEL, sizeof(int16_t));
+    w->ps = calloc((size_t)np * ngr * BL_PANEL, sizeof(float));
+    if (!w->pq || !w->ps) {
+        free(row);
+        return -1;
+    }
+    for (int32_t r = 0; r < n; r++) {
+        int32_t p = r / BL_PANEL, c = r % BL_PANEL;
+        int16_t *dq = w->pq + (size_t)p * k * BL_PANEL + c * 2; /* pq[p][i/2][c][i%2] */
+        if (qg > 1) blk_weight_row(w, r, row);
+        for (int32_t g = 0; g < ngr; g++) {
+            int32_t i0 = g * qg * BL_QBLOCK, nv = (g + 1) * qg <= nb ? qg * BL_QBLOCK : k - i0;
+            double s, L = 0, amax = 0;
+            if (qg == 1) { /* the bundle's integers and scale */
+                s = blk_qscale(w, r, g);
+            } else {
+                for (int32_t i = i0; i < i0 + nv; i++) L += fabs(row[i]), amax = fabs(row[i]) > amax ? fabs(row[i]) : amax;
+                s = group_scale(row + i0, nv, L, amax);
+            }
+            for (int32_t i = i0; i < i0 + nv; i++)
+                dq[(size_t)(i / 2) * 2 * BL_PANEL + (i & 1)] =
+                    qg == 1 ? (int16_t)qvalue(w, r, i) : s > 0 ? (int16_t)nearbyint(row[i] / s) : 0; /* NaN s: 0 */
+            w->ps[((size_t)p * ngr + g) * BL_PANEL + c] = (float)s;
+        }
+    }
+    free(row);
+    return 0;
+}
+#endif
+
+int blk_weight_pack(blk_weight *w) {
+    if (w->pq8) return 0; /* the SIMD kernels read q8 panels as they are */
+#if BLK_SIMD
+    const int32_t n = w->n, k = w->k, np = (n + BL_PANEL - 1) / BL_PANEL;
+    if (w->dtype == BL_F32 || w->dtype == BL_F16) {
+        float *row = malloc((size_t)k * sizeof(float));
+        w->pf = calloc((size_t)np * k * BL_PANEL, sizeof(float));
+        if (!row || !w->pf) {
+            free(row);
+            blk_weight_free(w);
+            return -1;
+        }
+        for (int32_t r = 0; r < n; r++) { /* pf[p][k][c] = W[p*8+c][k] */
+            blk_weight_row(w, r, row);
+            float *dst = w->pf + (size_t)(r / BL_PANEL) * k * BL_PANEL + r % BL_PANEL;
+            for (int32_t i = 0; i < k; i++) dst[(size_t)i * BL_PANEL] = row[i];
+        }
+        free(row);
+    } else if (pack_groups(w)) {
+        blk_weight_free(w);
+        return -1;
+    }
+#else
+    (void)w;
+#endif
+    return 0;
+}
+
+size_t blk_matmul_scratch_floats(int32_t T, int32_t k) {
+    /* SIMD: rows padded to a multiple of 4, packed f32 [T4][k] or int16 [T4][k] + row scales [T4];
+     * scalar: one weight row [k] */
+    size_t T4 = ((size_t)T + 3) / 4 * 4;
+    return T4 * ((size_t)k + 1) + (size_t)k + 16 + 32; /* + 32: mk_f32_long's block sums */
+}
+
+size_t blk_matmul_nt_scratch_floats(int32_t N, int32_t K) {
+    /* B in panels [N/8][K][8], then one chunk of packed rows [NT_ROWS][K], then mk_f32_long's block sums [32] */
+    /* blk_matmul_nt_q (SIMD): int16 panels and their block scales, one f32 panel, a chunk of quantized rows */
+    size_t np = (size_t)(N + BL_PANEL - 1) / BL_PANEL, Kp = ((size_t)K + BL_QBLOCK - 1) / BL_QBLOCK * BL_QBLOCK;
+    size_t f = np * BL_PANEL * K + (size_t)NT_ROWS * K + 16 + 32;
+    size_t q = np * Kp * BL_PANEL / 2 + np * (Kp / BL_QBLOCK) * BL_PANEL + Kp * BL_PANEL + (size_t)NT_ROWS * (Kp / 2 + 1) + 16;
+    return f > q ? f : q;
+}
+
+#if !BLK_SIMD
+/* Scalar build: the scalar references are the kernels. */
+void blk_matmul(float *y, const float *x, int32_t T, const blk_weight *w, const float *bias, float *scratch) {
+    blk_matmul_scalar(y, x, T, w, bias, scratch);
+}
+void blk_matmul_act(float *y, const float *x, int32_t T, const blk_weight *w, const float *bias, int32_t act,
+                   float *scratch) {
+    blk_matmul_scalar(y, x, T, w, bias, scratch);
+    if (act >= 0) blk_activate_scalar(y, (size_t)T * w->n, act);
+}
+void blk_matmul_shared(int n, float *const *y, const float *x, int32_t T, const blk_weight *const *w,
+                      const float *const *bias, int32_t act, float *scratch) {
+    for (int i = 0; i < n; i++) blk_matmul_act(y[i], x, T, w[i], bias[i], act, scratch);
+}
+void blk_matmul_nt(float *y, int32_t ldy, const float *x, int32_t ldx, int32_t T, const float *b, int32_t bn,
+                  int32_t bk, int32_t N, int32_t K, float *scratch) {
+    blk_matmul_nt_scalar(y, ldy, x, ldx, T, b, bn, bk, N, K, scratch);
+}
+void blk_matmul_nt_q(float *y, int32_t ldy, const float *x, int32_t ldx, int32_t T, const float *b, int32_t bn,
+                     int32_t bk, int32_t N, int32_t K, float *scratch) {
+    blk_matmul_nt_scalar(y, ldy, x, ldx, T, b, bn, bk, N, K, scratch);
+}
+void blk_layernorm(float *x, const float *res, int32_t T, int32_t n, const float *g, const float *b, float eps) {
+    blk_layernorm_scalar(x, res, T, n, g, b, eps);
+}
+void blk_softmax(float *x, int32_t T, int32_t n, float scale) { blk_softmax_scalar(x, T, n, scale); }
+void blk_activate(float *x, size_t n, int32_t act) { blk_activate_scalar(x, n, act); }
+void blk_erf_vec(float *x, size_t n) {
+    for (size_t i = 0; i < n; i++) x[i] = erff(x[i]);
+}
+void blk_exp_vec(float *x, size_t n) {
+    for (size_t i = 0; i < n; i++) x[i] = expf(x[i]);
+}
+#endif
