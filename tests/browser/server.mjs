@@ -83,12 +83,18 @@ export function serve(dir, { csp = null, port = 0, netlify = null } = {}) {
   });
 }
 
-// Profiles go to memory (/dev/shm) where it is writable: a fresh profile
-// writes the model bundles to its HTTP cache and Cache Storage (30-100 MB per
-// scenario, with fsync), which a CI machine's disk makes slow for nothing.
-// $BROWSER_PROFILES overrides the folder.
+// Profiles go to memory (/dev/shm) where it is writable and roomy (a
+// container's is often 64 MB): a fresh profile writes the model bundles to
+// its HTTP cache and Cache Storage (30-100 MB per scenario, with fsync),
+// which a CI machine's disk makes slow for nothing. $BROWSER_PROFILES
+// overrides the folder.
 const PROFILES = process.env.BROWSER_PROFILES || (() => {
-  try { fs.accessSync('/dev/shm', fs.constants.W_OK); return '/dev/shm'; } catch { return os.tmpdir(); }
+  try {
+    fs.accessSync('/dev/shm', fs.constants.W_OK);
+    const st = fs.statfsSync('/dev/shm');
+    if (st.bavail * st.bsize >= 2 ** 31) return '/dev/shm';
+  } catch { /* no /dev/shm */ }
+  return os.tmpdir();
 })();
 
 /** Debian's Chromium ($CHROMIUM to override) headless, in a fresh profile
