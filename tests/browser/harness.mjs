@@ -80,7 +80,9 @@ export async function settled(page, timeout = 90000) {
       progress: document.getElementById('progress')?.hidden === false ? document.getElementById('progress').innerText.slice(0, 200) : null,
       tokenInfo: document.getElementById('token-info')?.textContent, view: document.getElementById('view')?.dataset.view,
     })).catch((err) => `(the page could not say: ${err.message})`);
-    e.message = `${e.message}\n     the page: ${where}`;
+    const message = `${e.message}\n     the page: ${where}`;
+    if (typeof e.stack === 'string') e.stack = e.stack.replace(e.message, message); // (run.mjs prints the stack)
+    e.message = message;
     throw e;
   }
   return page.evaluate(() => document.body.dataset.state);
