@@ -17,10 +17,10 @@
 //   base2, srv2    with opts.secondOrigin: a second 127.0.0.1 port (another
 //                  origin) serving dist/, or the directory opts.secondOrigin names
 //   shot(page, n)  full-page screenshot to build/screenshots/<n>.png, for a
-//                  person to look at (BROWSER_SHOTS=0: none, as .ci/run sets: a
-//                  full-page screenshot costs 0.3-1 s of CPU, a fifth of some
-//                  scenarios' time, and nobody looks at CI's; a failed
-//                  scenario's page is still kept, as failed-<scenario>.png)
+//                  person to look at; BROWSER_SHOTS=0: none (.ci/run sets it:
+//                  one costs 0.3-1.7 s, with the redraw its resize causes, a
+//                  sixth of the family scenarios' time); a failed scenario's
+//                  page is kept whatever the setting, as failed-<scenario>.png
 //   consoleErrors, dialogs, outside   what was seen so far (a scenario may
 //                  filter consoleErrors for errors it provoked on purpose)
 //   profile        the profile directory
