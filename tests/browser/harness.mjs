@@ -190,7 +190,8 @@ function watch(page, seen) {
 
 /** Run one registered scenario in its own profile; resolves to
  *  {name, ok, ms, loads (page loads in its profile's pages), shots and
- *  shotMs (screenshots by shot() and the time they took), error}. Never throws. */
+ *  shotMs (screenshots by shot() and the time they took), consoleErrors
+ *  (console and page errors seen), error}. Never throws. */
 export async function runScenario(s) {
   const { name, fn, opts } = s;
   const t0 = Date.now();
@@ -260,7 +261,7 @@ export async function runScenario(s) {
     for (const srv of servers) await srv.close().catch(() => {});
     if (profile) fs.rmSync(profile, { recursive: true, force: true });
   }
-  return { name, ok: !error, ms: Date.now() - t0, loads: seen.loads, shots: seen.shots, shotMs: seen.shotMs, error };
+  return { name, ok: !error, ms: Date.now() - t0, loads: seen.loads, shots: seen.shots, shotMs: seen.shotMs, consoleErrors: seen.consoleErrors, error };
 }
 
 /** Click "Copy link" / "Copy embed code" (sel) and return what it offers. */

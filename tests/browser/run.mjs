@@ -59,7 +59,11 @@ async function worker() {
     const r = await runScenario(chosen[i]);
     results[i] = r;
     if (r.ok) console.log(`ok   ${r.name} (${r.ms} ms, ${r.loads} page loads, ${r.shots} screenshots)`);
-    else console.log(`FAIL ${r.name} (${r.ms} ms)\n     ${String(r.error?.stack || r.error).split('\n').slice(0, 8).join('\n     ')}`);
+    else {
+      console.log(`FAIL ${r.name} (${r.ms} ms)\n     ${String(r.error?.stack || r.error).split('\n').slice(0, 8).join('\n     ')}`);
+      // (what the page logged: a page that never became ready may say why there)
+      if (r.consoleErrors?.length) console.log(`     console errors seen: ${r.consoleErrors.slice(-5).map((e) => e.slice(0, 300)).join('\n       ')}`);
+    }
   }
 }
 await Promise.all(Array.from({ length: Math.min(jobs, chosen.length) }, worker));
