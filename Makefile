@@ -44,7 +44,7 @@ DEFAULT_MODEL := models/all-minilm-l6-v2.q10.blb.gz
 # the command line builds the scalar reference path.
 NATIVE_SIMD ?= $(if $(filter x86_64%,$(shell $(CC) -dumpmachine)),-msse4.1)
 
-.PHONY: all native lib test-embed wasm wasm-relaxed test-wasm-relaxed site serve test bench fuzz test-fuzz-corpora models setup clean wheel test-notebook test-notebook-lab \
+.PHONY: all native lib test-embed wasm wasm-relaxed test-wasm-relaxed site serve test bench fuzz test-fuzz-corpora models setup clean wheel test-notebook test-notebook-lab notebook-venv-start \
         test-native test-asan test-wasm test-web test-browser test-models test-fidelity test-one test-builds \
         check-tools check-site-tools
 
@@ -302,7 +302,8 @@ test-builds:
 	  $(addprefix build/asan/,$(ASAN_HOSTS)) $(addprefix build/fuzz/,$(FUZZ_TARGETS)) \
 	  build/wasm/bertlens.js build/wasm/bertlens-mt.js build/wasm-test/bertlens.js build/wasm/analyze.wasm
 
-test: check-tools test-builds native test-models test-native test-embed test-asan test-fuzz-corpora wasm test-wasm test-fidelity site test-web test-browser test-notebook
+test: NB_STARTED := 1
+test: check-tools notebook-venv-start test-builds native test-models test-native test-embed test-asan test-fuzz-corpora wasm test-wasm test-fidelity site test-web test-browser test-notebook
 	@echo "ALL TESTS PASSED"
 
 # Every tests/*.test.mjs is a node:test file that runs on the backend
@@ -372,14 +373,27 @@ $(WHEEL): dist/.stamp $(PY_SRC)
 	$(PYTHON) python/build_backend.py build/wheel
 
 # The package's unit tests (numpy; torch too where installed), on the wheel;
-# then a notebook run with nbclient in a fresh venv (wheel + numpy + nbclient,
-# ipykernel, nbconvert from PyPI), show() drawn by Chromium as it runs, and
-# its HTML export drawn offline in Chromium; then JupyterLab (PyPI) in a real
-# browser (test-notebook-lab). pip needs PyPI; about 7 minutes in all here.
+# then a notebook run with nbclient in a fresh venv (the wheel + numpy;
+# nbclient, ipykernel, nbconvert and jupyterlab from PyPI), show() drawn by
+# Chromium as it runs, and its HTML export drawn offline in Chromium; then
+# JupyterLab in a real browser (test-notebook-lab). pip needs PyPI. One venv
+# serves both runs (tests/notebook/venv.sh: one pip install of the PyPI
+# packages, then the wheel, instead of two venvs whose second installed most
+# of the first again, 3 minutes each here); `make test` starts it before its builds
+# (notebook-venv-start), so that pip's minutes of waiting on PyPI pass while
+# the builds and tests keep the CPUs busy; alone, test-notebook starts it
+# beside the unit tests. Its log: build/notebook-venv.log.
+NB_VENV := build/notebook-venv
+NB_PACKAGES := nbclient ipykernel nbconvert jupyterlab
+notebook-venv-start:
+	tests/notebook/venv.sh start $(NB_VENV) $(NB_PACKAGES)
+
 test-notebook: $(WHEEL)
+	$(if $(NB_STARTED),,tests/notebook/venv.sh start $(NB_VENV) $(NB_PACKAGES))
 	BERTLENS_WHEEL=$(WHEEL) $(PYTHON) tests/notebook/test_package.py
-	tests/notebook/run.sh $(WHEEL)
-	tests/notebook/run_lab.sh $(WHEEL)
+	tests/notebook/venv.sh finish $(NB_VENV) $(WHEEL)
+	NOTEBOOK_VENV=$(NB_VENV) tests/notebook/run.sh $(WHEEL)
+	NOTEBOOK_VENV=$(NB_VENV) tests/notebook/run_lab.sh $(WHEEL)
 
 test-notebook-lab: $(WHEEL)
 	tests/notebook/run_lab.sh $(WHEEL)

@@ -16,7 +16,11 @@
 //   srv            that server: srv.requests lists every path asked for
 //   base2, srv2    with opts.secondOrigin: a second 127.0.0.1 port (another
 //                  origin) serving dist/, or the directory opts.secondOrigin names
-//   shot(page, n)  full-page screenshot to build/screenshots/<n>.png
+//   shot(page, n)  full-page screenshot to build/screenshots/<n>.png, for a
+//                  person to look at; BROWSER_SHOTS=0: none (.ci/run sets it:
+//                  one costs 0.3-1.7 s, with the redraw its resize causes, a
+//                  sixth of the family scenarios' time); a failed scenario's
+//                  page is kept whatever the setting, as failed-<scenario>.png
 //   consoleErrors, dialogs, outside   what was seen so far (a scenario may
 //                  filter consoleErrors for errors it provoked on purpose)
 //   profile        the profile directory
@@ -41,6 +45,7 @@ import { serve, netlifyHeaders, launchChromium } from './server.mjs';
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 export const DIST = path.join(ROOT, 'dist');
 export const SHOTS = path.join(ROOT, 'build', 'screenshots');
+const SHOTS_ON = process.env.BROWSER_SHOTS !== '0';
 
 /** The published default model: its models/index.json entry, and its file. */
 export const DEFAULT_MODEL = JSON.parse(fs.readFileSync(path.join(ROOT, 'models', 'index.json'), 'utf8')).models.find((m) => m.default);
@@ -64,8 +69,22 @@ export function scenario(name, fn, opts = {}) {
 /** Wait until the page is no longer 'loading' (and its URL follows the
  *  redraw: app.js updates it once the frame is painted); returns the state. */
 export async function settled(page, timeout = 90000) {
-  await page.waitForFunction(() => document.body && document.body.dataset.state && document.body.dataset.state !== 'loading'
-    && !document.body.dataset.urlPending, null, { timeout });
+  try {
+    await page.waitForFunction(() => document.body && document.body.dataset.state && document.body.dataset.state !== 'loading'
+      && !document.body.dataset.urlPending, null, { timeout });
+  } catch (e) {
+    // Say where the page stood (a page that never becomes ready is a bug to find, not only a time-out).
+    const where = await page.evaluate(() => JSON.stringify({
+      url: location.href.slice(0, 300), data: { ...document.body.dataset },
+      notices: document.getElementById('notices')?.innerText.slice(0, 800),
+      progress: document.getElementById('progress')?.hidden === false ? document.getElementById('progress').innerText.slice(0, 200) : null,
+      tokenInfo: document.getElementById('token-info')?.textContent, view: document.getElementById('view')?.dataset.view,
+    })).catch((err) => `(the page could not say: ${err.message})`);
+    const message = `${e.message}\n     the page: ${where}`;
+    if (typeof e.stack === 'string') e.stack = e.stack.replace(e.message, message); // (run.mjs prints the stack)
+    e.message = message;
+    throw e;
+  }
   return page.evaluate(() => document.body.dataset.state);
 }
 
@@ -165,15 +184,18 @@ function watch(page, seen) {
   page.on('console', (m) => { if (m.type() === 'error') seen.consoleErrors.push(`${m.text()} @ ${page.url()}`); });
   page.on('pageerror', (e) => seen.consoleErrors.push(`pageerror: ${e.message}`));
   page.on('dialog', (d) => { seen.dialogs.push(d.message()); d.dismiss().catch(() => {}); });
+  page.on('load', () => { seen.loads++; });
   return page;
 }
 
 /** Run one registered scenario in its own profile; resolves to
- *  {name, ok, ms, error}. Never throws. */
+ *  {name, ok, ms, loads (page loads in its profile's pages), shots and
+ *  shotMs (screenshots by shot() and the time they took), consoleErrors
+ *  (console and page errors seen), error}. Never throws. */
 export async function runScenario(s) {
   const { name, fn, opts } = s;
   const t0 = Date.now();
-  const seen = { consoleErrors: [], dialogs: [], outside: [], pages: new WeakSet() };
+  const seen = { consoleErrors: [], dialogs: [], outside: [], pages: new WeakSet(), loads: 0, shots: 0, shotMs: 0 };
   const servers = [];
   let context = null;
   let profile = null;
@@ -202,7 +224,13 @@ export async function runScenario(s) {
     });
     context.on('page', (p) => watch(p, seen));
     const page = watch(context.pages()[0] || await context.newPage(), seen);
-    const shot = (p, n) => p.screenshot({ path: path.join(SHOTS, `${n}.png`), fullPage: true });
+    const shot = async (p, n) => {
+      if (!SHOTS_ON) return;
+      const t = Date.now();
+      await p.screenshot({ path: path.join(SHOTS, `${n}.png`), fullPage: true });
+      seen.shots++;
+      seen.shotMs += Date.now() - t;
+    };
     const ctx = {
       context, page, profile, base: srv.url, srv, base2: srv2?.url, srv2, shot,
       consoleErrors: seen.consoleErrors, dialogs: seen.dialogs, outside: seen.outside,
@@ -222,12 +250,18 @@ export async function runScenario(s) {
     if (!opts.allowDialogs) assert.deepEqual(seen.dialogs, [], 'dialogs');
   } catch (e) {
     error = e;
+    // The page as the failure left it (screenshots on or off).
+    const last = context?.pages().at(-1);
+    if (last) {
+      const file = path.join(SHOTS, `failed-${name.replace(/[^A-Za-z0-9]+/g, '-').slice(0, 80)}.png`);
+      await last.screenshot({ path: file, fullPage: true, timeout: 10000 }).catch(() => {});
+    }
   } finally {
     if (context) await context.close().catch(() => {});
     for (const srv of servers) await srv.close().catch(() => {});
     if (profile) fs.rmSync(profile, { recursive: true, force: true });
   }
-  return { name, ok: !error, ms: Date.now() - t0, error };
+  return { name, ok: !error, ms: Date.now() - t0, loads: seen.loads, shots: seen.shots, shotMs: seen.shotMs, consoleErrors: seen.consoleErrors, error };
 }
 
 /** Click "Copy link" / "Copy embed code" (sel) and return what it offers. */

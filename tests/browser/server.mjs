@@ -83,11 +83,25 @@ export function serve(dir, { csp = null, port = 0, netlify = null } = {}) {
   });
 }
 
+// Profiles go to memory (/dev/shm) where it is writable and roomy (a
+// container's is often 64 MB): a fresh profile writes the model bundles to
+// its HTTP cache and Cache Storage (30-100 MB per scenario, with fsync),
+// which a CI machine's disk makes slow for nothing. $BROWSER_PROFILES
+// overrides the folder.
+const PROFILES = process.env.BROWSER_PROFILES || (() => {
+  try {
+    fs.accessSync('/dev/shm', fs.constants.W_OK);
+    const st = fs.statfsSync('/dev/shm');
+    if (st.bavail * st.bsize >= 2 ** 31) return '/dev/shm';
+  } catch { /* no /dev/shm */ }
+  return os.tmpdir();
+})();
+
 /** Debian's Chromium ($CHROMIUM to override) headless, in a fresh profile
  *  directory, with the flags that keep it off the network. Resolves to
  *  {context, profile}; remove `profile` when done. */
 export async function launchChromium(options = {}) {
-  const profile = fs.mkdtempSync(path.join(os.tmpdir(), 'bertlens-chromium-'));
+  const profile = fs.mkdtempSync(path.join(PROFILES, 'bertlens-chromium-'));
   const context = await chromium.launchPersistentContext(profile, {
     executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
     args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update',

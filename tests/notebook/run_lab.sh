@@ -3,12 +3,11 @@
 # fresh virtual environment holding the wheel and JupyterLab from PyPI.
 #
 #   tests/notebook/run_lab.sh build/wheel/bertlens-<version>-py3-none-any.whl
+#   NOTEBOOK_VENV=DIR tests/notebook/run_lab.sh WHEEL   in that venv, made beforehand
+#                                                        by venv.sh (as make test-notebook does)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 WHEEL=${1:?usage: tests/notebook/run_lab.sh WHEEL}
-VENV=build/jlab/venv
-PYTHON=${PYTHON:-python3}
-rm -rf build/jlab
-"$PYTHON" -m venv "$VENV"
-"$VENV/bin/pip" install -q --disable-pip-version-check "$WHEEL" jupyterlab
+VENV=${NOTEBOOK_VENV:-build/jlab/venv}
+[ -n "${NOTEBOOK_VENV:-}" ] || tests/notebook/venv.sh make "$VENV" "$WHEEL" jupyterlab
 node tests/notebook/jupyterlab.mjs "$VENV"
