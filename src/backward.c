@@ -12,18 +12,19 @@
  *   2. pulls dy = dF/d(output) back to dx = dF/d(input).
  * Memory is one layer's activations and weights, whatever the depth.
  *
- * BERT's layer (post-norm; DistilBERT, ELECTRA, RoBERTa, ALBERT, MPNet,
- * DeBERTa run it with their own scores):
- *   q, k, v = x Wq + bq, x Wk + bk, x Wv + bv       [T][H]
+ * The layer, by the family's traits (family.h), N a LayerNorm or an RMSNorm
+ * (norm trait), ffn plain or gated (ffn trait), q and k rotated for rotary
+ * positions:
+ *   q, k, v = n Wq + bq, n Wk + bk, n Wv + bv       [T][H]
  *   P_h     = softmax(scores_h(q, k))               [T][T], 0 for a masked head
  *   c       = P v  (heads side by side)             [T][H]
- *   y1      = LN1(x + c Wo + bo)                    [T][H]
- *   u       = y1 W1 + b1,  f = act(u)               [T][I]
- *   y       = LN2(y1 + f W2 + b2)                   [T][H]
- * ModernBERT's (pre-norm, rotary, windows, GeGLU, final norm):
- *   n  = LNa(x) (layer 0: x),  q, k, v = n W (no biases), q, k rotated
- *   x1 = x + c Wo;  m = LNm(x1);  f = act(m Wi) * (m Wg);  y = x1 + f W2
- *   last layer: y = LNf(y)
+ *   ffn(m)  = act(m W1 + b1) W2 + b2,  gated: (act(m W1 + b1) * (m Wg)) W2 + b2
+ * post-norm (BERT, DistilBERT, ELECTRA, RoBERTa, ALBERT, MPNet, DeBERTa,
+ * NomicBERT, GTE):
+ *   n = x;  y1 = N1(x + c Wo + bo);  y = N2(y1 + ffn(y1))
+ * pre-norm (ModernBERT, EuroBERT):
+ *   n = N1(x) (layer 0 without the first_norm trait: x)
+ *   x1 = x + c Wo + bo;  y = x1 + ffn(N2(x1));  last layer: y = Nf(y)
  * The recomputed forward runs the encoder's own kernels on the layer's
  * weights as the forward pass ran them (blk_matmul on the bundle's q8 / f32
  * weights, the attention products with bli_attn_product), so it gives the
@@ -33,8 +34,9 @@
  * is that of the dequantized weights); the attention's are blk_matmul_nt on
  * [T][T] blocks. Those are the SIMD kernels of the forward pass.
  *
- * The family-specific scores (MPNet's bias, DeBERTa's c2p/p2c, ModernBERT's
- * rotation and window) are in one section below, "Family scores".
+ * The family-specific scores (MPNet's bias, DeBERTa's c2p/p2c, the rotary
+ * tables and ModernBERT's window) are in one section below, "Family
+ * scores"; the rotation's gradient is its transpose, R(theta)^T on dq, dk.
  */
 #include "encoder_types.h"
 #include "encoder_family.h"
@@ -50,7 +52,7 @@
 /* ------------------------------------------------------------ weights */
 
 /* W [n][k] dequantized to f32 and packed for blk_matmul: a weight the state
- * does not hold ready (ModernBERT's gate, read from the bundle). */
+ * does not hold ready (a gated block's gate, read from the bundle). */
 typedef struct {
     float *w; /* [n][k] */
     blk_weight f;
@@ -71,14 +73,18 @@ static void mat_free(mat *m) {
 
 /* ---------------------------------------------------------- pieces */
 
-/* y [T][n] = LN(x [T][n]) * g + b, keeping xhat [T][n] and rstd [T]. */
+/* y [T][n] = LN(x [T][n]) * g + b, keeping xhat [T][n] and rstd [T].
+ * rms: RMSNorm instead (Llama's), y = x * rstd * g with rstd =
+ * 1 / sqrt(mean(x^2) + eps): xhat = x * rstd, no mean taken off, no b. */
 static void ln_fwd(float *y, const float *x, int32_t T, int32_t n, const float *g, const float *b, float eps,
-                   float *xhat, float *rstd) {
+                   float *xhat, float *rstd, int rms) {
     for (int32_t t = 0; t < T; t++) {
         const float *xr = x + (size_t)t * n;
         double mu = 0, var = 0;
-        for (int32_t i = 0; i < n; i++) mu += xr[i];
-        mu /= n;
+        if (!rms) {
+            for (int32_t i = 0; i < n; i++) mu += xr[i];
+            mu /= n;
+        }
         for (int32_t i = 0; i < n; i++) var += (xr[i] - mu) * (xr[i] - mu);
         var /= n;
         const float r = (float)(1.0 / sqrt(var + eps));
@@ -86,15 +92,17 @@ static void ln_fwd(float *y, const float *x, int32_t T, int32_t n, const float *
         for (int32_t i = 0; i < n; i++) {
             const float xh = (float)((xr[i] - mu) * r);
             xhat[(size_t)t * n + i] = xh;
-            if (y) y[(size_t)t * n + i] = xh * g[i] + (b ? b[i] : 0.0f);
+            if (y) y[(size_t)t * n + i] = xh * g[i] + (b && !rms ? b[i] : 0.0f);
         }
     }
 }
 
 /* dx [T][n] (=, or += when acc) from dy through y = LN(x) * g + b:
- *   dx = rstd * (dy g - mean(dy g) - xhat * mean(dy g * xhat)) */
+ *   dx = rstd * (dy g - mean(dy g) - xhat * mean(dy g * xhat))
+ * rms (RMSNorm, y = xhat * g, xhat = x * rstd): the mean term drops out,
+ *   dx = rstd * (dy g - xhat * mean(dy g * xhat)) */
 static void ln_bwd(float *dx, const float *dy, const float *xhat, const float *rstd, const float *g, int32_t T,
-                   int32_t n, int acc) {
+                   int32_t n, int acc, int rms) {
     for (int32_t t = 0; t < T; t++) {
         const float *d = dy + (size_t)t * n, *xh = xhat + (size_t)t * n;
         double m1 = 0, m2 = 0;
@@ -103,7 +111,7 @@ static void ln_bwd(float *dx, const float *dy, const float *xhat, const float *r
             m1 += dg;
             m2 += dg * xh[i];
         }
-        m1 /= n, m2 /= n;
+        m1 = rms ? 0.0 : m1 / n, m2 /= n;
         float *o = dx + (size_t)t * n;
         for (int32_t i = 0; i < n; i++) {
             const float v = (float)(rstd[t] * ((double)d[i] * g[i] - m1 - xh[i] * m2));
@@ -116,6 +124,7 @@ static void ln_bwd(float *dx, const float *dy, const float *xhat, const float *r
 float bli_act_f(float u, int32_t act) {
     switch (act) {
     case BL_ACT_RELU: return u > 0 ? u : 0;
+    case BL_ACT_SILU: return (float)(u / (1.0 + exp(-(double)u)));
     case BL_ACT_GELU_TANH: {
         const double c = 0.7978845608028654; /* sqrt(2 / pi) */
         return (float)(0.5 * u * (1.0 + tanh(c * (u + 0.044715 * (double)u * u * u))));
@@ -127,6 +136,10 @@ float bli_act_f(float u, int32_t act) {
 float bli_act_d(float u, int32_t act) {
     switch (act) {
     case BL_ACT_RELU: return u > 0 ? 1.0f : 0.0f;
+    case BL_ACT_SILU: { /* sigma(u) (1 + u (1 - sigma(u))) */
+        const double sg = 1.0 / (1.0 + exp(-(double)u));
+        return (float)(sg * (1.0 + u * (1.0 - sg)));
+    }
     case BL_ACT_GELU_TANH: {
         const double c = 0.7978845608028654, x = u, th = tanh(c * (x + 0.044715 * x * x * x));
         return (float)(0.5 * (1.0 + th) + 0.5 * x * (1.0 - th * th) * c * (1.0 + 3.0 * 0.044715 * x * x));
@@ -153,7 +166,7 @@ static void transpose(float *out, const float *in, int32_t m, int32_t n) {
 typedef struct {
     bl_state *s;
     int32_t T, H, I, NH, d, E;
-    mat wg;                /* ModernBERT's gate, dequantized                    */
+    mat wg;                /* a gated block's gate Wg [I][H], dequantized       */
     float *scratch;        /* blk_matmul scratch                                */
     float *ntscr;          /* blk_matmul_nt scratch                             */
     float *wbuf;           /* SIMD: the layer's weights in panels, one after the
@@ -167,15 +180,15 @@ typedef struct {
     float *wrow;           /* [8][max(H, I, E) + 8] 8 rows of it                */
     float *tt;             /* [T][T] a transposed block                         */
     /* recomputed forward of one layer */
-    float *q, *k, *v;      /* [T][H] (ModernBERT: rotated q, k)                */
+    float *q, *k, *v;      /* [T][H] (rotary positions: q, k rotated)           */
     float *P;              /* [NH][T][T] probabilities                          */
     float *c;              /* [T][H] attention context                          */
-    float *n, *n_xh, *n_rs;/* ModernBERT: LNa(x) [T][H], its xhat, rstd [T]     */
-    float *y1, *xh1, *rs1; /* BERT: LN1 output, xhat [T][H], rstd [T];
-                              ModernBERT: x1, LNm's xhat, rstd                  */
-    float *m;              /* ModernBERT: LNm(x1) [T][H]                        */
-    float *u, *f, *gt;     /* [T][I] pre-activation, activation (x gate), gate  */
-    float *xh2, *rs2;      /* BERT: LN2's xhat [T][H], rstd [T]; ModernBERT: LNf's */
+    float *n, *n_xh, *n_rs;/* pre-norm: N1(x) [T][H], its xhat, rstd [T]        */
+    float *y1, *xh1, *rs1; /* post-norm: N1 output, xhat [T][H], rstd [T];
+                              pre-norm: x1, N2's xhat, rstd                     */
+    float *m;              /* pre-norm: N2(x1) [T][H]                           */
+    float *u, *f, *gt;     /* [T][I] pre-activation, act(u), gate (gated block) */
+    float *xh2, *rs2;      /* post-norm: N2's xhat [T][H], rstd [T]; pre-norm: Nf's */
     float *tmp;            /* [T][max(H, I, E)]                                 */
     /* gradients */
     float *dq, *dk, *dv, *dc; /* [T][H]                                         */
@@ -187,14 +200,15 @@ typedef struct {
     float *rel;            /* DeBERTa [rel_rows][H] LayerNorm'ed relative embeddings */
     int32_t *idx, r0, nr;  /* DeBERTa relative row of i - j, rows used          */
     float *pk, *pq;        /* DeBERTa [nr][H] this layer's projections of them  */
-    float *cs_g, *cs_l;    /* ModernBERT [T][d] rotary tables                   */
-    const float *final_g;  /* ModernBERT final norm [H]                          */
-    float *zeros;          /* [max(H, I)] absent biases                          */
+    float *cs_g, *cs_l;    /* rotary [T][d] tables, global and local theta      */
+    const float *final_g;  /* pre-norm: the final norm [H]                       */
 } bctx;
 
 /* The traits the blocks below read (family.h). */
 static int positions(const bctx *b) { return b->s->tr->positions; }
 static int pre_norm(const bctx *b) { return b->s->tr->layer == BLI_LAYER_PRE_NORM; }
+static int rms(const bctx *b) { return b->s->tr->norm == BLI_NORM_RMS; }
+static int gated(const bctx *b) { return b->s->tr->ffn == BLI_FFN_GATED; }
 
 /* dx [rows][k] = dy [rows][n] W for w = W [n][k], W's rows in f32 (the
  * gradient through the dequantized weights). SIMD builds: W^T laid out in
@@ -269,25 +283,22 @@ static void act_grad(float *out, const float *u, size_t n, int32_t act, float *t
 }
 
 /* NULL when the pass differentiates every trait of s's family, else the
- * first one it does not, in words. The blocks: BERT's post-norm layer with
- * a plain feed-forward block and absolute, bucketed (MPNet) or disentangled
- * (DeBERTa) positions; ModernBERT's pre-norm layer with rotary positions, a
- * gated feed-forward block, no norm on layer 0's input and a final norm; both
- * with LayerNorm and normed embeddings. */
+ * first one it does not, in words. The blocks (each once, chosen by trait):
+ * post-norm and pre-norm layers (pre-norm: layer 0's input normed or not, a
+ * final norm), LayerNorm and RMSNorm, plain and gated feed-forward blocks
+ * (ReLU, GELU, tanh GELU, SiLU), absolute, bucketed (MPNet), disentangled
+ * (DeBERTa) and rotary positions (ModernBERT's windows too), embeddings
+ * normed or not, projected or not. Every family bertlens runs has only these;
+ * a trait value added later is refused until it has its block here. */
 const char *bli_backward_refuses(const bl_state *s) {
     const bli_family_traits *tr = s->tr;
-    if (tr->norm != BLI_NORM_LAYER) return "RMSNorm";
-    if (tr->no_emb_norm) return "embeddings without a norm";
-    if (tr->layer == BLI_LAYER_PRE_NORM) {
-        if (tr->positions != BLI_POS_ROTARY) return "a pre-norm layer without rotary positions";
-        if (tr->ffn != BLI_FFN_GATED) return "a pre-norm layer with a plain feed-forward block";
-        if (tr->first_norm) return "a pre-norm layer 0 that norms its input";
-        if (!tr->final_norm) return "a pre-norm stack without a final norm";
-    } else {
-        if (tr->positions == BLI_POS_ROTARY) return "rotary positions in a post-norm layer";
-        if (tr->ffn != BLI_FFN_PLAIN) return "a gated feed-forward block in a post-norm layer";
-        if (tr->final_norm) return "a final norm after post-norm layers";
-    }
+    if (tr->norm != BLI_NORM_LAYER && tr->norm != BLI_NORM_RMS) return "this norm";
+    if (tr->layer != BLI_LAYER_POST_NORM && tr->layer != BLI_LAYER_PRE_NORM) return "this layer layout";
+    if (tr->ffn != BLI_FFN_PLAIN && tr->ffn != BLI_FFN_GATED) return "this feed-forward block";
+    if (tr->positions < BLI_POS_ABSOLUTE || tr->positions > BLI_POS_ROTARY) return "these positions";
+    const int32_t act = s->c.activation;
+    if (act != BL_ACT_GELU && act != BL_ACT_GELU_TANH && act != BL_ACT_RELU && act != BL_ACT_SILU)
+        return "this activation";
     return NULL;
 }
 
@@ -343,7 +354,7 @@ missing:
     return -1;
 }
 
-/* Sliding rotary (ModernBERT): layer l attends globally (else within +-window). */
+/* Rotary: layer l attends globally (else within +-window: ModernBERT's sliding). */
 static int global_layer(const bctx *b, int32_t l) {
     return !b->s->tr->sliding || b->s->fam.global_every <= 1 || l % b->s->fam.global_every == 0;
 }
@@ -440,8 +451,9 @@ static void fam_logits_bwd(bctx *b, int32_t h, float *dL) {
         }
 }
 
-/* ModernBERT: rotate rows of x [T][H] (every head) by the layer's table,
- * forward (sign 1) or back (sign -1: the transpose, for gradients). */
+/* Rotary positions: rotate rows of x [T][H] (every head) by the layer's
+ * table, forward (sign 1) or back (sign -1: the transpose R(theta)^T, for
+ * gradients). */
 static void rope(bctx *b, int32_t l, float *x, int sign) {
     const int32_t T = b->T, H = b->H, d = b->d, hd = d / 2;
     const float *cs = global_layer(b, l) ? b->cs_g : b->cs_l;
@@ -526,10 +538,10 @@ static void qkv_bwd(bctx *b, int32_t l, float *dn) {
     add_to(dn, b->tmp, n);
 }
 
-/* Load what layer l needs beyond the state's weights (ModernBERT's gate). */
+/* Load what layer l needs beyond the state's weights (a gated block's gate). */
 static int load_layer(bctx *b, int32_t l) {
     mat_free(&b->wg);
-    if (b->s->tr->ffn == BLI_FFN_GATED) {
+    if (gated(b)) {
         char name[96];
         snprintf(name, sizeof name, "encoder.layer.%d.intermediate.gate.weight", l);
         const bl_tensor *t = bl_model_find_tensor(b->s->model, name);
@@ -549,89 +561,148 @@ static void qkv_fwd(bctx *b, int32_t l, const float *in) {
     blk_matmul_shared(3, y, in, b->T, ws, bs, -1, b->scratch);
 }
 
-/* BERT's layer l: dx [T][H] from dy [T][H] (dy is overwritten). */
-static void bert_layer(bctx *b, int32_t l, const float *x, float *dy, float *dx) {
-    const bl_state *s = b->s;
-    const layer_weights *lw = bli_lw(s, l);
-    const int32_t T = b->T, H = b->H, I = b->I, act = s->c.activation;
-    const float eps = s->c.ln_eps;
-    const size_t nh = (size_t)T * H, ni = (size_t)T * I;
+/* Rotary positions: rotate q, k (sign 1, the forward) or dq, dk (sign -1:
+ * R(theta)^T, the gradient through the rotation); other positions: nothing. */
+static void rotate_qk(bctx *b, int32_t l, float *q, float *k, int sign) {
+    if (positions(b) != BLI_POS_ROTARY) return;
+    rope(b, l, q, sign);
+    rope(b, l, k, sign);
+}
+
+/* The norm trait's y = N(x) [T][H] (LayerNorm or RMSNorm, family.h), keeping
+ * xhat [T][H] and rstd [T]; and its pull-back (acc: dx +=). */
+static void norm_fwd(bctx *b, float *y, const float *x, const float *g, const float *bias, float *xhat, float *rstd) {
+    ln_fwd(y, x, b->T, b->H, g, bias, b->s->c.ln_eps, xhat, rstd, rms(b));
+}
+
+static void norm_bwd(bctx *b, float *dx, const float *dy, const float *xhat, const float *rstd, const float *g, int acc) {
+    ln_bwd(dx, dy, xhat, rstd, g, b->T, b->H, acc, rms(b));
+}
+
+/* f [n] = act(u) as the forward pass computes it (bli_fam_ffn: the kernels'
+ * activation; SiLU by hand). */
+static void act_fwd(float *f, const float *u, size_t n, int32_t act) {
+    if (act == BL_ACT_SILU) {
+        for (size_t i = 0; i < n; i++) f[i] = u[i] / (1.0f + expf(-u[i]));
+        return;
+    }
+    memcpy(f, u, n * sizeof(float));
+    blk_activate(f, n, act);
+}
+
+/* The feed-forward block of layer l on in [T][H] (the ffn trait):
+ *   plain  u = in W1 + b1                 f = act(u)
+ *   gated  u = in W1 + b1,  gt = in Wg,   f = act(u) * gt  (GeGLU, SwiGLU)
+ * out [T][H] = f W2 + b2 (out NULL: not needed). Keeps u, gt and act(u) in
+ * f [T][I] for ffn_bwd (gated: the product goes through du). */
+static void ffn_fwd(bctx *b, int32_t l, const float *in, float *out) {
+    const layer_weights *lw = bli_lw(b->s, l);
+    const int32_t T = b->T, act = b->s->c.activation;
+    const size_t ni = (size_t)T * b->I;
+    blk_matmul(b->u, in, T, &lw->w1, lw->b1, b->scratch);
+    act_fwd(b->f, b->u, ni, act);
+    const float *f = b->f;
+    if (gated(b)) {
+        blk_matmul(b->gt, in, T, &b->wg.f, NULL, b->scratch);
+        for (size_t i = 0; i < ni; i++) b->du[i] = b->f[i] * b->gt[i];
+        f = b->du;
+    }
+    if (out) blk_matmul(out, f, T, &lw->w2, lw->b2, b->scratch);
+}
+
+/* din [T][H] = dF/d(in) from dout [T][H] = dF/d(out) through ffn_fwd's
+ * block (f, gt, du, tmp overwritten):
+ *   df = dout W2;  gated: dgt = df act(u), df *= gt;  du = df act'(u)
+ *   din = du W1 (+ dgt Wg) */
+static void ffn_bwd(bctx *b, int32_t l, const float *dout, float *din) {
+    const layer_weights *lw = bli_lw(b->s, l);
+    const int32_t T = b->T, act = b->s->c.activation;
+    const size_t ni = (size_t)T * b->I;
+    dy_w(b, b->du, dout, T, &lw->w2);                                    /* df */
+    if (gated(b))
+        for (size_t i = 0; i < ni; i++) {
+            const float df = b->du[i];
+            b->f[i] = df * b->f[i];                                      /* dgt */
+            b->du[i] = df * b->gt[i];
+        }
+    act_grad(b->gt, b->u, ni, act, b->tmp);
+    for (size_t i = 0; i < ni; i++) b->du[i] *= b->gt[i];               /* du */
+    dy_w(b, din, b->du, T, &lw->w1);
+    if (gated(b)) {
+        dy_w(b, b->tmp, b->f, T, &b->wg.f);
+        add_to(din, b->tmp, (size_t)T * b->H);
+    }
+}
+
+/* The post-norm layer l (BERT's; NomicBERT's and GTE's with rotary q, k and
+ * a gated block): dx [T][H] from dy [T][H] (dy is overwritten).
+ *   x1 = N1(x + c Wo + bo);  y = N2(x1 + ffn(x1)) */
+static void post_layer(bctx *b, int32_t l, const float *x, float *dy, float *dx) {
+    const layer_weights *lw = bli_lw(b->s, l);
+    const int32_t T = b->T, H = b->H;
+    const size_t nh = (size_t)T * H;
     /* forward */
     qkv_fwd(b, l, x);
+    rotate_qk(b, l, b->q, b->k, 1);
     fam_layer_begin(b, l);
     attn_fwd(b, l);
     blk_matmul(b->tmp, b->c, T, &lw->wo, lw->bo, b->scratch);
     add_to(b->tmp, x, nh);                                               /* x + c Wo + bo */
-    ln_fwd(b->y1, b->tmp, T, H, lw->ln1_g, lw->ln1_b, eps, b->xh1, b->rs1);
-    blk_matmul(b->u, b->y1, T, &lw->w1, lw->b1, b->scratch);
-    memcpy(b->f, b->u, ni * sizeof(float));
-    blk_activate(b->f, ni, act);                                         /* as the forward pass */
-    blk_matmul(b->tmp, b->f, T, &lw->w2, lw->b2, b->scratch);
-    add_to(b->tmp, b->y1, nh);                                           /* y1 + f W2 + b2 */
-    ln_fwd(NULL, b->tmp, T, H, lw->ln2_g, lw->ln2_b, eps, b->xh2, b->rs2);
+    norm_fwd(b, b->y1, b->tmp, lw->ln1_g, lw->ln1_b, b->xh1, b->rs1);
+    ffn_fwd(b, l, b->y1, b->tmp);
+    add_to(b->tmp, b->y1, nh);                                           /* x1 + ffn(x1) */
+    norm_fwd(b, NULL, b->tmp, lw->ln2_g, lw->ln2_b, b->xh2, b->rs2);
     /* backward */
-    ln_bwd(b->d1, dy, b->xh2, b->rs2, lw->ln2_g, T, H, 0);              /* d(y1 + f W2 + b2) */
-    dy_w(b, b->du, b->d1, T, &lw->w2);                                   /* df */
-    act_grad(b->f, b->u, ni, act, b->gt);
-    for (size_t i = 0; i < ni; i++) b->du[i] *= b->f[i];                 /* du */
-    dy_w(b, dy, b->du, T, &lw->w1);                                      /* dy1 = du W1 ... */
+    norm_bwd(b, b->d1, dy, b->xh2, b->rs2, lw->ln2_g, 0);               /* d(x1 + ffn(x1)) */
+    ffn_bwd(b, l, b->d1, dy);                                            /* dx1 = ffn'(d1) ... */
     add_to(dy, b->d1, nh);                                               /* ... + the residual */
-    ln_bwd(dx, dy, b->xh1, b->rs1, lw->ln1_g, T, H, 0);                  /* d(x + c Wo + bo) */
+    norm_bwd(b, dx, dy, b->xh1, b->rs1, lw->ln1_g, 0);                   /* d(x + c Wo + bo) */
     dy_w(b, b->dc, dx, T, &lw->wo);                                      /* dc; dx holds the residual */
     attn_bwd(b, l);
+    rotate_qk(b, l, b->dq, b->dk, -1);
     qkv_bwd(b, l, dx);
 }
 
-/* ModernBERT's layer l (pre-norm): dx from dy (overwritten). */
-static void modernbert_layer(bctx *b, int32_t l, const float *x, float *dy, float *dx) {
+/* The pre-norm layer l (ModernBERT's, EuroBERT's): dx from dy (overwritten).
+ *   n = N1(x) (layer 0 without the first_norm trait: x);  q, k, v from n
+ *   x1 = x + c Wo + bo;  y = x1 + ffn(N2(x1));  the last layer: y = Nf(y) */
+static void pre_layer(bctx *b, int32_t l, const float *x, float *dy, float *dx) {
     const bl_state *s = b->s;
     const layer_weights *lw = bli_lw(s, l);
-    const int32_t T = b->T, H = b->H, I = b->I, act = s->c.activation, L = s->c.n_layers;
-    const float eps = s->c.ln_eps;
-    const size_t nh = (size_t)T * H, ni = (size_t)T * I;
+    const int32_t T = b->T, H = b->H, L = s->c.n_layers;
+    const size_t nh = (size_t)T * H;
+    const int normed_in = l > 0 || s->tr->first_norm, last = l + 1 == L && s->tr->final_norm;
     /* forward */
     const float *n = x;
-    if (l > 0) {
-        ln_fwd(b->n, x, T, H, lw->ln1_g, lw->ln1_b, eps, b->n_xh, b->n_rs);
+    if (normed_in) {
+        norm_fwd(b, b->n, x, lw->ln1_g, lw->ln1_b, b->n_xh, b->n_rs);
         n = b->n;
     }
     qkv_fwd(b, l, n);
-    rope(b, l, b->q, 1);
-    rope(b, l, b->k, 1);
+    rotate_qk(b, l, b->q, b->k, 1);
+    fam_layer_begin(b, l);
     attn_fwd(b, l);
     blk_matmul(b->y1, b->c, T, &lw->wo, lw->bo, b->scratch);
     add_to(b->y1, x, nh);                                                /* x1 */
-    ln_fwd(b->m, b->y1, T, H, lw->ln2_g, lw->ln2_b, eps, b->xh1, b->rs1);
-    blk_matmul(b->u, b->m, T, &lw->w1, lw->b1, b->scratch);
-    blk_matmul(b->gt, b->m, T, &b->wg.f, NULL, b->scratch);
-    for (size_t i = 0; i < ni; i++) b->f[i] = bli_act_f(b->u[i], act) * b->gt[i];
-    if (l + 1 == L) { /* y = LNf(x1 + f W2) */
-        blk_matmul(b->tmp, b->f, T, &lw->w2, lw->b2, b->scratch);
+    norm_fwd(b, b->m, b->y1, lw->ln2_g, lw->ln2_b, b->xh1, b->rs1);
+    ffn_fwd(b, l, b->m, last ? b->tmp : NULL);
+    if (last) { /* y = Nf(x1 + ffn(m)) */
         add_to(b->tmp, b->y1, nh);
-        ln_fwd(NULL, b->tmp, T, H, b->final_g, NULL, eps, b->xh2, b->rs2);
-        ln_bwd(b->d1, dy, b->xh2, b->rs2, b->final_g, T, H, 0);
+        norm_fwd(b, NULL, b->tmp, b->final_g, NULL, b->xh2, b->rs2);
+        norm_bwd(b, b->d1, dy, b->xh2, b->rs2, b->final_g, 0);
         memcpy(dy, b->d1, nh * sizeof(float));
     }
-    /* backward: dy = dF/d(x1 + f W2) */
-    dy_w(b, b->du, dy, T, &lw->w2);                                      /* df [T][I] */
-    for (size_t i = 0; i < ni; i++) {
-        const float df = b->du[i];
-        b->f[i] = df * bli_act_f(b->u[i], act);                            /* d gate */
-        b->du[i] = df * b->gt[i] * bli_act_d(b->u[i], act);                /* d u    */
-    }
-    dy_w(b, b->d1, b->du, T, &lw->w1);                                   /* dm */
-    dy_w(b, b->tmp, b->f, T, &b->wg.f);
-    add_to(b->d1, b->tmp, nh);
-    ln_bwd(dy, b->d1, b->xh1, b->rs1, lw->ln2_g, T, H, 1);             /* dx1 = dy + LNm'(dm) */
+    /* backward: dy = dF/d(x1 + ffn(m)) */
+    ffn_bwd(b, l, dy, b->d1);                                            /* dm */
+    norm_bwd(b, dy, b->d1, b->xh1, b->rs1, lw->ln2_g, 1);                /* dx1 = dy + N2'(dm) */
     memcpy(dx, dy, nh * sizeof(float));                                  /* the residual */
     dy_w(b, b->dc, dy, T, &lw->wo);
     attn_bwd(b, l);
-    rope(b, l, b->dq, -1);
-    rope(b, l, b->dk, -1);
-    if (l > 0) {
+    rotate_qk(b, l, b->dq, b->dk, -1);
+    if (normed_in) {
         memset(b->d1, 0, nh * sizeof(float));
         qkv_bwd(b, l, b->d1);                                            /* dn */
-        ln_bwd(dx, b->d1, b->n_xh, b->n_rs, lw->ln1_g, T, H, 1);
+        norm_bwd(b, dx, b->d1, b->n_xh, b->n_rs, lw->ln1_g, 1);
     } else
         qkv_bwd(b, l, dx);
 }
@@ -645,29 +716,32 @@ void bl_word_rows(const bl_state *s, const int32_t *ids, int32_t T, float *out) 
 }
 
 /* d_word [T][E] from dh0 [T][H] = dF/d(layer 0's input):
- *   z = word + position + type;  e = LN(z);  h0 = e Wp + bp (fam.project) */
+ *   z = word + position + type;  e = LN(z) (no_emb_norm: e = z);
+ *   h0 = e Wp + bp (fam.project) */
 static int embed_bwd(bctx *b, const int32_t *ids, const int32_t *type_ids, const float *word_rows, const float *dh0,
                      float *d_word) {
     bl_state *s = b->s;
     const int32_t T = b->T, E = b->E;
+    const int normed = !s->tr->no_emb_norm;
     float *z = malloc(sizeof(float) * (size_t)T * E), *xh = malloc(sizeof(float) * (size_t)T * E),
           *rs = malloc(sizeof(float) * (size_t)T), *de = NULL;
     int rc = -1;
     if (!z || !xh || !rs) goto out;
-    for (int32_t t = 0; t < T; t++) {
+    for (int32_t t = 0; t < T && normed; t++) {
         float *zr = z + (size_t)t * E;
         if (word_rows) memcpy(zr, word_rows + (size_t)t * E, sizeof(float) * E);
         else blk_weight_row(&s->word, ids[t], zr);
         const float *p = s->pos + (size_t)s->posid[t] * E, *ty = s->type + (size_t)(type_ids ? type_ids[t] : 0) * E;
         for (int32_t i = 0; i < E; i++) zr[i] += p[i] + ty[i];
     }
-    ln_fwd(NULL, z, T, E, s->emb_ln_g, s->emb_ln_b, s->c.ln_eps, xh, rs);
+    if (normed) ln_fwd(NULL, z, T, E, s->emb_ln_g, s->emb_ln_b, s->c.ln_eps, xh, rs, 0);
     if (s->fam.project) {
         if (!(de = malloc(sizeof(float) * (size_t)T * E))) goto out;
         dy_w(b, de, dh0, T, &s->proj_w);
         dh0 = de;
     }
-    ln_bwd(d_word, dh0, xh, rs, s->emb_ln_g, T, E, 0);
+    if (normed) ln_bwd(d_word, dh0, xh, rs, s->emb_ln_g, T, E, 0, 0);
+    else memcpy(d_word, dh0, sizeof(float) * (size_t)T * E);
     rc = 0;
 out:
     free(z), free(xh), free(rs), free(de);
@@ -758,8 +832,8 @@ int bli_backward_steps(bl_state *s, int32_t G, const int32_t *ids, const int32_t
             float *dy = dys + (2 * (size_t)g + (size_t)((c->n_layers - 1 - l) % 2)) * th,
                   *dx = dys + (2 * (size_t)g + (size_t)((c->n_layers - l) % 2)) * th;
             const float *x = hid[g] + (size_t)l * th; /* the layer's input [T][H] */
-            if (pre_norm(&b)) modernbert_layer(&b, l, x, dy, dx);
-            else bert_layer(&b, l, x, dy, dx);
+            if (pre_norm(&b)) pre_layer(&b, l, x, dy, dx);
+            else post_layer(&b, l, x, dy, dx);
         }
     }
     panels_reset(&b);
