@@ -12,18 +12,19 @@
  *   2. pulls dy = dF/d(output) back to dx = dF/d(input).
  * Memory is one layer's activations and weights, whatever the depth.
  *
- * BERT's layer (post-norm; DistilBERT, ELECTRA, RoBERTa, ALBERT, MPNet,
- * DeBERTa run it with their own scores):
- *   q, k, v = x Wq + bq, x Wk + bk, x Wv + bv       [T][H]
+ * The layer, by the family's traits (family.h), N a LayerNorm or an RMSNorm
+ * (norm trait), ffn plain or gated (ffn trait), q and k rotated for rotary
+ * positions:
+ *   q, k, v = n Wq + bq, n Wk + bk, n Wv + bv       [T][H]
  *   P_h     = softmax(scores_h(q, k))               [T][T], 0 for a masked head
  *   c       = P v  (heads side by side)             [T][H]
- *   y1      = LN1(x + c Wo + bo)                    [T][H]
- *   u       = y1 W1 + b1,  f = act(u)               [T][I]
- *   y       = LN2(y1 + f W2 + b2)                   [T][H]
- * ModernBERT's (pre-norm, rotary, windows, GeGLU, final norm):
- *   n  = LNa(x) (layer 0: x),  q, k, v = n W (no biases), q, k rotated
- *   x1 = x + c Wo;  m = LNm(x1);  f = act(m Wi) * (m Wg);  y = x1 + f W2
- *   last layer: y = LNf(y)
+ *   ffn(m)  = act(m W1 + b1) W2 + b2,  gated: (act(m W1 + b1) * (m Wg)) W2 + b2
+ * post-norm (BERT, DistilBERT, ELECTRA, RoBERTa, ALBERT, MPNet, DeBERTa,
+ * NomicBERT, GTE):
+ *   n = x;  y1 = N1(x + c Wo + bo);  y = N2(y1 + ffn(y1))
+ * pre-norm (ModernBERT, EuroBERT):
+ *   n = N1(x) (layer 0 without the first_norm trait: x)
+ *   x1 = x + c Wo + bo;  y = x1 + ffn(N2(x1));  last layer: y = Nf(y)
  * The recomputed forward runs the encoder's own kernels on the layer's
  * weights as the forward pass ran them (blk_matmul on the bundle's q8 / f32
  * weights, the attention products with bli_attn_product), so it gives the
@@ -33,10 +34,13 @@
  * is that of the dequantized weights); the attention's are blk_matmul_nt on
  * [T][T] blocks. Those are the SIMD kernels of the forward pass.
  *
- * The family-specific scores (MPNet's bias, DeBERTa's c2p/p2c, ModernBERT's
- * rotation and window) are in one section below, "Family scores".
+ * The attention (q, k, v, the family-specific scores: MPNet's bias,
+ * DeBERTa's c2p/p2c, the rotary tables and ModernBERT's window; softmax,
+ * context) forward and back is backward_attn.c's; the rotation's gradient
+ * is its transpose, R(theta)^T on dq, dk. The product dy W both use is
+ * backward_dy.c's; the context all three read: backward_impl.h.
  */
-#include "encoder_types.h"
+#include "backward_impl.h"
 #include "encoder_family.h"
 #include "analysis/explain.h"
 #include "base/error.h"
@@ -48,13 +52,6 @@
 #include <string.h>
 
 /* ------------------------------------------------------------ weights */
-
-/* W [n][k] dequantized to f32 and packed for blk_matmul: a weight the state
- * does not hold ready (ModernBERT's gate, read from the bundle). */
-typedef struct {
-    float *w; /* [n][k] */
-    blk_weight f;
-} mat;
 
 static int mat_load(mat *m, const blk_weight *src) {
     const int32_t n = src->n, k = src->k;
@@ -71,14 +68,18 @@ static void mat_free(mat *m) {
 
 /* ---------------------------------------------------------- pieces */
 
-/* y [T][n] = LN(x [T][n]) * g + b, keeping xhat [T][n] and rstd [T]. */
+/* y [T][n] = LN(x [T][n]) * g + b, keeping xhat [T][n] and rstd [T].
+ * rms: RMSNorm instead (Llama's), y = x * rstd * g with rstd =
+ * 1 / sqrt(mean(x^2) + eps): xhat = x * rstd, no mean taken off, no b. */
 static void ln_fwd(float *y, const float *x, int32_t T, int32_t n, const float *g, const float *b, float eps,
-                   float *xhat, float *rstd) {
+                   float *xhat, float *rstd, int rms) {
     for (int32_t t = 0; t < T; t++) {
         const float *xr = x + (size_t)t * n;
         double mu = 0, var = 0;
-        for (int32_t i = 0; i < n; i++) mu += xr[i];
-        mu /= n;
+        if (!rms) {
+            for (int32_t i = 0; i < n; i++) mu += xr[i];
+            mu /= n;
+        }
         for (int32_t i = 0; i < n; i++) var += (xr[i] - mu) * (xr[i] - mu);
         var /= n;
         const float r = (float)(1.0 / sqrt(var + eps));
@@ -86,15 +87,17 @@ static void ln_fwd(float *y, const float *x, int32_t T, int32_t n, const float *
         for (int32_t i = 0; i < n; i++) {
             const float xh = (float)((xr[i] - mu) * r);
             xhat[(size_t)t * n + i] = xh;
-            if (y) y[(size_t)t * n + i] = xh * g[i] + (b ? b[i] : 0.0f);
+            if (y) y[(size_t)t * n + i] = xh * g[i] + (b && !rms ? b[i] : 0.0f);
         }
     }
 }
 
 /* dx [T][n] (=, or += when acc) from dy through y = LN(x) * g + b:
- *   dx = rstd * (dy g - mean(dy g) - xhat * mean(dy g * xhat)) */
+ *   dx = rstd * (dy g - mean(dy g) - xhat * mean(dy g * xhat))
+ * rms (RMSNorm, y = xhat * g, xhat = x * rstd): the mean term drops out,
+ *   dx = rstd * (dy g - xhat * mean(dy g * xhat)) */
 static void ln_bwd(float *dx, const float *dy, const float *xhat, const float *rstd, const float *g, int32_t T,
-                   int32_t n, int acc) {
+                   int32_t n, int acc, int rms) {
     for (int32_t t = 0; t < T; t++) {
         const float *d = dy + (size_t)t * n, *xh = xhat + (size_t)t * n;
         double m1 = 0, m2 = 0;
@@ -103,7 +106,7 @@ static void ln_bwd(float *dx, const float *dy, const float *xhat, const float *r
             m1 += dg;
             m2 += dg * xh[i];
         }
-        m1 /= n, m2 /= n;
+        m1 = rms ? 0.0 : m1 / n, m2 /= n;
         float *o = dx + (size_t)t * n;
         for (int32_t i = 0; i < n; i++) {
             const float v = (float)(rstd[t] * ((double)d[i] * g[i] - m1 - xh[i] * m2));
@@ -116,6 +119,7 @@ static void ln_bwd(float *dx, const float *dy, const float *xhat, const float *r
 float bli_act_f(float u, int32_t act) {
     switch (act) {
     case BL_ACT_RELU: return u > 0 ? u : 0;
+    case BL_ACT_SILU: return (float)(u / (1.0 + exp(-(double)u)));
     case BL_ACT_GELU_TANH: {
         const double c = 0.7978845608028654; /* sqrt(2 / pi) */
         return (float)(0.5 * u * (1.0 + tanh(c * (u + 0.044715 * (double)u * u * u))));
@@ -127,6 +131,10 @@ float bli_act_f(float u, int32_t act) {
 float bli_act_d(float u, int32_t act) {
     switch (act) {
     case BL_ACT_RELU: return u > 0 ? 1.0f : 0.0f;
+    case BL_ACT_SILU: { /* sigma(u) (1 + u (1 - sigma(u))) */
+        const double sg = 1.0 / (1.0 + exp(-(double)u));
+        return (float)(sg * (1.0 + u * (1.0 - sg)));
+    }
     case BL_ACT_GELU_TANH: {
         const double c = 0.7978845608028654, x = u, th = tanh(c * (x + 0.044715 * x * x * x));
         return (float)(0.5 * (1.0 + th) + 0.5 * x * (1.0 - th * th) * c * (1.0 + 3.0 * 0.044715 * x * x));
@@ -138,119 +146,7 @@ float bli_act_d(float u, int32_t act) {
     }
 }
 
-static void add_to(float *y, const float *x, size_t n) {
-    for (size_t i = 0; i < n; i++) y[i] += x[i];
-}
-
-/* out [n][m] = in [m][n] transposed. */
-static void transpose(float *out, const float *in, int32_t m, int32_t n) {
-    for (int32_t i = 0; i < m; i++)
-        for (int32_t j = 0; j < n; j++) out[(size_t)j * m + i] = in[(size_t)i * n + j];
-}
-
 /* ------------------------------------------------------------ context */
-
-typedef struct {
-    bl_state *s;
-    int32_t T, H, I, NH, d, E;
-    mat wg;                /* ModernBERT's gate, dequantized                    */
-    float *scratch;        /* blk_matmul scratch                                */
-    float *ntscr;          /* blk_matmul_nt scratch                             */
-    float *wbuf;           /* SIMD: the layer's weights in panels, one after the
-                              other (an arena, emptied per layer: dy_w lays a
-                              weight out once for every step of a batch);
-                              scalar: one weight dequantized [n][k]          */
-    size_t nwbuf, used;    /* floats in wbuf, laid out so far               */
-    const blk_weight *pw[8]; /* the weights laid out in wbuf ...            */
-    float *pp[8];          /* ... and where                                 */
-    int npw;
-    float *wrow;           /* [8][max(H, I, E) + 8] 8 rows of it                */
-    float *tt;             /* [T][T] a transposed block                         */
-    /* recomputed forward of one layer */
-    float *q, *k, *v;      /* [T][H] (ModernBERT: rotated q, k)                */
-    float *P;              /* [NH][T][T] probabilities                          */
-    float *c;              /* [T][H] attention context                          */
-    float *n, *n_xh, *n_rs;/* ModernBERT: LNa(x) [T][H], its xhat, rstd [T]     */
-    float *y1, *xh1, *rs1; /* BERT: LN1 output, xhat [T][H], rstd [T];
-                              ModernBERT: x1, LNm's xhat, rstd                  */
-    float *m;              /* ModernBERT: LNm(x1) [T][H]                        */
-    float *u, *f, *gt;     /* [T][I] pre-activation, activation (x gate), gate  */
-    float *xh2, *rs2;      /* BERT: LN2's xhat [T][H], rstd [T]; ModernBERT: LNf's */
-    float *tmp;            /* [T][max(H, I, E)]                                 */
-    /* gradients */
-    float *dq, *dk, *dv, *dc; /* [T][H]                                         */
-    float *d1;                /* [T][H]                                         */
-    float *du;                /* [T][I]                                         */
-    float *dP;                /* [T][T]                                         */
-    /* family tables */
-    float *bias;           /* MPNet [NH][2T-1]                                  */
-    float *rel;            /* DeBERTa [rel_rows][H] LayerNorm'ed relative embeddings */
-    int32_t *idx, r0, nr;  /* DeBERTa relative row of i - j, rows used          */
-    float *pk, *pq;        /* DeBERTa [nr][H] this layer's projections of them  */
-    float *cs_g, *cs_l;    /* ModernBERT [T][d] rotary tables                   */
-    const float *final_g;  /* ModernBERT final norm [H]                          */
-    float *zeros;          /* [max(H, I)] absent biases                          */
-} bctx;
-
-/* The traits the blocks below read (family.h). */
-static int positions(const bctx *b) { return b->s->tr->positions; }
-static int pre_norm(const bctx *b) { return b->s->tr->layer == BLI_LAYER_PRE_NORM; }
-
-/* dx [rows][k] = dy [rows][n] W for w = W [n][k], W's rows in f32 (the
- * gradient through the dequantized weights). SIMD builds: W^T laid out in
- * wbuf as blk_weight_pack lays out an f32 weight [k][n], panels
- * pf[p][r][c] = W[r][8p + c] (zero past column k), straight from W's rows
- * (dequantized one at a time into wrow), then blk_matmul, the forward
- * pass's f32 kernel. Scalar builds: blk_matmul_nt on W's rows in wbuf. */
-static void dy_w(bctx *b, float *dx, const float *dy, int32_t rows, const blk_weight *w) {
-    const int32_t n = w->n, k = w->k;
-#if BLK_SIMD
-    const int32_t np = (k + BL_PANEL - 1) / BL_PANEL;
-    float *pf = NULL, *row = b->wrow;
-    for (int i = 0; i < b->npw; i++)
-        if (b->pw[i] == w) pf = b->pp[i];
-    if (pf) goto mul; /* laid out for an earlier step of the batch */
-    if (b->npw == 8 || b->used + (size_t)np * BL_PANEL * n > b->nwbuf) b->npw = 0, b->used = 0; /* (not reached) */
-    pf = b->wbuf + b->used;
-    b->used += (size_t)np * BL_PANEL * n;
-    b->pw[b->npw] = w, b->pp[b->npw++] = pf;
-    if (w->pq8 && w->dtype == BL_Q8) { /* q8 in panels: 8 x 8 blocks, each 64 bytes in a row */
-        for (int32_t P = 0; P < n / BL_PANEL; P++) {
-            const int8_t *qp = w->pq8 + (size_t)P * k * BL_PANEL;   /* [k/2][8][2] */
-            const float *sp = w->ps8 + (size_t)P * (k / 32) * BL_PANEL; /* [k/32][8] */
-            for (int32_t p = 0; p < np; p++) {
-                float *dst = pf + ((size_t)p * n + (size_t)P * BL_PANEL) * BL_PANEL; /* [c][j] */
-                const int8_t *q = qp + (size_t)p * 4 * 2 * BL_PANEL;   /* [j/2][c][j%2] */
-                const float *sc = sp + (size_t)(p * BL_PANEL / 32) * BL_PANEL;
-                for (int32_t c = 0; c < BL_PANEL; c++)
-                    for (int32_t j = 0; j < BL_PANEL; j++) dst[c * BL_PANEL + j] = q[(j / 2) * 16 + c * 2 + (j & 1)] * sc[c];
-            }
-        }
-        goto mul;
-    }
-    const size_t rw = (size_t)np * BL_PANEL; /* a row of wrow, zero past k */
-    for (int32_t r0 = 0; r0 < n; r0 += BL_PANEL) { /* 8 rows, then one 8 x 8 block per panel */
-        const int32_t nr = n - r0 < BL_PANEL ? n - r0 : BL_PANEL;
-        for (int32_t c = 0; c < nr; c++) {
-            float *rr = row + (size_t)c * rw;
-            blk_weight_row(w, r0 + c, rr);
-            for (int32_t i = k; i < (int32_t)rw; i++) rr[i] = 0.0f;
-        }
-        for (int32_t p = 0; p < np; p++)
-            for (int32_t c = 0; c < nr; c++)
-                memcpy(pf + ((size_t)p * n + r0 + c) * BL_PANEL, row + (size_t)c * rw + (size_t)p * BL_PANEL,
-                       sizeof(float) * BL_PANEL);
-    }
-mul:;
-    blk_weight wt;
-    blk_weight_init(&wt, BL_F32, k, n, (const uint8_t *)pf); /* read through pf only */
-    wt.pf = pf;
-    blk_matmul(dx, dy, rows, &wt, NULL, b->scratch);
-#else
-    for (int32_t r = 0; r < n; r++) blk_weight_row(w, r, b->wbuf + (size_t)r * k);
-    blk_matmul_nt(dx, k, dy, n, rows, b->wbuf, 1, k, k, n, b->ntscr);
-#endif
-}
 
 /* A new layer: the weights laid out so far are not its. */
 static void panels_reset(bctx *b) { b->npw = 0, b->used = 0; }
@@ -269,267 +165,29 @@ static void act_grad(float *out, const float *u, size_t n, int32_t act, float *t
 }
 
 /* NULL when the pass differentiates every trait of s's family, else the
- * first one it does not, in words. The blocks: BERT's post-norm layer with
- * a plain feed-forward block and absolute, bucketed (MPNet) or disentangled
- * (DeBERTa) positions; ModernBERT's pre-norm layer with rotary positions, a
- * gated feed-forward block, no norm on layer 0's input and a final norm; both
- * with LayerNorm and normed embeddings. */
+ * first one it does not, in words. The blocks (each once, chosen by trait):
+ * post-norm and pre-norm layers (pre-norm: layer 0's input normed or not, a
+ * final norm), LayerNorm and RMSNorm, plain and gated feed-forward blocks
+ * (ReLU, GELU, tanh GELU, SiLU), absolute, bucketed (MPNet), disentangled
+ * (DeBERTa) and rotary positions (ModernBERT's windows too), embeddings
+ * normed or not, projected or not. Every family bertlens runs has only these;
+ * a trait value added later is refused until it has its block here. */
 const char *bli_backward_refuses(const bl_state *s) {
     const bli_family_traits *tr = s->tr;
-    if (tr->norm != BLI_NORM_LAYER) return "RMSNorm";
-    if (tr->no_emb_norm) return "embeddings without a norm";
-    if (tr->layer == BLI_LAYER_PRE_NORM) {
-        if (tr->positions != BLI_POS_ROTARY) return "a pre-norm layer without rotary positions";
-        if (tr->ffn != BLI_FFN_GATED) return "a pre-norm layer with a plain feed-forward block";
-        if (tr->first_norm) return "a pre-norm layer 0 that norms its input";
-        if (!tr->final_norm) return "a pre-norm stack without a final norm";
-    } else {
-        if (tr->positions == BLI_POS_ROTARY) return "rotary positions in a post-norm layer";
-        if (tr->ffn != BLI_FFN_PLAIN) return "a gated feed-forward block in a post-norm layer";
-        if (tr->final_norm) return "a final norm after post-norm layers";
-    }
+    if (tr->norm != BLI_NORM_LAYER && tr->norm != BLI_NORM_RMS) return "this norm";
+    if (tr->layer != BLI_LAYER_POST_NORM && tr->layer != BLI_LAYER_PRE_NORM) return "this layer layout";
+    if (tr->ffn != BLI_FFN_PLAIN && tr->ffn != BLI_FFN_GATED) return "this feed-forward block";
+    if (tr->positions < BLI_POS_ABSOLUTE || tr->positions > BLI_POS_ROTARY) return "these positions";
+    const int32_t act = s->c.activation;
+    if (act != BL_ACT_GELU && act != BL_ACT_GELU_TANH && act != BL_ACT_RELU && act != BL_ACT_SILU)
+        return "this activation";
     return NULL;
 }
 
-/* =================================================== Family scores
- * Everything that differs between the families' attention scores and
- * layers: the tables they read (made once per backward), the logits of one
- * head from q, k, and the pull-back of those logits' gradient into dq, dk. */
-
-static const float *f32_tensor(const bl_model *m, const char *name, int64_t n) {
-    const bl_tensor *t = bl_model_find_tensor(m, name);
-    if (!t || t->dtype != BL_F32) return NULL;
-    int64_t c = 1;
-    for (int i = 0; i < t->n_dims; i++) c *= t->dims[i];
-    return c == n ? (const float *)(const void *)t->data : NULL;
-}
-
-static int fam_tables(bctx *b, char *err, size_t errlen) {
-    bl_state *s = b->s;
-    const bl_model *m = s->model;
-    const bli_family *f = &s->fam;
-    const int32_t T = b->T, H = b->H, NH = b->NH, d = b->d;
-    if (positions(b) == BLI_POS_BUCKETS) {
-        const float *table = f32_tensor(m, "encoder.relative_attention_bias.weight", (int64_t)f->rel_rows * NH);
-        if (!table || !(b->bias = malloc(sizeof(float) * (size_t)NH * (2 * T - 1)))) goto missing;
-        bli_mpnet_bias(b->bias, table, NH, T, 32, 128);
-    }
-    if (positions(b) == BLI_POS_DISENTANGLED) {
-        const float *rel = f32_tensor(m, "encoder.rel_embeddings.weight", (int64_t)f->rel_rows * H);
-        if (!rel || !(b->rel = malloc(sizeof(float) * (size_t)f->rel_rows * H))) goto missing;
-        memcpy(b->rel, rel, sizeof(float) * (size_t)f->rel_rows * H);
-        if (f->rel_norm) {
-            const float *g = f32_tensor(m, "encoder.rel_embeddings.LayerNorm.weight", H),
-                        *bb = f32_tensor(m, "encoder.rel_embeddings.LayerNorm.bias", H);
-            if (!g || !bb) goto missing;
-            blk_layernorm(b->rel, NULL, f->rel_rows, H, g, bb, s->c.ln_eps);
-        }
-        const int32_t nr = bli_deberta_rel_rows(T, f->rel_buckets, f->rel_max);
-        if (!(b->idx = malloc(sizeof(int32_t) * (size_t)(2 * T - 1))) || !(b->pk = malloc(sizeof(float) * (size_t)nr * H)) ||
-            !(b->pq = malloc(sizeof(float) * (size_t)nr * H)))
-            goto missing;
-        bli_deberta_rel_index(b->idx, &b->r0, &b->nr, T, f->rel_buckets, f->rel_max);
-    }
-    if (s->tr->final_norm && !(b->final_g = f32_tensor(m, "encoder.final_norm.weight", H))) goto missing;
-    if (positions(b) == BLI_POS_ROTARY) {
-        if (!(b->cs_g = malloc(sizeof(float) * (size_t)T * d)) || !(b->cs_l = malloc(sizeof(float) * (size_t)T * d)))
-            goto missing;
-        bli_rope_table(b->cs_g, T, d, f->rope_global);
-        bli_rope_table(b->cs_l, T, d, f->rope_local);
-    }
-    return 0;
-missing:
-    bli_set_err(err, errlen, "backward: the %s tables are missing or out of memory", f->name);
-    return -1;
-}
-
-/* Sliding rotary (ModernBERT): layer l attends globally (else within +-window). */
-static int global_layer(const bctx *b, int32_t l) {
-    return !b->s->tr->sliding || b->s->fam.global_every <= 1 || l % b->s->fam.global_every == 0;
-}
-
-/* DeBERTa: this layer's key / query projections of the relative rows. */
-static void fam_layer_begin(bctx *b, int32_t l) {
-    (void)l;
-    if (positions(b) != BLI_POS_DISENTANGLED) return;
-    const layer_weights *lw = bli_lw(b->s, l);
-    const float *in = b->rel + (size_t)b->r0 * b->H;
-    blk_matmul(b->pk, in, b->nr, &lw->wk, lw->bk, b->scratch);
-    blk_matmul(b->pq, in, b->nr, &lw->wq, lw->bq, b->scratch);
-}
-
-/* S [T][T] = q_h k_h^T in, the logits head h's softmax takes out (the
- * family's scale and terms); entries outside ModernBERT's window are
- * -INFINITY. */
-static void fam_logits(bctx *b, int32_t l, int32_t h, float *S) {
-    const int32_t T = b->T, H = b->H, d = b->d, NH = b->NH;
-    const float *q = b->q + (size_t)h * d, *k = b->k + (size_t)h * d;
-    const bli_family *f = &b->s->fam;
-    switch (positions(b)) {
-    case BLI_POS_BUCKETS: {
-        const float div = sqrtf((float)d), *rel = b->bias + (size_t)h * (2 * T - 1);
-        for (int32_t i = 0; i < T; i++)
-            for (int32_t j = 0; j < T; j++) S[(size_t)i * T + j] = S[(size_t)i * T + j] / div + rel[j - i + T - 1];
-        break;
-    }
-    case BLI_POS_DISENTANGLED: {
-        const unsigned on = (unsigned)f->rel_terms;
-        const int n_terms = !!(on & BLI_DEB_C2P) + !!(on & BLI_DEB_P2C);
-        const float scale = 1.0f / sqrtf((float)d * (float)(1 + n_terms));
-        const float *pk = b->pk + (size_t)h * d, *pq = b->pq + (size_t)h * d;
-        for (int32_t i = 0; i < T; i++)
-            for (int32_t j = 0; j < T; j++) {
-                const int32_t r = b->idx[i - j + T - 1];
-                float acc = S[(size_t)i * T + j];
-                if (on & BLI_DEB_C2P)
-                    for (int32_t e = 0; e < d; e++) acc += q[(size_t)i * H + e] * pk[(size_t)r * H + e];
-                if (on & BLI_DEB_P2C)
-                    for (int32_t e = 0; e < d; e++) acc += k[(size_t)j * H + e] * pq[(size_t)r * H + e];
-                S[(size_t)i * T + j] = acc * scale;
-            }
-        break;
-    }
-    default: {
-        const float scale = 1.0f / sqrtf((float)d);
-        const int32_t half = !global_layer(b, l) ? f->window : -1;
-        for (int32_t i = 0; i < T; i++) {
-            int32_t j0, j1;
-            bli_window_of(i, T, half, &j0, &j1);
-            for (int32_t j = 0; j < T; j++)
-                S[(size_t)i * T + j] = j >= j0 && j < j1 ? S[(size_t)i * T + j] * scale : -INFINITY;
-        }
-    }
-    }
-    (void)NH;
-}
-
-/* dq, dk (head h's columns) from dL [T][T] = dF/d(logits), overwritten:
- *   dq_h = g k_h,  dk_h = g^T q_h  with g = dL * scale (blk_matmul_nt),
- * then DeBERTa's c2p / p2c terms. */
-static void fam_logits_bwd(bctx *b, int32_t h, float *dL) {
-    const int32_t T = b->T, H = b->H, d = b->d;
-    const float *q = b->q + (size_t)h * d, *k = b->k + (size_t)h * d;
-    float *dq = b->dq + (size_t)h * d, *dk = b->dk + (size_t)h * d;
-    const bli_family *f = &b->s->fam;
-    float scale = 1.0f / sqrtf((float)d);
-    unsigned on = 0;
-    if (positions(b) == BLI_POS_DISENTANGLED) {
-        on = (unsigned)f->rel_terms;
-        const int n_terms = !!(on & BLI_DEB_C2P) + !!(on & BLI_DEB_P2C);
-        scale = 1.0f / sqrtf((float)d * (float)(1 + n_terms));
-    }
-    /* buckets: S / sqrt(d) + bias, the bias a constant: the plain scale */
-    const size_t tt = (size_t)T * T;
-    for (size_t i = 0; i < tt; i++) dL[i] *= scale;
-    blk_matmul_nt(dq, H, dL, T, T, k, 1, H, d, T, b->ntscr);
-    transpose(b->tt, dL, T, T);
-    blk_matmul_nt(dk, H, b->tt, T, T, q, 1, H, d, T, b->ntscr);
-    if (!on) return;
-    const float *pk = b->pk + (size_t)h * d, *pq = b->pq + (size_t)h * d;
-    for (int32_t i = 0; i < T; i++)
-        for (int32_t j = 0; j < T; j++) {
-            const float g = dL[(size_t)i * T + j];
-            if (g == 0.0f) continue;
-            float *dqi = dq + (size_t)i * H, *dkj = dk + (size_t)j * H;
-            /* c2p: q_i . pk[idx(i - j)];  p2c: k_j . pq[idx(i - j)] */
-            const int32_t r = b->idx[i - j + T - 1];
-            if (on & BLI_DEB_C2P)
-                for (int32_t e = 0; e < d; e++) dqi[e] += g * pk[(size_t)r * H + e];
-            if (on & BLI_DEB_P2C)
-                for (int32_t e = 0; e < d; e++) dkj[e] += g * pq[(size_t)r * H + e];
-        }
-}
-
-/* ModernBERT: rotate rows of x [T][H] (every head) by the layer's table,
- * forward (sign 1) or back (sign -1: the transpose, for gradients). */
-static void rope(bctx *b, int32_t l, float *x, int sign) {
-    const int32_t T = b->T, H = b->H, d = b->d, hd = d / 2;
-    const float *cs = global_layer(b, l) ? b->cs_g : b->cs_l;
-    for (int32_t t = 0; t < T; t++) {
-        const float *c = cs + (size_t)t * d, *sn = c + hd;
-        for (int32_t h = 0; h < b->NH; h++) {
-            float *v = x + (size_t)t * H + (size_t)h * d;
-            for (int32_t i = 0; i < hd; i++) {
-                const float a = v[i], bb = v[hd + i], si = sign * sn[i];
-                v[i] = a * c[i] - bb * si;
-                v[hd + i] = bb * c[i] + a * si;
-            }
-        }
-    }
-}
-
-/* ============================================================ layers */
-
-/* Attention of layer l from q, k, v: P, c, with the forward pass's
- * products (bli_attn_product). */
-static void attn_fwd(bctx *b, int32_t l) {
-    const bl_state *s = b->s;
-    const int32_t T = b->T, H = b->H, d = b->d, NH = b->NH;
-    const bli_nt_fn nt = bli_attn_product(s, l, T);
-    for (int32_t h = 0; h < NH; h++) {
-        float *P = b->P + (size_t)h * T * T;
-        if (s->n_masked && s->head_mask[(size_t)l * NH + h]) { /* switched off: probabilities x 0 */
-            memset(P, 0, sizeof(float) * (size_t)T * T);
-            for (int32_t t = 0; t < T; t++) memset(b->c + (size_t)t * H + (size_t)h * d, 0, sizeof(float) * (size_t)d);
-            continue;
-        }
-        nt(P, T, b->q + (size_t)h * d, H, T, b->k + (size_t)h * d, H, 1, T, d, b->ntscr);
-        fam_logits(b, l, h, P);
-        for (int32_t i = 0; i < T; i++) {
-            float *row = P + (size_t)i * T, mx = -INFINITY;
-            double sum = 0;
-            for (int32_t j = 0; j < T; j++) mx = row[j] > mx ? row[j] : mx;
-            for (int32_t j = 0; j < T; j++) sum += row[j] = row[j] == -INFINITY ? 0.0f : expf(row[j] - mx);
-            for (int32_t j = 0; j < T; j++) row[j] = (float)(row[j] / sum);
-        }
-        nt(b->c + (size_t)h * d, H, P, T, T, b->v + (size_t)h * d, 1, H, d, T, b->ntscr); /* c_h = P v_h */
-    }
-}
-
-/* dq, dk, dv from dc through the attention of layer l:
- *   dP = dc_h v_h^T,  dv_h = P^T dc_h,  dS = P (dP - rowsum(P dP)). */
-static void attn_bwd(bctx *b, int32_t l) {
-    const bl_state *s = b->s;
-    const int32_t T = b->T, H = b->H, d = b->d, NH = b->NH;
-    const size_t n = (size_t)T * H;
-    memset(b->dq, 0, n * sizeof(float));
-    memset(b->dk, 0, n * sizeof(float));
-    memset(b->dv, 0, n * sizeof(float));
-    for (int32_t h = 0; h < NH; h++) {
-        if (s->n_masked && s->head_mask[(size_t)l * NH + h]) continue; /* no gradient through it */
-        const float *P = b->P + (size_t)h * T * T, *dc = b->dc + (size_t)h * d;
-        float *dP = b->dP; /* [T][T] dF/dP, then dF/d(logits) */
-        blk_matmul_nt(dP, T, dc, H, T, b->v + (size_t)h * d, H, 1, T, d, b->ntscr);
-        transpose(b->tt, P, T, T);
-        blk_matmul_nt(b->dv + (size_t)h * d, H, b->tt, T, T, dc, 1, H, d, T, b->ntscr);
-        for (int32_t i = 0; i < T; i++) {
-            const float *p = P + (size_t)i * T;
-            float *g = dP + (size_t)i * T;
-            double dot = 0;
-            for (int32_t j = 0; j < T; j++) dot += (double)g[j] * p[j];
-            for (int32_t j = 0; j < T; j++) g[j] = p[j] * (float)(g[j] - dot);
-        }
-        fam_logits_bwd(b, h, dP);
-    }
-}
-
-/* dn += dq Wq + dk Wk + dv Wv (dn [T][H]). */
-static void qkv_bwd(bctx *b, int32_t l, float *dn) {
-    const layer_weights *lw = bli_lw(b->s, l);
-    const int32_t T = b->T;
-    const size_t n = (size_t)T * b->H;
-    dy_w(b, b->tmp, b->dq, T, &lw->wq);
-    add_to(dn, b->tmp, n);
-    dy_w(b, b->tmp, b->dk, T, &lw->wk);
-    add_to(dn, b->tmp, n);
-    dy_w(b, b->tmp, b->dv, T, &lw->wv);
-    add_to(dn, b->tmp, n);
-}
-
-/* Load what layer l needs beyond the state's weights (ModernBERT's gate). */
+/* Load what layer l needs beyond the state's weights (a gated block's gate). */
 static int load_layer(bctx *b, int32_t l) {
     mat_free(&b->wg);
-    if (b->s->tr->ffn == BLI_FFN_GATED) {
+    if (gated(b)) {
         char name[96];
         snprintf(name, sizeof name, "encoder.layer.%d.intermediate.gate.weight", l);
         const bl_tensor *t = bl_model_find_tensor(b->s->model, name);
@@ -539,101 +197,132 @@ static int load_layer(bctx *b, int32_t l) {
     return 0;
 }
 
-/* q, k, v [T][H] = in Wq + bq, in Wk + bk, in Wv + bv with the layer's weights
- * as the forward pass multiplies them (biases: NULL where absent). */
-static void qkv_fwd(bctx *b, int32_t l, const float *in) {
-    const layer_weights *lw = bli_lw(b->s, l);
-    float *const y[3] = {b->q, b->k, b->v};
-    const blk_weight *const ws[3] = {&lw->wq, &lw->wk, &lw->wv};
-    const float *const bs[3] = {lw->bq, lw->bk, lw->bv};
-    blk_matmul_shared(3, y, in, b->T, ws, bs, -1, b->scratch);
+/* The norm trait's y = N(x) [T][H] (LayerNorm or RMSNorm, family.h), keeping
+ * xhat [T][H] and rstd [T]; and its pull-back (acc: dx +=). */
+static void norm_fwd(bctx *b, float *y, const float *x, const float *g, const float *bias, float *xhat, float *rstd) {
+    ln_fwd(y, x, b->T, b->H, g, bias, b->s->c.ln_eps, xhat, rstd, rms(b));
 }
 
-/* BERT's layer l: dx [T][H] from dy [T][H] (dy is overwritten). */
-static void bert_layer(bctx *b, int32_t l, const float *x, float *dy, float *dx) {
-    const bl_state *s = b->s;
-    const layer_weights *lw = bli_lw(s, l);
-    const int32_t T = b->T, H = b->H, I = b->I, act = s->c.activation;
-    const float eps = s->c.ln_eps;
-    const size_t nh = (size_t)T * H, ni = (size_t)T * I;
+static void norm_bwd(bctx *b, float *dx, const float *dy, const float *xhat, const float *rstd, const float *g, int acc) {
+    ln_bwd(dx, dy, xhat, rstd, g, b->T, b->H, acc, rms(b));
+}
+
+/* f [n] = act(u) as the forward pass computes it (bli_fam_ffn: the kernels'
+ * activation; SiLU by hand). */
+static void act_fwd(float *f, const float *u, size_t n, int32_t act) {
+    if (act == BL_ACT_SILU) {
+        for (size_t i = 0; i < n; i++) f[i] = u[i] / (1.0f + expf(-u[i]));
+        return;
+    }
+    memcpy(f, u, n * sizeof(float));
+    blk_activate(f, n, act);
+}
+
+/* The feed-forward block of layer l on in [T][H] (the ffn trait):
+ *   plain  u = in W1 + b1                 f = act(u)
+ *   gated  u = in W1 + b1,  gt = in Wg,   f = act(u) * gt  (GeGLU, SwiGLU)
+ * out [T][H] = f W2 + b2 (out NULL: not needed). Keeps u, gt and act(u) in
+ * f [T][I] for ffn_bwd (gated: the product goes through du). */
+static void ffn_fwd(bctx *b, int32_t l, const float *in, float *out) {
+    const layer_weights *lw = bli_lw(b->s, l);
+    const int32_t T = b->T, act = b->s->c.activation;
+    const size_t ni = (size_t)T * b->I;
+    blk_matmul(b->u, in, T, &lw->w1, lw->b1, b->scratch);
+    act_fwd(b->f, b->u, ni, act);
+    const float *f = b->f;
+    if (gated(b)) {
+        blk_matmul(b->gt, in, T, &b->wg.f, NULL, b->scratch);
+        for (size_t i = 0; i < ni; i++) b->du[i] = b->f[i] * b->gt[i];
+        f = b->du;
+    }
+    if (out) blk_matmul(out, f, T, &lw->w2, lw->b2, b->scratch);
+}
+
+/* din [T][H] = dF/d(in) from dout [T][H] = dF/d(out) through ffn_fwd's
+ * block (f, gt, du, tmp overwritten):
+ *   df = dout W2;  gated: dgt = df act(u), df *= gt;  du = df act'(u)
+ *   din = du W1 (+ dgt Wg) */
+static void ffn_bwd(bctx *b, int32_t l, const float *dout, float *din) {
+    const layer_weights *lw = bli_lw(b->s, l);
+    const int32_t T = b->T, act = b->s->c.activation;
+    const size_t ni = (size_t)T * b->I;
+    bli_bwd_dy_w(b, b->du, dout, T, &lw->w2);                                    /* df */
+    if (gated(b))
+        for (size_t i = 0; i < ni; i++) {
+            const float df = b->du[i];
+            b->f[i] = df * b->f[i];                                      /* dgt */
+            b->du[i] = df * b->gt[i];
+        }
+    act_grad(b->gt, b->u, ni, act, b->tmp);
+    for (size_t i = 0; i < ni; i++) b->du[i] *= b->gt[i];               /* du */
+    bli_bwd_dy_w(b, din, b->du, T, &lw->w1);
+    if (gated(b)) {
+        bli_bwd_dy_w(b, b->tmp, b->f, T, &b->wg.f);
+        add_to(din, b->tmp, (size_t)T * b->H);
+    }
+}
+
+/* The post-norm layer l (BERT's; NomicBERT's and GTE's with rotary q, k and
+ * a gated block): dx [T][H] from dy [T][H] (dy is overwritten).
+ *   x1 = N1(x + c Wo + bo);  y = N2(x1 + ffn(x1)) */
+static void post_layer(bctx *b, int32_t l, const float *x, float *dy, float *dx) {
+    const layer_weights *lw = bli_lw(b->s, l);
+    const int32_t T = b->T, H = b->H;
+    const size_t nh = (size_t)T * H;
     /* forward */
-    qkv_fwd(b, l, x);
-    fam_layer_begin(b, l);
-    attn_fwd(b, l);
+    bli_bwd_attn_fwd(b, l, x);
     blk_matmul(b->tmp, b->c, T, &lw->wo, lw->bo, b->scratch);
     add_to(b->tmp, x, nh);                                               /* x + c Wo + bo */
-    ln_fwd(b->y1, b->tmp, T, H, lw->ln1_g, lw->ln1_b, eps, b->xh1, b->rs1);
-    blk_matmul(b->u, b->y1, T, &lw->w1, lw->b1, b->scratch);
-    memcpy(b->f, b->u, ni * sizeof(float));
-    blk_activate(b->f, ni, act);                                         /* as the forward pass */
-    blk_matmul(b->tmp, b->f, T, &lw->w2, lw->b2, b->scratch);
-    add_to(b->tmp, b->y1, nh);                                           /* y1 + f W2 + b2 */
-    ln_fwd(NULL, b->tmp, T, H, lw->ln2_g, lw->ln2_b, eps, b->xh2, b->rs2);
+    norm_fwd(b, b->y1, b->tmp, lw->ln1_g, lw->ln1_b, b->xh1, b->rs1);
+    ffn_fwd(b, l, b->y1, b->tmp);
+    add_to(b->tmp, b->y1, nh);                                           /* x1 + ffn(x1) */
+    norm_fwd(b, NULL, b->tmp, lw->ln2_g, lw->ln2_b, b->xh2, b->rs2);
     /* backward */
-    ln_bwd(b->d1, dy, b->xh2, b->rs2, lw->ln2_g, T, H, 0);              /* d(y1 + f W2 + b2) */
-    dy_w(b, b->du, b->d1, T, &lw->w2);                                   /* df */
-    act_grad(b->f, b->u, ni, act, b->gt);
-    for (size_t i = 0; i < ni; i++) b->du[i] *= b->f[i];                 /* du */
-    dy_w(b, dy, b->du, T, &lw->w1);                                      /* dy1 = du W1 ... */
+    norm_bwd(b, b->d1, dy, b->xh2, b->rs2, lw->ln2_g, 0);               /* d(x1 + ffn(x1)) */
+    ffn_bwd(b, l, b->d1, dy);                                            /* dx1 = ffn'(d1) ... */
     add_to(dy, b->d1, nh);                                               /* ... + the residual */
-    ln_bwd(dx, dy, b->xh1, b->rs1, lw->ln1_g, T, H, 0);                  /* d(x + c Wo + bo) */
-    dy_w(b, b->dc, dx, T, &lw->wo);                                      /* dc; dx holds the residual */
-    attn_bwd(b, l);
-    qkv_bwd(b, l, dx);
+    norm_bwd(b, dx, dy, b->xh1, b->rs1, lw->ln1_g, 0);                   /* d(x + c Wo + bo) */
+    bli_bwd_dy_w(b, b->dc, dx, T, &lw->wo);                              /* dc; dx holds the residual */
+    bli_bwd_attn_bwd(b, l, dx);
 }
 
-/* ModernBERT's layer l (pre-norm): dx from dy (overwritten). */
-static void modernbert_layer(bctx *b, int32_t l, const float *x, float *dy, float *dx) {
+/* The pre-norm layer l (ModernBERT's, EuroBERT's): dx from dy (overwritten).
+ *   n = N1(x) (layer 0 without the first_norm trait: x);  q, k, v from n
+ *   x1 = x + c Wo + bo;  y = x1 + ffn(N2(x1));  the last layer: y = Nf(y) */
+static void pre_layer(bctx *b, int32_t l, const float *x, float *dy, float *dx) {
     const bl_state *s = b->s;
     const layer_weights *lw = bli_lw(s, l);
-    const int32_t T = b->T, H = b->H, I = b->I, act = s->c.activation, L = s->c.n_layers;
-    const float eps = s->c.ln_eps;
-    const size_t nh = (size_t)T * H, ni = (size_t)T * I;
+    const int32_t T = b->T, H = b->H, L = s->c.n_layers;
+    const size_t nh = (size_t)T * H;
+    const int normed_in = l > 0 || s->tr->first_norm, last = l + 1 == L && s->tr->final_norm;
     /* forward */
     const float *n = x;
-    if (l > 0) {
-        ln_fwd(b->n, x, T, H, lw->ln1_g, lw->ln1_b, eps, b->n_xh, b->n_rs);
+    if (normed_in) {
+        norm_fwd(b, b->n, x, lw->ln1_g, lw->ln1_b, b->n_xh, b->n_rs);
         n = b->n;
     }
-    qkv_fwd(b, l, n);
-    rope(b, l, b->q, 1);
-    rope(b, l, b->k, 1);
-    attn_fwd(b, l);
+    bli_bwd_attn_fwd(b, l, n);
     blk_matmul(b->y1, b->c, T, &lw->wo, lw->bo, b->scratch);
     add_to(b->y1, x, nh);                                                /* x1 */
-    ln_fwd(b->m, b->y1, T, H, lw->ln2_g, lw->ln2_b, eps, b->xh1, b->rs1);
-    blk_matmul(b->u, b->m, T, &lw->w1, lw->b1, b->scratch);
-    blk_matmul(b->gt, b->m, T, &b->wg.f, NULL, b->scratch);
-    for (size_t i = 0; i < ni; i++) b->f[i] = bli_act_f(b->u[i], act) * b->gt[i];
-    if (l + 1 == L) { /* y = LNf(x1 + f W2) */
-        blk_matmul(b->tmp, b->f, T, &lw->w2, lw->b2, b->scratch);
+    norm_fwd(b, b->m, b->y1, lw->ln2_g, lw->ln2_b, b->xh1, b->rs1);
+    ffn_fwd(b, l, b->m, last ? b->tmp : NULL);
+    if (last) { /* y = Nf(x1 + ffn(m)) */
         add_to(b->tmp, b->y1, nh);
-        ln_fwd(NULL, b->tmp, T, H, b->final_g, NULL, eps, b->xh2, b->rs2);
-        ln_bwd(b->d1, dy, b->xh2, b->rs2, b->final_g, T, H, 0);
+        norm_fwd(b, NULL, b->tmp, b->final_g, NULL, b->xh2, b->rs2);
+        norm_bwd(b, b->d1, dy, b->xh2, b->rs2, b->final_g, 0);
         memcpy(dy, b->d1, nh * sizeof(float));
     }
-    /* backward: dy = dF/d(x1 + f W2) */
-    dy_w(b, b->du, dy, T, &lw->w2);                                      /* df [T][I] */
-    for (size_t i = 0; i < ni; i++) {
-        const float df = b->du[i];
-        b->f[i] = df * bli_act_f(b->u[i], act);                            /* d gate */
-        b->du[i] = df * b->gt[i] * bli_act_d(b->u[i], act);                /* d u    */
-    }
-    dy_w(b, b->d1, b->du, T, &lw->w1);                                   /* dm */
-    dy_w(b, b->tmp, b->f, T, &b->wg.f);
-    add_to(b->d1, b->tmp, nh);
-    ln_bwd(dy, b->d1, b->xh1, b->rs1, lw->ln2_g, T, H, 1);             /* dx1 = dy + LNm'(dm) */
+    /* backward: dy = dF/d(x1 + ffn(m)) */
+    ffn_bwd(b, l, dy, b->d1);                                            /* dm */
+    norm_bwd(b, dy, b->d1, b->xh1, b->rs1, lw->ln2_g, 1);                /* dx1 = dy + N2'(dm) */
     memcpy(dx, dy, nh * sizeof(float));                                  /* the residual */
-    dy_w(b, b->dc, dy, T, &lw->wo);
-    attn_bwd(b, l);
-    rope(b, l, b->dq, -1);
-    rope(b, l, b->dk, -1);
-    if (l > 0) {
+    bli_bwd_dy_w(b, b->dc, dy, T, &lw->wo);
+    if (normed_in) {
         memset(b->d1, 0, nh * sizeof(float));
-        qkv_bwd(b, l, b->d1);                                            /* dn */
-        ln_bwd(dx, b->d1, b->n_xh, b->n_rs, lw->ln1_g, T, H, 1);
+        bli_bwd_attn_bwd(b, l, b->d1);                                   /* dn */
+        norm_bwd(b, dx, b->d1, b->n_xh, b->n_rs, lw->ln1_g, 1);
     } else
-        qkv_bwd(b, l, dx);
+        bli_bwd_attn_bwd(b, l, dx);
 }
 
 /* ======================================================== embeddings */
@@ -645,29 +334,32 @@ void bl_word_rows(const bl_state *s, const int32_t *ids, int32_t T, float *out) 
 }
 
 /* d_word [T][E] from dh0 [T][H] = dF/d(layer 0's input):
- *   z = word + position + type;  e = LN(z);  h0 = e Wp + bp (fam.project) */
+ *   z = word + position + type;  e = LN(z) (no_emb_norm: e = z);
+ *   h0 = e Wp + bp (fam.project) */
 static int embed_bwd(bctx *b, const int32_t *ids, const int32_t *type_ids, const float *word_rows, const float *dh0,
                      float *d_word) {
     bl_state *s = b->s;
     const int32_t T = b->T, E = b->E;
+    const int normed = !s->tr->no_emb_norm;
     float *z = malloc(sizeof(float) * (size_t)T * E), *xh = malloc(sizeof(float) * (size_t)T * E),
           *rs = malloc(sizeof(float) * (size_t)T), *de = NULL;
     int rc = -1;
     if (!z || !xh || !rs) goto out;
-    for (int32_t t = 0; t < T; t++) {
+    for (int32_t t = 0; t < T && normed; t++) {
         float *zr = z + (size_t)t * E;
         if (word_rows) memcpy(zr, word_rows + (size_t)t * E, sizeof(float) * E);
         else blk_weight_row(&s->word, ids[t], zr);
         const float *p = s->pos + (size_t)s->posid[t] * E, *ty = s->type + (size_t)(type_ids ? type_ids[t] : 0) * E;
         for (int32_t i = 0; i < E; i++) zr[i] += p[i] + ty[i];
     }
-    ln_fwd(NULL, z, T, E, s->emb_ln_g, s->emb_ln_b, s->c.ln_eps, xh, rs);
+    if (normed) ln_fwd(NULL, z, T, E, s->emb_ln_g, s->emb_ln_b, s->c.ln_eps, xh, rs, 0);
     if (s->fam.project) {
         if (!(de = malloc(sizeof(float) * (size_t)T * E))) goto out;
-        dy_w(b, de, dh0, T, &s->proj_w);
+        bli_bwd_dy_w(b, de, dh0, T, &s->proj_w);
         dh0 = de;
     }
-    ln_bwd(d_word, dh0, xh, rs, s->emb_ln_g, T, E, 0);
+    if (normed) ln_bwd(d_word, dh0, xh, rs, s->emb_ln_g, T, E, 0, 0);
+    else memcpy(d_word, dh0, sizeof(float) * (size_t)T * E);
     rc = 0;
 out:
     free(z), free(xh), free(rs), free(de);
@@ -748,7 +440,7 @@ int bli_backward_steps(bl_state *s, int32_t G, const int32_t *ids, const int32_t
     for (size_t i = 0; i < sizeof bufs / sizeof *bufs; i++)
         if (!(*bufs[i].p = malloc(bufs[i].n * sizeof(float)))) goto oom;
     if (!dys) goto oom;
-    if (fam_tables(&b, err, errlen)) goto out;
+    if (bli_bwd_tables(&b, err, errlen)) goto out;
     for (int32_t g = 0; g < G; g++) memcpy(dys + 2 * (size_t)g * th, d_final[g], th * sizeof(float));
     for (int32_t l = c->n_layers - 1; l >= 0; l--) {
         if (load_layer(&b, l)) goto oom;
@@ -758,8 +450,8 @@ int bli_backward_steps(bl_state *s, int32_t G, const int32_t *ids, const int32_t
             float *dy = dys + (2 * (size_t)g + (size_t)((c->n_layers - 1 - l) % 2)) * th,
                   *dx = dys + (2 * (size_t)g + (size_t)((c->n_layers - l) % 2)) * th;
             const float *x = hid[g] + (size_t)l * th; /* the layer's input [T][H] */
-            if (pre_norm(&b)) modernbert_layer(&b, l, x, dy, dx);
-            else bert_layer(&b, l, x, dy, dx);
+            if (pre_norm(&b)) pre_layer(&b, l, x, dy, dx);
+            else post_layer(&b, l, x, dy, dx);
         }
     }
     panels_reset(&b);

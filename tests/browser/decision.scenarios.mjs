@@ -17,7 +17,9 @@
 //     files unreachable;
 //   - the default model (no head) says which heads the view shows, at 1280
 //     and 390 px wide;
-//   - every family's sequence classifier converts and shows HF's probabilities.
+//   - every family's sequence classifier converts and shows HF's probabilities
+//     and attributions (NomicBERT, GTE, EuroBERT: grad-input, IG and the head
+//     grid as `bertlens explain` on the page's bytes).
 //
 //   make site build/bertlens && node tests/browser/run.mjs "decision"
 import assert from 'node:assert/strict';
@@ -237,28 +239,67 @@ for (const [w, h] of [[1280, 720], [390, 844]]) {
   }, { viewport: { width: w, height: h } });
 }
 
-// Families whose traits the reverse-mode pass does not follow yet
-// (src/model/backward.c bli_backward_refuses; tests/explain.test.mjs checks the
-// CLI's refusal): their heads run, attributions are refused with a reason.
-const NO_BACKWARD = new Set(['nomic-bert', 'gte', 'eurobert']);
+// The families of rotary post-norm layers with gated blocks (NomicBERT, GTE)
+// and of pre-norm RMSNorm layers (EuroBERT), which the reverse-mode pass
+// used to refuse (src/model/backward.c): their attributions, grad-input and IG,
+// are checked against `bertlens explain` on the page's own bundle bytes
+// (and torch's where refs-heads.json has the same text), and so is their
+// head grid (GTE's grad-input is LayerNorm noise: no positions or token
+// types, so the embedding norm's input is e_t; IG carries its check).
+const ROTARY_RMS = new Set(['nomic-bert', 'gte', 'eurobert']);
 
-scenario('decision: every family\'s sequence classifier, converted in the page, shows HF\'s probabilities (and torch\'s attributions where refs exist)', async ({ page, base, shot }) => {
+/** The page's bundle bytes through `bertlens explain ARGS`. */
+function cliExplain(bytes, args, texts) {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'bertlens-dec-'));
+  const file = path.join(dir, 'm.blb');
+  fs.writeFileSync(file, bytes);
+  try {
+    const r = spawnSync(BIN, ['explain', ...args, file, ...texts], { encoding: 'utf8' });
+    assert.equal(r.status, 0, r.stderr);
+    return JSON.parse(r.stdout);
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+scenario('decision: every family\'s sequence classifier, converted in the page, shows HF\'s probabilities and attributions (torch\'s where refs exist, else the CLI\'s)', async ({ page, base, shot }) => {
   const done = [];
   for (const ck of REFS.checkpoints.filter((k) => k.name === 'seq')) {
     const c = ck.cases[0];
-    await decisionOn(page, base, ck.family, 'seq', c.texts);
+    const bytes = await decisionOn(page, base, ck.family, 'seq', c.texts);
     const probs = await probsOf(page);
     assert.deepEqual(probs.map((p) => p[0]), ck.labels, ck.family);
     const dp = Math.max(...probs.map((p, i) => Math.abs(p[1] - c.probs[0][i])));
     assert.ok(dp <= 1e-5, `${ck.family}: max |page - HF| probability ${dp}`);
     const x = xrefOf(ck.family, 'seq');
-    if (NO_BACKWARD.has(ck.family)) { // the output, and a sentence saying why there are no attributions
-      assert.equal((await scoresOf(page)).length, 0, `${ck.family}: no scores`);
-      assert.match(await page.textContent('.dv-attr-none'), /not differentiated yet/, `${ck.family}: says why`);
-    } else if (x && JSON.stringify(x.texts) === JSON.stringify(c.texts)) within(await scoresOf(page), x.grad_input, `${ck.family} grad-input`);
+    const torch = x && JSON.stringify(x.texts) === JSON.stringify(c.texts);
+    let more = '';
+    if (ROTARY_RMS.has(ck.family)) {
+      assert.equal(await page.$('.dv-attr-none'), null, `${ck.family}: attributions, no refusal`);
+      const gi = within(await scoresOf(page), cliExplain(bytes, [], c.texts).scores, `${ck.family} grad-input vs CLI`);
+      if (torch) within(await scoresOf(page), x.grad_input, `${ck.family} grad-input vs torch`);
+      await choose(page, '#dv-method', 'ig');
+      await page.evaluate(() => { document.body.dataset.state = 'loading'; });
+      await page.fill('#dv-steps', String(XREFS.steps));
+      await page.dispatchEvent('#dv-steps', 'change');
+      await ready(page);
+      const ig = within(await scoresOf(page), cliExplain(bytes, ['--method', 'ig', '--steps', String(XREFS.steps)], c.texts).scores, `${ck.family} IG vs CLI`);
+      if (torch) within(await scoresOf(page), x.ig, `${ck.family} IG vs torch`);
+      if (ck.family === 'eurobert') await shot(page, 'decision-family-eurobert-ig');
+      await choose(page, '#dv-method', 'grad-input');
+      await page.click('.dv-start');
+      const L = x.heads.length, NH = x.heads[0].length;
+      await page.waitForFunction((n) => document.querySelectorAll('.dv-cell[data-effect]').length === n && !document.querySelector('progress.dv-progress'), L * NH);
+      const cli = cliExplain(bytes, ['--heads'], c.texts);
+      const cells = await page.$$eval('.dv-cell', (e) => e.map((d) => [Number(d.dataset.layer), Number(d.dataset.head), Number(d.dataset.effect)]));
+      const dh = Math.max(...cells.map(([l, h, v]) => Math.abs(v - cli.heads[l][h])));
+      assert.ok(dh <= 1e-5, `${ck.family} head effects: max |page - CLI| ${dh}`);
+      if (ck.family === 'nomic-bert') await shot(page, 'decision-family-nomic-bert');
+      more = ` (vs CLI: grad-input ${gi.toExponential(1)}, IG ${ig.toExponential(1)}, heads ${dh.toExponential(1)})`;
+    } else if (torch) within(await scoresOf(page), x.grad_input, `${ck.family} grad-input`);
     else assert.equal((await scoresOf(page)).length, c.ids.length, `${ck.family}: a score per token`);
     if (ck.family === 'deberta-v3') await shot(page, 'decision-family-deberta');
-    done.push(`${ck.family} ${dp.toExponential(1)}`);
+    done.push(`${ck.family} ${dp.toExponential(1)}${more}`);
   }
   console.log(`#   ${done.join(', ')}`);
 });
