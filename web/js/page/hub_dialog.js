@@ -15,7 +15,7 @@ const el = (tag, attrs = {}, text = '') => {
 };
 
 /** Add the control after #open-checkpoint (and its dtype choice); load(spec) starts a load. */
-export function createHubDialog(load) {
+export function addHubDialog(load) {
   const anchor = document.getElementById('open-checkpoint');
   if (!anchor || document.getElementById('open-hub')) return null;
   const button = el('button', { type: 'button', id: 'open-hub', 'aria-haspopup': 'dialog',

@@ -8,7 +8,6 @@
 
 import { hubEndpoint, DEFAULT_ENDPOINT } from '../engine/hub.js';
 import { evictKeptHub } from '../engine/hub_cache.js';
-import { notice } from './notices.js';
 
 /** hub.endpoint of the model list (models/index.json, or the one-file
  *  page's inline copy); the default when there is none. */
@@ -29,8 +28,9 @@ export async function hubIndexEndpoint(indexUrl) {
  *  newest kept copy), then accept({taken}, name) with the engine's load.
  *  src.got: what the page says of it (hubNote) and evict() (a copy that
  *  stopped the engine). live(): this load is still the latest; show(step):
- *  progress ({label, done, total}); keep: false where nothing may be kept. */
-export async function takeHub(src, accept, { live, engine, show, indexUrl, keep = true }) {
+ *  progress ({label, done, total}); keep: false where nothing may be kept;
+ *  notice(key, kind, text, detail): the store's, for the storage notes. */
+export async function takeHub(src, accept, { live, engine, show, indexUrl, keep = true, notice }) {
   const { spec } = src;
   show({ label: `Asking the Hugging Face Hub for ${spec.spec}`, done: 0, total: 0 });
   const endpoint = await hubIndexEndpoint(indexUrl);

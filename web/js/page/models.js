@@ -17,8 +17,7 @@
 // then uses; the sequence (latest load wins), progress, errors, the engine
 // load and what follows (fit the state, the picker, the info line) are one.
 
-import { fitToModel } from './state.js';
-import { fitAblate } from '../lib/compare.js';
+import { fitToConfig } from './state.js';
 import { Engine, hasWasmSimd } from '../engine/engine.js';
 import { fetchIndex, loadListedBundle, loadFileBundle, formatBytes, storeConverted, findConverted, dropConverted, listConverted } from '../engine/bundles.js';
 import { filesFromBrowser, gzipBytes } from '../engine/convert.js';
@@ -26,13 +25,12 @@ import { nameOrPath, configEntry, bundleFileName } from '../lib/model_names.js';
 import { findKeptHub } from '../engine/hub_cache.js';
 import { download } from './export.js';
 import { ASSETS } from '../engine/assets.js';
-import { notice, clearNotice, notices, fail, setPageState } from './notices.js';
 import { takeHub, hubNote } from './hub_load.js';
-import { createHubDialog } from './hub_dialog.js';
+import { addHubDialog } from './hub_dialog.js';
 import { listKeptHub } from '../engine/hub_cache.js';
 import { parseHubId } from '../engine/hub.js';
 import { againSourceOf, sourceName, untrusted, crashNotice } from './engine_restart.js';
-import { pageNotebook, notebookFiles } from './embed.js';
+import { pageNotebook, notebookFiles, clearOffer } from './embed.js';
 
 const d3 = globalThis.d3;
 const $ = (id) => document.getElementById(id);
@@ -61,8 +59,9 @@ function showStep({ label, done, total }) {
   return undefined;
 }
 
-/** page: {store, runs, toolbar, boot}. */
-export function createModels(page) {
+/** The models of the page: what it loads, into the store's model. */
+export function createModels(store) {
+  const { notice, clearNotice, fail, setPageState } = store;
   let engine = null;
   let engineUp = null; // a promise: the engine (re)started
   // The model the engine holds — {source (loadModel's), again (the source
@@ -92,6 +91,17 @@ export function createModels(page) {
   let loading = 0; // loadSeq of a model load in progress (0: none)
   let loadingSource = null; // its source
   const current = (seq) => seq === loadSeq;
+
+  /** The model shown, as the store holds it (after every change here). */
+  function publish() {
+    store.dispatch({ type: 'model', patch: {
+      info, engine, list, entry, local: localName !== null,
+      // its name for titles, exports and files ('' when unnamed): a listed
+      // model's, else its own (_name_or_path, Hub id, the bundle's source.name: lib/model_names.js)
+      name: entry ? (entry.name || entry.id) : (ownName || localName || ''),
+    } });
+  }
+  const setLoading = (on) => { if (store.pending().loading !== on) store.dispatch({ type: 'pending', patch: { loading: on } }); };
 
   // How each source's bytes reach the engine (accept(buffer) -> bool), and
   // what the page uses once it took them.
@@ -230,6 +240,7 @@ export function createModels(page) {
         show: showStep,
         indexUrl: absolute('models/index.json'),
         keep: !pageNotebook(),
+        notice,
       }),
       use(src) {
         const { spec, got } = src;
@@ -284,17 +295,19 @@ export function createModels(page) {
     }
     if (!current(seq)) return false;
     loading = 0;
+    setLoading(false);
     $('progress').hidden = true;
     if (res.error) {
       const tail = res.restored ? ' The previous model is still loaded.' : '';
       fail('load', `Could not load ${name}: ${res.error}.${tail}`);
-      if (!res.restored) { info = null; entry = null; localName = null; page.runs.forget(); }
+      if (!res.restored) { info = null; entry = null; localName = null; store.dispatch({ type: 'forget' }); publish(); }
       fillPicker();
       return false;
     }
     info = res.info;
-    page.runs.forget(); // its runs were of the previous model
-    page.boot.goLive(); // a snapshot drawn so far gives way to the model
+    store.dispatch({ type: 'forget' }); // its runs were of the previous model
+    publish();
+    if (store.snapshot()) { store.dispatch({ type: 'snapshot', snapshot: null }); clearOffer(); } // a snapshot drawn so far gives way to the model
     return true;
   }
 
@@ -311,6 +324,7 @@ export function createModels(page) {
     }
     const seq = ++loadSeq;
     loading = seq;
+    setLoading(true);
     loadingSource = source;
     setPageState('loading');
     clearNotice('load');
@@ -324,6 +338,7 @@ export function createModels(page) {
     } catch (e) {
       if (!current(seq)) return;
       loading = 0;
+      setLoading(false);
       $('progress').hidden = true;
       fail('load', e.message, e.detail);
       lastFailure = e;
@@ -340,19 +355,17 @@ export function createModels(page) {
     return true;
   }
 
-  /** What follows a model's arrival: the state fitted to its layers and
-   *  heads, the layer/head choices, the info line; then a run. */
+  /** What follows a model's arrival: the store's model (the layer/head
+   *  choices follow it: app.js), the question fitted to its layers and
+   *  heads, the info line; then a run. */
   function loaded(patch = {}) {
-    const c = info.config;
-    const fit = fitToModel({ ...page.store.get(), ...patch }, { layers: c.n_layers, heads: c.n_heads });
-    notices(fit.notices);
-    const ab = fitAblate(fit.state.ablate, c.n_layers, c.n_heads);
-    notices(ab.notices);
-    page.toolbar.modelShape(c);
+    publish();
+    const fit = fitToConfig({ ...store.get(), ...patch }, info.config);
+    store.noticeList(fit.notices);
     // "Save converted model" saves the model shown: offered while it is one converted in the page
     $('save-converted').hidden = !(convertedInUse || hubModel);
-    if (!page.boot.snapshotMode()) infoLine();
-    page.store.update({ ...fit.state, ablate: ab.text });
+    infoLine();
+    store.update(fit.state);
   }
 
   function infoLine() {
@@ -410,6 +423,7 @@ export function createModels(page) {
   function startEngine() {
     const e = new Engine(absolute(ASSETS.worker), { onCrash: (crash) => recover(e, crash) });
     engine = e;
+    publish();
     engineUp = e.init(ASSETS.glue && absolute(ASSETS.glue), ASSETS.wasm && absolute(ASSETS.wasm), ASSETS.wasmBinary?.()).then(({ simd }) => {
       if (!simd) notice('simd', 'warn', 'This build of the model runs without SIMD; it will be slower.');
       return e;
@@ -454,11 +468,13 @@ export function createModels(page) {
     const blocked = back && back.how === 'same' && ['run', 'qk', 'analyze', 'like', 'compare', 'predict'].includes(crash.during);
     loadSeq++; // the load in flight, if any, went with the engine
     loading = 0;
+    setLoading(false);
     info = null;
     inUse = null;
     if (!back) { entry = null; localName = null; hubModel = null; $('model-info').textContent = ''; }
-    if (blocked) page.runs.block();
-    page.runs.forget();
+    if (blocked) store.dispatch({ type: 'block' });
+    store.dispatch({ type: 'forget' });
+    publish();
     const text = crashNotice(crash, { phase, what, back: startGoesOn ? { how: 'boot' } : back, dropped, blocked });
     lastFailure = new Error(text); // (its reason quotes the engine's own words)
     if (culprit) { clearNotice('local'); clearNotice('truncated'); } // they spoke of the model that is gone
@@ -513,11 +529,12 @@ export function createModels(page) {
     }
     try {
       list = await fetchIndex(absolute('models/index.json'));
+      publish();
     } catch (e) {
       fail('index', `${e.message} You can still open a bundle file of your own.`, e.detail);
       return;
     }
-    const wanted = page.store.get().model;
+    const wanted = store.get().model;
     let first = list.find((m) => m.id === wanted);
     if (wanted && !first) {
       notice('model-param', 'warn', `Unknown model "${wanted}"; using the default model.`); // the load names it
@@ -525,10 +542,10 @@ export function createModels(page) {
     first = first || list.find((m) => m.default) || list[0];
     keptConverted = await listConverted();
     keptHub = await listKeptHub();
-    createHubDialog((spec) => loadModel({ kind: 'hub', spec }));
+    addHubDialog((spec) => loadModel({ kind: 'hub', spec }));
     fillPicker(first);
     // ?hub=OWNER/NAME[@REV]: that model; if it cannot be had, the list's.
-    const hub = page.store.get().hub;
+    const hub = store.get().hub;
     booting = true;
     const fromHub = hub && await loadModel({ kind: 'hub', spec: parseHubId(hub) });
     booting = false;
@@ -536,12 +553,6 @@ export function createModels(page) {
     const why = hub && lastFailure; // said again once the list's model is shown
     await loadModel({ kind: 'listed', entry: first });
     if (why) notice('hub', 'warn', `${why.message} Showing ${first.name || first.id} instead.`, why.detail);
-  }
-
-  /** The list (fetched once), for a snapshot's "Load the model" offer. */
-  async function listed() {
-    if (!list.length) list = await fetchIndex(absolute('models/index.json'));
-    return list;
   }
 
   /** Save the model shown (converted in the page from a checkpoint or the
@@ -568,26 +579,10 @@ export function createModels(page) {
       else if (value.startsWith('__hub__')) loadModel({ kind: 'hub', spec: parseHubId(value.slice(7)) });
     },
     saveConverted,
-    /** A snapshot's shape stands in for the model until it loads. */
-    fromSnapshot(snap) {
-      info = { config: { n_layers: snap.L, n_heads: snap.H, hidden: snap.H * snap.d }, meta: {} };
-      loaded();
-    },
-    listed,
-    engine: () => engine,
-    /** A run of the model in use finished: it works (a crash now keeps it). */
+    /** A run of the model in use finished (the store's 'run'): it works (a crash now keeps it). */
     ran() {
       crashes = 0;
       if (inUse) inUse.proven = true;
     },
-    info: () => info,
-    list: () => list,
-    entry: () => entry,
-    loading: () => loading !== 0,
-    /** The model's name for titles, exports and files ('' when unnamed):
-     *  a listed model's, else its own (_name_or_path, Hub id, the bundle's
-     *  source.name: lib/model_names.js). */
-    name: () => (entry ? (entry.name || entry.id) : (ownName || localName || '')),
-    local: () => localName !== null,
   };
 }

@@ -1,11 +1,13 @@
-// notices.js — what the page tells the reader: keyed notices (text only,
-// never HTML) and the page state on <body data-state> (loading, ready,
-// error, needs-model) that the browser tests and embeds wait for.
+// notices.js — what the page tells the reader, drawn from the store: keyed
+// notices (text only, never HTML; store.notice / clearNotice / noticeList)
+// and the page state on <body data-state> (loading, ready, error,
+// needs-model; store.setPageState) that the browser tests and embeds wait
+// for. The reader's × dismisses a notice (store.clearNotice).
 
 const box = () => document.getElementById('notices');
 
-export function notice(key, kind, text, detail = '') {
-  let el = box().querySelector(`[data-key="${key}"]`);
+function show(store, key, { kind, text, detail }) {
+  let el = box().querySelector(`[data-key="${CSS.escape(key)}"]`);
   if (!el) {
     el = document.createElement('div');
     el.dataset.key = key;
@@ -15,7 +17,7 @@ export function notice(key, kind, text, detail = '') {
     close.type = 'button';
     close.setAttribute('aria-label', 'Dismiss');
     close.textContent = '×';
-    close.addEventListener('click', () => el.remove());
+    close.addEventListener('click', () => store.clearNotice(key));
     el.append(msg, close);
     box().append(el);
   }
@@ -30,30 +32,16 @@ export function notice(key, kind, text, detail = '') {
   }
 }
 
-export function clearNotice(key) {
-  const el = box().querySelector(`[data-key="${key}"]`);
-  if (el) el.remove();
-}
-
-let noticeCount = 0;
-/** Notices without a key of their own (each stays until dismissed). */
-export function notices(list, kind = 'warn') {
-  for (const text of list) notice(`n${noticeCount++}`, kind, text);
-}
-
-// A draw that will make the page 'ready' when it has drawn is under way
-// (page/draw.js). A plain redraw (resize) that replaces it before it has
-// drawn — sliced drawings span several tasks, a head view at 512 tokens
-// ~0.1 s — cancels it, so the redraw must make the page ready in its place,
-// or the page would stay 'loading'.
-export const readyOwed = { value: false };
-
-export function setPageState(s) {
-  readyOwed.value = false; // whatever set the state now, no earlier draw owes 'ready' any more
-  document.body.dataset.state = s;
-}
-
-export function fail(key, message, detail = '') {
-  notice(key, 'error', message, detail);
-  setPageState('error');
+/** The notices box and the page state follow the store. */
+export function createNotices(store) {
+  const follow = () => {
+    const now = store.notices();
+    for (const el of box().querySelectorAll('.notice[data-key]')) if (!now.has(el.dataset.key)) el.remove();
+  };
+  store.on('notice', (a) => show(store, a.key, store.notices().get(a.key)));
+  store.on('notices', (a, prev) => {
+    for (const [key, n] of store.notices()) if (!prev.notices.has(key)) show(store, key, n);
+  });
+  store.on('clear-notice', follow);
+  store.on('page-state', (a) => { document.body.dataset.state = a.state; });
 }

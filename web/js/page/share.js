@@ -1,17 +1,16 @@
 // share.js — what leaves the page: images (SVG/PNG), links and embed code,
 // standalone HTML files and the numbers (CSV/JSON). Everything is made from
-// what is shown: the store's state with what the current run decides
-// (draw.js shownState).
+// what is shown: the store's question with what the current run decides
+// (shown.js shownNow), and the model the store shows.
 
-import { serializeState, embedSnippet, proposeEmbedSize, permalinkSearch, MAX_PERMALINK } from './state.js';
+import { serializeState, embedSnippet, permalinkSearch, MAX_PERMALINK } from './state.js';
 import { formatBytes, base64ToBytes } from '../engine/bundles.js';
 import { THEMES } from '../views/common.js';
 import { viewById } from '../views/index.js';
 import { stageToSVG, svgToPNG, download, titleLine } from './export.js';
-import { snapshotFromRun, encodeSnapshot, MAX_TOKENS, LINK_LIMITS } from '../lib/snapshot.js';
+import { MAX_TOKENS } from '../lib/snapshot.js';
 import { toCSV, toJSON, standaloneHtml } from '../lib/export_data.js';
-import { notice, clearNotice } from './notices.js';
-import { shownState, axisOf } from './draw.js';
+import { shownNow, frameFor, snapshotText } from './shown.js';
 import { runLabels } from '../lib/tokens.js';
 
 const $ = (id) => document.getElementById(id);
@@ -32,43 +31,17 @@ async function viewerTemplate() {
   return res.text();
 }
 
-/** page: {store, runs, models, views, boot}. */
-export function createShare(page) {
-  /** {s: the state as shown, run: the run it is drawn from or null}. */
-  function shown() {
-    const s = page.store.get();
-    const run = page.runs.currentFor(s);
-    return { s: run ? shownState(s, run).state : s, run };
-  }
-
-  /** The embed frame view s asks for (its descriptor's size; a generous
-   *  one when it names none), for the tokens of the last run. */
-  function frameFor(s) {
-    const last = page.runs.last();
-    const info = page.models.info();
-    const c = info ? info.config : { n_layers: 6, n_heads: 12 };
-    const K = last ? axisOf(last, shownState(s, last).state).K : 16;
-    const v = viewById(s.view);
-    return v.size ? v.size({ K, L: c.n_layers, H: c.n_heads, d: last ? last.d : 32 })
-      : proposeEmbedSize(s.view, K, { L: c.n_layers, H: c.n_heads });
-  }
-
-  /** The frame height the drawn view asks for (0 when unknown). */
-  function preferredHeight() {
-    if (!page.runs.last() || !page.models.info()) return 0;
-    const size = frameFor(page.store.get());
-    return size && size.height > 0 ? size.height : 0;
-  }
-
-  /** The snapshot of what is drawn (null above MAX_TOKENS tokens, or
-   *  limits.tokens: a notebook output's FILE_LIMITS, lib/snapshot.js). */
-  async function snapshotText(limits = LINK_LIMITS) {
-    const { s, run } = shown();
-    if (!run || !viewById(s.view).snapshot) return null;
-    if (run.snapshot) return encodeSnapshot({ ...run.snapshot, state: { ...s } }, limits);
-    if (run.T > limits.tokens) return null;
-    return encodeSnapshot(snapshotFromRun(run, s, page.models.entry() || {}, viewById(s.view).snapshot, limits), limits);
-  }
+/** What leaves the page, of the store's question and model; charts: the
+ *  views' charts by id (their export context, their own results). */
+export function createShare(store, { charts }) {
+  const notice = store.notice;
+  const clearNotice = store.clearNotice;
+  const shown = () => shownNow(store);
+  /** The model's name for titles and exports: the store's, else the snapshot's. */
+  const modelName = () => {
+    const snap = store.snapshot();
+    return store.model().name || (snap && (snap.model.name || snap.model.id)) || '';
+  };
 
   async function exportView(kind) {
     // The view's stage: what it draws (views/index.js), SVG, canvases or HTML.
@@ -79,11 +52,10 @@ export function createShare(page) {
       notice('export', 'warn', `The ${v.label.toLowerCase()} has nothing drawn to export yet.`);
       return;
     }
-    const last = page.runs.last();
+    const last = store.run().last;
     try {
-      const snap = page.boot.snapshot();
-      const model = page.models.name() || (snap && (snap.model.name || snap.model.id)) || '';
-      const context = page.views[s.view].exportContext();
+      const model = modelName();
+      const context = charts[s.view].exportContext();
       const heading = titleLine({ ...s, model, queryLabel: last && v.query ? runLabels(last)[Math.min(s.query, last.T - 1)] : null }, v, context.subject);
       const svg = stageToSVG(stage, { background: THEMES[s.theme].bg, title: heading, heading, context, theme: THEMES[s.theme] });
       if (kind === 'svg') download(new Blob([svg], { type: 'image/svg+xml' }), `${viewFileName(s)}.svg`);
@@ -99,7 +71,7 @@ export function createShare(page) {
     const { s: shownS, run: cur } = shown();
     const s = { ...shownS, embed: false };
     const run = cur && !cur.snapshot ? cur : null;
-    const last = page.runs.last();
+    const last = store.run().last;
     if (kind === 'link') {
       // At once when the plain link is short; the compressed one may follow.
       const plain = `${base}?${serializeState(s)}`;
@@ -111,11 +83,11 @@ export function createShare(page) {
     if (cut) notes.push(`The text is too long for a link: it keeps the first ${cut.kept} of ${cut.of} ${cut.unit}.`);
     if (kind === 'embed') {
       let snap = null;
-      try { snap = await snapshotText(); } catch { snap = null; }
-      const size = frameFor(s);
+      try { snap = await snapshotText(store); } catch { snap = null; }
+      const size = frameFor(store, s);
       text = embedSnippet(base, s, { width: size.width, height: size.height, search, snapshot: snap });
       if (!snap && last) {
-        const entry = page.models.entry();
+        const { entry } = store.model();
         const mb = entry && entry.bytes ? ` (${formatBytes(entry.bytes)})` : '';
         notes.push(last.T > MAX_TOKENS
           ? `This input has ${last.T} tokens, more than the ${MAX_TOKENS} an instant embed holds: the embed is a normal link, and each reader's browser downloads the model${mb} to draw it.`
@@ -133,7 +105,7 @@ export function createShare(page) {
     } catch {
       notice('share', 'info', `Select the text below and copy it (the clipboard is not available here).${tail}`);
     }
-    if (page.models.local()) notice('share-local', 'warn', 'This view uses a bundle from a local file; the link opens the model from the list instead.');
+    if (store.model().local) notice('share-local', 'warn', 'This view uses a bundle from a local file; the link opens the model from the list instead.');
   }
 
   /** Download the view as a standalone HTML file, or its numbers as CSV/JSON. */
@@ -147,7 +119,7 @@ export function createShare(page) {
     const name = viewFileName(s);
     try {
       if (kind === 'html') {
-        const snap = await snapshotText();
+        const snap = await snapshotText(store);
         if (!v.snapshot) throw new Error(`a standalone file cannot hold the ${v.label.toLowerCase()}; use a link instead`);
         if (!snap) throw new Error(`a standalone file holds inputs of up to ${MAX_TOKENS} tokens; this one has ${run.T}`);
         const template = await viewerTemplate();
@@ -157,10 +129,11 @@ export function createShare(page) {
         download(new Blob([html], { type: 'text/html' }), `${name}.html`);
       } else {
         if (!v.shown) throw new Error(`the ${v.label.toLowerCase()} has no numbers to export; save it as SVG or PNG`);
-        const shownM = v.shown(run, s, page.views[s.view]); // (the chart: a view that keeps its own results)
-        const snap = page.boot.snapshot();
+        const shownM = v.shown(run, s, charts[s.view]); // (the chart: a view that keeps its own results)
+        const snap = store.snapshot();
         // a listed model's entry; else the model's own name (a converted or Hub model, a bundle file)
-        const model = page.models.entry() || (page.models.local() ? { id: '', name: page.models.name() } : snap ? snap.model : {});
+        const { entry, local, name: own } = store.model();
+        const model = entry || (local ? { id: '', name: own } : snap ? snap.model : {});
         if (kind === 'csv') download(new Blob([toCSV(shownM)], { type: 'text/csv' }), `${name}.csv`);
         else download(new Blob([toJSON(shownM, model)], { type: 'application/json' }), `${name}.json`);
       }
@@ -170,5 +143,9 @@ export function createShare(page) {
     }
   }
 
-  return { exportView, share, exportData, preferredHeight, snapshotText };
+  return {
+    /** An image (svg, png) of the view, a standalone file (html) or its numbers (csv, json). */
+    exportAs: (kind) => (kind === 'svg' || kind === 'png' ? exportView(kind) : exportData(kind)),
+    share,
+  };
 }

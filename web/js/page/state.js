@@ -5,6 +5,7 @@ import { deflateRaw, inflateRaw, toBase64Url, fromBase64Url } from '../lib/bytes
 import { VIEW_IDS, VIEW_PARAMS } from '../views/index.js';
 import { parseHubId } from '../engine/hub.js';
 import { tokenSegments } from '../lib/tokens.js';
+import { fitAblate } from '../lib/compare.js';
 
 /** 0 (text A) or 1 (text B) per token: type ids, or n_a where the pair
  *  template's type ids are all 0 (RoBERTa's <s> A </s></s> B </s>). */
@@ -185,6 +186,14 @@ export function fitToModel(state, { layers, heads }) {
     if (fit.notice) notices.push(fit.notice);
   }
   return { state: s, notices };
+}
+
+/** The question fitted to a model of config's shape: its layers and heads,
+ *  the views' parameters, the heads switched off. Returns {state, notices}. */
+export function fitToConfig(state, c) {
+  const fit = fitToModel(state, { layers: c.n_layers, heads: c.n_heads });
+  const ab = fitAblate(fit.state.ablate, c.n_layers, c.n_heads);
+  return { state: { ...fit.state, ablate: ab.text }, notices: [...fit.notices, ...ab.notices] };
 }
 
 /** Check the query token against the number of shown tokens. */

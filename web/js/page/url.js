@@ -5,15 +5,16 @@
 // output) has none. Another view, layer or head is a new history
 // entry (pushState), so Back goes back within the page; everything else
 // (typing above all) replaces the current entry. Back and Forward give the
-// entry's state to the store (toolbar.js, popstate), through adopt().
+// entry's state to the store (restore, on popstate).
 
-import { serializeState, permalinkSearch, MAX_PERMALINK } from './state.js';
+import { serializeState, permalinkSearch, MAX_PERMALINK, parseStateAsync, fitToModel } from './state.js';
+import { textKey } from './shown.js';
 
 /** What makes a history entry of its own: the view, layer and head. */
 export const entryKeyOf = (s) => JSON.stringify([s.view, s.layer, s.head]);
 
-/** page: {snapshotMode()}. */
-export function createUrlSync(page) {
+/** The address bar of the store's question. */
+export function createUrlSync(store) {
   let syncSeq = 0;
   let due = null; // [state, run] of the sync awaiting a painted frame
   let entryKey = null; // entryKeyOf the state the current history entry holds (null: none written yet)
@@ -21,7 +22,7 @@ export function createUrlSync(page) {
   /** Now: s as shown, run (or null) for the text the model used. */
   function sync(s, run) {
     if (s.embed && window.self !== window.top) return; // keep an embed's URL as given
-    if (page.snapshotMode() || location.protocol === 'file:') return; // keep a snapshot link as given
+    if (store.snapshot() || location.protocol === 'file:') return; // keep a snapshot link as given
     if (location.protocol === 'about:') return; // a frame made from text (a notebook output) has no address to write
     const seq = ++syncSeq;
     const key = entryKeyOf(s);
@@ -79,5 +80,27 @@ export function createUrlSync(page) {
     setTimeout(go, 200); // no frames in a hidden tab
   }
 
-  return { sync, afterPaint, adopt, follow };
+  /** Back or Forward within the page: the entry's state (its URL) goes to
+   *  the store; the model, the embed flag, presentation mode (a mode of the
+   *  window, entered and left by the reader: Back after leaving it must not
+   *  bring it back) and (unless the entry names one) the theme stay as they
+   *  are. The entry's address is then rewritten to what is shown. */
+  async function restore() {
+    const search = location.search;
+    const { state } = await parseStateAsync(search);
+    if (search !== location.search) return; // another entry meanwhile
+    const cur = store.get();
+    const info = store.model().info;
+    let s = info ? fitToModel(state, { layers: info.config.n_layers, heads: info.config.n_heads }).state : state;
+    s = { ...s, model: cur.model, embed: cur.embed, present: cur.present, theme: new URLSearchParams(search).has('theme') ? s.theme : cur.theme };
+    if (s.span) s.spanOf = textKey(s);
+    adopt(s);
+    store.update(s); // (the text boxes follow: toolbar.js applyChrome)
+  }
+
+  function wire() {
+    window.addEventListener('popstate', () => { restore().catch(() => {}); });
+  }
+
+  return { sync, afterPaint, follow, wire };
 }
