@@ -60,7 +60,7 @@ export function mergeNeeds(...list) {
   const known = new Set(Object.keys(out));
   for (const n of list) {
     if (!n) continue;
-    // a view's own kinds of data (descriptor.runParts, page/runs.js) pass through
+    // a view's own kinds of data (descriptor.runParts, page/run_plan.js) pass through
     for (const key of Object.keys(n)) if (!known.has(key)) out[key] = out[key] || n[key] || null;
     out.embed = out.embed || !!n.embed;
     out.compare = out.compare || n.compare || null;

@@ -197,7 +197,7 @@ export const descriptor = {
   axis: false,
   params: PARAMS,
   needs: (s) => ({ decision: decisionNeed(s) }),
-  // what the worker adds to a run for this view (page/runs.js's table)
+  // what the worker adds to a run for this view (page/run_plan.js's table)
   runParts: [{
     need: 'decision', rerun: true, ms: 'decisionMs',
     job: (need, s) => ({ ...need, a: s.text, b: s.text_b || null }),

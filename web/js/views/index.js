@@ -40,7 +40,7 @@
 //                 for a view that keeps results of its own (the Corpus view);
 //                 a view without it has no CSV/JSON export
 //   runParts      optional: kinds of data of the view's own that a run is
-//                 given after it ran, as rows of page/runs.js's table ({need
+//                 given after it ran, as rows of page/run_plan.js's table ({need
 //                 (the needs() field that asks for it), covered(run, need),
 //                 ask(engine, run, need) (a worker message), into(run, out,
 //                 need), rerun (run the model again when the worker no longer
