@@ -45,7 +45,7 @@ DEFAULT_MODEL := models/all-minilm-l6-v2.q10.blb.gz
 NATIVE_SIMD ?= $(if $(filter x86_64%,$(shell $(CC) -dumpmachine)),-msse4.1)
 
 .PHONY: all native lib test-embed wasm wasm-relaxed test-wasm-relaxed site serve test bench fuzz test-fuzz-corpora models setup clean wheel test-notebook test-notebook-lab notebook-venv-start \
-        test-native test-asan test-wasm test-web test-browser test-models test-fidelity test-one test-builds \
+        test-native test-asan test-wasm test-web test-browser test-models test-fidelity test-one test-builds test-counts-reset \
         check-tools check-site-tools
 
 all: site
@@ -112,7 +112,7 @@ build/embed_example: tests/c/embed_example.c build/libbertlens.a build/include/b
 	$(CC) $(CFLAGS) $(WARN) -Ibuild/include -o $@ $< build/libbertlens.a -lm $(PTHREAD)
 
 test-embed: build/embed_example build/bertlens
-	$(NODE) --test tests/c/*.test.mjs
+	BERTLENS_SUITE=embed $(NODE_TEST) tests/c/*.test.mjs
 
 # AddressSanitizer + UndefinedBehaviorSanitizer build of the same CLI and hosts.
 ASAN_CC  := clang -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
@@ -303,8 +303,12 @@ test-builds:
 	  build/wasm/bertlens.js build/wasm/bertlens-mt.js build/wasm-test/bertlens.js build/wasm/analyze.wasm
 
 test: NB_STARTED := 1
-test: check-tools notebook-venv-start test-builds native test-models test-native test-embed test-asan test-fuzz-corpora wasm test-wasm test-fidelity site test-web test-browser test-notebook
+test: check-tools test-counts-reset notebook-venv-start test-builds native test-models test-native test-embed test-asan test-fuzz-corpora wasm test-wasm test-fidelity site test-web test-browser test-notebook
+	@$(NODE) tools/test_count.mjs total
 	@echo "ALL TESTS PASSED"
+
+test-counts-reset:
+	@$(NODE) tools/test_count.mjs reset
 
 # Every tests/*.test.mjs is a node:test file that runs on the backend
 # BERTLENS_BACKEND names (native, asan, asan32, wasm, wasm-mt: tests/lib/backend.mjs)
@@ -313,7 +317,11 @@ test: check-tools notebook-venv-start test-builds native test-models test-native
 JS_TESTS = $(filter-out tests/fidelity.test.mjs,$(wildcard tests/*.test.mjs))
 # Two test files at a time (node runs one at a time on 2 cores by default):
 # each file works in its own folder under build/ or the system temp folder.
-NODE_TEST := $(NODE) --test --test-concurrency=2
+# Each run also adds its counts to build/test-counts.jsonl (tools/test_count.mjs
+# as a second reporter), which `make test` sums in one line at its end; the
+# first reporter prints as node does by default (spec on a terminal, TAP else).
+NODE_TEST := $(NODE) --test --test-concurrency=2 --test-reporter=$(if $(MAKE_TERMOUT),spec,tap) --test-reporter-destination=stdout \
+  --test-reporter=./tools/test_count.mjs --test-reporter-destination=stdout
 
 test-native: build/bertlens build/kernel_host build/state_limits build/sizes_test build/hf_tok_host build/dtype_host build/family_host build/json_host build/task_head_host
 	$(PYTHON) tools/gen_unicode.py --check
@@ -346,8 +354,8 @@ test-web:
 # are only reported, on the native 40 (docs/fidelity.md).
 # Native: the first 40 inputs of <= 64 tokens (wasm covers the whole corpus).
 test-fidelity: build/wasm/bertlens.js build/bertlens test-models
-	BERTLENS_BACKEND=wasm $(NODE_TEST) tests/fidelity.test.mjs
-	BERTLENS_BACKEND=native $(NODE_TEST) tests/fidelity.test.mjs
+	BERTLENS_SUITE=fidelity BERTLENS_BACKEND=wasm $(NODE_TEST) tests/fidelity.test.mjs
+	BERTLENS_SUITE=fidelity BERTLENS_BACKEND=native $(NODE_TEST) tests/fidelity.test.mjs
 
 # One test file, or the tests whose name matches, on one backend (built beforehand):
 #   make test-one T=tests/encoder.test.mjs
@@ -393,7 +401,9 @@ test-notebook: $(WHEEL)
 	BERTLENS_WHEEL=$(WHEEL) $(PYTHON) tests/notebook/test_package.py
 	tests/notebook/venv.sh finish $(NB_VENV) $(WHEEL)
 	NOTEBOOK_VENV=$(NB_VENV) tests/notebook/run.sh $(WHEEL)
+	@$(NODE) tools/test_count.mjs add notebook 1
 	NOTEBOOK_VENV=$(NB_VENV) tests/notebook/run_lab.sh $(WHEEL)
+	@$(NODE) tools/test_count.mjs add notebook 1
 
 test-notebook-lab: $(WHEEL)
 	tests/notebook/run_lab.sh $(WHEEL)
@@ -440,7 +450,7 @@ fuzz: $(addprefix build/fuzz/,$(FUZZ_TARGETS))
 test-fuzz-corpora: $(addprefix build/fuzz/,$(FUZZ_TARGETS))
 	@for t in $(FUZZ_TARGETS); do echo "== replay tests/fuzz/$$t ($$(ls tests/fuzz/$$t | wc -l) inputs)"; \
 	  build/fuzz/$$t -runs=0 -timeout=10 -rss_limit_mb=2048 tests/fuzz/$$t 2>&1 | tail -1; \
-	  test $${PIPESTATUS[0]} = 0 || exit 1; done
+	  test $${PIPESTATUS[0]} = 0 || exit 1; $(NODE) tools/test_count.mjs add fuzz-corpora $$(ls tests/fuzz/$$t | wc -l); done
 
 # ------------------------------------------------------------------ models
 models:

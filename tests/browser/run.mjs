@@ -14,6 +14,7 @@
 // fresh Chromium profile against its own server (see harness.mjs for what it
 // gets and what fails it). Screenshots go to build/screenshots/.
 
+import { add } from '../../tools/test_count.mjs';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -86,4 +87,5 @@ const shotSum = results.reduce((a, r) => a + r.shotMs, 0) / 1000;
 console.log(`\nbrowser scenarios: ${wall.toFixed(1)} s (${sum.toFixed(1)} s summed over ${jobs} job(s), ${shots} screenshots ${shotSum.toFixed(1)} s); times: build/browser-timings.txt`);
 for (const r of failed) console.log(`  FAIL ${r.name}`);
 console.log(`${chosen.length - failed.length} passed, ${failed.length} failed`);
+add('browser', chosen.length - failed.length, failed.length); // make test's one line of totals (tools/test_count.mjs)
 process.exit(failed.length ? 1 : 0);

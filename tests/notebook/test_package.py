@@ -541,4 +541,12 @@ class Torch(unittest.TestCase):
 
 
 if __name__ == "__main__":
-    unittest.main()
+    result = unittest.main(exit=False).result
+    # make test's one line of totals (tools/test_count.mjs)
+    counts = os.environ.get("BERTLENS_COUNTS") or os.path.join(ROOT, "build", "test-counts.jsonl")
+    os.makedirs(os.path.dirname(counts), exist_ok=True)
+    failed = len(result.failures) + len(result.errors)
+    with open(counts, "a", encoding="utf-8") as f:
+        f.write(json.dumps({"suite": "notebook", "pass": result.testsRun - failed - len(result.skipped),
+                            "fail": failed, "skip": len(result.skipped)}) + "\n")
+    sys.exit(0 if result.wasSuccessful() else 1)
