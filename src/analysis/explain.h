@@ -10,6 +10,7 @@
 #define BL_EXPLAIN_H
 
 #include "bertlens.h"
+#include "model/backward.h" /* the reverse-mode pass explain.c drives */
 
 typedef struct bli_target {
     void *ctx;
@@ -38,26 +39,6 @@ typedef struct bli_target {
  * and one more. */
 int bli_explain_run(bl_state *s, const int32_t *ids, const int32_t *type_ids, int32_t T, const bli_target *t,
                     const bl_explain_opts *opts, bl_explain *out, char *err, size_t errlen);
-
-/* act(u) and its derivative act'(u) for bl_activation act (ReLU, erf GELU,
- * tanh GELU), in double inside (backward.c): the encoder's feed-forward and
- * the heads' dense layers differentiate with the same two. */
-float bli_act_f(float u, int32_t act);
-float bli_act_d(float u, int32_t act);
-
-/* bl_backward for G runs of the same tokens (a batch of IG's steps;
- * backward.c): run g's kept hidden states hid[g] ([L + 1][T][hidden]),
- * word rows word_rows[g] ([T][E]; word_rows or an entry NULL: those of ids),
- * d_final[g] [T][hidden] -> d_word[g] [T][E]. s: its last forward of T
- * tokens (the mask, positions and tables of the runs). */
-int bli_backward_steps(bl_state *s, int32_t G, const int32_t *ids, const int32_t *type_ids, const float *const *hid,
-                       const float *const *word_rows, const float *const *d_final, float *const *d_word, char *err,
-                       size_t errlen);
-
-/* NULL when bl_backward differentiates every trait of s's family (family.h),
- * else the first trait it does not, in words ("RMSNorm"): explain refuses
- * such a family by that name rather than give wrong numbers (backward.c). */
-const char *bli_backward_refuses(const bl_state *s);
 
 /* Explain task head h's logit (explain_task.c) on the tokens toks:
  * sequence classification (opts' target, default the predicted class),

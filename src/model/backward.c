@@ -42,7 +42,7 @@
  */
 #include "backward_impl.h"
 #include "encoder_family.h"
-#include "analysis/explain.h"
+#include "backward.h"
 #include "base/error.h"
 #include "base/sizes.h"
 
