@@ -416,6 +416,7 @@ test-notebook-lab: $(WHEEL)
 bench: native wasm site test-models $(if $(wildcard /usr/lib/llvm-19/bin/clang),wasm-relaxed)
 	$(NODE) tools/bench.mjs
 	$(NODE) tools/bench_threads.mjs
+	$(NODE) tools/bench_wake.mjs
 	$(NODE) tools/bench_families.mjs
 	PYTHON=$(PYTHON) $(NODE) tools/bench_explain.mjs
 	$(PYTHON) tools/bench_native.py
