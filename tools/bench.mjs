@@ -52,7 +52,7 @@ import { gunzipSync } from 'node:zlib';
 import { createHash } from 'node:crypto';
 import os from 'node:os';
 import v8 from 'node:v8';
-import { floats, loadBytes, loadFactory, putString, wasmError } from './wasm_node.mjs';
+import { createModule, floats, loadBytes, loadFactory, putString, wasmError } from './wasm_node.mjs';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const rel = (p) => relative(ROOT, p) || '.';
@@ -170,6 +170,12 @@ function table(header, rows) {
 // ----------------------------------------------------------------- bertlens
 
 class Bertlens {
+  // the pthreads build (or any module file) with a pool for `threads` threads (threads - 1 Workers)
+  static async threaded(js, threads) {
+    const b = new Bertlens();
+    b.M = await createModule(js, threads > 1 ? { pthreadPoolSize: threads - 1 } : {});
+    return b;
+  }
   static async create(factory, wasmBinary) {
     const b = new Bertlens();
     b.M = await factory({ wasmBinary, print: () => {}, printErr: (s) => process.stderr.write(s + '\n') });
@@ -695,7 +701,7 @@ async function main() {
 }
 
 // tools/bench_threads.mjs reuses the engines and the timing loop.
-export { machineLine, Bertlens, NativeBench, timeInterleaved, tokenIds, loadOrt, ortSession, ortFeeds, flops, table, f1, f2, BL_KEEP_ATTN };
+export { machineLine, Bertlens, NativeBench, stats, timeInterleaved, tokenIds, loadOrt, ortSession, ortFeeds, flops, table, f1, f2, BL_KEEP_ATTN };
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
   main().catch((e) => {

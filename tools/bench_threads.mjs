@@ -30,7 +30,7 @@ import { dirname, join, basename, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import os from 'node:os';
 import v8 from 'node:v8';
-import { bundleBytes, createModule } from './wasm_node.mjs';
+import { bundleBytes } from './wasm_node.mjs';
 import { machineLine, Bertlens, NativeBench, timeInterleaved, tokenIds, loadOrt, ortSession, ortFeeds, table, f1, f2 } from './bench.mjs';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -53,12 +53,6 @@ function parseArgs(argv) {
   }
   if (!(o.runs >= 1) || !(o.threads >= 2) || !(o.gap >= 0)) throw new Error('bad --runs / --threads / --gap');
   return o;
-}
-
-async function engine(js, threads) {
-  const b = new Bertlens();
-  b.M = await createModule(js, threads > 1 ? { pthreadPoolSize: threads - 1 } : {});
-  return b;
 }
 
 async function main() {
@@ -87,7 +81,7 @@ async function main() {
   const rows = [], printed = [];
   for (const bd of bundles) {
     const bytes = bundleBytes(bd.path);
-    const e = { st: await engine(st, 1), mt1: await engine(mt, 1), mtN: await engine(mt, N) };
+    const e = { st: await Bertlens.threaded(st, 1), mt1: await Bertlens.threaded(mt, 1), mtN: await Bertlens.threaded(mt, N) };
     for (const b of Object.values(e)) b.load(bytes);
     if (e.mtN.M._blw_set_threads(N) !== N || e.mt1.M._blw_set_threads(1) !== 1) throw new Error('blw_set_threads failed');
     const session = ort && existsSync(bd.onnx) ? await ortSession(ort, readFileSync(bd.onnx)) : null;

@@ -20,8 +20,8 @@ import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import os from 'node:os';
 import v8 from 'node:v8';
-import { bundleBytes, createModule } from './wasm_node.mjs';
-import { machineLine, Bertlens, NativeBench, tokenIds, table, f1 } from './bench.mjs';
+import { bundleBytes } from './wasm_node.mjs';
+import { machineLine, Bertlens, NativeBench, stats, tokenIds, table, f1 } from './bench.mjs';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const rel = (p) => relative(ROOT, p) || '.';
@@ -41,15 +41,11 @@ function parseArgs(argv) {
   return o;
 }
 
-const median = (xs) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
-};
+const median = (xs) => stats(xs).median;
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 async function wasmEngine(js, threads, bytes) {
-  const b = new Bertlens();
-  b.M = await createModule(js, threads > 1 ? { pthreadPoolSize: threads - 1 } : {});
+  const b = await Bertlens.threaded(js, threads);
   b.load(bytes);
   if (b.M._blw_set_threads(threads) !== threads) throw new Error(`blw_set_threads(${threads}) failed`);
   return b;
