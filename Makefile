@@ -449,9 +449,9 @@ fuzz: $(addprefix build/fuzz/,$(FUZZ_TARGETS))
 # make test: every kept input of every target runs once (a crash, a hang of
 # 10 s or 2 GB fails), so a finding fixed stays fixed.
 test-fuzz-corpora: $(addprefix build/fuzz/,$(FUZZ_TARGETS))
-	@for t in $(FUZZ_TARGETS); do echo "== replay tests/fuzz/$$t ($$(ls tests/fuzz/$$t | wc -l) inputs)"; \
+	@for t in $(FUZZ_TARGETS); do n=$$(ls tests/fuzz/$$t | wc -l); echo "== replay tests/fuzz/$$t ($$n inputs)"; \
 	  build/fuzz/$$t -runs=0 -timeout=10 -rss_limit_mb=2048 tests/fuzz/$$t 2>&1 | tail -1; \
-	  test $${PIPESTATUS[0]} = 0 || exit 1; $(NODE) tools/test_count.mjs add fuzz-corpora $$(ls tests/fuzz/$$t | wc -l); done
+	  test $${PIPESTATUS[0]} = 0 || exit 1; $(NODE) tools/test_count.mjs add fuzz-corpora $$n; done
 
 # ------------------------------------------------------------------ models
 models:
