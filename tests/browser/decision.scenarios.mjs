@@ -136,6 +136,8 @@ scenario('decision: a sequence classifier converted in the page shows HF\'s prob
   await page.waitForFunction(() => /cancelled after 1 of/.test(document.querySelector('.dv-heads')?.textContent || ''));
   assert.equal(await page.$$eval('.dv-cell', (c) => c.filter((e) => e.dataset.effect !== undefined && e.dataset.effect !== '').length), 2, 'one layer of two heads computed');
   await shot(page, 'decision-grid-cancelled');
+  const part = JSON.parse((await download(page, '#export-json')).bytes.toString('utf8')).blocks.find((b) => /^head effects/.test(b.name));
+  assert.ok(part && part.values.length === 1 && part.layers_computed === 1 && part.layers === 2, 'the export carries the cancelled grid\'s first layer and says so');
   // the keyboard reaches the button; Enter computes the whole grid
   let focused = '';
   for (let i = 0; i < 120 && focused !== 'dv-start'; i++) {
@@ -170,9 +172,25 @@ scenario('decision: a sequence classifier converted in the page shows HF\'s prob
   assert.match(offCell[0], /switched off/);
   assert.equal(offCell[1], 0, 'a head already off changes nothing');
   await page.click('.abl-toggle');
-  // a cell opens that head in the heatmap
-  await page.evaluate(() => { document.body.dataset.state = 'loading'; });
+  // a click picks a head; its two actions: switch it off in Compare (with the head already off), open it in the heatmap
   await page.click('.dv-cell[data-layer="1"][data-head="0"]');
+  assert.match(await page.textContent('.dv-picked'), /Layer 1, head 0/);
+  assert.equal(await page.evaluate(() => document.activeElement?.className), 'dv-open', 'the keyboard lands on the first action');
+  assert.match(page.url(), /view=decision/, 'a pick alone stays in the view');
+  await shot(page, 'decision-grid-picked');
+  await page.evaluate(() => { document.body.dataset.state = 'loading'; });
+  await page.click('.dv-compare-off');
+  await ready(page);
+  const u = decodeURIComponent(page.url());
+  assert.match(u, /view=compare/);
+  assert.match(u, /ablate=0:1,1:0/);
+  await page.goBack();
+  await ready(page);
+  await page.click('.dv-start'); // back in the Decision view: its run is new, the grid computed again
+  await page.waitForFunction(() => document.querySelectorAll('.dv-cell[data-effect]').length === 4 && !document.querySelector('progress.dv-progress'));
+  await page.click('.dv-cell[data-layer="1"][data-head="0"]');
+  await page.evaluate(() => { document.body.dataset.state = 'loading'; });
+  await page.click('.dv-open');
   await ready(page);
   assert.match(page.url(), /view=heatmap/);
   assert.match(page.url(), /layer=1/);

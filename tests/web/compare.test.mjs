@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import vm from 'node:vm';
 import { readFileSync } from 'node:fs';
 import {
-  parseAblate, fitAblate, formatMask, toggleHead, toggleLayer, allBut, describeMask, maskSet, comparing, partnerOf, sides,
+  parseAblate, fitAblate, formatMask, toggleHead, withHeadOff, toggleLayer, allBut, describeMask, maskSet, comparing, partnerOf, sides,
   alignRuns, headDifference, rankChanges, embeddingFigures, cosine,
   mostChanged, runNames, pairText, shorten, legendFormat, formatSmall,
 } from '../../web/js/lib/compare.js';
@@ -47,6 +47,8 @@ test('toggles: one head, a whole layer, all but one; masks as sets and sentences
   t = toggleHead(t, 3, 0, 6, 12);
   assert.equal(t, '2:5,3:0');
   assert.equal(toggleHead(t, 2, 5, 6, 12), '3:0');
+  assert.equal(withHeadOff(t, 2, 5, 6, 12), '2:5,3:0', 'a head already off stays off');
+  assert.equal(withHeadOff(t, 1, 1, 6, 12), '1:1,2:5,3:0');
   assert.equal(toggleLayer(t, 2, 6, 12), '2:*,3:0');
   assert.equal(toggleLayer('2:*,3:0', 2, 6, 12), '3:0', 'a full layer toggles back on');
   // A whole layer built head by head is written as L:*.

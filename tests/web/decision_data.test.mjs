@@ -107,6 +107,20 @@ test('snapshot round trip: the record (and a computed head grid) travel; an embe
   assert.ok(j.blocks.some((b) => b.name.startsWith('head effects')), 'the export of the embed has the grid');
 });
 
+test('a head grid cancelled part-way travels with its first layers; the export holds only those, and says so', async () => {
+  const heads = [[0.25, -0.01], null];
+  const s = { ...state, method: 'grad-input' };
+  const snap = await decodeSnapshot(await encodeSnapshot(snapshotFromRun({ ...run, decision: { ...run.decision, heads } }, s, { id: 'tiny-seq' }, v.snapshot)));
+  assert.deepEqual(snapshotCovers(snap, s, v.snapshot), { ok: true });
+  const r = runFromSnapshot(snap);
+  assert.deepEqual(v.prepare(r, s).D.heads, heads);
+  const b = JSON.parse(toJSON(v.shown(r, s))).blocks.find((x) => x.name.startsWith('head effects'));
+  assert.deepEqual(b.rows, ['layer 0']);
+  assert.deepEqual(b.values, [[0.25, -0.01]]);
+  assert.equal(b.layers_computed, 1);
+  assert.equal(b.layers, 2);
+});
+
 test('a snapshot\'s record is checked field by field: a wrong one needs the model, its strings stay text', async () => {
   const packed = packSnapshot(snapshotFromRun(run, state, {}, v.snapshot));
   const cases = [
@@ -115,6 +129,8 @@ test('a snapshot\'s record is checked field by field: a wrong one needs the mode
     [(d) => { d.attr.scores = d.attr.scores.slice(1); }, /attr\.scores/],
     [(d) => { d.labels = ['a'.repeat(500), 'b', 'c']; }, /labels\[0\]/],
     [(d) => { d.heads = [[1, 2]]; }, /heads/],
+    [(d) => { d.heads = [null, [1, 2]]; }, /heads/],
+    [(d) => { d.heads = [null, null]; }, /heads/],
     [(d) => { d.at = 99; }, /\bat\b/],
   ];
   for (const [edit, why] of cases) {

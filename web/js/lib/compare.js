@@ -104,6 +104,13 @@ export function toggleHead(text, l, h, L, H) {
   return formatMask(heads, L, H);
 }
 
+/** The mask with head (l, h) switched off (unchanged when it already is). */
+export function withHeadOff(text, l, h, L, H) {
+  const { heads } = fitAblate(text, L, H);
+  if (!heads.some(([a, b]) => a === l && b === h)) heads.push([l, h]);
+  return formatMask(heads, L, H);
+}
+
 export function toggleLayer(text, l, L, H) {
   const { heads } = fitAblate(text, L, H);
   const inLayer = heads.filter(([a]) => a === l).length;

@@ -4,8 +4,8 @@
 // the store. Token positions of a click are mapped through the axis derived
 // from the last run (shown.js axisOf).
 
-import { toggleHead } from '../lib/compare.js';
-import { VIEW_LIST, HEAD_VIEW_ID } from '../views/index.js';
+import { toggleHead, withHeadOff } from '../lib/compare.js';
+import { VIEW_LIST, HEAD_VIEW_ID, ABLATION_VIEW_ID } from '../views/index.js';
 import { shownState, axisOf, textKey } from './shown.js';
 
 /** What the views may ask; abl: the ablation bar (its mode: a click on a
@@ -54,6 +54,8 @@ export function createViewCtx(store, { abl }) {
     // switches it off or on.
     ablating: () => abl.on,
     toggleAblate: (l, h) => update({ ablate: toggleHead(store.get().ablate, l, h, config().n_layers, config().n_heads) }),
+    // The ablation comparison with head (l, h) switched off (besides those already off).
+    compareWithout: (l, h) => update({ view: ABLATION_VIEW_ID, cmp: 'ablate', ablate: withHeadOff(store.get().ablate, l, h, config().n_layers, config().n_heads) }),
     compareWithFile: (file) => new Promise((done) => store.dispatch({ type: 'compare-file', file, done })),
     // Views that can show one head the user picked elsewhere (tab order).
     viewsShowingOneHead: () => VIEW_LIST.filter((v) => v.controls.layer && v.axis !== false).map((v) => ({ id: v.id, label: v.label })),

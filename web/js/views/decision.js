@@ -7,8 +7,9 @@
 // numbers `bertlens explain` prints), with a method switch and a target
 // picker (the URL's method=, steps=, target=, at=), and on request the L × H
 // grid of head effects, one layer per worker message, with a progress bar
-// and Cancel; a click on a cell opens that head in the heatmap, or switches
-// it off when "Switch heads off" is on. A model with neither head says which
+// and Cancel; a click on a cell picks that head, and two buttons open it in
+// the heatmap or switch it off in Compare; when "Switch heads off" is on, the
+// click switches it off (or on) at once. A model with neither head says which
 // heads it could show and how to load one.
 //
 // Data: the descriptor's runParts row asks the worker (engine/worker_decision.js,
@@ -44,7 +45,8 @@ function recordOf(run, s) {
 
 export function decisionView() {
   let theme = THEMES.light;
-  let act = { update() {}, cell() {}, engine: null, ablating: () => false };
+  let act = { update() {}, cell() {}, open() {}, compareOff() {}, engine: null, ablating: () => false };
+  let picked = null; // the grid's selected head {key, l, h}: its two actions are offered under the grid
   let exported = exportContext();
   let last = null; // {root, data}: the grid redraws itself as layers arrive
   let job = null; // the head-effects computation: {key, effects [L], done, running, cancel, note}
@@ -140,11 +142,20 @@ export function decisionView() {
     const off = new Set(fitAblate(data.s.ablate, L, H).heads.map(([l, h]) => l * H + h));
     drawGrid(box, {
       L, H, effects, theme, off, ablating: act.ablating(),
-      progress: mine ? mine : { running: false, done: 0, note: data.snapshot ? (D.heads ? '' : 'not stored with this snapshot') : D.attr ? '' : 'needs an attribution target' },
+      progress: mine ? mine : { running: false, done: 0, note: storedNote(D.heads, L) || (data.snapshot ? (D.heads ? '' : 'not stored with this snapshot') : D.attr ? '' : 'needs an attribution target') },
       canRun: !data.snapshot && !!D.attr && !!act.engine,
       onStart: () => start(),
       onCancel: () => { if (job) job.cancel = true; },
-      onCell: (l, h) => act.cell(l, h),
+      picked: picked && picked.key === data.gridKey ? picked : null,
+      onCell: (l, h) => {
+        if (act.ablating()) { act.cell(l, h); return; } // "Switch heads off": the click switches it
+        picked = { key: data.gridKey, l, h };
+        grid();
+        const b = root.select('button.dv-open').node();
+        if (b) b.focus(); // the keyboard lands on the first action
+      },
+      onOpen: (l, h) => act.open(l, h),
+      onCompareOff: (l, h) => act.compareOff(l, h),
     });
   }
 
@@ -169,9 +180,9 @@ export function decisionView() {
         if (job === mine) grid();
       }
       mine.note = mine.cancel ? `cancelled after ${mine.done} of ${run.L} layers` : '';
-      if (!mine.cancel && mine.done === run.L) { // kept with its run: exports and snapshots carry it
-        run.decision.heads = mine.effects;
-        D.heads = mine.effects;
+      if (mine.done > 0 && job === mine) { // kept with its run, a cancelled grid's first layers too: exports and snapshots carry it
+        run.decision.heads = mine.effects.map((r) => r || null);
+        D.heads = run.decision.heads;
       }
     } catch (e) {
       mine.note = /stale/.test(String(e && e.message)) ? 'stopped: the model ran again on another input' : `stopped: ${e.message}`;
@@ -186,6 +197,12 @@ export function decisionView() {
   view.exportContext = () => exported;
   view.running = () => !!(job && job.running);
   return view;
+}
+
+/** What a grid cancelled part-way holds ('' for a whole or no grid). */
+function storedNote(heads, L) {
+  const k = heads ? heads.filter(Boolean).length : 0;
+  return k > 0 && k < L ? `layers 0–${k - 1} of ${L} computed (cancelled before the rest)` : '';
 }
 
 /** The registry entry (views/index.js). */
@@ -213,7 +230,9 @@ export const descriptor = {
       update: (patch) => ctx.update(patch),
       engine: (type, args) => ctx.engineCall(type, args),
       ablating: () => !!(ctx.ablating && ctx.ablating()),
-      cell: (l, h) => (ctx.ablating && ctx.ablating() ? ctx.toggleAblate(l, h) : ctx.openHead(l, h)),
+      cell: (l, h) => ctx.toggleAblate(l, h),
+      open: (l, h) => ctx.openHead(l, h),
+      compareOff: (l, h) => ctx.compareWithout(l, h),
     });
     return chart;
   },

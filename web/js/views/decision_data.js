@@ -17,7 +17,8 @@
 //            lens: [{layer, index, top: [{id, token, prob}]}]} | null
 //    attr:  {position, target, label, scores: [T], logit, delta, sum, prob} | null
 //    attrError: string | null (why there is no attribution, in words)
-//    heads: [L][H] | null}  (head effects: p_target − p_target with it off)
+//    heads: [L][H] | null}  (head effects: p_target − p_target with it off;
+//           a grid cancelled part-way keeps its first rows, then null rows)
 
 import { DECISION_METHODS, DECISION_KINDS, MAX_IG_STEPS, decisionKey } from '../lib/protocol.js';
 
@@ -145,9 +146,11 @@ export function shownDecision(D, run, s) {
     blocks.push({ name: `attribution (${METHOD_NAMES[D.method]}${D.method === 'ig' ? `, ${D.steps} steps` : ''}) of ${D.attr.label || `target ${D.attr.target}`}`, rows: tok, cols: ['score'], values: D.attr.scores,
       extra: { method: D.method, ...(D.method === 'ig' ? { steps: D.steps } : {}), position: D.attr.position, target: D.attr.target, label: D.attr.label, logit: D.attr.logit, delta: D.attr.delta, sum: D.attr.sum, prob: D.attr.prob } });
   }
-  if (D.heads) {
-    const H = D.heads[0].length;
-    blocks.push({ name: 'head effects: p(target) with every head - p(target) with that head off', rows: D.heads.map((_, l) => `layer ${l}`), cols: Array.from({ length: H }, (_, h) => `head ${h}`), values: D.heads.flat() });
+  const done = D.heads ? D.heads.filter(Boolean) : []; // a grid cancelled part-way: its first layers
+  if (done.length) {
+    const H = done[0].length;
+    blocks.push({ name: 'head effects: p(target) with every head - p(target) with that head off', rows: done.map((_, l) => `layer ${l}`), cols: Array.from({ length: H }, (_, h) => `head ${h}`), values: done.flat(),
+      ...(done.length < D.heads.length ? { extra: { layers_computed: done.length, layers: D.heads.length } } : {}) });
   }
   return {
     view: s.view, mode: 'attn', what: `${KIND_NAMES[D.kind]} head output and attributions`, hide: false, renorm: false, words: false, ablate: s.ablate || '',
@@ -221,7 +224,11 @@ export function checkRecord(raw, { T, L, H }) {
     D.attr = { position: a.position, target: a.target, label: a.label, scores: list('attr.scores', a.scores, T, isNum, 'numbers'), logit: a.logit, delta: a.delta, sum: a.sum, prob: a.prob };
   }
   if (raw.attrError !== null && raw.attrError !== undefined) D.attrError = typeof raw.attrError === 'string' && raw.attrError.length <= 400 ? raw.attrError : bad('attrError', raw.attrError, 'a sentence');
-  if (raw.heads !== null && raw.heads !== undefined) D.heads = list('heads', raw.heads, L, (r) => Array.isArray(r) && r.length === H && r.every((v) => isNum(v) && Math.abs(v) <= 1e6), `rows of ${H} numbers`).map((r) => r.slice());
+  if (raw.heads !== null && raw.heads !== undefined) { // rows of H numbers; a grid cancelled part-way ends in null rows
+    D.heads = list('heads', raw.heads, L, (r) => r === null || (Array.isArray(r) && r.length === H && r.every((v) => isNum(v) && Math.abs(v) <= 1e6)), `rows of ${H} numbers (or null after the computed ones)`).map((r) => (r ? r.slice() : null));
+    const k = D.heads.findIndex((r) => r === null);
+    if (k === 0 || (k > 0 && D.heads.slice(k).some((r) => r !== null))) bad('heads', raw.heads, 'computed rows first, then null rows');
+  }
   return D;
 }
 

@@ -132,11 +132,11 @@ export function drawAttribution(sel, D, { labels, theme, onAt, clickable }) {
 }
 
 /** The head-effects grid: effects [L][H|null], progress {done, L, running}. */
-export function drawGrid(sel, { L, H, effects, theme, progress, canRun, onStart, onCancel, onCell, ablating, off }) {
+export function drawGrid(sel, { L, H, effects, theme, progress, canRun, onStart, onCancel, onCell, onOpen, onCompareOff, picked, ablating, off }) {
   const box = sel.append('section').attr('class', 'dv-heads');
   box.append('h3').attr('class', 'dv-h').style('font-size', '1rem').style('margin', '12px 0 4px').text('Which heads it leans on');
   box.append('p').style('margin', '2px 0').style('font-size', '0.92em')
-    .text(`Each cell: the target's probability with every head minus with that head switched off (${L} × ${H} runs of the model). ${ablating ? 'A click switches the head off or on (“Switch heads off” is on).' : 'A click opens the head in the heatmap.'}`);
+    .text(`Each cell: the target's probability with every head minus with that head switched off (${L} × ${H} runs of the model). ${ablating ? 'A click switches the head off or on (“Switch heads off” is on).' : 'A click picks the head: open it in the heatmap, or switch it off in Compare.'}`);
   const bar = box.append('div').attr('class', 'dv-run').style('display', 'flex').style('gap', '8px').style('align-items', 'center').style('flex-wrap', 'wrap');
   if (progress.running) {
     bar.append('progress').attr('class', 'dv-progress').attr('max', L).attr('value', progress.done).attr('aria-label', 'head effects computed');
@@ -161,13 +161,24 @@ export function drawGrid(sel, { L, H, effects, theme, progress, canRun, onStart,
       const v = effects[l] ? effects[l][h] : null;
       const col = v === null ? 'transparent' : theme.div(scaleOf(v, max));
       const isOff = off.has(l * H + h);
+      const isPicked = !!picked && picked.l === l && picked.h === h;
       grid.append('button').attr('type', 'button').attr('class', 'dv-cell').attr('data-layer', l).attr('data-head', h).attr('data-effect', v)
         .attr('aria-label', `layer ${l}, head ${h}: ${v === null ? 'not computed' : num(v)}${isOff ? ' (switched off)' : ''}`)
         .attr('title', `layer ${l}, head ${h}: ${v === null ? 'not computed' : num(v)}`)
         .style('width', `${cell}px`).style('height', `${cell}px`).style('padding', '0').style('cursor', 'pointer')
+        .attr('aria-pressed', isPicked ? 'true' : null)
         .style('border', isOff ? `2px solid ${theme.fg}` : `1px solid ${theme.grid}`).style('background', col)
+        .style('outline', isPicked ? `2px solid ${theme.fg}` : null).style('outline-offset', isPicked ? '1px' : null)
         .on('click', () => onCell(l, h));
     }
+  }
+  if (picked) { // the picked head's two actions
+    const { l, h } = picked;
+    const v = effects[l] ? effects[l][h] : null;
+    const row = box.append('div').attr('class', 'dv-picked').style('display', 'flex').style('gap', '8px').style('align-items', 'center').style('flex-wrap', 'wrap').style('margin-top', '6px');
+    row.append('span').attr('role', 'status').text(`Layer ${l}, head ${h}: ${v === null ? 'not computed' : num(v)}${off.has(l * H + h) ? ' (switched off)' : ''}`);
+    row.append('button').attr('type', 'button').attr('class', 'dv-open').text('Open in the heatmap').on('click', () => onOpen(l, h));
+    row.append('button').attr('type', 'button').attr('class', 'dv-compare-off').text('Switch it off in Compare').on('click', () => onCompareOff(l, h));
   }
   const svg = box.append('svg').attr('class', 'dv-legend').attr('width', 430).attr('height', 56).attr('role', 'img').style('max-width', '100%')
     .attr('aria-label', `colour scale of head effects from ${num(-max)} to ${num(max)}`);

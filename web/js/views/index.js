@@ -18,7 +18,9 @@
 //                 the stage, of its last drawing); ctx (page/view_ctx.js) =
 //                 {update(patch), openHead(layer, head), openNeuron(shownIndex),
 //                 toggleSpan(shownIndex), nHeads(), ablating(),
-//                 toggleAblate(layer, head), compareWithFile(file) (-> true once loaded),
+//                 toggleAblate(layer, head), compareWithout(layer, head) (the
+//                 ablation comparison with that head off too),
+//                 compareWithFile(file) (-> true once loaded),
 //                 viewsShowingOneHead(), engineCall(type, args) (a model worker
 //                 message: the corpus view runs the model itself)}
 //   prepare(run, s, env)  the chart's data (title and legend notes
@@ -86,6 +88,10 @@ export const VIEW_PARAMS = Object.freeze(VIEW_LIST.flatMap((v) => v.params || []
 
 /** The view a click on a head elsewhere (model view, heads overview) opens. */
 export const HEAD_VIEW_ID = 'heatmap';
+
+/** The view that compares a run with the same run with heads switched off
+ *  (the Decision view's head grid sends a head there). */
+export const ABLATION_VIEW_ID = 'compare';
 
 const byId = new Map(VIEW_LIST.map((v) => [v.id, v]));
 
