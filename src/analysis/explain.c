@@ -216,6 +216,7 @@ int bli_explain_run(bl_state *s, const int32_t *ids, const int32_t *type_ids, in
     int rc = -1, text = 0; /* text: the state holds the text's run */
     const float *fin;
     uint8_t *mask = NULL;
+    float *tape = NULL; /* the text's tape [L][5][T][H] (bli_state_set_tape) */
     if (!e || !e0 || !rows || !g || !acc || !df || !fin0 || !out->scores) {
         bli_set_err(err, errlen, "out of memory");
         goto out;
@@ -241,14 +242,27 @@ int bli_explain_run(bl_state *s, const int32_t *ids, const int32_t *type_ids, in
     if (!(fin = run(s, ids, type_ids, T, e0, err, errlen))) goto out;
     memcpy(fin0, fin, sizeof(float) * (size_t)T * H);
     /* the text: the target, its logit, probability and gradient (grad x
-     * input; IG's step k = M, where the path reaches e itself) */
-    if (!(fin = run(s, ids, type_ids, T, NULL, err, errlen))) goto out;
+     * input; IG's step k = M, where the path reaches e itself); its run
+     * keeps the tape the backward reads instead of redoing each layer's
+     * products (5 floats a layer, token and hidden unit) */
+    const size_t tsz = BLI_TAPE_FLOATS(c->n_layers, T, H);
+    if (!(tape = malloc(sizeof(float) * tsz))) {
+        bli_set_err(err, errlen, "out of memory");
+        goto out;
+    }
+    bli_state_set_tape(s, tape);
+    fin = run(s, ids, type_ids, T, NULL, err, errlen);
+    bli_state_set_tape(s, NULL);
+    if (!fin) goto out;
     text = 1;
     if (t->pick && t->pick(t->ctx, fin, T, &out->position, &out->target, err, errlen)) goto out;
     out->logit = t->backward(t->ctx, fin, T, df);
     out->prob = t->prob(t->ctx, fin, T);
     out->baseline = t->logit(t->ctx, fin0, T);
-    if (bl_backward(s, ids, type_ids, df, g, err, errlen)) goto out;
+    {
+        const float *hid = bl_hidden(s, 0), *tp = tape, *const no_rows = NULL, *dfc = df;
+        if (bli_backward_steps(s, 1, ids, type_ids, &hid, &no_rows, &tp, &dfc, &g, err, errlen)) goto out;
+    }
     if (o->method != BL_EXPLAIN_IG)
         for (int32_t i = 0; i < T; i++) out->scores[i] = (float)dot(g + (size_t)i * E, e + (size_t)i * E, E);
     else
@@ -282,17 +296,23 @@ int bli_explain_run(bl_state *s, const int32_t *ids, const int32_t *type_ids, in
     }
     if (o->method == BL_EXPLAIN_IG) { /* steps k = 0..M-1 (k = M above) */
         /* Batches of G steps: each step's forward pass (its hidden states
-         * copied aside), then one backward for the batch, which lays each
-         * layer's weights out once for all G (bli_backward_steps). G: as
-         * many as 64 MB of hidden states hold, at most 8. */
+         * copied aside, its tape kept), then one backward for the batch,
+         * which lays each layer's weights out once for all G
+         * (bli_backward_steps). G: as many as 96 MB of hidden states and
+         * tapes hold, at most 8 (bert-base, 128 tokens: 3). */
         const size_t hsz = (size_t)(c->n_layers + 1) * T * H, th = (size_t)T * H;
-        int32_t G = (int32_t)(((size_t)64 << 20) / (hsz * sizeof(float)));
+        int32_t G = (int32_t)(((size_t)96 << 20) / ((hsz + tsz) * sizeof(float)));
         G = G < 1 ? 1 : G > 8 ? 8 : G > M ? M : G;
         float *hb = malloc(sizeof(float) * hsz * G), *rb = malloc(sizeof(float) * te * G),
               *db = malloc(sizeof(float) * th * G), *gb = malloc(sizeof(float) * te * G);
-        const float *hp[8], *rp[8], *dp[8];
+        float *tb = tape; /* G tapes; the text's is spent: reused when G = 1 */
+        if (G > 1) {
+            free(tape), tape = NULL;
+            tb = malloc(sizeof(float) * tsz * G);
+        }
+        const float *hp[8], *rp[8], *dp[8], *tpp[8];
         float *gp[8];
-        int bad = !hb || !rb || !db || !gb;
+        int bad = !hb || !rb || !db || !gb || !tb;
         if (bad) bli_set_err(err, errlen, "out of memory");
         text = 0;
         for (int32_t k0 = 0; k0 < M && !bad; k0 += G) {
@@ -301,21 +321,25 @@ int bli_explain_run(bl_state *s, const int32_t *ids, const int32_t *type_ids, in
                 const float a = (float)(k0 + j) / (float)M;
                 float *r = rb + te * j;
                 for (size_t i = 0; i < te; i++) r[i] = e0[i] + a * (e[i] - e0[i]);
-                if (!(fin = run(s, ids, type_ids, T, r, err, errlen))) {
+                bli_state_set_tape(s, tb + tsz * j);
+                fin = run(s, ids, type_ids, T, r, err, errlen);
+                bli_state_set_tape(s, NULL);
+                if (!fin) {
                     bad = 1;
                     break;
                 }
                 t->backward(t->ctx, fin, T, db + th * j);
                 memcpy(hb + hsz * j, bl_hidden(s, 0), sizeof(float) * hsz);
-                hp[j] = hb + hsz * j, rp[j] = r, dp[j] = db + th * j, gp[j] = gb + te * j;
+                hp[j] = hb + hsz * j, rp[j] = r, dp[j] = db + th * j, gp[j] = gb + te * j, tpp[j] = tb + tsz * j;
             }
-            if (bad || (bad = bli_backward_steps(s, n, ids, type_ids, hp, rp, dp, gp, err, errlen) != 0)) break;
+            if (bad || (bad = bli_backward_steps(s, n, ids, type_ids, hp, rp, tpp, dp, gp, err, errlen) != 0)) break;
             for (int32_t j = 0; j < n; j++) {
                 const float w = k0 + j == 0 ? 0.5f : 1.0f;
                 for (size_t i = 0; i < te; i++) acc[i] += w * gp[j][i];
             }
         }
         free(hb), free(rb), free(db), free(gb);
+        if (tb != tape) free(tb);
         if (bad) goto out;
         for (int32_t i = 0; i < T; i++) {
             double sc = 0;
@@ -333,6 +357,7 @@ int bli_explain_run(bl_state *s, const int32_t *ids, const int32_t *type_ids, in
 out:
     if (mask) bl_state_set_head_mask(s, mask);
     free(mask);
+    free(tape);
     bl_state_set_word_rows(s, NULL);
     free(e), free(e0), free(rows), free(g), free(acc), free(df), free(fin0);
     if (rc) bl_explain_free(out);

@@ -238,6 +238,21 @@ static void ffn_fwd(bctx *b, int32_t l, const float *in, float *out) {
     if (out) blk_matmul(out, f, T, &lw->w2, lw->b2, b->scratch);
 }
 
+/* out [T][H] = x + c Wo + bo: a = c Wo + bo from the tape tp, or made. */
+static void attn_out(bctx *b, int32_t l, float *out, const float *x, const float *tp) {
+    const size_t nh = (size_t)b->T * b->H;
+    if (tp) memcpy(out, tp + 3 * nh, nh * sizeof(float));
+    else blk_matmul(out, b->c, b->T, &bli_lw(b->s, l)->wo, bli_lw(b->s, l)->bo, b->scratch);
+    add_to(out, x, nh);
+}
+
+/* ffn_fwd with out's product f W2 + b2 taken from the tape tp when there
+ * is one (u, gt, act(u) are still made: the backward reads them). */
+static void ffn_out(bctx *b, int32_t l, const float *in, float *out, const float *tp) {
+    ffn_fwd(b, l, in, tp ? NULL : out);
+    if (tp && out) memcpy(out, tp + 4 * (size_t)b->T * b->H, (size_t)b->T * b->H * sizeof(float));
+}
+
 /* din [T][H] = dF/d(in) from dout [T][H] = dF/d(out) through ffn_fwd's
  * block (f, gt, du, tmp overwritten):
  *   df = dout W2;  gated: dgt = df act(u), df *= gt;  du = df act'(u)
@@ -265,16 +280,15 @@ static void ffn_bwd(bctx *b, int32_t l, const float *dout, float *din) {
 /* The post-norm layer l (BERT's; NomicBERT's and GTE's with rotary q, k and
  * a gated block): dx [T][H] from dy [T][H] (dy is overwritten).
  *   x1 = N1(x + c Wo + bo);  y = N2(x1 + ffn(x1)) */
-static void post_layer(bctx *b, int32_t l, const float *x, float *dy, float *dx) {
+static void post_layer(bctx *b, int32_t l, const float *x, const float *tp, float *dy, float *dx) {
     const layer_weights *lw = bli_lw(b->s, l);
     const int32_t T = b->T, H = b->H;
     const size_t nh = (size_t)T * H;
-    /* forward */
-    bli_bwd_attn_fwd(b, l, x);
-    blk_matmul(b->tmp, b->c, T, &lw->wo, lw->bo, b->scratch);
-    add_to(b->tmp, x, nh);                                               /* x + c Wo + bo */
+    /* forward (tp: its q, k, v, a and o from the tape) */
+    bli_bwd_attn_fwd(b, l, x, tp);
+    attn_out(b, l, b->tmp, x, tp);                                       /* x + c Wo + bo */
     norm_fwd(b, b->y1, b->tmp, lw->ln1_g, lw->ln1_b, b->xh1, b->rs1);
-    ffn_fwd(b, l, b->y1, b->tmp);
+    ffn_out(b, l, b->y1, b->tmp, tp);
     add_to(b->tmp, b->y1, nh);                                           /* x1 + ffn(x1) */
     norm_fwd(b, NULL, b->tmp, lw->ln2_g, lw->ln2_b, b->xh2, b->rs2);
     /* backward */
@@ -289,7 +303,7 @@ static void post_layer(bctx *b, int32_t l, const float *x, float *dy, float *dx)
 /* The pre-norm layer l (ModernBERT's, EuroBERT's): dx from dy (overwritten).
  *   n = N1(x) (layer 0 without the first_norm trait: x);  q, k, v from n
  *   x1 = x + c Wo + bo;  y = x1 + ffn(N2(x1));  the last layer: y = Nf(y) */
-static void pre_layer(bctx *b, int32_t l, const float *x, float *dy, float *dx) {
+static void pre_layer(bctx *b, int32_t l, const float *x, const float *tp, float *dy, float *dx) {
     const bl_state *s = b->s;
     const layer_weights *lw = bli_lw(s, l);
     const int32_t T = b->T, H = b->H, L = s->c.n_layers;
@@ -301,11 +315,10 @@ static void pre_layer(bctx *b, int32_t l, const float *x, float *dy, float *dx) 
         norm_fwd(b, b->n, x, lw->ln1_g, lw->ln1_b, b->n_xh, b->n_rs);
         n = b->n;
     }
-    bli_bwd_attn_fwd(b, l, n);
-    blk_matmul(b->y1, b->c, T, &lw->wo, lw->bo, b->scratch);
-    add_to(b->y1, x, nh);                                                /* x1 */
+    bli_bwd_attn_fwd(b, l, n, tp);
+    attn_out(b, l, b->y1, x, tp);                                        /* x1 */
     norm_fwd(b, b->m, b->y1, lw->ln2_g, lw->ln2_b, b->xh1, b->rs1);
-    ffn_fwd(b, l, b->m, last ? b->tmp : NULL);
+    ffn_out(b, l, b->m, last ? b->tmp : NULL, tp);
     if (last) { /* y = Nf(x1 + ffn(m)) */
         add_to(b->tmp, b->y1, nh);
         norm_fwd(b, NULL, b->tmp, b->final_g, NULL, b->xh2, b->rs2);
@@ -381,11 +394,13 @@ static void ctx_free(bctx *b) {
 /* bl_backward for G runs of the same tokens at once (explain.c: a batch of
  * IG's steps): run g's layer inputs hid[g] ([L + 1][T][hidden], as
  * bl_hidden keeps them), word rows rows[g] ([T][E], or NULL: those of ids),
- * d_final[g] -> d_word[g]. Layer by layer, each layer's weights are laid
+ * tape[g] (tape or an entry NULL: none; bli_state_set_tape): run g's
+ * q, k, v, a and o of each layer, so that only W1's (and the gate's)
+ * products and the attention are redone; d_final[g] -> d_word[g]. Layer by layer, each layer's weights are laid
  * out in panels once for all G runs. */
 int bli_backward_steps(bl_state *s, int32_t G, const int32_t *ids, const int32_t *type_ids, const float *const *hid,
-                       const float *const *word_rows, const float *const *d_final, float *const *d_word, char *err,
-                       size_t errlen) {
+                       const float *const *word_rows, const float *const *tape, const float *const *d_final,
+                       float *const *d_word, char *err, size_t errlen) {
     if (!s || !ids || G < 1 || !hid || !d_final || !d_word) {
         bli_set_err(err, errlen, "bl_backward: missing argument");
         return -1;
@@ -450,8 +465,9 @@ int bli_backward_steps(bl_state *s, int32_t G, const int32_t *ids, const int32_t
             float *dy = dys + (2 * (size_t)g + (size_t)((c->n_layers - 1 - l) % 2)) * th,
                   *dx = dys + (2 * (size_t)g + (size_t)((c->n_layers - l) % 2)) * th;
             const float *x = hid[g] + (size_t)l * th; /* the layer's input [T][H] */
-            if (pre_norm(&b)) pre_layer(&b, l, x, dy, dx);
-            else post_layer(&b, l, x, dy, dx);
+            const float *tp = tape && tape[g] ? tape[g] + (size_t)l * 5 * th : NULL; /* its tape [5][T][H] */
+            if (pre_norm(&b)) pre_layer(&b, l, x, tp, dy, dx);
+            else post_layer(&b, l, x, tp, dy, dx);
         }
     }
     panels_reset(&b);
@@ -479,6 +495,6 @@ int bl_backward(bl_state *s, const int32_t *ids, const int32_t *type_ids, const 
         bli_set_err(err, errlen, "bl_backward: no forward pass that kept every layer's hidden states");
         return -1;
     }
-    const float *hid = s->hidden, *rows = s->word_rows;
-    return bli_backward_steps(s, 1, ids, type_ids, &hid, &rows, &d_final, &d_word, err, errlen);
+    const float *hid = s->hidden, *rows = s->word_rows, *tape = s->tape_ok ? s->tape : NULL;
+    return bli_backward_steps(s, 1, ids, type_ids, &hid, &rows, &tape, &d_final, &d_word, err, errlen);
 }

@@ -278,9 +278,16 @@ static void qkv_bwd(bctx *b, int32_t l, float *dn) {
 
 /* ------------------------------------------------------------ exported */
 
-void bli_bwd_attn_fwd(bctx *b, int32_t l, const float *n) {
-    qkv_fwd(b, l, n);
-    rotate_qk(b, l, b->q, b->k, 1);
+void bli_bwd_attn_fwd(bctx *b, int32_t l, const float *n, const float *tp) {
+    if (tp) { /* the forward's q, k (rotated), v */
+        const size_t nh = (size_t)b->T * b->H;
+        memcpy(b->q, tp, nh * sizeof(float));
+        memcpy(b->k, tp + nh, nh * sizeof(float));
+        memcpy(b->v, tp + 2 * nh, nh * sizeof(float));
+    } else {
+        qkv_fwd(b, l, n);
+        rotate_qk(b, l, b->q, b->k, 1);
+    }
     fam_layer_begin(b, l);
     attn_fwd(b, l);
 }

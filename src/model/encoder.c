@@ -85,6 +85,7 @@ typedef struct {
     const int32_t *ids, *type_ids;
     int32_t T;
     int32_t l;        /* layer of the task                  */
+    float *tape;      /* s->tape, or NULL: none kept         */
     atomic_int next;  /* heads task: the next head to claim */
 } fwd_task;
 
@@ -213,17 +214,25 @@ static void task_rows(void *arg, int w, int n) {
     const size_t nr = (size_t)R * H;
     float *scratch = s->scratch + (size_t)w * s->nscratch;
     float *x = s->x + (size_t)t0 * H, *x2 = s->x2 + (size_t)t0 * H;
+    /* the tape's rows of this layer [5][T][H]: q, k, v, a, o (bli_state_set_tape) */
+    const size_t th = (size_t)f->T * H;
+    float *tp = f->tape ? f->tape + (size_t)l * 5 * th + (size_t)t0 * H : NULL;
+    if (tp)
+        for (int i = 0; i < 3; i++) memcpy(tp + i * th, (i == 0 ? s->q : i == 1 ? s->k : s->v) + (size_t)t0 * H, nr * sizeof(float));
     blk_matmul(x2, s->ctx + (size_t)t0 * H, R, &lw->wo, lw->bo, scratch);
+    if (tp) memcpy(tp + 3 * th, x2, nr * sizeof(float));                 /* a */
     if (s->tr->layer == BLI_LAYER_PRE_NORM) {
         for (size_t i = 0; i < nr; i++) x[i] += x2[i];
         memcpy(x2, x, nr * sizeof(float));
         bli_fam_norm(s, x2, NULL, R, lw->ln2_g, lw->ln2_b);
         bli_fam_ffn(s, l, x2, x2, t0, t1, scratch);
+        if (tp) memcpy(tp + 4 * th, x2, nr * sizeof(float));             /* o */
         for (size_t i = 0; i < nr; i++) x[i] += x2[i];
         if (l + 1 == c->n_layers) bli_fam_final_norm(s, x, R);
     } else {
         bli_fam_norm(s, x2, x, R, lw->ln1_g, lw->ln1_b);
         bli_fam_ffn(s, l, x, x2, t0, t1, scratch);
+        if (tp) memcpy(tp + 4 * th, x, nr * sizeof(float));              /* o */
         bli_fam_norm(s, x, x2, R, lw->ln2_g, lw->ln2_b);
     }
     if (s->hidden) memcpy(s->hidden + ((size_t)(l + 1) * f->T + t0) * H, x, nr * sizeof(float));
@@ -282,10 +291,17 @@ int bl_forward(bl_state *s, const int32_t *ids, const int32_t *type_ids, int32_t
     positions(s, ids, T);
     if (bli_fam_forward_begin(s, T, err, errlen)) return -1;
 
-    fwd_task f = {.s = s, .ids = ids, .type_ids = type_ids, .T = T, .l = 0};
+    /* the tape only when every layer's rows run */
+    fwd_task f = {.s = s, .ids = ids, .type_ids = type_ids, .T = T, .l = 0, .tape = s->no_final ? NULL : s->tape};
+    s->tape_ok = 0;
     bli_pool_run(s->pool, task_embed, &f);
     run_layers(s, &f, 0);
+    s->tape_ok = f.tape != NULL;
     return 0;
+}
+
+void bli_state_set_tape(bl_state *s, float *tape) {
+    if (s) s->tape = tape, s->tape_ok = 0;
 }
 
 /* Rows: q, k, v of layer f->l from x (bli_forward_from). */
@@ -306,6 +322,7 @@ int bli_forward_from(bl_state *s, int32_t l0, char *err, size_t errlen) {
     memcpy(s->x, s->hidden + (size_t)l0 * th, th * sizeof(float));
     fwd_task f = {.s = s, .T = T, .l = l0};
     s->T = 0;
+    s->tape_ok = 0; /* its layers from l0 up are no longer the tape's */
     bli_pool_run(s->pool, task_qkv, &f);
     run_layers(s, &f, l0);
     return 0;
