@@ -25,7 +25,6 @@ import json
 import os
 import secrets
 import struct
-import sys
 import threading
 import time
 import uuid
@@ -35,7 +34,7 @@ from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Union
 from urllib.parse import urlencode
 
-from ._html import SETTINGS, carry_page, loader_source, page_block, script_json
+from ._html import SETTINGS, carry_page, in_colab, loader_source, page_block, script_json
 
 #: The page's views (web/js/views/index.js), for a clear error before drawing.
 VIEWS = ("heatmap", "head", "model", "neuron", "overview", "rollout", "predict", "compare", "corpus")
@@ -247,11 +246,6 @@ class _Kernel:
         assert self.server is not None
         return int(self.server.server_address[1])
 
-
-def in_colab() -> bool:
-    """Is the kernel a Colab runtime? (Colab's kernel imports its google.colab
-    package at start; a local Jupyter, VS Code or nbclient kernel does not.)"""
-    return "google.colab" in sys.modules
 
 
 KERNEL = _Kernel()

@@ -73,7 +73,7 @@ bertlens.neuron_view(attention, meta["tokens"], q, k, layer=1, head=2, sentence_
     # google.colab.kernel.proxyPort's proxy only). Last: the module stays.
     f'''import sys, types
 sys.modules["google.colab"] = types.ModuleType("google.colab")
-bertlens.configure(assets="auto")  # (as a Colab user's: the page in every output there)
+# (assets="shared" from the first cell: on Colab every output carries the page all the same)
 bertlens.show({DEFAULT!r}, "The cat sat on the mat.", view="heatmap")''',
 ]
 DRAWN = [1, 2, 3, 5, 6, 7, 8]  # cells that draw (their order: the export's outputs)

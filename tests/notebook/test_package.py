@@ -584,6 +584,16 @@ class Show(unittest.TestCase):
             self.assertEqual(cfg["live"]["colab"], {"port": int(base.split(":")[2].split("/")[0]), "path": base.rsplit("/", 1)[1]})
             self.assertGreaterEqual(len(cfg["live"]["colab"]["path"]), 32)
         self.assertEqual([pages(c.shown[0][1]), pages(c.shown[2][1])], [1, 1])
+        # whatever the setting: no Colab output can see another's page
+        bertlens.configure(assets="shared")
+        try:
+            with FakeColab():
+                shared = [ret(bertlens.head_view, attention(), TOKENS) for _ in range(2)]
+            plain = [ret(bertlens.head_view, attention(), TOKENS) for _ in range(2)]
+        finally:
+            bertlens.configure(assets=assets)
+        self.assertEqual([pages(o) for o in shared], [1, 1])
+        self.assertEqual(pages(plain[1]), 0, "elsewhere 'shared' carries it once")
         self.assertIn("proxyPort", c.shown[0][1])
         self.assertIn("setIframeHeight", c.shown[0][1])
 
