@@ -75,6 +75,12 @@ bertlens.neuron_view(attention, meta["tokens"], q, k, layer=1, head=2, sentence_
 sys.modules["google.colab"] = types.ModuleType("google.colab")
 # (assets="shared" from the first cell: on Colab every output carries the page all the same)
 bertlens.show({DEFAULT!r}, "The cat sat on the mat.", view="heatmap")''',
+    # (the kernel, and so its server, lives while a cell runs: this one waits
+    # for colab.mjs, which draws the Colab output a second time)
+    f'''import os, time
+t0 = time.monotonic()
+while not os.path.exists({os.path.join(OUT, "colab-output.html.done")!r}) and time.monotonic() - t0 < 150:
+    time.sleep(0.2)''',
 ]
 DRAWN = [1, 2, 3, 5, 6, 7, 8]  # cells that draw (their order: the export's outputs)
 SHOWS = (6, 7, 8)
