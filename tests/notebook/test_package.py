@@ -440,13 +440,18 @@ class FakeColab:
     def __enter__(self):
         import types
         self.saved = {k: sys.modules.get(k) for k in ("google", "google.colab")}
-        pkg = self.saved["google"] or types.ModuleType("google")
+        # (a namespace package google, e.g. protobuf's, may be there already)
+        self.pkg = self.saved["google"] or types.ModuleType("google")
+        self.had = hasattr(self.pkg, "colab")
         colab = types.ModuleType("google.colab")
-        pkg.colab = colab
-        sys.modules["google"], sys.modules["google.colab"] = pkg, colab
+        if not self.had:
+            self.pkg.colab = colab
+        sys.modules["google"], sys.modules["google.colab"] = self.pkg, colab
         return self
 
     def __exit__(self, *exc):
+        if not self.had:
+            del self.pkg.colab
         for k, v in self.saved.items():
             if v is None:
                 sys.modules.pop(k, None)
