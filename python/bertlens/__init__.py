@@ -33,7 +33,8 @@ def configure(assets: Optional[str] = None, height: Optional[int] = None, max_he
             (default: once per notebook in JupyterLab and Notebook 7, which
             name the running cell; in every output elsewhere), ``'inline'``
             (every output carries it: any output can be copied or shown
-            alone) or ``'shared'`` (once per kernel session).
+            alone) or ``'shared'`` (once per kernel session; on Colab, where
+            each output is a frame of its own, every output carries the page).
         height: a fixed frame height in CSS pixels; ``0`` fits the frame to
             the page (the default), up to ``max_height``.
         max_height: the tallest a fitted frame grows (CSS pixels).

@@ -36,7 +36,8 @@ class Settings:
     #: 'auto': the page once per notebook where outputs share one document and
     #: the front end names cells (JupyterLab, Notebook 7), in every output
     #: elsewhere (Colab, VS Code, nbclient); 'inline': in every output;
-    #: 'shared': once per kernel session.
+    #: 'shared': once per kernel session. On Colab, where each output is a
+    #: frame of its own, every output carries it whatever the setting.
     assets: str = "auto"
     #: Frame height (CSS px); None: fit the page (up to max_height).
     height: Optional[int] = None
@@ -97,13 +98,19 @@ def _cell_id() -> Optional[str]:
         return None
 
 
+def in_colab() -> bool:
+    """Is the kernel a Colab runtime? (Colab's kernel imports its google.colab
+    package at start; a local Jupyter, VS Code or nbclient kernel does not.)"""
+    return "google.colab" in sys.modules
+
+
 def carry_page(key: str) -> bool:
     """Does this output carry the page itself? (see Settings.assets)"""
     mode = SETTINGS.assets
-    if mode == "inline":
+    if mode == "inline" or in_colab():  # (Colab: no output sees another's page)
         return True
     cell = _cell_id()
-    if mode == "auto" and (cell is None or "google.colab" in sys.modules):
+    if mode == "auto" and cell is None:
         return True
     if key not in SETTINGS.sent:
         SETTINGS.sent[key] = cell

@@ -4,8 +4,9 @@
 // puts the output's snapshot into it, and shows it in an iframe. The page is
 // the built viewer page (dist/viewer.html), gzip + base64. Mirrors the page's
 // state onto the root's data-state (loading, ready, error, needs-model) and
-// fits the frame to the page. Plain ES5-ish script, no imports; all text
-// shown is set with textContent.
+// fits the frame to the page (and, on Colab, where each output is a frame of
+// its own, that frame to the output: google.colab.output.setIframeHeight).
+// Plain ES5-ish script, no imports; all text shown is set with textContent.
 (function () {
   var cfg = __CONFIG__;
   var root = document.getElementById(cfg.id);
@@ -14,9 +15,18 @@
   var note = root.querySelector('.bertlens-note');
   var frame = root.querySelector('iframe');
   function say(text) { note.textContent = text; note.hidden = !text; }
-  function setState(s, text) { root.setAttribute('data-state', s); if (text !== undefined) say(text); }
+  function setState(s, text) { root.setAttribute('data-state', s); if (text !== undefined) say(text); fitColab(); }
   function fail(text) { setState('error', 'bertlens: ' + text); }
   var pages = window.__bertlensPages || (window.__bertlensPages = {});
+  // Colab's output API, where this output is drawn by Colab (its documented
+  // google.colab.output / google.colab.kernel in each output frame).
+  var colab = window.google && window.google.colab;
+  // Colab shows each output in a frame of its own: fit that frame to this
+  // output (the height follows it from then on).
+  function fitColab() {
+    if (!colab || !colab.output || typeof colab.output.setIframeHeight !== 'function') return;
+    try { colab.output.setIframeHeight(document.documentElement.scrollHeight, true, { maxHeight: cfg.maxHeight + 200 }); } catch (e) { /* (an older Colab) */ }
+  }
 
   function decode(b64) {
     var bin = atob(b64.replace(/\s+/g, ''));
@@ -81,7 +91,7 @@
       var fit = function () {
         var h = Math.ceil(body.getBoundingClientRect().height + parseFloat(getComputedStyle(body).marginTop || 0)
           + parseFloat(getComputedStyle(body).marginBottom || 0));
-        if (h > 0 && Math.abs(h - frame.offsetHeight) > 2) frame.style.height = Math.min(h, cfg.maxHeight) + 'px';
+        if (h > 0 && Math.abs(h - frame.offsetHeight) > 2) { frame.style.height = Math.min(h, cfg.maxHeight) + 'px'; fitColab(); }
       };
       new ResizeObserver(fit).observe(body);
       fit();
@@ -89,10 +99,10 @@
   }
   // ---- a show() output: the model from the kernel, the page's engine on it
   var models = window.__bertlensModels || (window.__bertlensModels = {});
-  function fetchFile(live, name, as) {
-    var url = live.base + '/model/' + live.model + '/' + encodeURIComponent(name);
+  function fetchFile(live, name) {
+    var url = live.base + '/model/' + live.model + '/' + encodeURIComponent(name) + live.query;
     if (!models[url]) {
-      models[url] = fetch(url).then(function (r) {
+      models[url] = fetch(url, { credentials: live.credentials }).then(function (r) {
         if (!r.ok) throw new Error('the kernel answered ' + r.status);
         return r.blob();
       });
@@ -121,7 +131,8 @@
       var text = next;
       next = null;
       busy = true;
-      fetch(live.base + '/snapshot/' + cfg.id, { method: 'POST', body: text, headers: { 'Content-Type': 'text/plain' } })
+      fetch(live.base + '/snapshot/' + cfg.id + live.query, { method: 'POST', body: text, credentials: live.credentials,
+        headers: { 'Content-Type': 'text/plain' } })
         .catch(function () {}).then(function () { busy = false; send(); });
     }
     window.addEventListener('message', function (e) {
@@ -146,15 +157,40 @@
       })();
     });
   }
-  function startLive(live) {
+  // Where the output reaches the kernel's server: 127.0.0.1 (the browser on
+  // the kernel's machine), or on Colab the URL google.colab.kernel.proxyPort
+  // gives for the server's port (Colab's proxy to the runtime; its cookies,
+  // if it asks for them, go with the requests), the secret path under it.
+  function kernelAt(live) {
+    var direct = Object.assign({}, live, { query: '', credentials: 'same-origin' });
+    var kernel = live.colab && colab && colab.kernel;
+    if (!kernel || typeof kernel.proxyPort !== 'function') return Promise.resolve(direct);
+    if (kernel.accessAllowed === false) return Promise.reject(new Error('this notebook is not connected to its runtime'));
+    return Promise.resolve(kernel.proxyPort(live.colab.port, { cache: false })).then(function (at) {
+      var u = new URL(String(at), location.href);
+      var base = u.origin + u.pathname.replace(/\/*$/, '/') + live.colab.path;
+      return Object.assign({}, live, { base: base, query: u.search, credentials: 'include' });
+    });
+  }
+  function startLive(live0) {
     var nb = cfg.notebook;
+    var live = live0;
     // A page opened from a file (an nbconvert export) has no kernel: the
     // snapshot the notebook kept, drawn by the same page without a model.
     // (a bundle whole; of a checkpoint, its config.json: is the kernel there?)
     var first = live.kind === 'bundle' ? live.files[0].name : 'config.json';
     return pageText().then(function (html) {
       if (location.protocol === 'file:') throw new Error('no kernel');
-      return fetchFile(live, first).then(function (blob) { return [html, blob]; });
+      return kernelAt(live0).then(function (at) {
+        live = at;
+        return fetchFile(live, first).catch(function (e) {
+          // A proxy that answers CORS itself with '*' refuses a request with
+          // cookies: once more without them (and so from then on).
+          if (live.credentials !== 'include') throw e;
+          live = Object.assign({}, live, { credentials: 'omit' });
+          return fetchFile(live, first);
+        });
+      }).then(function (blob) { return [html, blob]; });
     }).then(function (got) {
       relaySnapshots(live);
       sendFiles(live);
@@ -164,6 +200,8 @@
       return keptSnapshot().then(function (kept) {
         if (!kept) {
           throw new Error(location.protocol === 'file:' ? 'this output was not drawn while the notebook ran, so it kept no snapshot to show here'
+            : live0.colab ? 'the kernel\'s server did not answer through Colab\'s proxy (' + e.message + '): show() needs the runtime '
+            + 'that made this output; run the cell again'
             : 'the kernel\'s server on 127.0.0.1 did not answer (' + e.message + '): show() needs the browser on the machine '
             + 'the kernel runs on, and the kernel that made this output; run the cell again');
         }
@@ -185,6 +223,7 @@
       frame.addEventListener('load', follow, { once: true });
       frame.srcdoc = page;
       say('');
+      fitColab();
     }).catch(function (e) { fail(e.message); });
   } catch (e) {
     fail(e.message);

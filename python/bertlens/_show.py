@@ -10,6 +10,13 @@ Each time the page draws, it sends its snapshot back to that server and the
 kernel writes it into a second, invisible output of the same cell: the saved
 notebook (and its nbconvert export) then draws that view from the snapshot
 with no kernel, no model and no network.
+
+On Colab the browser cannot reach the kernel's 127.0.0.1: the kernel says so
+in the output's configuration (``live.colab``: the server's port and secret
+path), and the loader asks Colab's documented output API,
+``google.colab.kernel.proxyPort(port)``, for the URL at which the output
+reaches that port through Colab's proxy. The server answers requests arriving
+that way (another Host, the output frame's Origin); the path is the secret.
 """
 from __future__ import annotations
 
@@ -27,7 +34,7 @@ from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Union
 from urllib.parse import urlencode
 
-from ._html import SETTINGS, carry_page, loader_source, page_block, script_json
+from ._html import SETTINGS, carry_page, in_colab, loader_source, page_block, script_json
 
 #: The page's views (web/js/views/index.js), for a clear error before drawing.
 VIEWS = ("heatmap", "head", "model", "neuron", "overview", "rollout", "predict", "compare", "corpus")
@@ -167,8 +174,17 @@ class _Kernel:
 
                     def _cors(self) -> None:
                         # The output's loader runs in the notebook's page (any origin, or
-                        # file://): the token in the path is what guards these files.
-                        self.send_header("Access-Control-Allow-Origin", "*")
+                        # file://), or behind Colab's proxy in an output frame of another
+                        # origin, whose requests may carry that proxy's cookies: the origin
+                        # that asks is allowed, with credentials. The token in the path is
+                        # what guards these files.
+                        origin = self.headers.get("Origin")
+                        if origin:
+                            self.send_header("Access-Control-Allow-Origin", origin)
+                            self.send_header("Access-Control-Allow-Credentials", "true")
+                            self.send_header("Vary", "Origin")
+                        else:
+                            self.send_header("Access-Control-Allow-Origin", "*")
                         self.send_header("Access-Control-Allow-Private-Network", "true")
                         self.send_header("Cache-Control", "no-store")
 
@@ -225,6 +241,12 @@ class _Kernel:
             host, port = self.server.server_address[:2]
             return f"http://{host}:{port}/{self.token}"
 
+    def port(self) -> int:
+        """The server's port (started)."""
+        assert self.server is not None
+        return int(self.server.server_address[1])
+
+
 
 KERNEL = _Kernel()
 
@@ -263,7 +285,8 @@ def show(model: Union[str, "os.PathLike[str]"], text: str, text_b: Optional[str]
         model: a bundle (``.blb`` or ``.blb.gz``) or a Hugging Face checkpoint
             folder (config.json, *.safetensors, tokenizer files), converted in
             the page. The kernel serves its bytes to the page on 127.0.0.1, so
-            the browser must run where the kernel runs (a local Jupyter, VS Code).
+            the browser must run where the kernel runs (a local Jupyter, VS Code),
+            or reach it through Colab's proxy (``google.colab.kernel.proxyPort``).
         text, text_b: the sentence, and the second one of a pair.
         view: the view shown first (heatmap, head, model, neuron, overview,
             rollout, predict, compare, corpus).
@@ -292,7 +315,10 @@ def show(model: Union[str, "os.PathLike[str]"], text: str, text_b: Optional[str]
 
     KERNEL.outputs[oid] = take
     key, block = page_block("engine.html")
-    live = {"base": base, "model": mid, "kind": m.kind, "name": m.name, "files": m.entries()}
+    live: Dict[str, Any] = {"base": base, "model": mid, "kind": m.kind, "name": m.name, "files": m.entries()}
+    if in_colab():
+        # the loader reaches the server through google.colab.kernel.proxyPort(port)
+        live["colab"] = {"port": KERNEL.port(), "path": KERNEL.token}
     cfg = {"id": oid, "key": key, "wait": 15000, "fit": SETTINGS.height is None, "maxHeight": SETTINGS.max_height,
            "notebook": {"static": False, "screen": SETTINGS.screen, "search": search}, "live": live}
     carry = carry_page(key)

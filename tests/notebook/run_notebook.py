@@ -67,15 +67,31 @@ bertlens.neuron_view(attention, meta["tokens"], q, k, layer=1, head=2, sentence_
     f'''bertlens.show({DEFAULT!r}, "The cat sat on the mat.", view="head")''',
     # a Hugging Face checkpoint folder, converted in the page
     f'''bertlens.show({CHECKPOINT!r}, "The cat sat on the mat.", view="heatmap", head="mean")''',
+    # Colab, imitated (no Colab here): its kernel imports google.colab at start,
+    # so show() takes its Colab path; colab.mjs is the browser side (the
+    # output in a frame of its own, the kernel reached through
+    # google.colab.kernel.proxyPort's proxy only). Last: the module stays.
+    f'''import sys, types
+sys.modules["google.colab"] = types.ModuleType("google.colab")
+# (assets="shared" from the first cell: on Colab every output carries the page all the same)
+bertlens.show({DEFAULT!r}, "The cat sat on the mat.", view="heatmap")''',
+    # (the kernel, and so its server, lives while a cell runs: this one waits
+    # for colab.mjs, which draws the Colab output a second time)
+    f'''import os, time
+t0 = time.monotonic()
+while not os.path.exists({os.path.join(OUT, "colab-output.html.done")!r}) and time.monotonic() - t0 < 150:
+    time.sleep(0.2)''',
 ]
-DRAWN = [1, 2, 3, 5, 6, 7]  # cells that draw (their order: the export's outputs)
-SHOWS = (6, 7)
+DRAWN = [1, 2, 3, 5, 6, 7, 8]  # cells that draw (their order: the export's outputs)
+SHOWS = (6, 7, 8)
+COLAB = 8
 SHOW_TOKENS = ["[CLS]", "the", "cat", "sat", "on", "the", "mat", ".", "[SEP]"]  # (MiniLM's WordPiece)
 
 
 class WithFrontend(NotebookClient):
     """nbclient, plus a browser for each show() output as it arrives
-    (frontend.mjs): show() waits for the page's first drawing."""
+    (frontend.mjs; colab.mjs for the one made on the imitated Colab): show()
+    waits for the page's first drawing."""
 
     frontends: list = []
 
@@ -84,7 +100,14 @@ class WithFrontend(NotebookClient):
     def output(self, outs, msg, display_id, cell_index):
         out = super().output(outs, msg, display_id, cell_index)
         html = (msg.get("content", {}).get("data") or {}).get("text/html", "")
-        if msg.get("msg_type") == "display_data" and '"live": {' in html:
+        if msg.get("msg_type") == "display_data" and '"colab": {' in html:
+            # Colab: the output alone in its frame (it must carry its page)
+            name = "colab-output.html"
+            with open(os.path.join(OUT, name), "w", encoding="utf-8") as f:
+                f.write(html)
+            shot = os.path.join(SHOTS, "notebook-colab.png")
+            self.frontends.append(subprocess.Popen(["node", os.path.join(HERE, "colab.mjs"), OUT, name, shot, json.dumps(SHOW_TOKENS)]))
+        elif msg.get("msg_type") == "display_data" and '"live": {' in html:
             name = f"frontend-{len(self.frontends)}.html"
             with open(os.path.join(OUT, name), "w", encoding="utf-8") as f:
                 f.write(f"<!doctype html><html><head><meta charset=utf-8></head><body>{html}{''.join(self.pages)}</body></html>")
@@ -127,7 +150,10 @@ def main():
     err = "".join(o.get("text", "") for o in nb.cells[4].outputs)
     assert "AttentionError: the attention has 17 positions but 16 tokens were given" in err, err
     print(f"outputs: {', '.join(f'{n / 1024:.0f} KB' for n in sizes)}; the page carried by {carried} of {len(DRAWN)}")
-    assert carried == 2 and sizes[1] < 20_000 and sizes[2] < 20_000 and sizes[3] < 20_000, "the viewer and the engine page once each"
+    # the viewer and the engine page once each, and the engine page again by
+    # the Colab output (each of Colab's outputs is a frame of its own)
+    assert carried == 3 and sizes[1] < 20_000 and sizes[2] < 20_000 and sizes[3] < 20_000, "the viewer and the engine page once each"
+    assert sizes[DRAWN.index(COLAB)] > 500_000, "the Colab output carries its page"
 
     body, _ = HTMLExporter().from_notebook_node(nb)
     with open(os.path.join(OUT, "bertlens.html"), "w", encoding="utf-8") as f:
@@ -138,7 +164,8 @@ def main():
         # every output holding every layer's attention (neuron_view's too)
         json.dump([dict(json.load(open(os.path.join(FIX, f"{c}.json"), encoding="utf-8")), causal=c == "gpt2-causal",
                         tabs=True) for c in ("bert-pair", "roberta", "gpt2-causal", "bert-pair")]
-                  + [{"tokens": SHOW_TOKENS}, json.load(open(os.path.join(FIX, "roberta-show.json"), encoding="utf-8"))], f)
+                  + [{"tokens": SHOW_TOKENS}, json.load(open(os.path.join(FIX, "roberta-show.json"), encoding="utf-8")),
+                     {"tokens": SHOW_TOKENS}], f)
     print(f"exported {os.path.join(OUT, 'bertlens.html')} ({len(body) / 1024:.0f} KB)")
 
 

@@ -432,6 +432,37 @@ class FakeDisplay:
                 sys.modules[k] = v
 
 
+class FakeColab:
+    """A Colab runtime as the package sees it: Colab's kernel imports its
+    google.colab package at start (bertlens looks for it in sys.modules;
+    tests/notebook/colab.mjs imitates the browser side)."""
+
+    def __enter__(self):
+        import types
+        self.saved = {k: sys.modules.get(k) for k in ("google", "google.colab")}
+        # (a namespace package google, e.g. protobuf's, may be there already)
+        self.pkg = self.saved["google"] or types.ModuleType("google")
+        self.had = hasattr(self.pkg, "colab")
+        colab = types.ModuleType("google.colab")
+        if not self.had:
+            self.pkg.colab = colab
+        sys.modules["google"], sys.modules["google.colab"] = self.pkg, colab
+        return self
+
+    def __exit__(self, *exc):
+        if not self.had:
+            del self.pkg.colab
+        for k, v in self.saved.items():
+            if v is None:
+                sys.modules.pop(k, None)
+            else:
+                sys.modules[k] = v
+
+
+def live_cfg(html: str) -> dict:
+    return json.loads(re.search(r"var cfg = (\{.*?\});\n", html).group(1))
+
+
 class Show(unittest.TestCase):
     def test_models_that_cannot_load_are_refused_before_drawing(self):
         import tempfile
@@ -521,6 +552,89 @@ class Show(unittest.TestCase):
             urllib.request.urlopen(bad)
         self.assertEqual(len(d.updates), 1, "only snapshot text is kept")
 
+
+    def test_colab_is_detected_and_its_outputs_reach_the_kernel_through_its_proxy(self):
+        from bertlens import _show
+        self.assertFalse(_show.in_colab())
+        cells = iter(["cell-a", "cell-b", "cell-a", "cell-b"])
+        orig = _html._cell_id
+        _html._cell_id = lambda: next(cells)
+        saved, assets = dict(_html.SETTINGS.sent), _html.SETTINGS.assets
+        try:
+            bertlens.configure(assets="auto")
+            _html.SETTINGS.sent.clear()
+            with FakeDisplay() as d:
+                bertlens.show(DEFAULT_BUNDLE, "The cat sat.", wait=0)
+                bertlens.show(DEFAULT_BUNDLE, "The cat sat.", wait=0)
+            _html.SETTINGS.sent.clear()
+            with FakeColab(), FakeDisplay() as c:
+                self.assertTrue(_show.in_colab())
+                bertlens.show(DEFAULT_BUNDLE, "The cat sat.", wait=0)
+                bertlens.show(DEFAULT_BUNDLE, "The cat sat.", wait=0)
+        finally:
+            _html._cell_id = orig
+            _html.SETTINGS.sent.clear()
+            _html.SETTINGS.sent.update(saved)
+            bertlens.configure(assets=assets)
+        self.assertFalse(_show.in_colab())
+        elsewhere = [live_cfg(d.shown[0][1]), live_cfg(d.shown[2][1])]
+        colab = [live_cfg(c.shown[0][1]), live_cfg(c.shown[2][1])]
+        # elsewhere: the browser fetches 127.0.0.1 itself; the page once per notebook
+        self.assertNotIn("colab", elsewhere[0]["live"])
+        self.assertEqual([pages(d.shown[0][1]), pages(d.shown[2][1])], [1, 0])
+        # Colab: the port and the secret path, for google.colab.kernel.proxyPort;
+        # the page in every output (each is a frame of its own)
+        for cfg in colab:
+            base = cfg["live"]["base"]
+            self.assertEqual(cfg["live"]["colab"], {"port": int(base.split(":")[2].split("/")[0]), "path": base.rsplit("/", 1)[1]})
+            self.assertGreaterEqual(len(cfg["live"]["colab"]["path"]), 32)
+        self.assertEqual([pages(c.shown[0][1]), pages(c.shown[2][1])], [1, 1])
+        # whatever the setting: no Colab output can see another's page
+        bertlens.configure(assets="shared")
+        try:
+            with FakeColab():
+                shared = [ret(bertlens.head_view, attention(), TOKENS) for _ in range(2)]
+            plain = [ret(bertlens.head_view, attention(), TOKENS) for _ in range(2)]
+        finally:
+            bertlens.configure(assets=assets)
+        self.assertEqual([pages(o) for o in shared], [1, 1])
+        self.assertEqual(pages(plain[1]), 0, "elsewhere 'shared' carries it once")
+        self.assertIn("proxyPort", c.shown[0][1])
+        self.assertIn("setIframeHeight", c.shown[0][1])
+
+    def test_the_kernel_answers_requests_through_a_proxy(self):
+        # Colab's proxy forwards the output frame's requests: another Host,
+        # the output frame's Origin, maybe its cookies (credentials: include).
+        import urllib.error
+        import urllib.request
+        with FakeColab(), FakeDisplay() as d:
+            bertlens.show(DEFAULT_BUNDLE, "The cat sat.", wait=0)
+        cfg = live_cfg(d.shown[0][1])
+        live = cfg["live"]
+        origin = "https://abc123-colab.googleusercontent.com"
+        via = {"Host": f"{live['colab']['port']}-m-s-xyz.prod.colab.dev", "Origin": origin, "X-Forwarded-For": "10.0.0.2"}
+        url = f"{live['base']}/model/{live['model']}/{live['files'][0]['name']}"
+        with urllib.request.urlopen(urllib.request.Request(url, headers=via)) as r:
+            self.assertEqual(r.read(), open(DEFAULT_BUNDLE, "rb").read())
+            self.assertEqual(r.headers["Access-Control-Allow-Origin"], origin)
+            self.assertEqual(r.headers["Access-Control-Allow-Credentials"], "true")
+            self.assertIn("Origin", r.headers["Vary"])
+        pre = urllib.request.Request(f"{live['base']}/snapshot/{cfg['id']}", method="OPTIONS", headers=dict(via, **{
+            "Access-Control-Request-Method": "POST", "Access-Control-Request-Headers": "content-type"}))
+        with urllib.request.urlopen(pre) as r:
+            self.assertEqual(r.status, 204)
+            self.assertEqual(r.headers["Access-Control-Allow-Origin"], origin)
+        post = urllib.request.Request(f"{live['base']}/snapshot/{cfg['id']}", data=b"Colab_-1", method="POST",
+                                      headers=dict(via, **{"Content-Type": "text/plain"}))
+        with urllib.request.urlopen(post) as r:
+            self.assertEqual(r.status, 204)
+            self.assertEqual(r.headers["Access-Control-Allow-Origin"], origin)
+        self.assertEqual(d.updates, [(f"{cfg['id']}-snapshot", d.updates[0][1])])
+        self.assertIn('{"s": "Colab_-1"}', d.updates[0][1])
+        # the path stays the secret, whoever forwards the request
+        with self.assertRaises(urllib.error.HTTPError) as e:
+            urllib.request.urlopen(urllib.request.Request(url.replace(live["colab"]["path"], "y" * 32), headers=via))
+        self.assertEqual(e.exception.code, 404)
 
 @unittest.skipIf(torch is None, "torch is not installed (numpy inputs are tested above)")
 class Torch(unittest.TestCase):
