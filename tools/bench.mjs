@@ -700,8 +700,21 @@ async function main() {
   }
 }
 
+/** build/shapes/bert-base-shape.q8.blb, made once (python3 + numpy, the
+ *  native CLI); null when it cannot be made. */
+function baseShapeBundle() {
+  const NATIVE = join(ROOT, 'build/bertlens');
+  const dir = join(ROOT, 'build/shapes'), ckpt = join(dir, 'bert-base-shape'), out = join(dir, 'bert-base-shape.q8.blb');
+  const run = (cmd, args) => spawnSync(cmd, args, { cwd: ROOT, encoding: 'utf8' }).status === 0;
+  if (!existsSync(join(ckpt, 'model.safetensors')) && !run(process.env.PYTHON || 'python3', ['tools/make_random_bert.py', dir, '--shape', 'bert-base-shape'])) return null;
+  if (!existsSync(out) || statSync(out).mtimeMs < statSync(join(ckpt, 'model.safetensors')).mtimeMs) {
+    if (!existsSync(NATIVE) || !run(NATIVE, ['convert', ckpt, out, '--dtype', 'q8', '--name', 'bertlens/bench-bert-base-shape', '--license', 'MIT'])) return null;
+  }
+  return out;
+}
+
 // tools/bench_threads.mjs reuses the engines and the timing loop.
-export { machineLine, Bertlens, NativeBench, stats, timeInterleaved, tokenIds, loadOrt, ortSession, ortFeeds, flops, table, f1, f2, BL_KEEP_ATTN };
+export { baseShapeBundle, machineLine, Bertlens, NativeBench, stats, timeInterleaved, tokenIds, loadOrt, ortSession, ortFeeds, flops, table, f1, f2, BL_KEEP_ATTN };
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
   main().catch((e) => {
