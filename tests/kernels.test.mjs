@@ -223,6 +223,18 @@ for (const [T, N] of [[1, 8], [3, 16], [5, 64], [17, 24]]) for (const K of [32, 
   check(worstRel <= 1, `${what}: simd vs scalar ${worstRel.toFixed(3)} x the tolerance`);
   for (const p of [px, pb, pw, pw0, pw1, y, y0, y1, row]) M._free(p);
 }
+// From 32 rows on, each panel is widened once into int16 before the rows
+// run on it (kernels_simd128.c WIDEN_ROWS); fewer rows widen each load: the
+// same integers either way, so the first 4 rows of 33 equal those 4 alone.
+for (const K of [96, 544]) for (const act of [-1, 0]) {
+  const N = 24, x = uniform(33 * K, -3, 3), w = randomWeight(BL_Q8, N, K), bias = uniform(N, -1, 1);
+  const px = put(x), pb = put(bias), pwa = put(w.bytes), pwb = put(w.bytes), ya = alloc(33 * N * 4), yb = alloc(4 * N * 4);
+  check(M._blw_k_matmul_panels(1, ya, px, 33, N, K, pwa, pb, act, -1, 0) === 0 &&
+    M._blw_k_matmul_panels(1, yb, px, 4, N, K, pwb, pb, act, -1, 0) === 0, `panels widened once K=${K} runs`);
+  const a = getF(ya, 4 * N), b = getF(yb, 4 * N);
+  check(a.every((v, i) => Object.is(v, b[i])), `panels K=${K} ${actName[act]}: 33 rows (widened once) = 4 rows (widened as loaded), bit for bit`);
+  for (const p of [px, pb, pwa, pwb, ya, yb]) M._free(p);
+}
 // rows not a multiple of 8 stay in the bundle layout: refused here
 const pw = put(new Uint8Array(7 * 32 + 7 * 4));
 check(M._blw_k_matmul_panels(1, 0, 0, 1, 7, 32, pw, 0, -1, -1, 0) === -1, 'panels refuse n % 8 != 0');

@@ -371,9 +371,26 @@ INLINE void q8_panel(float *yp, int32_t ldy, const int32_t *xq, const float *sx,
                   cols, act, i8);
 }
 
-/* y[T][N] = quantized rows (xq, sx from quantize_rows) times w's q8 panels. */
+/* q8 panels in the bundle bytes are widened as they are loaded, once for
+ * every group of 4 rows; from WIDEN_ROWS rows on, each panel is widened
+ * once into int16 (wide [K/2][8][2], the layout of blk_weight_pack's
+ * panels) and the rows run on that: the widening's cost is shared by all
+ * rows instead of paid by each group of 4. */
+#define WIDEN_ROWS 32
+
+/* One int8 panel pq [K/2][8][2] (16 bytes a pair of k) -> int16 wide. */
+INLINE void widen_panel(int16_t *wide, const int8_t *pq, int32_t K) {
+    for (int32_t i = 0; i < K / 2; i++) {
+        const v128_t b8 = wasm_v128_load(pq + (size_t)16 * i);
+        wasm_v128_store(wide + (size_t)16 * i, wasm_i16x8_extend_low_i8x16(b8));
+        wasm_v128_store(wide + (size_t)16 * i + 8, wasm_i16x8_extend_high_i8x16(b8));
+    }
+}
+
+/* y[T][N] = quantized rows (xq, sx from quantize_rows) times w's q8 panels;
+ * wide: room for one widened panel (K * 8 int16), or NULL (widen as loaded). */
 static void matmul_q8_quantized(float *y, int32_t ldy, const int32_t *xq, const float *sx, int32_t T,
-                                const blk_weight *w, const float *bias, int32_t act) {
+                                const blk_weight *w, const float *bias, int32_t act, int16_t *wide) {
     /* q8 panels in the bundle bytes (w->pq8) keep the bundle's scale per 32-block */
     const int32_t N = w->n, K = w->k, gk = w->pq8 ? BL_QBLOCK : w->qg * BL_QBLOCK, nb = (K + gk - 1) / gk;
 #if !defined(__wasm_simd128__)
@@ -391,7 +408,10 @@ static void matmul_q8_quantized(float *y, int32_t ldy, const int32_t *xq, const 
         const float *pb = bias ? bias + p * BL_PANEL : NULL;
         int cols = N - p * BL_PANEL < BL_PANEL ? N - p * BL_PANEL : BL_PANEL;
         float *yp = y + p * BL_PANEL;
-        if (w->pq8) q8_panel(yp, ldy, xq, sx, T, w->pq8 + at, w->ps8 + sat, K, gk, pb, cols, act, 1);
+        if (w->pq8 && wide && T >= WIDEN_ROWS) {
+            widen_panel(wide, w->pq8 + at, K);
+            q8_panel(yp, ldy, xq, sx, T, wide, w->ps8 + sat, K, gk, pb, cols, act, 0);
+        } else if (w->pq8) q8_panel(yp, ldy, xq, sx, T, w->pq8 + at, w->ps8 + sat, K, gk, pb, cols, act, 1);
         else q8_panel(yp, ldy, xq, sx, T, w->pq + at, w->ps + sat, K, gk, pb, cols, act, 0);
     }
 }
@@ -413,11 +433,14 @@ void blk_matmul_shared(int n, float *const *y, const float *x, int32_t T, const 
         for (int i = 0; i < n; i++)
             matmul_f32_packed(y[i], w[i]->n, scratch, T, w[i]->pf, w[i]->n, K, bias[i], act,
                               scratch + (size_t)T4 * K);
-    } else if (same && (w[0]->pq || w[0]->pq8)) { /* rows quantized once: int16 pairs [T4/4][K/2][4], scales [T] */
+    } else if (same && (w[0]->pq || w[0]->pq8)) { /* rows quantized once: int16 pairs [T4/4][K/2][4], scales [T4] */
         int32_t *xq = (int32_t *)scratch;
         float *sx = scratch + (size_t)T4 * K / 2;
+        /* then one widened q8 panel, K * 8 int16 = 4K floats: within
+         * blk_matmul_scratch_floats(T, K) from T4 >= 8 on (T >= WIDEN_ROWS) */
+        int16_t *wide = T >= WIDEN_ROWS ? (int16_t *)(sx + T4) : NULL;
         quantize_rows(xq, sx, x, T, K);
-        for (int i = 0; i < n; i++) matmul_q8_quantized(y[i], w[i]->n, xq, sx, T, w[i], bias[i], act);
+        for (int i = 0; i < n; i++) matmul_q8_quantized(y[i], w[i]->n, xq, sx, T, w[i], bias[i], act, wide);
     } else {
         for (int i = 0; i < n; i++) {
             blk_matmul_scalar(y[i], x, T, w[i], bias[i], scratch);
@@ -525,7 +548,7 @@ void blk_matmul_nt_q(float *y, int32_t ldy, const float *x, int32_t ldx, int32_t
     for (int32_t t = 0; t < T; t += NT_ROWS) {
         int32_t rows = T - t < NT_ROWS ? T - t : NT_ROWS;
         quantize_rows_ld(xq, sx, x + (size_t)t * ldx, ldx, rows, K, Kp, NTQ_MAX);
-        matmul_q8_quantized(y + (size_t)t * ldy, ldy, xq, sx, rows, &w, NULL, -1);
+        matmul_q8_quantized(y + (size_t)t * ldy, ldy, xq, sx, rows, &w, NULL, -1, NULL);
     }
 }
 
