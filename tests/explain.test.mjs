@@ -211,8 +211,11 @@ test('explain differentiates every family (none refused by a trait)', { skip: IS
 // of torch.autograd float64 (tests/fixtures/explain/make.py --heads); for
 // sequence and token classification, head effects on the target's
 // probability within 1e-5 of the same ablation done with forward hooks.
-// NomicBERT and GTE (rotary post-norm layers, gated blocks: SwiGLU, GELU)
-// and EuroBERT (pre-norm RMSNorm layers, SwiGLU, "late" pooling) are here.
+// Every checkpoint of tests/fixtures/heads: each family's sequence, token and
+// QA heads (NomicBERT, GTE, EuroBERT: no QA in transformers) and the
+// variants (multi-label, regression, mean / bos pooling); NomicBERT and GTE
+// (rotary post-norm layers, gated blocks: SwiGLU, GELU) and EuroBERT
+// (pre-norm RMSNorm layers, SwiGLU, "late" pooling) among them.
 const HEAD_REFS = JSON.parse(fs.readFileSync(path.join(HEADS_DIR, 'refs.json'), 'utf8'));
 const EXPLAIN_HEADS = JSON.parse(fs.readFileSync(path.join(ROOT, 'tests/fixtures/explain/refs-heads.json'), 'utf8'));
 
