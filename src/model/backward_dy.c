@@ -6,6 +6,7 @@
 #include "backward_impl.h"
 #include "kernels/kernels.h"
 
+#include <math.h>
 #include <string.h>
 
 /* dx [rows][k] = dy [rows][n] W for w = W [n][k], W's rows in f32 (the
@@ -14,18 +15,68 @@
  * pf[p][r][c] = W[r][8p + c] (zero past column k), straight from W's rows
  * (dequantized one at a time into wrow), then blk_matmul, the forward
  * pass's f32 kernel. Scalar builds: blk_matmul_nt on W's rows in wbuf. */
+#if BLK_SIMD
+/* Quantized W [n][k] (n % 32 == 0): W^T as blk_weight_pack lays out an
+ * integer weight [k][n] with one scale per 32-block of n (qg = 1): int16
+ * panels pq[p][i/2][c][i%2] = round(W[i][8p + c] / s), s per column and
+ * 32 rows the smallest that keeps a block's sum |w'| within what the
+ * kernels' int32 sums hold (|round(w/s)| summed <= L/s + 16 = QG_L1, the
+ * kernels.c bound), then scales ps[p][i/32][c]. The products then run on
+ * the forward pass's integer kernels instead of f32 ones; the rounding adds
+ * at most s/2 (~1e-4 of a block's largest |w|) to the bundle's own
+ * quantization error (1/254 of it for q8). W's rows come 32 at a time
+ * through blk_weight_row (wrow [32][k]). */
+#define BWD_QG_L1 131072.0 /* kernels.c QG_L1: (2^31 - 1) / QX_MAX, rounded down */
+static void lay_int16(bctx *b, const blk_weight *w, int16_t *pq, float *ps) {
+    const int32_t n = w->n, k = w->k, np = (k + BL_PANEL - 1) / BL_PANEL, nb = n / BL_QBLOCK;
+    float *rows = b->wrow; /* [32][k] */
+    for (int32_t g = 0; g < nb; g++) {
+        for (int32_t r = 0; r < BL_QBLOCK; r++) blk_weight_row(w, g * BL_QBLOCK + r, rows + (size_t)r * k);
+        for (int32_t c = 0; c < np * BL_PANEL; c++) {
+            const int32_t p = c / BL_PANEL, cc = c % BL_PANEL;
+            int16_t *dq = pq + (size_t)p * n * BL_PANEL + cc * 2; /* [p][i/2][cc][i%2] */
+            double L = 0, amax = 0, sc = 0;
+            if (c < k)
+                for (int32_t r = 0; r < BL_QBLOCK; r++) {
+                    const double a = fabs(rows[(size_t)r * k + c]);
+                    L += a, amax = a > amax ? a : amax;
+                }
+            if (isfinite(L) && amax > 0) {
+                sc = L / (BWD_QG_L1 - 0.5 * BL_QBLOCK);
+                if (sc < amax / 32767.0) sc = amax / 32767.0;
+            } else if (!isfinite(L))
+                sc = NAN; /* as kernels.c: 0s under a NaN scale, the products NaN */
+            const float inv = sc > 0 ? (float)(1.0 / sc) : 0.0f;
+            for (int32_t r = 0; r < BL_QBLOCK; r++) {
+                const int32_t i = g * BL_QBLOCK + r;
+                dq[(size_t)(i / 2) * 2 * BL_PANEL + (i & 1)] = c < k && sc > 0 ? (int16_t)lrintf(rows[(size_t)r * k + c] * inv) : 0;
+            }
+            ps[((size_t)p * nb + g) * BL_PANEL + cc] = (float)sc;
+        }
+    }
+}
+#endif
+
 void bli_bwd_dy_w(bctx *b, float *dx, const float *dy, int32_t rows, const blk_weight *w) {
     const int32_t n = w->n, k = w->k;
 #if BLK_SIMD
     const int32_t np = (k + BL_PANEL - 1) / BL_PANEL;
+    /* integer weights (the bundle's q8, q4, QN): W^T in int16 panels, half
+     * the floats of f32 panels plus a scale per 32 values */
+    const int ints = w->dtype != BL_F32 && w->dtype != BL_F16 && n % BL_QBLOCK == 0;
+    const size_t need = ints ? ((size_t)np * BL_PANEL * n) / 2 + (size_t)np * BL_PANEL * (n / BL_QBLOCK) : (size_t)np * BL_PANEL * n;
     float *pf = NULL, *row = b->wrow;
     for (int i = 0; i < b->npw; i++)
         if (b->pw[i] == w) pf = b->pp[i];
     if (pf) goto mul; /* laid out for an earlier step of the batch */
-    if (b->npw == 8 || b->used + (size_t)np * BL_PANEL * n > b->nwbuf) b->npw = 0, b->used = 0; /* (not reached) */
+    if (b->npw == 8 || b->used + need > b->nwbuf) b->npw = 0, b->used = 0; /* (not reached) */
     pf = b->wbuf + b->used;
-    b->used += (size_t)np * BL_PANEL * n;
+    b->used += need;
     b->pw[b->npw] = w, b->pp[b->npw++] = pf;
+    if (ints) {
+        lay_int16(b, w, (int16_t *)pf, pf + ((size_t)np * BL_PANEL * n) / 2);
+        goto mul;
+    }
     if (w->pq8 && w->dtype == BL_Q8) { /* q8 in panels: 8 x 8 blocks, each 64 bytes in a row */
         for (int32_t P = 0; P < n / BL_PANEL; P++) {
             const int8_t *qp = w->pq8 + (size_t)P * k * BL_PANEL;   /* [k/2][8][2] */
@@ -55,8 +106,13 @@ void bli_bwd_dy_w(bctx *b, float *dx, const float *dy, int32_t rows, const blk_w
     }
 mul:;
     blk_weight wt;
-    blk_weight_init(&wt, BL_F32, k, n, (const uint8_t *)pf); /* read through pf only */
-    wt.pf = pf;
+    if (ints) { /* read through pq, ps only (the bundle bytes' dtype names the kind) */
+        blk_weight_init(&wt, BL_Q8, k, n, (const uint8_t *)pf);
+        wt.pq = (int16_t *)pf, wt.ps = pf + ((size_t)np * BL_PANEL * n) / 2, wt.qg = 1;
+    } else {
+        blk_weight_init(&wt, BL_F32, k, n, (const uint8_t *)pf); /* read through pf only */
+        wt.pf = pf;
+    }
     blk_matmul(dx, dy, rows, &wt, NULL, b->scratch);
 #else
     for (int32_t r = 0; r < n; r++) blk_weight_row(w, r, b->wbuf + (size_t)r * k);
