@@ -23,8 +23,10 @@
 //   3. the native CLI (build/bertlens bench --stdin, a child process that
 //      times bl_forward itself) against the wasm module on the same ids,
 //      runs alternating, f32 and q8 bundles, attention kept;
-//   4. the relaxed-SIMD build (build/wasm-relaxed, `make wasm-relaxed`)
-//      against the plain SIMD build, when it exists and this V8 runs it
+//   4. the relaxed-SIMD build (build/wasm-relaxed, `make wasm-relaxed`: the
+//      module the page loads where relaxed SIMD validates) against the plain
+//      SIMD build, f32, q8 and q10 bundles (--relaxed-only: this section
+//      alone), when it exists and this V8 runs it
 //      (WebAssembly.validate on a one-instruction relaxed module; Node 20
 //      needs --experimental-wasm-relaxed-simd, which the bench sets, as
 //      browsers enable it by default since Chrome 114);
@@ -78,13 +80,14 @@ function parseArgs(argv) {
     else if (a === '--only') o.only = val(); // time only bundles whose file name contains this
     else if (a === '--relaxed') o.relaxed = val(); // the relaxed-SIMD build (make wasm-relaxed) to time against --wasm
     else if (a === '--no-relaxed') o.relaxed = null;
+    else if (a === '--relaxed-only') o.relaxedOnly = true; // only section 4 (relaxed SIMD vs SIMD128)
     else if (a === '--native') o.native = val(); // the native CLI to time against wasm
     else if (a === '--json') o.json = val();
     else if (a === '--wasm') o.wasm = val(); // directory with bertlens.js + bertlens.wasm (compare builds)
     else if (a === '--cold') o.cold = val(); // internal: one cold-start measurement in this fresh process
     else if (a === '-h' || a === '--help') {
       console.log('usage: node tools/bench.mjs [--runs N] [--warmup N] [--T 16,128,512] [--quick] [--no-ort] [--no-children] [--json FILE] [--wasm DIR]');
-      console.log('       [--native BIN | --no-native] [--relaxed DIR | --no-relaxed] [--only NAME_PART]');
+      console.log('       [--native BIN | --no-native] [--relaxed DIR | --no-relaxed | --relaxed-only] [--only NAME_PART]');
       console.log('       (--cold bertlens|ort: one cold start, used by the bench itself in child processes)');
       process.exit(0);
     } else throw new Error(`unknown option ${a}`);
@@ -373,7 +376,7 @@ const RELAXED_PROBE = new Uint8Array([0, 97, 115, 109, 1, 0, 0, 0, 1, 8, 1, 96, 
   10, 13, 1, 11, 0, 32, 0, 32, 1, 32, 2, 253, 133, 2, 11]);
 const relaxedSimd = () => WebAssembly.validate(RELAXED_PROBE);
 
-// The f32 and q8 bundles in build/models, else the published ones.
+// The f32, q8 and q10 bundles in build/models, else the published ones.
 function bundlePath(d) {
   const p = join(ROOT, `build/models/all-minilm-l6-v2.${d}.blb`);
   return existsSync(p) ? p : join(ROOT, `models/all-minilm-l6-v2.${d}.blb.gz`);
@@ -391,9 +394,9 @@ async function relaxedVsPlain(opt, factory, wasmBinary, results, note) {
   const rFactory = loadFactory(js), rBinary = new Uint8Array(readFileSync(wasm));
   const rows = [];
   results.relaxed = [];
-  for (const d of ['f32', 'q8']) {
+  for (const d of ['f32', 'q8', 'q10']) { // q10: the page's default
     const p = bundlePath(d);
-    if (!existsSync(p)) continue;
+    if (!existsSync(p) || (opt.only && !basename(p).includes(opt.only))) continue;
     const bytes = readBundle(p);
     const plain = await Bertlens.create(factory, wasmBinary), relaxed = await Bertlens.create(rFactory, rBinary);
     const cfg = plain.load(bytes).config;
@@ -424,7 +427,7 @@ async function nativeVsWasm(opt, factory, wasmBinary, results, note) {
   if (!existsSync(opt.native)) { note(`${rel(opt.native)} missing (make native): native section skipped`); return; }
   const rows = [];
   results.native = [];
-  for (const d of ['f32', 'q8']) {
+  for (const d of ['f32', 'q8', 'q10']) { // q10: the page's default
     const p = bundlePath(d);
     if (!existsSync(p)) { note(`no ${d} bundle for the native section (make test-models)`); continue; }
     const bytes = readBundle(p);
@@ -544,6 +547,16 @@ async function main() {
     }
     return ortSess[dtype];
   };
+
+  if (opt.relaxedOnly) {
+    if (factory && opt.relaxed) await relaxedVsPlain(opt, factory, wasmBinary, results, note);
+    console.log(`load average ${os.loadavg().map((x) => x.toFixed(2)).join(' ')}`);
+    if (opt.json) {
+      mkdirSync(dirname(opt.json), { recursive: true });
+      writeFileSync(opt.json, JSON.stringify(results, null, 1));
+    }
+    return;
+  }
 
   // ---- 1. cold start (default model), each in a fresh child process
   console.log(`\n== cold start: bytes in memory -> first attention ("${COLD_SENTENCE}"), ${COLD_REPS} fresh processes each`);

