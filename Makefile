@@ -225,7 +225,9 @@ build/wasm-test/bertlens.js: $(WASM_KT_OBJ)
 # with clang-19 made q8/q10 3-8 % slower than SIMD128, docs/performance.md).
 # Emscripten 3.1.6's clang (14) and Binaryen (108) predate the final
 # relaxed-SIMD opcodes, so: clang-19 (apt-get install clang-19 lld-19) under
-# the -14 names Debian's emcc calls, objects linked at -O1 (no wasm-opt) with
+# the -14 names Debian's emcc calls (its other tools, llvm-nm and the like,
+# stay Emscripten's LLVM 14: clang-19 and lld-19 come without llvm-19's,
+# tools/setup.sh), objects linked at -O1 (no wasm-opt) with
 # -sWASM_BIGINT and Emscripten's Python metadata reader, so that no Binaryen
 # tool reads the module after wasm-ld. Node 20 runs it only with
 # --experimental-wasm-relaxed-simd. Without clang-19 the site carries the
@@ -249,6 +251,7 @@ wasm-relaxed: build/wasm-relaxed/bertlens.js build/wasm-relaxed/bertlens-mt.js b
 $(RELAXED_LLVM)/.stamp:
 	@test -x /usr/lib/llvm-19/bin/clang -a -x /usr/lib/llvm-19/bin/wasm-ld || { echo "the relaxed-SIMD build needs clang-19 and lld-19: apt-get install clang-19 lld-19" >&2; exit 1; }
 	@mkdir -p $(RELAXED_LLVM)
+	@for f in /usr/bin/*-14; do b=$$(basename $$f); ln -sf $$f $(RELAXED_LLVM)/$$b; ln -sf $$f $(RELAXED_LLVM)/$${b%-14}; done
 	@for f in /usr/lib/llvm-19/bin/*; do ln -sf $$f $(RELAXED_LLVM)/$$(basename $$f); ln -sf $$f $(RELAXED_LLVM)/$$(basename $$f)-14; done
 	@touch $@
 
@@ -281,13 +284,15 @@ build/wasm-relaxed-test/bertlens.js: $(WASM_R_KT_OBJ)
 	@mkdir -p build/wasm-relaxed-test
 	$(RLINK) $(EMLINK) -o $@ $(WASM_R_KT_OBJ)
 
-# The kernels against the scalar reference and the encoder's attention
-# parity (f32 tolerances, every dtype) on the relaxed-SIMD test build, the
-# two files side by side (NODE_TEST); the page's modules hold the same
-# relaxed object (tests/browser/relaxed.scenarios.mjs loads them in Chromium).
+# The kernels against the scalar reference (every dtype and layout) and the
+# encoder's parity with Hugging Face for the dtypes whose tiles use F32_MADD
+# (f32, q8; the rest of the module is the plain build's code) on the
+# relaxed-SIMD test build, the two files side by side (NODE_TEST); the page's
+# modules hold the same relaxed object (tests/browser/relaxed.scenarios.mjs
+# loads them in Chromium).
 test-wasm-relaxed: build/wasm-relaxed-test/bertlens.js
-	BERTLENS_BACKEND=wasm BERTLENS_WASM=$(CURDIR)/build/wasm-relaxed-test/bertlens.js $(NODE_TEST) --experimental-wasm-relaxed-simd \
-	  tests/kernels.test.mjs tests/encoder.test.mjs
+	BERTLENS_BACKEND=wasm BERTLENS_WASM=$(CURDIR)/build/wasm-relaxed-test/bertlens.js BERTLENS_DTYPES=f32,q8 $(NODE_TEST) \
+	  --experimental-wasm-relaxed-simd tests/kernels.test.mjs tests/encoder.test.mjs
 
 # The glue's Workers load bertlens-mt.worker.js, CommonJS: in Node it must
 # not be read as an ES module (this repository's package.json says "module").
