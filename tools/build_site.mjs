@@ -293,7 +293,7 @@ fs.writeFileSync(path.join(OUT, 'models', 'index.json'), indexOut);
 // 5. The service worker pre-caches the shell and the model list, so one
 // visit (which also stores the bundle, bundles.js) is enough to work offline,
 // and viewer.html (written below), so "export standalone HTML" works offline.
-const version = hash(shell.join('\n') + html + indexOut);
+const version = hash(shell.join('\n') + JSON.stringify(engineFiles) + html + indexOut);
 let sw = fs.readFileSync(path.join(WEB, 'sw.js'), 'utf8');
 sw = sw.replace(/const VERSION = '[^']*';/, `const VERSION = '${version}';`)
   .replace(/const SHELL = \[[^\]]*\];/, `const SHELL = ${JSON.stringify(['./', ...shell, 'models/index.json', 'viewer.html'])};`)

@@ -86,7 +86,7 @@ function maxDiff(a, b) {
   return mx;
 }
 
-scenario('relaxed: Chromium runs the relaxed-SIMD engine and draws the SIMD128 engine\'s attention; without relaxed SIMD it never fetches it', async ({ page, base, srv, context }) => {
+scenario('relaxed: Chromium runs the relaxed-SIMD engine and draws the SIMD128 engine\'s attention; without relaxed SIMD it never fetches it', async ({ page, base, srv, context, shot }) => {
   // 1. Relaxed SIMD validates (Chromium 114+), cross-origin isolated: the
   // relaxed pthreads module runs; the service worker pre-caches the relaxed kind.
   await page.goto(`${base}?${QUERY}`);
@@ -96,6 +96,7 @@ scenario('relaxed: Chromium runs the relaxed-SIMD engine and draws the SIMD128 e
   assert.equal(relaxedMt.simd, 'relaxed', '<html data-engine-simd>');
   assert.equal(relaxedMt.threads, Math.min(os.availableParallelism(), 8));
   assert.deepEqual(modulesAsked(srv), ['bertlens-relaxed', 'bertlens-relaxed-mt'], 'relaxed modules only (the page\'s and the service worker\'s pre-cache)');
+  await shot(page, 'relaxed-isolated');
 
   // 2. The same site where relaxed SIMD does not validate (another origin: a
   // fresh service worker): the SIMD128 modules, and not one request for a relaxed file.
@@ -111,6 +112,7 @@ scenario('relaxed: Chromium runs the relaxed-SIMD engine and draws the SIMD128 e
     assert.equal(plainMt.threads, relaxedMt.threads);
     assert.deepEqual(plain.requests.filter((p) => /relaxed/.test(p)), [], 'no relaxed file requested');
     assert.deepEqual(modulesAsked(plain), ['bertlens', 'bertlens-mt']);
+    await shot(p2, 'relaxed-unavailable');
     const dMt = maxDiff(relaxedMt, plainMt);
     console.log(`    relaxed-mt vs simd128-mt attention, ${HEADS.length} heads x ${fx.T}x${fx.T}: max|d| ${dMt.toExponential(2)}`);
     assert.ok(dMt <= TOL, `relaxed vs plain attention max|d| ${dMt} > ${TOL}`);
