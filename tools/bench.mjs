@@ -81,13 +81,14 @@ function parseArgs(argv) {
     else if (a === '--relaxed') o.relaxed = val(); // the relaxed-SIMD build (make wasm-relaxed) to time against --wasm
     else if (a === '--no-relaxed') o.relaxed = null;
     else if (a === '--relaxed-only') o.relaxedOnly = true; // only section 4 (relaxed SIMD vs SIMD128)
+    else if (a === '--cpu-time') o.cpuTime = true; // runs timed by CPU time (timeInterleaved)
     else if (a === '--native') o.native = val(); // the native CLI to time against wasm
     else if (a === '--json') o.json = val();
     else if (a === '--wasm') o.wasm = val(); // directory with bertlens.js + bertlens.wasm (compare builds)
     else if (a === '--cold') o.cold = val(); // internal: one cold-start measurement in this fresh process
     else if (a === '-h' || a === '--help') {
       console.log('usage: node tools/bench.mjs [--runs N] [--warmup N] [--T 16,128,512] [--quick] [--no-ort] [--no-children] [--json FILE] [--wasm DIR]');
-      console.log('       [--native BIN | --no-native] [--relaxed DIR | --no-relaxed | --relaxed-only] [--only NAME_PART]');
+      console.log('       [--native BIN | --no-native] [--relaxed DIR | --no-relaxed | --relaxed-only] [--only NAME_PART] [--cpu-time]');
       console.log('       (--cold bertlens|ort: one cold start, used by the bench itself in child processes)');
       process.exit(0);
     } else throw new Error(`unknown option ${a}`);
@@ -142,6 +143,11 @@ function tokenIds(T) {
 // A null entry keeps its place in the results (stats null) and is not run.
 // gapMs: idle time before each timed run (bench_threads: other engines' pools
 // spin for a while after their runs), not counted in the run's time.
+// --cpu-time: each run timed by this process's CPU time (user + system)
+// instead of the wall clock: on a machine shared with other jobs a run that
+// waits for a core is not counted (one-thread rows only; GC threads count).
+let CPU_TIME = false;
+const cpuMs = () => { const c = process.cpuUsage(); return (c.user + c.system) / 1e3; };
 async function timeInterleaved(fns, warmup, runs, gapMs = 0) {
   for (let i = 0; i < warmup; i++) for (const fn of fns) if (fn) await fn();
   const ms = fns.map(() => []);
@@ -150,9 +156,9 @@ async function timeInterleaved(fns, warmup, runs, gapMs = 0) {
     for (let j = 0; j < fns.length; j++) {
       if (!fns[j]) continue;
       if (gapMs) await new Promise((r) => setTimeout(r, gapMs));
-      const t0 = performance.now();
+      const t0 = CPU_TIME ? cpuMs() : performance.now();
       const own = await fns[j]();
-      ms[j].push(typeof own === 'number' ? own : performance.now() - t0);
+      ms[j].push(typeof own === 'number' ? own : (CPU_TIME ? cpuMs() : performance.now()) - t0);
     }
   }
   const c = process.cpuUsage(c0), wall = performance.now() - w0;
@@ -482,6 +488,7 @@ function machineLine() {
 
 async function main() {
   const opt = parseArgs(process.argv.slice(2));
+  CPU_TIME = !!opt.cpuTime;
   if (opt.cold) { console.log(JSON.stringify(await coldChild(opt.cold, opt.wasm))); return; }
   // Steady-state numbers: compile every wasm function with the optimizing
   // tier up front. With V8's default lazy tier-up, ORT's big module spends
@@ -492,7 +499,7 @@ async function main() {
   const cpu = machineLine();
   console.log(`bertlens bench — node ${process.version}, ${cpu}, ` +
     `load average ${os.loadavg().map((x) => x.toFixed(2)).join(' ')}`);
-  console.log(`${opt.runs} timed runs after ${opt.warmup} warm-up run(s) per row; median and p90 (nearest rank) in ms; ` +
+  console.log(`${opt.runs} timed runs after ${opt.warmup} warm-up run(s) per row; median and p90 (nearest rank) in ms${opt.cpuTime ? ' of CPU time (--cpu-time)' : ''}; ` +
     'single thread for both engines');
   const results = { when: new Date().toISOString(), node: process.version, cpu, opts: opt, cold: [], rows: [], notes: [] };
   const note = (s) => { console.log(`note: ${s}`); results.notes.push(s); };
