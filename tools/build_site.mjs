@@ -26,6 +26,11 @@ const DIST = path.join(ROOT, process.env.DIST_DIR || 'dist');
 // (make serve, browser tests) never sees a half-written one.
 const OUT = `${DIST}.tmp-${process.pid}`;
 const WASM_DIR = path.resolve(ROOT, process.env.WASM_DIR || path.join('build', 'wasm'));
+// The relaxed-SIMD builds (Makefile, make wasm-relaxed); RELAXED_DIR empty:
+// none (the Makefile says so when clang-19 is not installed).
+// Another WASM_DIR (tests) and no RELAXED_DIR: none either.
+const RELAXED_REL = process.env.RELAXED_DIR ?? (process.env.WASM_DIR ? '' : path.join('build', 'wasm-relaxed'));
+const RELAXED_DIR = RELAXED_REL === '' ? null : path.resolve(ROOT, RELAXED_REL);
 const D3 = path.join(ROOT, 'node_modules', 'd3', 'dist', 'd3.min.js');
 const MODELS = path.join(ROOT, 'models');
 // MODELS_INDEX: another model list (tests: a hub.endpoint of a local fake Hub).
@@ -123,7 +128,10 @@ function emit(rel, content, { hashed = true, inShell = true } = {}) {
 
 // Two engine builds (Makefile): one thread, and pthreads (-mt, with the
 // glue's bertlens-mt.worker.js), which the page uses when cross-origin
-// isolated. The one-file pages carry only the single-threaded one.
+// isolated. The one-file pages (bertlens.html, viewer.html; the notebook
+// package's assets) carry only the single-threaded SIMD128 one: the relaxed
+// build would add 0.9 MB of base64 for a gain on f32 bundles only, and their
+// built-in model is the q10 default (docs/performance.md, "Relaxed SIMD").
 // analyze.wasm: the analyses of a snapshot's attention, for viewer.html (Makefile).
 const WASM_FILES = ['bertlens.js', 'bertlens.wasm', 'bertlens-mt.js', 'bertlens-mt.wasm', 'bertlens-mt.worker.js', 'analyze.wasm'];
 for (const f of WASM_FILES.map((n) => path.join(WASM_DIR, n))) {
@@ -133,15 +141,34 @@ if (!fs.existsSync(D3)) die('node_modules/d3 is missing: run `npm ci`.');
 
 // Refuse a wasm build older than the C it is built from (a failed or skipped
 // `make wasm` must not ship yesterday's engine), and an empty one.
+const SRC = path.join(ROOT, 'src');
+// what the Makefile builds the wasm from: every .c and .h but the CLI's and the fuzzers'
+const SOURCES = fs.readdirSync(SRC, { recursive: true }).filter((f) => /\.(c|h)$/.test(f) && !/^(cli|fuzz)\//.test(f));
+/** The sources newer than the oldest of built (files). */
+const newerThan = (built) => {
+  const oldest = Math.min(...built.map((f) => fs.statSync(f).mtimeMs));
+  return SOURCES.filter((f) => fs.statSync(path.join(SRC, f)).mtimeMs > oldest);
+};
 {
-  const SRC = path.join(ROOT, 'src');
-  // what the Makefile builds the wasm from: every .c and .h but the CLI's and the fuzzers'
-  const sources = fs.readdirSync(SRC, { recursive: true }).filter((f) => /\.(c|h)$/.test(f) && !/^(cli|fuzz)\//.test(f));
   const built = WASM_FILES.map((f) => path.join(WASM_DIR, f));
   for (const f of built) if (fs.statSync(f).size === 0) die(`${path.relative(ROOT, f)} is empty: run \`make wasm\`.`);
-  const oldest = Math.min(...built.map((f) => fs.statSync(f).mtimeMs));
-  const newer = sources.filter((f) => fs.statSync(path.join(SRC, f)).mtimeMs > oldest);
+  const newer = newerThan(built);
   if (newer.length) die(`the wasm build in ${path.relative(ROOT, WASM_DIR)}/ is older than src/${newer.join(', src/')}: run \`make wasm\` (and fix it if it fails).`);
+}
+
+// The relaxed-SIMD builds go out beside the plain ones: only a browser that
+// validates relaxed SIMD fetches them (web/js/engine/worker_init.js) or
+// pre-caches them (sw.js ENGINE). Missing: the site carries the plain engine
+// only; present but stale or empty: refused, as the plain build is.
+const RELAXED_FILES = ['bertlens.js', 'bertlens.wasm', 'bertlens-mt.js', 'bertlens-mt.wasm', 'bertlens-mt.worker.js'];
+const relaxedBuilt = RELAXED_DIR && RELAXED_FILES.every((f) => fs.existsSync(path.join(RELAXED_DIR, f)));
+if (RELAXED_DIR && !relaxedBuilt) {
+  console.log(`build_site: no relaxed-SIMD build in ${path.relative(ROOT, RELAXED_DIR)}/ (make wasm-relaxed; needs clang-19 and lld-19): the site carries the SIMD128 engine only`);
+} else if (relaxedBuilt) {
+  const built = RELAXED_FILES.map((f) => path.join(RELAXED_DIR, f));
+  for (const f of built) if (fs.statSync(f).size === 0) die(`${path.relative(ROOT, f)} is empty: run \`make wasm-relaxed\`.`);
+  const newer = newerThan(built);
+  if (newer.length) die(`the relaxed-SIMD build in ${path.relative(ROOT, RELAXED_DIR)}/ is older than src/${newer.join(', src/')}: run \`make wasm-relaxed\`.`);
 }
 
 fs.rmSync(OUT, { recursive: true, force: true });
@@ -160,13 +187,35 @@ if (HUB_ADDED.length) console.log(`build_site: connect-src also allows ${HUB_ADD
 
 // 1. Third-party and compiled assets.
 const d3Out = emit('vendor/d3.min.js', fs.readFileSync(D3));
-const wasmOut = emit('wasm/bertlens.wasm', fs.readFileSync(path.join(WASM_DIR, 'bertlens.wasm')));
-const glueOut = emit('wasm/bertlens.js', fs.readFileSync(path.join(WASM_DIR, 'bertlens.js')));
-const mtOut = {
-  glue: emit('wasm/bertlens-mt.js', fs.readFileSync(path.join(WASM_DIR, 'bertlens-mt.js'))),
-  wasm: emit('wasm/bertlens-mt.wasm', fs.readFileSync(path.join(WASM_DIR, 'bertlens-mt.wasm'))),
-  worker: emit('wasm/bertlens-mt.worker.js', withPolicy(fs.readFileSync(path.join(WASM_DIR, 'bertlens-mt.worker.js'), 'utf8'))),
+// The engine's modules are not in the shell: the service worker pre-caches
+// one kind, the relaxed-SIMD one where relaxed SIMD validates, else the
+// SIMD128 one (sw.js ENGINE), so a browser gets the engine it runs only.
+const engineFiles = { simd128: [], relaxed: [] };
+const engineFile = (kind, rel, content) => {
+  const out = emit(rel, content, { inShell: false });
+  engineFiles[kind].push(out);
+  return out;
 };
+const wasmOut = engineFile('simd128', 'wasm/bertlens.wasm', fs.readFileSync(path.join(WASM_DIR, 'bertlens.wasm')));
+const glueOut = engineFile('simd128', 'wasm/bertlens.js', fs.readFileSync(path.join(WASM_DIR, 'bertlens.js')));
+const mtOut = {
+  glue: engineFile('simd128', 'wasm/bertlens-mt.js', fs.readFileSync(path.join(WASM_DIR, 'bertlens-mt.js'))),
+  wasm: engineFile('simd128', 'wasm/bertlens-mt.wasm', fs.readFileSync(path.join(WASM_DIR, 'bertlens-mt.wasm'))),
+  worker: engineFile('simd128', 'wasm/bertlens-mt.worker.js', withPolicy(fs.readFileSync(path.join(WASM_DIR, 'bertlens-mt.worker.js'), 'utf8'))),
+};
+const relaxedOut = relaxedBuilt ? (() => {
+  const put = (rel, content) => engineFile('relaxed', rel, content);
+  const read = (f) => fs.readFileSync(path.join(RELAXED_DIR, f));
+  return {
+    glue: put('wasm/bertlens-relaxed.js', read('bertlens.js')),
+    wasm: put('wasm/bertlens-relaxed.wasm', read('bertlens.wasm')),
+    mt: {
+      glue: put('wasm/bertlens-relaxed-mt.js', read('bertlens-mt.js')),
+      wasm: put('wasm/bertlens-relaxed-mt.wasm', read('bertlens-mt.wasm')),
+      worker: put('wasm/bertlens-relaxed-mt.worker.js', withPolicy(read('bertlens-mt.worker.js').toString('utf8'))),
+    },
+  };
+})() : null;
 const cssOut = emit('css/app.css', fs.readFileSync(path.join(WEB, 'css', 'app.css')));
 
 // 2. JS modules: hash leaves first, rewriting relative imports to hashed names.
@@ -196,7 +245,7 @@ function buildModule(rel) {
 
 const workerOut = emit('js/worker.js', withPolicy(workerSource(WEB)));
 const pcaOut = buildModule('js/engine/pca_worker.js'); // the Corpus view's module worker (its imports hashed too)
-overrides.set('js/engine/assets.js', `// Generated by tools/build_site.mjs.\nexport const ASSETS = ${JSON.stringify({ engine: true, worker: workerOut, glue: glueOut, wasm: wasmOut, wasmBinary: null, mt: mtOut, pca: pcaOut }, null, 2)};\n`);
+overrides.set('js/engine/assets.js', `// Generated by tools/build_site.mjs.\nexport const ASSETS = ${JSON.stringify({ engine: true, worker: workerOut, glue: glueOut, wasm: wasmOut, wasmBinary: null, mt: mtOut, ...(relaxedOut ? { relaxed: relaxedOut } : {}), pca: pcaOut }, null, 2)};\n`);
 const appOut = buildModule('js/app.js');
 
 // 3. Pages with stable names.
@@ -244,11 +293,13 @@ fs.writeFileSync(path.join(OUT, 'models', 'index.json'), indexOut);
 // 5. The service worker pre-caches the shell and the model list, so one
 // visit (which also stores the bundle, bundles.js) is enough to work offline,
 // and viewer.html (written below), so "export standalone HTML" works offline.
-const version = hash(shell.join('\n') + html + indexOut);
+const version = hash(shell.join('\n') + JSON.stringify(engineFiles) + html + indexOut);
 let sw = fs.readFileSync(path.join(WEB, 'sw.js'), 'utf8');
 sw = sw.replace(/const VERSION = '[^']*';/, `const VERSION = '${version}';`)
-  .replace(/const SHELL = \[[^\]]*\];/, `const SHELL = ${JSON.stringify(['./', ...shell, 'models/index.json', 'viewer.html'])};`);
+  .replace(/const SHELL = \[[^\]]*\];/, `const SHELL = ${JSON.stringify(['./', ...shell, 'models/index.json', 'viewer.html'])};`)
+  .replace(/const ENGINE = \{[^}]*\};/, `const ENGINE = ${JSON.stringify(engineFiles)};`);
 if (!sw.includes(version)) die('sw.js: VERSION placeholder not found');
+if (!sw.includes(JSON.stringify(engineFiles))) die('sw.js: ENGINE placeholder not found');
 emit('sw.js', sw, { hashed: false, inShell: false });
 
 // 6. One-file pages, everything inline (tools/inline_page.mjs):
@@ -333,6 +384,9 @@ if (fs.existsSync(DIST)) fs.renameSync(DIST, old);
 fs.renameSync(OUT, DIST);
 fs.rmSync(old, { recursive: true, force: true });
 const mb = (n) => (n / 1048576).toFixed(1);
+const kb = (files) => (files.reduce((s, f) => s + fs.statSync(path.join(DIST, f)).size, 0) / 1024).toFixed(0);
 console.log(`build_site: dist/ ready — ${shell.length} shell files (${(total / 1024).toFixed(0)} KB), `
+  + `engine SIMD128 ${engineFiles.simd128.length} files (${kb(engineFiles.simd128)} KB), `
+  + (engineFiles.relaxed.length ? `relaxed SIMD ${engineFiles.relaxed.length} files (${kb(engineFiles.relaxed)} KB; each browser fetches one kind), ` : 'no relaxed-SIMD engine, ')
   + `${index.models.length} bundle(s) (${mb(bundleBytes)} MB), sw version ${version}; `
   + `bertlens.html ${mb(oneFile.length)} MB, viewer.html ${(viewer.length / 1024).toFixed(0)} KB`);

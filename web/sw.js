@@ -4,6 +4,23 @@
 // tools/build_site.mjs fills in VERSION and SHELL (content-hashed files).
 const VERSION = 'dev';
 const SHELL = ['./', 'index.html'];
+// The engine's modules, two kinds: installing pre-caches the kind this
+// browser runs (the relaxed-SIMD one where relaxed SIMD validates, the same
+// test as the engine worker's, web/js/engine/worker_init.js), so a browser
+// without relaxed SIMD never fetches a relaxed file; a module of either kind
+// fetched later (the worker's fallback) is kept once fetched.
+const ENGINE = { simd128: [], relaxed: [] };
+// (module (func (param v128 v128 v128) (result v128)
+//   local.get 0 local.get 1 local.get 2 f32x4.relaxed_madd))
+const RELAXED_PROBE = new Uint8Array([0, 97, 115, 109, 1, 0, 0, 0, 1, 8, 1, 96, 3, 123, 123, 123, 1, 123, 3, 2, 1, 0,
+  10, 13, 1, 11, 0, 32, 0, 32, 1, 32, 2, 253, 133, 2, 11]);
+function engineFiles() {
+  let relaxed = false;
+  try {
+    relaxed = ENGINE.relaxed.length > 0 && typeof WebAssembly === 'object' && WebAssembly.validate(RELAXED_PROBE) === true;
+  } catch { /* no WebAssembly here: the SIMD128 files */ }
+  return relaxed ? ENGINE.relaxed : ENGINE.simd128;
+}
 const SHELL_CACHE = `bertlens-shell-${VERSION}`;
 const BUNDLE_CACHE = 'bertlens-bundles-v1';
 
@@ -30,7 +47,7 @@ function isolated(res) {
 }
 
 self.addEventListener('install', (event) => {
-  event.waitUntil(caches.open(SHELL_CACHE).then((c) => c.addAll(SHELL)).then(() => self.skipWaiting()));
+  event.waitUntil(caches.open(SHELL_CACHE).then((c) => c.addAll([...SHELL, ...engineFiles()])).then(() => self.skipWaiting()));
 });
 
 self.addEventListener('activate', (event) => {
@@ -75,5 +92,12 @@ self.addEventListener('fetch', (event) => {
     })());
     return;
   }
-  event.respondWith(caches.open(SHELL_CACHE).then((c) => c.match(req)).then((hit) => hit || fetch(req)).then(isolated));
+  const engine = ENGINE.simd128.concat(ENGINE.relaxed).some((f) => path === `${scope}${f}`);
+  event.respondWith(caches.open(SHELL_CACHE).then(async (c) => {
+    const hit = await c.match(req);
+    if (hit) return isolated(hit);
+    const res = await fetch(req);
+    if (engine && res.status === 200) await c.put(req, res.clone());
+    return isolated(res);
+  }));
 });

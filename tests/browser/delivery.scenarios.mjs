@@ -98,7 +98,7 @@ scenario('offline after exactly one visit: the service worker and the cached bun
     for (const name of await caches.keys()) for (const req of await (await caches.open(name)).keys()) out.push(new URL(req.url).pathname);
     return out;
   });
-  for (const re of [/^\/index\.html$/, /^\/models\/index\.json$/, /^\/wasm\/bertlens\.[0-9a-f]{10}\.wasm$/, /^\/wasm\/bertlens\.[0-9a-f]{10}\.js$/,
+  for (const re of [/^\/index\.html$/, /^\/models\/index\.json$/, /^\/wasm\/bertlens(-relaxed)?\.[0-9a-f]{10}\.wasm$/, /^\/wasm\/bertlens(-relaxed)?\.[0-9a-f]{10}\.js$/,
     /^\/js\/worker\.[0-9a-f]{10}\.js$/, /^\/js\/app\.[0-9a-f]{10}\.js$/, /^\/vendor\/d3\.[0-9a-f]{10}\.min\.js$/, /^\/css\/app\.[0-9a-f]{10}\.css$/,
     new RegExp(`^/models/${DEF_FILE('[0-9a-f]{12}')}$`)]) {
     assert.ok(cached.some((p) => re.test(p)), `cached after one visit: ${re} (${cached.join(' ')})`);

@@ -45,7 +45,7 @@ scenario('threads: a cross-origin isolated page runs the pthreads build and draw
   await ready(page);
   const mt = await drawn(page);
   assert.equal(mt.isolated, true, 'netlify.toml headers make the page cross-origin isolated');
-  assert.ok(srv.requests.some((p) => /^\/wasm\/bertlens-mt\.worker\.[0-9a-f]+\.js$/.test(p)), 'pthread Workers loaded');
+  assert.ok(srv.requests.some((p) => /^\/wasm\/bertlens(-relaxed)?-mt\.worker\.[0-9a-f]+\.js$/.test(p)), 'pthread Workers loaded (SIMD128 or relaxed-SIMD build)');
   assert.equal(mt.threads, Math.min(mt.cores, 8), `one thread per core (${mt.cores})`);
   assert.deepEqual(mt.labels, fx.tokens);
   const shown = await tooltipValue(page, 8, 0);

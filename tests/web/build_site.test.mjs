@@ -29,7 +29,7 @@ test('build_site writes a self-consistent, content-hashed dist', () => {
   const dist = path.join(tmp, 'dist');
   try {
     execFileSync(process.execPath, [path.join(ROOT, 'tools', 'build_site.mjs')], {
-      env: { ...process.env, WASM_DIR: wasm, DIST_DIR: path.relative(ROOT, dist) }, stdio: 'pipe',
+      env: { ...process.env, WASM_DIR: wasm, RELAXED_DIR: '', DIST_DIR: path.relative(ROOT, dist) }, stdio: 'pipe',
     });
     const files = [];
     const walk = (d) => { for (const e of fs.readdirSync(d, { withFileTypes: true })) { const p = path.join(d, e.name); if (e.isDirectory()) walk(p); else files.push(path.relative(dist, p)); } };
@@ -62,12 +62,18 @@ test('build_site writes a self-consistent, content-hashed dist', () => {
     const sw = fs.readFileSync(path.join(dist, 'sw.js'), 'utf8');
     const shell = JSON.parse(sw.match(/const SHELL = (\[[^\]]*\]);/)[1]);
     for (const f of shell.filter((x) => x !== './')) assert.ok(fs.existsSync(path.join(dist, f)), `sw shell ${f}`);
-    assert.ok(shell.includes('index.html') && shell.some((f) => f.startsWith('wasm/bertlens.')));
-    // both engine builds: named in the asset map and pre-cached
+    assert.ok(shell.includes('index.html'));
+    // both engine builds: named in the asset map and pre-cached (sw.js
+    // ENGINE: the SIMD128 kind; no relaxed build here, none named)
+    const engine = JSON.parse(sw.match(/const ENGINE = (\{.*?\});/)[1]);
+    assert.deepEqual(engine.relaxed, []);
+    assert.doesNotMatch(assets, /relaxed/);
+    assert.ok(engine.simd128.some((f) => f.startsWith('wasm/bertlens.')));
     const mt = JSON.parse(assets.match(/"mt": (\{[^}]*\})/)[1]);
     assert.deepEqual(Object.keys(mt).sort(), ['glue', 'wasm', 'worker']);
     assert.match(mt.worker, /^wasm\/bertlens-mt\.worker\.[0-9a-f]{10}\.js$/);
-    for (const f of Object.values(mt)) assert.ok(shell.includes(f), `sw shell has ${f}`);
+    for (const f of Object.values(mt)) assert.ok(engine.simd128.includes(f), `sw ENGINE.simd128 has ${f}`);
+    for (const f of engine.simd128) assert.ok(fs.existsSync(path.join(dist, f)) && !shell.includes(f), `engine file ${f}: built, not in the shell`);
     assert.ok(shell.includes('models/index.json'), 'the model list is pre-cached (offline after one visit)');
     assert.doesNotMatch(sw, /const VERSION = 'dev'/);
     // One-file pages: nothing to fetch, every script parses, the engine and
@@ -114,7 +120,7 @@ test('every built page carries the CSP of netlify.toml as a <meta>; the one-file
   const dist = path.join(tmp, 'dist');
   try {
     execFileSync(process.execPath, [path.join(ROOT, 'tools', 'build_site.mjs')], {
-      env: { ...process.env, WASM_DIR: wasm, DIST_DIR: path.relative(ROOT, dist) }, stdio: 'pipe',
+      env: { ...process.env, WASM_DIR: wasm, RELAXED_DIR: '', DIST_DIR: path.relative(ROOT, dist) }, stdio: 'pipe',
     });
     // netlify.toml's header, read here independently of build_site.
     const toml = fs.readFileSync(path.join(ROOT, 'netlify.toml'), 'utf8');
@@ -170,7 +176,7 @@ test('build_site refuses a wasm build older than the C sources, or an empty one'
   const build = () => {
     try {
       execFileSync(process.execPath, [path.join(ROOT, 'tools', 'build_site.mjs')], {
-        env: { ...process.env, WASM_DIR: wasm, DIST_DIR: path.relative(ROOT, path.join(tmp, 'dist')) }, stdio: 'pipe',
+        env: { ...process.env, WASM_DIR: wasm, RELAXED_DIR: '', DIST_DIR: path.relative(ROOT, path.join(tmp, 'dist')) }, stdio: 'pipe',
       });
       return { status: 0, stderr: '' };
     } catch (e) {
@@ -188,6 +194,54 @@ test('build_site refuses a wasm build older than the C sources, or an empty one'
     const empty = build();
     assert.notEqual(empty.status, 0);
     assert.match(empty.stderr, /bertlens\.wasm is empty/);
+  } finally {
+    fs.rmSync(tmp, { recursive: true, force: true });
+  }
+});
+
+test('build_site ships the relaxed-SIMD modules beside the plain ones, named in ASSETS.relaxed and in sw.js ENGINE.relaxed, never pre-cached for all, not in the one-file pages', () => {
+  const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'bertlens-site-'));
+  const wasm = path.join(tmp, 'wasm'), relaxed = path.join(tmp, 'wasm-relaxed');
+  fs.mkdirSync(wasm);
+  fs.mkdirSync(relaxed);
+  fakeEngine(wasm);
+  fakeEngine(relaxed);
+  fs.rmSync(path.join(relaxed, 'analyze.wasm'));
+  for (const f of ['bertlens.wasm', 'bertlens-mt.wasm']) fs.appendFileSync(path.join(relaxed, f), 'relaxed'); // other bytes than the plain ones
+  const dist = path.join(tmp, 'dist');
+  const build = (relaxedDir) => execFileSync(process.execPath, [path.join(ROOT, 'tools', 'build_site.mjs')], {
+    env: { ...process.env, WASM_DIR: wasm, RELAXED_DIR: relaxedDir, DIST_DIR: path.relative(ROOT, dist) }, stdio: 'pipe', encoding: 'utf8',
+  });
+  try {
+    build(relaxed);
+    const files = fs.readdirSync(path.join(dist, 'js', 'engine'));
+    const assetsText = fs.readFileSync(path.join(dist, 'js', 'engine', files.find((f) => /^assets\./.test(f))), 'utf8');
+    const ASSETS = JSON.parse(assetsText.slice(assetsText.indexOf('{'), assetsText.lastIndexOf('}') + 1));
+    const names = [ASSETS.relaxed.glue, ASSETS.relaxed.wasm, ...Object.values(ASSETS.relaxed.mt)];
+    assert.equal(names.length, 5);
+    for (const f of names) {
+      assert.match(f, /^wasm\/bertlens-relaxed(-mt)?(\.worker)?\.[0-9a-f]{10}\.(js|wasm)$/);
+      assert.ok(fs.existsSync(path.join(dist, f)), f);
+    }
+    assert.deepEqual(fs.readFileSync(path.join(dist, ASSETS.relaxed.wasm)), fs.readFileSync(path.join(relaxed, 'bertlens.wasm')));
+    assert.deepEqual(fs.readFileSync(path.join(dist, ASSETS.relaxed.mt.wasm)), fs.readFileSync(path.join(relaxed, 'bertlens-mt.wasm')));
+    assert.notEqual(ASSETS.relaxed.wasm, ASSETS.wasm);
+    const sw = fs.readFileSync(path.join(dist, 'sw.js'), 'utf8');
+    const shell = JSON.parse(sw.match(/const SHELL = (\[[^\]]*\]);/)[1]);
+    const engine = JSON.parse(sw.match(/const ENGINE = (\{.*?\});/)[1]);
+    assert.deepEqual([...engine.relaxed].sort(), [...names].sort(), 'ENGINE.relaxed: the relaxed files');
+    assert.deepEqual(shell.filter((f) => /bertlens(-relaxed)?(-mt)?(\.worker)?\.[0-9a-f]{10}\.(js|wasm)$/.test(f)), [], 'no engine module in the shell pre-cached for every browser');
+    for (const page of ['bertlens.html', 'viewer.html']) {
+      assert.doesNotMatch(fs.readFileSync(path.join(dist, page), 'utf8'), /bertlens-relaxed|"relaxed"/, `${page} carries the SIMD128 engine only`);
+    }
+    // No relaxed build (clang-19 missing): the plain engine alone, said, no failure.
+    const out = build(path.join(tmp, 'none'));
+    assert.match(out, /no relaxed-SIMD build in .* the site carries the SIMD128 engine only/);
+    assert.ok(!fs.readdirSync(path.join(dist, 'wasm')).some((f) => /relaxed/.test(f)));
+    // A stale relaxed build is refused, as a stale plain one is.
+    const old = new Date('2001-01-01T00:00:00Z');
+    fs.utimesSync(path.join(relaxed, 'bertlens.wasm'), old, old);
+    assert.throws(() => build(relaxed), (e) => /relaxed-SIMD build in .* is older than src\//.test(String(e.stderr)));
   } finally {
     fs.rmSync(tmp, { recursive: true, force: true });
   }

@@ -159,15 +159,22 @@ export class Engine {
   /** Start the engine: glueUrl null when the glue is part of the worker's
    *  own source; wasmBinary (an ArrayBuffer, transferred) instead of
    *  fetching wasmUrl. The worker picks the pthreads build (ASSETS.mt) when
-   *  the page is cross-origin isolated, else the single-threaded one.
-   *  Resolves to {simd, threads, threaded}; <html data-engine-threads>
-   *  says how many threads the model runs on. */
+   *  the page is cross-origin isolated, else the single-threaded one; and
+   *  the relaxed-SIMD builds (ASSETS.relaxed) instead of the plain ones when
+   *  the browser validates relaxed SIMD (the worker tests it before fetching).
+   *  Resolves to {simd, threads, threaded, relaxed}; <html data-engine-threads>
+   *  says how many threads the model runs on, data-engine-simd which build
+   *  ('relaxed' or 'simd128'). */
   async init(glueUrl, wasmUrl, wasmBinary = null) {
-    const mt = ASSETS.mt && typeof document !== 'undefined'
-      ? Object.fromEntries(Object.entries(ASSETS.mt).map(([k, v]) => [k, new URL(v, document.baseURI).href]))
-      : null;
-    const out = await this.call('init', { glueUrl, wasmUrl, wasmBinary, protocol: WORKER_PROTOCOL, mt }, wasmBinary ? [wasmBinary] : []);
-    if (typeof document !== 'undefined') document.documentElement.dataset.engineThreads = String(out.threads);
+    const urls = (o) => Object.fromEntries(Object.entries(o).map(([k, v]) => [k, v && typeof v === 'object' ? urls(v) : new URL(v, document.baseURI).href]));
+    const page = typeof document !== 'undefined';
+    const mt = ASSETS.mt && page ? urls(ASSETS.mt) : null;
+    const relaxed = ASSETS.relaxed && page ? urls(ASSETS.relaxed) : null;
+    const out = await this.call('init', { glueUrl, wasmUrl, wasmBinary, protocol: WORKER_PROTOCOL, mt, relaxed }, wasmBinary ? [wasmBinary] : []);
+    if (page) {
+      document.documentElement.dataset.engineThreads = String(out.threads);
+      document.documentElement.dataset.engineSimd = out.relaxed ? 'relaxed' : 'simd128';
+    }
     return out;
   }
 

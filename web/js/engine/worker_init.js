@@ -20,6 +20,21 @@ function threadCount() {
  *  one-file page (no mt files) get the single-threaded build. */
 const canThread = (mt) => !!(mt && mt.glue && self.crossOriginIsolated === true && typeof SharedArrayBuffer === 'function');
 
+/** Relaxed SIMD (f32x4.relaxed_madd, Chrome 114+): validated on a
+ *  one-function module before anything is fetched, so a browser without it
+ *  never downloads the relaxed build.
+ *  (module (func (param v128 v128 v128) (result v128)
+ *    local.get 0 local.get 1 local.get 2 f32x4.relaxed_madd)) */
+const RELAXED_PROBE = new Uint8Array([0, 97, 115, 109, 1, 0, 0, 0, 1, 8, 1, 96, 3, 123, 123, 123, 1, 123, 3, 2, 1, 0,
+  10, 13, 1, 11, 0, 32, 0, 32, 1, 32, 2, 253, 133, 2, 11]);
+function relaxedSimd() {
+  try {
+    return typeof WebAssembly === 'object' && WebAssembly.validate(RELAXED_PROBE) === true;
+  } catch {
+    return false;
+  }
+}
+
 async function startModule(glueUrl, wasmUrl, wasmBinary, mt) {
   if (glueUrl) importScripts(glueUrl);
   if (typeof createBertlens !== 'function') throw new Error('the engine script (Emscripten glue) did not load');
@@ -36,25 +51,48 @@ async function startModule(glueUrl, wasmUrl, wasmBinary, mt) {
 // one-file page builds the worker from a Blob of glue + this file).
 // wasmBinary: the module's bytes, when there is no URL to fetch them from.
 // mt: {glue, wasm, worker} of the pthreads build, used when canThread(mt).
-handle('init', async ({ glueUrl, wasmUrl, wasmBinary, protocol, mt }) => {
+// relaxed: the relaxed-SIMD builds {glue, wasm, mt?} (ASSETS.relaxed), used
+// instead of the plain ones when this browser validates relaxed SIMD; a
+// relaxed build that fails to start falls back to the plain one.
+handle('init', async ({ glueUrl, wasmUrl, wasmBinary, protocol, mt, relaxed }) => {
   if (!protocol || protocol.version !== WORKER_PROTOCOL_VERSION) {
     throw new Error(`the page and the model worker disagree on the protocol (page ${protocol && protocol.version}, worker ${WORKER_PROTOCOL_VERSION}); reload the page`);
   }
   P = protocol;
-  let threads = 1;
-  if (canThread(mt)) {
-    try {
-      mod = await startModule(mt.glue, mt.wasm, null, mt);
-      threads = mod._blw_set_threads(threadCount());
-      if (threads < 1) throw new Error(lastError('no threads'));
-    } catch (e) {
-      console.warn('[bertlens] the threaded engine did not start, using one thread:', String((e && e.message) || e));
-      mod = null;
-      threads = 1;
+  const useRelaxed = !!(relaxed && relaxed.glue && relaxed.wasm && relaxedSimd());
+  const builds = useRelaxed
+    ? [{ glueUrl: relaxed.glue, wasmUrl: relaxed.wasm, wasmBinary: null, mt: relaxed.mt || null, relaxed: true }]
+    : [];
+  builds.push({ glueUrl, wasmUrl, wasmBinary, mt, relaxed: false });
+  let threads = 1, isRelaxed = false;
+  for (const b of builds) {
+    threads = 1;
+    if (canThread(b.mt)) {
+      try {
+        mod = await startModule(b.mt.glue, b.mt.wasm, null, b.mt);
+        threads = mod._blw_set_threads(threadCount());
+        if (threads < 1) throw new Error(lastError('no threads'));
+      } catch (e) {
+        console.warn('[bertlens] the threaded engine did not start, using one thread:', String((e && e.message) || e));
+        mod = null;
+        threads = 1;
+      }
+    }
+    if (!mod) {
+      try {
+        mod = await startModule(b.glueUrl, b.wasmUrl, b.wasmBinary, null);
+      } catch (e) {
+        if (!b.relaxed) throw e;
+        console.warn('[bertlens] the relaxed-SIMD engine did not start, using the plain one:', String((e && e.message) || e));
+        mod = null;
+      }
+    }
+    if (mod) {
+      isRelaxed = b.relaxed;
+      break;
     }
   }
-  if (!mod) mod = await startModule(glueUrl, wasmUrl, wasmBinary, null);
-  return { simd: mod._blw_simd() === 1, threads, threaded: mod._blw_threaded() === 1 };
+  return { simd: mod._blw_simd() === 1, threads, threaded: mod._blw_threaded() === 1, relaxed: isRelaxed };
 });
 
 handle('load', ({ bytes }) => {
