@@ -45,7 +45,12 @@ int bli_hf_is_ws(uint32_t cp); /* White_Space: Rust's char::is_whitespace, regex
 #define HF_F_CCC 0x10    /* non-zero canonical combining class     */
 #define HF_F_LOWER 0x20  /* lower-casing changes it                */
 #define HF_F_WS 0x40     /* bli_hf_is_ws                           */
+#define HF_F_ALL (HF_F_DECOMP | HF_F_CCC | HF_F_LOWER | HF_F_WS)
 int bli_hf_flags(uint32_t cp);
+/* The class and only the flags of `want` (those a caller reads): beyond the
+ * BMP each flag is a table search, and a cased normalizer or the
+ * pre-tokenizer needs only one or two of them. */
+int bli_hf_flags_of(uint32_t cp, int want);
 typedef struct {
     uint8_t flags[0x10000];
     uint8_t ccc[0x10000];               /* classes are 0..254 */
@@ -56,6 +61,9 @@ typedef struct {
 bli_hfbmp *bli_hf_bmp_new(void);
 void bli_hf_bmp_free(bli_hfbmp *b);
 static inline int bli_hf_flags_at(const bli_hfbmp *b, uint32_t cp) { return cp < 0x10000 ? b->flags[cp] : bli_hf_flags(cp); }
+static inline int bli_hf_flags_some(const bli_hfbmp *b, uint32_t cp, int want) {
+    return cp < 0x10000 ? b->flags[cp] : bli_hf_flags_of(cp, want);
+}
 static inline int bli_hf_ccc_at(const bli_hfbmp *b, uint32_t cp) { return cp < 0x10000 ? b->ccc[cp] : bli_uc_ccc(cp); }
 static inline int bli_hf_decompose_at(const bli_hfbmp *b, uint32_t cp, uint32_t out[BL_UC_MAX_DECOMP]) {
     if (cp >= 0x10000 || !b->dix[cp]) return bli_uc_decompose(cp, out);
