@@ -225,27 +225,23 @@ static int bert_no_strip(const bli_hfnorm *n, bli_hfstr *s, bli_hfstr *scratch, 
     const bli_hfbmp *bmp = n->bmp;
     const int clean = n->clean, chinese = n->chinese, lowercase = n->lowercase;
     enum { MOST = 2 + BL_UC_MAX_LOWER }; /* characters one makes */
+    const int changes = (clean ? HF_B_CLEANED : 0) | (chinese ? HF_B_CJK : 0) | (lowercase ? HF_B_LOWER : 0);
     bli_hfch *in = s->c, *out = s->c;
     const int32_t len = s->n;
     int32_t o = 0;
     for (int32_t i = 0; i < len; i++) {
         const bli_hfch ch = in[i];
         uint32_t c = ch.cp, l[BL_UC_MAX_LOWER];
-        const int ka = c < 0x80 ? bmp->flags[c] & HF_F_CLASS : -1; /* ASCII: its class */
-        /* an ASCII character that stays as it is (not a control or a space
-         * other than ' ' the clean-up rewrites, not a capital to lower):
-         * most of a cased text, left where it was or moved back */
-        if (ka >= 0 && (!clean || (ka != BL_UC_REMOVE && (ka != BL_UC_SPACE || c == ' '))) &&
-            (!lowercase || c - 'A' >= 26u)) {
+        if (c < 0x10000 && !(bmp->bert[c] & changes)) { /* stays as it is: most of a cased text */
             if (out != in && o == scratch->cap) {
                 if (bli_hfstr_reserve(scratch, 2 * (int64_t)scratch->cap)) return -1;
                 out = scratch->c;
             }
-            if (out != in || o != i) out[o] = ch;
+            if (out != in || o != i) out[o] = ch; /* where it was, or moved back */
             o++;
             continue;
         }
-        const int f = c < 0x80 ? bmp->flags[c] : bli_hf_flags_some(bmp, c, want), k = f & HF_F_CLASS;
+        const int f = bli_hf_flags_some(bmp, c, want), k = f & HF_F_CLASS;
         int nl = 0, pad = 0; /* nl: characters of a lower case in l (0: c alone) */
         if (clean && k == BL_UC_REMOVE) continue;
         if (clean && k == BL_UC_SPACE) {

@@ -360,7 +360,7 @@ static int bert_in_place(const bli_hfpretok *p, bli_hfsplits *l, bli_hfsplits *t
         int32_t a = 0;
         for (int32_t k = 0; k < piece.n; k++) {
             const uint32_t cp = c[k].cp;
-            if (cp - 'a' < 26u || cp - 'A' < 26u || cp - '0' < 10u) continue; /* most characters: in a word */
+            if (cp < 0x10000 && !(p->bmp->bert[cp] & HF_B_SPLIT)) continue; /* most characters: in a word */
             const int f = bli_hf_flags_some(p->bmp, cp, HF_F_WS);
             const int punct = !(f & HF_F_WS) && (f & HF_F_CLASS) == BL_UC_PUNCT;
             if (!(f & HF_F_WS) && !punct) continue;

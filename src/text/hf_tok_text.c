@@ -104,6 +104,10 @@ bli_hfbmp *bli_hf_bmp_new(void) {
         n_dec += (t->flags[c] & HF_F_DECOMP) && !(c >= 0xAC00 && c <= 0xD7A3);
         uint32_t l[BL_UC_MAX_LOWER];
         if ((t->flags[c] & HF_F_LOWER) && bli_uc_lower(c, l) == 1 && l[0] < 0x10000 && l[0]) t->lower[c] = (uint16_t)l[0];
+        const int f = t->flags[c], k = f & HF_F_CLASS;
+        t->bert[c] = (uint8_t)((k == BL_UC_REMOVE || (k == BL_UC_SPACE && c != ' ') ? HF_B_CLEANED : 0) |
+                               (k == BL_UC_CJK ? HF_B_CJK : 0) | (f & HF_F_LOWER ? HF_B_LOWER : 0) |
+                               (f & HF_F_WS || k == BL_UC_PUNCT ? HF_B_SPLIT : 0));
     }
     t->dec = malloc(((size_t)n_dec + 1) * sizeof *t->dec);
     if (!t->dec || n_dec >= 0xFFFF) {
