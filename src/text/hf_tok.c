@@ -470,9 +470,10 @@ int bli_hftok_is_special(const bli_hftok *t, int32_t id) {
 /* ------------------------------------------------------------ encoding */
 
 /* Strict UTF-8 decode into characters aligned to their bytes, in the same
- * pass the maps the offsets go through at the end: char_at[len + 1] (byte ->
- * index of the character holding it) and u16[n + 1] (character index ->
- * UTF-16 offset). */
+ * pass the maps the offsets go through at the end: char_at[len + 1] (byte
+ * where a character starts -> its index; the other bytes are left unset,
+ * char_of finds their character) and u16[n + 1] (character index -> UTF-16
+ * offset). */
 static int decode(const char *text, size_t len, const char *which, bli_hfstr *s, int32_t *char_at, int32_t *u16,
                   char *err, size_t errlen) {
     if (bli_hfstr_reserve(s, (int64_t)len + 1)) { bli_set_err(err, errlen, "out of memory"); return -1; }
@@ -481,24 +482,32 @@ static int decode(const char *text, size_t len, const char *which, bli_hfstr *s,
     u16[0] = 0;
     for (size_t i = 0; i < len;) {
         uint32_t c = u[i];
-        if (c < 0x80) { /* ASCII: one byte, one character, one UTF-16 unit */
-            char_at[i] = n;
-            s->c[n++] = (bli_hfch){c, (int32_t)i, (int32_t)(i + 1)};
-            u16[n] = ++w;
-            i++;
-            continue;
+        size_t k = 1;
+        if (c >= 0x80) {
+            /* two and three bytes well formed inline (most scripts), the
+             * rest and every error through bli_utf8_next */
+            if (c >= 0xC2 && c <= 0xDF && i + 1 < len && (u[i + 1] & 0xC0) == 0x80) {
+                c = (c & 0x1F) << 6 | (u[i + 1] & 0x3F), k = 2;
+            } else if ((c & 0xF0) == 0xE0 && i + 2 < len && (u[i + 1] & 0xC0) == 0x80 && (u[i + 2] & 0xC0) == 0x80 &&
+                       (c = (c & 0x0F) << 12 | (uint32_t)(u[i + 1] & 0x3F) << 6 | (u[i + 2] & 0x3F)) >= 0x800 &&
+                       (c < 0xD800 || c > 0xDFFF)) {
+                k = 3;
+            } else {
+                int why;
+                size_t at;
+                c = u[i];
+                k = bli_utf8_next(u + i, len - i, &c, &why, &at);
+                if (!k) {
+                    if (why == BLI_UTF8_BAD_LEAD || why == BLI_UTF8_BAD_CONT)
+                        bli_set_err(err, errlen, "invalid UTF-8 in %s at byte %zu: %s 0x%02X", which, i + at,
+                                    bli_utf8_why(why), u[i + at]);
+                    else
+                        bli_set_err(err, errlen, "invalid UTF-8 in %s at byte %zu: %s", which, i, bli_utf8_why(why));
+                    return -1;
+                }
+            }
         }
-        int why;
-        size_t at, k = bli_utf8_next(u + i, len - i, &c, &why, &at);
-        if (!k) {
-            if (why == BLI_UTF8_BAD_LEAD || why == BLI_UTF8_BAD_CONT)
-                bli_set_err(err, errlen, "invalid UTF-8 in %s at byte %zu: %s 0x%02X", which, i + at,
-                            bli_utf8_why(why), u[i + at]);
-            else
-                bli_set_err(err, errlen, "invalid UTF-8 in %s at byte %zu: %s", which, i, bli_utf8_why(why));
-            return -1;
-        }
-        for (size_t b = i; b < i + k; b++) char_at[b] = n;
+        char_at[i] = n;
         s->c[n++] = (bli_hfch){c, (int32_t)i, (int32_t)(i + k)};
         w += c >= 0x10000 ? 2 : 1;
         u16[n] = w;
@@ -506,6 +515,12 @@ static int decode(const char *text, size_t len, const char *which, bli_hfstr *s,
     }
     s->n = n;
     return 0;
+}
+
+/* Index of the character holding byte b of a text decoded by decode. */
+static int32_t char_of_byte(const char *text, const int32_t *char_at, size_t b) {
+    while (b > 0 && ((unsigned char)text[b] & 0xC0) == 0x80) b--; /* back to the character's first byte */
+    return char_at[b];
 }
 
 static int is_word_char(uint32_t c) { return bli_uc_is_word(c); }
@@ -619,9 +634,9 @@ static int encode_text(const bli_hftok *t, const char *text, size_t len, const c
         bli_hftoken *tk = &out->v[k];
         int32_t o0 = tk->o0, o1 = tk->o1;
         if (o0 < 0 || (size_t)o0 >= len) continue; /* stays in bytes, as there */
-        int32_t cs = char_at[o0], ce;
-        if ((size_t)o1 < len && o1 >= 0) ce = char_at[o1];
-        else ce = ((size_t)(o1 - 1) < len && o1 >= 1 ? char_at[o1 - 1] : cs + 1) + 1;
+        int32_t cs = char_of_byte(text, char_at, (size_t)o0), ce;
+        if ((size_t)o1 < len && o1 >= 0) ce = char_of_byte(text, char_at, (size_t)o1);
+        else ce = ((size_t)(o1 - 1) < len && o1 >= 1 ? char_of_byte(text, char_at, (size_t)(o1 - 1)) : cs + 1) + 1;
         tk->o0 = cs;
         tk->o1 = ce;
     }
