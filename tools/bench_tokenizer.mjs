@@ -2,7 +2,7 @@
 // built from the test corpus (prose in many scripts, code, URLs, emoji, random Unicode).
 //
 //   node tools/bench_tokenizer.mjs [--mb N] [--wasm build/wasm/bertlens.js] [--bin build/bertlens] [--bundle B]
-//                                  [--baseline REF | --no-baseline] [--harness-mb 16] [--rounds 5]
+//                                  [--baseline REF | --no-baseline] [--harness-mb 16] [--rounds 7]
 //
 // wasm: blw_tokenize_json on the whole text in one call, then line by line.
 // native: `bertlens tokenize --jsonl` over the lines repeated --repeat times
@@ -150,7 +150,7 @@ if (fs.existsSync(BIN)) {
 // be the same.
 function harnessVsOld(old) {
   const HARNESS_MB = Number(opt('--harness-mb', '16'));
-  const ROUNDS = Number(opt('--rounds', '5'));
+  const ROUNDS = Number(opt('--rounds', '7'));
   const dir = path.join(ROOT, 'build/tokbench');
   fs.mkdirSync(dir, { recursive: true });
   const linesFile = path.join(dir, 'lines.txt');
