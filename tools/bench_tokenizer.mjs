@@ -2,7 +2,7 @@
 // built from the test corpus (prose in many scripts, code, URLs, emoji, random Unicode).
 //
 //   node tools/bench_tokenizer.mjs [--mb N] [--wasm build/wasm/bertlens.js] [--bin build/bertlens] [--bundle B]
-//                                  [--baseline REF | --no-baseline]
+//                                  [--baseline REF | --no-baseline] [--harness-mb 16] [--rounds 7]
 //
 // wasm: blw_tokenize_json on the whole text in one call, then line by line.
 // native: `bertlens tokenize --jsonl` over the lines repeated --repeat times
@@ -14,9 +14,13 @@
 // (build/models/all-minilm-l6-v2-cased.q8.blb) when it is there. The default
 // REF is the last commit with BERT's own WordPiece tokenizer (tokenizer.c of
 // 688 lines, before it became a facade over the tokenizer.json pipeline).
+// Then tokenizing alone (no process, no JSON): tools/bench_tokenize.c built
+// against this tree's build/libbertlens.a and REF's, CPU time, uncased and
+// cased, alternating; and their ids and offsets compared line by line.
 // Prints MB/s (MB = 10^6 bytes of UTF-8 input).
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { createModule, loadBundle, putString } from './wasm_node.mjs';
 
@@ -134,6 +138,52 @@ if (fs.existsSync(BIN)) {
       console.log(`  ${name}: this tree / ${BASELINE} = ${(now / then).toFixed(3)}`);
     }
   }
+  if (old && !old.why) harnessVsOld(old);
 } else {
   console.log(`native: ${BIN} missing (make native)`);
+}
+
+// Tokenizing alone: tools/bench_tokenize.c linked against this tree's
+// build/libbertlens.a and against REF's (both through bertlens.h), CPU time of
+// bl_tokenize over HARNESS_MB megabytes of the corpus lines, the two builds
+// alternating, best of ROUNDS; and their ids and offsets, line by line, must
+// be the same.
+function harnessVsOld(old) {
+  const HARNESS_MB = Number(opt('--harness-mb', '16'));
+  const ROUNDS = Number(opt('--rounds', '7'));
+  const dir = path.join(ROOT, 'build/tokbench');
+  fs.mkdirSync(dir, { recursive: true });
+  const linesFile = path.join(dir, 'lines.txt');
+  fs.writeFileSync(linesFile, corpus.join('\n') + '\n');
+  const build = (tree, out) => {
+    const m = spawnSync('make', ['lib'], { cwd: tree, encoding: 'utf8' });
+    if (m.status !== 0) return `make lib in ${path.relative(ROOT, tree) || '.'} failed: ${m.stderr.slice(-400)}`;
+    const c = spawnSync(process.env.CC || 'cc', ['-O2', '-I', path.join(tree, 'build/include'), '-o', out,
+      path.join(ROOT, 'tools/bench_tokenize.c'), path.join(tree, 'build/libbertlens.a'), '-lm', '-pthread'],
+    { encoding: 'utf8' });
+    return c.status === 0 ? null : `cc tools/bench_tokenize.c failed: ${c.stderr.slice(-400)}`;
+  };
+  const nowBin = path.join(dir, 'bench_tokenize'), oldBin = path.join(dir, `bench_tokenize-${old.hash}`);
+  const why = build(ROOT, nowBin) || build(path.dirname(path.dirname(old.bin)), oldBin);
+  if (why) { console.log(`tokenizing alone: ${why}`); return; }
+  const cpu = (bin, bundle) => {
+    const r = spawnSync(bin, [bundle, linesFile, String(HARNESS_MB)], { encoding: 'utf8' });
+    if (r.status !== 0) throw new Error(`${bin}: ${r.stderr}`);
+    return Number(r.stdout.split(' ')[0]);
+  };
+  const dump = (bin, bundle) => spawnSync(bin, [bundle, linesFile, '0', '--dump'], { encoding: 'utf8', maxBuffer: 1 << 30 }).stdout;
+  console.log(`tokenizing alone (tools/bench_tokenize.c, CPU s of bl_tokenize on ${HARNESS_MB} MB of ${corpus.length} ` +
+    `corpus lines; this tree and ${BASELINE} alternate, best of ${ROUNDS}; load average ${os.loadavg().map((x) => x.toFixed(1)).join(' ')})`);
+  for (const [name, bundle] of [['uncased', BUNDLE], ['cased', CASED]]) {
+    if (!fs.existsSync(bundle)) continue;
+    const a = dump(nowBin, bundle), b = dump(oldBin, bundle);
+    const same = a === b && a.length > 0;
+    let now = Infinity, then = Infinity;
+    for (let i = 0; i < ROUNDS; i++) {
+      then = Math.min(then, cpu(oldBin, bundle));
+      now = Math.min(now, cpu(nowBin, bundle));
+    }
+    console.log(`  ${name}: this tree ${now.toFixed(3)} s, ${BASELINE} ${then.toFixed(3)} s: ${(now / then).toFixed(3)}x` +
+      `  (ids and offsets ${same ? 'identical' : 'DIFFER'})`);
+  }
 }

@@ -469,32 +469,58 @@ int bli_hftok_is_special(const bli_hftok *t, int32_t id) {
 
 /* ------------------------------------------------------------ encoding */
 
-/* Strict UTF-8 decode into characters aligned to their bytes. */
-static int decode(const char *text, size_t len, const char *which, bli_hfstr *s, char *err, size_t errlen) {
-    if (len > HF_MAX_TEXT_BYTES) {
-        bli_set_err(err, errlen, "%s is too long: %zu bytes (limit %u)", which, len, HF_MAX_TEXT_BYTES);
-        return -1;
-    }
+/* Strict UTF-8 decode into characters aligned to their bytes, in the same
+ * pass the maps the offsets go through at the end: char_at[len + 1] (byte
+ * where a character starts -> its index; the other bytes are left unset,
+ * char_of finds their character) and u16[n + 1] (character index -> UTF-16
+ * offset). */
+static int decode(const char *text, size_t len, const char *which, bli_hfstr *s, int32_t *char_at, int32_t *u16,
+                  char *err, size_t errlen) {
     if (bli_hfstr_reserve(s, (int64_t)len + 1)) { bli_set_err(err, errlen, "out of memory"); return -1; }
     const unsigned char *u = (const unsigned char *)text;
-    int32_t n = 0;
+    int32_t n = 0, w = 0;
+    u16[0] = 0;
     for (size_t i = 0; i < len;) {
         uint32_t c = u[i];
-        int why;
-        size_t at, k = c < 0x80 ? 1 : bli_utf8_next(u + i, len - i, &c, &why, &at);
-        if (!k) {
-            if (why == BLI_UTF8_BAD_LEAD || why == BLI_UTF8_BAD_CONT)
-                bli_set_err(err, errlen, "invalid UTF-8 in %s at byte %zu: %s 0x%02X", which, i + at,
-                            bli_utf8_why(why), u[i + at]);
-            else
-                bli_set_err(err, errlen, "invalid UTF-8 in %s at byte %zu: %s", which, i, bli_utf8_why(why));
-            return -1;
+        size_t k = 1;
+        if (c >= 0x80) {
+            /* two and three bytes well formed inline (most scripts), the
+             * rest and every error through bli_utf8_next */
+            if (c >= 0xC2 && c <= 0xDF && i + 1 < len && (u[i + 1] & 0xC0) == 0x80) {
+                c = (c & 0x1F) << 6 | (u[i + 1] & 0x3F), k = 2;
+            } else if ((c & 0xF0) == 0xE0 && i + 2 < len && (u[i + 1] & 0xC0) == 0x80 && (u[i + 2] & 0xC0) == 0x80 &&
+                       (c = (c & 0x0F) << 12 | (uint32_t)(u[i + 1] & 0x3F) << 6 | (u[i + 2] & 0x3F)) >= 0x800 &&
+                       (c < 0xD800 || c > 0xDFFF)) {
+                k = 3;
+            } else {
+                int why;
+                size_t at;
+                c = u[i];
+                k = bli_utf8_next(u + i, len - i, &c, &why, &at);
+                if (!k) {
+                    if (why == BLI_UTF8_BAD_LEAD || why == BLI_UTF8_BAD_CONT)
+                        bli_set_err(err, errlen, "invalid UTF-8 in %s at byte %zu: %s 0x%02X", which, i + at,
+                                    bli_utf8_why(why), u[i + at]);
+                    else
+                        bli_set_err(err, errlen, "invalid UTF-8 in %s at byte %zu: %s", which, i, bli_utf8_why(why));
+                    return -1;
+                }
+            }
         }
+        char_at[i] = n;
         s->c[n++] = (bli_hfch){c, (int32_t)i, (int32_t)(i + k)};
+        w += c >= 0x10000 ? 2 : 1;
+        u16[n] = w;
         i += k;
     }
     s->n = n;
     return 0;
+}
+
+/* Index of the character holding byte b of a text decoded by decode. */
+static int32_t char_of_byte(const char *text, const int32_t *char_at, size_t b) {
+    while (b > 0 && ((unsigned char)text[b] & 0xC0) == 0x80) b--; /* back to the character's first byte */
+    return char_at[b];
 }
 
 static int is_word_char(uint32_t c) { return bli_uc_is_word(c); }
@@ -546,8 +572,11 @@ static int split_added(const bli_hftok *t, bli_hfstr *s, int normalized, bli_hfs
     return 0;
 }
 
+/* Tokens of one text into out, their offsets in characters; u16 [len + 2]
+ * gets the UTF-16 offset of each of the text's *n_chars characters and of
+ * its end. */
 static int encode_text(const bli_hftok *t, const char *text, size_t len, const char *which, bli_hftokens *out,
-                       char *err, size_t errlen) {
+                       int32_t *u16, int32_t *n_chars, char *err, size_t errlen) {
     bli_hfstr s = {0}, w = {0}, scratch = {0};
     bli_hfsplits l1 = {0}, l2 = {0}, l3 = {0};
     bli_hfmwork mw = {0};
@@ -555,12 +584,11 @@ static int encode_text(const bli_hftok *t, const char *text, size_t len, const c
     size_t bcap = 0;
     int32_t *char_at = NULL, *longest = NULL, lcap = 0;
     int rc = -1;
-    if (decode(text, len, which, &s, err, errlen)) goto done_noerr;
     /* byte -> code point index, for the final offset conversion */
     char_at = malloc((len + 1) * sizeof *char_at);
     if (!char_at) goto done;
-    for (int32_t i = 0; i < s.n; i++)
-        for (int32_t b = s.c[i].o0; b < s.c[i].o1; b++) char_at[b] = i;
+    if (decode(text, len, which, &s, char_at, u16, err, errlen)) goto done_noerr;
+    *n_chars = s.n;
     if (split_added(t, &s, 0, &l1, &longest, &lcap)) goto done;
     for (int32_t i = 0; i < l1.n; i++) {
         const bli_hfstr piece = bli_hfsplit_str(&l1, i);
@@ -568,7 +596,15 @@ static int encode_text(const bli_hftok *t, const char *text, size_t len, const c
             if (bli_hfsplits_push(&l2, piece.c, piece.n, l1.v[i].added_id)) goto done;
             continue;
         }
-        if (bli_hfstr_copy(&w, &piece, 0, piece.n)) goto done;
+        if (l1.n == 1 && l1.v[0].off == 0) { /* the whole text (no added token in it): its characters move */
+            bli_hfstr x = w;
+            w = l1.pool;
+            w.n = piece.n;
+            l1.pool = x;
+            l1.pool.n = 0;
+        } else if (bli_hfstr_copy(&w, &piece, 0, piece.n)) {
+            goto done;
+        }
         int nrc = t->has_norm ? bli_hfnorm_apply(&t->norm, &w, &scratch) : 0;
         if (nrc == -2) { /* cannot happen in a file that loaded (its growth is checked there) */
             bli_set_err(err, errlen, "tokenizer: the normalizer made %s more than %d times longer", which,
@@ -598,9 +634,9 @@ static int encode_text(const bli_hftok *t, const char *text, size_t len, const c
         bli_hftoken *tk = &out->v[k];
         int32_t o0 = tk->o0, o1 = tk->o1;
         if (o0 < 0 || (size_t)o0 >= len) continue; /* stays in bytes, as there */
-        int32_t cs = char_at[o0], ce;
-        if ((size_t)o1 < len && o1 >= 0) ce = char_at[o1];
-        else ce = ((size_t)(o1 - 1) < len && o1 >= 1 ? char_at[o1 - 1] : cs + 1) + 1;
+        int32_t cs = char_of_byte(text, char_at, (size_t)o0), ce;
+        if ((size_t)o1 < len && o1 >= 0) ce = char_of_byte(text, char_at, (size_t)o1);
+        else ce = ((size_t)(o1 - 1) < len && o1 >= 1 ? char_of_byte(text, char_at, (size_t)(o1 - 1)) : cs + 1) + 1;
         tk->o0 = cs;
         tk->o1 = ce;
     }
@@ -620,23 +656,6 @@ done_noerr:
     bli_hfsplits_free(&l2);
     bli_hfsplits_free(&l3);
     return rc;
-}
-
-/* UTF-16 offset of each code point of a text: [n_chars + 1]. */
-static int32_t *utf16_map(const char *text, size_t len, int32_t *n_chars) {
-    int32_t *m = malloc((len + 2) * sizeof *m);
-    if (!m) return NULL;
-    int32_t n = 0, u = 0;
-    m[0] = 0;
-    for (size_t i = 0; i < len;) {
-        unsigned char b = (unsigned char)text[i];
-        int k = b < 0x80 ? 1 : b < 0xE0 ? 2 : b < 0xF0 ? 3 : 4;
-        u += k == 4 ? 2 : 1;
-        m[++n] = u;
-        i += (size_t)k;
-    }
-    *n_chars = n;
-    return m;
 }
 
 static int32_t n_specials(const bli_hftok *t, int pair) {
@@ -698,8 +717,20 @@ int bli_hftok_encode(const bli_hftok *t, const char *a, size_t alen, const char 
     int32_t *ua = NULL, *ub = NULL;
     int rc = -1;
     int pair = b != NULL && blen > 0; /* transformers passes an empty text_pair as no pair */
-    if (encode_text(t, a, alen, "text A", &ea, err, errlen)) goto done;
-    if (pair && encode_text(t, b, blen, "text B", &eb, err, errlen)) goto done;
+    const size_t lens[2] = {alen, pair ? blen : 0};
+    for (int k = 0; k < 2; k++) {
+        if (lens[k] > HF_MAX_TEXT_BYTES) {
+            bli_set_err(err, errlen, "%s is too long: %zu bytes (limit %u)", k ? "text B" : "text A", lens[k],
+                        HF_MAX_TEXT_BYTES);
+            goto done;
+        }
+    }
+    int32_t na_chars = 0, nb_chars = 0; /* ua, ub: [chars + 1] UTF-16 offset of each character */
+    ua = malloc((alen + 2) * sizeof *ua);
+    ub = pair ? malloc((blen + 2) * sizeof *ub) : NULL;
+    if (!ua || (pair && !ub)) { bli_set_err(err, errlen, "tokenizer: out of memory"); goto done; }
+    if (encode_text(t, a, alen, "text A", &ea, ua, &na_chars, err, errlen)) goto done;
+    if (pair && encode_text(t, b, blen, "text B", &eb, ub, &nb_chars, err, errlen)) goto done;
     int32_t full = ea.n + eb.n;
     /* tokenizers subtracts the specials in unsigned arithmetic: a limit below
      * their count wraps around to no limit at all */
@@ -783,15 +814,12 @@ int bli_hftok_encode(const bli_hftok *t, const char *a, size_t alen, const char 
     }
 #undef SPECIAL
 #undef SEQ
-    /* code points -> UTF-16 */
-    int32_t na_chars = 0, nb_chars = 0;
-    ua = utf16_map(a, alen, &na_chars);
-    ub = pair ? utf16_map(b, blen, &nb_chars) : NULL;
+    /* code points -> UTF-16 (ua, ub) */
     out->ids = malloc(((size_t)n + 1) * sizeof *out->ids);
     out->type_ids = malloc(((size_t)n + 1) * sizeof *out->type_ids);
     out->offsets = malloc(((size_t)n + 1) * 2 * sizeof *out->offsets);
     out->word_ids = malloc(((size_t)n + 1) * sizeof *out->word_ids);
-    if (!ua || (pair && !ub) || !out->ids || !out->type_ids || !out->offsets || !out->word_ids) {
+    if (!out->ids || !out->type_ids || !out->offsets || !out->word_ids) {
         bl_tokens_free(out);
         bli_set_err(err, errlen, "tokenizer: out of memory");
         goto done;

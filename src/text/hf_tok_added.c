@@ -130,6 +130,18 @@ done:
 }
 
 int bli_hfac_may_start(const bli_hfac *a, const bli_hfstr *s) {
+    const uint32_t *f = a->first_ascii;
+    if (!a->first_high && ((f[0] | f[1] | f[2] | f[3]) != 0)) {
+        /* one ASCII character starts every token (BERT's '['): look for it alone */
+        int bits = 0, only = 0;
+        for (int w = 0; w < 4; w++)
+            if (f[w]) bits += __builtin_popcount(f[w]), only = 32 * w + __builtin_ctz(f[w]);
+        if (bits == 1) {
+            for (int32_t i = 0; i < s->n; i++)
+                if (s->c[i].cp == (uint32_t)only) return 1;
+            return 0;
+        }
+    }
     for (int32_t i = 0; i < s->n; i++) {
         const uint32_t cp = s->c[i].cp;
         if (cp < 128 ? a->first_ascii[cp >> 5] >> (cp & 31) & 1 : a->first_high >> (cp & 63) & 1) return 1;

@@ -176,6 +176,9 @@ static int splitbuf_fill(splitbuf *b, const bli_hfstr *s) {
         const uint32_t c = s->c[i].cp;
         if (c < 0x80) b->u[o++] = (char)c;
         else if (c < 0x800) b->u[o] = (char)(0xC0 | c >> 6), b->u[o + 1] = (char)(0x80 | (c & 0x3F)), o += 2;
+        else if (c < 0x10000) /* CJK and most other scripts' letters */
+            b->u[o] = (char)(0xE0 | c >> 12), b->u[o + 1] = (char)(0x80 | (c >> 6 & 0x3F)),
+            b->u[o + 2] = (char)(0x80 | (c & 0x3F)), o += 3;
         else o += (int32_t)bli_hf_utf8_put(b->u + o, c);
     }
     b->u[o] = 0;

@@ -174,7 +174,7 @@ static int map_chars(bli_hfstr *s, bli_hfstr *scratch, int (*f)(const bli_hfnorm
 
 /* BERT's class of c, from the tokenizer's table when it has one */
 static int bert_class(const bli_hfnorm *n, uint32_t c) {
-    return n->bmp ? bli_hf_flags_at(n->bmp, c) & HF_F_CLASS : bli_uc_class(c);
+    return n->bmp ? bli_hf_flags_some(n->bmp, c, 0) & HF_F_CLASS : bli_uc_class(c);
 }
 
 static int bert_clean(const bli_hfnorm *n, uint32_t c, uint32_t *out) {
@@ -216,6 +216,69 @@ static int prepend(const bli_hfnorm *n, bli_hfstr *s) {
     return 0;
 }
 
+/* BertNormalizer without accent stripping (a cased BERT): no decomposition,
+ * so no reordering and no mark; a character goes (a control), becomes a
+ * space, gets spaces around it (CJK) or its lower case. Written in place,
+ * behind the reading, while that fits (always for cased text without CJK);
+ * from the first character that would overtake the reading, into scratch. */
+static int bert_no_strip(const bli_hfnorm *n, bli_hfstr *s, bli_hfstr *scratch, int want) {
+    const bli_hfbmp *bmp = n->bmp;
+    const int clean = n->clean, chinese = n->chinese, lowercase = n->lowercase;
+    enum { MOST = 2 + BL_UC_MAX_LOWER }; /* characters one makes */
+    const int changes = (clean ? HF_B_CLEANED : 0) | (chinese ? HF_B_CJK : 0) | (lowercase ? HF_B_LOWER : 0);
+    bli_hfch *in = s->c, *out = s->c;
+    const int32_t len = s->n;
+    int32_t o = 0;
+    for (int32_t i = 0; i < len; i++) {
+        const bli_hfch ch = in[i];
+        uint32_t c = ch.cp, l[BL_UC_MAX_LOWER];
+        if (c < 0x10000 && !(bmp->bert[c] & changes)) { /* stays as it is: most of a cased text */
+            if (out != in && o == scratch->cap) {
+                if (bli_hfstr_reserve(scratch, 2 * (int64_t)scratch->cap)) return -1;
+                out = scratch->c;
+            }
+            if (out != in || o != i) out[o] = ch; /* where it was, or moved back */
+            o++;
+            continue;
+        }
+        const int f = bli_hf_flags_some(bmp, c, want), k = f & HF_F_CLASS;
+        int nl = 0, pad = 0; /* nl: characters of a lower case in l (0: c alone) */
+        if (clean && k == BL_UC_REMOVE) continue;
+        if (clean && k == BL_UC_SPACE) {
+            c = ' ';
+        } else {
+            pad = chinese && k == BL_UC_CJK;
+            if (lowercase && (f & HF_F_LOWER)) {
+                if (c < 0x10000 && bmp->lower[c]) c = bmp->lower[c];
+                else nl = bli_uc_lower(c, l);
+            }
+        }
+        const int made = 2 * pad + (nl ? nl : 1);
+        if (out == in && o + made > i + 1) { /* would write over characters not read yet */
+            if (bli_hfstr_reserve(scratch, (int64_t)len + MOST)) return -1;
+            memcpy(scratch->c, in, (size_t)o * sizeof *in);
+            out = scratch->c;
+        }
+        if (out != in && scratch->cap - o < MOST) {
+            if (bli_hfstr_reserve(scratch, 2 * (int64_t)scratch->cap)) return -1;
+            out = scratch->c;
+        }
+        if (pad) out[o++] = (bli_hfch){' ', ch.o0, ch.o1};
+        if (!nl) out[o++] = (bli_hfch){c, ch.o0, ch.o1};
+        for (int q = 0; q < nl; q++) out[o++] = (bli_hfch){l[q], ch.o0, ch.o1};
+        if (pad) out[o++] = (bli_hfch){' ', ch.o0, ch.o1};
+    }
+    if (out == in) {
+        s->n = o;
+        return 0;
+    }
+    scratch->n = o;
+    bli_hfstr t = *s;
+    *s = *scratch;
+    *scratch = t;
+    return 0;
+}
+
 /* BertNormalizer in one pass, when that is the same as its steps one after
  * the other: each step maps every character to characters with its
  * alignment, except NFD's canonical reordering, which moves code points
@@ -226,10 +289,12 @@ static int bert_fused(const bli_hfnorm *n, bli_hfstr *s, bli_hfstr *scratch) {
     const bli_hfbmp *bmp = n->bmp;
     const int strip = n->strip_accents < 0 ? n->lowercase : n->strip_accents;
     enum { MOST = 3 * BL_UC_MAX_DECOMP * BL_UC_MAX_LOWER }; /* characters one makes */
+    const int want = (strip ? HF_F_DECOMP | HF_F_CCC : 0) | (n->lowercase ? HF_F_LOWER : 0); /* flags read below */
+    if (!strip) return bert_no_strip(n, s, scratch, want);
+    int32_t i = 0, o = 0;
     if (bli_hfstr_reserve(scratch, (int64_t)s->n + MOST)) return -1;
-    int32_t o = 0;
     int last_cc = 0;
-    for (int32_t i = 0; i < s->n; i++) {
+    for (; i < s->n; i++) {
         if (scratch->cap - o < MOST && bli_hfstr_reserve(scratch, 2 * (int64_t)scratch->cap)) return -1;
         const bli_hfch ch = s->c[i];
         if (ch.cp < 0x80) { /* ASCII: no CJK, no decomposition, no mark; A-Z the only capitals */
@@ -243,7 +308,7 @@ static int bert_fused(const bli_hfnorm *n, bli_hfstr *s, bli_hfstr *scratch) {
             continue;
         }
         uint32_t piece[3] = {ch.cp, 0, 0};
-        int f = bli_hf_flags_at(bmp, ch.cp), np = 1;
+        int f = bli_hf_flags_some(bmp, ch.cp, want), np = 1;
         if (n->clean && (f & HF_F_CLASS) == BL_UC_REMOVE) continue;
         if (n->clean && (f & HF_F_CLASS) == BL_UC_SPACE) piece[0] = ' ', f = bmp->flags[' '];
         if (n->chinese && (f & HF_F_CLASS) == BL_UC_CJK) piece[0] = ' ', piece[1] = ch.cp, piece[2] = ' ', np = 3;
@@ -251,10 +316,10 @@ static int bert_fused(const bli_hfnorm *n, bli_hfstr *s, bli_hfstr *scratch) {
             uint32_t d[BL_UC_MAX_DECOMP];
             int nd = 1;
             d[0] = piece[p];
-            int fp = p == 0 && np == 1 ? f : bli_hf_flags_at(bmp, d[0]);
+            int fp = p == 0 && np == 1 ? f : bli_hf_flags_some(bmp, d[0], want);
             if (strip && (fp & HF_F_DECOMP)) nd = bli_hf_decompose_at(bmp, d[0], d);
             for (int k = 0; k < nd; k++) {
-                int fk = nd == 1 ? fp : bli_hf_flags_at(bmp, d[k]);
+                int fk = nd == 1 ? fp : bli_hf_flags_some(bmp, d[k], want);
                 if (strip) {
                     int cc = fk & HF_F_CCC ? bli_hf_ccc_at(bmp, d[k]) : 0;
                     if (cc && last_cc > cc) return 1; /* NFD would reorder */

@@ -260,7 +260,7 @@ static int pretok_one(const bli_hfpretok *p, bli_hfstr *s, bli_hfsplits *out, bl
         if (p->bmp) { /* one pass: runs between White_Space and punctuation, each punctuation alone */
             int32_t a = 0;
             for (int32_t i = 0; i < s->n && !rc; i++) {
-                int f = bli_hf_flags_at(p->bmp, s->c[i].cp);
+                int f = bli_hf_flags_some(p->bmp, s->c[i].cp, HF_F_WS);
                 int punct = !(f & HF_F_WS) && (f & HF_F_CLASS) == BL_UC_PUNCT;
                 if (!(f & HF_F_WS) && !punct) continue;
                 rc = push_piece(s, a, i, out) || (punct && push_piece(s, i, i + 1, out));
@@ -337,7 +337,48 @@ static int pretok_one(const bli_hfpretok *p, bli_hfstr *s, bli_hfsplits *out, bl
     return rc ? -1 : 0;
 }
 
+/* A piece of l->pool by reference: characters [off, off + n). */
+static int push_ref(bli_hfsplits *l, int32_t off, int32_t n, int32_t added_id) {
+    if (splits_room(l)) return -1;
+    l->v[l->n++] = (bli_hfsplit){off, n, added_id};
+    return 0;
+}
+
+/* BertPreTokenizer over the BMP table, its pieces left where they are:
+ * runs between White_Space and punctuation and each punctuation alone are
+ * ranges of l's own characters, so l keeps its pool and gets new ranges
+ * (tmp: their array while they are made). */
+static int bert_in_place(const bli_hfpretok *p, bli_hfsplits *l, bli_hfsplits *tmp) {
+    bli_hfsplits_clear(tmp);
+    for (int32_t i = 0; i < l->n; i++) {
+        const bli_hfsplit piece = l->v[i];
+        if (piece.added_id >= 0) {
+            if (push_ref(tmp, piece.off, piece.n, piece.added_id)) return -1;
+            continue;
+        }
+        const bli_hfch *c = l->pool.c + piece.off;
+        int32_t a = 0;
+        for (int32_t k = 0; k < piece.n; k++) {
+            const uint32_t cp = c[k].cp;
+            if (cp < 0x10000 && !(p->bmp->bert[cp] & HF_B_SPLIT)) continue; /* most characters: in a word */
+            const int f = bli_hf_flags_some(p->bmp, cp, HF_F_WS);
+            const int punct = !(f & HF_F_WS) && (f & HF_F_CLASS) == BL_UC_PUNCT;
+            if (!(f & HF_F_WS) && !punct) continue;
+            if (k > a && push_ref(tmp, piece.off + a, k - a, -1)) return -1;
+            if (punct && push_ref(tmp, piece.off + k, 1, -1)) return -1;
+            a = k + 1;
+        }
+        if (piece.n > a && push_ref(tmp, piece.off + a, piece.n - a, -1)) return -1;
+    }
+    bli_hfsplit *v = l->v; /* l gets the ranges, tmp l's old array */
+    const int32_t cap = l->cap;
+    l->v = tmp->v, l->n = tmp->n, l->cap = tmp->cap;
+    tmp->v = v, tmp->n = 0, tmp->cap = cap;
+    return 0;
+}
+
 int bli_hfpretok_apply(const bli_hfpretok *p, bli_hfsplits *l, bli_hfsplits *tmp, bli_hfstr *scratch) {
+    if (p->type == HF_PT_BERT && p->bmp) return bert_in_place(p, l, tmp);
     if (p->type == HF_PT_SEQUENCE) {
         for (int32_t k = 0; k < p->n_seq; k++)
             if (bli_hfpretok_apply(&p->seq[k], l, tmp, scratch)) return -1;

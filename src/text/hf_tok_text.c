@@ -80,17 +80,19 @@ int bli_hf_is_ws(uint32_t cp) {
     return bli_uc_gc(cp) == BL_GC_SPACE;
 }
 
-int bli_hf_flags(uint32_t c) {
+int bli_hf_flags_of(uint32_t c, int want) {
     int f = bli_uc_class(c);
     if (c < 0xD800 || c > 0xDFFF) { /* surrogates never come out of a strict UTF-8 decode */
         uint32_t d[BL_UC_MAX_DECOMP], l[BL_UC_MAX_LOWER];
-        if (bli_uc_decompose(c, d) != 1 || d[0] != c) f |= HF_F_DECOMP;
-        if (bli_uc_ccc(c)) f |= HF_F_CCC;
-        if (bli_uc_lower(c, l) != 1 || l[0] != c) f |= HF_F_LOWER;
+        if ((want & HF_F_DECOMP) && (bli_uc_decompose(c, d) != 1 || d[0] != c)) f |= HF_F_DECOMP;
+        if ((want & HF_F_CCC) && bli_uc_ccc(c)) f |= HF_F_CCC;
+        if ((want & HF_F_LOWER) && (bli_uc_lower(c, l) != 1 || l[0] != c)) f |= HF_F_LOWER;
     }
-    if (bli_hf_is_ws(c)) f |= HF_F_WS;
+    if ((want & HF_F_WS) && bli_hf_is_ws(c)) f |= HF_F_WS;
     return f;
 }
+
+int bli_hf_flags(uint32_t c) { return bli_hf_flags_of(c, HF_F_ALL); }
 
 bli_hfbmp *bli_hf_bmp_new(void) {
     bli_hfbmp *t = calloc(1, sizeof *t);
@@ -102,6 +104,10 @@ bli_hfbmp *bli_hf_bmp_new(void) {
         n_dec += (t->flags[c] & HF_F_DECOMP) && !(c >= 0xAC00 && c <= 0xD7A3);
         uint32_t l[BL_UC_MAX_LOWER];
         if ((t->flags[c] & HF_F_LOWER) && bli_uc_lower(c, l) == 1 && l[0] < 0x10000 && l[0]) t->lower[c] = (uint16_t)l[0];
+        const int f = t->flags[c], k = f & HF_F_CLASS;
+        t->bert[c] = (uint8_t)((k == BL_UC_REMOVE || (k == BL_UC_SPACE && c != ' ') ? HF_B_CLEANED : 0) |
+                               (k == BL_UC_CJK ? HF_B_CJK : 0) | (f & HF_F_LOWER ? HF_B_LOWER : 0) |
+                               (f & HF_F_WS || k == BL_UC_PUNCT ? HF_B_SPLIT : 0));
     }
     t->dec = malloc(((size_t)n_dec + 1) * sizeof *t->dec);
     if (!t->dec || n_dec >= 0xFFFF) {

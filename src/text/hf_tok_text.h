@@ -38,24 +38,39 @@ int bli_hf_is_ws(uint32_t cp); /* White_Space: Rust's char::is_whitespace, regex
 
 /* What BERT's normalizer and pre-tokenizer ask of a code point, as flags:
  * bli_hf_flags(c) for any; for the hot loops, a table of the 65,536 BMP
- * code points (bli_hf_bmp_new: ~260 KB, owned by the tokenizer that uses it)
+ * code points (bli_hf_bmp_new: ~450 KB, owned by the tokenizer that uses it)
  * with their flags, combining classes and canonical decompositions. */
 #define HF_F_CLASS 0x07  /* bli_uc_class: BL_UC_*                 */
 #define HF_F_DECOMP 0x08 /* has a canonical decomposition          */
 #define HF_F_CCC 0x10    /* non-zero canonical combining class     */
 #define HF_F_LOWER 0x20  /* lower-casing changes it                */
 #define HF_F_WS 0x40     /* bli_hf_is_ws                           */
+#define HF_F_ALL (HF_F_DECOMP | HF_F_CCC | HF_F_LOWER | HF_F_WS)
 int bli_hf_flags(uint32_t cp);
+/* The class and only the flags of `want` (those a caller reads): beyond the
+ * BMP each flag is a table search, and a cased normalizer or the
+ * pre-tokenizer needs only one or two of them. */
+int bli_hf_flags_of(uint32_t cp, int want);
 typedef struct {
     uint8_t flags[0x10000];
     uint8_t ccc[0x10000];               /* classes are 0..254 */
     uint16_t dix[0x10000];              /* 1 + index in dec of the decomposition, 0: none (or Hangul: computed) */
     uint16_t lower[0x10000];            /* lower case when it is one BMP character, else 0 (bli_uc_lower) */
+    uint8_t bert[0x10000];              /* HF_B_*: what BERT's normalizer and pre-tokenizer do with it */
     uint32_t (*dec)[BL_UC_MAX_DECOMP + 1]; /* [n_dec] {count, code points} */
 } bli_hfbmp;
+/* bert[c]: a character a cased BERT text is mostly made of has none of these
+ * (one test per character on the hot paths, hf_tok_norm.c / hf_tok_pretok.c) */
+#define HF_B_CLEANED 0x01 /* BertNormalizer's clean_text changes it: a control, a space other than ' ' */
+#define HF_B_CJK 0x02     /* handle_chinese_chars pads it                                 */
+#define HF_B_LOWER 0x04   /* lowercase changes it                                         */
+#define HF_B_SPLIT 0x08   /* BertPreTokenizer ends a piece there: White_Space or punctuation */
 bli_hfbmp *bli_hf_bmp_new(void);
 void bli_hf_bmp_free(bli_hfbmp *b);
 static inline int bli_hf_flags_at(const bli_hfbmp *b, uint32_t cp) { return cp < 0x10000 ? b->flags[cp] : bli_hf_flags(cp); }
+static inline int bli_hf_flags_some(const bli_hfbmp *b, uint32_t cp, int want) {
+    return cp < 0x10000 ? b->flags[cp] : bli_hf_flags_of(cp, want);
+}
 static inline int bli_hf_ccc_at(const bli_hfbmp *b, uint32_t cp) { return cp < 0x10000 ? b->ccc[cp] : bli_uc_ccc(cp); }
 static inline int bli_hf_decompose_at(const bli_hfbmp *b, uint32_t cp, uint32_t out[BL_UC_MAX_DECOMP]) {
     if (cp >= 0x10000 || !b->dix[cp]) return bli_uc_decompose(cp, out);
