@@ -444,7 +444,7 @@ int bli_backward_steps(bl_state *s, int32_t G, const int32_t *ids, const int32_t
         float **p;
         size_t n;
     } bufs[] = {{&b.scratch, blk_matmul_scratch_floats(rows, W)}, {&b.ntscr, nts}, {&b.wbuf, wmax},
-                {&b.wrow, (size_t)BL_QBLOCK * (W + BL_PANEL)}, {&b.tt, (size_t)T * T},
+                {&b.wrow, (size_t)(BL_QBLOCK + 2) * (W + BL_PANEL)}, {&b.tt, (size_t)T * T},
                 {&b.q, th}, {&b.k, th}, {&b.v, th}, {&b.P, (size_t)NH * T * T}, {&b.c, th}, {&b.n, th},
                 {&b.n_xh, th}, {&b.n_rs, (size_t)T}, {&b.y1, th}, {&b.xh1, th}, {&b.rs1, (size_t)T}, {&b.m, th},
                 {&b.u, ti}, {&b.f, ti}, {&b.gt, ti}, {&b.xh2, th}, {&b.rs2, (size_t)T},

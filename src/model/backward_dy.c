@@ -25,33 +25,55 @@
  * the forward pass's integer kernels instead of f32 ones; the rounding adds
  * at most s/2 (~1e-4 of a block's largest |w|) to the bundle's own
  * quantization error (1/254 of it for q8). W's rows come 32 at a time
- * through blk_weight_row (wrow [32][k]). */
+ * through blk_weight_row (wrow [32][k], then two [k] columns' sums). */
 #define BWD_QG_L1 131072.0 /* kernels.c QG_L1: (2^31 - 1) / QX_MAX, rounded down */
 static void lay_int16(bctx *b, const blk_weight *w, int16_t *pq, float *ps) {
     const int32_t n = w->n, k = w->k, np = (k + BL_PANEL - 1) / BL_PANEL, nb = n / BL_QBLOCK;
-    float *rows = b->wrow; /* [32][k] */
+    float *rows = b->wrow;              /* [32][k] W's rows of one block */
+    float *L = rows + (size_t)BL_QBLOCK * k, *amax = L + k; /* [k] each: per column of the block */
     for (int32_t g = 0; g < nb; g++) {
         for (int32_t r = 0; r < BL_QBLOCK; r++) blk_weight_row(w, g * BL_QBLOCK + r, rows + (size_t)r * k);
-        for (int32_t c = 0; c < np * BL_PANEL; c++) {
-            const int32_t p = c / BL_PANEL, cc = c % BL_PANEL;
-            int16_t *dq = pq + (size_t)p * n * BL_PANEL + cc * 2; /* [p][i/2][cc][i%2] */
-            double L = 0, amax = 0, sc = 0;
-            if (c < k)
-                for (int32_t r = 0; r < BL_QBLOCK; r++) {
-                    const double a = fabs(rows[(size_t)r * k + c]);
-                    L += a, amax = a > amax ? a : amax;
-                }
-            if (isfinite(L) && amax > 0) {
-                sc = L / (BWD_QG_L1 - 0.5 * BL_QBLOCK);
-                if (sc < amax / 32767.0) sc = amax / 32767.0;
-            } else if (!isfinite(L))
-                sc = NAN; /* as kernels.c: 0s under a NaN scale, the products NaN */
-            const float inv = sc > 0 ? (float)(1.0 / sc) : 0.0f;
-            for (int32_t r = 0; r < BL_QBLOCK; r++) {
-                const int32_t i = g * BL_QBLOCK + r;
-                dq[(size_t)(i / 2) * 2 * BL_PANEL + (i & 1)] = c < k && sc > 0 ? (int16_t)lrintf(rows[(size_t)r * k + c] * inv) : 0;
+        for (int32_t c = 0; c < k; c++) L[c] = 0.0f, amax[c] = 0.0f;
+        for (int32_t r = 0; r < BL_QBLOCK; r++) { /* rows in order: contiguous, vectorizable */
+            const float *x = rows + (size_t)r * k;
+            for (int32_t c = 0; c < k; c++) {
+                const float a = fabsf(x[c]);
+                L[c] += a;
+                amax[c] = a > amax[c] ? a : amax[c];
             }
-            ps[((size_t)p * nb + g) * BL_PANEL + cc] = (float)sc;
+        }
+        for (int32_t c = 0; c < np * BL_PANEL; c++) { /* scales; amax becomes 1 / scale */
+            float sc = 0.0f;
+            if (c < k && !isfinite(L[c])) sc = NAN; /* as kernels.c: 0s under a NaN scale, the products NaN */
+            else if (c < k && amax[c] > 0) {
+                sc = L[c] / (float)(BWD_QG_L1 - 0.5 * BL_QBLOCK);
+                if (sc < amax[c] / 32767.0f) sc = amax[c] / 32767.0f;
+            }
+            ps[((size_t)(c / BL_PANEL) * nb + g) * BL_PANEL + c % BL_PANEL] = sc;
+            if (c < k) amax[c] = sc > 0 ? 1.0f / sc : 0.0f;
+        }
+        /* rows i, i + 1 together: their 8 values of a panel interleave into
+         * 16 contiguous int16 (a vectorizable loop); rounding to nearest by
+         * the 1.5 * 2^23 trick (|v| <= 32767) */
+        for (int32_t r = 0; r < BL_QBLOCK; r += 2) {
+            const int32_t i = g * BL_QBLOCK + r;
+            const float *x0 = rows + (size_t)r * k, *x1 = x0 + k;
+            for (int32_t p = 0; p < np; p++) {
+                int16_t *d = pq + (size_t)p * n * BL_PANEL + (size_t)(i / 2) * 2 * BL_PANEL; /* [p][i/2][cc][2] */
+                const int32_t c0 = p * BL_PANEL;
+                if (c0 + BL_PANEL <= k) {
+                    const float *a = x0 + c0, *bb = x1 + c0, *iv = amax + c0;
+                    for (int cc = 0; cc < BL_PANEL; cc++) {
+                        d[2 * cc] = (int16_t)(int32_t)((a[cc] * iv[cc] + 12582912.0f) - 12582912.0f);
+                        d[2 * cc + 1] = (int16_t)(int32_t)((bb[cc] * iv[cc] + 12582912.0f) - 12582912.0f);
+                    }
+                } else
+                    for (int cc = 0; cc < BL_PANEL; cc++) {
+                        const int32_t c = c0 + cc;
+                        d[2 * cc] = c < k ? (int16_t)(int32_t)((x0[c] * amax[c] + 12582912.0f) - 12582912.0f) : 0;
+                        d[2 * cc + 1] = c < k ? (int16_t)(int32_t)((x1[c] * amax[c] + 12582912.0f) - 12582912.0f) : 0;
+                    }
+            }
         }
     }
 }

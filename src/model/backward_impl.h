@@ -34,7 +34,7 @@ typedef struct {
     const blk_weight *pw[8]; /* the weights laid out in wbuf ...            */
     float *pp[8];          /* ... and where                                 */
     int npw;
-    float *wrow;           /* [32][max(H, I, E) + 8] 32 rows of it              */
+    float *wrow;           /* [34][max(H, I, E) + 8] 32 rows of it, 2 sums      */
     float *tt;             /* [T][T] a transposed block                         */
     /* recomputed forward of one layer */
     float *q, *k, *v;      /* [T][H] (rotary positions: q, k rotated)           */
