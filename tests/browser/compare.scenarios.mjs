@@ -1,13 +1,16 @@
 // compare.scenarios.mjs — comparisons on the page (issue 12): head ablation
 // by clicking heads, minimal pairs and two models, in the Compare view and
 // the ablation line. The page's figures are checked against the same wasm
-// build run in Node on the same bundle (build/wasm/bertlens.js, whose
+// build run in Node on the same bundle (build/wasm/bertlens.js, or
+// build/wasm-relaxed/bertlens.js when the page's worker runs the
+// relaxed-SIMD engine: <html data-engine-simd>; whose
 // blw_head_compare is checked against numpy on Hugging Face attention in
 // tests/web/worker.test.mjs): the unmasked and masked runs, blw_head_compare
 // on their attention, and the embeddings' cosines.
 
 import assert from 'node:assert/strict';
 import path from 'node:path';
+import v8 from 'node:v8';
 import { scenario, ready, typeText, exportSvg, touchTap, ROOT, DEFAULT_MODEL, DEFAULT_GZ, reEscape } from './harness.mjs';
 import { createModule, loadBundle, putString, floats, wasmError } from '../../tools/wasm_node.mjs';
 
@@ -20,14 +23,21 @@ const PAIR = ['The doctor asked the nurse a question.', 'She answered it quickly
 
 // ---------------------------------------------------------------- Node side
 
+// The build the page's worker chose (open() reads <html data-engine-simd>):
+// relaxed_madd fuses multiply-adds, so only the same build gives the same
+// float32 roundings. Node 20 runs relaxed SIMD behind a flag.
+let pageBuild = 'simd128';
+const BUILDS = { simd128: undefined, relaxed: path.join(ROOT, 'build/wasm-relaxed/bertlens.js') };
+v8.setFlagsFromString('--experimental-wasm-relaxed-simd');
 const engines = new Map();
 async function engine(bundle) {
-  if (!engines.has(bundle)) {
-    const M = await createModule(undefined, { print: () => {}, printErr: () => {} });
+  const key = `${pageBuild}:${bundle}`;
+  if (!engines.has(key)) {
+    const M = await createModule(BUILDS[pageBuild], { print: () => {}, printErr: () => {} });
     loadBundle(M, bundle);
-    engines.set(bundle, M);
+    engines.set(key, M);
   }
-  return engines.get(bundle);
+  return engines.get(key);
 }
 
 /** Run text (pair) with heads masked: {T, L, H, attn Float32Array [L*H*T*T], emb: [per text alone]}. */
@@ -76,6 +86,9 @@ const cos = (u, v) => { let d = 0; let a = 0; let b = 0; for (let i = 0; i < u.l
 async function open(page, base, params) {
   await page.goto(`${base}?${new URLSearchParams(params)}`);
   await ready(page);
+  const simd = await page.evaluate(() => document.documentElement.dataset.engineSimd);
+  assert.ok(Object.hasOwn(BUILDS, simd), `the page's engine build: ${simd}`);
+  pageBuild = simd;
 }
 
 /** Click and wait for the redraw it starts. */
