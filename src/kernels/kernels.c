@@ -92,33 +92,32 @@ static int qvalue(const blk_weight *w, int32_t r, int32_t i) {
  * where it adds little error, blk_weight_pack puts qg blocks of a row on one
  * common scale s' (w' = round(w / s'), w = q * s_b the bundle's value):
  * the int32 sum of a group is at most QX_MAX * sum |w'|, so s' is the
- * smallest scale with sum |w'| <= QG_L1 (and |w'| <= 32767); the rounding
+ * smallest scale with sum |w'| <= BLK_QG_L1 (and |w'| <= 32767); the rounding
  * adds at most s' / 2 to each weight. qg is chosen per matrix: the fewest
  * groups whose rounding noise (s'^2 / 12 per value) stays within QG_NOISE
  * of the bundle's own (s_b^2 / 12 per value); qg = 1 keeps the bundle's
  * integers and scales exactly. Measured on all-MiniLM-L6-v2: q8 gets one
  * group per row of a 384-wide input (qg 12), q10 groups of 3 blocks. */
-#define QG_L1 131072.0 /* (2^31 - 1) / QX_MAX = 131080.0: int32 sums cannot overflow */
 #define QG_NOISE 0.015625 /* 1/64: +0.4 % (q8) and +0.8 % (q10) mean attention error on the fidelity corpus */
 
-/* Smallest s' for values w[0..n) with sum |round(w / s')| <= QG_L1 and
+/* Smallest s' for values w[0..n) with sum |round(w / s')| <= BLK_QG_L1 and
  * max |round(w / s')| <= 32767; L = sum |w|. 0 for an all-zero group, NaN
  * for a group holding an inf or NaN (q4/q8 products can overflow a float
  * even from finite scales): no integer holds it, so pack_groups stores 0s
  * under a NaN scale and the products come out NaN, as in float, instead of
- * this loop never ending (issue 31: the sum of NaNs is never <= QG_L1).
+ * this loop never ending (issue 31: the sum of NaNs is never <= BLK_QG_L1).
  * For finite values the start is already within one rounding of the bound;
  * after a few nudges s doubles, and once s > 2 amax every w' is 0: the loop
  * ends for any finite input. */
 static double group_scale(const float *w, int32_t n, double L, double amax) {
     if (!isfinite(L) || !isfinite(amax)) return NAN;
     if (amax <= 0) return 0;
-    double s = L / (QG_L1 - 0.5 * n); /* sum |w'| <= L / s + n / 2 */
+    double s = L / (BLK_QG_L1 - 0.5 * n); /* sum |w'| <= L / s + n / 2 */
     if (s < amax / 32767.0) s = amax / 32767.0;
     for (int tries = 0;; tries++) { /* float rounding: check the sum itself */
         double sum = 0;
         for (int32_t i = 0; i < n; i++) sum += fabs(nearbyint(w[i] / s));
-        if (sum <= QG_L1) return s;
+        if (sum <= BLK_QG_L1) return s;
         s *= tries < 16 ? 1.0 + 1e-6 : 2.0;
     }
 }
@@ -149,7 +148,7 @@ static int pack_groups(blk_weight *w) {
                 int32_t nv = (b0 + g <= nb ? g : nb - b0) * BL_QBLOCK;
                 double L = 0;
                 for (int32_t b = b0; b < b0 + g && b < nb; b++) L += l1[(size_t)r * nb + b];
-                double s = L / (QG_L1 - 0.5 * nv);
+                double s = L / (BLK_QG_L1 - 0.5 * nv);
                 noise += s * s * nv;
             }
         if (noise <= QG_NOISE * noise_bundle) {

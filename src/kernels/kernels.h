@@ -30,6 +30,10 @@
 #endif
 
 #define BL_PANEL 8 /* output columns per packed panel (SIMD layouts) */
+/* The most a scale group of int16 panel weights may sum to in |w'|: with
+ * 15-bit activations ((2^31 - 1) / 16383 = 131080.0) no int32 sum can
+ * overflow (kernels.c blk_weight_pack, model/backward_dy.c's W^T). */
+#define BLK_QG_L1 131072.0
 
 typedef struct blk_weight {
     int32_t dtype;        /* bl_dtype of data                                   */

@@ -20,13 +20,12 @@
  * integer weight [k][n] with one scale per 32-block of n (qg = 1): int16
  * panels pq[p][i/2][c][i%2] = round(W[i][8p + c] / s), s per column and
  * 32 rows the smallest that keeps a block's sum |w'| within what the
- * kernels' int32 sums hold (|round(w/s)| summed <= L/s + 16 = QG_L1, the
- * kernels.c bound), then scales ps[p][i/32][c]. The products then run on
+ * kernels' int32 sums hold (|round(w/s)| summed <= L/s + 16 = BLK_QG_L1, the
+ * kernels' bound), then scales ps[p][i/32][c]. The products then run on
  * the forward pass's integer kernels instead of f32 ones; the rounding adds
  * at most s/2 (~1e-4 of a block's largest |w|) to the bundle's own
  * quantization error (1/254 of it for q8). W's rows come 32 at a time
  * through blk_weight_row (wrow [32][k], then two [k] columns' sums). */
-#define BWD_QG_L1 131072.0 /* kernels.c QG_L1: (2^31 - 1) / QX_MAX, rounded down */
 static void lay_int16(bctx *b, const blk_weight *w, int16_t *pq, float *ps) {
     const int32_t n = w->n, k = w->k, np = (k + BL_PANEL - 1) / BL_PANEL, nb = n / BL_QBLOCK;
     float *rows = b->wrow;              /* [32][k] W's rows of one block */
@@ -46,7 +45,7 @@ static void lay_int16(bctx *b, const blk_weight *w, int16_t *pq, float *ps) {
             float sc = 0.0f;
             if (c < k && !isfinite(L[c])) sc = NAN; /* as kernels.c: 0s under a NaN scale, the products NaN */
             else if (c < k && amax[c] > 0) {
-                sc = L[c] / (float)(BWD_QG_L1 - 0.5 * BL_QBLOCK);
+                sc = L[c] / (float)(BLK_QG_L1 - 0.5 * BL_QBLOCK);
                 if (sc < amax[c] / 32767.0f) sc = amax[c] / 32767.0f;
             }
             ps[((size_t)(c / BL_PANEL) * nb + g) * BL_PANEL + c % BL_PANEL] = sc;
