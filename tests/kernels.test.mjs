@@ -279,12 +279,73 @@ for (const dtype of [BL_F32, BL_F16, BL_Q8, BL_Q4]) {
     }
     note(`matmul_act ${names[dtype]} ${actName[act]} (fraction of tol)`, worstRel);
     check(worstRel <= 1, `${what}: simd vs scalar ${worstRel.toFixed(3)} x the tolerance`);
+    // fused = the build's matmul, then the build's activation, bit for bit:
+    // a forward that keeps the feed-forward's u for the backward (the tape,
+    // encoder_family.c) runs them apart and must give the same layer outputs
+    if (act >= 0) {
+      const y2 = alloc(T * N * 4);
+      check(M._blw_k_matmul(1, y2, px, T, dtype, N, K, pw, pb) === 0, `${what}: unfused runs`);
+      M._blw_k_activate(1, y2, T * N, act);
+      const c = getF(y2, T * N);
+      check(c.every((v, i) => Object.is(v, b[i])), `${what}: fused = matmul then activation, bit for bit`);
+      M._free(y2);
+    }
     // the activation really ran on the scalar side: ReLU output is never negative
     if (act === 2) check(!negSeen, `${what}: reference output has no negative values`);
     for (const p of [px, pw, pb, y0, y1]) M._free(p);
   }
 }
 
+});
+
+// ------------------------------------------ W^T of q8 weights, int16 panels
+// The backward pass's products dx = dy W run on the integer kernels with
+// W^T laid out as an int16 weight [k][n] (blk_weight_t16): scale groups of
+// 32 rows of W per column. Against W itself (the dequantized bundle):
+// every value within half its group's scale, each group's sum of |w'|
+// within the int32 bound of the kernels (131072) and no |w'| over 32767,
+// the scale no coarser than those bounds need; SIMD = scalar bit for bit,
+// from the bundle layout and from q8 panels laid out in place.
+section('W^T of q8 weights in int16 panels: within half a scale of W, int32-safe, SIMD = scalar bit for bit, both layouts', () => {
+for (const [N, K] of [[32, 32], [64, 96], [96, 544], [160, 64]]) {
+  const w = randomWeight(BL_Q8, N, K), nb = N / 32, np = K / 8;
+  if (N >= 64) { // rows 32..63 all zero (zero scales): zero groups, scale 0
+    const sc = new Float32Array(w.bytes.buffer, N * K, N * K / 32);
+    for (let r = 32; r < 64; r++) for (let b = 0; b < K / 32; b++) { sc[r * K / 32 + b] = 0; }
+    for (let r = 32; r < 64; r++) for (let k = 0; k < K; k++) w.deq[r * K + k] = 0;
+  }
+  const outs = [];
+  for (const panels of [0, 1]) for (const simd of [0, 1]) {
+    const pw = put(w.bytes), pq = alloc(N * K * 2), ps = alloc(np * nb * 8 * 4);
+    check(M._blw_k_weight_t16(simd, N, K, pw, panels, pq, ps) === 0, `t16 N=${N} K=${K} panels=${panels} simd=${simd} runs`);
+    outs.push({ q: Int16Array.from(new Int16Array(M.HEAPU8.buffer, pq, N * K)), s: getF(ps, np * nb * 8) });
+    for (const p of [pw, pq, ps]) M._free(p);
+  }
+  const [ref] = outs;
+  outs.forEach((o, i) => check(o.q.every((v, j) => v === ref.q[j]) && o.s.every((v, j) => Object.is(v, ref.s[j])),
+    `t16 N=${N} K=${K}: output ${i} (panels ${i >> 1}, simd ${i & 1}) = the scalar reference on the bundle layout`));
+  let worst = 0, sumOk = true, maxOk = true, tight = true, zeros = true;
+  for (let p = 0; p < np; p++) for (let b = 0; b < nb; b++) for (let c = 0; c < 8; c++) {
+    const col = 8 * p + c, s = ref.s[(p * nb + b) * 8 + c];
+    let L = 0, amax = 0, sq = 0;
+    for (let r = 0; r < 32; r++) {
+      const i = 32 * b + r, W = w.deq[i * K + col], q = ref.q[p * N * 8 + (i >> 1) * 16 + 2 * c + (i & 1)];
+      L += Math.abs(W), amax = Math.max(amax, Math.abs(W)), sq += Math.abs(q);
+      maxOk &&= Math.abs(q) <= 32767;
+      if (s > 0) worst = Math.max(worst, Math.abs(q * s - W) / s);
+      else zeros &&= q === 0 && W === 0;
+    }
+    sumOk &&= sq <= 131072;
+    if (amax > 0) tight &&= s <= Math.max(L / (131072 - 16), amax / 32767) * (1 + 1e-5);
+    else zeros &&= s === 0;
+  }
+  note('t16 |w\' s - W| / s', worst);
+  check(worst <= 0.5 + 1e-3, `t16 N=${N} K=${K}: every value within half its scale of W (${worst})`);
+  check(sumOk && maxOk, `t16 N=${N} K=${K}: each group's sum |w'| <= 131072 and |w'| <= 32767`);
+  check(tight, `t16 N=${N} K=${K}: scales no coarser than the bounds need`);
+  check(zeros, `t16 N=${N} K=${K}: an all-zero group has scale 0 and zeros`);
+}
+check(M._blw_k_weight_t16(1, 48, 64, 8, 0, 0, 0) === -1, 't16 refuses n % 32 != 0');
 });
 
 // ---------------------------------------------- matmul_nt (attention form)

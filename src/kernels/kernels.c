@@ -259,6 +259,7 @@ void blk_layernorm(float *x, const float *res, int32_t T, int32_t n, const float
     blk_layernorm_scalar(x, res, T, n, g, b, eps);
 }
 void blk_softmax(float *x, int32_t T, int32_t n, float scale) { blk_softmax_scalar(x, T, n, scale); }
+void blk_weight_t16(const blk_weight *w, int16_t *pq, float *ps) { blk_weight_t16_scalar(w, pq, ps); }
 void blk_activate(float *x, size_t n, int32_t act) { blk_activate_scalar(x, n, act); }
 void blk_erf_vec(float *x, size_t n) {
     for (size_t i = 0; i < n; i++) x[i] = erff(x[i]);

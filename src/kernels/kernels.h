@@ -84,6 +84,18 @@ void blk_weight_free(blk_weight *w);
 /* Dequantize row r of w into out[k] (any dtype). */
 void blk_weight_row(const blk_weight *w, int32_t r, float *out);
 
+/* W^T of a q8 weight W [n][k] (n % 32 == 0), laid out as blk_weight_pack
+ * lays out an integer weight [k][n] whose scale groups are single 32-blocks
+ * (qg = 1), for the backward pass's products dx = dy W:
+ *   pq int16 [k/8][n/2][8][2]  pq[p][i/2][c][i%2] = round(W[i][8p + c] / s)
+ *   ps f32   [k/8][n/32][8]    s of column 8p + c, rows 32b .. 32b + 31
+ * s is the smallest scale that keeps the group's sum of |round(W / s)|
+ * within BLK_QG_L1 (no int32 sum of the integer kernels can overflow) and
+ * each value within 32767; W is read in either q8 layout (bundle rows or
+ * pq8 panels). The SIMD version equals the scalar one bit for bit. */
+void blk_weight_t16(const blk_weight *w, int16_t *pq, float *ps);
+void blk_weight_t16_scalar(const blk_weight *w, int16_t *pq, float *ps);
+
 /* Scratch floats blk_matmul needs for T rows of width k (activation quantization,
  * a dequantized weight row for the scalar path). */
 size_t blk_matmul_scratch_floats(int32_t T, int32_t k);

@@ -24,6 +24,12 @@
 float blk_qscale(const blk_weight *w, int32_t r, int32_t b);
 int blk_qn_value(const blk_weight *w, int32_t r, int32_t i);
 
+/* src/kernels/kernels_ref.c: blk_weight_t16's 32 x 8 tile of W (block b of
+ * rows, panel p of columns) dequantized, and a tile's 8 scales and their
+ * inverses from its column sums and maxima (shared by both versions). */
+void blk_t16_tile(const blk_weight *w, int32_t b, int32_t p, float t[BL_QBLOCK][BL_PANEL]);
+void blk_t16_scales(const float *L, const float *amax, float *sc, float *iv);
+
 #if BLK_SIMD && !defined(__wasm_simd128__)
 /* x86-64 kernel levels (src/kernels/kernels.c, blk_x86_level): what the CPU has,
  * capped by BERTLENS_SIMD. */

@@ -5,10 +5,12 @@
  * layout.
  */
 #include "kernels.h"
+#include "kernels_impl.h"
 #include "bertlens.h"
 
 #include <math.h>
 #include <stddef.h>
+#include <string.h>
 
 static float dot_scalar(const float *a, const float *b, int32_t n) {
     float s[4] = {0, 0, 0, 0};
@@ -83,5 +85,66 @@ void blk_activate_scalar(float *x, size_t n, int32_t act) {
             x[i] = 0.5f * v * (1.0f + tanhf(0.7978845608028654f * (v + 0.044715f * v * v * v)));
         else
             x[i] = v > 0.0f ? v : 0.0f;
+    }
+}
+
+/* The 32 x 8 tile W[32b + r][8p + j] of a q8 weight, dequantized as
+ * blk_weight_row does (scale * integer), from either layout. */
+void blk_t16_tile(const blk_weight *w, int32_t b, int32_t p, float t[BL_QBLOCK][BL_PANEL]) {
+    const int32_t k = w->k, kb = k / BL_QBLOCK;
+    for (int32_t r = 0; r < BL_QBLOCK; r++) {
+        const size_t R = (size_t)b * BL_QBLOCK + r;
+        float s;
+        if (w->pq8) { /* [R/8][i/2][R%8][i%2], scales [R/8][k/32][8] */
+            const int8_t *q = w->pq8 + (R / BL_PANEL) * k * BL_PANEL + (size_t)p * BL_PANEL * BL_PANEL + (R % BL_PANEL) * 2;
+            memcpy(&s, w->ps8 + ((R / BL_PANEL) * kb + (size_t)p * BL_PANEL / BL_QBLOCK) * BL_PANEL + R % BL_PANEL, 4);
+            for (int j = 0; j < BL_PANEL; j++) t[r][j] = s * (float)q[(j / 2) * 2 * BL_PANEL + (j & 1)];
+        } else { /* int8 [n][k], then scales [n][k/32] */
+            const int8_t *q = (const int8_t *)w->data + R * k + (size_t)p * BL_PANEL;
+            memcpy(&s, w->data + (size_t)w->n * k + (R * kb + (size_t)p * BL_PANEL / BL_QBLOCK) * 4, 4);
+            for (int j = 0; j < BL_PANEL; j++) t[r][j] = s * (float)q[j];
+        }
+    }
+}
+
+void blk_weight_t16_scalar(const blk_weight *w, int16_t *pq, float *ps) {
+    const int32_t n = w->n, np = w->k / BL_PANEL, nb = n / BL_QBLOCK;
+    for (int32_t b = 0; b < nb; b++)
+        for (int32_t p = 0; p < np; p++) {
+            float t[BL_QBLOCK][BL_PANEL], L[BL_PANEL] = {0}, amax[BL_PANEL] = {0}, iv[BL_PANEL];
+            blk_t16_tile(w, b, p, t);
+            for (int r = 0; r < BL_QBLOCK; r++) /* rows in order */
+                for (int j = 0; j < BL_PANEL; j++) {
+                    const float a = fabsf(t[r][j]);
+                    L[j] += a;
+                    amax[j] = a > amax[j] ? a : amax[j];
+                }
+            blk_t16_scales(L, amax, ps + ((size_t)p * nb + b) * BL_PANEL, iv);
+            int16_t *d = pq + ((size_t)p * n + (size_t)b * BL_QBLOCK) * BL_PANEL; /* [i/2][j][i%2] */
+            /* round to nearest: v = w / s + 1.5 * 2^23 (|w / s| <= 32767) holds
+             * round(w / s) + 2^22 in its mantissa, so in its low 16 bits the
+             * int16 (a NaN's: 0) */
+            for (int r = 0; r < BL_QBLOCK; r++)
+                for (int j = 0; j < BL_PANEL; j++) {
+                    const float v = t[r][j] * iv[j] + 12582912.0f;
+                    uint32_t u;
+                    memcpy(&u, &v, 4);
+                    d[(r / 2) * 2 * BL_PANEL + 2 * j + (r & 1)] = (int16_t)(uint16_t)(u & 0xffff);
+                }
+        }
+}
+
+/* One group's scale from its sum L and largest |W| amax (NaN under a sum
+ * that is not finite, 0 for a group of zeros), and its inverse (0 for 0 and NaN). */
+void blk_t16_scales(const float *L, const float *amax, float *sc, float *iv) {
+    for (int j = 0; j < BL_PANEL; j++) {
+        float s = 0.0f;
+        if (!isfinite(L[j])) s = NAN;
+        else if (amax[j] > 0) {
+            s = L[j] / (float)(BLK_QG_L1 - 0.5 * BL_QBLOCK);
+            if (s < amax[j] / 32767.0f) s = amax[j] / 32767.0f;
+        }
+        sc[j] = s;
+        iv[j] = s > 0 ? 1.0f / s : 0.0f;
     }
 }

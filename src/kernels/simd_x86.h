@@ -34,6 +34,7 @@ typedef __m128i v128_t;
 
 BLX_INLINE v128_t wasm_v128_load(const void *p) { return _mm_loadu_si128((const __m128i *)p); }
 BLX_INLINE void wasm_v128_store(void *p, v128_t v) { _mm_storeu_si128((__m128i *)p, v); }
+BLX_INLINE v128_t wasm_v128_load64_zero(const void *p) { return _mm_loadl_epi64((const __m128i *)p); }
 BLX_INLINE v128_t wasm_v128_load32_splat(const void *p) {
     int32_t v;
     memcpy(&v, p, 4);
@@ -70,6 +71,8 @@ BLX_INLINE v128_t wasm_i32x4_shl(v128_t a, uint32_t n) { return _mm_sll_epi32(a,
 BLX_INLINE v128_t wasm_i32x4_dot_i16x8(v128_t a, v128_t b) { return _mm_madd_epi16(a, b); }
 BLX_INLINE v128_t wasm_i16x8_extend_low_i8x16(v128_t a) { return _mm_cvtepi8_epi16(a); }
 BLX_INLINE v128_t wasm_i16x8_extend_high_i8x16(v128_t a) { return _mm_cvtepi8_epi16(_mm_unpackhi_epi64(a, a)); }
+BLX_INLINE v128_t wasm_i32x4_extend_low_i16x8(v128_t a) { return _mm_cvtepi16_epi32(a); }
+BLX_INLINE v128_t wasm_i32x4_extend_high_i16x8(v128_t a) { return _mm_cvtepi16_epi32(_mm_unpackhi_epi64(a, a)); }
 BLX_INLINE v128_t wasm_i16x8_narrow_i32x4(v128_t a, v128_t b) { return _mm_packs_epi32(a, b); }
 BLX_INLINE v128_t wasm_i32x4_trunc_sat_f32x4(v128_t a) {
     __m128 f = BLX_PS(a);

@@ -76,6 +76,7 @@ static void lay_int16(bctx *b, const blk_weight *w, int16_t *pq, float *ps) {
         }
     }
 }
+
 #endif
 
 void bli_bwd_dy_w(bctx *b, float *dx, const float *dy, int32_t rows, const blk_weight *w) {
@@ -95,7 +96,8 @@ void bli_bwd_dy_w(bctx *b, float *dx, const float *dy, int32_t rows, const blk_w
     b->used += need;
     b->pw[b->npw] = w, b->pp[b->npw++] = pf;
     if (ints) {
-        lay_int16(b, w, (int16_t *)pf, pf + ((size_t)np * BL_PANEL * n) / 2);
+        if (w->dtype == BL_Q8) blk_weight_t16(w, (int16_t *)pf, pf + ((size_t)np * BL_PANEL * n) / 2);
+        else lay_int16(b, w, (int16_t *)pf, pf + ((size_t)np * BL_PANEL * n) / 2);
         goto mul;
     }
     if (w->pq8 && w->dtype == BL_Q8) { /* q8 in panels: 8 x 8 blocks, each 64 bytes in a row */

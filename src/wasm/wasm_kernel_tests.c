@@ -73,6 +73,22 @@ EMSCRIPTEN_KEEPALIVE int blw_k_matmul_panels(int simd, float *y, const float *x,
     return 0;
 }
 
+/* W^T of a q8 weight in int16 panels (blk_weight_t16; simd = 0: the scalar
+ * reference), from the bundle layout (panels = 0) or from q8 panels laid
+ * out in place (panels = 1; wdata is rewritten: the caller passes a copy):
+ * pq int16 [k/8][n/2][8][2], ps f32 [k/8][n/32][8]. -1: a refused shape. */
+EMSCRIPTEN_KEEPALIVE int blw_k_weight_t16(int simd, int n, int k, uint8_t *wdata, int panels, int16_t *pq, float *ps) {
+    blk_weight w;
+    if (n % BL_QBLOCK || blk_weight_init(&w, BL_Q8, n, k, wdata) ||
+        (panels && (blk_q8_panels_in_place(wdata, n, k) || blk_weight_use_panels(&w)))) {
+        bli_wasm_set_error("bad weight shape for W^T panels");
+        return -1;
+    }
+    if (simd) blk_weight_t16(&w, pq, ps);
+    else blk_weight_t16_scalar(&w, pq, ps);
+    return 0;
+}
+
 /* The plain projection: blk_matmul is blk_matmul_act with no activation. */
 EMSCRIPTEN_KEEPALIVE int blw_k_matmul(int simd, float *y, const float *x, int T, int dtype, int n, int k,
                                       const uint8_t *wdata, const float *bias) {

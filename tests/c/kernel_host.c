@@ -10,7 +10,8 @@
  *   response  f64 result, u64 heap_len, heap bytes
  * fn: 0 simd (result = BLK_SIMD; heap unused), 1 matmul_act, 2 matmul,
  * 3 matmul_nt, 4 layernorm, 5 softmax, 6 activate, 7 erf, 8 exp,
- * 9 simd name (written as a C string at heap offset 0), 10 qgroup, 11 matmul_panels.
+ * 9 simd name (written as a C string at heap offset 0), 10 qgroup, 11 matmul_panels,
+ * 12 weight_t16.
  * Exits 0 at end of input, 1 on a malformed request. */
 #include "../../src/kernels/kernels.h"
 
@@ -33,6 +34,7 @@ void blw_k_exp(int simd, float *x, int n);
 int blw_k_qgroup(int dtype, int n, int k, const uint8_t *wdata);
 int blw_k_matmul_panels(int simd, float *y, const float *x, int T, int n, int k, uint8_t *wdata, const float *bias,
                         int act, int r, float *row_out);
+int blw_k_weight_t16(int simd, int n, int k, uint8_t *wdata, int panels, int16_t *pq, float *ps);
 
 static int rd(FILE *f, void *p, size_t n) { return fread(p, 1, n, f) == n ? 0 : -1; }
 
@@ -79,6 +81,7 @@ int main(int argc, char **argv) {
             break;
         case 10: r = blw_k_qgroup(I(0), I(1), I(2), P(3)); break;
         case 11: r = blw_k_matmul_panels(I(0), P(1), P(2), I(3), I(4), I(5), P(6), P(7), I(8), I(9), P(10)); break;
+        case 12: r = blw_k_weight_t16(I(0), I(1), I(2), P(3), I(4), P(5), P(6)); break;
         default: return 1;
         }
 #undef I
