@@ -216,7 +216,7 @@ int bli_explain_run(bl_state *s, const int32_t *ids, const int32_t *type_ids, in
     int rc = -1, text = 0; /* text: the state holds the text's run */
     const float *fin;
     uint8_t *mask = NULL;
-    float *tape = NULL; /* the text's tape [L][5][T][H] (bli_state_set_tape) */
+    float *tape = NULL; /* the text's tape, bli_tape_floats (bli_state_set_tape) */
     if (!e || !e0 || !rows || !g || !acc || !df || !fin0 || !out->scores) {
         bli_set_err(err, errlen, "out of memory");
         goto out;
@@ -244,8 +244,9 @@ int bli_explain_run(bl_state *s, const int32_t *ids, const int32_t *type_ids, in
     /* the text: the target, its logit, probability and gradient (grad x
      * input; IG's step k = M, where the path reaches e itself); its run
      * keeps the tape the backward reads instead of redoing each layer's
-     * products (5 floats a layer, token and hidden unit) */
-    const size_t tsz = BLI_TAPE_FLOATS(c->n_layers, T, H);
+     * products (bert-base: 5 floats a layer, token and hidden unit, and 4 of
+     * the feed-forward's u) */
+    const size_t tsz = bli_tape_floats(s, T);
     if (!(tape = malloc(sizeof(float) * tsz))) {
         bli_set_err(err, errlen, "out of memory");
         goto out;
@@ -263,6 +264,7 @@ int bli_explain_run(bl_state *s, const int32_t *ids, const int32_t *type_ids, in
         const float *hid = bl_hidden(s, 0), *tp = tape, *const no_rows = NULL, *dfc = df;
         if (bli_backward_steps(s, 1, ids, type_ids, &hid, &no_rows, &tp, &dfc, &g, err, errlen)) goto out;
     }
+
     if (o->method != BL_EXPLAIN_IG)
         for (int32_t i = 0; i < T; i++) out->scores[i] = (float)dot(g + (size_t)i * E, e + (size_t)i * E, E);
     else

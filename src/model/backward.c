@@ -221,17 +221,21 @@ static void act_fwd(float *f, const float *u, size_t n, int32_t act) {
 /* The feed-forward block of layer l on in [T][H] (the ffn trait):
  *   plain  u = in W1 + b1                 f = act(u)
  *   gated  u = in W1 + b1,  gt = in Wg,   f = act(u) * gt  (GeGLU, SwiGLU)
- * out [T][H] = f W2 + b2 (out NULL: not needed). Keeps u, gt and act(u) in
- * f [T][I] for ffn_bwd (gated: the product goes through du). */
-static void ffn_fwd(bctx *b, int32_t l, const float *in, float *out) {
+ * out [T][H] = f W2 + b2 (out NULL: not needed). Keeps u, and for a gated
+ * block gt and act(u) in f, [T][I] each, for ffn_bwd (gated: the product
+ * goes through du). tu: the tape's u [T][I] and gate [T][I] (gated), taken
+ * instead of the products with W1 and Wg; or NULL. */
+static void ffn_fwd(bctx *b, int32_t l, const float *in, float *out, const float *tu) {
     const layer_weights *lw = bli_lw(b->s, l);
     const int32_t T = b->T, act = b->s->c.activation;
     const size_t ni = (size_t)T * b->I;
-    blk_matmul(b->u, in, T, &lw->w1, lw->b1, b->scratch);
-    act_fwd(b->f, b->u, ni, act);
+    if (tu) memcpy(b->u, tu, ni * sizeof(float));
+    else blk_matmul(b->u, in, T, &lw->w1, lw->b1, b->scratch);
+    if (gated(b) || out) act_fwd(b->f, b->u, ni, act);
     const float *f = b->f;
     if (gated(b)) {
-        blk_matmul(b->gt, in, T, &b->wg.f, NULL, b->scratch);
+        if (tu) memcpy(b->gt, tu + ni, ni * sizeof(float));
+        else blk_matmul(b->gt, in, T, &b->wg.f, NULL, b->scratch);
         for (size_t i = 0; i < ni; i++) b->du[i] = b->f[i] * b->gt[i];
         f = b->du;
     }
@@ -246,10 +250,10 @@ static void attn_out(bctx *b, int32_t l, float *out, const float *x, const float
     add_to(out, x, nh);
 }
 
-/* ffn_fwd with out's product f W2 + b2 taken from the tape tp when there
- * is one (u, gt, act(u) are still made: the backward reads them). */
+/* ffn_fwd with u, the gate and out's product f W2 + b2 taken from the
+ * layer's tape tp when there is one (BLI_TAPE_LAYER: u after [5][T][H]). */
 static void ffn_out(bctx *b, int32_t l, const float *in, float *out, const float *tp) {
-    ffn_fwd(b, l, in, tp ? NULL : out);
+    ffn_fwd(b, l, in, tp ? NULL : out, tp ? tp + 5 * (size_t)b->T * b->H : NULL);
     if (tp && out) memcpy(out, tp + 4 * (size_t)b->T * b->H, (size_t)b->T * b->H * sizeof(float));
 }
 
@@ -465,7 +469,7 @@ int bli_backward_steps(bl_state *s, int32_t G, const int32_t *ids, const int32_t
             float *dy = dys + (2 * (size_t)g + (size_t)((c->n_layers - 1 - l) % 2)) * th,
                   *dx = dys + (2 * (size_t)g + (size_t)((c->n_layers - l) % 2)) * th;
             const float *x = hid[g] + (size_t)l * th; /* the layer's input [T][H] */
-            const float *tp = tape && tape[g] ? tape[g] + (size_t)l * 5 * th : NULL; /* its tape [5][T][H] */
+            const float *tp = tape && tape[g] ? tape[g] + (size_t)l * BLI_TAPE_LAYER(T, b.H, b.I, gated(&b)) : NULL; /* its tape */
             if (pre_norm(&b)) pre_layer(&b, l, x, tp, dy, dx);
             else post_layer(&b, l, x, tp, dy, dx);
         }

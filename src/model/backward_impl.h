@@ -81,7 +81,7 @@ int bli_bwd_tables(bctx *b, char *err, size_t errlen);
 
 /* Layer l's attention on n [T][H] (its input, or N1 of it): q, k, v (q, k
  * rotated for rotary positions), P, c (backward_attn.c). tp: the layer's
- * tape [5][T][H] (encoder_types.h), whose q, k, v are taken instead of
+ * tape (BLI_TAPE_LAYER, encoder_types.h), whose q, k, v are taken instead of
  * products with n; or NULL. */
 void bli_bwd_attn_fwd(bctx *b, int32_t l, const float *n, const float *tp);
 

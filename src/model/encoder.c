@@ -214,9 +214,12 @@ static void task_rows(void *arg, int w, int n) {
     const size_t nr = (size_t)R * H;
     float *scratch = s->scratch + (size_t)w * s->nscratch;
     float *x = s->x + (size_t)t0 * H, *x2 = s->x2 + (size_t)t0 * H;
-    /* the tape's rows of this layer [5][T][H]: q, k, v, a, o (bli_state_set_tape) */
-    const size_t th = (size_t)f->T * H;
-    float *tp = f->tape ? f->tape + (size_t)l * 5 * th + (size_t)t0 * H : NULL;
+    /* the tape's rows of this layer: [5][T][H] q, k, v, a, o, then [T][I]
+     * u and the gate (bli_state_set_tape) */
+    const size_t th = (size_t)f->T * H, ti = (size_t)f->T * c->intermediate;
+    float *tl = f->tape ? f->tape + (size_t)l * BLI_TAPE_LAYER(f->T, H, c->intermediate, s->tr->ffn == BLI_FFN_GATED) : NULL;
+    float *tp = tl ? tl + (size_t)t0 * H : NULL;
+    float *tu = tl ? tl + 5 * th + (size_t)t0 * c->intermediate : NULL, *tg = tu ? tu + ti : NULL;
     if (tp)
         for (int i = 0; i < 3; i++) memcpy(tp + i * th, (i == 0 ? s->q : i == 1 ? s->k : s->v) + (size_t)t0 * H, nr * sizeof(float));
     blk_matmul(x2, s->ctx + (size_t)t0 * H, R, &lw->wo, lw->bo, scratch);
@@ -225,13 +228,13 @@ static void task_rows(void *arg, int w, int n) {
         for (size_t i = 0; i < nr; i++) x[i] += x2[i];
         memcpy(x2, x, nr * sizeof(float));
         bli_fam_norm(s, x2, NULL, R, lw->ln2_g, lw->ln2_b);
-        bli_fam_ffn(s, l, x2, x2, t0, t1, scratch);
+        bli_fam_ffn(s, l, x2, x2, t0, t1, scratch, tu, tg);
         if (tp) memcpy(tp + 4 * th, x2, nr * sizeof(float));             /* o */
         for (size_t i = 0; i < nr; i++) x[i] += x2[i];
         if (l + 1 == c->n_layers) bli_fam_final_norm(s, x, R);
     } else {
         bli_fam_norm(s, x2, x, R, lw->ln1_g, lw->ln1_b);
-        bli_fam_ffn(s, l, x, x2, t0, t1, scratch);
+        bli_fam_ffn(s, l, x, x2, t0, t1, scratch, tu, tg);
         if (tp) memcpy(tp + 4 * th, x, nr * sizeof(float));              /* o */
         bli_fam_norm(s, x, x2, R, lw->ln2_g, lw->ln2_b);
     }
@@ -298,6 +301,10 @@ int bl_forward(bl_state *s, const int32_t *ids, const int32_t *type_ids, int32_t
     run_layers(s, &f, 0);
     s->tape_ok = f.tape != NULL;
     return 0;
+}
+
+size_t bli_tape_floats(const bl_state *s, int32_t T) {
+    return (size_t)s->c.n_layers * BLI_TAPE_LAYER(T, s->c.hidden, s->c.intermediate, s->tr->ffn == BLI_FFN_GATED);
 }
 
 void bli_state_set_tape(bl_state *s, float *tape) {

@@ -429,18 +429,25 @@ void bli_fam_final_norm(const bl_state *s, float *x, int32_t R) {
     if (s->fx && s->fx->final_g) bli_fam_norm(s, x, NULL, R, s->fx->final_g, s->fx->zeros);
 }
 
-void bli_fam_ffn(bl_state *s, int32_t l, float *y, const float *in, int32_t t0, int32_t t1, float *scratch) {
+void bli_fam_ffn(bl_state *s, int32_t l, float *y, const float *in, int32_t t0, int32_t t1, float *scratch,
+                 float *tu, float *tg) {
     const layer_weights *lw = bli_lw(s, l);
     const int32_t I = s->c.intermediate, R = t1 - t0, act = s->c.activation;
     const size_t n = (size_t)R * I;
     float *ffn = s->ffn + (size_t)t0 * I;
     /* SiLU is not one of the kernels' activations: applied here */
-    blk_matmul_act(ffn, in, R, &lw->w1, lw->b1, act == BL_ACT_SILU ? -1 : act, scratch);
+    if (tu) { /* u kept for the backward */
+        blk_matmul(ffn, in, R, &lw->w1, lw->b1, scratch);
+        memcpy(tu, ffn, n * sizeof(float));
+        if (act != BL_ACT_SILU) blk_activate(ffn, n, act);
+    } else
+        blk_matmul_act(ffn, in, R, &lw->w1, lw->b1, act == BL_ACT_SILU ? -1 : act, scratch);
     if (act == BL_ACT_SILU)
         for (size_t i = 0; i < n; i++) ffn[i] = ffn[i] / (1.0f + expf(-ffn[i]));
     if (s->tr && s->tr->ffn == BLI_FFN_GATED) {
         float *gate = s->fx->gate + (size_t)t0 * I;
         blk_matmul(gate, in, R, &s->fx->wg[l], NULL, scratch);
+        if (tg) memcpy(tg, gate, n * sizeof(float));
         for (size_t i = 0; i < n; i++) ffn[i] *= gate[i];
     }
     blk_matmul(y, ffn, R, &lw->w2, lw->b2, scratch);

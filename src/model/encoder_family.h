@@ -161,9 +161,13 @@ void bli_fam_score_terms(const bli_family *f, const bl_config *c, int32_t l, bl_
  * bli_fam_final_norm: x = Nfinal(x) for the families with a final norm.
  * bli_fam_ffn: rows [t0, t1) of y [T][hidden] = the feed-forward block of
  *   layer l on rows of in (a block of R = t1 - t0 rows, may be y):
- *   act(in W1 + b1) [* (in Wg)] W2 + b2, through s->ffn's rows t0..t1. */
+ *   act(in W1 + b1) [* (in Wg)] W2 + b2, through s->ffn's rows t0..t1;
+ *   tu, tg (the tape's rows, or NULL): u = in W1 + b1 [R][I] and the gate
+ *   in Wg are kept there (the same bits: the activation then runs after
+ *   the product instead of inside it, as blk_matmul_act's contract allows). */
 void bli_fam_norm(const bl_state *s, float *x, const float *res, int32_t R, const float *g, const float *b);
 void bli_fam_final_norm(const bl_state *s, float *x, int32_t R);
-void bli_fam_ffn(bl_state *s, int32_t l, float *y, const float *in, int32_t t0, int32_t t1, float *scratch);
+void bli_fam_ffn(bl_state *s, int32_t l, float *y, const float *in, int32_t t0, int32_t t1, float *scratch,
+                 float *tu, float *tg);
 
 #endif

@@ -32,9 +32,11 @@ struct bl_state {
     unsigned flags;      /* BL_KEEP_* bits                                */
     int no_final;        /* bl_state_set_final(s, 0): skip the last layer's rows */
     int has_final;       /* the last forward made the final hidden states */
-    float *tape;         /* [n_layers][5][T][hidden] or NULL (bli_state_set_tape):
-                            each layer's q, k, v (after rotary positions),
-                            a = ctx Wo + bo and the feed-forward's output,
+    float *tape;         /* per layer BLI_TAPE_LAYER floats, or NULL
+                            (bli_state_set_tape): [5][T][hidden] q, k, v
+                            (after rotary positions), a = ctx Wo + bo, the
+                            feed-forward's output; then [T][intermediate]
+                            u = in W1 + b1 and, gated blocks, the gate;
                             kept by bl_forward for the backward after it */
     int tape_ok;         /* the tape holds the last bl_forward's layers   */
     int32_t T;           /* tokens of the last forward (0: none yet)      */
@@ -101,10 +103,14 @@ bli_nt_fn bli_attn_product(const bl_state *s, int32_t l, int32_t T);
  * a head of layer l0). 0, or -1 (err). */
 int bli_forward_from(bl_state *s, int32_t l0, char *err, size_t errlen);
 
-/* The buffer (BLI_TAPE_FLOATS floats) the next bl_forwards of s fill with
- * what backward.c would otherwise recompute, or NULL (the caller owns it).
- * bli_forward_from leaves it stale (tape_ok = 0). */
-#define BLI_TAPE_FLOATS(L, T, H) ((size_t)(L) * 5 * (size_t)(T) * (size_t)(H))
+/* The buffer (bli_tape_floats(s, T) floats) the next bl_forwards of s fill
+ * with what backward.c would otherwise recompute, or NULL (the caller owns
+ * it). bli_forward_from leaves it stale (tape_ok = 0). One layer's part,
+ * BLI_TAPE_LAYER floats (gated: the feed-forward block has a gate):
+ *   [5][T][H]        q, k, v, a, o (see bl_state.tape)
+ *   [1 + gated][T][I] u, and the gate */
+#define BLI_TAPE_LAYER(T, H, I, gated) ((size_t)(T) * (5 * (size_t)(H) + (1 + (size_t)!!(gated)) * (size_t)(I)))
+size_t bli_tape_floats(const bl_state *s, int32_t T);
 void bli_state_set_tape(bl_state *s, float *tape);
 
 /* encoder_weights.c: bind the bundle's tensors (bundle.h lists, per family),
