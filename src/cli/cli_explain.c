@@ -11,9 +11,13 @@
  * (as attend takes them) explain the model with those heads switched off.
  * --time (tools/bench_explain.mjs): first times --time-runs forward passes
  * of the text that keep every layer's attention (as the page runs them;
- * median), then the explanation, and prints on stderr one JSON line
- * {"forward_ms", "explain_ms", "forward_cpu_ms", "explain_cpu_ms",
- * "rss_forward_mb", "rss_peak_mb"}: wall and CPU (the process's, every
+ * median), then the explanation on the same state (--time-explain-runs
+ * N > 1: once cold, then N pairs of a forward pass and an explanation:
+ * medians, and the median of the pairs' ratios in x_forward), and prints on
+ * stderr one JSON line {"forward_ms", "explain_ms", "forward_cpu_ms",
+ * "explain_cpu_ms", "x_forward", "x_forward_cpu", "explain_cold_ms",
+ * "explain_cold_cpu_ms", "explain_runs", "rss_forward_mb",
+ * "rss_peak_mb"}: wall and CPU (the process's, every
  * thread) times, and the process's peak resident memory after the forward
  * passes and at the end (getrusage).
  */
@@ -42,29 +46,34 @@ static double median(double *x, int n) {
     return n % 2 ? x[n / 2] : 0.5 * (x[n / 2 - 1] + x[n / 2]);
 }
 
-/* The medians of runs forward passes of toks that keep every layer's
- * attention: wall and CPU ms into med[2]; 0, or -1 (err). */
-static int time_forward(const bl_model *m, const bl_tokens *toks, int runs, double med[2], char *err, size_t errlen) {
-    bl_state *s = bli_cli_new_state(m, toks->n, BL_KEEP_ATTN, err, errlen);
-    double *ms = malloc(sizeof(double) * 2 * (size_t)runs);
+/* One forward pass of toks on s, its wall and CPU ms into ms[2]; 0 / -1 (err). */
+static int time_one_forward(bl_state *s, const bl_tokens *toks, double ms[2], char *err, size_t errlen) {
+    const double t0 = bli_cli_now_ms(), c0 = bli_cli_cpu_ms();
+    if (bl_forward(s, toks->ids, toks->type_ids, toks->n, -1, err, errlen)) return -1;
+    ms[0] = bli_cli_now_ms() - t0, ms[1] = bli_cli_cpu_ms() - c0;
+    return 0;
+}
+
+/* The medians of runs forward passes of toks on s (after a warm-up): wall
+ * and CPU ms into med[2]; 0, or -1 (err). */
+static int time_forward(bl_state *s, const bl_tokens *toks, int runs, double med[2], char *err, size_t errlen) {
+    double *ms = malloc(sizeof(double) * 2 * (size_t)runs), one[2];
     int rc = -1;
-    if (!s || !ms || bl_forward(s, toks->ids, toks->type_ids, toks->n, -1, err, errlen)) goto out; /* warm-up */
+    if (!ms || bl_forward(s, toks->ids, toks->type_ids, toks->n, -1, err, errlen)) goto out; /* warm-up */
     for (int r = 0; r < runs; r++) {
-        const double t0 = bli_cli_now_ms(), c0 = bli_cli_cpu_ms();
-        if (bl_forward(s, toks->ids, toks->type_ids, toks->n, -1, err, errlen)) goto out;
-        ms[r] = bli_cli_now_ms() - t0, ms[runs + r] = bli_cli_cpu_ms() - c0;
+        if (time_one_forward(s, toks, one, err, errlen)) goto out;
+        ms[r] = one[0], ms[runs + r] = one[1];
     }
     med[0] = median(ms, runs), med[1] = median(ms + runs, runs);
     rc = 0;
 out:
     free(ms);
-    bl_state_free(s);
     return rc;
 }
 
 static int usage(void) {
     fprintf(stderr, "usage: bertlens explain [--method grad-input|ig] [--steps M] [--target LABEL|N] [--heads] "
-                    "[--position P] [--ablate L:H,..|--keep L:H,..] [--time [--time-runs N]] BUNDLE TEXT [TEXT_B]\n");
+                    "[--position P] [--ablate L:H,..|--keep L:H,..] [--time [--time-runs N] [--time-explain-runs N]] BUNDLE TEXT [TEXT_B]\n");
     return 1;
 }
 
@@ -85,7 +94,7 @@ static void progress(void *arg, int32_t done, int32_t total) {
 int bli_cmd_explain(int argc, char **argv) {
     bl_explain_opts o = {.method = BL_EXPLAIN_GRAD_INPUT, .steps = 32, .position = -1, .target = -1};
     const char *target = NULL, *ablate = NULL, *keep = NULL;
-    int i = 0, timed = 0, time_runs = 3;
+    int i = 0, timed = 0, time_runs = 3, explain_runs = 1;
     long v;
     for (; i < argc && argv[i][0] == '-' && argv[i][1] == '-'; i++) {
         if (!strcmp(argv[i], "--heads")) {
@@ -126,6 +135,12 @@ int bli_cmd_explain(int argc, char **argv) {
                 return 1;
             }
             time_runs = (int)v;
+        } else if (!strcmp(a, "--time-explain-runs")) {
+            if (number(val, 1, 1000, &v)) {
+                fprintf(stderr, "bertlens: explain: --time-explain-runs takes a number of runs, 1..1000\n");
+                return 1;
+            }
+            explain_runs = (int)v;
         } else if (!strcmp(a, "--target")) {
             target = val;
         } else {
@@ -189,30 +204,61 @@ int bli_cmd_explain(int argc, char **argv) {
     if (toks.truncated) fprintf(stderr, "bertlens: note: the input was truncated to %d tokens\n", toks.n);
     o.progress = o.heads && !timed ? progress : NULL;
     double fwd[2] = {0, 0}, rss_fwd = 0, t0 = 0, c0 = 0;
+    /* --time: one state runs the forward passes (every layer's attention
+     * kept, as the page runs them) and the explanations */
+    if (!(s = bli_cli_new_state(m, toks.n, timed ? BL_KEEP_ATTN | BL_KEEP_HIDDEN : BL_KEEP_HIDDEN, err, sizeof err))) {
+        bli_term_line(stderr, "bertlens: %s", err);
+        goto out;
+    }
     if (timed) {
-        if (time_forward(m, &toks, time_runs, fwd, err, sizeof err)) {
+        if (time_forward(s, &toks, time_runs, fwd, err, sizeof err)) {
             bli_term_line(stderr, "bertlens: %s", err);
             goto out;
         }
         rss_fwd = peak_rss_mb();
     }
-    if (!(s = bli_cli_new_state(m, toks.n, BL_KEEP_HIDDEN, err, sizeof err))) {
-        bli_term_line(stderr, "bertlens: %s", err);
+    if (bli_cli_apply_heads(s, ablate, keep)) goto out;
+    /* --time with --time-explain-runs N > 1: the first explanation (cold: its
+     * buffers new) is timed on its own; then N times a forward pass and an
+     * explanation, and the median of the N ratios (a slow spell of a shared
+     * machine slows both of a pair); the last explanation is printed */
+    const int runs = timed && explain_runs > 1 ? explain_runs + 1 : 1;
+    double *ems = calloc(4 * (size_t)runs, sizeof(double)); /* [2][runs] explain ms, [2][runs] ratios */
+    if (!ems) {
+        fprintf(stderr, "bertlens: out of memory\n");
         goto out;
     }
-    if (bli_cli_apply_heads(s, ablate, keep)) goto out;
-    t0 = bli_cli_now_ms(), c0 = bli_cli_cpu_ms();
-    if (th ? bli_explain_task(s, th, &toks, &o, &e, err, sizeof err)
-           : bl_explain_mlm(s, toks.ids, toks.type_ids, toks.n, &o, &e, err, sizeof err)) {
-        bli_term_line(stderr, "bertlens: %s", err);
-        goto out;
+    for (int r = 0; r < runs; r++) {
+        double f1[2] = {0, 0};
+        if (r) bl_explain_free(&e);
+        if (r && time_one_forward(s, &toks, f1, err, sizeof err)) {
+            bli_term_line(stderr, "bertlens: %s", err);
+            free(ems);
+            goto out;
+        }
+        t0 = bli_cli_now_ms(), c0 = bli_cli_cpu_ms();
+        if (th ? bli_explain_task(s, th, &toks, &o, &e, err, sizeof err)
+               : bl_explain_mlm(s, toks.ids, toks.type_ids, toks.n, &o, &e, err, sizeof err)) {
+            bli_term_line(stderr, "bertlens: %s", err);
+            free(ems);
+            goto out;
+        }
+        ems[r] = bli_cli_now_ms() - t0, ems[runs + r] = bli_cli_cpu_ms() - c0;
+        if (r) ems[2 * runs + r] = ems[r] / f1[0], ems[3 * runs + r] = ems[runs + r] / f1[1];
     }
     if (timed) {
-        const double ex_ms = bli_cli_now_ms() - t0, ex_cpu = bli_cli_cpu_ms() - c0;
+        const int w = runs > 1; /* the warm runs: 1 .. runs - 1 */
+        const double cold[2] = {ems[0], ems[runs]};
+        const double ex_ms = w ? median(ems + 1, runs - 1) : cold[0], ex_cpu = w ? median(ems + runs + 1, runs - 1) : cold[1];
+        const double xw = w ? median(ems + 2 * runs + 1, runs - 1) : ex_ms / fwd[0];
+        const double xc = w ? median(ems + 3 * runs + 1, runs - 1) : ex_cpu / fwd[1];
         fprintf(stderr, "{\"forward_ms\":%.1f,\"explain_ms\":%.1f,\"forward_cpu_ms\":%.1f,\"explain_cpu_ms\":%.1f,"
+                        "\"x_forward\":%.3f,\"x_forward_cpu\":%.3f,"
+                        "\"explain_cold_ms\":%.1f,\"explain_cold_cpu_ms\":%.1f,\"explain_runs\":%d,"
                         "\"rss_forward_mb\":%.1f,\"rss_peak_mb\":%.1f}\n",
-                fwd[0], ex_ms, fwd[1], ex_cpu, rss_fwd, peak_rss_mb());
+                fwd[0], ex_ms, fwd[1], ex_cpu, xw, xc, cold[0], cold[1], w ? runs - 1 : 1, rss_fwd, peak_rss_mb());
     }
+    free(ems);
     bli_explain_json(&jb, m, toks.ids, &e, &o, !th ? NULL : bl_task_head_kind(th) == BL_TASK_QA ? "answer span" : bl_task_head_label(th, e.target));
     if (jb.oom) {
         fprintf(stderr, "bertlens: out of memory\n");
