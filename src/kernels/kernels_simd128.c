@@ -668,27 +668,31 @@ void blk_activate(float *x, size_t n, int32_t act) {
 /* blk_weight_t16 (kernels.h): W^T of a q8 weight in int16 panels, 32 rows
  * of W by 32 of its columns at a time (one q8 scale block: each row's 32
  * bytes in two loads, widened to floats and scaled), then each 32 x 8 tile's
- * sums, maxima and roundings on two vectors a row, in
- * blk_weight_t16_scalar's order (the same bits). Panels (pq8) come through
- * the scalar tile reader. */
+ * sums, maxima, scales and roundings on two vectors a row, in
+ * blk_weight_t16_scalar's order and with its divisions (the same bits).
+ * Panels (pq8) come through the scalar tile reader. */
 static void t16_finish(const v128_t t[BL_QBLOCK][2], int16_t *d, float *sc) {
-    const v128_t C = wasm_f32x4_splat(12582912.0f), lo16 = wasm_i32x4_splat(0xffff);
-    v128_t L0 = wasm_f32x4_splat(0.0f), L1 = L0, A0 = L0, A1 = L0;
-    for (int r = 0; r < BL_QBLOCK; r++) {
-        const v128_t a0 = wasm_f32x4_abs(t[r][0]), a1 = wasm_f32x4_abs(t[r][1]);
-        L0 = wasm_f32x4_add(L0, a0), L1 = wasm_f32x4_add(L1, a1);
-        A0 = wasm_f32x4_pmax(A0, a0), A1 = wasm_f32x4_pmax(A1, a1); /* a > m ? a : m */
+    const v128_t C = wasm_f32x4_splat(12582912.0f), lo16 = wasm_i32x4_splat(0xffff), zero = wasm_f32x4_splat(0.0f);
+    v128_t L[2] = {zero, zero}, A[2] = {zero, zero}, iv[2];
+    for (int r = 0; r < BL_QBLOCK; r++)
+        for (int h = 0; h < 2; h++) {
+            const v128_t a = wasm_f32x4_abs(t[r][h]);
+            L[h] = wasm_f32x4_add(L[h], a), A[h] = wasm_f32x4_pmax(A[h], a); /* a > m ? a : m */
+        }
+    for (int h = 0; h < 2; h++) { /* blk_t16_scales on 4 lanes */
+        v128_t s = wasm_f32x4_pmax(wasm_f32x4_div(L[h], wasm_f32x4_splat((float)(BLK_QG_L1 - 0.5 * BL_QBLOCK))),
+                                   wasm_f32x4_div(A[h], wasm_f32x4_splat(32767.0f)));
+        s = wasm_v128_and(s, wasm_f32x4_gt(A[h], zero));                                     /* zeros: 0 */
+        s = wasm_v128_bitselect(s, wasm_f32x4_splat(NAN), wasm_f32x4_lt(wasm_f32x4_abs(L[h]), wasm_f32x4_splat(INFINITY)));
+        wasm_v128_store(sc + 4 * h, s);
+        iv[h] = wasm_v128_and(wasm_f32x4_div(wasm_f32x4_splat(1.0f), s), wasm_f32x4_gt(s, zero));
     }
-    float L[BL_PANEL], amax[BL_PANEL], iv[BL_PANEL];
-    wasm_v128_store(L, L0), wasm_v128_store(L + 4, L1), wasm_v128_store(amax, A0), wasm_v128_store(amax + 4, A1);
-    blk_t16_scales(L, amax, sc, iv);
-    const v128_t i0 = wasm_v128_load(iv), i1 = wasm_v128_load(iv + 4);
-    for (int r = 0; r < BL_QBLOCK; r += 2) { /* rows r, r + 1: (low, high) 16 bits of one int32 lane */
-        v128_t x[4]; /* w / s + 1.5 * 2^23, whose low 16 bits are round(w / s) */
-        for (int u = 0; u < 4; u++) x[u] = wasm_f32x4_add(wasm_f32x4_mul(t[r + u / 2][u % 2], u % 2 ? i1 : i0), C);
-        wasm_v128_store(d + (size_t)r * BL_PANEL, wasm_v128_or(wasm_v128_and(x[0], lo16), wasm_i32x4_shl(x[2], 16)));
-        wasm_v128_store(d + (size_t)r * BL_PANEL + 8, wasm_v128_or(wasm_v128_and(x[1], lo16), wasm_i32x4_shl(x[3], 16)));
-    }
+    for (int r = 0; r < BL_QBLOCK; r += 2) /* rows r, r + 1: (low, high) 16 bits of one int32 lane, */
+        for (int h = 0; h < 2; h++) {      /* the low 16 bits of w / s + 1.5 * 2^23 being round(w / s) */
+            const v128_t y0 = wasm_f32x4_add(wasm_f32x4_mul(t[r][h], iv[h]), C);
+            const v128_t y1 = wasm_f32x4_add(wasm_f32x4_mul(t[r + 1][h], iv[h]), C);
+            wasm_v128_store(d + (size_t)r * BL_PANEL + 8 * h, wasm_v128_or(wasm_v128_and(y0, lo16), wasm_i32x4_shl(y1, 16)));
+        }
 }
 
 void blk_weight_t16(const blk_weight *w, int16_t *pq, float *ps) {
@@ -708,13 +712,12 @@ void blk_weight_t16(const blk_weight *w, int16_t *pq, float *ps) {
                     const size_t R = (size_t)b * BL_QBLOCK + r;
                     const uint8_t *q = w->data + R * k + (size_t)cb * BL_QBLOCK;
                     const v128_t s = wasm_v128_load32_splat(w->data + (size_t)n * k + (R * kb + cb) * 4);
-                    for (int h = 0; h < 2; h++) { /* bytes 16h .. 16h + 15: panels 2h, 2h + 1 */
-                        const v128_t v = wasm_v128_load(q + 16 * h);
-                        const v128_t e[2] = {wasm_i16x8_extend_low_i8x16(v), wasm_i16x8_extend_high_i8x16(v)};
-                        for (int u = 0; u < 2; u++) {
-                            t[2 * h + u][r][0] = wasm_f32x4_mul(s, wasm_f32x4_convert_i32x4(wasm_i32x4_extend_low_i16x8(e[u])));
-                            t[2 * h + u][r][1] = wasm_f32x4_mul(s, wasm_f32x4_convert_i32x4(wasm_i32x4_extend_high_i16x8(e[u])));
-                        }
+                    const v128_t v0 = wasm_v128_load(q), v1 = wasm_v128_load(q + 16);
+                    const v128_t e[4] = {wasm_i16x8_extend_low_i8x16(v0), wasm_i16x8_extend_high_i8x16(v0),
+                                         wasm_i16x8_extend_low_i8x16(v1), wasm_i16x8_extend_high_i8x16(v1)};
+                    for (int j = 0; j < NP; j++) { /* panel j: bytes 8j .. 8j + 7 */
+                        t[j][r][0] = wasm_f32x4_mul(s, wasm_f32x4_convert_i32x4(wasm_i32x4_extend_low_i16x8(e[j])));
+                        t[j][r][1] = wasm_f32x4_mul(s, wasm_f32x4_convert_i32x4(wasm_i32x4_extend_high_i16x8(e[j])));
                     }
                 }
             for (int j = 0; j < NP; j++) {
