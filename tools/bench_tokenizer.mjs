@@ -3,6 +3,7 @@
 //
 //   node tools/bench_tokenizer.mjs [--mb N] [--wasm build/wasm/bertlens.js] [--bin build/bertlens] [--bundle B]
 //                                  [--baseline REF | --no-baseline] [--harness-mb 16] [--rounds 7]
+//                                  [--callgrind MB | --no-callgrind]
 //
 // wasm: blw_tokenize_json on the whole text in one call, then line by line.
 // native: `bertlens tokenize --jsonl` over the lines repeated --repeat times
@@ -17,6 +18,10 @@
 // Then tokenizing alone (no process, no JSON): tools/bench_tokenize.c built
 // against this tree's build/libbertlens.a and REF's, CPU time, uncased and
 // cased, alternating; and their ids and offsets compared line by line.
+// Then, where valgrind is installed (--no-callgrind: not), the harness's
+// instructions per MB under callgrind (--callgrind MB of the corpus lines,
+// default 2, minus a run of 0 MB: the bundle load), the figure the
+// machine's load does not move.
 // Prints MB/s (MB = 10^6 bytes of UTF-8 input).
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -185,5 +190,35 @@ function harnessVsOld(old) {
     }
     console.log(`  ${name}: this tree ${now.toFixed(3)} s, ${BASELINE} ${then.toFixed(3)} s: ${(now / then).toFixed(3)}x` +
       `  (ids and offsets ${same ? 'identical' : 'DIFFER'})`);
+  }
+  if (!argv.includes('--no-callgrind') && spawnSync('valgrind', ['--version']).status === 0)
+    callgrindVsOld(nowBin, oldBin, linesFile);
+}
+
+// Instructions per MB of bl_tokenize (tools/bench_tokenize.c under
+// callgrind: a run on MB megabytes minus one on 0, which only loads).
+function callgrindVsOld(nowBin, oldBin, linesFile) {
+  const given = Number(opt('--callgrind', '2'));
+  const MB = given > 0 ? given : 2;
+  const ir = (bin, bundle, mb) => {
+    const r = spawnSync('valgrind', ['--tool=callgrind', '--callgrind-out-file=/dev/null', bin, bundle, linesFile, String(mb)],
+      { encoding: 'utf8' });
+    const m = /Collected : (\d+)/.exec(r.stderr || '');
+    if (r.status !== 0 || !m) throw new Error(`valgrind ${path.basename(bin)}: ${r.error || (r.stderr || '').slice(-300)}`);
+    return Number(m[1]);
+  };
+  const perMb = (bin, bundle) => (ir(bin, bundle, MB) - ir(bin, bundle, 0)) / MB / 1e6;
+  console.log(`instructions per MB of bl_tokenize (callgrind, ${MB} MB of the corpus lines, bundle load subtracted)`);
+  for (const [name, bundle] of [['uncased', BUNDLE], ['cased', CASED]]) {
+    if (!fs.existsSync(bundle)) continue;
+    let now, then;
+    try {
+      now = perMb(nowBin, bundle);
+      then = perMb(oldBin, bundle);
+    } catch (e) {
+      console.log(`  ${name}: ${e.message}`);
+      return;
+    }
+    console.log(`  ${name}: this tree ${now.toFixed(1)} M, ${BASELINE} ${then.toFixed(1)} M: ${(now / then).toFixed(3)}x`);
   }
 }

@@ -23,6 +23,7 @@
 #include "unicode.h"
 #include "utf8.h"
 
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -54,7 +55,84 @@ struct bli_hftok {
     int trim_offsets, trim_prefix_space; /* ByteLevel trimming (RoBERTa / ByteLevel / Sequence) */
     int32_t cls_id, sep_id;
     tpiece *single, *pair; int32_t n_single, n_pair;
+    /* the work buffers of the last encoding, kept for the next one (NULL:
+     * none kept, or a call is using them): see hfwork */
+    _Atomic(struct hfwork *) *spare;
 };
+
+/* What one encoding works in: encode_text's strings, piece lists, model
+ * buffers and byte -> character map; the encodings of A and B and their
+ * character -> UTF-16 maps. Kept by the tokenizer from one call to the next
+ * (its spare slot, taken and given back atomically, so calls from several
+ * threads each get their own: a second concurrent call makes a fresh one),
+ * so a call on a short text allocates only its output, as it is on a page
+ * or a corpus tokenizing text after text. Kept only after texts of at most
+ * HF_KEEP_WORK_BYTES (its buffers grow with the text: ~60 bytes per byte). */
+#define HF_KEEP_WORK_BYTES (64u << 10)
+typedef struct hfwork {
+    bli_hfstr s, w, scratch;
+    bli_hfsplits l1, l2, l3;
+    bli_hfmwork mw;
+    char *buf; size_t bcap;
+    int32_t *char_at; size_t char_cap;  /* [len + 1] byte -> character (at a character's first byte) */
+    int32_t *longest; int32_t lcap;     /* [characters] split_added's matches */
+    bli_hftokens e[2];                  /* A's and B's tokens */
+    int32_t *u16[2]; size_t u16_cap[2]; /* [len + 2] character -> UTF-16 offset, A and B */
+} hfwork;
+
+static void hfwork_free(hfwork *k) {
+    if (!k) return;
+    bli_hfstr_free(&k->s);
+    bli_hfstr_free(&k->w);
+    bli_hfstr_free(&k->scratch);
+    bli_hfsplits_free(&k->l1);
+    bli_hfsplits_free(&k->l2);
+    bli_hfsplits_free(&k->l3);
+    bli_hfmwork_free(&k->mw);
+    free(k->buf);
+    free(k->char_at);
+    free(k->longest);
+    free(k->e[0].v);
+    free(k->e[1].v);
+    free(k->u16[0]);
+    free(k->u16[1]);
+    free(k);
+}
+
+/* Room for need int32s in *p (capacity *cap). */
+static int i32_room(int32_t **p, size_t *cap, size_t need) {
+    if (need <= *cap) return 0;
+    if (need > SIZE_MAX / sizeof **p) return -1;
+    int32_t *q = realloc(*p, need * sizeof *q);
+    if (!q) return -1;
+    *p = q;
+    *cap = need;
+    return 0;
+}
+
+/* The spare work of t, or a new one (NULL: out of memory). */
+static hfwork *work_take(const bli_hftok *t) {
+    hfwork *k = atomic_exchange(t->spare, NULL);
+    return k ? k : calloc(1, sizeof *k);
+}
+
+/* Back into the spare slot after a call on `bytes` bytes (freed instead
+ * after a longer text, or when another call put its own back first). */
+static void work_give(const bli_hftok *t, hfwork *k, size_t bytes) {
+    if (k && bytes <= HF_KEEP_WORK_BYTES) k = atomic_exchange(t->spare, k);
+    hfwork_free(k);
+}
+
+/* A tokenizer with its spare slot, the rest zero. */
+static bli_hftok *hftok_new(void) {
+    bli_hftok *t = calloc(1, sizeof(bli_hftok));
+    if (t && !(t->spare = malloc(sizeof *t->spare))) {
+        free(t);
+        return NULL;
+    }
+    if (t) atomic_init(t->spare, NULL);
+    return t;
+}
 
 /* ------------------------------------------------------------- reading */
 
@@ -235,6 +313,8 @@ void bli_hftok_free(bli_hftok *t) {
     free(t->pair);
     bli_jfree(t->json);
     bli_hf_bmp_free(t->bmp);
+    if (t->spare) hfwork_free(atomic_load(t->spare));
+    free(t->spare);
     free(t);
 }
 
@@ -303,7 +383,7 @@ done:
 }
 
 bli_hftok *bli_hftok_load(const char *json, size_t len, char *err, size_t errlen) {
-    bli_hftok *t = calloc(1, sizeof *t);
+    bli_hftok *t = hftok_new();
     if (!t) { bli_set_err(err, errlen, "out of memory"); return NULL; }
     t->json = bli_jparse(json, len, err, errlen);
     if (!t->json) goto fail;
@@ -386,7 +466,7 @@ fail:
 
 bli_hftok *bli_hftok_wordpiece(const char *const *vocab, const uint32_t *lens, int32_t n, const bl_tokenizer_opts *o,
                                char *err, size_t errlen) {
-    bli_hftok *t = calloc(1, sizeof *t);
+    bli_hftok *t = hftok_new();
     if (!t) { bli_set_err(err, errlen, "out of memory"); return NULL; }
     if (bli_hfmodel_wordpiece(&t->model, vocab, lens, n, o->unk_id, o->max_chars_per_word, err, errlen)) goto fail;
     t->vocab_size = n;
@@ -572,24 +652,29 @@ static int split_added(const bli_hftok *t, bli_hfstr *s, int normalized, bli_hfs
     return 0;
 }
 
-/* Tokens of one text into out, their offsets in characters; u16 [len + 2]
- * gets the UTF-16 offset of each of the text's *n_chars characters and of
- * its end. */
-static int encode_text(const bli_hftok *t, const char *text, size_t len, const char *which, bli_hftokens *out,
-                       int32_t *u16, int32_t *n_chars, char *err, size_t errlen) {
-    bli_hfstr s = {0}, w = {0}, scratch = {0};
-    bli_hfsplits l1 = {0}, l2 = {0}, l3 = {0};
-    bli_hfmwork mw = {0};
-    char *buf = NULL;
-    size_t bcap = 0;
-    int32_t *char_at = NULL, *longest = NULL, lcap = 0;
+/* Tokens of one text (ab: 0 A, 1 B) into wk->e[ab], their offsets in
+ * characters; wk->u16[ab] [len + 2] gets the UTF-16 offset of each of the
+ * text's *n_chars characters and of its end. */
+static int encode_text(const bli_hftok *t, hfwork *wk, int ab, const char *text, size_t len, const char *which,
+                       int32_t *n_chars, char *err, size_t errlen) {
+    /* the work's buffers (given back at the end: a piece may move between
+     * them), emptied */
+    bli_hfstr s = wk->s, w = wk->w, scratch = wk->scratch;
+    bli_hfsplits l1 = wk->l1, l2 = wk->l2, l3 = wk->l3;
+    bli_hfmwork mw = wk->mw;
+    bli_hftokens *out = &wk->e[ab];
+    out->n = 0;
+    w.n = scratch.n = 0;
+    bli_hfsplits_clear(&l1);
+    bli_hfsplits_clear(&l2);
+    bli_hfsplits_clear(&l3);
     int rc = -1;
     /* byte -> code point index, for the final offset conversion */
-    char_at = malloc((len + 1) * sizeof *char_at);
-    if (!char_at) goto done;
+    if (i32_room(&wk->char_at, &wk->char_cap, len + 1) || i32_room(&wk->u16[ab], &wk->u16_cap[ab], len + 2)) goto done;
+    int32_t *char_at = wk->char_at, *u16 = wk->u16[ab];
     if (decode(text, len, which, &s, char_at, u16, err, errlen)) goto done_noerr;
     *n_chars = s.n;
-    if (split_added(t, &s, 0, &l1, &longest, &lcap)) goto done;
+    if (split_added(t, &s, 0, &l1, &wk->longest, &wk->lcap)) goto done;
     for (int32_t i = 0; i < l1.n; i++) {
         const bli_hfstr piece = bli_hfsplit_str(&l1, i);
         if (l1.v[i].added_id >= 0) {
@@ -612,7 +697,7 @@ static int encode_text(const bli_hftok *t, const char *text, size_t len, const c
             goto done_noerr;
         }
         if (nrc) goto done;
-        if (split_added(t, &w, 1, &l2, &longest, &lcap)) goto done;
+        if (split_added(t, &w, 1, &l2, &wk->longest, &wk->lcap)) goto done;
     }
     if (t->has_pretok && bli_hfpretok_apply(&t->pretok, &l2, &l3, &scratch)) goto done;
     for (int32_t k = 0; k < l2.n; k++) {
@@ -620,9 +705,9 @@ static int encode_text(const bli_hftok *t, const char *text, size_t len, const c
         if (l2.v[k].added_id >= 0) {
             bli_hftoken tk = {l2.v[k].added_id, sp.n ? sp.c[0].o0 : 0, sp.n ? sp.c[sp.n - 1].o1 : 0, k, 0, 0};
             if (t->trim_offsets) {
-                int64_t nb = bli_hfstr_utf8(&sp, 0, sp.n, &buf, &bcap);
+                int64_t nb = bli_hfstr_utf8(&sp, 0, sp.n, &wk->buf, &wk->bcap);
                 if (nb < 0) goto done;
-                bli_hf_space_ends(buf, (size_t)nb, &tk.lead, &tk.trail);
+                bli_hf_space_ends(wk->buf, (size_t)nb, &tk.lead, &tk.trail);
             }
             if (bli_hftokens_push(out, tk)) goto done;
         } else if (bli_hfmodel_tokenize(&t->model, &sp, k, out, &mw, err, errlen)) {
@@ -645,16 +730,9 @@ static int encode_text(const bli_hftok *t, const char *text, size_t len, const c
 done:
     bli_set_err(err, errlen, "tokenizer: out of memory");
 done_noerr:
-    bli_hfmwork_free(&mw);
-    free(char_at);
-    free(longest);
-    free(buf);
-    bli_hfstr_free(&s);
-    bli_hfstr_free(&w);
-    bli_hfstr_free(&scratch);
-    bli_hfsplits_free(&l1);
-    bli_hfsplits_free(&l2);
-    bli_hfsplits_free(&l3);
+    wk->s = s, wk->w = w, wk->scratch = scratch;
+    wk->l1 = l1, wk->l2 = l2, wk->l3 = l3;
+    wk->mw = mw;
     return rc;
 }
 
@@ -687,8 +765,6 @@ static void trim(const bli_hftok *t, bli_hftokens *e) {
     }
 }
 
-typedef struct { int32_t id, type, o0, o1, word, seq; } outtok;
-
 /* Tokens the post-processor's layout makes of na tokens of A and nb of B
  * (pair: a pair): every special id and every copy of a sequence its
  * template names (tokenizers repeats a sequence named twice; the template
@@ -712,9 +788,6 @@ static int64_t out_capacity(const bli_hftok *t, int pair, int32_t na, int32_t nb
 int bli_hftok_encode(const bli_hftok *t, const char *a, size_t alen, const char *b, size_t blen, int32_t max_tokens,
                      bl_tokens *out, char *err, size_t errlen) {
     memset(out, 0, sizeof *out);
-    bli_hftokens ea = {0}, eb = {0};
-    outtok *o = NULL;
-    int32_t *ua = NULL, *ub = NULL;
     int rc = -1;
     int pair = b != NULL && blen > 0; /* transformers passes an empty text_pair as no pair */
     const size_t lens[2] = {alen, pair ? blen : 0};
@@ -722,58 +795,77 @@ int bli_hftok_encode(const bli_hftok *t, const char *a, size_t alen, const char 
         if (lens[k] > HF_MAX_TEXT_BYTES) {
             bli_set_err(err, errlen, "%s is too long: %zu bytes (limit %u)", k ? "text B" : "text A", lens[k],
                         HF_MAX_TEXT_BYTES);
-            goto done;
+            return -1;
         }
     }
-    int32_t na_chars = 0, nb_chars = 0; /* ua, ub: [chars + 1] UTF-16 offset of each character */
-    ua = malloc((alen + 2) * sizeof *ua);
-    ub = pair ? malloc((blen + 2) * sizeof *ub) : NULL;
-    if (!ua || (pair && !ub)) { bli_set_err(err, errlen, "tokenizer: out of memory"); goto done; }
-    if (encode_text(t, a, alen, "text A", &ea, ua, &na_chars, err, errlen)) goto done;
-    if (pair && encode_text(t, b, blen, "text B", &eb, ub, &nb_chars, err, errlen)) goto done;
-    int32_t full = ea.n + eb.n;
+    hfwork *wk = work_take(t);
+    if (!wk) { bli_set_err(err, errlen, "tokenizer: out of memory"); return -1; }
+    bli_hftokens *ea = &wk->e[0], *eb = &wk->e[1];
+    eb->n = 0;
+    int32_t na_chars = 0, nb_chars = 0;
+    if (encode_text(t, wk, 0, a, alen, "text A", &na_chars, err, errlen)) goto done;
+    if (pair && encode_text(t, wk, 1, b, blen, "text B", &nb_chars, err, errlen)) goto done;
+    /* ua, ub: [chars + 1] UTF-16 offset of each character */
+    const int32_t *ua = wk->u16[0], *ub = pair ? wk->u16[1] : NULL;
+    int32_t full = ea->n + eb->n;
     /* tokenizers subtracts the specials in unsigned arithmetic: a limit below
      * their count wraps around to no limit at all */
     if (max_tokens > 0 && max_tokens >= n_specials(t, pair)) {
         int32_t ml = max_tokens - n_specials(t, pair);
         if (ml == 0) {
-            ea.n = 0, eb.n = 0;
-        } else if (ea.n + eb.n > ml) {
+            ea->n = 0, eb->n = 0;
+        } else if (ea->n + eb->n > ml) {
             if (pair) {
-                int32_t n1 = ea.n, n2 = eb.n, swap = 0;
+                int32_t n1 = ea->n, n2 = eb->n, swap = 0;
                 if (n1 > n2) { int32_t x = n1; n1 = n2; n2 = x; swap = 1; }
                 if (n1 > ml) n2 = n1;
                 else n2 = n1 > ml - n1 ? n1 : ml - n1;
                 if (n1 + n2 > ml) { n1 = ml / 2; n2 = n1 + ml % 2; }
                 if (swap) { int32_t x = n1; n1 = n2; n2 = x; }
-                if (ea.n > n1) ea.n = n1;
-                if (eb.n > n2) eb.n = n2;
+                if (ea->n > n1) ea->n = n1;
+                if (eb->n > n2) eb->n = n2;
             } else {
-                ea.n = ml;
+                ea->n = ml;
             }
         }
     }
-    out->truncated = ea.n + eb.n < full;
+    out->truncated = ea->n + eb->n < full;
     if (t->trim_offsets) {
-        trim(t, &ea);
-        trim(t, &eb);
+        trim(t, ea);
+        trim(t, eb);
     }
     /* assemble: the output holds exactly the pieces of the chosen layout */
-    int64_t cap = out_capacity(t, pair, ea.n, eb.n);
+    int64_t cap = out_capacity(t, pair, ea->n, eb->n);
     if (cap < 0 || cap > INT32_MAX / 4) {
         bli_set_err(err, errlen, "tokenizer: the post-processor makes %lld tokens (at most %d)", (long long)cap,
                     INT32_MAX / 4);
         goto done;
     }
-    o = malloc(((size_t)cap + 1) * sizeof *o);
-    if (!o) { bli_set_err(err, errlen, "tokenizer: out of memory"); goto done; }
+    /* [cap] ids, type ids, word ids; [cap][2] offsets */
+    out->ids = malloc(((size_t)cap + 1) * sizeof *out->ids);
+    out->type_ids = malloc(((size_t)cap + 1) * sizeof *out->type_ids);
+    out->offsets = malloc(((size_t)cap + 1) * 2 * sizeof *out->offsets);
+    out->word_ids = malloc(((size_t)cap + 1) * sizeof *out->word_ids);
+    if (!out->ids || !out->type_ids || !out->offsets || !out->word_ids) {
+        bl_tokens_free(out);
+        bli_set_err(err, errlen, "tokenizer: out of memory");
+        goto done;
+    }
     int32_t n = 0, n_a = -1;
+    int32_t *ids = out->ids, *types = out->type_ids, *words = out->word_ids, *offs = out->offsets;
     /* every write goes through these two, which stop at cap (never reached:
-     * out_capacity counts the same pieces) */
-#define SPECIAL(ID, TY) do { if (n >= cap) goto overrun; o[n++] = (outtok){(ID), (TY), 0, 0, -1, -1}; } while (0)
-#define SEQ(E, S, TY) do { if ((E).n > cap - n) goto overrun; \
-        for (int32_t q = 0; q < (E).n; q++) \
-            o[n++] = (outtok){(E).v[q].id, (TY), (E).v[q].o0, (E).v[q].o1, (E).v[q].word, (S)}; } while (0)
+     * out_capacity counts the same pieces); a sequence's offsets go from
+     * characters to UTF-16 (its map m of lim + 1 entries) */
+#define SPECIAL(ID, TY) do { if (n >= cap) goto overrun; \
+        ids[n] = (ID), types[n] = (TY), words[n] = -1, offs[2 * n] = offs[2 * n + 1] = 0; n++; } while (0)
+#define SEQ(E, S, TY) do { if ((E)->n > cap - n) goto overrun; \
+        const int32_t *m = (S) ? ub : ua, lim = (S) ? nb_chars : na_chars; \
+        for (int32_t q = 0; q < (E)->n; q++, n++) { \
+            const bli_hftoken *v = &(E)->v[q]; \
+            ids[n] = v->id, types[n] = (TY), words[n] = v->word; \
+            offs[2 * n] = m[v->o0 < lim ? (v->o0 < 0 ? 0 : v->o0) : lim]; \
+            offs[2 * n + 1] = m[v->o1 < lim ? (v->o1 < 0 ? 0 : v->o1) : lim]; \
+        } } while (0)
     switch (t->proc) {
     case HF_P_ROBERTA:
         SPECIAL(t->cls_id, 0); SEQ(ea, 0, 0); SPECIAL(t->sep_id, 0);
@@ -814,43 +906,16 @@ int bli_hftok_encode(const bli_hftok *t, const char *a, size_t alen, const char 
     }
 #undef SPECIAL
 #undef SEQ
-    /* code points -> UTF-16 (ua, ub) */
-    out->ids = malloc(((size_t)n + 1) * sizeof *out->ids);
-    out->type_ids = malloc(((size_t)n + 1) * sizeof *out->type_ids);
-    out->offsets = malloc(((size_t)n + 1) * 2 * sizeof *out->offsets);
-    out->word_ids = malloc(((size_t)n + 1) * sizeof *out->word_ids);
-    if (!out->ids || !out->type_ids || !out->offsets || !out->word_ids) {
-        bl_tokens_free(out);
-        bli_set_err(err, errlen, "tokenizer: out of memory");
-        goto done;
-    }
-    for (int32_t i = 0; i < n; i++) {
-        out->ids[i] = o[i].id;
-        out->type_ids[i] = o[i].type;
-        out->word_ids[i] = o[i].word;
-        int32_t s0 = 0, s1 = 0;
-        if (o[i].seq >= 0) {
-            const int32_t *m = o[i].seq ? ub : ua;
-            int32_t lim = o[i].seq ? nb_chars : na_chars;
-            s0 = m[o[i].o0 < lim ? (o[i].o0 < 0 ? 0 : o[i].o0) : lim];
-            s1 = m[o[i].o1 < lim ? (o[i].o1 < 0 ? 0 : o[i].o1) : lim];
-        }
-        out->offsets[2 * i] = s0;
-        out->offsets[2 * i + 1] = s1;
-    }
     out->n = n;
     out->n_a = n_a < 0 ? n : n_a;
     rc = 0;
     goto done;
 overrun:
+    bl_tokens_free(out);
     bli_set_err(err, errlen, "tokenizer: internal error: the post-processor's output passed its %lld tokens",
                 (long long)cap);
 done:
-    free(o);
-    free(ua);
-    free(ub);
-    free(ea.v);
-    free(eb.v);
+    work_give(t, wk, alen + (pair ? blen : 0));
     return rc;
 }
 

@@ -480,12 +480,17 @@ static int32_t vocab_find_2(const bli_hfvocab *v, uint32_t h, const char *pre, s
     }
 }
 
-/* A WordPiece token: characters [c0, c1) of the split. */
-static int emit_chars(const bli_hfmodel *m, const bli_hfstr *s, int32_t id, int32_t c0, int32_t c1, int32_t word,
-                      bli_hftokens *out) {
+/* A WordPiece token: characters [c0, c1) of the split (inline: a token
+ * per piece of every word; the list grows out of line). */
+static inline int emit_chars(const bli_hfmodel *m, const bli_hfstr *s, int32_t id, int32_t c0, int32_t c1,
+                             int32_t word, bli_hftokens *out) {
     bli_hftoken t = {id, s->c[c0].o0, s->c[c1 - 1].o1, word, 0, 0};
     if (m->space_ends && id >= 0 && id < m->vocab.n)
         bli_hf_space_ends(m->vocab.pool + m->vocab.off[id], m->vocab.len[id], &t.lead, &t.trail);
+    if (out->n < out->cap) {
+        out->v[out->n++] = t;
+        return 0;
+    }
     return bli_hftokens_push(out, t);
 }
 
@@ -506,8 +511,7 @@ static int wordpiece(const bli_hfmodel *m, const bli_hfstr *s, int32_t word, bli
     if (room(&w->hash, &w->hcap, (size_t)b.n + 1, sizeof *w->hash)) goto done;
     uint32_t *hash = w->hash;
     const size_t plen = m->cont_len;
-    uint32_t h_pre = 2166136261u; /* FNV-1a of the prefix */
-    for (size_t x = 0; x < plen; x++) h_pre = (h_pre ^ (uint8_t)m->cont_prefix[x]) * 16777619u;
+    const uint32_t h_pre = m->cont_hash; /* FNV-1a of the prefix */
     const int32_t first = out->n;
     for (int32_t st = 0; st < b.n;) {
         const char *pre = st > 0 && plen ? m->cont_prefix : "";
@@ -712,6 +716,7 @@ int bli_hfmodel_read(bli_hfmodel *m, const bli_jv *j, char *err, size_t errlen) 
         m->cont_prefix = p && p->type == BLI_JSTR ? dup_str(p) : NULL;
         if (!p) m->cont_prefix = dup_str(&(bli_jv){.type = BLI_JSTR, .str = "##", .len = 2});
         m->cont_len = m->cont_prefix ? strlen(m->cont_prefix) : 0;
+        m->cont_hash = fnv1a(m->cont_prefix ? m->cont_prefix : "", m->cont_len);
         /* as tokenizers reads it (a usize; 0: every word is unk); absent: 100.
          * Past INT32_MAX it is the same as INT32_MAX: no word is that long. */
         if (mc && (mc->type != BLI_JNUM || !mc->is_int || mc->ival < 0)) {
@@ -796,6 +801,7 @@ int bli_hfmodel_wordpiece(bli_hfmodel *m, const char *const *vocab, const uint32
     if (!m->cont_prefix) { bli_set_err(err, errlen, "out of memory"); return -1; }
     memcpy(m->cont_prefix, "##", 3);
     m->cont_len = 2;
+    m->cont_hash = fnv1a(m->cont_prefix, m->cont_len);
     if (vocab_build(&m->vocab, vocab, lens, n, err, errlen)) return -1;
     max_piece(m);
     return 0;

@@ -29,6 +29,7 @@ typedef struct {
     uint64_t *merge_keys; uint32_t *merge_rank, *merge_new; uint32_t n_merge_slots; /* (a << 32 | b) hash */
     char *cont_prefix, *eow_suffix; /* NULL when absent */
     size_t cont_len;               /* WordPiece: strlen(cont_prefix) */
+    uint32_t cont_hash;            /* WordPiece: FNV-1a of cont_prefix (a continuation's hash starts there) */
     int byte_fallback, ignore_merges, fuse_unk;
     int32_t unk_id;                /* BPE/WordPiece: id of unk_token or -1; Unigram: unk_id or -1 */
     /* Unigram */
