@@ -22,7 +22,7 @@
 //                bench): keystroke -> redrawn heatmap over --base-keys N
 //                keystrokes (default 20), p50 and p95, and the main
 //                thread's long tasks (issue 35 item 3).
-// Prints median (and min/max) of N runs. Usage: node tools/bench_page.mjs [--runs N] [--only512] [--onlybase] [--base-keys N] [--views head,neuron]
+// Prints median (and min/max) of N runs. Usage: node tools/bench_page.mjs [--runs N] [--only512] [--onlybase] [--base-keys N] [--base-at F] [--trace FILE] [--why] [--views head,neuron]
 // Targets: warm first view <= 1500 ms, keystroke -> redraw <= 100 ms,
 // one-file first view <= 3000 ms; at 512 tokens (issue 11): keystroke ->
 // redraw <= 400 ms, layer/head switch <= 150 ms, no long task > 50 ms.
@@ -43,6 +43,16 @@ const ONLY512 = process.argv.includes('--only512');
 const ONLYBASE = process.argv.includes('--onlybase');
 const argBase = process.argv.indexOf('--base-keys');
 const BASE_KEYS = argBase > 0 ? Number(process.argv[argBase + 1]) : 20;
+// --trace FILE: a Chromium trace (timeline + JS sampling profiler) of the
+// last 3 bert-base keystrokes, for tools/trace_tasks.mjs (the tracing slows
+// the page: the figures of a traced run are not the page's).
+const argTrace = process.argv.indexOf('--trace');
+const TRACE = argTrace > 0 ? process.argv[argTrace + 1] : null;
+const argAt = process.argv.indexOf('--base-at');
+const BASE_AT = argAt > 0 ? Number(process.argv[argAt + 1]) : null;
+// --why: the long animation frames (scripts by function, style, layout,
+// paint) of the bert-base keystroke with the longest task.
+const WHY = process.argv.includes('--why');
 // 30 words -> 32 tokens with [CLS] and [SEP] (checked below).
 const TEXT32 = 'the quick brown fox jumps over the lazy dog while the small cat sleeps on a warm mat near the door and the old man reads his book in the';
 
@@ -81,6 +91,22 @@ async function long512(model = null) {
       window.__readyAt = 0;
       new PerformanceObserver((l) => { for (const e of l.getEntries()) window.__lt.push([e.startTime, e.duration]); })
         .observe({ type: 'longtask', buffered: true });
+      // long animation frames: what a long task spent its time on (the
+      // scripts it ran, by function; style, layout and paint) — printed
+      // for the bert-base keystrokes with --why
+      window.__loaf = [];
+      try {
+        new PerformanceObserver((l) => {
+          for (const e of l.getEntries()) {
+            window.__loaf.push({
+              start: e.startTime, ms: e.duration, render: e.renderStart ? e.startTime + e.duration - e.renderStart : 0,
+              layout: e.styleAndLayoutStart ? e.startTime + e.duration - e.styleAndLayoutStart : 0,
+              scripts: e.scripts.map((x) => ({ ms: x.duration, layout: x.forcedStyleAndLayoutDuration, at: x.startTime,
+                what: `${x.invoker}${x.sourceFunctionName ? ` ${x.sourceFunctionName}` : ''} ${(x.sourceURL || '').replace(/^.*\//, '')}:${x.sourceCharPosition}` })),
+            });
+          }
+        }).observe({ type: 'long-animation-frame', buffered: true });
+      } catch { /* no LoAF in this browser */ }
       new MutationObserver(() => { if (document.body.dataset.state === 'ready') window.__readyAt = performance.now(); })
         .observe(document, { subtree: true, attributes: true, attributeFilter: ['data-state'] });
     });
@@ -100,7 +126,9 @@ async function long512(model = null) {
         if (k === 'tab') document.querySelector(`#view-tabs [data-view="${a}"]`).click();
         else if (k === 'key') { // what a key press does to a textarea: the value, then an input event
           const ta = document.getElementById('text-a');
-          ta.value = a === '\b' ? ta.value.slice(0, -1) : ta.value + a;
+          // at the end, or at __keyAt (--base-at): a key there, then a backspace after it
+          const at = window.__keyAt ?? (a === '\b' ? ta.value.length - 1 : ta.value.length);
+          ta.value = a === '\b' ? ta.value.slice(0, at) + ta.value.slice(at + 1) : ta.value.slice(0, at) + a + ta.value.slice(at);
           ta.dispatchEvent(new InputEvent('input', { bubbles: true, data: a === '\b' ? null : a, inputType: a === '\b' ? 'deleteContentBackward' : 'insertText' }));
         } else {
           const el = document.querySelector(a);
@@ -114,8 +142,12 @@ async function long512(model = null) {
       await p.waitForFunction(() => window.__readyAt > 0, null, { timeout: 60000 });
       await p.waitForTimeout(60); // let a task that ends the redraw be reported
       return p.evaluate((t) => {
-        const lt = window.__lt.filter(([st]) => st >= t - 1 && st <= window.__readyAt + 50).map(([, d]) => d);
-        return { ms: window.__readyAt - t, longest: lt.length ? Math.max(...lt) : 0, sum: lt.reduce((x, y) => x + y, 0) };
+        const within = window.__lt.filter(([st]) => st >= t - 1 && st <= window.__readyAt + 50);
+        const lt = within.map(([, d]) => d);
+        const loaf = window.__loaf.filter((f) => f.start + f.ms >= t - 1 && f.start <= window.__readyAt + 50)
+          .map((f) => ({ ...f, start: f.start - t, scripts: f.scripts.map((x) => ({ ...x, at: x.at - t })) }));
+        return { ms: window.__readyAt - t, longest: lt.length ? Math.max(...lt) : 0, sum: lt.reduce((x, y) => x + y, 0),
+          loaf, tasks: within.map(([st, d]) => [st - t, d]) };
       }, t0);
     };
     /** Scroll the page to fraction f of its height and wait for the head
@@ -140,10 +172,16 @@ async function long512(model = null) {
     const out = [];
     if (model) { // keystrokes only, in the heatmap
       const keys = [];
+      const tracing = TRACE ? await ctx.newCDPSession(p) : null;
+      // --base-at F: type at fraction F of the text (its tokens after it
+      // shift: labels change), not past its 512th token at the end
+      if (BASE_AT !== null) await p.evaluate((f) => { window.__keyAt = Math.round(f * document.getElementById('text-a').value.length); }, BASE_AT);
       for (let i = 0; i < BASE_KEYS + 1; i++) {
+        if (tracing && i === Math.max(1, BASE_KEYS - 2)) await traceStart(tracing);
         const r = await act('key', i % 2 ? '\b' : 'x');
         if (i) keys.push(r);
       }
+      if (tracing) await traceEnd(tracing, TRACE);
       info.model = await p.evaluate(() => document.getElementById('model-info')?.textContent || '');
       return { info, keys };
     }
@@ -170,6 +208,33 @@ async function long512(model = null) {
     await isrv.close();
     fs.rmSync(prof, { recursive: true, force: true });
   }
+}
+
+/** Chromium tracing over CDP: the timeline's events and the JS sampling
+ *  profiler (what DevTools' Performance panel records). */
+async function traceStart(cdp) {
+  await cdp.send('Tracing.start', {
+    transferMode: 'ReturnAsStream',
+    traceConfig: {
+      includedCategories: ['toplevel', 'devtools.timeline', 'disabled-by-default-devtools.timeline', 'v8', 'v8.execute',
+        'disabled-by-default-v8.cpu_profiler', 'blink.user_timing', 'disabled-by-default-v8.gc',
+        'disabled-by-default-devtools.timeline.invalidationTracking'],
+    },
+  });
+}
+async function traceEnd(cdp, file) {
+  const done = new Promise((r) => cdp.once('Tracing.tracingComplete', r));
+  await cdp.send('Tracing.end');
+  const { stream } = await done;
+  const parts = [];
+  for (;;) {
+    const { data, eof, base64Encoded } = await cdp.send('IO.read', { handle: stream, size: 1 << 20 });
+    parts.push(base64Encoded ? Buffer.from(data, 'base64') : Buffer.from(data));
+    if (eof) break;
+  }
+  await cdp.send('IO.close', { handle: stream });
+  fs.writeFileSync(file, Buffer.concat(parts));
+  console.log(`trace of the last keystrokes: ${file} (node tools/trace_tasks.mjs ${file})`);
 }
 
 function print512({ info, out }) {
@@ -300,6 +365,15 @@ async function printBase() {
   const longest = Math.max(...keys.map((k) => k.longest));
   console.log(`\nbert-base-shaped q8 model, 512 tokens, the page as published (cross-origin isolated: ${info.isolated}, engine threads ${info.threads}); ${info.tokens}`);
   console.log(`keystroke -> redrawn heatmap view over ${ms.length} keystrokes: p50 ${pct(0.5).toFixed(0)} ms, p95 ${pct(0.95).toFixed(0)} ms (min ${ms[0].toFixed(0)}, max ${ms[ms.length - 1].toFixed(0)}); `
-    + `longest main-thread task ${longest.toFixed(0)} ms (<= 50: ${longest <= 50 ? 'met' : 'MISSED'})`);
+    + `longest main-thread task ${longest ? `${longest.toFixed(0)} ms` : 'none over 50 ms (the long task API\'s threshold)'} (<= 50: ${longest <= 50 ? 'met' : 'MISSED'})`);
+  if (WHY) { // the long animation frames of the keystroke with the longest task
+    const worst = keys.reduce((a, b) => (b.longest > a.longest ? b : a));
+    console.log(`the keystroke with the longest task: long tasks (ms after the input event: duration) ${worst.tasks.map(([a, d]) => `${a.toFixed(0)}: ${d.toFixed(0)}`).join(', ')}; `
+      + `its long animation frames (ms after the input: duration, of which render / style+layout; scripts at: duration):`);
+    for (const f of worst.loaf) {
+      console.log(`  ${f.start.toFixed(0)}: ${f.ms.toFixed(0)} ms frame, render ${f.render.toFixed(0)} ms, style+layout ${f.layout.toFixed(0)} ms`);
+      for (const x of f.scripts) console.log(`    ${x.at.toFixed(0)}: ${x.ms.toFixed(0).padStart(4)} ms  ${x.what}${x.layout ? ` (forced style+layout ${x.layout.toFixed(0)} ms)` : ''}`);
+    }
+  }
 }
 

@@ -24,9 +24,9 @@
 
 import { shownMatrices } from '../lib/export_data.js';
 import {
-  THEMES, sizeCanvas, tooltip, fmt, drawLegendBar, clip, exportable, cellMarks, SVG_MAX_CELLS,
+  THEMES, sizeCanvas, tooltip, fmt, drawLegendBar, clip, exportable, cellMarks, SVG_MAX_CELLS, sliced,
   infoLine, linksTable, exportContext, chromeHeight,
-  colourTable,
+  colourTable, setAll,
 } from './common.js';
 import { heatmapLayout, heatmapFrame } from './layout.js';
 import { pairBoundary, strongestLinks, headMatrix, maxOf } from '../lib/data.js';
@@ -42,6 +42,10 @@ function rawLine(data, c) {
 
 
 const d3 = globalThis.d3;
+// Above PAINT_K tokens the cells are written as pixels (paintCells), not
+// one fillRect each; above SLICE_K the drawing spreads over three tasks (view).
+const PAINT_K = 160;
+const SLICE_K = 160;
 
 export function heatmapView() {
   let theme = THEMES.light;
@@ -56,8 +60,43 @@ export function heatmapView() {
   let tapEcho = null;
 
   let exported = exportContext(); // what an export adds (its last drawing)
+  let scratch = null; // {ctx, img}: the K x K pixels of a large matrix (paintCells)
 
+  let job = null; // a large matrix's drawing in progress (common.js sliced)
+
+  /** Draw data in root. Up to SLICE_K tokens at once; above, in three
+   *  tasks (common.js sliced), so that no task of a keystroke at 512
+   *  tokens blocks the page for 50 ms: the message that brought the run
+   *  and what the page derives from it (its own task), the numbers of the
+   *  matrix (its largest value, its strongest links, the cells' pixels:
+   *  ~262k values, no DOM), then every change to the DOM at once, so no
+   *  frame shows half a drawing. Returns the sliced drawing's promise
+   *  (true once drawn, false when a newer drawing replaced it), or
+   *  undefined when drawn at once. */
   function view(root, data) {
+    if (job) { job.cancel(); job = null; }
+    if (data.K <= SLICE_K) { commit(root, data, numbers(data)); return undefined; }
+    const t = sliced((function* steps() {
+      yield; // the task that brought the run ends here
+      const nums = numbers(data);
+      yield;
+      commit(root, data, nums);
+    }()), 0, 0);
+    job = t;
+    const stage = root.select('.hm-stage').node();
+    if (stage) stage.blSettle = () => t.flush(); // an export draws the finished picture
+    return t.done.finally(() => { if (job === t) job = null; });
+  }
+
+  /** What the drawing reads from the matrix: its largest value (the colour
+   *  scale's top), its strongest links (the text alternative) and, for a
+   *  large matrix, the cells' packed pixels (paintCells). */
+  function numbers(data) {
+    const vmax = maxOf(data.matrix) || 1;
+    return { vmax, links: strongestLinks(data.matrix, data.K, 10), pixels: data.K > PAINT_K ? cellPixels(data, vmax) : null };
+  }
+
+  function commit(root, data, { vmax, links, pixels }) {
     // A tap's tooltip still up (nothing else hid it) is shown again below
     // when this drawing only echoes that tap (its cell=, or a second redraw).
     const tip = typeof document !== 'undefined' ? document.getElementById('tooltip') : null;
@@ -70,14 +109,16 @@ export function heatmapView() {
     skeleton(root);
     root.select('.view-title').text(data.title);
     const g = layoutFor(root, data);
-    notes(root, data, g);
-    const vmax = maxOf(data.matrix) || 1;
+    notes(root, data, g, links);
     const colour = (v) => theme.seq(v / vmax);
     const stage = root.select('.hm-stage').style('width', `${g.W}px`).style('height', `${g.H}px`);
+    stage.node().blSettle = null; // drawn: nothing for an export to wait for
     root.select('.hm-scroll').classed('scrolls', g.scroll);
-    paintCells(stage, data, g, colour, vmax);
-    const svg = stage.select('svg.hm-svg').attr('width', g.W).attr('height', g.H)
-      .attr('font-family', 'system-ui, sans-serif').attr('font-size', 11).attr('fill', theme.fg);
+    paintCells(stage, data, g, colour, pixels);
+    // (setAll: an attribute set again, even to its value, has the SVG's
+    // labels laid out again — ~20 ms at 512 tokens)
+    const svg = stage.select('svg.hm-svg');
+    setAll(svg.node(), { width: g.W, height: g.H, 'font-family': 'system-ui, sans-serif', 'font-size': 11, fill: theme.fg });
     drawLabels(svg, data, g);
     drawBoundary(svg, data, g);
     drawLegend(svg, data, g, vmax);
@@ -123,7 +164,31 @@ export function heatmapView() {
     return heatmapLayout({ K: data.K, longestLabel: longest, width: box.width, height, screen });
   }
 
-  function paintCells(stage, data, g, colour, vmax) {
+  /** A large matrix's cells as packed RGBA pixels, one per cell (one
+   *  colour per 1/256 of the range), in the K x K ImageData kept between
+   *  drawings: {img}. */
+  function cellPixels(data, vmax) {
+    const { K, matrix } = data;
+    const lut = colourTable(theme.seq);
+    // one K x K canvas and its pixels, kept between drawings: a new
+    // canvas's first 2D context cost ~10 ms a drawing at 512 tokens
+    if (!scratch || scratch.img.width !== K) {
+      const c = document.createElement('canvas');
+      c.width = K; c.height = K;
+      scratch = { ctx: c.getContext('2d'), img: new ImageData(K, K) };
+    }
+    const { img } = scratch;
+    const px = new Uint32Array(img.data.buffer);
+    for (let p = 0; p < K * K; p++) px[p] = lut[Math.min(255, Math.round((255 * matrix[p]) / vmax))];
+    if (data.causal) {
+      const g = d3.rgb(theme.grid);
+      const grid = new Uint32Array(new Uint8Array([g.r, g.g, g.b, 255]).buffer)[0];
+      for (let i = 0; i < K; i++) for (let j = i + 1; j < K; j++) px[i * K + j] = grid;
+    }
+    return { img };
+  }
+
+  function paintCells(stage, data, g, colour, pixels) {
     const { K, matrix } = data;
     const { cell, side } = g;
     // A decoder's masked cells (a key after its query) in the grid colour, not as weights of 0.
@@ -132,7 +197,7 @@ export function heatmapView() {
     const ctx = sizeCanvas(canvas, side, side);
     ctx.fillStyle = theme.bg;
     ctx.fillRect(0, 0, side, side);
-    if (K <= 160) {
+    if (!pixels) {
       for (let i = 0; i < K; i++) {
         for (let j = 0; j < K; j++) {
           ctx.fillStyle = paint(matrix[i * K + j], i, j);
@@ -140,21 +205,10 @@ export function heatmapView() {
         }
       }
     } else {
-      // Large inputs: write pixels directly (one packed RGBA per 1/256 of the range).
-      const lut = colourTable(theme.seq);
-      const img = new ImageData(K, K);
-      const px = new Uint32Array(img.data.buffer);
-      for (let p = 0; p < K * K; p++) px[p] = lut[Math.min(255, Math.round((255 * matrix[p]) / vmax))];
-      if (data.causal) {
-        const g = d3.rgb(theme.grid);
-        const grid = new Uint32Array(new Uint8Array([g.r, g.g, g.b, 255]).buffer)[0];
-        for (let i = 0; i < K; i++) for (let j = i + 1; j < K; j++) px[i * K + j] = grid;
-      }
-      const tmp = document.createElement('canvas');
-      tmp.width = K; tmp.height = K;
-      tmp.getContext('2d').putImageData(img, 0, 0);
+      // Large inputs: the pixels written directly (cellPixels), scaled up.
+      scratch.ctx.putImageData(pixels.img, 0, 0);
       ctx.imageSmoothingEnabled = false;
-      ctx.drawImage(tmp, 0, 0, side, side);
+      ctx.drawImage(scratch.ctx.canvas, 0, 0, side, side);
     }
     exportable(canvas, () => {
       if (K * K > SVG_MAX_CELLS) {
@@ -169,28 +223,42 @@ export function heatmapView() {
     });
   }
 
+  // Row and column labels: at 512 tokens up to a thousand <text>s. Each
+  // keeps what it was last given (setAll) and is touched only where that
+  // changed, so a redraw with the same tokens (another head, a keystroke
+  // past the model's 512 positions) leaves the labels to style and layout
+  // as they were; their events are the groups' (one listener each, the
+  // label's datum read from the event's target), not 3 per label re-bound
+  // on every draw.
   function drawLabels(svg, data, g) {
     const { labels } = data;
     const shown = labels.map((l, i) => ({ l, i })).filter((d) => d.i % g.step === 0);
-    svg.select('g.rows').attr('transform', `translate(${g.left - 6},${g.top})`)
+    const fg = theme.fg;
+    const label = (ev, cls) => (ev.target instanceof Element && ev.target.classList.contains(cls) ? d3.select(ev.target).datum() : null);
+    const rows = svg.select('g.rows');
+    setAll(rows.node(), { transform: `translate(${g.left - 6},${g.top})` });
+    rows.on('click', (ev) => { const d = label(ev, 'row-label'); if (d) { if (ev.shiftKey) onSpan(d.i); else onQuery(d.i); } })
+      .on('mouseover', (ev) => { const d = label(ev, 'row-label'); if (d) tooltip.show(ev, [`query ${d.i}: ${d.l}`, 'click: explain this row (neuron view)', 'shift-click: add to / remove from the span'], ev.target); })
+      .on('mouseout', (ev) => { if (label(ev, 'row-label')) tooltip.hide(); })
       .selectAll('text.row-label').data(shown, (d) => d.i)
       .join('text')
-      .attr('class', 'row-label')
-      .attr('x', 0).attr('y', (d) => d.i * g.cell + g.cell / 2)
-      .attr('dy', '0.35em').attr('text-anchor', 'end').attr('font-size', g.fontSize)
-      .attr('fill', theme.fg)
-      .text((d) => clip(d.l, g.chars))
-      .on('click', (ev, d) => (ev.shiftKey ? onSpan(d.i) : onQuery(d.i)))
-      .on('mouseenter', (ev, d) => tooltip.show(ev, [`query ${d.i}: ${d.l}`, 'click: explain this row (neuron view)', 'shift-click: add to / remove from the span']))
-      .on('mouseleave', () => tooltip.hide());
-    svg.select('g.cols').attr('transform', `translate(${g.left},${g.top - 6})`)
+      .each(function (d) {
+        setAll(this, {
+          class: 'row-label', x: 0, y: d.i * g.cell + g.cell / 2, dy: '0.35em', 'text-anchor': 'end',
+          'font-size': g.fontSize, fill: fg, '#text': clip(d.l, g.chars),
+        });
+      });
+    const cols = svg.select('g.cols');
+    setAll(cols.node(), { transform: `translate(${g.left},${g.top - 6})` });
+    cols.on('click', (ev) => { const d = label(ev, 'col-label'); if (d && ev.shiftKey) onSpan(d.i); })
       .selectAll('text.col-label').data(shown, (d) => d.i)
       .join('text')
-      .attr('class', 'col-label')
-      .attr('transform', (d) => `translate(${d.i * g.cell + g.cell / 2},0) rotate(-90)`)
-      .attr('dy', '0.35em').attr('font-size', g.fontSize).attr('fill', theme.fg)
-      .text((d) => clip(d.l, g.chars))
-      .on('click', (ev, d) => { if (ev.shiftKey) onSpan(d.i); });
+      .each(function (d) {
+        setAll(this, {
+          class: 'col-label', transform: `translate(${d.i * g.cell + g.cell / 2},0) rotate(-90)`, dy: '0.35em',
+          'font-size': g.fontSize, fill: fg, '#text': clip(d.l, g.chars),
+        });
+      });
     svg.select('g.axis-names').selectAll('text').data([
       { t: 'keys →', x: g.left, y: 12 },
       { t: 'queries ↓', x: 4, y: g.top - 8 },
@@ -303,10 +371,9 @@ export function heatmapView() {
     const pin = () => {
       // scrollLeft forces a layout; a box that does not scroll is at 0.
       const x = scroller.classed('scrolls') ? scroller.node().scrollLeft : 0;
-      svg.select('g.pinned').attr('transform', x ? `translate(${x},0)` : null);
+      setAll(svg.select('g.pinned').node(), { transform: x ? `translate(${x},0)` : null });
       const rows = x ? svg.select('g.rows').node().getBBox() : null; // (a layout: only when scrolled)
-      svg.select('rect.pin-bg').attr('x', 0).attr('y', 0).attr('width', x ? rows.x + rows.width + 2 : 0)
-        .attr('height', svg.attr('height')).attr('fill', theme.bg);
+      setAll(svg.select('rect.pin-bg').node(), { x: 0, y: 0, width: x ? rows.x + rows.width + 2 : 0, height: svg.attr('height'), fill: theme.bg });
     };
     scroller.on('scroll', pin);
     pin();
@@ -318,9 +385,8 @@ export function heatmapView() {
     return [...(data.notes || []), ...(stride ? [stride] : []), ...(b > 0 ? [`Dashed lines: sentence B starts at token ${b} (${data.labels[b]}).`] : [])];
   }
 
-  function notes(root, data, g) {
+  function notes(root, data, g, links) {
     root.select('p.view-notes').text(notesOf(data, g).join(' '));
-    const links = strongestLinks(data.matrix, data.K, 10);
     linksTable(root, {
       summary: `Table: the ${links.length} strongest links (${data.valueName})`,
       columns: [{ key: 'q', title: 'query' }, { key: 'k', title: 'key' }, { key: 'w', title: data.valueName, fmt }],
