@@ -264,7 +264,6 @@ int bli_explain_run(bl_state *s, const int32_t *ids, const int32_t *type_ids, in
         const float *hid = bl_hidden(s, 0), *tp = tape, *const no_rows = NULL, *dfc = df;
         if (bli_backward_steps(s, 1, ids, type_ids, &hid, &no_rows, &tp, &dfc, &g, err, errlen)) goto out;
     }
-
     if (o->method != BL_EXPLAIN_IG)
         for (int32_t i = 0; i < T; i++) out->scores[i] = (float)dot(g + (size_t)i * E, e + (size_t)i * E, E);
     else

@@ -91,17 +91,15 @@ void blk_activate_scalar(float *x, size_t n, int32_t act) {
 /* The 32 x 8 tile W[32b + r][8p + j] of a q8 weight, dequantized as
  * blk_weight_row does (scale * integer), from either layout. */
 void blk_t16_tile(const blk_weight *w, int32_t b, int32_t p, float t[BL_QBLOCK][BL_PANEL]) {
-    const int32_t k = w->k, kb = k / BL_QBLOCK;
+    const int32_t k = w->k;
     for (int32_t r = 0; r < BL_QBLOCK; r++) {
         const size_t R = (size_t)b * BL_QBLOCK + r;
-        float s;
-        if (w->pq8) { /* [R/8][i/2][R%8][i%2], scales [R/8][k/32][8] */
+        const float s = blk_qscale(w, (int32_t)R, p * BL_PANEL / BL_QBLOCK);
+        if (w->pq8) { /* [R/8][i/2][R%8][i%2] */
             const int8_t *q = w->pq8 + (R / BL_PANEL) * k * BL_PANEL + (size_t)p * BL_PANEL * BL_PANEL + (R % BL_PANEL) * 2;
-            memcpy(&s, w->ps8 + ((R / BL_PANEL) * kb + (size_t)p * BL_PANEL / BL_QBLOCK) * BL_PANEL + R % BL_PANEL, 4);
             for (int j = 0; j < BL_PANEL; j++) t[r][j] = s * (float)q[(j / 2) * 2 * BL_PANEL + (j & 1)];
-        } else { /* int8 [n][k], then scales [n][k/32] */
+        } else { /* int8 [n][k] */
             const int8_t *q = (const int8_t *)w->data + R * k + (size_t)p * BL_PANEL;
-            memcpy(&s, w->data + (size_t)w->n * k + (R * kb + (size_t)p * BL_PANEL / BL_QBLOCK) * 4, 4);
             for (int j = 0; j < BL_PANEL; j++) t[r][j] = s * (float)q[j];
         }
     }

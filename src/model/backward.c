@@ -469,7 +469,7 @@ int bli_backward_steps(bl_state *s, int32_t G, const int32_t *ids, const int32_t
             float *dy = dys + (2 * (size_t)g + (size_t)((c->n_layers - 1 - l) % 2)) * th,
                   *dx = dys + (2 * (size_t)g + (size_t)((c->n_layers - l) % 2)) * th;
             const float *x = hid[g] + (size_t)l * th; /* the layer's input [T][H] */
-            const float *tp = tape && tape[g] ? tape[g] + (size_t)l * BLI_TAPE_LAYER(T, b.H, b.I, gated(&b)) : NULL; /* its tape */
+            const float *tp = tape && tape[g] ? tape[g] + (size_t)l * bli_tape_layer(s, T) : NULL; /* its tape */
             if (pre_norm(&b)) pre_layer(&b, l, x, tp, dy, dx);
             else post_layer(&b, l, x, tp, dy, dx);
         }

@@ -76,7 +76,6 @@ static void lay_int16(bctx *b, const blk_weight *w, int16_t *pq, float *ps) {
         }
     }
 }
-
 #endif
 
 void bli_bwd_dy_w(bctx *b, float *dx, const float *dy, int32_t rows, const blk_weight *w) {

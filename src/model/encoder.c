@@ -217,7 +217,7 @@ static void task_rows(void *arg, int w, int n) {
     /* the tape's rows of this layer: [5][T][H] q, k, v, a, o, then [T][I]
      * u and the gate (bli_state_set_tape) */
     const size_t th = (size_t)f->T * H, ti = (size_t)f->T * c->intermediate;
-    float *tl = f->tape ? f->tape + (size_t)l * BLI_TAPE_LAYER(f->T, H, c->intermediate, s->tr->ffn == BLI_FFN_GATED) : NULL;
+    float *tl = f->tape ? f->tape + (size_t)l * bli_tape_layer(s, f->T) : NULL;
     float *tp = tl ? tl + (size_t)t0 * H : NULL;
     float *tu = tl ? tl + 5 * th + (size_t)t0 * c->intermediate : NULL, *tg = tu ? tu + ti : NULL;
     if (tp)
@@ -303,9 +303,11 @@ int bl_forward(bl_state *s, const int32_t *ids, const int32_t *type_ids, int32_t
     return 0;
 }
 
-size_t bli_tape_floats(const bl_state *s, int32_t T) {
-    return (size_t)s->c.n_layers * BLI_TAPE_LAYER(T, s->c.hidden, s->c.intermediate, s->tr->ffn == BLI_FFN_GATED);
+size_t bli_tape_layer(const bl_state *s, int32_t T) {
+    return BLI_TAPE_LAYER(T, s->c.hidden, s->c.intermediate, s->tr->ffn == BLI_FFN_GATED);
 }
+
+size_t bli_tape_floats(const bl_state *s, int32_t T) { return (size_t)s->c.n_layers * bli_tape_layer(s, T); }
 
 void bli_state_set_tape(bl_state *s, float *tape) {
     if (s) s->tape = tape, s->tape_ok = 0;

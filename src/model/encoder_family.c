@@ -435,13 +435,13 @@ void bli_fam_ffn(bl_state *s, int32_t l, float *y, const float *in, int32_t t0, 
     const int32_t I = s->c.intermediate, R = t1 - t0, act = s->c.activation;
     const size_t n = (size_t)R * I;
     float *ffn = s->ffn + (size_t)t0 * I;
-    /* SiLU is not one of the kernels' activations: applied here */
-    if (tu) { /* u kept for the backward */
-        blk_matmul(ffn, in, R, &lw->w1, lw->b1, scratch);
+    /* SiLU is not one of the kernels' activations: applied here; with a
+     * tape, u is kept before the activation runs */
+    blk_matmul_act(ffn, in, R, &lw->w1, lw->b1, tu || act == BL_ACT_SILU ? -1 : act, scratch);
+    if (tu) {
         memcpy(tu, ffn, n * sizeof(float));
         if (act != BL_ACT_SILU) blk_activate(ffn, n, act);
-    } else
-        blk_matmul_act(ffn, in, R, &lw->w1, lw->b1, act == BL_ACT_SILU ? -1 : act, scratch);
+    }
     if (act == BL_ACT_SILU)
         for (size_t i = 0; i < n; i++) ffn[i] = ffn[i] / (1.0f + expf(-ffn[i]));
     if (s->tr && s->tr->ffn == BLI_FFN_GATED) {

@@ -110,7 +110,8 @@ int bli_forward_from(bl_state *s, int32_t l0, char *err, size_t errlen);
  *   [5][T][H]        q, k, v, a, o (see bl_state.tape)
  *   [1 + gated][T][I] u, and the gate */
 #define BLI_TAPE_LAYER(T, H, I, gated) ((size_t)(T) * (5 * (size_t)(H) + (1 + (size_t)!!(gated)) * (size_t)(I)))
-size_t bli_tape_floats(const bl_state *s, int32_t T);
+size_t bli_tape_layer(const bl_state *s, int32_t T);  /* one layer's: BLI_TAPE_LAYER for s */
+size_t bli_tape_floats(const bl_state *s, int32_t T); /* the whole tape's: every layer's   */
 void bli_state_set_tape(bl_state *s, float *tape);
 
 /* encoder_weights.c: bind the bundle's tensors (bundle.h lists, per family),

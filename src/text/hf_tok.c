@@ -75,7 +75,7 @@ typedef struct hfwork {
     bli_hfmwork mw;
     char *buf; size_t bcap;
     int32_t *char_at; size_t char_cap;  /* [len + 1] byte -> character (at a character's first byte) */
-    int32_t *longest; int32_t lcap;     /* [characters] split_added's matches */
+    int32_t *longest; size_t lcap;      /* [characters] split_added's matches */
     bli_hftokens e[2];                  /* A's and B's tokens */
     int32_t *u16[2]; size_t u16_cap[2]; /* [len + 2] character -> UTF-16 offset, A and B */
 } hfwork;
@@ -611,16 +611,11 @@ static int is_word_char(uint32_t c) { return bli_uc_is_word(c); }
  * one (bli_hfac_starts gives the longest token starting at each position).
  * s may be moved into out (bli_hfsplits_take). longest: work buffer. */
 static int split_added(const bli_hftok *t, bli_hfstr *s, int normalized, bli_hfsplits *out, int32_t **longest,
-                       int32_t *lcap) {
+                       size_t *lcap) {
     int32_t n = s->n, start_off = 0;
     if (n == 0) return 0;
     if (!t->has_kind[normalized] || !bli_hfac_may_start(&t->ac[normalized], s)) return bli_hfsplits_take(out, s, -1);
-    if (n > *lcap) {
-        int32_t *p = realloc(*longest, (size_t)n * sizeof *p);
-        if (!p) return -1;
-        *longest = p;
-        *lcap = n;
-    }
+    if (i32_room(longest, lcap, (size_t)n)) return -1;
     int32_t *lg = *longest;
     bli_hfac_starts(&t->ac[normalized], s, lg);
     for (int32_t i = 0; i < n;) {
