@@ -65,6 +65,16 @@ const char *blk_simd_name(void) {
 #endif
 }
 
+int blk_nt_q_pays(void) {
+#if defined(__wasm_simd128__)
+    return 1;
+#elif BLK_SIMD
+    return blk_x86_level() < BLK_X86_AVX2;
+#else
+    return 0;
+#endif
+}
+
 void blk_weight_free(blk_weight *w) {
     free(w->pf);
     free(w->pq);

@@ -146,56 +146,67 @@ F512 void col_masks(__mmask16 m[THM], int nh, int cols) {
  * in registers, then go into part (blocked accumulation, as mk_f32_long;
  * one block when K <= 2 * F32_KBLOCK). */
 F512 void mk_f32_512(float *y, int32_t ldy, const float *xp0, const float *xp1, const float *const pw[2 * THF],
-                     int32_t K, const float *bias, int rows, const __mmask16 m[THM], int32_t act) {
+                     int32_t K, const float *bias, int rows, const __mmask16 m[THM], int32_t act, int nh) {
     __m512 a[TR][THM], part[TR][THM];
     int blocks = 0;
     for (int32_t k0 = 0;;) {
         const int32_t k1 = K - k0 > F32_KBLOCK && K > 2 * F32_KBLOCK ? k0 + F32_KBLOCK : K;
-        UNROLL for (int r = 0; r < TR; r++) UNROLL for (int h = 0; h < THF; h++) a[r][h] = _mm512_setzero_ps();
+        UNROLL for (int r = 0; r < TR; r++) UNROLL for (int h = 0; h < nh; h++) a[r][h] = _mm512_setzero_ps();
         for (int32_t k = k0; k < k1; k++) {
             __m512 w[THF];
-            UNROLL for (int h = 0; h < THF; h++)
+            UNROLL for (int h = 0; h < nh; h++)
                 w[h] = load_two_ps(pw[2 * h] + (size_t)k * BL_PANEL, pw[2 * h + 1] + (size_t)k * BL_PANEL);
             UNROLL for (int r = 0; r < 4; r++) {
                 __m512 s = _mm512_set1_ps(xp0[4 * k + r]);
-                UNROLL for (int h = 0; h < THF; h++) a[r][h] = _mm512_fmadd_ps(s, w[h], a[r][h]);
+                UNROLL for (int h = 0; h < nh; h++) a[r][h] = _mm512_fmadd_ps(s, w[h], a[r][h]);
             }
             UNROLL for (int r = 0; r < 4; r++) {
                 __m512 s = _mm512_set1_ps(xp1[4 * k + r]);
-                UNROLL for (int h = 0; h < THF; h++) a[4 + r][h] = _mm512_fmadd_ps(s, w[h], a[4 + r][h]);
+                UNROLL for (int h = 0; h < nh; h++) a[4 + r][h] = _mm512_fmadd_ps(s, w[h], a[4 + r][h]);
             }
         }
         if (k1 == K) break;
-        UNROLL for (int r = 0; r < TR; r++) UNROLL for (int h = 0; h < THF; h++)
+        UNROLL for (int r = 0; r < TR; r++) UNROLL for (int h = 0; h < nh; h++)
             part[r][h] = blocks ? _mm512_add_ps(part[r][h], a[r][h]) : a[r][h];
         blocks++;
         k0 = k1;
     }
     if (blocks)
-        UNROLL for (int r = 0; r < TR; r++) UNROLL for (int h = 0; h < THF; h++) a[r][h] = _mm512_add_ps(part[r][h], a[r][h]);
-    tile_store(y, ldy, a, THF, NULL, bias, rows, m, act);
+        UNROLL for (int r = 0; r < TR; r++) UNROLL for (int h = 0; h < nh; h++) a[r][h] = _mm512_add_ps(part[r][h], a[r][h]);
+    tile_store(y, ldy, a, nh, NULL, bias, rows, m, act);
 }
 
-__attribute__((target(T512), noinline)) void blk_matmul_f32_packed_avx512(float *y, int32_t ldy, const float *xp,
-                                                                          int32_t T, const float *pf, int32_t N,
-                                                                          int32_t K, const float *bias, int32_t act) {
+/* The f32 driver for a tile width of nh 16-column parts (a constant at
+ * each call). */
+F512 void matmul_f32_512(float *y, int32_t ldy, const float *xp, int32_t T, const float *pf, int32_t N, int32_t K,
+                         const float *bias, int32_t act, int nh) {
     const int32_t np = (N + BL_PANEL - 1) / BL_PANEL;
-    for (int32_t p = 0; p < np; p += 2 * THF) {
+    for (int32_t p = 0; p < np; p += 2 * nh) {
         const float *pw[2 * THF];
-        TILE_PANELS(pw, THF, pf, p, np, (size_t)K * BL_PANEL);
+        TILE_PANELS(pw, nh, pf, p, np, (size_t)K * BL_PANEL);
         __mmask16 m[THM];
-        col_masks(m, THF, N - p * BL_PANEL);
+        col_masks(m, nh, N - p * BL_PANEL);
         const float *pb = bias ? bias + p * BL_PANEL : NULL;
         float *yp = y + p * BL_PANEL;
         for (int32_t t = 0; t < T; t += TR) {
             const float *x0 = xp + (size_t)t * K, *x1 = t + 4 < T ? x0 + (size_t)4 * K : x0;
             const int rows = T - t < TR ? T - t : TR;
             if (act < 0) /* a constant -1 leaves the activation code out of the common instance */
-                mk_f32_512(yp + (size_t)t * ldy, ldy, x0, x1, pw, K, pb, rows, m, -1);
+                mk_f32_512(yp + (size_t)t * ldy, ldy, x0, x1, pw, K, pb, rows, m, -1, nh);
             else
-                mk_f32_512(yp + (size_t)t * ldy, ldy, x0, x1, pw, K, pb, rows, m, act);
+                mk_f32_512(yp + (size_t)t * ldy, ldy, x0, x1, pw, K, pb, rows, m, act, nh);
         }
     }
+}
+
+/* 48-column tiles, or 32 where those cover N with an eighth fewer 16-column
+ * parts (N = 32 or 64, a head's width in A v, where 48 computes a third
+ * more than needed; 8 x 32 is otherwise 5 % slower, see above). */
+__attribute__((target(T512), noinline)) void blk_matmul_f32_packed_avx512(float *y, int32_t ldy, const float *xp,
+                                                                          int32_t T, const float *pf, int32_t N,
+                                                                          int32_t K, const float *bias, int32_t act) {
+    if ((N + 31) / 32 * 2 * 8 < (N + 47) / 48 * 3 * 7) matmul_f32_512(y, ldy, xp, T, pf, N, K, bias, act, 2);
+    else matmul_f32_512(y, ldy, xp, T, pf, N, K, bias, act, THF);
 }
 
 /* ------------------------------------------------------------ q8 */

@@ -26,7 +26,8 @@
  * With bl_state_set_final(s, 0) the last layer stops after ctx: its output
  * projection and feed-forward only make the final hidden states.
  * Quantized bundles compute q k^T and A v on 13-bit integers from 64 tokens
- * (blk_matmul_nt_q; task_heads says why).
+ * where the kernels make that the faster (blk_matmul_nt_q; bli_attn_product
+ * says when).
  *
  * Threads (bl_state_set_threads, threads.h): the pass runs as 2L + 1 tasks
  * (2L without the final hidden states)
@@ -343,9 +344,10 @@ bli_nt_fn bli_attn_product(const bl_state *s, int32_t l, int32_t T) {
      * weights' own error: the fidelity corpus's worst q10 max |d| 0.0172 ->
      * 0.0169); f32/f16 bundles keep f32 (their 1e-5 bar against Hugging
      * Face), and so do short inputs, where the products are a small share
-     * and padding K = T to 32 costs more than it saves. */
+     * and padding K = T to 32 costs more than it saves, and kernels whose
+     * f32 products are as fast (blk_nt_q_pays: native AVX2 and AVX-512). */
     const int32_t wdt = bli_lw(s, l)->wq.dtype;
-    return wdt == BL_F32 || wdt == BL_F16 || T < 64 ? blk_matmul_nt : blk_matmul_nt_q;
+    return wdt == BL_F32 || wdt == BL_F16 || T < 64 || !blk_nt_q_pays() ? blk_matmul_nt : blk_matmul_nt_q;
 }
 
 /* ------------------------------------------------------------- results */

@@ -91,7 +91,7 @@ static inline const layer_weights *bli_lw(const bl_state *s, int32_t l) {
 
 /* The product layer l's attention makes of T tokens (q_h k_h^T, then A v):
  * blk_matmul_nt, or blk_matmul_nt_q for quantized weights from 64 tokens
- * (encoder.c). scores.c makes q_h k_h^T with the same one. */
+ * where it is the faster (blk_nt_q_pays; encoder.c). scores.c makes q_h k_h^T with the same one. */
 typedef void (*bli_nt_fn)(float *, int32_t, const float *, int32_t, int32_t, const float *, int32_t, int32_t, int32_t,
                           int32_t, float *);
 bli_nt_fn bli_attn_product(const bl_state *s, int32_t l, int32_t T);
