@@ -69,7 +69,7 @@ int blk_nt_q_pays(void) {
 #if defined(__wasm_simd128__)
     return 1;
 #elif BLK_SIMD
-    return blk_x86_level() < BLK_X86_AVX2;
+    return blk_x86_level() < BLK_X86_AVX512;
 #else
     return 0;
 #endif

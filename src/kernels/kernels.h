@@ -127,10 +127,10 @@ void blk_matmul_nt(float *y, int32_t ldy, const float *x, int32_t ldx, int32_t T
 void blk_matmul_nt_q(float *y, int32_t ldy, const float *x, int32_t ldx, int32_t T, const float *b, int32_t bn,
                      int32_t bk, int32_t N, int32_t K, float *scratch);
 /* Whether blk_matmul_nt_q is the faster of the two here: the SIMD128
- * kernels (wasm, and x86 below AVX2), 1.06x at 512 tokens. With AVX2 and
- * AVX-512 the f32 kernels are as fast or faster (AMD Zen 5, all-MiniLM q8,
- * one thread: AVX2 1.00x, AVX-512 1.06x at 128 and 1.14x at 512 tokens for
- * f32) and exact, so 0 there; 0 in a scalar build (both are the scalar one). */
+ * kernels (wasm, and x86 SSE4.1; 1.06x at 512 tokens) and AVX2 (1.03x at
+ * 512, even at 128). With AVX-512 the f32 kernels are faster (AMD Zen 5,
+ * all-MiniLM q8, one thread: 1.07x at 512 tokens, 1.03x at 128), so 0 there;
+ * 0 in a scalar build (both are the scalar one). */
 int blk_nt_q_pays(void);
 void blk_matmul_nt_scalar(float *y, int32_t ldy, const float *x, int32_t ldx, int32_t T, const float *b,
                          int32_t bn, int32_t bk, int32_t N, int32_t K, float *scratch);

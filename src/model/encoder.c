@@ -345,7 +345,7 @@ bli_nt_fn bli_attn_product(const bl_state *s, int32_t l, int32_t T) {
      * 0.0169); f32/f16 bundles keep f32 (their 1e-5 bar against Hugging
      * Face), and so do short inputs, where the products are a small share
      * and padding K = T to 32 costs more than it saves, and kernels whose
-     * f32 products are as fast (blk_nt_q_pays: native AVX2 and AVX-512). */
+     * f32 products are faster (blk_nt_q_pays: native AVX-512). */
     const int32_t wdt = bli_lw(s, l)->wq.dtype;
     return wdt == BL_F32 || wdt == BL_F16 || T < 64 || !blk_nt_q_pays() ? blk_matmul_nt : blk_matmul_nt_q;
 }
