@@ -188,7 +188,7 @@ const actName = { [-1]: 'none', 0: 'gelu', 1: 'gelu_tanh', 2: 'relu' };
 // bundle layout's result bit for bit, every row reads back exactly, and the
 // SIMD kernel (int8 pairs widened as loaded, the bundle's own 32-block
 // scales: no scale groups) stays within the q8 tolerance of it.
-section('matmul on q8 panels re-laid out in place: same rows, scalar bit-exact, SIMD within TOL_MATMUL_Q8', () => {
+section('matmul on q8 panels re-laid out in place: same rows, scalar bit-exact, SIMD within TOL_MATMUL_Q8, regrouped within one unit of the shared scale', () => {
 for (const [T, N] of [[1, 8], [3, 16], [5, 64], [17, 24]]) for (const K of [32, 96, 544]) for (const act of [-1, 0]) {
   const x = uniform(T * K, -3, 3);
   if (T > 1) x[K + 1] = 40; // an outlier in row 1
@@ -223,17 +223,77 @@ for (const [T, N] of [[1, 8], [3, 16], [5, 64], [17, 24]]) for (const K of [32, 
   check(worstRel <= 1, `${what}: simd vs scalar ${worstRel.toFixed(3)} x the tolerance`);
   for (const p of [px, pb, pw, pw0, pw1, y, y0, y1, row]) M._free(p);
 }
-// From 32 rows on, each panel is widened once into int16 before the rows
-// run on it (kernels_simd128.c WIDEN_ROWS); fewer rows widen each load: the
-// same integers either way, so the first 4 rows of 33 equal those 4 alone.
+// From 32 rows on (kernels_simd128.c WIDEN_ROWS) each panel is widened once
+// into int16 before the rows run on it, onto the shared scales
+// blk_weight_pack chose for it (kernels.c "q8 panels on shared scales"):
+// the int32 sums cross qg blocks. Held here, from the scales themselves and
+// the integers the kernel makes of them (w' = round(q * m / 128), m =
+// round(s_b * (128 / s')), in f32 as the kernel computes them): no group
+// can overflow int32 (sum |w'| <= QG_L1, |m| <= 32767); every output is
+// within the q8 tolerance plus one unit of s' per value of the scalar
+// reference on the bundle's own scales; and rows stay independent (the
+// first 33 rows of 40 equal those 33 alone, bit for bit).
+const roundEven = (v) => { const f = Math.floor(v), d = v - f; return d > 0.5 || (d === 0.5 && f % 2 !== 0) ? f + 1 : f; };
+const regroupValue = (q, m) => Math.floor((q * 256 * m + 16384) / 32768);
 for (const K of [96, 544]) for (const act of [-1, 0]) {
-  const N = 24, x = uniform(33 * K, -3, 3), w = randomWeight(BL_Q8, N, K), bias = uniform(N, -1, 1);
-  const px = put(x), pb = put(bias), pwa = put(w.bytes), pwb = put(w.bytes), ya = alloc(33 * N * 4), yb = alloc(4 * N * 4);
-  check(M._blw_k_matmul_panels(1, ya, px, 33, N, K, pwa, pb, act, -1, 0) === 0 &&
-    M._blw_k_matmul_panels(1, yb, px, 4, N, K, pwb, pb, act, -1, 0) === 0, `panels widened once K=${K} runs`);
-  const a = getF(ya, 4 * N), b = getF(yb, 4 * N);
-  check(a.every((v, i) => Object.is(v, b[i])), `panels K=${K} ${actName[act]}: 33 rows (widened once) = 4 rows (widened as loaded), bit for bit`);
-  for (const p of [px, pb, pwa, pwb, ya, yb]) M._free(p);
+  const N = 24, T = 40, nb = K / 32, x = uniform(T * K, -3, 3);
+  x[K + 1] = 40; // an outlier in row 1
+  const w = randomWeight(BL_Q8, N, K), bias = uniform(N, -1, 1);
+  const q = new Int8Array(w.bytes.buffer, w.bytes.byteOffset, N * K);
+  const sb = new Float32Array(w.bytes.slice(N * K).buffer);
+  const pwg = put(w.bytes), gsp = alloc(N * nb * 4);
+  const qg = M._blw_k_q8_regroup(N, K, pwg, gsp), ngr = Math.ceil(nb / qg);
+  check(qg >= 2 && qg <= nb, `regroup K=${K}: ${qg} blocks per shared scale (2..${nb})`);
+  const gs = getF(gsp, N * ngr);
+  let bounded = true;
+  const slack = new Float64Array(N); // sum over values of one unit of s': the regrouping's bound per |x|
+  for (let n = 0; n < N; n++) for (let g = 0; g < ngr; g++) {
+    const s = gs[n * ngr + g], inv = Math.fround(128 / s);
+    let sum = 0;
+    for (let b = g * qg; b < Math.min((g + 1) * qg, nb); b++) {
+      const m = roundEven(Math.fround(sb[n * nb + b] * inv));
+      bounded &&= Math.abs(m) <= 32767;
+      for (let i = 0; i < 32; i++) sum += Math.abs(regroupValue(q[n * K + b * 32 + i], m));
+      slack[n] += 32 * 1.01 * s;
+    }
+    bounded &&= s > 0 && sum <= QG_L1;
+  }
+  check(bounded, `regroup K=${K}: every group's sum |w'| <= ${QG_L1} and |m| <= 32767`);
+  const px = put(x), pb = put(bias), pw0 = put(w.bytes), pw1 = put(w.bytes), pw2 = put(w.bytes);
+  const y0 = alloc(T * N * 4), y1 = alloc(T * N * 4), y2 = alloc(33 * N * 4);
+  check(M._blw_k_matmul_panels(0, y0, px, T, N, K, pw0, pb, act, -1, 0) === 0 &&
+    M._blw_k_matmul_panels(1, y1, px, T, N, K, pw1, pb, act, -1, 0) === 0 &&
+    M._blw_k_matmul_panels(1, y2, px, 33, N, K, pw2, pb, act, -1, 0) === 0, `regrouped panels K=${K} runs`);
+  const ref = getF(y0, T * N), got = getF(y1, T * N), first = getF(y2, 33 * N);
+  let worst = 0;
+  for (let t = 0; t < T; t++) {
+    let xmax = 0;
+    for (let k = 0; k < K; k++) xmax = Math.max(xmax, Math.abs(x[t * K + k]));
+    for (let n = 0; n < N; n++) {
+      let sw = 0;
+      for (let k = 0; k < K; k++) sw += Math.abs(w.deq[n * K + k]);
+      const allowed = 1.13 * (TOL_MATMUL_Q8 * (xmax * sw + Math.abs(bias[n])) + xmax * slack[n]) + actTol[act];
+      worst = Math.max(worst, Math.abs(got[t * N + n] - ref[t * N + n]) / allowed);
+    }
+  }
+  note('matmul q8 panels regrouped vs scalar (fraction of tol)', worst);
+  check(worst <= 1, `regrouped panels K=${K} ${actName[act]}: simd vs scalar ${worst.toFixed(3)} x the tolerance`);
+  check(first.every((v, i) => Object.is(v, got[i])), `regrouped panels K=${K} ${actName[act]}: the first 33 of 40 rows = 33 rows alone, bit for bit`);
+  for (const p of [pwg, gsp, px, pb, pw0, pw1, pw2, y0, y1, y2]) M._free(p);
+}
+// A group at its int32 limit: every weight +127 on one scale and every
+// activation at its 15-bit maximum, so a group's integer sum is within
+// 16383 * (QG_L1 + 32) of 2^31; an overflow would be far off.
+{
+  const N = 8, K = 544, T = 32, bytes = new Uint8Array(N * K + N * K / 32 * 4);
+  bytes.fill(127, 0, N * K);
+  new Float32Array(bytes.buffer, N * K).fill(0.01);
+  const x = new Float32Array(T * K).fill(1), px = put(x), pw = put(bytes), y = alloc(T * N * 4);
+  check(M._blw_k_matmul_panels(1, y, px, T, N, K, pw, 0, -1, -1, 0) === 0, 'regrouped panels at the int32 limit run');
+  const want = K * 127 * Math.fround(0.01), got = getF(y, T * N);
+  const worst = Math.max(...got.map((v) => Math.abs(v - want) / want));
+  check(worst <= 1e-4, `regrouped panels at the int32 limit: relative error ${worst} (an overflowing sum is far off)`);
+  for (const p of [px, pw, y]) M._free(p);
 }
 // rows not a multiple of 8 stay in the bundle layout: refused here
 const pw = put(new Uint8Array(7 * 32 + 7 * 4));

@@ -20,6 +20,7 @@
 #ifndef BL_KERNELS_H
 #define BL_KERNELS_H
 
+#include <math.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -57,12 +58,27 @@ typedef struct blk_weight {
      *   ps8 = data+n*k  f32  [n/8][k/32][8]     the bundle's block scales */
     const int8_t *pq8;
     const float *ps8;
+    /* and, built by blk_weight_pack where it pays (kernels.c "q8 panels on
+     * shared scales"), owned: one scale per row and group of qg blocks,
+     *   gs [n/8][n_groups][8]  f32 s'; NULL: the kernels use ps8 alone */
+    float *gs;
 } blk_weight;
+
+/* The int16 multiplier of a q8 block with scale sb on the shared scale s'
+ * (inv = 128.0f / s'), and the int16 weight q becomes with it:
+ * round(q * m / 128), half up, as wasm's i16x8.q15mulr_sat of q * 256 and m.
+ * The SIMD kernel computes both with the same float operations. */
+static inline int32_t blk_q8_mult(float sb, float inv) { return (int32_t)nearbyintf(sb * inv); }
+static inline int32_t blk_q8_regroup_value(int32_t q, int32_t m) {
+    const int32_t v = q * 256 * m + 16384; /* |v| < 2^30 for |q| <= 128, |m| <= 32767 */
+    return v >= 0 ? v / 32768 : -((-v + 32767) / 32768); /* floor(v / 2^15) */
+}
 
 /* Wrap bundle bytes; checks n, k > 0, a known dtype and k % 32 == 0 for the
  * integer dtypes. 0 ok / -1. */
 int blk_weight_init(blk_weight *w, int32_t dtype, int32_t n, int32_t k, const uint8_t *data);
-/* Build the SIMD layout (no-op in scalar builds, and for q8 in panels). 0 ok / -1 out of memory. */
+/* Build the SIMD layout (no-op in scalar builds; for q8 in panels only the
+ * shared scales gs). 0 ok / -1 out of memory. */
 int blk_weight_pack(blk_weight *w);
 
 /* A q8 matrix [n][k] (bundle layout: int8 [n][k], then f32 scales [n][k/32])

@@ -375,7 +375,10 @@ INLINE void q8_panel(float *yp, int32_t ldy, const int32_t *xq, const float *sx,
  * every group of 4 rows; from WIDEN_ROWS rows on, each panel is widened
  * once into int16 (wide [K/2][8][2], the layout of blk_weight_pack's
  * panels) and the rows run on that: the widening's cost is shared by all
- * rows instead of paid by each group of 4. */
+ * rows instead of paid by each group of 4; where the weight has shared
+ * scales (w->gs), onto those (regroup_panel). all-MiniLM q8, A/B in one
+ * process: 1.044x at 128 tokens, 1.033x at 512; from 8 rows on it would
+ * cost 8 % at 16 tokens, where 4 groups of rows share a panel's widening. */
 #define WIDEN_ROWS 32
 
 /* One int8 panel pq [K/2][8][2] (16 bytes a pair of k) -> int16 wide. */
@@ -387,12 +390,47 @@ INLINE void widen_panel(int16_t *wide, const int8_t *pq, int32_t K) {
     }
 }
 
+/* One int8 panel pq [K/2][8][2] (block scales ps [K/32][8]) -> int16 wide
+ * on the shared scales gs [K/32/qg][8] (kernels.c "q8 panels on shared
+ * scales"): w' = q15mulr(q * 256, m) = round(q * m / 128), half up, with
+ * m = round(s_b * (128 / s')) as blk_q8_mult makes it. */
+static void regroup_panel(int16_t *wide, const int8_t *pq, const float *ps, const float *gs, int32_t K, int32_t qg) {
+    const v128_t zero = wasm_f32x4_splat(0), c128 = wasm_f32x4_splat(128.0f), lo16 = wasm_i32x4_splat(0xffff);
+    for (int32_t b = 0; b < K / BL_QBLOCK; b++, ps += BL_PANEL) {
+        const float *g = gs + (size_t)(b / qg) * BL_PANEL;
+        v128_t m[2];
+        for (int h = 0; h < 2; h++) { /* columns 4h .. 4h+3: m of each in both int16 halves of its lane */
+            const v128_t gv = wasm_v128_load(g + 4 * h);
+            const v128_t inv = wasm_v128_and(wasm_f32x4_div(c128, gv), wasm_f32x4_gt(gv, zero));
+            const v128_t mi = round_small(wasm_f32x4_mul(wasm_v128_load(ps + 4 * h), inv));
+            m[h] = wasm_v128_or(wasm_v128_and(mi, lo16), wasm_i32x4_shl(mi, 16));
+        }
+        for (int32_t j = 0; j < BL_QBLOCK / 2; j++, pq += 2 * BL_PANEL, wide += 2 * BL_PANEL) {
+            const v128_t b8 = wasm_v128_load(pq);
+            wasm_v128_store(wide, wasm_i16x8_q15mulr_sat(wasm_i16x8_shl(wasm_i16x8_extend_low_i8x16(b8), 8), m[0]));
+            wasm_v128_store(wide + 8, wasm_i16x8_q15mulr_sat(wasm_i16x8_shl(wasm_i16x8_extend_high_i8x16(b8), 8), m[1]));
+        }
+    }
+}
+
+void blk_q8_panel_abs_sums(const int8_t *blk, int32_t a[8]) {
+    v128_t s = wasm_i16x8_splat(0); /* at most 16 * 2 * 128 = 4096 per lane */
+    for (int j = 0; j < BL_QBLOCK / 2; j++)
+        s = wasm_i16x8_add(s, wasm_u16x8_extadd_pairwise_u8x16(wasm_i8x16_abs(wasm_v128_load(blk + 16 * j))));
+    wasm_v128_store(a, wasm_u32x4_extend_low_u16x8(s));
+    wasm_v128_store(a + 4, wasm_u32x4_extend_high_u16x8(s));
+}
+
 /* y[T][N] = quantized rows (xq, sx from quantize_rows) times w's q8 panels;
- * wide: room for one widened panel (K * 8 int16), or NULL (widen as loaded). */
+ * wide: room for one widened panel (K * 8 int16), or NULL (widen as loaded).
+ * With shared scales (w->gs) and wide, each panel is widened once onto them
+ * (regroup_panel) and its sums cross qg blocks; without, on the bundle's
+ * 32-block scales. */
 static void matmul_q8_quantized(float *y, int32_t ldy, const int32_t *xq, const float *sx, int32_t T,
                                 const blk_weight *w, const float *bias, int32_t act, int16_t *wide) {
     /* q8 panels in the bundle bytes (w->pq8) keep the bundle's scale per 32-block */
-    const int32_t N = w->n, K = w->k, gk = w->pq8 ? BL_QBLOCK : w->qg * BL_QBLOCK, nb = (K + gk - 1) / gk;
+    const int regroup = w->pq8 && w->gs && wide;
+    const int32_t N = w->n, K = w->k, gk = w->pq8 && !regroup ? BL_QBLOCK : w->qg * BL_QBLOCK, nb = (K + gk - 1) / gk;
 #if !defined(__wasm_simd128__)
     if (!w->pq8) { /* the x86 micro-kernels read int16 panels only */
         switch (blk_x86_level()) {
@@ -408,7 +446,10 @@ static void matmul_q8_quantized(float *y, int32_t ldy, const int32_t *xq, const 
         const float *pb = bias ? bias + p * BL_PANEL : NULL;
         int cols = N - p * BL_PANEL < BL_PANEL ? N - p * BL_PANEL : BL_PANEL;
         float *yp = y + p * BL_PANEL;
-        if (w->pq8 && wide && T >= WIDEN_ROWS) {
+        if (regroup) {
+            regroup_panel(wide, w->pq8 + at, w->ps8 + (size_t)p * (K / BL_QBLOCK) * BL_PANEL, w->gs + sat, K, w->qg);
+            q8_panel(yp, ldy, xq, sx, T, wide, w->gs + sat, K, gk, pb, cols, act, 0);
+        } else if (w->pq8 && wide && T >= WIDEN_ROWS) {
             widen_panel(wide, w->pq8 + at, K);
             q8_panel(yp, ldy, xq, sx, T, wide, w->ps8 + sat, K, gk, pb, cols, act, 0);
         } else if (w->pq8) q8_panel(yp, ldy, xq, sx, T, w->pq8 + at, w->ps8 + sat, K, gk, pb, cols, act, 1);
@@ -436,8 +477,8 @@ void blk_matmul_shared(int n, float *const *y, const float *x, int32_t T, const 
     } else if (same && (w[0]->pq || w[0]->pq8)) { /* rows quantized once: int16 pairs [T4/4][K/2][4], scales [T4] */
         int32_t *xq = (int32_t *)scratch;
         float *sx = scratch + (size_t)T4 * K / 2;
-        /* then one widened q8 panel, K * 8 int16 = 4K floats: within
-         * blk_matmul_scratch_floats(T, K) from T4 >= 8 on (T >= WIDEN_ROWS) */
+        /* then one widened q8 panel, K * 8 int16 = 4K floats (within
+         * blk_matmul_scratch_floats(T, K)), from WIDEN_ROWS rows on */
         int16_t *wide = T >= WIDEN_ROWS ? (int16_t *)(sx + T4) : NULL;
         quantize_rows(xq, sx, x, T, K);
         for (int i = 0; i < n; i++) matmul_q8_quantized(y[i], w[i]->n, xq, sx, T, w[i], bias[i], act, wide);

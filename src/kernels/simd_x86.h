@@ -68,6 +68,20 @@ BLX_INLINE v128_t wasm_i32x4_splat(int32_t x) { return _mm_set1_epi32(x); }
 BLX_INLINE v128_t wasm_i32x4_add(v128_t a, v128_t b) { return _mm_add_epi32(a, b); }
 BLX_INLINE v128_t wasm_i32x4_sub(v128_t a, v128_t b) { return _mm_sub_epi32(a, b); }
 BLX_INLINE v128_t wasm_i32x4_shl(v128_t a, uint32_t n) { return _mm_sll_epi32(a, _mm_cvtsi32_si128((int)(n & 31))); }
+BLX_INLINE v128_t wasm_i16x8_splat(int16_t v) { return _mm_set1_epi16(v); }
+BLX_INLINE v128_t wasm_i16x8_add(v128_t a, v128_t b) { return _mm_add_epi16(a, b); }
+BLX_INLINE v128_t wasm_i8x16_abs(v128_t a) { return _mm_abs_epi8(a); }
+/* pairs of unsigned bytes summed into int16 lanes (at most 510: pmaddubsw cannot saturate) */
+BLX_INLINE v128_t wasm_u16x8_extadd_pairwise_u8x16(v128_t a) { return _mm_maddubs_epi16(a, _mm_set1_epi8(1)); }
+BLX_INLINE v128_t wasm_u32x4_extend_low_u16x8(v128_t a) { return _mm_cvtepu16_epi32(a); }
+BLX_INLINE v128_t wasm_u32x4_extend_high_u16x8(v128_t a) { return _mm_cvtepu16_epi32(_mm_unpackhi_epi64(a, a)); }
+BLX_INLINE v128_t wasm_i16x8_shl(v128_t a, uint32_t n) { return _mm_sll_epi16(a, _mm_cvtsi32_si128((int)(n & 15))); }
+/* (a * b + 2^14) >> 15 per int16 lane, saturated: pmulhrsw, whose one
+ * overflow (-32768 * -32768 -> -32768) becomes 32767 */
+BLX_INLINE v128_t wasm_i16x8_q15mulr_sat(v128_t a, v128_t b) {
+    const v128_t r = _mm_mulhrs_epi16(a, b);
+    return _mm_xor_si128(r, _mm_cmpeq_epi16(r, _mm_set1_epi16(INT16_MIN)));
+}
 BLX_INLINE v128_t wasm_i32x4_dot_i16x8(v128_t a, v128_t b) { return _mm_madd_epi16(a, b); }
 BLX_INLINE v128_t wasm_i16x8_extend_low_i8x16(v128_t a) { return _mm_cvtepi8_epi16(a); }
 BLX_INLINE v128_t wasm_i16x8_extend_high_i8x16(v128_t a) { return _mm_cvtepi8_epi16(_mm_unpackhi_epi64(a, a)); }

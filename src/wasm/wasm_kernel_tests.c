@@ -73,6 +73,26 @@ EMSCRIPTEN_KEEPALIVE int blw_k_matmul_panels(int simd, float *y, const float *x,
     return 0;
 }
 
+/* The shared scales blk_weight_pack gives a q8 weight re-laid out in panels
+ * (kernels.c "q8 panels on shared scales"): the 32-blocks per group, 0 where
+ * it keeps the bundle's scales (a scalar build: always), and the scales
+ * s' into gs_out [n][groups] (may be NULL). wdata is rewritten: the caller
+ * passes a copy. -1: a shape the panels refuse, or out of memory. */
+EMSCRIPTEN_KEEPALIVE int blw_k_q8_regroup(int n, int k, uint8_t *wdata, float *gs_out) {
+    blk_weight w;
+    if (blk_weight_init(&w, BL_Q8, n, k, wdata) || blk_q8_panels_in_place(wdata, n, k) || blk_weight_use_panels(&w) ||
+        blk_weight_pack(&w)) {
+        bli_wasm_set_error("bad weight shape for q8 panels");
+        return -1;
+    }
+    const int qg = w.gs ? w.qg : 0, nb = k / BL_QBLOCK, ngr = qg ? (nb + qg - 1) / qg : 0;
+    if (gs_out)
+        for (int r = 0; r < n; r++)
+            for (int g = 0; g < ngr; g++) gs_out[r * ngr + g] = w.gs[((size_t)(r / BL_PANEL) * ngr + g) * BL_PANEL + r % BL_PANEL];
+    blk_weight_free(&w);
+    return qg;
+}
+
 /* W^T of a q8 weight in int16 panels (blk_weight_t16; simd = 0: the scalar
  * reference), from the bundle layout (panels = 0) or from q8 panels laid
  * out in place (panels = 1; wdata is rewritten: the caller passes a copy):

@@ -35,6 +35,7 @@ int blw_k_qgroup(int dtype, int n, int k, const uint8_t *wdata);
 int blw_k_matmul_panels(int simd, float *y, const float *x, int T, int n, int k, uint8_t *wdata, const float *bias,
                         int act, int r, float *row_out);
 int blw_k_weight_t16(int simd, int n, int k, uint8_t *wdata, int panels, int16_t *pq, float *ps);
+int blw_k_q8_regroup(int n, int k, uint8_t *wdata, float *gs_out);
 
 static int rd(FILE *f, void *p, size_t n) { return fread(p, 1, n, f) == n ? 0 : -1; }
 
@@ -82,6 +83,7 @@ int main(int argc, char **argv) {
         case 10: r = blw_k_qgroup(I(0), I(1), I(2), P(3)); break;
         case 11: r = blw_k_matmul_panels(I(0), P(1), P(2), I(3), I(4), I(5), P(6), P(7), I(8), I(9), P(10)); break;
         case 12: r = blw_k_weight_t16(I(0), I(1), I(2), P(3), I(4), P(5), P(6)); break;
+        case 13: r = blw_k_q8_regroup(I(0), I(1), P(2), P(3)); break;
         default: return 1;
         }
 #undef I

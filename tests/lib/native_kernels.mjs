@@ -11,7 +11,7 @@ import path from 'node:path';
 import { execFileSync } from 'node:child_process';
 
 const FNS = { simd: 0, matmul_act: 1, matmul: 2, matmul_nt: 3, layernorm: 4, softmax: 5, activate: 6, erf: 7, exp: 8,
-  simd_name: 9, qgroup: 10, matmul_panels: 11, weight_t16: 12 };
+  simd_name: 9, qgroup: 10, matmul_panels: 11, weight_t16: 12, q8_regroup: 13 };
 
 export function createNativeKernels(hostPath, { heapBytes = 64 << 20, env = process.env } = {}) {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'bertlens-kernels-'));
