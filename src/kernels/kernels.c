@@ -136,9 +136,19 @@ static double group_scale(const float *w, int32_t n, double L, double amax) {
     }
 }
 
+/* sum |q| of each of the 8 rows of one 32-block of a q8 panel (256 bytes,
+ * [16 pairs][8 rows][2], as blk_q8_panels_in_place lays them out) into a[8]. */
+static void panel_abs_sums(const int8_t *blk, int32_t a[8]) {
+    v128_t s = wasm_i16x8_splat(0); /* at most 16 * 2 * 128 = 4096 per lane */
+    for (int j = 0; j < BL_QBLOCK / 2; j++)
+        s = wasm_i16x8_add(s, wasm_u16x8_extadd_pairwise_u8x16(wasm_i8x16_abs(wasm_v128_load(blk + 16 * j))));
+    wasm_v128_store(a, wasm_u32x4_extend_low_u16x8(s));
+    wasm_v128_store(a + 4, wasm_u32x4_extend_high_u16x8(s));
+}
+
 /* sum |q| of every row's 32-blocks, A[n][k/32] (malloc'd; NULL out of
  * memory): from q8 panels 256 bytes (8 rows x 32 values) at a time with
- * blk_q8_panel_abs_sums, else value by value. */
+ * panel_abs_sums, else value by value. */
 static int32_t *block_abs_sums(const blk_weight *w) {
     const int32_t n = w->n, nb = w->k / BL_QBLOCK;
     int32_t *A = malloc((size_t)n * nb * sizeof(int32_t));
@@ -147,7 +157,7 @@ static int32_t *block_abs_sums(const blk_weight *w) {
         for (int32_t p = 0; p < n / BL_PANEL; p++)
             for (int32_t b = 0; b < nb; b++) {
                 int32_t a8[BL_PANEL];
-                blk_q8_panel_abs_sums(w->pq8 + ((size_t)p * w->k + (size_t)b * BL_QBLOCK) * BL_PANEL, a8);
+                panel_abs_sums(w->pq8 + ((size_t)p * w->k + (size_t)b * BL_QBLOCK) * BL_PANEL, a8);
                 for (int c = 0; c < BL_PANEL; c++) A[(size_t)(p * BL_PANEL + c) * nb + b] = a8[c];
             }
         return A;

@@ -22,10 +22,6 @@
 /* src/kernels/kernels_weight.c: the scale of row r, block b (of 32) of a q8/q4/QN
  * weight, and the integer of element (r, i) of a QN weight. */
 float blk_qscale(const blk_weight *w, int32_t r, int32_t b);
-/* sum |q| of each of the 8 rows of one 32-block of a q8 panel (256 bytes,
- * [16 pairs][8 rows][2], as blk_q8_panels_in_place lays them out) into a[8]
- * (kernels_simd128.c; SIMD builds). */
-void blk_q8_panel_abs_sums(const int8_t *blk, int32_t a[8]);
 int blk_qn_value(const blk_weight *w, int32_t r, int32_t i);
 
 /* src/kernels/kernels_ref.c: blk_weight_t16's 32 x 8 tile of W (block b of

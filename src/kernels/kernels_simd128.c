@@ -413,14 +413,6 @@ static void regroup_panel(int16_t *wide, const int8_t *pq, const float *ps, cons
     }
 }
 
-void blk_q8_panel_abs_sums(const int8_t *blk, int32_t a[8]) {
-    v128_t s = wasm_i16x8_splat(0); /* at most 16 * 2 * 128 = 4096 per lane */
-    for (int j = 0; j < BL_QBLOCK / 2; j++)
-        s = wasm_i16x8_add(s, wasm_u16x8_extadd_pairwise_u8x16(wasm_i8x16_abs(wasm_v128_load(blk + 16 * j))));
-    wasm_v128_store(a, wasm_u32x4_extend_low_u16x8(s));
-    wasm_v128_store(a + 4, wasm_u32x4_extend_high_u16x8(s));
-}
-
 /* y[T][N] = quantized rows (xq, sx from quantize_rows) times w's q8 panels;
  * wide: room for one widened panel (K * 8 int16), or NULL (widen as loaded).
  * With shared scales (w->gs) and wide, each panel is widened once onto them
