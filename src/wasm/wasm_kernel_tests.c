@@ -68,9 +68,10 @@ EMSCRIPTEN_KEEPALIVE int blw_k_matmul_panels(int simd, float *y, const float *x,
         bli_wasm_set_error("bad weight shape for q8 panels");
         return -1;
     }
-    if (run_matmul(simd, y, x, T, &w, bias, act)) return -1;
-    if (row_out && r >= 0 && r < n) blk_weight_row(&w, r, row_out);
-    return 0;
+    const int rc = run_matmul(simd, y, x, T, &w, bias, act);
+    if (!rc && row_out && r >= 0 && r < n) blk_weight_row(&w, r, row_out);
+    blk_weight_free(&w); /* the shared scales; the panels are the caller's bytes */
+    return rc;
 }
 
 /* The shared scales blk_weight_pack gives a q8 weight re-laid out in panels
