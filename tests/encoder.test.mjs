@@ -30,7 +30,7 @@ const MIN_Q8_ARGMAX = 0.99;      // share of attention rows with the same argmax
 const MIN_Q8_COSINE = 0.995;     // mean-pooled final hidden state vs reference
 // The compact q8 all-MiniLM-L6-v2 bundle sits inside its own rounding noise
 // on those two bars with these inputs: builds that differ only in how
-// activations and weight scale groups are rounded (src/kernels/kernels.c) gave max|d|
+// activations and weight scale groups are rounded (src/kernels/kernels_pack.c) gave max|d|
 // 0.0196-0.0218 and argmax agreement 98.99-99.02 %; on the 320-input fidelity
 // corpus it exceeds 0.02 on ~190 inputs (the q10 default is the faithful one,
 // held to the bars above). Its bars here are wider by a quarter and half a

@@ -21,7 +21,7 @@ import { createNativeKernels } from './lib/native_kernels.mjs';
 const TOL_MATMUL_F32 = 1e-5;   // |d| / sum_k |x_k w_k| (summation order only)
 const TOL_MATMUL_F16 = 1e-5;   // same, weights converted to f32 at pack time
 const TOL_MATMUL_Q8 = 1e-4;    // |d| / (max|x| sum_k |w_k|): 15-bit activations, beyond the group rounding below
-// Scale groups (src/kernels/kernels.c, blk_weight_pack): a group of qg 32-blocks of a
+// Scale groups (src/kernels/kernels_pack.c, blk_weight_pack): a group of qg 32-blocks of a
 // row on one scale s', the smallest with sum |round(w / s')| <= QG_L1 and
 // |round(w / s')| <= 32767; each weight moves by at most s' / 2, so an output
 // may move by max|x| * sum over groups of (values * s' / 2) beyond TOL_MATMUL_Q8.
@@ -88,7 +88,7 @@ function note(name, v) { worst[name] = Math.max(worst[name] || 0, v); }
 // ---------------------------------------------------------------- matmul
 // The scale groups the pack chose for a weight (blw_k_qgroup) and, per row,
 // the most its outputs may move per unit of max|x|: sum over groups of
-// (values * s' / 2), s' bounded as in src/kernels/kernels.c (group_scale).
+// (values * s' / 2), s' bounded as in src/kernels/kernels_pack.c (group_scale).
 const grouped = {}; // dtype -> [weights packed with qg > 1, of them with a shorter last group]
 function groupBound(dtype, deq, N, K, pw) {
   const qg = M._blw_k_qgroup(dtype, N, K, pw), nb = K / 32, out = new Float64Array(N);
@@ -225,7 +225,7 @@ for (const [T, N] of [[1, 8], [3, 16], [5, 64], [17, 24]]) for (const K of [32, 
 }
 // From 32 rows on (kernels_simd128.c WIDEN_ROWS) each panel is widened once
 // into int16 before the rows run on it, onto the shared scales
-// blk_weight_pack chose for it (kernels.c "q8 panels on shared scales"):
+// blk_weight_pack chose for it (kernels_pack.c "q8 panels on shared scales"):
 // the int32 sums cross qg blocks. Held here, from the scales themselves and
 // the integers the kernel makes of them (w' = round(q * m / 128), m =
 // round(s_b * (128 / s')), in f32 as the kernel computes them): no group

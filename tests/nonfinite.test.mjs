@@ -1,7 +1,7 @@
 // nonfinite.test.mjs — inf and NaN in bundles and checkpoints (issue 31):
 //
 //  - one +inf q4 scale made the forward pass loop forever (blk_weight_pack's
-//    group_scale, src/kernels/kernels.c: a sum of NaNs is never small enough), and
+//    group_scale, src/kernels/kernels_pack.c: a sum of NaNs is never small enough), and
 //    q4/q8 scales that are finite but huge overflow a float when multiplied
 //    out, so the same loop hung on a bundle the loader must accept: the
 //    forward pass now ends on any weights, whatever numbers it then gives;

@@ -143,7 +143,7 @@
  *        hi has the distribution of q8's bytes, the low bits are near-uniform
  *        and cost their width, the scales' high bytes (sign, exponent) repeat.
  *        Every B <= 12 fits the q8 SIMD kernels' int16 weight panels and int32
- *        block sums unchanged (kernels.c), so these dtypes run at q8 speed.
+ *        block sums unchanged (kernels_pack.c), so these dtypes run at q8 speed.
  *   LayerNorm weights, biases, position and token-type embeddings are F32;
  *   embeddings.word_embeddings.weight and the projection weights may use any
  *   dtype.

@@ -8,7 +8,7 @@
  * micro-kernels also have AVX2+FMA versions chosen at run time
  * (blk_simd_name says which path runs).
  *
- * Files: kernels.c (weights, packing, dispatch), kernels_ref.c (the scalar
+ * Files: kernels.c (dispatch), kernels_pack.c (packing), kernels_ref.c (the scalar
  * references), kernels_simd128.c (SIMD128, and SSE4.1 through simd_x86.h),
  * kernels_x86.c (AVX2+FMA), kernels_impl.h (what they share).
  *
@@ -33,7 +33,7 @@
 #define BL_PANEL 8 /* output columns per packed panel (SIMD layouts) */
 /* The most a scale group of int16 panel weights may sum to in |w'|: with
  * 15-bit activations ((2^31 - 1) / 16383 = 131080.0) no int32 sum can
- * overflow (kernels.c blk_weight_pack, model/backward_dy.c's W^T). */
+ * overflow (kernels_pack.c blk_weight_pack, model/backward_dy.c's W^T). */
 #define BLK_QG_L1 131072.0
 
 typedef struct blk_weight {
@@ -58,7 +58,7 @@ typedef struct blk_weight {
      *   ps8 = data+n*k  f32  [n/8][k/32][8]     the bundle's block scales */
     const int8_t *pq8;
     const float *ps8;
-    /* and, built by blk_weight_pack where it pays (kernels.c "q8 panels on
+    /* and, built by blk_weight_pack where it pays (kernels_pack.c "q8 panels on
      * shared scales"), owned: one scale per row and group of qg blocks,
      *   gs [n/8][n_groups][8]  f32 s'; NULL: the kernels use ps8 alone */
     float *gs;

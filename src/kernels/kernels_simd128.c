@@ -391,7 +391,7 @@ INLINE void widen_panel(int16_t *wide, const int8_t *pq, int32_t K) {
 }
 
 /* One int8 panel pq [K/2][8][2] (block scales ps [K/32][8]) -> int16 wide
- * on the shared scales gs [K/32/qg][8] (kernels.c "q8 panels on shared
+ * on the shared scales gs [K/32/qg][8] (kernels_pack.c "q8 panels on shared
  * scales"): w' = q15mulr(q * 256, m) = round(q * m / 128), half up, with
  * m = round(s_b * (128 / s')) as blk_q8_mult makes it. */
 static void regroup_panel(int16_t *wide, const int8_t *pq, const float *ps, const float *gs, int32_t K, int32_t qg) {

@@ -43,7 +43,7 @@ static void lay_int16(bctx *b, const blk_weight *w, int16_t *pq, float *ps) {
         }
         for (int32_t c = 0; c < np * BL_PANEL; c++) { /* scales; amax becomes 1 / scale */
             float sc = 0.0f;
-            if (c < k && !isfinite(L[c])) sc = NAN; /* as kernels.c: 0s under a NaN scale, the products NaN */
+            if (c < k && !isfinite(L[c])) sc = NAN; /* as kernels_pack.c: 0s under a NaN scale, the products NaN */
             else if (c < k && amax[c] > 0) {
                 sc = L[c] / (float)(BLK_QG_L1 - 0.5 * BL_QBLOCK);
                 if (sc < amax[c] / 32767.0f) sc = amax[c] / 32767.0f;

@@ -75,7 +75,7 @@ EMSCRIPTEN_KEEPALIVE int blw_k_matmul_panels(int simd, float *y, const float *x,
 }
 
 /* The shared scales blk_weight_pack gives a q8 weight re-laid out in panels
- * (kernels.c "q8 panels on shared scales"): the 32-blocks per group, 0 where
+ * (kernels_pack.c "q8 panels on shared scales"): the 32-blocks per group, 0 where
  * it keeps the bundle's scales (a scalar build: always), and the scales
  * s' into gs_out [n][groups] (may be NULL). wdata is rewritten: the caller
  * passes a copy. -1: a shape the panels refuse, or out of memory. */
