@@ -20,7 +20,6 @@
 #ifndef BL_KERNELS_H
 #define BL_KERNELS_H
 
-#include <math.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -63,16 +62,6 @@ typedef struct blk_weight {
      *   gs [n/8][n_groups][8]  f32 s'; NULL: the kernels use ps8 alone */
     float *gs;
 } blk_weight;
-
-/* The int16 multiplier of a q8 block with scale sb on the shared scale s'
- * (inv = 128.0f / s'), and the int16 weight q becomes with it:
- * round(q * m / 128), half up, as wasm's i16x8.q15mulr_sat of q * 256 and m.
- * The SIMD kernel computes both with the same float operations. */
-static inline int32_t blk_q8_mult(float sb, float inv) { return (int32_t)nearbyintf(sb * inv); }
-static inline int32_t blk_q8_regroup_value(int32_t q, int32_t m) {
-    const int32_t v = q * 256 * m + 16384; /* |v| < 2^30 for |q| <= 128, |m| <= 32767 */
-    return v >= 0 ? v / 32768 : -((-v + 32767) / 32768); /* floor(v / 2^15) */
-}
 
 /* Wrap bundle bytes; checks n, k > 0, a known dtype and k % 32 == 0 for the
  * integer dtypes. 0 ok / -1. */

@@ -28,10 +28,9 @@ void blk_weight_free(blk_weight *w) {
 }
 
 #if BLK_SIMD
-/* Integer value of element (r, i) of a q8/q4/QN weight. */
+/* Integer value of element (r, i) of a q8/q4/QN weight in the bundle
+ * layout (q8 panels are read 256 bytes at a time, panel_abs_sums). */
 static int qvalue(const blk_weight *w, int32_t r, int32_t i) {
-    if (w->pq8) /* panels: element (r, i) at [r/8][i/2][r%8][i%2] */
-        return w->pq8[((size_t)(r / BL_PANEL) * w->k + (size_t)(i / 2) * 2) * BL_PANEL + (r % BL_PANEL) * 2 + (i & 1)];
     if (w->dtype == BL_Q8) return ((const int8_t *)w->data)[(size_t)r * w->k + i];
     if (w->dtype != BL_Q4) return blk_qn_value(w, r, i);
     int32_t b = i / BL_QBLOCK, j = i % BL_QBLOCK;
@@ -154,14 +153,15 @@ static int32_t choose_qg(const blk_weight *w, const int32_t *A, double margin) {
  * q8 panels in place (blk_q8_panels_in_place) keep the bundle's integers and
  * 32-block scales, held once. What the SIMD kernel can still share is the
  * scale: widening a panel into int16 once per product, it makes
- *   w' = round(q * m_b / 128),   m_b = round(s_b * (128 / s'))   (blk_q8_mult)
+ *   w' = round(q * m_b / 128),   m_b = round(s_b * (128 / s'))
  * on one scale s' per row and group of qg blocks, so its int32 sums cross
  * qg blocks before one conversion to float, as pack_groups' do. qg as
  * pack_groups chooses it (margin 1). s' comes from a bound, not a search,
  * so a model loads as fast as before: with A_b = sum |q| over block b,
  * L = sum s_b A_b and f the f32 roundings of 128 / s' and s_b * inv
- * (1 + 2^-23 at most), m_b / 128 <= f s_b / s' + 1/256 and
- * |w'| <= |q| m_b / 128 + 1/2, so
+ * (1 + 2^-23 at most; the kernel computes m_b in f32, rounding to nearest
+ * even, and w' with i16x8.q15mulr_sat, half up), m_b / 128 <= f s_b / s' +
+ * 1/256 and |w'| <= |q| m_b / 128 + 1/2, so
  *   sum |w'| <= f L / s' + sum A_b / 256 + nv / 2 <= BLK_QG_L1
  * for s' = f L / (BLK_QG_L1 - sum A_b / 256 - nv / 2), and m_b <= 32767
  * for s' >= f s_max * 128 / 32766.5; f32 s' is rounded up. A value then

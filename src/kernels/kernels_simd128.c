@@ -393,22 +393,27 @@ INLINE void widen_panel(int16_t *wide, const int8_t *pq, int32_t K) {
 /* One int8 panel pq [K/2][8][2] (block scales ps [K/32][8]) -> int16 wide
  * on the shared scales gs [K/32/qg][8] (kernels_pack.c "q8 panels on shared
  * scales"): w' = q15mulr(q * 256, m) = round(q * m / 128), half up, with
- * m = round(s_b * (128 / s')) as blk_q8_mult makes it. */
+ * m = round(s_b * (128 / s')) in f32. */
 static void regroup_panel(int16_t *wide, const int8_t *pq, const float *ps, const float *gs, int32_t K, int32_t qg) {
     const v128_t zero = wasm_f32x4_splat(0), c128 = wasm_f32x4_splat(128.0f), lo16 = wasm_i32x4_splat(0xffff);
-    for (int32_t b = 0; b < K / BL_QBLOCK; b++, ps += BL_PANEL) {
-        const float *g = gs + (size_t)(b / qg) * BL_PANEL;
-        v128_t m[2];
-        for (int h = 0; h < 2; h++) { /* columns 4h .. 4h+3: m of each in both int16 halves of its lane */
-            const v128_t gv = wasm_v128_load(g + 4 * h);
-            const v128_t inv = wasm_v128_and(wasm_f32x4_div(c128, gv), wasm_f32x4_gt(gv, zero));
-            const v128_t mi = round_small(wasm_f32x4_mul(wasm_v128_load(ps + 4 * h), inv));
-            m[h] = wasm_v128_or(wasm_v128_and(mi, lo16), wasm_i32x4_shl(mi, 16));
+    const int32_t nb = K / BL_QBLOCK;
+    for (int32_t b0 = 0; b0 < nb; b0 += qg, gs += BL_PANEL) {
+        v128_t inv[2]; /* 128 / s' of the group's 8 columns (0 where s' = 0) */
+        for (int h = 0; h < 2; h++) {
+            const v128_t gv = wasm_v128_load(gs + 4 * h);
+            inv[h] = wasm_v128_and(wasm_f32x4_div(c128, gv), wasm_f32x4_gt(gv, zero));
         }
-        for (int32_t j = 0; j < BL_QBLOCK / 2; j++, pq += 2 * BL_PANEL, wide += 2 * BL_PANEL) {
-            const v128_t b8 = wasm_v128_load(pq);
-            wasm_v128_store(wide, wasm_i16x8_q15mulr_sat(wasm_i16x8_shl(wasm_i16x8_extend_low_i8x16(b8), 8), m[0]));
-            wasm_v128_store(wide + 8, wasm_i16x8_q15mulr_sat(wasm_i16x8_shl(wasm_i16x8_extend_high_i8x16(b8), 8), m[1]));
+        for (int32_t b = b0; b < b0 + qg && b < nb; b++, ps += BL_PANEL) {
+            v128_t m[2];
+            for (int h = 0; h < 2; h++) { /* columns 4h .. 4h+3: m of each in both int16 halves of its lane */
+                const v128_t mi = round_small(wasm_f32x4_mul(wasm_v128_load(ps + 4 * h), inv[h]));
+                m[h] = wasm_v128_or(wasm_v128_and(mi, lo16), wasm_i32x4_shl(mi, 16));
+            }
+            for (int32_t j = 0; j < BL_QBLOCK / 2; j++, pq += 2 * BL_PANEL, wide += 2 * BL_PANEL) {
+                const v128_t b8 = wasm_v128_load(pq);
+                wasm_v128_store(wide, wasm_i16x8_q15mulr_sat(wasm_i16x8_shl(wasm_i16x8_extend_low_i8x16(b8), 8), m[0]));
+                wasm_v128_store(wide + 8, wasm_i16x8_q15mulr_sat(wasm_i16x8_shl(wasm_i16x8_extend_high_i8x16(b8), 8), m[1]));
+            }
         }
     }
 }
